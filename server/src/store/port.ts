@@ -1,0 +1,111 @@
+// The store port: the only way the domain reaches storage (DESIGN §13). Two adapters implement it,
+// embedded SQLite (./sqlite.ts, the default) and MongoDB (./mongodb.ts), and one conformance suite
+// (./conformance.ts) holds both to the same behaviour. Domain code imports this file, never a driver.
+//
+// The model is deliberately small: named collections of flat JSON documents, each with `id`,
+// `livemode` and `created_at`; equality/range filters on top-level fields; conditional updates (the
+// building block for "no double capture", "no overdraft"); and transactions.
+
+export interface BaseDoc {
+  id: string;
+  livemode: boolean;
+  /** RFC 3339 UTC with milliseconds (Date#toISOString): sorts lexicographically. */
+  created_at: string;
+}
+
+export type Scalar = string | number | boolean | null;
+
+/** A condition on one top-level field. A bare value means equality (null matches null or missing). */
+export type Condition<V> =
+  | V
+  | { $in: V[] }
+  | { $ne: V }
+  | { $lt: V }
+  | { $lte: V }
+  | { $gt: V }
+  | { $gte: V };
+
+export type Where<T> = { [K in keyof T]?: Condition<T[K]> };
+
+export interface Page {
+  /** 1-100. */
+  limit: number;
+  /** Return documents older than this id (the next page). */
+  startingAfter?: string | undefined;
+  /** Return documents newer than this id (the previous page). */
+  endingBefore?: string | undefined;
+}
+
+export interface PageResult<T> {
+  /** Newest first, whatever the cursor direction. */
+  data: T[];
+  hasMore: boolean;
+}
+
+/** Numeric fields of T. */
+export type NumericKeys<T> = { [K in keyof T]: T[K] extends number ? K : never }[keyof T];
+
+export interface Changes<T> {
+  set?: Partial<T>;
+  /** Adds to numeric fields atomically. */
+  inc?: { [K in NumericKeys<T>]?: number };
+}
+
+/** Thrown by insert when the id, or a field with a unique index, already exists. */
+export class DuplicateKeyError extends Error {
+  constructor(
+    readonly collection: string,
+    readonly key: string,
+  ) {
+    super(`duplicate key in ${collection}: ${key}`);
+    this.name = "DuplicateKeyError";
+  }
+}
+
+/** Operations available inside and outside a transaction. */
+export interface StoreOps<Docs extends Record<string, BaseDoc>> {
+  insert<C extends keyof Docs & string>(collection: C, doc: Docs[C]): Promise<void>;
+  get<C extends keyof Docs & string>(collection: C, id: string): Promise<Docs[C] | null>;
+  findOne<C extends keyof Docs & string>(collection: C, where: Where<Docs[C]>): Promise<Docs[C] | null>;
+  /** Every matching document, newest first (for small sets: a charge's refunds, a key's secrets). */
+  findAll<C extends keyof Docs & string>(collection: C, where: Where<Docs[C]>, limit?: number): Promise<Docs[C][]>;
+  /** A page of matching documents, newest first by (created_at, id). A cursor id that does not match `where` gives an empty page. */
+  list<C extends keyof Docs & string>(
+    collection: C,
+    where: Where<Docs[C]>,
+    page: Page,
+  ): Promise<PageResult<Docs[C]>>;
+  /**
+   * Applies `changes` to the document `id` if it exists and matches `expect`, atomically, and returns
+   * the updated document; returns null (and changes nothing) otherwise.
+   */
+  update<C extends keyof Docs & string>(
+    collection: C,
+    id: string,
+    changes: Changes<Docs[C]>,
+    expect?: Where<Docs[C]>,
+  ): Promise<Docs[C] | null>;
+  /** Deletes the document `id` if it matches `expect`; true when one was deleted. */
+  delete<C extends keyof Docs & string>(collection: C, id: string, expect?: Where<Docs[C]>): Promise<boolean>;
+  /** Deletes every matching document; returns how many (housekeeping: expired idempotency keys). */
+  deleteMany<C extends keyof Docs & string>(collection: C, where: Where<Docs[C]>): Promise<number>;
+}
+
+export interface Store<Docs extends Record<string, BaseDoc>> extends StoreOps<Docs> {
+  readonly kind: "sqlite" | "mongodb";
+  /**
+   * Runs fn in one transaction: all of its writes happen or none do, and no other transaction sees
+   * them half-done. fn must only touch the store through `tx` and may be run more than once (MongoDB
+   * retries transient transaction errors), so it must not have outside side effects.
+   */
+  transaction<T>(fn: (tx: StoreOps<Docs>) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+/** Per-collection indexes: each entry is a list of top-level fields; `unique` ones reject duplicates. */
+export interface IndexSpec {
+  fields: string[];
+  unique?: boolean;
+}
+
+export type CollectionSpecs<Docs> = { [C in keyof Docs]: { indexes: IndexSpec[] } };
