@@ -135,12 +135,42 @@ async function types(doc) {
   return `// ${BANNER}\n\n${astToString(ast)}`;
 }
 
+/**
+ * The operation table as TypeScript: the API operations (with method, path and scopes) and the
+ * webhook event types, so code can name exactly the operations the document has. openapi-typescript's
+ * `operations` also holds the webhook deliveries, which the server does not serve.
+ */
+function operationTable(doc) {
+  const ops = [...operations(doc.paths)].map(({ path, method, op }) => ({
+    operationId: op.operationId,
+    method,
+    path,
+    scopes: op.security?.[0]?.[SECURITY_SCHEME] ?? [],
+  }));
+  const events = Object.keys(doc.webhooks ?? {});
+  return [
+    `// ${BANNER}`,
+    "",
+    "/** Every API operation of the contract, with the scopes its security requirement lists (any one grants access). */",
+    `export const OPERATIONS = ${JSON.stringify(ops, null, 2)} as const;`,
+    "",
+    'export type OperationId = (typeof OPERATIONS)[number]["operationId"];',
+    "",
+    "/** The event types delivered by webhook (the document's `webhooks` section). */",
+    `export const WEBHOOK_EVENT_TYPES = ${JSON.stringify(events)} as const;`,
+    "",
+    "export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];",
+    "",
+  ].join("\n");
+}
+
 const raw = compile();
 const v31 = postProcess31(raw.v31);
 const files = {
   "openapi/openapi.3.1.json": v31,
   "openapi/openapi.3.0.json": postProcess30(raw.v30),
   "types/api.ts": await types(JSON.parse(v31)),
+  "types/operations.ts": operationTable(JSON.parse(v31)),
 };
 
 if (check) {

@@ -18,6 +18,7 @@ export const ID_PREFIXES = {
   fraudEvaluation: "fe",
   webhookEndpoint: "we",
   ledgerEntry: "le",
+  audit: "aud",
 } as const;
 
 export type IdPrefix = (typeof ID_PREFIXES)[keyof typeof ID_PREFIXES];

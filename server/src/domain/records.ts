@@ -109,7 +109,11 @@ export const COLLECTIONS: CollectionSpecs<Docs> = {
   merchants: { indexes: [{ fields: ["livemode", "status"] }] },
   tokens: { indexes: [{ fields: ["livemode", "fingerprint"] }] },
   service_keys: {
-    indexes: [{ fields: ["secret_hash"], unique: true }, { fields: ["previous_secret_hash"] }, { fields: ["livemode"] }],
+    indexes: [
+      { fields: ["secret_hash"], unique: true },
+      { fields: ["previous_secret_hash"] },
+      { fields: ["livemode"] },
+    ],
   },
   events: { indexes: [{ fields: ["livemode", "type"] }] },
   idempotency: { indexes: [{ fields: ["expires_at"] }] },

@@ -1,0 +1,87 @@
+#!/usr/bin/env -S npx tsx
+import { parseArgs } from "node:util";
+import { ConfigError, loadConfig } from "./config.ts";
+import { createDomain } from "./domain/index.ts";
+import { ALL_SCOPES } from "./domain/service-keys.ts";
+import { openStore, vaultKeysFor } from "./server.ts";
+
+// Administration from the operator's shell, against the same store the server uses (same
+// configuration). Production keys are made here, never by the server (DESIGN §5).
+//
+//   npm run admin -- create-key --name "checkout backend" --scopes tokenization,charges [--live] [--expires-at 2027-01-01T00:00:00Z]
+//   npm run admin -- list-keys [--live]
+
+const USAGE = `usage:
+  payments-admin create-key --name NAME --scopes SCOPE[,SCOPE...] [--live] [--expires-at RFC3339]
+  payments-admin list-keys [--live]
+scopes: ${ALL_SCOPES.join(", ")}`;
+
+async function main(argv: string[]): Promise<number> {
+  const { positionals, values } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      name: { type: "string" },
+      scopes: { type: "string" },
+      live: { type: "boolean", default: false },
+      "expires-at": { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  const command = positionals[0];
+  if (values.help || !command) {
+    console.log(USAGE);
+    return command ? 0 : 2;
+  }
+  const config = loadConfig();
+  const store = await openStore(config);
+  try {
+    const domain = createDomain({ store, vaultKeys: vaultKeysFor(config) });
+    if (command === "create-key") {
+      const scopes = (values.scopes ?? "")
+        .split(",")
+        .map((s) => s.trim())
+        .filter(Boolean);
+      const unknown = scopes.filter((s) => !(ALL_SCOPES as readonly string[]).includes(s));
+      if (!values.name || scopes.length === 0 || unknown.length > 0) {
+        console.error(unknown.length ? `unknown scope(s): ${unknown.join(", ")}\n${USAGE}` : USAGE);
+        return 2;
+      }
+      const { key, secret } = await domain.serviceKeys.issue(values.live, {
+        name: values.name,
+        scopes,
+        expires_at: values["expires-at"],
+      });
+      console.log(
+        `created ${key.livemode ? "production" : "sandbox"} key ${key.id} (${key.prefix}…) with scopes ${key.scopes.join(", ")}`,
+      );
+      console.log("secret (shown only now; only its SHA-256 digest is stored):");
+      console.log(secret);
+      return 0;
+    }
+    if (command === "list-keys") {
+      const page = await store.list("service_keys", { livemode: values.live }, { limit: 100 });
+      for (const k of page.data) {
+        const state = k.revoked_at
+          ? "revoked"
+          : k.expires_at && k.expires_at < new Date().toISOString()
+            ? "expired"
+            : "active";
+        console.log(`${k.id}  ${k.prefix}…  ${state.padEnd(7)}  ${k.scopes.join(",").padEnd(24)}  ${k.name}`);
+      }
+      return 0;
+    }
+    console.error(`unknown command: ${command}\n${USAGE}`);
+    return 2;
+  } finally {
+    await store.close();
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error(err instanceof ConfigError || err instanceof Error ? err.message : err);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,95 @@
+import type { Page } from "../store/port.ts";
+import type { Caller, Now } from "./context.ts";
+import { DomainError, invalid, notFound } from "./errors.ts";
+import { newId } from "./ids.ts";
+import type { AppStore, MerchantDoc } from "./records.ts";
+
+export type MerchantStatus = MerchantDoc["status"];
+
+/**
+ * The merchant state machine (spec/resources/merchants.tsp): active ⇄ suspended, either → closed,
+ * closed is final. A change to the current status is a no-op, not an error, so a retried PATCH is safe.
+ */
+const TRANSITIONS: Record<MerchantStatus, readonly MerchantStatus[]> = {
+  active: ["suspended", "closed"],
+  suspended: ["active", "closed"],
+  closed: [],
+};
+
+export function canTransition(from: MerchantStatus, to: MerchantStatus): boolean {
+  return from === to || TRANSITIONS[from].includes(to);
+}
+
+export interface MerchantCreate {
+  name: string;
+  status?: MerchantStatus | undefined;
+  metadata?: Record<string, string> | undefined;
+}
+
+export interface MerchantUpdate {
+  name?: string | undefined;
+  status?: MerchantStatus | undefined;
+  metadata?: Record<string, string> | undefined;
+}
+
+export function createMerchants(store: AppStore, now: Now) {
+  async function load(livemode: boolean, id: string): Promise<MerchantDoc> {
+    const merchant = await store.get("merchants", id);
+    if (!merchant || merchant.livemode !== livemode) throw notFound("merchant", id);
+    return merchant;
+  }
+
+  return {
+    load,
+
+    async create(caller: Caller, input: MerchantCreate): Promise<MerchantDoc> {
+      // Seed §4: status "can be set or is returned as active". Creating an already closed merchant makes no sense.
+      if (input.status === "closed") throw invalid("status", "a merchant cannot be created closed");
+      const at = now().toISOString();
+      const merchant: MerchantDoc = {
+        id: newId("mch"),
+        livemode: caller.livemode,
+        created_at: at,
+        updated_at: at,
+        name: input.name,
+        status: input.status ?? "active",
+        metadata: input.metadata ?? {},
+      };
+      await store.insert("merchants", merchant);
+      return merchant;
+    },
+
+    get: (caller: Caller, id: string) => load(caller.livemode, id),
+
+    list: (caller: Caller, filter: { status?: MerchantStatus | undefined }, page: Page) =>
+      store.list("merchants", { livemode: caller.livemode, ...(filter.status ? { status: filter.status } : {}) }, page),
+
+    async update(caller: Caller, id: string, changes: MerchantUpdate): Promise<MerchantDoc> {
+      const current = await load(caller.livemode, id);
+      if (changes.status && !canTransition(current.status, changes.status)) {
+        throw new DomainError(
+          "invalid_state_transition",
+          current.status === "closed"
+            ? "A closed merchant cannot change status (closed is final)."
+            : `A merchant cannot go from ${current.status} to ${changes.status}.`,
+          { param: "status" },
+        );
+      }
+      const set: Partial<MerchantDoc> = { updated_at: now().toISOString() };
+      if (changes.name !== undefined) set.name = changes.name;
+      if (changes.status !== undefined) set.status = changes.status;
+      if (changes.metadata !== undefined) set.metadata = changes.metadata;
+      // Conditional on the status we checked: a concurrent change makes this a 409, never a lost update
+      // past a final state.
+      const updated = await store.update("merchants", id, { set }, { status: current.status });
+      if (!updated) {
+        throw new DomainError("conflict", "The merchant changed while it was being updated; retry.", {
+          param: "status",
+        });
+      }
+      return updated;
+    },
+  };
+}
+
+export type Merchants = ReturnType<typeof createMerchants>;

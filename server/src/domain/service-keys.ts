@@ -1,0 +1,163 @@
+import { createHash } from "node:crypto";
+import type { Page, PageResult } from "../store/port.ts";
+import type { Caller, Now } from "./context.ts";
+import { DomainError, invalid, notFound } from "./errors.ts";
+import { newId, randomBase62 } from "./ids.ts";
+import type { AppStore, ServiceKeyDoc } from "./records.ts";
+
+// DESIGN §5. Secrets are `key_test_` / `key_live_` + 32 base62 characters, stored only as SHA-256
+// digests and looked up by digest, so the comparison is on fixed-length values and a leaked
+// database does not leak usable keys.
+
+export const SECRET_RANDOM_LENGTH = 32;
+const PREFIX_RANDOM_LENGTH = 4;
+/** last_used_at is written at most this often per key (DESIGN §5: it may lag by up to a minute). */
+const LAST_USED_RESOLUTION_MS = 60_000;
+export const ALL_SCOPES = [
+  "*",
+  "merchants",
+  "tokenization",
+  "vault",
+  "charges",
+  "payment_links",
+  "cashouts",
+  "fraud",
+  "webhooks",
+] as const;
+
+export const hashSecret = (secret: string) => createHash("sha256").update(secret).digest("hex");
+
+function newSecret(livemode: boolean): string {
+  return `key_${livemode ? "live" : "test"}_${randomBase62(SECRET_RANDOM_LENGTH)}`;
+}
+
+const prefixOf = (secret: string) => secret.slice(0, "key_test_".length + PREFIX_RANDOM_LENGTH);
+
+const SECRET_SHAPE = /^key_(test|live)_[0-9A-Za-z]{32}$/;
+
+export interface CreateKeyInput {
+  name: string;
+  scopes: string[];
+  expires_at?: string | undefined;
+}
+
+export function createServiceKeys(store: AppStore, now: Now) {
+  async function issue(livemode: boolean, input: CreateKeyInput): Promise<{ key: ServiceKeyDoc; secret: string }> {
+    const scopes = [...new Set(input.scopes)];
+    const at = now();
+    if (input.expires_at !== undefined && Date.parse(input.expires_at) <= at.getTime()) {
+      throw invalid("expires_at", "must be in the future");
+    }
+    const secret = newSecret(livemode);
+    const key: ServiceKeyDoc = {
+      id: newId("kid"),
+      livemode,
+      created_at: at.toISOString(),
+      name: input.name,
+      prefix: prefixOf(secret),
+      scopes,
+      secret_hash: hashSecret(secret),
+      previous_secret_hash: null,
+      previous_expires_at: null,
+      last_used_at: null,
+      expires_at: input.expires_at ? new Date(input.expires_at).toISOString() : null,
+      revoked_at: null,
+    };
+    await store.insert("service_keys", key);
+    return { key, secret };
+  }
+
+  async function load(livemode: boolean, id: string): Promise<ServiceKeyDoc> {
+    const key = await store.get("service_keys", id);
+    if (!key || key.livemode !== livemode) throw notFound("service key", id);
+    return key;
+  }
+
+  return {
+    /**
+     * Resolves a presented secret to its key. 401 for a malformed, unknown, expired or revoked key, and
+     * for a rotated-out secret whose grace period has ended.
+     */
+    async authenticate(secret: string): Promise<ServiceKeyDoc> {
+      const unauthorized = (why: string) => new DomainError("unauthorized", why);
+      if (!SECRET_SHAPE.test(secret)) throw unauthorized("The service key is malformed.");
+      const digest = hashSecret(secret);
+      const at = now();
+      let key = await store.findOne("service_keys", { secret_hash: digest });
+      if (!key) {
+        key = await store.findOne("service_keys", { previous_secret_hash: digest });
+        if (!key?.previous_expires_at || Date.parse(key.previous_expires_at) <= at.getTime()) {
+          throw unauthorized("The service key is unknown, or was rotated and its grace period has ended.");
+        }
+      }
+      if (key.revoked_at) throw unauthorized("The service key was revoked.");
+      if (key.expires_at && Date.parse(key.expires_at) <= at.getTime()) throw unauthorized("The service key expired.");
+      // The secret's own prefix says which environment it is for; a mismatch means a corrupted record.
+      if (secret.startsWith("key_live_") !== key.livemode) throw unauthorized("The service key is unknown.");
+      return key;
+    },
+
+    /** Records use without writing on every request. Failures here must never fail the request. */
+    async touch(key: ServiceKeyDoc): Promise<void> {
+      const at = now();
+      if (key.last_used_at && at.getTime() - Date.parse(key.last_used_at) < LAST_USED_RESOLUTION_MS) return;
+      await store.update("service_keys", key.id, { set: { last_used_at: at.toISOString() } });
+    },
+
+    create: (caller: Caller, input: CreateKeyInput) => issue(caller.livemode, input),
+
+    /** For the CLI and the first start, which act without a caller. */
+    issue,
+
+    get: (caller: Caller, id: string) => load(caller.livemode, id),
+
+    list: (caller: Caller, page: Page): Promise<PageResult<ServiceKeyDoc>> =>
+      store.list("service_keys", { livemode: caller.livemode }, page),
+
+    async rotate(caller: Caller, id: string, gracePeriodSeconds: number) {
+      const key = await load(caller.livemode, id);
+      const at = now();
+      if (key.revoked_at) throw new DomainError("invalid_state_transition", "A revoked key cannot be rotated.");
+      if (key.expires_at && Date.parse(key.expires_at) <= at.getTime()) {
+        throw new DomainError("invalid_state_transition", "An expired key cannot be rotated.");
+      }
+      const secret = newSecret(key.livemode);
+      // Conditional on the current digest, so two concurrent rotations cannot both keep "their" old secret.
+      const updated = await store.update(
+        "service_keys",
+        id,
+        {
+          set: {
+            secret_hash: hashSecret(secret),
+            prefix: prefixOf(secret),
+            previous_secret_hash: gracePeriodSeconds > 0 ? key.secret_hash : null,
+            previous_expires_at:
+              gracePeriodSeconds > 0 ? new Date(at.getTime() + gracePeriodSeconds * 1000).toISOString() : null,
+          },
+        },
+        { secret_hash: key.secret_hash, revoked_at: null },
+      );
+      if (!updated) throw new DomainError("conflict", "The key changed while it was being rotated; retry.");
+      return { key: updated, secret };
+    },
+
+    async revoke(caller: Caller, id: string): Promise<ServiceKeyDoc> {
+      const key = await load(caller.livemode, id);
+      if (key.revoked_at) return key;
+      const updated = await store.update(
+        "service_keys",
+        id,
+        { set: { revoked_at: now().toISOString(), previous_secret_hash: null, previous_expires_at: null } },
+        { revoked_at: null },
+      );
+      return updated ?? load(caller.livemode, id);
+    },
+
+    /** True when no key exists at all: the first start creates the sandbox key (DESIGN §5). */
+    async none(): Promise<boolean> {
+      return (await store.findAll("service_keys", {}, 1)).length === 0;
+    },
+  };
+}
+
+export type ServiceKeys = ReturnType<typeof createServiceKeys>;

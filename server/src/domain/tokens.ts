@@ -1,0 +1,100 @@
+import type { Caller, Now } from "./context.ts";
+import { notFound } from "./errors.ts";
+import { newId } from "./ids.ts";
+import type { AppStore, TokenDoc } from "./records.ts";
+import { validateCard } from "./vault/card.ts";
+import { fingerprintPan, openPan, sealPan, type VaultKeys } from "./vault/crypto.ts";
+
+// DESIGN §6: the vault. The card number exists in clear only in this module's local variables: it is
+// sealed before anything is stored, the CVC is checked and dropped, and reveal is audited.
+
+export interface TokenCreate {
+  card: string;
+  holder: string;
+  exp_month: number;
+  exp_year: number;
+  cvc?: string | undefined;
+}
+
+export interface Revealed {
+  token: TokenDoc;
+  pan: string;
+  revealedAt: string;
+}
+
+export function createTokens(store: AppStore, keys: VaultKeys, now: Now) {
+  async function load(livemode: boolean, id: string): Promise<TokenDoc> {
+    const token = await store.get("tokens", id);
+    if (!token || token.livemode !== livemode || token.deleted_at) throw notFound("token", id);
+    return token;
+  }
+
+  return {
+    async create(caller: Caller, input: TokenCreate): Promise<TokenDoc> {
+      const at = now();
+      const card = validateCard(input, at);
+      const id = newId("tok");
+      const token: TokenDoc = {
+        id,
+        livemode: caller.livemode,
+        created_at: at.toISOString(),
+        holder: input.holder,
+        brand: card.brand,
+        first4: card.first4,
+        last4: card.last4,
+        exp_month: input.exp_month,
+        exp_year: input.exp_year,
+        fingerprint: fingerprintPan(card.pan, caller.livemode, keys),
+        sealed: sealPan(card.pan, id, keys),
+        deleted_at: null,
+      };
+      await store.insert("tokens", token);
+      return token;
+    },
+
+    get: (caller: Caller, id: string) => load(caller.livemode, id),
+
+    /** The card number, for internal use by charges (never serialized). */
+    async pan(livemode: boolean, id: string): Promise<{ token: TokenDoc; pan: string }> {
+      const token = await load(livemode, id);
+      if (!token.sealed) throw notFound("token", id);
+      return { token, pan: openPan(token.sealed, token.id, keys) };
+    },
+
+    /** Erases the data key and ciphertext: after this the number cannot be recovered by anyone. */
+    async delete(caller: Caller, id: string): Promise<TokenDoc> {
+      await load(caller.livemode, id);
+      const deleted = await store.update(
+        "tokens",
+        id,
+        { set: { sealed: null, deleted_at: now().toISOString() } },
+        { deleted_at: null },
+      );
+      if (!deleted) throw notFound("token", id);
+      return deleted;
+    },
+
+    /** Returns the card number and writes the audit record first, in one transaction: no reveal goes unaudited. */
+    async reveal(caller: Caller, id: string): Promise<Revealed> {
+      const revealedAt = now().toISOString();
+      const token = await store.transaction(async (tx) => {
+        const t = await tx.get("tokens", id);
+        if (!t || t.livemode !== caller.livemode || t.deleted_at || !t.sealed) throw notFound("token", id);
+        await tx.insert("audit_log", {
+          id: newId("aud"),
+          livemode: caller.livemode,
+          created_at: revealedAt,
+          action: "token.reveal",
+          object_id: id,
+          key_id: caller.keyId,
+          request_id: caller.requestId,
+        });
+        return t;
+      });
+      // sealed is non-null: checked inside the transaction above.
+      return { token, pan: openPan(token.sealed as NonNullable<TokenDoc["sealed"]>, token.id, keys), revealedAt };
+    },
+  };
+}
+
+export type Tokens = ReturnType<typeof createTokens>;

@@ -1,0 +1,106 @@
+import type { NextFunction, Request, Response } from "express";
+import type { Logger } from "pino";
+import { DomainError, type ErrorCode, type FieldIssue } from "../domain/errors.ts";
+import { maskCardNumbers } from "../domain/mask.ts";
+import { type ProblemBody, problem } from "./problems.ts";
+
+// The one error middleware (DESIGN §4): every failure — domain errors, express-openapi-validator's
+// request and security errors, body-parser errors, unknown routes, bugs — leaves as an RFC 9457
+// problem. Problems are sent with res.send (not res.json) so response validation, which only wraps
+// res.json, never turns a problem into a 500.
+
+interface HttpLikeError {
+  status?: number;
+  statusCode?: number;
+  type?: string;
+  message?: string;
+  errors?: { path?: string; message?: string }[];
+}
+
+/** `/body/card`, `.body.card`, `/query/limit`, `/headers/idempotency-key` → `card`, `limit`, `Idempotency-Key`. */
+function paramOf(path: string | undefined): string | undefined {
+  if (!path) return undefined;
+  const parts = path.split(/[/.]/).filter(Boolean);
+  const [where, ...rest] = parts;
+  if (where === "headers")
+    return rest.join(".").replace(/(^|-)([a-z])/g, (_, d: string, c: string) => d + c.toUpperCase());
+  if (where === "body" || where === "query" || where === "params" || where === "path") return rest.join(".") || where;
+  return parts.join(".");
+}
+
+const VALIDATOR_CODES: Record<number, ErrorCode> = {
+  400: "invalid_request",
+  401: "unauthorized",
+  403: "forbidden",
+  404: "not_found",
+  405: "method_not_allowed",
+  413: "payload_too_large",
+  415: "unsupported_media_type",
+};
+
+export function toProblem(err: unknown, requestId: string, logger: Logger): ProblemBody {
+  if (err instanceof DomainError) {
+    return problem(err.code, maskCardNumbers(err.message), {
+      param: err.param,
+      requestId,
+      errors: err.errors?.map((e) => ({ ...e, message: maskCardNumbers(e.message) })),
+    });
+  }
+  const e = (err ?? {}) as HttpLikeError;
+  const status = e.status ?? e.statusCode;
+  // body-parser
+  if (e.type === "entity.too.large")
+    return problem("payload_too_large", "The request body is too large.", { requestId });
+  if (e.type === "entity.parse.failed") {
+    return problem("invalid_request", "The request body is not valid JSON.", { requestId, param: "body" });
+  }
+  if (e.type === "charset.unsupported" || e.type === "encoding.unsupported") {
+    return problem("unsupported_media_type", maskCardNumbers(e.message ?? "Unsupported encoding."), { requestId });
+  }
+  // express-openapi-validator
+  if (status !== undefined && status < 500 && VALIDATOR_CODES[status]) {
+    const code = VALIDATOR_CODES[status] as ErrorCode;
+    const errors: FieldIssue[] = (e.errors ?? []).map((x) => {
+      const param = paramOf(x.path);
+      return { ...(param ? { param } : {}), message: maskCardNumbers(x.message ?? "is invalid") };
+    });
+    const first = errors[0];
+    const detail =
+      code === "invalid_request" && first
+        ? errors.map((x) => (x.param ? `${x.param} ${x.message}` : x.message)).join("; ")
+        : maskCardNumbers(e.message ?? "");
+    return problem(code, detail || undefined, {
+      requestId,
+      param: first?.param,
+      errors: code === "invalid_request" ? errors : undefined,
+    });
+  }
+  // Anything else is a bug or an outage: log it in full (masked by the logger), tell the client nothing internal.
+  logger.error({ err, request_id: requestId }, "unhandled error");
+  return problem("internal_error", "An unexpected error occurred; it has been logged with this request id.", {
+    requestId,
+  });
+}
+
+export function sendProblem(res: Response, body: ProblemBody): void {
+  if (body.status === 401) res.setHeader("WWW-Authenticate", 'Bearer realm="payments"');
+  res.status(body.status).type("application/problem+json").send(JSON.stringify(body));
+}
+
+export function errorMiddleware(logger: Logger) {
+  return (err: unknown, _req: Request, res: Response, next: NextFunction) => {
+    if (res.headersSent) return next(err);
+    sendProblem(res, toProblem(err, String(res.locals.requestId ?? ""), logger));
+  };
+}
+
+export function notFoundMiddleware() {
+  return (req: Request, res: Response) => {
+    sendProblem(
+      res,
+      problem("not_found", `No route ${req.method} ${maskCardNumbers(req.path)}.`, {
+        requestId: String(res.locals.requestId ?? ""),
+      }),
+    );
+  };
+}

@@ -1,0 +1,59 @@
+import type { components } from "@payments/contract/types";
+import type { EventDoc, MerchantDoc, ServiceKeyDoc, TokenDoc } from "../domain/records.ts";
+import type { PageResult } from "../store/port.ts";
+
+// Stored records → API objects. Each function names exactly the fields the contract shows, so a new
+// stored field (a digest, a sealed card) never leaks by accident.
+
+type Schemas = components["schemas"];
+
+export const merchant = (m: MerchantDoc): Schemas["Merchant"] => ({
+  id: m.id,
+  object: "merchant",
+  name: m.name,
+  status: m.status,
+  metadata: m.metadata,
+  livemode: m.livemode,
+  created_at: m.created_at,
+  updated_at: m.updated_at,
+});
+
+export const token = (t: TokenDoc): Schemas["Token"] => ({
+  id: t.id,
+  object: "token",
+  card: {
+    brand: t.brand as Schemas["CardBrand"],
+    first4: t.first4,
+    last4: t.last4,
+    exp_month: t.exp_month,
+    exp_year: t.exp_year,
+    fingerprint: t.fingerprint,
+  },
+  holder: t.holder,
+  livemode: t.livemode,
+  created_at: t.created_at,
+});
+
+export const serviceKey = (k: ServiceKeyDoc): Schemas["ServiceKey"] => ({
+  id: k.id,
+  object: "service_key",
+  name: k.name,
+  prefix: k.prefix,
+  scopes: k.scopes as Schemas["Scope"][],
+  livemode: k.livemode,
+  last_used_at: k.last_used_at,
+  created_at: k.created_at,
+  expires_at: k.expires_at,
+  revoked_at: k.revoked_at,
+});
+
+/** Events are flat (DESIGN §11): envelope first, then the type's own fields. */
+export const event = (e: EventDoc): Schemas["Event"] =>
+  ({ id: e.id, type: e.type, created_at: e.created_at, livemode: e.livemode, ...e.payload }) as Schemas["Event"];
+
+export function list<D, T>(
+  page: PageResult<D>,
+  serialize: (d: D) => T,
+): { object: "list"; data: T[]; has_more: boolean } {
+  return { object: "list", data: page.data.map(serialize), has_more: page.hasMore };
+}

@@ -1,0 +1,54 @@
+import { ConfigError, loadConfig } from "./config.ts";
+import { createLogger } from "./logger.ts";
+import { startServer } from "./server.ts";
+
+// `npm start`: reads the configuration, opens the store, serves the API. On the very first start
+// (empty store) it prints a sandbox key with scope `*`, once.
+
+let config: ReturnType<typeof loadConfig>;
+try {
+  config = loadConfig();
+} catch (err) {
+  if (err instanceof ConfigError) {
+    console.error(err.message);
+    process.exit(1);
+  }
+  throw err;
+}
+
+const logger = createLogger(config.LOG_LEVEL);
+const running = await startServer({ config, logger });
+const storage = config.MONGODB_URI ? `MongoDB database ${config.MONGODB_DB}` : `SQLite in ${config.DATA_DIR}`;
+logger.info({ url: running.url, storage, mode: config.NODE_ENV }, "payments API listening");
+
+if (running.bootstrapSecret) {
+  // Printed to stdout once and never stored in clear; only its SHA-256 digest is kept.
+  process.stdout.write(
+    [
+      "",
+      "  A sandbox service key with scope * was created on this first start. It is shown only now:",
+      "",
+      `    ${running.bootstrapSecret}`,
+      "",
+      `  Try: curl -H "Authorization: Bearer ${running.bootstrapSecret}" ${running.url}/v1/merchants`,
+      "",
+      "",
+    ].join("\n"),
+  );
+}
+
+let closing = false;
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.on(signal, () => {
+    if (closing) return;
+    closing = true;
+    logger.info({ signal }, "shutting down");
+    running.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        logger.error({ err }, "shutdown failed");
+        process.exit(1);
+      },
+    );
+  });
+}

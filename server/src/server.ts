@@ -1,0 +1,104 @@
+import { randomBytes } from "node:crypto";
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import type { Logger } from "pino";
+import type { Config } from "./config.ts";
+import type { Now } from "./domain/context.ts";
+import { createDomain, type Domain } from "./domain/index.ts";
+import { type AppStore, COLLECTIONS, type Docs } from "./domain/records.ts";
+import type { VaultKeys } from "./domain/vault/crypto.ts";
+import { loadOrCreateDevVaultKeys, parseVaultKeys } from "./domain/vault/keys.ts";
+import { createApp } from "./http/app.ts";
+import { createLogger } from "./logger.ts";
+import { openMongoStore } from "./store/mongodb.ts";
+import { openSqliteStore } from "./store/sqlite.ts";
+
+/** DATA_DIR=":memory:" runs entirely in memory (tests): an in-memory SQLite store and throwaway vault keys. */
+export const IN_MEMORY = ":memory:";
+
+export async function openStore(config: Config): Promise<AppStore> {
+  if (config.MONGODB_URI) {
+    return openMongoStore<Docs>({ uri: config.MONGODB_URI, dbName: config.MONGODB_DB, collections: COLLECTIONS });
+  }
+  const path = config.DATA_DIR === IN_MEMORY ? IN_MEMORY : join(config.DATA_DIR, "payments.sqlite");
+  return openSqliteStore<Docs>({ path, collections: COLLECTIONS });
+}
+
+export function vaultKeysFor(config: Config): VaultKeys {
+  if (config.VAULT_MASTER_KEY && config.VAULT_FINGERPRINT_KEY) {
+    return parseVaultKeys({ masterKey: config.VAULT_MASTER_KEY, fingerprintKey: config.VAULT_FINGERPRINT_KEY });
+  }
+  // The config schema refuses production without explicit keys; development keeps generated ones under DATA_DIR.
+  if (config.DATA_DIR === IN_MEMORY) {
+    return parseVaultKeys({
+      masterKey: randomBytes(32).toString("base64"),
+      fingerprintKey: randomBytes(32).toString("base64"),
+    });
+  }
+  return loadOrCreateDevVaultKeys(config.DATA_DIR);
+}
+
+export interface RunningServer {
+  url: string;
+  server: Server;
+  store: AppStore;
+  domain: Domain;
+  /** The secret of the sandbox key created on this start, when the store was empty; otherwise null. */
+  bootstrapSecret: string | null;
+  close(): Promise<void>;
+}
+
+const HOUSEKEEPING_INTERVAL_MS = 10 * 60_000;
+
+export async function startServer(options: { config: Config; logger?: Logger; now?: Now }): Promise<RunningServer> {
+  const { config } = options;
+  const logger = options.logger ?? createLogger(config.LOG_LEVEL);
+  const now = options.now ?? (() => new Date());
+  const store = await openStore(config);
+  try {
+    const domain = createDomain({ store, vaultKeys: vaultKeysFor(config), now });
+
+    // DESIGN §5: on first start with an empty store, one sandbox key with scope `*`, shown once.
+    let bootstrapSecret: string | null = null;
+    if (await domain.serviceKeys.none()) {
+      const { secret } = await domain.serviceKeys.issue(false, {
+        name: "sandbox (created on first start)",
+        scopes: ["*"],
+      });
+      bootstrapSecret = secret;
+    }
+
+    const app = createApp({ config, domain, store, logger, now });
+    const server = await new Promise<Server>((resolve, reject) => {
+      const s = app.listen(config.PORT, config.HOST, () => resolve(s));
+      s.once("error", reject);
+    });
+    const { port } = server.address() as AddressInfo;
+    const url = `http://${config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST}:${port}`;
+
+    const sweep = setInterval(() => {
+      store
+        .deleteMany("idempotency", { expires_at: { $lt: now().toISOString() } })
+        .catch((err: unknown) => logger.warn({ err }, "idempotency sweep failed"));
+    }, HOUSEKEEPING_INTERVAL_MS);
+    sweep.unref();
+
+    return {
+      url,
+      server,
+      store,
+      domain,
+      bootstrapSecret,
+      async close() {
+        clearInterval(sweep);
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+        await store.close();
+      },
+    };
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+}
