@@ -54,7 +54,7 @@ export function createApp(deps: AppDeps): Express {
       validateRequests: { allErrors: true, allowUnknownQueryParameters: false },
       validateResponses: config.VALIDATE_RESPONSES ? { allErrors: true } : false,
       validateSecurity: { handlers: { ServiceKeyAuth: serviceKeyAuth(domain.serviceKeys, logger) } },
-      validateFormats: "full",
+      validateFormats: true,
     }),
   );
 

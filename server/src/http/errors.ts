@@ -61,7 +61,7 @@ export function toProblem(err: unknown, requestId: string, logger: Logger): Prob
   if (status !== undefined && status < 500 && VALIDATOR_CODES[status]) {
     const code = VALIDATOR_CODES[status] as ErrorCode;
     const errors: FieldIssue[] = (e.errors ?? []).map((x) => {
-      const param = paramOf(x.path);
+      const param = paramOf(maskCardNumbers(x.path ?? ""));
       return { ...(param ? { param } : {}), message: maskCardNumbers(x.message ?? "is invalid") };
     });
     const first = errors[0];
@@ -69,11 +69,10 @@ export function toProblem(err: unknown, requestId: string, logger: Logger): Prob
       code === "invalid_request" && first
         ? errors.map((x) => (x.param ? `${x.param} ${x.message}` : x.message)).join("; ")
         : maskCardNumbers(e.message ?? "");
-    return problem(code, detail || undefined, {
-      requestId,
-      param: first?.param,
-      errors: code === "invalid_request" ? errors : undefined,
-    });
+    // Only request-validation failures name a field; for 404/405 the validator's "path" is the URL.
+    return code === "invalid_request"
+      ? problem(code, detail || undefined, { requestId, param: first?.param, errors })
+      : problem(code, detail || undefined, { requestId });
   }
   // Anything else is a bug or an outage: log it in full (masked by the logger), tell the client nothing internal.
   logger.error({ err, request_id: requestId }, "unhandled error");

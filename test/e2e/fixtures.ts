@@ -1,0 +1,39 @@
+import { createPaymentsClient, type PaymentsClient, unwrap } from "@payments/client";
+import { newId } from "@payments/server";
+import type { TestServer } from "../support/server.ts";
+
+export const VISA = "4242424242424242";
+export const MASTERCARD = "5555555555554444";
+
+export function clientFor(server: TestServer, apiKey: string): PaymentsClient {
+  // No retries: a test must see the first answer.
+  return createPaymentsClient({ baseUrl: server.url, apiKey, maxRetries: 0 });
+}
+
+export const cardBody = (card = VISA) => ({ card, holder: "Ada Lovelace", exp_month: 12, exp_year: 2031, cvc: "123" });
+
+export async function createMerchant(client: PaymentsClient, name = "Acme Coffee") {
+  return unwrap(await client.POST("/v1/merchants", { body: { name } }));
+}
+
+export async function createToken(client: PaymentsClient, card = VISA) {
+  return unwrap(await client.POST("/v1/tokens", { body: cardBody(card) }));
+}
+
+/** Events have no create operation (charges make them); tests put one in the store directly. */
+export async function insertEvent(server: TestServer, livemode = false) {
+  const event = {
+    id: newId("evt"),
+    livemode,
+    created_at: new Date().toISOString(),
+    type: "fraud.evaluated",
+    payload: {
+      tx_id: "tx_9Lm2QwErTy7UiOp3AsDf5GhJ",
+      score: 96,
+      decision: "block",
+      signals: ["highrisk_bin", "vpn_detected"],
+    },
+  };
+  await server.running.store.insert("events", event);
+  return event;
+}

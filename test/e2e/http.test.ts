@@ -1,0 +1,85 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestServer, type TestServer } from "../support/server.ts";
+
+// HTTP-level behaviour every operation shares: problems for malformed input, unknown routes, wrong
+// methods and oversized bodies, and a Request-Id on every response (DESIGN §4).
+
+describe("HTTP conventions", () => {
+  let server: TestServer;
+  let auth: Record<string, string>;
+
+  beforeAll(async () => {
+    server = await startTestServer({ BODY_LIMIT_BYTES: "2048" });
+    auth = { authorization: `Bearer ${server.sandboxKey}` };
+  });
+  afterAll(() => server.close());
+
+  async function problemOf(res: Response) {
+    expect(res.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+    expect(res.headers.get("request-id")).toMatch(/^req_[0-9A-Za-z]{24}$/);
+    const body = await res.json();
+    expect(body.request_id).toBe(res.headers.get("request-id"));
+    expect(body.type).toBe(`https://docs.payments.dev/errors/${body.code}`);
+    expect(body.status).toBe(res.status);
+    return body;
+  }
+
+  it("answers malformed JSON with a 400 problem", async () => {
+    const res = await fetch(`${server.url}/v1/merchants`, {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json" },
+      body: '{"name": "Acme",',
+    });
+    expect(res.status).toBe(400);
+    expect(await problemOf(res)).toMatchObject({ code: "invalid_request", param: "body" });
+  });
+
+  it("answers a body over the limit with a 413 problem", async () => {
+    const res = await fetch(`${server.url}/v1/merchants`, {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json" },
+      body: JSON.stringify({ name: "x".repeat(4096) }),
+    });
+    expect(res.status).toBe(413);
+    expect(await problemOf(res)).toMatchObject({ code: "payload_too_large" });
+  });
+
+  it("answers a non-JSON body with a 4xx problem", async () => {
+    const res = await fetch(`${server.url}/v1/merchants`, {
+      method: "POST",
+      headers: { ...auth, "content-type": "text/plain" },
+      body: "name=Acme",
+    });
+    expect([400, 415]).toContain(res.status);
+    await problemOf(res);
+  });
+
+  it("answers unknown routes with a 404 problem and wrong methods with a 405 problem", async () => {
+    const unknown = await fetch(`${server.url}/v1/nothing-here`, { headers: auth });
+    expect(unknown.status).toBe(404);
+    expect(await problemOf(unknown)).toMatchObject({ code: "not_found" });
+    const outside = await fetch(`${server.url}/`, { headers: auth });
+    expect(outside.status).toBe(404);
+    await problemOf(outside);
+    const wrong = await fetch(`${server.url}/v1/merchants`, { method: "DELETE", headers: auth });
+    expect(wrong.status).toBe(405);
+    expect(await problemOf(wrong)).toMatchObject({ code: "method_not_allowed" });
+  });
+
+  it("answers a malformed Authorization header with 401 and WWW-Authenticate", async () => {
+    for (const authorization of ["Basic Zm9vOmJhcg==", "Bearer", "Bearer key_live_short"]) {
+      const res = await fetch(`${server.url}/v1/merchants`, { headers: { authorization } });
+      expect(res.status).toBe(401);
+      expect(res.headers.get("www-authenticate")).toMatch(/^Bearer/);
+      expect(await problemOf(res)).toMatchObject({ code: "unauthorized" });
+    }
+  });
+
+  it("gives every success a fresh Request-Id", async () => {
+    const a = await fetch(`${server.url}/v1/merchants`, { headers: auth });
+    const b = await fetch(`${server.url}/v1/merchants`, { headers: auth });
+    expect(a.status).toBe(200);
+    expect(a.headers.get("request-id")).toMatch(/^req_/);
+    expect(a.headers.get("request-id")).not.toBe(b.headers.get("request-id"));
+  });
+});

@@ -1,0 +1,122 @@
+import type { PaymentsClient } from "@payments/client";
+import { OPERATIONS } from "@payments/contract/operations";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestServer, type TestServer } from "../support/server.ts";
+import { cardBody, clientFor, createMerchant, createToken, insertEvent } from "./fixtures.ts";
+
+// The security matrix, generated from the contract (issue #3): for every operation in the document,
+// a key with the scope it declares succeeds, a key with any other scope gets 403, no key gets 401,
+// and an object of the other environment answers 404. Adding an operation without a request recipe
+// below fails this suite.
+
+const ALL_SCOPES = ["merchants", "tokenization", "vault", "charges", "payment_links", "cashouts", "fraud", "webhooks"];
+
+type Recipe = (env: Env) => Promise<{ path: Record<string, string>; body?: unknown }>;
+interface Env {
+  server: TestServer;
+  client: PaymentsClient;
+  live: boolean;
+}
+
+/** How to make a valid request for each operation; ids come from fresh fixtures in the given environment. */
+const RECIPES: Record<(typeof OPERATIONS)[number]["operationId"], Recipe> = {
+  createMerchant: async () => ({ path: {}, body: { name: "Matrix merchant" } }),
+  getMerchant: async ({ client }) => ({ path: { id: (await createMerchant(client)).id } }),
+  listMerchants: async () => ({ path: {} }),
+  updateMerchant: async ({ client }) => ({
+    path: { id: (await createMerchant(client)).id },
+    body: { name: "Renamed" },
+  }),
+  createToken: async () => ({ path: {}, body: cardBody() }),
+  getToken: async ({ client }) => ({ path: { id: (await createToken(client)).id } }),
+  deleteToken: async ({ client }) => ({ path: { id: (await createToken(client)).id } }),
+  revealToken: async ({ client }) => ({ path: { id: (await createToken(client)).id } }),
+  createServiceKey: async () => ({ path: {}, body: { name: "matrix", scopes: ["merchants"] } }),
+  listServiceKeys: async () => ({ path: {} }),
+  getServiceKey: async ({ server, live }) => ({ path: { id: await keyId(server, live) } }),
+  rotateServiceKey: async ({ server, live }) => ({ path: { id: await keyId(server, live) }, body: {} }),
+  revokeServiceKey: async ({ server, live }) => ({ path: { id: await keyId(server, live) } }),
+  listEvents: async () => ({ path: {} }),
+  getEvent: async ({ server, live }) => ({ path: { id: (await insertEvent(server, live)).id } }),
+};
+
+async function keyId(server: TestServer, live: boolean): Promise<string> {
+  const { key } = await server.running.domain.serviceKeys.issue(live, { name: "fixture", scopes: ["fraud"] });
+  return key.id;
+}
+
+function call(client: PaymentsClient, op: (typeof OPERATIONS)[number], path: Record<string, string>, body?: unknown) {
+  const method = op.method.toUpperCase() as "GET" | "POST" | "PATCH" | "DELETE";
+  // The matrix is generic over operations, so the call is untyped here; the per-resource suites use the typed client.
+  const fn = (
+    client as unknown as Record<
+      string,
+      (url: string, init: unknown) => Promise<{ response: Response; data?: unknown; error?: unknown }>
+    >
+  )[method];
+  if (!fn) throw new Error(`client has no ${method}`);
+  return fn(op.path, { params: { path }, ...(body === undefined ? {} : { body }) });
+}
+
+describe("scope matrix (every operation in the contract)", () => {
+  let server: TestServer;
+  let sandbox: Env;
+  let live: Env;
+
+  beforeAll(async () => {
+    server = await startTestServer();
+    sandbox = { server, client: clientFor(server, server.sandboxKey), live: false };
+    live = { server, client: clientFor(server, await server.key(["*"], { live: true })), live: true };
+  });
+  afterAll(() => server.close());
+
+  it("has a recipe for every operation in the document, and no recipe for an operation it lacks", () => {
+    expect(Object.keys(RECIPES).sort()).toEqual(OPERATIONS.map((op) => op.operationId).sort());
+  });
+
+  for (const op of OPERATIONS) {
+    describe(`${op.operationId} (${op.method.toUpperCase()} ${op.path}) needs ${op.scopes.join(" | ")}`, () => {
+      it("succeeds with a key holding exactly that scope", async () => {
+        const { path, body } = await RECIPES[op.operationId](sandbox);
+        const { response, error } = await call(clientFor(server, await server.key([...op.scopes])), op, path, body);
+        expect(response.status, JSON.stringify(error)).toBeLessThan(300);
+      });
+
+      it("is 403 for a key holding every other scope", async () => {
+        const others = ALL_SCOPES.filter((s) => !(op.scopes as readonly string[]).includes(s));
+        const { path, body } = await RECIPES[op.operationId](sandbox);
+        const { response, error } = await call(clientFor(server, await server.key(others)), op, path, body);
+        expect(response.status).toBe(403);
+        expect(error).toMatchObject({ status: 403, code: "forbidden" });
+        expect(response.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+      });
+
+      it("is 401 without a key, and with an unknown key", async () => {
+        const { path, body } = await RECIPES[op.operationId](sandbox);
+        const url = new URL(
+          op.path.replace(/\{(\w+)\}/g, (_, name: string) => path[name] ?? ""),
+          server.url,
+        );
+        const init = {
+          method: op.method.toUpperCase(),
+          headers: { "content-type": "application/json" },
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        };
+        const none = await fetch(url, init);
+        expect(none.status).toBe(401);
+        expect(await none.json()).toMatchObject({ code: "unauthorized" });
+        const unknown = await call(clientFor(server, `key_test_${"x".repeat(32)}`), op, path, body);
+        expect(unknown.response.status).toBe(401);
+      });
+
+      if (op.path.includes("{id}")) {
+        it("is 404 for an object of the other environment", async () => {
+          const { path, body } = await RECIPES[op.operationId](live);
+          const { response, error } = await call(sandbox.client, op, path, body);
+          expect(response.status).toBe(404);
+          expect(error).toMatchObject({ code: "not_found" });
+        });
+      }
+    });
+  }
+});
