@@ -1,0 +1,106 @@
+import { describe, expect, it } from "vitest";
+import { maskCardNumbers, maskPan } from "./mask.ts";
+
+describe("maskPan", () => {
+  it("keeps the first four and last four digits and stars each hidden one", () => {
+    expect(maskPan("4242424242424242")).toBe("4242********4242");
+    expect(maskPan("378282246310005")).toBe("3782*******0005");
+    expect(maskPan("6759649826438453123")).toBe("6759***********3123");
+    expect(maskPan("675964982643")).toBe("6759****2643");
+  });
+
+  it("keeps separators in place and counts only digits", () => {
+    expect(maskPan("4242 4242 4242 4242")).toBe("4242 **** **** 4242");
+    expect(maskPan("4242-4242-4242-4241")).toBe("4242-****-****-4241");
+  });
+
+  it("stars everything below 12 digits rather than echo a short number", () => {
+    expect(maskPan("12345678")).toBe("********");
+    expect(maskPan("42424242424")).toBe("***********");
+    expect(maskPan("")).toBe("");
+  });
+});
+
+describe("maskCardNumbers", () => {
+  it("masks a bare, spaced or dashed card number", () => {
+    expect(maskCardNumbers("4242424242424242")).toBe("4242********4242");
+    expect(maskCardNumbers("card 4242 4242 4242 4242 ok")).toBe("card 4242 **** **** 4242 ok");
+    expect(maskCardNumbers("card 4242-4242-4242-4242 ok")).toBe("card 4242-****-****-4242 ok");
+  });
+
+  it("masks numbers the API accepts with irregular separators", () => {
+    expect(maskCardNumbers("4242  4242 - 4242--4242")).toBe("4242  **** - ****--4242");
+  });
+
+  it("masks inside JSON, URLs and query strings", () => {
+    expect(maskCardNumbers('{"card":"4242424242424242","holder":"Ada"}')).toBe(
+      '{"card":"4242********4242","holder":"Ada"}',
+    );
+    expect(maskCardNumbers("GET /v1/pay?card=4242424242424242&cvc=123")).toBe(
+      "GET /v1/pay?card=4242********4242&cvc=123",
+    );
+    expect(maskCardNumbers("https://x.test/cards/5555555555554444/charge")).toBe(
+      "https://x.test/cards/5555********4444/charge",
+    );
+    expect(maskCardNumbers("redirect=%2Fpay%3Fcard%3D4242424242424242")).toBe(
+      "redirect=%2Fpay%3Fcard%3D4242********4242",
+    );
+  });
+
+  it("masks every card number in a line, Luhn-valid or not", () => {
+    expect(maskCardNumbers("a=4242424242424241 b=378282246310005")).toBe("a=4242********4241 b=3782*******0005");
+  });
+
+  it("masks runs from 12 digits up, including runs longer than 19 digits", () => {
+    expect(maskCardNumbers("x675964982643x")).toBe("x6759****2643x");
+    // The documented price: a 13-digit epoch-milliseconds time cannot be told from a card number.
+    expect(maskCardNumbers('"time":1763720467123')).toBe('"time":1763*****7123');
+    expect(maskCardNumbers("00004242424242424242")).toBe("0000************4242");
+    expect(maskCardNumbers("1763720467 4242424242424242")).toBe("1763****** ************4242");
+  });
+
+  it("leaves numbers that are not card-like alone", () => {
+    const untouched = [
+      "amount=1234567890",
+      "at 1763720467 seconds",
+      "2026-11-21T10:15:30.123Z",
+      "2026-11-21 10:15:30",
+      "fp_3f9c2a7be81d4c0f9a6e5d2b1c0a9f8e",
+      "f47ac10b-58cc-4372-a567-0e02b2c3d479",
+      "req_2WsX3EdC4RfV5TgB6YhN7UjM",
+      "42424242424",
+      "4242 4242 424",
+      "+1 415-555-0100",
+    ];
+    for (const text of untouched) expect(maskCardNumbers(text)).toBe(text);
+  });
+
+  it("is idempotent: an already masked number stays as it is", () => {
+    const once = maskCardNumbers("card=4242424242424242");
+    expect(maskCardNumbers(once)).toBe(once);
+  });
+
+  it("completes on a 1 MB run of digits and masks it whole", () => {
+    const line = "4".repeat(1 << 20);
+    const masked = maskCardNumbers(line);
+    expect(masked.length).toBe(line.length);
+    expect(masked.slice(0, 6)).toBe("4444**");
+    expect(masked.slice(-6)).toBe("**4444");
+    expect(masked.replaceAll("*", "").length).toBe(8);
+  });
+
+  it("completes on a 1 MB line of mixed text with near-miss digit runs and separators", () => {
+    const chunk = 'ts=1763720467 id="a1b2c3" n=12345678901 d=2026-11-21T10:15:30Z sep=1 - - - x ';
+    const line = chunk.repeat(Math.ceil((1 << 20) / chunk.length));
+    expect(maskCardNumbers(line)).toBe(line);
+    const withCard = `${line}card=4242424242424242`;
+    expect(maskCardNumbers(withCard).endsWith("card=4242********4242")).toBe(true);
+  });
+
+  it("completes on long runs of separators between digits", () => {
+    const line = `1${" -".repeat(1 << 19)}x`;
+    expect(maskCardNumbers(line)).toBe(line);
+    const spaced = "4 ".repeat(1 << 18);
+    expect(maskCardNumbers(spaced).replaceAll(/[ *]/g, "")).toBe("44444444");
+  });
+});

@@ -1,0 +1,76 @@
+// Card-number masking for everything a person can read: error messages, log lines, the console's
+// request log (seed §2 Token: the card number is "displayed masked (first four and last four digits
+// visible) in logs"; DESIGN §6: the PAN appears nowhere else, §12: the request log masks card numbers).
+
+/** The fewest digits a card number the API accepts can have (spec/resources/tokens.tsp, TokenCreate.card). */
+const MIN_PAN_DIGITS = 12;
+const VISIBLE_HEAD = 4;
+const VISIBLE_TAIL = 4;
+
+/**
+ * Replaces every digit except the first four and the last four with `*`; other characters (the spaces
+ * or dashes of a formatted number) stay where they are, so `4242 4242 4242 4242` reads
+ * `4242 **** **** 4242`. Below 12 digits, first four plus last four would leave (almost) nothing
+ * hidden, so such input is starred entirely rather than echoed.
+ */
+function maskDigits(text: string, digitCount: number): string {
+  const hideAll = digitCount < MIN_PAN_DIGITS;
+  let seen = 0;
+  let out = "";
+  for (const ch of text) {
+    if (ch >= "0" && ch <= "9") {
+      const visible = !hideAll && (seen < VISIBLE_HEAD || seen >= digitCount - VISIBLE_TAIL);
+      out += visible ? ch : "*";
+      seen++;
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
+function countDigits(text: string): number {
+  let n = 0;
+  for (const ch of text) if (ch >= "0" && ch <= "9") n++;
+  return n;
+}
+
+/** `4242424242424242` → `4242********4242`: the only form in which a card number may be shown. */
+export function maskPan(pan: string): string {
+  return maskDigits(pan, countDigits(pan));
+}
+
+/**
+ * A run of digits in which digits may be separated by spaces and dashes: the shapes the API accepts
+ * as a card number (TokenCreate.card allows any mix of spaces and dashes between the first and last
+ * digit). `[ -]` and `[0-9]` are disjoint, so the next character alone decides every step and the
+ * nested quantifiers cannot split the same text two ways: matching is linear in the input. The run is taken
+ * greedily from its first digit, so a match never starts in the middle of a longer run; the digit count
+ * is checked in the replacer, which keeps this one pass over the text.
+ */
+const DIGIT_RUN = /[0-9](?:[ -]*[0-9])+/g;
+
+/**
+ * Masks every card-number-like digit run in arbitrary text (a log line, a JSON body, a URL with a query
+ * string) so only its first four and last four digits remain.
+ *
+ * Every run of 12 or more digits is masked, whether or not it passes the Luhn check and whatever its
+ * neighbours:
+ * - not Luhn-gated: a mistyped card number (the 400 example in tokens.tsp, 4242424242424241) is still
+ *   a real customer's number with one digit off, and a Luhn-gated mask would leave it in the log;
+ * - from 12 digits, not 13: the API accepts 12-digit numbers (Maestro issues them), and the log must
+ *   never hold a number the API would take as a card;
+ * - runs longer than 19 digits are masked whole, and letters next to a run do not protect it: a card
+ *   number glued to other digits (`00004242424242424242`), joined by a space to another number, or
+ *   preceded by an encoded `=` (`card%3D4242...`) cannot be told apart from a non-card.
+ * The price is that a non-card of 12+ digits is masked too (an epoch time in milliseconds, or the rare
+ * hex id whose digits happen to run 12 long); that costs readability, never a card number. Numbers
+ * under 12 digits (unix seconds, amounts, dates and ISO timestamps, whose digit groups are broken by
+ * `T`, `:` and `.`) are left alone.
+ */
+export function maskCardNumbers(text: string): string {
+  return text.replace(DIGIT_RUN, (run) => {
+    const digits = countDigits(run);
+    return digits < MIN_PAN_DIGITS ? run : maskDigits(run, digits);
+  });
+}

@@ -1,0 +1,143 @@
+import type { components } from "@payments/contract/types";
+import creditCardType from "credit-card-type";
+import { DomainError, invalid } from "../errors.ts";
+import { maskPan } from "../mask.ts";
+
+// Card checks for POST /v1/tokens (operation createToken, spec/resources/tokens.tsp; DESIGN §6: Luhn and
+// brand checks with a maintained library for brand detection). Every message that concerns the number
+// shows it only through maskPan (seed §2 Token, DESIGN §6: the PAN appears nowhere else, not in errors);
+// the CVC is never echoed at all.
+
+export type CardBrand = components["schemas"]["CardBrand"];
+
+/** The range TokenCreate.card documents; a brand may narrow it. */
+const MIN_DIGITS = 12;
+const MAX_DIGITS = 19;
+const ANY_LENGTH: readonly number[] = Array.from({ length: MAX_DIGITS - MIN_DIGITS + 1 }, (_, i) => MIN_DIGITS + i);
+
+/**
+ * credit-card-type's type ids → the contract's CardBrand. Brands the library knows but the contract
+ * does not list (hiper, troy, naranja, verve) fall through to "unknown", like numbers it does not know.
+ */
+const BRANDS: ReadonlyMap<string, CardBrand> = new Map([
+  ["visa", "visa"],
+  ["mastercard", "mastercard"],
+  ["american-express", "amex"],
+  ["discover", "discover"],
+  ["diners-club", "diners"],
+  ["jcb", "jcb"],
+  ["unionpay", "unionpay"],
+  ["maestro", "maestro"],
+  ["elo", "elo"],
+  ["hipercard", "hipercard"],
+  ["mir", "mir"],
+]);
+
+export interface BrandMatch {
+  brand: CardBrand;
+  /** Number lengths the brand issues; any of 12 to 19 when the brand is unknown. */
+  lengths: readonly number[];
+}
+
+export interface CardInput {
+  card: string;
+  exp_month: number;
+  exp_year: number;
+  cvc?: string | undefined;
+}
+
+export interface ValidCard {
+  /** Digits only. */
+  pan: string;
+  brand: CardBrand;
+  first4: string;
+  last4: string;
+}
+
+/** TokenCreate.card accepts spaces and dashes between digit groups; the PAN is the digits alone. */
+export function normalizePan(input: string): string {
+  return input.replace(/[ -]/g, "");
+}
+
+/** The Luhn (mod 10) check digit test; false for anything that is not a non-empty string of digits. */
+export function luhnValid(pan: string): boolean {
+  if (!/^[0-9]+$/.test(pan)) return false;
+  let sum = 0;
+  for (let i = 0; i < pan.length; i++) {
+    let digit = pan.charCodeAt(pan.length - 1 - i) - 48;
+    if (i % 2 === 1) {
+      digit *= 2;
+      if (digit > 9) digit -= 9;
+    }
+    sum += digit;
+  }
+  return sum % 10 === 0;
+}
+
+/** The brand by the number's prefix, and the lengths that brand issues. */
+export function detectBrand(pan: string): BrandMatch {
+  // For a full-length number the library narrows to its single best match (the most specific prefix).
+  const match = creditCardType(pan)[0];
+  const brand = match ? BRANDS.get(match.type) : undefined;
+  if (!match || !brand) return { brand: "unknown", lengths: ANY_LENGTH };
+  return { brand, lengths: match.lengths };
+}
+
+function cardError(param: string, message: string): DomainError {
+  return new DomainError("invalid_card", message, { param, errors: [{ param, message }] });
+}
+
+function listLengths(lengths: readonly number[]): string {
+  return lengths.length === 1 ? String(lengths[0]) : `${lengths.slice(0, -1).join(", ")} or ${lengths.at(-1)}`;
+}
+
+/**
+ * Checks a TokenCreate body's card fields and returns what the vault keeps about the card. Throws
+ * `invalid_card` naming the field (card, exp_month, exp_year, cvc) for a card that cannot be tokenized,
+ * and `invalid_request` for expiry fields outside the contract's ranges.
+ */
+export function validateCard(input: CardInput, now: Date): ValidCard {
+  const pan = normalizePan(input.card);
+  if (!/^[0-9]+$/.test(pan)) {
+    throw cardError("card", "The card number may contain only digits, spaces and dashes.");
+  }
+  if (pan.length < MIN_DIGITS || pan.length > MAX_DIGITS) {
+    // Not masked but omitted: a number of the wrong length may show too much even through maskPan.
+    throw cardError("card", `The card number must have ${MIN_DIGITS} to ${MAX_DIGITS} digits; it has ${pan.length}.`);
+  }
+  if (!luhnValid(pan)) {
+    throw cardError("card", `The card number ${maskPan(pan)} fails the Luhn check.`);
+  }
+  const { brand, lengths } = detectBrand(pan);
+  if (!lengths.includes(pan.length)) {
+    throw cardError(
+      "card",
+      `The card number ${maskPan(pan)} has ${pan.length} digits; ${brand} card numbers have ${listLengths(lengths)}.`,
+    );
+  }
+
+  const { exp_month, exp_year } = input;
+  if (!Number.isInteger(exp_month) || exp_month < 1 || exp_month > 12) {
+    throw invalid("exp_month", "must be an integer from 1 to 12.");
+  }
+  if (!Number.isInteger(exp_year) || exp_year < 2000 || exp_year > 2100) {
+    throw invalid("exp_year", "must be a four-digit year from 2000 to 2100.");
+  }
+  // A card is valid through the last day of its expiry month. Months are compared in UTC so the
+  // answer does not depend on the server's time zone.
+  const year = now.getUTCFullYear();
+  const month = now.getUTCMonth() + 1;
+  const expiry = `${String(exp_month).padStart(2, "0")}/${exp_year}`;
+  if (exp_year < year) throw cardError("exp_year", `The card expired at the end of ${expiry}.`);
+  if (exp_year === year && exp_month < month) throw cardError("exp_month", `The card expired at the end of ${expiry}.`);
+
+  if (input.cvc !== undefined) {
+    // DESIGN §6 / TokenCreate.cvc: 4 digits on amex, 3 on every other brand.
+    const digits = brand === "amex" ? 4 : 3;
+    if (input.cvc.length !== digits || !/^[0-9]+$/.test(input.cvc)) {
+      throw cardError("cvc", `The security code must be ${digits} digits for a card of brand ${brand}.`);
+    }
+  }
+
+  return { pan, brand, first4: pan.slice(0, 4), last4: pan.slice(-4) };
+}
