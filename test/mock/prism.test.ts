@@ -1,0 +1,195 @@
+/**
+ * The Prism sandbox mock (DESIGN §1: QA runs it from the same document) answers every operation of
+ * the contract, through the typed client, with answers the contract allows.
+ *
+ * Prism runs from its own bin (not npx, so killing it stops it) on 127.0.0.1 and a free port, with
+ * `--errors` so that a request the document does not allow fails instead of being mocked.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { createServer, Socket } from "node:net";
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { createPaymentsClient, PaymentsApiError, type PaymentsClient, unwrap } from "@payments/client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadContract, OPENAPI_31_PATH, type ResponseCheck } from "../support/openapi.ts";
+
+const HOST = "127.0.0.1";
+const START_TIMEOUT_MS = 30_000;
+const contract = loadContract();
+
+/** Ids of the document's examples, so the calls look like what an integrator would send. */
+const ids = {
+  event: "evt_5Tg7YhUj9IkOl2PzXc4VbNm6",
+  merchant: "mch_4fQx9ZkT2mB7rLp1WcYd8sNa",
+  serviceKey: "kid_2Bn8VcXz4LkJh6GfDs1QaWe3",
+  token: "tok_7Hs2KdP9qLm3XvB8nRt5YwZc",
+};
+
+/** One call per operation, keyed by the operationId it must reach. */
+const calls: Record<string, (client: PaymentsClient) => Promise<unknown>> = {
+  listEvents: (c) => c.GET("/v1/events", { params: { query: { limit: 2, type: "fraud.evaluated" } } }),
+  getEvent: (c) => c.GET("/v1/events/{id}", { params: { path: { id: ids.event } } }),
+  createMerchant: (c) =>
+    c.POST("/v1/merchants", { body: { name: "Acme Coffee Roasters", status: "active", metadata: { crm_id: "A-1" } } }),
+  listMerchants: (c) => c.GET("/v1/merchants", { params: { query: { status: "active", limit: 10 } } }),
+  getMerchant: (c) => c.GET("/v1/merchants/{id}", { params: { path: { id: ids.merchant } } }),
+  updateMerchant: (c) =>
+    c.PATCH("/v1/merchants/{id}", { params: { path: { id: ids.merchant } }, body: { status: "suspended" } }),
+  createServiceKey: (c) => c.POST("/v1/service_keys", { body: { name: "sandbox QA", scopes: ["tokenization"] } }),
+  listServiceKeys: (c) => c.GET("/v1/service_keys", { params: { query: { limit: 5 } } }),
+  getServiceKey: (c) => c.GET("/v1/service_keys/{id}", { params: { path: { id: ids.serviceKey } } }),
+  revokeServiceKey: (c) => c.POST("/v1/service_keys/{id}/revoke", { params: { path: { id: ids.serviceKey } } }),
+  rotateServiceKey: (c) =>
+    c.POST("/v1/service_keys/{id}/rotate", {
+      params: { path: { id: ids.serviceKey } },
+      body: { grace_period_seconds: 3600 },
+    }),
+  createToken: (c) =>
+    c.POST("/v1/tokens", {
+      body: { card: "4242424242424242", holder: "Ada Lovelace", exp_month: 12, exp_year: 2034, cvc: "123" },
+    }),
+  getToken: (c) => c.GET("/v1/tokens/{id}", { params: { path: { id: ids.token } } }),
+  deleteToken: (c) => c.DELETE("/v1/tokens/{id}", { params: { path: { id: ids.token } } }),
+  revealToken: (c) => c.POST("/v1/tokens/{id}/reveal", { params: { path: { id: ids.token } } }),
+};
+
+let prism: ChildProcess | undefined;
+let baseUrl = "";
+/** operationIds that Prism answered, filled by the checking middleware. */
+const exercised = new Set<string>();
+
+/** A client whose every answer is checked against the contract on the way in. */
+function checkedClient(): { client: PaymentsClient; checks: Array<ResponseCheck & { status: number }> } {
+  const checks: Array<ResponseCheck & { status: number }> = [];
+  // A 5xx from the mock would be a Prism bug, not a reason to wait: no retries.
+  const client = createPaymentsClient({ baseUrl, apiKey: "key_test_4fQx9ZkT2mB7rLp1WcYd8sNa0123", maxRetries: 0 });
+  client.use({
+    async onResponse({ request, response, schemaPath }) {
+      const check = await contract.checkFetchResponse(request.method, schemaPath, response);
+      if (check.operationId) exercised.add(check.operationId);
+      checks.push({ ...check, status: response.status });
+    },
+  });
+  return { client, checks };
+}
+
+beforeAll(async () => {
+  const port = await freePort();
+  const bin = prismBin();
+  prism = spawn(bin, ["mock", "-h", HOST, "-p", String(port), "--errors", OPENAPI_31_PATH], {
+    // Its own process group, so afterAll can stop Prism and anything it started in one signal.
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  // Keep the tail of its output for the error message, and keep the pipes drained so Prism never blocks.
+  let output = "";
+  const keep = (chunk: Buffer) => {
+    output = (output + chunk.toString("utf8")).slice(-4000);
+  };
+  prism.stdout?.on("data", keep);
+  prism.stderr?.on("data", keep);
+  try {
+    await waitForPort(port, prism);
+  } catch (error) {
+    throw new Error(`Prism did not start: ${(error as Error).message}\n${output}`);
+  }
+  baseUrl = `http://${HOST}:${port}`;
+}, START_TIMEOUT_MS + 5_000);
+
+afterAll(async () => {
+  const child = prism;
+  if (!child?.pid || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  process.kill(-child.pid, "SIGTERM");
+  const timer = setTimeout(() => process.kill(-(child.pid as number), "SIGKILL"), 5_000);
+  await exited;
+  clearTimeout(timer);
+});
+
+describe("Prism mock of the contract", () => {
+  for (const [operationId, call] of Object.entries(calls)) {
+    it(`${operationId} answers as documented`, async () => {
+      const { client, checks } = checkedClient();
+      await call(client);
+      expect(checks).toHaveLength(1);
+      const [check] = checks;
+      expect(check?.operationId).toBe(operationId);
+      expect(check?.errors).toEqual([]);
+      // A 4xx here would mean Prism (run with --errors) found the client's request off-contract.
+      expect(check?.status).toBeGreaterThanOrEqual(200);
+      expect(check?.status).toBeLessThan(300);
+    });
+  }
+
+  it("serves a documented error example as an RFC 9457 problem", async () => {
+    const { client, checks } = checkedClient();
+    const result = await client.GET("/v1/merchants/{id}", {
+      params: { path: { id: ids.merchant } },
+      headers: { Prefer: "code=404, example=not_found" },
+    });
+    expect(result.response.status).toBe(404);
+    expect(result.response.headers.get("Content-Type")).toMatch(/^application\/problem\+json/);
+    expect(checks).toEqual([{ operationId: "getMerchant", status: 404, errors: [] }]);
+    expect(result.error).toMatchObject({ status: 404, code: "not_found" });
+    expect(() => unwrap(result)).toThrow(PaymentsApiError);
+    expect(() => unwrap(result)).toThrow(expect.objectContaining({ status: 404, code: "not_found" }));
+  });
+
+  it("has exercised every operation of the document", () => {
+    const documented = contract.operations.map((op) => op.operationId).sort();
+    expect(Object.keys(calls).sort()).toEqual(documented);
+    expect([...exercised].sort()).toEqual(documented);
+  });
+});
+
+/** A port that was free a moment ago: listen on port 0, note the port, close. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, HOST, () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port")),
+      );
+    });
+  });
+}
+
+/** Prism's bin from test/node_modules or the repository root's node_modules (npm workspaces hoist it there). */
+function prismBin(): string {
+  const testDir = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+  const candidates = [resolve(testDir, "node_modules/.bin/prism"), resolve(testDir, "../node_modules/.bin/prism")];
+  const found = candidates.find((file) => existsSync(file));
+  if (!found) throw new Error(`Prism is not installed (looked at ${candidates.join(", ")}); run npm install`);
+  return found;
+}
+
+/** Resolves once the port accepts a connection; rejects if Prism exits first or the time runs out. */
+async function waitForPort(port: number, child: ChildProcess): Promise<void> {
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`it exited (${child.exitCode ?? child.signalCode})`);
+    }
+    if (await accepts(port)) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`port ${port} not open after ${START_TIMEOUT_MS} ms`);
+}
+
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = new Socket();
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once("error", () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.connect(port, HOST);
+  });
+}
