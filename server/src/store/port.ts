@@ -15,15 +15,11 @@ export interface BaseDoc {
 
 export type Scalar = string | number | boolean | null;
 
-/** A condition on one top-level field. A bare value means equality (null matches null or missing). */
-export type Condition<V> =
-  | V
-  | { $in: V[] }
-  | { $ne: V }
-  | { $lt: V }
-  | { $lte: V }
-  | { $gt: V }
-  | { $gte: V };
+/**
+ * A condition on one top-level field. A bare value means equality (null matches null or missing).
+ * Values must be Scalars; the range operators take a string or a number and compare like with like.
+ */
+export type Condition<V> = V | { $in: V[] } | { $ne: V } | { $lt: V } | { $lte: V } | { $gt: V } | { $gte: V };
 
 export type Where<T> = { [K in keyof T]?: Condition<T[K]> };
 
@@ -51,7 +47,11 @@ export interface Changes<T> {
   inc?: { [K in NumericKeys<T>]?: number };
 }
 
-/** Thrown by insert when the id, or a field with a unique index, already exists. */
+/**
+ * Thrown by insert when the id, or a field with a unique index, already exists (and by update when it
+ * would set a unique field to a taken value). `key` names the clashing field(s), comma-separated: "id"
+ * for the id.
+ */
 export class DuplicateKeyError extends Error {
   constructor(
     readonly collection: string,
@@ -66,15 +66,12 @@ export class DuplicateKeyError extends Error {
 export interface StoreOps<Docs extends Record<string, BaseDoc>> {
   insert<C extends keyof Docs & string>(collection: C, doc: Docs[C]): Promise<void>;
   get<C extends keyof Docs & string>(collection: C, id: string): Promise<Docs[C] | null>;
+  /** The newest matching document. */
   findOne<C extends keyof Docs & string>(collection: C, where: Where<Docs[C]>): Promise<Docs[C] | null>;
   /** Every matching document, newest first (for small sets: a charge's refunds, a key's secrets). */
   findAll<C extends keyof Docs & string>(collection: C, where: Where<Docs[C]>, limit?: number): Promise<Docs[C][]>;
   /** A page of matching documents, newest first by (created_at, id). A cursor id that does not match `where` gives an empty page. */
-  list<C extends keyof Docs & string>(
-    collection: C,
-    where: Where<Docs[C]>,
-    page: Page,
-  ): Promise<PageResult<Docs[C]>>;
+  list<C extends keyof Docs & string>(collection: C, where: Where<Docs[C]>, page: Page): Promise<PageResult<Docs[C]>>;
   /**
    * Applies `changes` to the document `id` if it exists and matches `expect`, atomically, and returns
    * the updated document; returns null (and changes nothing) otherwise.
@@ -96,13 +93,18 @@ export interface Store<Docs extends Record<string, BaseDoc>> extends StoreOps<Do
   /**
    * Runs fn in one transaction: all of its writes happen or none do, and no other transaction sees
    * them half-done. fn must only touch the store through `tx` and may be run more than once (MongoDB
-   * retries transient transaction errors), so it must not have outside side effects.
+   * retries transient transaction errors), so it must not have outside side effects. An error from a tx
+   * operation (DuplicateKeyError included) must propagate out of fn: MongoDB has already aborted the
+   * transaction on the server, so fn cannot carry on after catching it.
    */
   transaction<T>(fn: (tx: StoreOps<Docs>) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
-/** Per-collection indexes: each entry is a list of top-level fields; `unique` ones reject duplicates. */
+/**
+ * Per-collection indexes: each entry is a list of top-level fields; `unique` ones reject duplicates.
+ * Keep unique fields present and non-null: MongoDB counts a missing or null value as a value, SQLite does not.
+ */
 export interface IndexSpec {
   fields: string[];
   unique?: boolean;
