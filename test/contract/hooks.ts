@@ -14,7 +14,8 @@
 // - Request bodies: dredd uses the first request example of an operation for every transaction, which
 //   for some operations is the example of an error (createMerchant's `invalid_name`). Each transaction
 //   gets the request example whose name pairs with its response's example (TypeSpec @opExample names
-//   both halves of one example), or, for a response without examples, the one of the 2xx response.
+//   both halves of one example); a 404 transaction, whose response example has no request half, gets
+//   the 2xx response's request example, so that only the id is wrong.
 // - dredd sends the optional `Idempotency-Key` header with an empty value (which the contract rightly
 //   refuses); POSTs get a fresh key instead.
 // - Response checks dredd cannot do: it treats every documented response header as required (its
@@ -139,8 +140,9 @@ export function registerContractHooks(hooks: DreddHooks, ctx: ContractHooksConte
     const names = (code: string) =>
       Object.values(doc.responses[code]?.content ?? {}).flatMap((media) => Object.keys(media.examples ?? {}));
     const success = Object.keys(doc.responses).filter((code) => code.startsWith("2"));
-    const candidates = names(status).length > 0 ? names(status) : success.flatMap(names);
-    const name = candidates.find((n) => n in requestExamples);
+    const pick = (candidates: string[]) => candidates.find((n) => n in requestExamples);
+    // A 404 transaction sends a valid body (the 2xx response's), so the answer is about the id alone.
+    const name = status.startsWith("2") ? pick(names(status)) : (pick(names(status)) ?? pick(success.flatMap(names)));
     return name === undefined ? undefined : requestExamples[name]?.value;
   }
 
