@@ -1,0 +1,24 @@
+// What a benchmark target process (a child of ../run.ts) tells its parent over the IPC channel once
+// it listens. Each target runs in its own process so the parent can read that process's memory from
+// /proc and the load generator's own allocations are not counted.
+
+export interface ReadyMessage {
+  type: "ready";
+  url: string;
+  /** Payments server only: a sandbox key with scope `*`. */
+  key?: string;
+  /** Payments server only: a token created before the run, for GET /v1/tokens/{id}. */
+  tokenId?: string;
+}
+
+/** The body every card-tokenizing request of the benchmark sends (the sandbox test card). */
+export const TOKEN_BODY = { card: "4242424242424242", holder: "Bench Holder", exp_month: 12, exp_year: 2030 };
+
+/** Ends the process when the parent goes away, so a crashed benchmark leaves no server behind. */
+export function exitWithParent(close: () => Promise<void>): void {
+  const stop = () => {
+    close().finally(() => process.exit(0));
+  };
+  process.once("disconnect", stop);
+  process.once("SIGTERM", stop);
+}
