@@ -272,17 +272,6 @@ export interface components {
         ErrorCode: "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "invalid_state_transition" | "idempotency_key_reused" | "idempotency_request_in_progress" | "payload_too_large" | "unsupported_media_type" | "method_not_allowed" | "invalid_card" | "insufficient_balance" | "card_declined" | "rate_limited" | "internal_error";
         /** @description Any event; `type` says which. */
         Event: components["schemas"]["FraudEvaluatedEvent"] | components["schemas"]["PaymentCapturedEvent"];
-        /** @description Fields every event carries. */
-        EventEnvelope: {
-            id: components["schemas"]["EventId"];
-            /**
-             * Format: date-time
-             * @description When the event happened.
-             */
-            created_at: string;
-            /** @description `false` for sandbox events, `true` for production ones. */
-            livemode: boolean;
-        };
         /**
          * @description An event id: `evt_` and 24 base62 characters.
          * @example evt_5Tg7YhUj9IkOl2PzXc4VbNm6
@@ -339,10 +328,6 @@ export interface components {
              */
             signals: string[];
         };
-        /** @description Headers of responses to POST requests. */
-        IdempotentResponseHeaders: {
-            [key: string]: unknown;
-        };
         Merchant: {
             id: components["schemas"]["MerchantId"];
             /** @enum {string} */
@@ -366,7 +351,7 @@ export interface components {
              * @description The initial status (seed §4: it can be set, and is `active` when absent). `closed` is refused.
              * @default active
              */
-            status: components["schemas"]["MerchantStatus"];
+            status?: components["schemas"]["MerchantStatus"];
             metadata?: components["schemas"]["Metadata"];
         };
         /**
@@ -434,16 +419,6 @@ export interface components {
             /** @description The captured amount, at most `amount`. */
             amount_captured: components["schemas"]["MinorUnits"];
         };
-        /** @description Fields every `payment.*` event carries: the charge it concerns and its state after the change. */
-        PaymentEventFields: {
-            tx_id: components["schemas"]["TransactionId"];
-            merchant_id: components["schemas"]["MerchantId"];
-            /** @description The charge's amount, in minor units of `currency`. */
-            amount: components["schemas"]["MinorUnits"];
-            currency: components["schemas"]["CurrencyCode"];
-            /** @description The charge's status after the change. */
-            status: components["schemas"]["ChargeStatus"];
-        };
         /** @description An RFC 9457 problem. */
         Problem: {
             /**
@@ -465,7 +440,7 @@ export interface components {
             /** @description The request field at fault, when one field is. */
             param?: string;
             /** @description The id of this request, as in the `Request-Id` response header. */
-            request_id?: string;
+            request_id?: components["schemas"]["RequestId"];
             /** @description Every validation failure, for `invalid_request`. */
             errors?: components["schemas"]["ProblemDetail"][];
         };
@@ -476,10 +451,11 @@ export interface components {
             /** @description What is wrong with it. */
             message: string;
         };
-        /** @description Every response carries the id the server gave the request; logs carry it too. */
-        RequestIdHeader: {
-            [key: string]: unknown;
-        };
+        /**
+         * @description The id the server gives each request: `req_` and 24 base62 characters.
+         * @example req_6YhTg5RfEd4WsQa3ZxCv2BnM
+         */
+        RequestId: string;
         /** @description The card number of a token, returned only by the audited reveal operation. */
         RevealedCard: {
             /** @description The full card number, digits only. */
@@ -518,24 +494,6 @@ export interface components {
             /** @description When the key was revoked, or `null`. */
             revoked_at: string | null;
         };
-        /**
-         * @description A service key sent as `Authorization: Bearer <secret>`. Secrets start `key_test_` (sandbox) or
-         *     `key_live_` (production). Each operation's security requirement lists the one scope it needs:
-         *     `merchants`, `tokenization`, `vault`, `charges`, `payment_links`, `cashouts`, `fraud`, `webhooks`,
-         *     or `*` (service-key management). A key with scope `*` may call every operation.
-         */
-        ServiceKeyAuth: {
-            /**
-             * @description Http authentication
-             * @enum {string}
-             */
-            type: "http";
-            /**
-             * @description bearer auth scheme
-             * @enum {string}
-             */
-            scheme: "Bearer";
-        };
         /** @description The body of POST /v1/service_keys. The key is created in the caller's environment. */
         ServiceKeyCreate: {
             name: string;
@@ -567,7 +525,7 @@ export interface components {
              *     once.
              * @default 86400
              */
-            grace_period_seconds: number;
+            grace_period_seconds?: number;
         };
         /** @description A service key with its secret: returned once, by create and rotate. Store the secret now; it is not shown again. */
         ServiceKeyWithSecret: {
@@ -709,7 +667,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description The id of this request; quote it when you report a problem. */
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -719,7 +677,7 @@ export interface operations {
             /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
             400: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -729,7 +687,7 @@ export interface operations {
             /** @description No service key, or an unknown, expired or revoked one. */
             401: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -739,7 +697,7 @@ export interface operations {
             /** @description The key is valid but lacks the scope this operation needs. */
             403: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -749,7 +707,7 @@ export interface operations {
             /** @description An unexpected error; the body never carries internals. */
             500: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -773,7 +731,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description The id of this request; quote it when you report a problem. */
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -783,7 +741,7 @@ export interface operations {
             /** @description No service key, or an unknown, expired or revoked one. */
             401: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -793,7 +751,7 @@ export interface operations {
             /** @description The key is valid but lacks the scope this operation needs. */
             403: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -803,7 +761,7 @@ export interface operations {
             /** @description No such object in the caller's environment. */
             404: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -813,7 +771,7 @@ export interface operations {
             /** @description An unexpected error; the body never carries internals. */
             500: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -844,7 +802,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description The id of this request; quote it when you report a problem. */
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -854,7 +812,7 @@ export interface operations {
             /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
             400: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -864,7 +822,7 @@ export interface operations {
             /** @description No service key, or an unknown, expired or revoked one. */
             401: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -874,7 +832,7 @@ export interface operations {
             /** @description The key is valid but lacks the scope this operation needs. */
             403: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -884,7 +842,7 @@ export interface operations {
             /** @description An unexpected error; the body never carries internals. */
             500: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -916,7 +874,7 @@ export interface operations {
             201: {
                 headers: {
                     /** @description The id of this request; quote it when you report a problem. */
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     /** @description `true` when this response is a replay of an earlier request with the same Idempotency-Key. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
@@ -928,7 +886,7 @@ export interface operations {
             /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
             400: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -938,7 +896,7 @@ export interface operations {
             /** @description No service key, or an unknown, expired or revoked one. */
             401: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -948,7 +906,7 @@ export interface operations {
             /** @description The key is valid but lacks the scope this operation needs. */
             403: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -958,7 +916,7 @@ export interface operations {
             /** @description The object's state does not allow this change, or a request with the same Idempotency-Key is still running. */
             409: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -968,7 +926,7 @@ export interface operations {
             /** @description The request body is larger than the server accepts. */
             413: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -978,7 +936,7 @@ export interface operations {
             /** @description The Idempotency-Key was already used with a different request, or the request is well-formed but cannot be processed. */
             422: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -988,7 +946,7 @@ export interface operations {
             /** @description An unexpected error; the body never carries internals. */
             500: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1012,7 +970,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description The id of this request; quote it when you report a problem. */
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1022,7 +980,7 @@ export interface operations {
             /** @description No service key, or an unknown, expired or revoked one. */
             401: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1032,7 +990,7 @@ export interface operations {
             /** @description The key is valid but lacks the scope this operation needs. */
             403: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1042,7 +1000,7 @@ export interface operations {
             /** @description No such object in the caller's environment. */
             404: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1052,7 +1010,7 @@ export interface operations {
             /** @description An unexpected error; the body never carries internals. */
             500: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1080,7 +1038,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description The id of this request; quote it when you report a problem. */
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1090,7 +1048,7 @@ export interface operations {
             /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
             400: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1100,7 +1058,7 @@ export interface operations {
             /** @description No service key, or an unknown, expired or revoked one. */
             401: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1110,7 +1068,7 @@ export interface operations {
             /** @description The key is valid but lacks the scope this operation needs. */
             403: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1120,7 +1078,7 @@ export interface operations {
             /** @description No such object in the caller's environment. */
             404: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1130,7 +1088,7 @@ export interface operations {
             /** @description The object's state does not allow this change, or a request with the same Idempotency-Key is still running. */
             409: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1140,7 +1098,7 @@ export interface operations {
             /** @description An unexpected error; the body never carries internals. */
             500: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1169,7 +1127,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description The id of this request; quote it when you report a problem. */
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1179,7 +1137,7 @@ export interface operations {
             /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
             400: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1189,7 +1147,7 @@ export interface operations {
             /** @description No service key, or an unknown, expired or revoked one. */
             401: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1199,7 +1157,7 @@ export interface operations {
             /** @description The key is valid but lacks the scope this operation needs. */
             403: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1209,7 +1167,7 @@ export interface operations {
             /** @description An unexpected error; the body never carries internals. */
             500: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1241,7 +1199,7 @@ export interface operations {
             201: {
                 headers: {
                     /** @description The id of this request; quote it when you report a problem. */
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     /** @description `true` when this response is a replay of an earlier request with the same Idempotency-Key. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
@@ -1253,7 +1211,7 @@ export interface operations {
             /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
             400: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1263,7 +1221,7 @@ export interface operations {
             /** @description No service key, or an unknown, expired or revoked one. */
             401: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1273,7 +1231,7 @@ export interface operations {
             /** @description The key is valid but lacks the scope this operation needs. */
             403: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1283,7 +1241,7 @@ export interface operations {
             /** @description The object's state does not allow this change, or a request with the same Idempotency-Key is still running. */
             409: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1293,7 +1251,7 @@ export interface operations {
             /** @description The request body is larger than the server accepts. */
             413: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1303,7 +1261,7 @@ export interface operations {
             /** @description The Idempotency-Key was already used with a different request, or the request is well-formed but cannot be processed. */
             422: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1313,7 +1271,7 @@ export interface operations {
             /** @description An unexpected error; the body never carries internals. */
             500: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1337,7 +1295,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description The id of this request; quote it when you report a problem. */
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1347,7 +1305,7 @@ export interface operations {
             /** @description No service key, or an unknown, expired or revoked one. */
             401: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1357,7 +1315,7 @@ export interface operations {
             /** @description The key is valid but lacks the scope this operation needs. */
             403: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1367,7 +1325,7 @@ export interface operations {
             /** @description No such object in the caller's environment. */
             404: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1377,7 +1335,7 @@ export interface operations {
             /** @description An unexpected error; the body never carries internals. */
             500: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1407,7 +1365,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description The id of this request; quote it when you report a problem. */
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     /** @description `true` when this response is a replay of an earlier request with the same Idempotency-Key. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
@@ -1419,7 +1377,7 @@ export interface operations {
             /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
             400: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1429,7 +1387,7 @@ export interface operations {
             /** @description No service key, or an unknown, expired or revoked one. */
             401: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1439,7 +1397,7 @@ export interface operations {
             /** @description The key is valid but lacks the scope this operation needs. */
             403: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1449,7 +1407,7 @@ export interface operations {
             /** @description No such object in the caller's environment. */
             404: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1459,7 +1417,7 @@ export interface operations {
             /** @description The object's state does not allow this change, or a request with the same Idempotency-Key is still running. */
             409: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1469,7 +1427,7 @@ export interface operations {
             /** @description The request body is larger than the server accepts. */
             413: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1479,7 +1437,7 @@ export interface operations {
             /** @description The Idempotency-Key was already used with a different request, or the request is well-formed but cannot be processed. */
             422: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1489,7 +1447,7 @@ export interface operations {
             /** @description An unexpected error; the body never carries internals. */
             500: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1523,7 +1481,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description The id of this request; quote it when you report a problem. */
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     /** @description `true` when this response is a replay of an earlier request with the same Idempotency-Key. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
@@ -1535,7 +1493,7 @@ export interface operations {
             /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
             400: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1545,7 +1503,7 @@ export interface operations {
             /** @description No service key, or an unknown, expired or revoked one. */
             401: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1555,7 +1513,7 @@ export interface operations {
             /** @description The key is valid but lacks the scope this operation needs. */
             403: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1565,7 +1523,7 @@ export interface operations {
             /** @description No such object in the caller's environment. */
             404: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1575,7 +1533,7 @@ export interface operations {
             /** @description The object's state does not allow this change, or a request with the same Idempotency-Key is still running. */
             409: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1585,7 +1543,7 @@ export interface operations {
             /** @description The request body is larger than the server accepts. */
             413: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1595,7 +1553,7 @@ export interface operations {
             /** @description The Idempotency-Key was already used with a different request, or the request is well-formed but cannot be processed. */
             422: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1605,7 +1563,7 @@ export interface operations {
             /** @description An unexpected error; the body never carries internals. */
             500: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1637,7 +1595,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description The id of this request; quote it when you report a problem. */
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     /** @description `true` when this response is a replay of an earlier request with the same Idempotency-Key. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
@@ -1649,7 +1607,7 @@ export interface operations {
             /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
             400: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1659,7 +1617,7 @@ export interface operations {
             /** @description No service key, or an unknown, expired or revoked one. */
             401: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1669,7 +1627,7 @@ export interface operations {
             /** @description The key is valid but lacks the scope this operation needs. */
             403: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1679,7 +1637,7 @@ export interface operations {
             /** @description The object's state does not allow this change, or a request with the same Idempotency-Key is still running. */
             409: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1689,7 +1647,7 @@ export interface operations {
             /** @description The request body is larger than the server accepts. */
             413: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1699,7 +1657,7 @@ export interface operations {
             /** @description The Idempotency-Key was already used with a different request, or the request is well-formed but cannot be processed. */
             422: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1709,7 +1667,7 @@ export interface operations {
             /** @description An unexpected error; the body never carries internals. */
             500: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1733,7 +1691,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description The id of this request; quote it when you report a problem. */
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1743,7 +1701,7 @@ export interface operations {
             /** @description No service key, or an unknown, expired or revoked one. */
             401: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1753,7 +1711,7 @@ export interface operations {
             /** @description The key is valid but lacks the scope this operation needs. */
             403: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1763,7 +1721,7 @@ export interface operations {
             /** @description No such object in the caller's environment. */
             404: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1773,7 +1731,7 @@ export interface operations {
             /** @description An unexpected error; the body never carries internals. */
             500: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1797,7 +1755,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description The id of this request; quote it when you report a problem. */
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1807,7 +1765,7 @@ export interface operations {
             /** @description No service key, or an unknown, expired or revoked one. */
             401: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1817,7 +1775,7 @@ export interface operations {
             /** @description The key is valid but lacks the scope this operation needs. */
             403: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1827,7 +1785,7 @@ export interface operations {
             /** @description No such object in the caller's environment. */
             404: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1837,7 +1795,7 @@ export interface operations {
             /** @description An unexpected error; the body never carries internals. */
             500: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1867,7 +1825,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description The id of this request; quote it when you report a problem. */
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     /** @description `true` when this response is a replay of an earlier request with the same Idempotency-Key. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
@@ -1879,7 +1837,7 @@ export interface operations {
             /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
             400: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1889,7 +1847,7 @@ export interface operations {
             /** @description No service key, or an unknown, expired or revoked one. */
             401: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1899,7 +1857,7 @@ export interface operations {
             /** @description The key is valid but lacks the scope this operation needs. */
             403: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1909,7 +1867,7 @@ export interface operations {
             /** @description No such object in the caller's environment. */
             404: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1919,7 +1877,7 @@ export interface operations {
             /** @description The object's state does not allow this change, or a request with the same Idempotency-Key is still running. */
             409: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1929,7 +1887,7 @@ export interface operations {
             /** @description The request body is larger than the server accepts. */
             413: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1939,7 +1897,7 @@ export interface operations {
             /** @description The Idempotency-Key was already used with a different request, or the request is well-formed but cannot be processed. */
             422: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1949,7 +1907,7 @@ export interface operations {
             /** @description An unexpected error; the body never carries internals. */
             500: {
                 headers: {
-                    "Request-Id": string;
+                    "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -124,14 +124,75 @@ function addLimits(doc) {
   if (metadata) Object.assign(metadata, { maxProperties: 50, propertyNames: { minLength: 1, maxLength: 40 } });
 }
 
+/** What each status means when an operation's spec gives no example of its own. */
+const GENERIC_PROBLEMS = {
+  400: ["invalid_request", "Invalid request", "name: must NOT have fewer than 1 characters", "name"],
+  401: ["unauthorized", "Unauthorized", "The service key is unknown, or was rotated and its grace period has ended."],
+  403: ["forbidden", "Forbidden", "This operation needs the scope 'merchants'; this key has 'tokenization'."],
+  404: ["not_found", "Not found", "No object with this id in this environment.", "id"],
+  409: [
+    "idempotency_request_in_progress",
+    "Request in progress",
+    "A request with this Idempotency-Key is still being processed; retry shortly.",
+    "Idempotency-Key",
+  ],
+  413: ["payload_too_large", "Payload too large", "The request body is too large."],
+  422: [
+    "idempotency_key_reused",
+    "Idempotency key reused",
+    "This Idempotency-Key was already used with a different request; use a new key for a new request.",
+    "Idempotency-Key",
+  ],
+  500: ["internal_error", "Internal error", "An unexpected error occurred; it has been logged with this request id."],
+};
+
+/**
+ * Gives every problem response an example, so Prism serves a believable problem (with the right
+ * status and code) instead of one generated from the bare schema.
+ */
+function addProblemExamples(doc) {
+  const all = [...operations(doc.paths)];
+  for (const { op } of all) {
+    for (const [status, response] of Object.entries(op.responses ?? {})) {
+      const media = response.content?.["application/problem+json"];
+      const generic = GENERIC_PROBLEMS[status];
+      if (!media || media.examples || !generic) continue;
+      const [code, title, detail, param] = generic;
+      const requestId = "req_0AbCdEfGhIjKlMnOpQrStUvW";
+      media.examples = {
+        [code]: {
+          summary: code,
+          value: {
+            type: `https://docs.payments.dev/errors/${code}`,
+            title,
+            status: Number(status),
+            detail,
+            code,
+            ...(param ? { param } : {}),
+            request_id: requestId,
+            ...(code === "invalid_request" ? { errors: [{ param, message: detail.split(": ")[1] }] } : {}),
+          },
+        },
+      };
+    }
+  }
+}
+
 function finish(doc) {
   addLimits(doc);
+  addProblemExamples(doc);
   doc.info = { ...doc.info, "x-generated": BANNER };
   return `${JSON.stringify(doc, null, 2)}\n`;
 }
 
 async function types(doc) {
-  const ast = await openapiTS(doc, { alphabetize: false, exportType: false, rootTypes: false });
+  // defaultNonNullable: false keeps request fields that have a default optional for callers.
+  const ast = await openapiTS(doc, {
+    alphabetize: false,
+    exportType: false,
+    rootTypes: false,
+    defaultNonNullable: false,
+  });
   return `// ${BANNER}\n\n${astToString(ast)}`;
 }
 
