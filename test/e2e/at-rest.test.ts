@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import { createLogger, loadConfig, startServer } from "@payments/server";
 import { afterAll, describe, expect, it } from "vitest";
-import { cardBody, MASTERCARD, VISA } from "./fixtures.ts";
+import { cardBody, json, MASTERCARD, VISA } from "./fixtures.ts";
 
 // Issue #3 "done when": after tokenizing cards the full number appears nowhere in clear — not in the
 // database files, not in logs, not in any error body — and a restart on the same DATA_DIR keeps the
@@ -48,7 +48,7 @@ describe("card data at rest, in logs and across restarts", () => {
         body: JSON.stringify(cardBody(card)),
       });
       expect(res.status).toBe(200);
-      tokenIds.push((await res.json()).id);
+      tokenIds.push((await json(res)).id);
     }
     // Card numbers in places they do not belong: a query string, an unknown route, a bad card.
     const leaks = [
@@ -77,7 +77,7 @@ describe("card data at rest, in logs and across restarts", () => {
       headers: auth,
       body: JSON.stringify({ name: "Survivor" }),
     });
-    const merchantId = (await merchant.json()).id;
+    const merchantId = (await json(merchant)).id;
     await first.close();
 
     // Every byte the store wrote (database, WAL, shared memory, key file).
@@ -106,7 +106,7 @@ describe("card data at rest, in logs and across restarts", () => {
       const got = await fetch(`${second.url}/v1/merchants/${merchantId}`, { headers: auth });
       expect(got.status).toBe(200);
       const reveal = await fetch(`${second.url}/v1/tokens/${tokenIds[0]}/reveal`, { method: "POST", headers: auth });
-      expect((await reveal.json()).card.number).toBe(VISA);
+      expect((await json(reveal)).card.number).toBe(VISA);
       const requestLog = await second.store.findAll("request_log", {});
       expect(requestLog.length).toBeGreaterThan(5);
       expect(JSON.stringify(requestLog)).not.toContain(VISA);

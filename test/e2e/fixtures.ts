@@ -37,3 +37,7 @@ export async function insertEvent(server: TestServer, livemode = false) {
   await server.running.store.insert("events", event);
   return event;
 }
+
+/** A raw fetch answer's JSON, for tests that bypass the typed client on purpose. */
+// biome-ignore lint/suspicious/noExplicitAny: assertions below check the shape
+export const json = (res: Response): Promise<any> => res.json();

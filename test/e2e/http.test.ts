@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../support/server.ts";
+import { json } from "./fixtures.ts";
 
 // HTTP-level behaviour every operation shares: problems for malformed input, unknown routes, wrong
 // methods and oversized bodies, and a Request-Id on every response (DESIGN §4).
@@ -17,7 +18,7 @@ describe("HTTP conventions", () => {
   async function problemOf(res: Response) {
     expect(res.headers.get("content-type")).toMatch(/^application\/problem\+json/);
     expect(res.headers.get("request-id")).toMatch(/^req_[0-9A-Za-z]{24}$/);
-    const body = await res.json();
+    const body = await json(res);
     expect(body.request_id).toBe(res.headers.get("request-id"));
     expect(body.type).toBe(`https://docs.payments.dev/errors/${body.code}`);
     expect(body.status).toBe(res.status);

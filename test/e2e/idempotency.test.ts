@@ -1,7 +1,7 @@
 import type { PaymentsClient } from "@payments/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../support/server.ts";
-import { clientFor } from "./fixtures.ts";
+import { clientFor, json } from "./fixtures.ts";
 
 // DESIGN §4: Idempotency-Key on every POST.
 
@@ -56,7 +56,7 @@ describe("idempotency", () => {
     expect(statuses.every((s) => s === 201 || s === 409)).toBe(true);
     expect(statuses.filter((s) => s === 201).length).toBeGreaterThanOrEqual(1);
     const ids = new Set(
-      await Promise.all(results.filter((r) => r.status === 201).map(async (r) => (await r.json()).id)),
+      await Promise.all(results.filter((r) => r.status === 201).map(async (r) => (await json(r)).id)),
     );
     expect(ids.size).toBe(1);
     const all = await client.GET("/v1/merchants", { params: { query: { limit: 100 } } });
@@ -89,7 +89,7 @@ describe("idempotency", () => {
     const b = await post("k-env", { name: "Live shop" }, { ...auth, authorization: `Bearer ${live}` });
     expect(a.status).toBe(201);
     expect(b.status).toBe(201);
-    expect((await b.json()).livemode).toBe(true);
+    expect((await json(b)).livemode).toBe(true);
   });
 
   it("does not store requests that failed validation, and stores domain refusals", async () => {
