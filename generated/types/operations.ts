@@ -3,6 +3,62 @@
 /** Every API operation of the contract, with the scopes its security requirement lists (any one grants access). */
 export const OPERATIONS = [
   {
+    "operationId": "listCharges",
+    "method": "get",
+    "path": "/v1/charges",
+    "scopes": [
+      "charges"
+    ]
+  },
+  {
+    "operationId": "createCharge",
+    "method": "post",
+    "path": "/v1/charges",
+    "scopes": [
+      "charges"
+    ]
+  },
+  {
+    "operationId": "getCharge",
+    "method": "get",
+    "path": "/v1/charges/{id}",
+    "scopes": [
+      "charges"
+    ]
+  },
+  {
+    "operationId": "captureCharge",
+    "method": "post",
+    "path": "/v1/charges/{id}/capture",
+    "scopes": [
+      "charges"
+    ]
+  },
+  {
+    "operationId": "listRefunds",
+    "method": "get",
+    "path": "/v1/charges/{id}/refunds",
+    "scopes": [
+      "charges"
+    ]
+  },
+  {
+    "operationId": "createRefund",
+    "method": "post",
+    "path": "/v1/charges/{id}/refunds",
+    "scopes": [
+      "charges"
+    ]
+  },
+  {
+    "operationId": "voidCharge",
+    "method": "post",
+    "path": "/v1/charges/{id}/void",
+    "scopes": [
+      "charges"
+    ]
+  },
+  {
     "operationId": "listEvents",
     "method": "get",
     "path": "/v1/events",
@@ -48,6 +104,30 @@ export const OPERATIONS = [
     "path": "/v1/merchants/{id}",
     "scopes": [
       "merchants"
+    ]
+  },
+  {
+    "operationId": "getMerchantBalance",
+    "method": "get",
+    "path": "/v1/merchants/{id}/balance",
+    "scopes": [
+      "merchants"
+    ]
+  },
+  {
+    "operationId": "sandboxCompleteCharge",
+    "method": "post",
+    "path": "/v1/sandbox/charges/{id}/complete",
+    "scopes": [
+      "charges"
+    ]
+  },
+  {
+    "operationId": "sandboxExpireCharge",
+    "method": "post",
+    "path": "/v1/sandbox/charges/{id}/expire",
+    "scopes": [
+      "charges"
     ]
   },
   {
@@ -127,6 +207,6 @@ export const OPERATIONS = [
 export type OperationId = (typeof OPERATIONS)[number]["operationId"];
 
 /** The event types delivered by webhook (the document's `webhooks` section). */
-export const WEBHOOK_EVENT_TYPES = ["fraud.evaluated","payment.captured"] as const;
+export const WEBHOOK_EVENT_TYPES = ["fraud.evaluated","payment.authorized","payment.captured","payment.expired","payment.failed","payment.refunded","payment.voided"] as const;
 
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];

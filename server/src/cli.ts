@@ -1,9 +1,8 @@
 #!/usr/bin/env -S npx tsx
 import { parseArgs } from "node:util";
 import { ConfigError, loadConfig } from "./config.ts";
-import { createDomain } from "./domain/index.ts";
 import { ALL_SCOPES } from "./domain/service-keys.ts";
-import { openStore, vaultKeysFor } from "./server.ts";
+import { domainFor, openStore } from "./server.ts";
 
 // Administration from the operator's shell, against the same store the server uses (same
 // configuration). Production keys are made here, never by the server (DESIGN §5).
@@ -36,7 +35,7 @@ async function main(argv: string[]): Promise<number> {
   const config = loadConfig();
   const store = await openStore(config);
   try {
-    const domain = createDomain({ store, vaultKeys: vaultKeysFor(config) });
+    const domain = domainFor(config, store);
     if (command === "create-key") {
       const scopes = (values.scopes ?? "")
         .split(",")

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { parseCurrencyList } from "./domain/money.ts";
 
 // The one configuration schema (DESIGN §15): every setting comes from the environment, is validated
 // here at start-up and documented in .env.example and the README. Nothing else reads process.env.
@@ -33,6 +34,14 @@ export const ConfigSchema = z
     IDEMPOTENCY_TTL_SECONDS: int(60, 7 * 24 * 3600).default(24 * 3600),
     /** Whether the request log (for the console) is written to the store. */
     REQUEST_LOG: bool.default(true),
+    /** ISO 4217 codes the platform accepts, comma-separated. */
+    SUPPORTED_CURRENCIES: z.string().default("USD,EUR,GBP,BRL,MXN,JPY,KWD,CAD,AUD,CHF"),
+    /** The largest amount of one charge, in major units of its currency (so JPY 999999, USD 999999.00). */
+    MAX_AMOUNT: int(1, 1_000_000_000).default(999_999),
+    /** How long production captures stay `pending` before they are `available`; the sandbox settles at once. */
+    SETTLEMENT_DELAY_SECONDS: int(0, 30 * 86400).default(2 * 86400),
+    /** How often the background jobs run: expiring unpaid local payments and settling pending funds. */
+    JOBS_INTERVAL_SECONDS: int(1, 86400).default(60),
   })
   .superRefine((c, ctx) => {
     if (c.NODE_ENV === "production") {
@@ -45,6 +54,11 @@ export const ConfigSchema = z
           });
         }
       }
+    }
+    try {
+      parseCurrencyList(c.SUPPORTED_CURRENCIES);
+    } catch (err) {
+      ctx.addIssue({ code: "custom", path: ["SUPPORTED_CURRENCIES"], message: (err as Error).message });
     }
     if (Boolean(c.VAULT_MASTER_KEY) !== Boolean(c.VAULT_FINGERPRINT_KEY)) {
       ctx.addIssue({

@@ -6,6 +6,7 @@ import type { Logger } from "pino";
 import type { Config } from "./config.ts";
 import type { Now } from "./domain/context.ts";
 import { createDomain, type Domain } from "./domain/index.ts";
+import { parseCurrencyList } from "./domain/money.ts";
 import { type AppStore, COLLECTIONS, type Docs } from "./domain/records.ts";
 import type { VaultKeys } from "./domain/vault/crypto.ts";
 import { loadOrCreateDevVaultKeys, parseVaultKeys } from "./domain/vault/keys.ts";
@@ -39,6 +40,20 @@ export function vaultKeysFor(config: Config): VaultKeys {
   return loadOrCreateDevVaultKeys(config.DATA_DIR);
 }
 
+/** The domain as the configuration describes it (also used by the CLI). */
+export function domainFor(config: Config, store: AppStore, now: Now = () => new Date()): Domain {
+  return createDomain({
+    store,
+    vaultKeys: vaultKeysFor(config),
+    now,
+    money: {
+      supportedCurrencies: new Set(parseCurrencyList(config.SUPPORTED_CURRENCIES)),
+      maxAmountMajor: config.MAX_AMOUNT,
+    },
+    settlementDelaySeconds: config.SETTLEMENT_DELAY_SECONDS,
+  });
+}
+
 export interface RunningServer {
   url: string;
   server: Server;
@@ -57,7 +72,7 @@ export async function startServer(options: { config: Config; logger?: Logger; no
   const now = options.now ?? (() => new Date());
   const store = await openStore(config);
   try {
-    const domain = createDomain({ store, vaultKeys: vaultKeysFor(config), now });
+    const domain = domainFor(config, store, now);
 
     // DESIGN §5: on first start with an empty store, one sandbox key with scope `*`, shown once.
     let bootstrapSecret: string | null = null;
@@ -84,6 +99,20 @@ export async function startServer(options: { config: Config; logger?: Logger; no
     }, HOUSEKEEPING_INTERVAL_MS);
     sweep.unref();
 
+    // Background jobs (issue #4): expire unpaid local payments, settle pending funds. Each pass is safe
+    // to run on several instances at once (every change in it is conditional).
+    let jobsRunning = false;
+    const jobs = setInterval(() => {
+      if (jobsRunning) return;
+      jobsRunning = true;
+      Promise.all([domain.charges.expireDue(), domain.jobs.settle()])
+        .catch((err: unknown) => logger.error({ err }, "background jobs failed"))
+        .finally(() => {
+          jobsRunning = false;
+        });
+    }, config.JOBS_INTERVAL_SECONDS * 1000);
+    jobs.unref();
+
     return {
       url,
       server,
@@ -92,6 +121,7 @@ export async function startServer(options: { config: Config; logger?: Logger; no
       bootstrapSecret,
       async close() {
         clearInterval(sweep);
+        clearInterval(jobs);
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
         await store.close();

@@ -15,6 +15,7 @@ export type ErrorCode =
   | "method_not_allowed"
   | "invalid_card"
   | "insufficient_balance"
+  | "merchant_inactive"
   | "card_declined"
   | "rate_limited"
   | "internal_error";

@@ -1,4 +1,5 @@
 import type { BaseDoc, CollectionSpecs, Store, StoreOps } from "../store/port.ts";
+import type { FailureCode, NextAction } from "./processor.ts";
 
 // The persisted shape of every object, one collection each. API objects are serialized from these
 // (server/src/http/serialize.ts); secrets and card data never leave through the API except by the
@@ -86,6 +87,80 @@ export interface RequestLogDoc extends BaseDoc {
   key_prefix: string | null;
 }
 
+export type ChargeStatus =
+  | "pending"
+  | "authorized"
+  | "captured"
+  | "partially_refunded"
+  | "refunded"
+  | "declined"
+  | "blocked"
+  | "voided"
+  | "expired";
+
+export interface ChargeDoc extends BaseDoc {
+  merchant_id: string;
+  amount: number;
+  currency: string;
+  status: ChargeStatus;
+  amount_captured: number;
+  amount_refunded: number;
+  payment_method: {
+    type: "card" | "pix" | "boleto" | "oxxo" | "spei" | "sepa_debit";
+    token?: string;
+    brand?: string;
+    last4?: string;
+    fingerprint?: string;
+  };
+  next_action: NextAction | null;
+  /** next_action.expires_at, top-level so the expiry job can query it. */
+  expires_at: string | null;
+  failure_code: FailureCode | null;
+  failure_message: string | null;
+  description: string | null;
+  metadata: Record<string, string>;
+  customer: { email?: string; ip?: string; country?: string } | null;
+  /** The acquirer's reference for the authorization (never shown). */
+  processor_ref: string | null;
+  updated_at: string;
+}
+
+export interface RefundDoc extends BaseDoc {
+  charge_id: string;
+  merchant_id: string;
+  amount: number;
+  currency: string;
+  status: "succeeded";
+  reason: "requested_by_customer" | "duplicate" | "fraudulent" | null;
+  metadata: Record<string, string>;
+}
+
+/**
+ * One immutable money movement (DESIGN §8). `amount` is signed: credits positive, debits negative.
+ * A merchant's balance in a bucket always equals the sum of its entries there.
+ */
+export interface LedgerEntryDoc extends BaseDoc {
+  merchant_id: string;
+  currency: string;
+  bucket: "available" | "pending";
+  amount: number;
+  type: "capture" | "refund" | "settlement";
+  /** The charge, refund or settled entry that caused it. */
+  source_id: string;
+  /** For pending capture credits: when they become available, and whether that has happened. */
+  available_on: string | null;
+  settled: boolean | null;
+}
+
+/** A merchant's balance in one currency; id `<merchant id>:<currency>`. Never negative. */
+export interface BalanceDoc extends BaseDoc {
+  merchant_id: string;
+  currency: string;
+  available: number;
+  pending: number;
+  updated_at: string;
+}
+
 /** One-off facts about the installation (e.g. "the bootstrap sandbox key was created"). */
 export interface SettingDoc extends BaseDoc {
   value: string;
@@ -100,6 +175,10 @@ export type Docs = {
   audit_log: AuditDoc;
   request_log: RequestLogDoc;
   settings: SettingDoc;
+  charges: ChargeDoc;
+  refunds: RefundDoc;
+  ledger_entries: LedgerEntryDoc;
+  balances: BalanceDoc;
 };
 
 export type AppStore = Store<Docs>;
@@ -120,4 +199,16 @@ export const COLLECTIONS: CollectionSpecs<Docs> = {
   audit_log: { indexes: [{ fields: ["object_id"] }] },
   request_log: { indexes: [{ fields: ["livemode"] }] },
   settings: { indexes: [] },
+  charges: {
+    indexes: [
+      { fields: ["livemode", "merchant_id"] },
+      { fields: ["livemode", "status"] },
+      { fields: ["status", "expires_at"] },
+    ],
+  },
+  refunds: { indexes: [{ fields: ["charge_id"] }] },
+  ledger_entries: {
+    indexes: [{ fields: ["merchant_id", "currency"] }, { fields: ["bucket", "settled", "available_on"] }],
+  },
+  balances: { indexes: [{ fields: ["merchant_id"] }] },
 };

@@ -41,7 +41,7 @@ function page(query: { limit?: number; starting_after?: string; ending_before?: 
 }
 
 export function createHandlers(domain: Domain): Handlers {
-  const { merchants, tokens, serviceKeys, events } = domain;
+  const { merchants, tokens, serviceKeys, events, charges } = domain;
   return {
     // Merchants (scope `merchants`)
     createMerchant: async ({ caller, body }) => ({
@@ -60,6 +60,11 @@ export function createHandlers(domain: Domain): Handlers {
       status: 200,
       body: serialize.merchant(await merchants.update(caller, path.id, body)),
     }),
+
+    getMerchantBalance: async ({ caller, path }) => {
+      const { merchant, rows } = await domain.balances.get(caller, path.id);
+      return { status: 200, body: serialize.balance(merchant.id, merchant.livemode, rows) };
+    },
 
     // Tokens (create: `tokenization`; the rest: `vault`)
     createToken: async ({ caller, body }) => ({
@@ -106,6 +111,47 @@ export function createHandlers(domain: Domain): Handlers {
     revokeServiceKey: async ({ caller, path }) => ({
       status: 200,
       body: serialize.serviceKey(await serviceKeys.revoke(caller, path.id)),
+    }),
+
+    // Charges and refunds (scope `charges`)
+    createCharge: async ({ caller, body }) => ({
+      status: 201,
+      body: serialize.charge(await charges.create(caller, body)),
+    }),
+    getCharge: async ({ caller, path }) => ({
+      status: 200,
+      body: serialize.charge(await charges.get(caller, path.id)),
+    }),
+    listCharges: async ({ caller, query }) => ({
+      status: 200,
+      body: serialize.list(
+        await charges.list(caller, { merchant_id: query.merchant_id, status: query.status }, page(query)),
+        serialize.charge,
+      ),
+    }),
+    captureCharge: async ({ caller, path, body }) => ({
+      status: 200,
+      body: serialize.charge(await charges.capture(caller, path.id, body.amount)),
+    }),
+    voidCharge: async ({ caller, path }) => ({
+      status: 200,
+      body: serialize.charge(await charges.void(caller, path.id)),
+    }),
+    createRefund: async ({ caller, path, body }) => ({
+      status: 201,
+      body: serialize.refund(await charges.refund(caller, path.id, body)),
+    }),
+    listRefunds: async ({ caller, path, query }) => ({
+      status: 200,
+      body: serialize.list(await charges.listRefunds(caller, path.id, page(query)), serialize.refund),
+    }),
+    sandboxCompleteCharge: async ({ caller, path }) => ({
+      status: 200,
+      body: serialize.charge(await charges.complete(caller, path.id)),
+    }),
+    sandboxExpireCharge: async ({ caller, path }) => ({
+      status: 200,
+      body: serialize.charge(await charges.expire(caller, path.id)),
     }),
 
     // Events (scope `webhooks`)

@@ -1,5 +1,13 @@
 import type { components } from "@payments/contract/types";
-import type { EventDoc, MerchantDoc, ServiceKeyDoc, TokenDoc } from "../domain/records.ts";
+import type {
+  BalanceDoc,
+  ChargeDoc,
+  EventDoc,
+  MerchantDoc,
+  RefundDoc,
+  ServiceKeyDoc,
+  TokenDoc,
+} from "../domain/records.ts";
 import type { PageResult } from "../store/port.ts";
 
 // Stored records → API objects. Each function names exactly the fields the contract shows, so a new
@@ -50,6 +58,49 @@ export const serviceKey = (k: ServiceKeyDoc): Schemas["ServiceKey"] => ({
 /** Events are flat (DESIGN §11): envelope first, then the type's own fields. */
 export const event = (e: EventDoc): Schemas["Event"] =>
   ({ id: e.id, type: e.type, created_at: e.created_at, livemode: e.livemode, ...e.payload }) as Schemas["Event"];
+
+export const charge = (c: ChargeDoc): Schemas["Charge"] => ({
+  id: c.id,
+  object: "charge",
+  merchant_id: c.merchant_id,
+  amount: c.amount,
+  currency: c.currency,
+  status: c.status,
+  amount_captured: c.amount_captured,
+  amount_refunded: c.amount_refunded,
+  payment_method: c.payment_method as Schemas["ChargePaymentMethod"],
+  next_action: c.next_action,
+  failure_code: c.failure_code,
+  failure_message: c.failure_message,
+  description: c.description,
+  metadata: c.metadata,
+  customer: c.customer,
+  livemode: c.livemode,
+  created_at: c.created_at,
+  updated_at: c.updated_at,
+});
+
+export const refund = (r: RefundDoc): Schemas["Refund"] => ({
+  id: r.id,
+  object: "refund",
+  charge_id: r.charge_id,
+  amount: r.amount,
+  currency: r.currency,
+  status: r.status,
+  reason: r.reason,
+  metadata: r.metadata,
+  livemode: r.livemode,
+  created_at: r.created_at,
+});
+
+export const balance = (merchantId: string, livemode: boolean, rows: BalanceDoc[]): Schemas["Balance"] => ({
+  object: "balance",
+  merchant_id: merchantId,
+  livemode,
+  balances: rows
+    .map((b) => ({ currency: b.currency, available: b.available, pending: b.pending }))
+    .sort((a, b) => a.currency.localeCompare(b.currency)),
+});
 
 export function list<D, T>(
   page: PageResult<D>,

@@ -1,0 +1,129 @@
+import { DuplicateKeyError, type Where } from "../store/port.ts";
+import type { Now } from "./context.ts";
+import { DomainError } from "./errors.ts";
+import { newId } from "./ids.ts";
+import type { AppStore, AppTx, BalanceDoc, LedgerEntryDoc } from "./records.ts";
+
+// DESIGN §8: every money movement is an immutable ledger entry, written in the same transaction as
+// the balance change and the state change that caused it. Balance updates are conditional, so no
+// bucket ever goes below zero, whatever runs concurrently.
+
+export const balanceId = (merchantId: string, currency: string) => `${merchantId}:${currency}`;
+
+/**
+ * Creates the merchant's balance in `currency` if it does not exist yet. Done outside the money
+ * transaction: a duplicate-key failure inside a MongoDB transaction would abort it, while here the
+ * loser of a race simply finds the winner's document.
+ */
+export async function ensureBalance(
+  store: AppStore,
+  livemode: boolean,
+  merchantId: string,
+  currency: string,
+  now: Now,
+) {
+  const id = balanceId(merchantId, currency);
+  if (await store.get("balances", id)) return;
+  const at = now().toISOString();
+  try {
+    await store.insert("balances", {
+      id,
+      livemode,
+      created_at: at,
+      updated_at: at,
+      merchant_id: merchantId,
+      currency,
+      available: 0,
+      pending: 0,
+    });
+  } catch (err) {
+    if (!(err instanceof DuplicateKeyError)) throw err;
+  }
+}
+
+export interface Movement {
+  livemode: boolean;
+  merchantId: string;
+  currency: string;
+  bucket: "available" | "pending";
+  /** Signed minor units: credits positive, debits negative. */
+  amount: number;
+  type: LedgerEntryDoc["type"];
+  sourceId: string;
+  availableOn?: string | null;
+}
+
+/**
+ * Posts one movement inside `tx`: the entry and the balance change together. A debit larger than the
+ * bucket throws `insufficient_balance`, which rolls the whole transaction back.
+ */
+export async function post(tx: AppTx, now: Now, movement: Movement): Promise<LedgerEntryDoc> {
+  const at = now().toISOString();
+  const id = balanceId(movement.merchantId, movement.currency);
+  // A debit is conditional on the bucket covering it: the check and the decrement are one atomic update.
+  const expect: Where<BalanceDoc> = movement.amount < 0 ? { [movement.bucket]: { $gte: -movement.amount } } : {};
+  const updated = await tx.update(
+    "balances",
+    id,
+    { inc: { [movement.bucket]: movement.amount }, set: { updated_at: at } },
+    expect,
+  );
+  if (!updated) {
+    if (!(await tx.get("balances", id))) throw new Error(`balance ${id} missing: ensureBalance must run first`);
+    throw new DomainError(
+      "insufficient_balance",
+      `The merchant's ${movement.bucket} ${movement.currency} balance does not cover ${-movement.amount}.`,
+      { param: "amount" },
+    );
+  }
+  const entry: LedgerEntryDoc = {
+    id: newId("le"),
+    livemode: movement.livemode,
+    created_at: at,
+    merchant_id: movement.merchantId,
+    currency: movement.currency,
+    bucket: movement.bucket,
+    amount: movement.amount,
+    type: movement.type,
+    source_id: movement.sourceId,
+    available_on: movement.availableOn ?? null,
+    settled: movement.bucket === "pending" && movement.amount > 0 ? false : null,
+  };
+  await tx.insert("ledger_entries", entry);
+  return entry;
+}
+
+/** Moves every pending credit whose time has come to `available` (the settlement job). Returns how many. */
+export async function settleDue(store: AppStore, now: Now, limit = 500): Promise<number> {
+  const due = await store.findAll(
+    "ledger_entries",
+    { bucket: "pending", settled: false, available_on: { $lte: now().toISOString() } },
+    limit,
+  );
+  let settled = 0;
+  for (const credit of due) {
+    const done = await store.transaction(async (tx) => {
+      // Conditional: two instances running the job settle each credit once.
+      const claimed = await tx.update("ledger_entries", credit.id, { set: { settled: true } }, { settled: false });
+      if (!claimed) return false;
+      const base = { livemode: credit.livemode, merchantId: credit.merchant_id, currency: credit.currency };
+      await post(tx, now, {
+        ...base,
+        bucket: "pending",
+        amount: -credit.amount,
+        type: "settlement",
+        sourceId: credit.id,
+      });
+      await post(tx, now, {
+        ...base,
+        bucket: "available",
+        amount: credit.amount,
+        type: "settlement",
+        sourceId: credit.id,
+      });
+      return true;
+    });
+    if (done) settled++;
+  }
+  return settled;
+}
