@@ -2,6 +2,7 @@
 import { parseArgs } from "node:util";
 import { ConfigError, loadConfig } from "./config.ts";
 import { ALL_SCOPES } from "./domain/service-keys.ts";
+import { iso } from "./domain/time.ts";
 import { domainFor, openStore } from "./server.ts";
 
 // Administration from the operator's shell, against the same store the server uses (same
@@ -61,11 +62,7 @@ async function main(argv: string[]): Promise<number> {
     if (command === "list-keys") {
       const page = await store.list("service_keys", { livemode: values.live }, { limit: 100 });
       for (const k of page.data) {
-        const state = k.revoked_at
-          ? "revoked"
-          : k.expires_at && k.expires_at < new Date().toISOString()
-            ? "expired"
-            : "active";
+        const state = k.revoked_at ? "revoked" : k.expires_at && k.expires_at < iso(new Date()) ? "expired" : "active";
         console.log(`${k.id}  ${k.prefix}…  ${state.padEnd(7)}  ${k.scopes.join(",").padEnd(24)}  ${k.name}`);
       }
       return 0;

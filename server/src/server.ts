@@ -8,6 +8,7 @@ import type { Now } from "./domain/context.ts";
 import { createDomain, type Domain } from "./domain/index.ts";
 import { parseCurrencyList } from "./domain/money.ts";
 import { type AppStore, COLLECTIONS, type Docs } from "./domain/records.ts";
+import { iso } from "./domain/time.ts";
 import type { VaultKeys } from "./domain/vault/crypto.ts";
 import { loadOrCreateDevVaultKeys, parseVaultKeys } from "./domain/vault/keys.ts";
 import { createApp } from "./http/app.ts";
@@ -94,7 +95,7 @@ export async function startServer(options: { config: Config; logger?: Logger; no
 
     const sweep = setInterval(() => {
       store
-        .deleteMany("idempotency", { expires_at: { $lt: now().toISOString() } })
+        .deleteMany("idempotency", { expires_at: { $lt: iso(now()) } })
         .catch((err: unknown) => logger.warn({ err }, "idempotency sweep failed"));
     }, HOUSEKEEPING_INTERVAL_MS);
     sweep.unref();

@@ -20,6 +20,36 @@ export async function createToken(client: PaymentsClient, card = VISA) {
   return unwrap(await client.POST("/v1/tokens", { body: cardBody(card) }));
 }
 
+/** A valid card-charge body: a fresh merchant and token in the client's environment. */
+export async function cardChargeBody(client: PaymentsClient, amount = 10_000, currency = "USD") {
+  const merchant = await createMerchant(client);
+  const token = await createToken(client);
+  return {
+    merchant_id: merchant.id,
+    amount,
+    currency,
+    payment_method: { type: "card" as const, token: token.id },
+  };
+}
+
+export async function createCharge(
+  client: PaymentsClient,
+  options: { amount?: number; currency?: string; capture?: boolean; card?: string } = {},
+) {
+  const body = await cardChargeBody(client, options.amount, options.currency);
+  if (options.card) body.payment_method.token = (await createToken(client, options.card)).id;
+  return unwrap(await client.POST("/v1/charges", { body: { ...body, capture: options.capture ?? true } }));
+}
+
+export async function createPixCharge(client: PaymentsClient, amount = 15_000) {
+  const merchant = await createMerchant(client);
+  return unwrap(
+    await client.POST("/v1/charges", {
+      body: { merchant_id: merchant.id, amount, currency: "BRL", payment_method: { type: "pix" } },
+    }),
+  );
+}
+
 /** Events have no create operation (charges make them); tests put one in the store directly. */
 export async function insertEvent(server: TestServer, livemode = false) {
   const event = {

@@ -2,7 +2,16 @@ import type { PaymentsClient } from "@payments/client";
 import { OPERATIONS } from "@payments/contract/operations";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../support/server.ts";
-import { cardBody, clientFor, createMerchant, createToken, insertEvent } from "./fixtures.ts";
+import {
+  cardBody,
+  cardChargeBody,
+  clientFor,
+  createCharge,
+  createMerchant,
+  createPixCharge,
+  createToken,
+  insertEvent,
+} from "./fixtures.ts";
 
 // The security matrix, generated from the contract (issue #3): for every operation in the document,
 // a key with the scope it declares succeeds, a key with any other scope gets 403, no key gets 401,
@@ -36,6 +45,16 @@ const RECIPES: Record<(typeof OPERATIONS)[number]["operationId"], Recipe> = {
   getServiceKey: async ({ server, live }) => ({ path: { id: await keyId(server, live) } }),
   rotateServiceKey: async ({ server, live }) => ({ path: { id: await keyId(server, live) }, body: {} }),
   revokeServiceKey: async ({ server, live }) => ({ path: { id: await keyId(server, live) } }),
+  getMerchantBalance: async ({ client }) => ({ path: { id: (await createMerchant(client)).id } }),
+  createCharge: async ({ client }) => ({ path: {}, body: await cardChargeBody(client) }),
+  getCharge: async ({ client }) => ({ path: { id: (await createCharge(client)).id } }),
+  listCharges: async () => ({ path: {} }),
+  captureCharge: async ({ client }) => ({ path: { id: (await createCharge(client, { capture: false })).id }, body: {} }),
+  voidCharge: async ({ client }) => ({ path: { id: (await createCharge(client, { capture: false })).id } }),
+  createRefund: async ({ client }) => ({ path: { id: (await createCharge(client)).id }, body: { amount: 100 } }),
+  listRefunds: async ({ client }) => ({ path: { id: (await createCharge(client)).id } }),
+  sandboxCompleteCharge: async ({ client }) => ({ path: { id: (await createPixCharge(client)).id } }),
+  sandboxExpireCharge: async ({ client }) => ({ path: { id: (await createPixCharge(client)).id } }),
   listEvents: async () => ({ path: {} }),
   getEvent: async ({ server, live }) => ({ path: { id: (await insertEvent(server, live)).id } }),
 };

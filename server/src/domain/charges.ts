@@ -9,6 +9,7 @@ import type { Merchants } from "./merchants.ts";
 import { assertMoney, type MoneyRules } from "./money.ts";
 import { LOCAL_METHODS, type LocalMethod, type Processor } from "./processor.ts";
 import type { AppStore, AppTx, ChargeDoc, ChargeStatus, RefundDoc } from "./records.ts";
+import { createdAt, iso } from "./time.ts";
 import type { Tokens } from "./tokens.ts";
 
 // Charges, refunds and their money movements (DESIGN §7, §8; spec/resources/charges.tsp).
@@ -121,7 +122,7 @@ export function createCharges(deps: ChargesDeps) {
     if (delay === 0) {
       await post(tx, now, { ...base, bucket: "available", amount, type: "capture", sourceId: charge.id });
     } else {
-      const availableOn = new Date(now().getTime() + delay * 1000).toISOString();
+      const availableOn = iso(new Date(now().getTime() + delay * 1000));
       await post(tx, now, { ...base, bucket: "pending", amount, type: "capture", sourceId: charge.id, availableOn });
     }
   }
@@ -138,7 +139,7 @@ export function createCharges(deps: ChargesDeps) {
     const updated = await tx.update(
       "charges",
       charge.id,
-      { set: { ...set, status: to, updated_at: now().toISOString() } },
+      { set: { ...set, status: to, updated_at: iso(now()) } },
       { status: charge.status },
     );
     if (!updated) {
@@ -183,8 +184,8 @@ export function createCharges(deps: ChargesDeps) {
       const charge: ChargeDoc = {
         id,
         livemode: caller.livemode,
-        created_at: at.toISOString(),
-        updated_at: at.toISOString(),
+        created_at: createdAt(at),
+        updated_at: iso(at),
         merchant_id: merchant.id,
         amount: input.amount,
         currency: input.currency,
@@ -357,7 +358,7 @@ export function createCharges(deps: ChargesDeps) {
           { param: "amount" },
         );
       }
-      const at = now().toISOString();
+      const at = createdAt(now());
       const refund: RefundDoc = {
         id: newId("re"),
         livemode: charge.livemode,
@@ -453,11 +454,7 @@ export function createCharges(deps: ChargesDeps) {
 
     /** The expiry job: every pending charge past its `expires_at`. Returns how many expired. */
     async expireDue(limit = 500): Promise<number> {
-      const due = await store.findAll(
-        "charges",
-        { status: "pending", expires_at: { $lte: now().toISOString() } },
-        limit,
-      );
+      const due = await store.findAll("charges", { status: "pending", expires_at: { $lte: iso(now()) } }, limit);
       let expired = 0;
       for (const charge of due) {
         try {

@@ -3,6 +3,7 @@ import type { Caller, Now } from "./context.ts";
 import { notFound } from "./errors.ts";
 import { newId } from "./ids.ts";
 import type { AppStore, AppTx, EventDoc } from "./records.ts";
+import { createdAt } from "./time.ts";
 
 // DESIGN §11: an event is written through the same transaction handle as the change that causes it,
 // so the outbox the webhook dispatcher reads can never miss or invent a change.
@@ -14,7 +15,7 @@ export function recordEvent(
   type: string,
   payload: Record<string, unknown>,
 ): Promise<EventDoc> {
-  const event: EventDoc = { id: newId("evt"), livemode, created_at: now().toISOString(), type, payload };
+  const event: EventDoc = { id: newId("evt"), livemode, created_at: createdAt(now()), type, payload };
   return tx.insert("events", event).then(() => event);
 }
 

@@ -3,6 +3,7 @@ import type { Now } from "./context.ts";
 import { DomainError } from "./errors.ts";
 import { newId } from "./ids.ts";
 import type { AppStore, AppTx, BalanceDoc, LedgerEntryDoc } from "./records.ts";
+import { createdAt, iso } from "./time.ts";
 
 // DESIGN §8: every money movement is an immutable ledger entry, written in the same transaction as
 // the balance change and the state change that caused it. Balance updates are conditional, so no
@@ -24,7 +25,7 @@ export async function ensureBalance(
 ) {
   const id = balanceId(merchantId, currency);
   if (await store.get("balances", id)) return;
-  const at = now().toISOString();
+  const at = createdAt(now());
   try {
     await store.insert("balances", {
       id,
@@ -58,7 +59,7 @@ export interface Movement {
  * bucket throws `insufficient_balance`, which rolls the whole transaction back.
  */
 export async function post(tx: AppTx, now: Now, movement: Movement): Promise<LedgerEntryDoc> {
-  const at = now().toISOString();
+  const at = createdAt(now());
   const id = balanceId(movement.merchantId, movement.currency);
   // A debit is conditional on the bucket covering it: the check and the decrement are one atomic update.
   const expect: Where<BalanceDoc> = movement.amount < 0 ? { [movement.bucket]: { $gte: -movement.amount } } : {};
@@ -97,7 +98,7 @@ export async function post(tx: AppTx, now: Now, movement: Movement): Promise<Led
 export async function settleDue(store: AppStore, now: Now, limit = 500): Promise<number> {
   const due = await store.findAll(
     "ledger_entries",
-    { bucket: "pending", settled: false, available_on: { $lte: now().toISOString() } },
+    { bucket: "pending", settled: false, available_on: { $lte: iso(now()) } },
     limit,
   );
   let settled = 0;

@@ -3,6 +3,7 @@ import type { Caller, Now } from "./context.ts";
 import { DomainError, invalid, notFound } from "./errors.ts";
 import { newId } from "./ids.ts";
 import type { AppStore, MerchantDoc } from "./records.ts";
+import { createdAt, iso } from "./time.ts";
 
 export type MerchantStatus = MerchantDoc["status"];
 
@@ -45,7 +46,7 @@ export function createMerchants(store: AppStore, now: Now) {
     async create(caller: Caller, input: MerchantCreate): Promise<MerchantDoc> {
       // Seed §4: status "can be set or is returned as active". Creating an already closed merchant makes no sense.
       if (input.status === "closed") throw invalid("status", "a merchant cannot be created closed");
-      const at = now().toISOString();
+      const at = createdAt(now());
       const merchant: MerchantDoc = {
         id: newId("mch"),
         livemode: caller.livemode,
@@ -75,7 +76,7 @@ export function createMerchants(store: AppStore, now: Now) {
           { param: "status" },
         );
       }
-      const set: Partial<MerchantDoc> = { updated_at: now().toISOString() };
+      const set: Partial<MerchantDoc> = { updated_at: iso(now()) };
       if (changes.name !== undefined) set.name = changes.name;
       if (changes.status !== undefined) set.status = changes.status;
       if (changes.metadata !== undefined) set.metadata = changes.metadata;

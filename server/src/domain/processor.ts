@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { randomBase62 } from "./ids.ts";
+import { iso } from "./time.ts";
 
 // The Processor port stands for the acquirer (DESIGN §7). The shipped adapter is a deterministic
 // simulator, used in the sandbox and — until a real acquirer adapter exists — in production too.
@@ -99,7 +100,7 @@ export function createSimulatorProcessor(): Processor {
       const action: NextAction = {
         type: rule.nextAction,
         reference: `${rule.referencePrefix}-${digest}`,
-        expires_at: new Date(request.now.getTime() + rule.ttlSeconds * 1000).toISOString(),
+        expires_at: iso(new Date(request.now.getTime() + rule.ttlSeconds * 1000)),
       };
       if (request.method === "pix") {
         // A static BR Code-like payload (EMV merchant-presented QR); the simulator does not compute a real CRC.

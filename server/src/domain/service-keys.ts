@@ -4,6 +4,7 @@ import type { Caller, Now } from "./context.ts";
 import { DomainError, invalid, notFound } from "./errors.ts";
 import { newId, randomBase62 } from "./ids.ts";
 import type { AppStore, ServiceKeyDoc } from "./records.ts";
+import { createdAt, iso } from "./time.ts";
 
 // DESIGN §5. Secrets are `key_test_` / `key_live_` + 32 base62 characters, stored only as SHA-256
 // digests and looked up by digest, so the comparison is on fixed-length values and a leaked
@@ -52,7 +53,7 @@ export function createServiceKeys(store: AppStore, now: Now) {
     const key: ServiceKeyDoc = {
       id: newId("kid"),
       livemode,
-      created_at: at.toISOString(),
+      created_at: createdAt(at),
       name: input.name,
       prefix: prefixOf(secret),
       scopes,
@@ -60,7 +61,7 @@ export function createServiceKeys(store: AppStore, now: Now) {
       previous_secret_hash: null,
       previous_expires_at: null,
       last_used_at: null,
-      expires_at: input.expires_at ? new Date(input.expires_at).toISOString() : null,
+      expires_at: input.expires_at ? iso(new Date(input.expires_at)) : null,
       revoked_at: null,
     };
     await store.insert("service_keys", key);
@@ -101,7 +102,7 @@ export function createServiceKeys(store: AppStore, now: Now) {
     async touch(key: ServiceKeyDoc): Promise<void> {
       const at = now();
       if (key.last_used_at && at.getTime() - Date.parse(key.last_used_at) < LAST_USED_RESOLUTION_MS) return;
-      await store.update("service_keys", key.id, { set: { last_used_at: at.toISOString() } });
+      await store.update("service_keys", key.id, { set: { last_used_at: iso(at) } });
     },
 
     create: (caller: Caller, input: CreateKeyInput) => issue(caller.livemode, input),
@@ -132,7 +133,7 @@ export function createServiceKeys(store: AppStore, now: Now) {
             prefix: prefixOf(secret),
             previous_secret_hash: gracePeriodSeconds > 0 ? key.secret_hash : null,
             previous_expires_at:
-              gracePeriodSeconds > 0 ? new Date(at.getTime() + gracePeriodSeconds * 1000).toISOString() : null,
+              gracePeriodSeconds > 0 ? iso(new Date(at.getTime() + gracePeriodSeconds * 1000)) : null,
           },
         },
         { secret_hash: key.secret_hash, revoked_at: null },
@@ -147,7 +148,7 @@ export function createServiceKeys(store: AppStore, now: Now) {
       const updated = await store.update(
         "service_keys",
         id,
-        { set: { revoked_at: now().toISOString(), previous_secret_hash: null, previous_expires_at: null } },
+        { set: { revoked_at: iso(now()), previous_secret_hash: null, previous_expires_at: null } },
         { revoked_at: null },
       );
       return updated ?? load(caller.livemode, id);

@@ -2,6 +2,7 @@ import type { Caller, Now } from "./context.ts";
 import { notFound } from "./errors.ts";
 import { newId } from "./ids.ts";
 import type { AppStore, TokenDoc } from "./records.ts";
+import { createdAt, iso } from "./time.ts";
 import { validateCard } from "./vault/card.ts";
 import { fingerprintPan, openPan, sealPan, type VaultKeys } from "./vault/crypto.ts";
 
@@ -37,7 +38,7 @@ export function createTokens(store: AppStore, keys: VaultKeys, now: Now) {
       const token: TokenDoc = {
         id,
         livemode: caller.livemode,
-        created_at: at.toISOString(),
+        created_at: createdAt(at),
         holder: input.holder,
         brand: card.brand,
         first4: card.first4,
@@ -67,7 +68,7 @@ export function createTokens(store: AppStore, keys: VaultKeys, now: Now) {
       const deleted = await store.update(
         "tokens",
         id,
-        { set: { sealed: null, deleted_at: now().toISOString() } },
+        { set: { sealed: null, deleted_at: iso(now()) } },
         { deleted_at: null },
       );
       if (!deleted) throw notFound("token", id);
@@ -76,7 +77,7 @@ export function createTokens(store: AppStore, keys: VaultKeys, now: Now) {
 
     /** Returns the card number and writes the audit record first, in one transaction: no reveal goes unaudited. */
     async reveal(caller: Caller, id: string): Promise<Revealed> {
-      const revealedAt = now().toISOString();
+      const revealedAt = iso(now());
       const token = await store.transaction(async (tx) => {
         const t = await tx.get("tokens", id);
         if (!t || t.livemode !== caller.livemode || t.deleted_at || !t.sealed) throw notFound("token", id);

@@ -4,6 +4,7 @@ import type { Logger } from "pino";
 import type { Caller, Now } from "../domain/context.ts";
 import { DomainError } from "../domain/errors.ts";
 import type { AppStore, IdempotencyDoc } from "../domain/records.ts";
+import { iso } from "../domain/time.ts";
 import { DuplicateKeyError } from "../store/port.ts";
 
 // DESIGN §4, Idempotency-Key on every POST. The record lives in the store, so it holds across
@@ -45,14 +46,14 @@ export function idempotency(options: IdempotencyOptions, config: { storeResponse
       const record: IdempotencyDoc = {
         id,
         livemode: caller.livemode,
-        created_at: at.toISOString(),
+        created_at: iso(at),
         request_hash: hash,
         state: "in_flight",
-        locked_until: new Date(at.getTime() + IN_FLIGHT_LOCK_MS).toISOString(),
+        locked_until: iso(new Date(at.getTime() + IN_FLIGHT_LOCK_MS)),
         status: null,
         headers: null,
         body: null,
-        expires_at: new Date(at.getTime() + ttlSeconds * 1000).toISOString(),
+        expires_at: iso(new Date(at.getTime() + ttlSeconds * 1000)),
       };
       try {
         await store.insert("idempotency", record);
@@ -62,7 +63,7 @@ export function idempotency(options: IdempotencyOptions, config: { storeResponse
       }
       const existing = await store.get("idempotency", id);
       if (!existing) continue; // expired and swept meanwhile: try to claim again
-      if (existing.expires_at <= at.toISOString()) {
+      if (existing.expires_at <= iso(at)) {
         await store.delete("idempotency", id, { expires_at: existing.expires_at });
         continue;
       }
@@ -77,7 +78,7 @@ export function idempotency(options: IdempotencyOptions, config: { storeResponse
         replay(res, existing);
         return null;
       }
-      if (existing.locked_until > at.toISOString()) {
+      if (existing.locked_until > iso(at)) {
         throw new DomainError(
           "idempotency_request_in_progress",
           "A request with this Idempotency-Key is still being processed; retry shortly.",
