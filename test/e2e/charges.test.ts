@@ -27,7 +27,12 @@ describe("card charges", () => {
   it("charges and captures at once (201), credits the balance, and records authorized + captured", async () => {
     const body = await cardChargeBody(client, 2500);
     const { data, response } = await client.POST("/v1/charges", {
-      body: { ...body, description: "Order 1", metadata: { order: "1" }, customer: { email: "a@example.com", country: "GB" } },
+      body: {
+        ...body,
+        description: "Order 1",
+        metadata: { order: "1" },
+        customer: { email: "a@example.com", country: "GB" },
+      },
     });
     expect(response.status).toBe(201);
     expect(data?.id).toMatch(/^tx_[0-9A-Za-z]{24}$/);
@@ -136,7 +141,10 @@ describe("card charges", () => {
 
   it("refuses charges for merchants that are not active, and unknown merchants or tokens", async () => {
     const body = await cardChargeBody(client);
-    await client.PATCH("/v1/merchants/{id}", { params: { path: { id: body.merchant_id } }, body: { status: "suspended" } });
+    await client.PATCH("/v1/merchants/{id}", {
+      params: { path: { id: body.merchant_id } },
+      body: { status: "suspended" },
+    });
     const suspended = await client.POST("/v1/charges", { body });
     expect(suspended.response.status).toBe(409);
     expect(suspended.error).toMatchObject({ code: "merchant_inactive", param: "merchant_id" });
@@ -148,7 +156,11 @@ describe("card charges", () => {
     expect(unknownMerchant.error?.param).toBe("merchant_id");
     const active = await createMerchant(client);
     const unknownToken = await client.POST("/v1/charges", {
-      body: { ...body, merchant_id: active.id, payment_method: { type: "card", token: "tok_000000000000000000000000" } },
+      body: {
+        ...body,
+        merchant_id: active.id,
+        payment_method: { type: "card", token: "tok_000000000000000000000000" },
+      },
     });
     expect(unknownToken.response.status).toBe(404);
     expect(unknownToken.error?.param).toBe("payment_method.token");
@@ -192,7 +204,13 @@ describe("card charges", () => {
     const token = await createToken(client);
     const make = (capture: boolean) =>
       client.POST("/v1/charges", {
-        body: { merchant_id: merchant.id, amount: 700, currency: "EUR", payment_method: { type: "card", token: token.id }, capture },
+        body: {
+          merchant_id: merchant.id,
+          amount: 700,
+          currency: "EUR",
+          payment_method: { type: "card", token: token.id },
+          capture,
+        },
       });
     const a = (await make(true)).data;
     const b = (await make(false)).data;
@@ -219,7 +237,10 @@ describe("production settlement", () => {
         (await live.GET("/v1/merchants/{id}/balance", { params: { path: { id: charge.merchant_id } } })).data?.balances;
       expect(await balance()).toEqual([{ currency: "USD", available: 0, pending: 4000 }]);
 
-      const early = await live.POST("/v1/charges/{id}/refunds", { params: { path: { id: charge.id } }, body: { amount: 100 } });
+      const early = await live.POST("/v1/charges/{id}/refunds", {
+        params: { path: { id: charge.id } },
+        body: { amount: 100 },
+      });
       expect(early.response.status).toBe(422);
       expect(early.error).toMatchObject({ code: "insufficient_balance" });
       const unchanged = await live.GET("/v1/charges/{id}", { params: { path: { id: charge.id } } });
@@ -229,7 +250,10 @@ describe("production settlement", () => {
       expect(await server.running.domain.jobs.settle()).toBe(1);
       expect(await server.running.domain.jobs.settle()).toBe(0); // each credit settles once
       expect(await balance()).toEqual([{ currency: "USD", available: 4000, pending: 0 }]);
-      const refund = await live.POST("/v1/charges/{id}/refunds", { params: { path: { id: charge.id } }, body: { amount: 100 } });
+      const refund = await live.POST("/v1/charges/{id}/refunds", {
+        params: { path: { id: charge.id } },
+        body: { amount: 100 },
+      });
       expect(refund.response.status).toBe(201);
     } finally {
       await server.close();

@@ -49,7 +49,10 @@ const RECIPES: Record<(typeof OPERATIONS)[number]["operationId"], Recipe> = {
   createCharge: async ({ client }) => ({ path: {}, body: await cardChargeBody(client) }),
   getCharge: async ({ client }) => ({ path: { id: (await createCharge(client)).id } }),
   listCharges: async () => ({ path: {} }),
-  captureCharge: async ({ client }) => ({ path: { id: (await createCharge(client, { capture: false })).id }, body: {} }),
+  captureCharge: async ({ client }) => ({
+    path: { id: (await createCharge(client, { capture: false })).id },
+    body: {},
+  }),
   voidCharge: async ({ client }) => ({ path: { id: (await createCharge(client, { capture: false })).id } }),
   createRefund: async ({ client }) => ({ path: { id: (await createCharge(client)).id }, body: { amount: 100 } }),
   listRefunds: async ({ client }) => ({ path: { id: (await createCharge(client)).id } }),

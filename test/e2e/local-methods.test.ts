@@ -1,0 +1,135 @@
+import type { PaymentsClient } from "@payments/client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestServer, type TestServer } from "../support/server.ts";
+import { clientFor, createMerchant } from "./fixtures.ts";
+
+// Issue #4 §5: local payment methods start pending with a next_action, complete through the sandbox
+// helper, or expire when unpaid; each has its currency rule.
+
+const METHODS = [
+  { type: "pix", currency: "BRL", action: "display_qr_code" },
+  { type: "boleto", currency: "BRL", action: "display_voucher" },
+  { type: "oxxo", currency: "MXN", action: "display_voucher" },
+  { type: "spei", currency: "MXN", action: "bank_transfer" },
+  { type: "sepa_debit", currency: "EUR", action: "await_debit" },
+] as const;
+
+const methodBody = (type: (typeof METHODS)[number]["type"]) =>
+  type === "sepa_debit" ? { type, iban: "DE89 3704 0044 0532 0130 00", account_holder: "Ada Lovelace" } : { type };
+
+describe("local payment methods", () => {
+  let server: TestServer;
+  let client: PaymentsClient;
+
+  beforeAll(async () => {
+    server = await startTestServer();
+    client = clientFor(server, server.sandboxKey);
+  });
+  afterAll(() => server.close());
+
+  async function start(type: (typeof METHODS)[number]["type"], currency: string, amount = 12_345) {
+    const merchant = await createMerchant(client);
+    const res = await client.POST("/v1/charges", {
+      body: { merchant_id: merchant.id, amount, currency, payment_method: methodBody(type) },
+    });
+    return { merchant, res };
+  }
+
+  const eventTypes = async (txId: string) =>
+    ((await client.GET("/v1/events", { params: { query: { limit: 100 } } })).data?.data ?? [])
+      .filter((e) => "tx_id" in e && e.tx_id === txId)
+      .map((e) => e.type);
+
+  for (const method of METHODS) {
+    describe(method.type, () => {
+      it(`starts pending with a ${method.action} next_action, and completes to captured`, async () => {
+        const { merchant, res } = await start(method.type, method.currency);
+        expect(res.response.status).toBe(201);
+        const charge = res.data;
+        expect(charge).toMatchObject({ status: "pending", amount_captured: 0, payment_method: { type: method.type } });
+        expect(charge?.next_action?.type).toBe(method.action);
+        expect(charge?.next_action?.reference).toBeTruthy();
+        expect(Date.parse(charge?.next_action?.expires_at ?? "")).toBeGreaterThan(Date.now());
+        if (method.type === "pix") expect(charge?.next_action?.qr_payload).toContain("br.gov.bcb.pix");
+        if (method.type === "sepa_debit") expect(charge?.payment_method.last4).toBe("3000");
+
+        const before = await client.GET("/v1/merchants/{id}/balance", { params: { path: { id: merchant.id } } });
+        expect(before.data?.balances).toEqual([]);
+        const paid = await client.POST("/v1/sandbox/charges/{id}/complete", {
+          params: { path: { id: charge?.id ?? "" } },
+        });
+        expect(paid.data).toMatchObject({ status: "captured", amount_captured: 12_345, next_action: null });
+        const after = await client.GET("/v1/merchants/{id}/balance", { params: { path: { id: merchant.id } } });
+        expect(after.data?.balances).toEqual([{ currency: method.currency, available: 12_345, pending: 0 }]);
+        expect(await eventTypes(charge?.id ?? "")).toEqual(["payment.captured"]);
+
+        const twice = await client.POST("/v1/sandbox/charges/{id}/complete", {
+          params: { path: { id: charge?.id ?? "" } },
+        });
+        expect(twice.response.status).toBe(409);
+        const refund = await client.POST("/v1/charges/{id}/refunds", {
+          params: { path: { id: charge?.id ?? "" } },
+          body: { amount: 345 },
+        });
+        expect(refund.response.status).toBe(201);
+      });
+
+      it("expires when unpaid (payment.expired), and then cannot be paid", async () => {
+        const { merchant, res } = await start(method.type, method.currency);
+        const id = res.data?.id ?? "";
+        const expired = await client.POST("/v1/sandbox/charges/{id}/expire", { params: { path: { id } } });
+        expect(expired.data).toMatchObject({ status: "expired", next_action: null });
+        expect(await eventTypes(id)).toEqual(["payment.expired"]);
+        const late = await client.POST("/v1/sandbox/charges/{id}/complete", { params: { path: { id } } });
+        expect(late.response.status).toBe(409);
+        expect(late.error?.code).toBe("invalid_state_transition");
+        const balance = await client.GET("/v1/merchants/{id}/balance", { params: { path: { id: merchant.id } } });
+        expect(balance.data?.balances).toEqual([]);
+      });
+
+      it("refuses another currency with a 400 naming currency", async () => {
+        const other = method.currency === "EUR" ? "USD" : "EUR";
+        const { res } = await start(method.type, other);
+        expect(res.response.status).toBe(400);
+        expect(res.error).toMatchObject({ code: "invalid_request", param: "currency" });
+        expect(res.error?.detail).toContain(method.currency);
+      });
+    });
+  }
+
+  it("cannot capture, void or refund a pending local payment", async () => {
+    const { res } = await start("pix", "BRL");
+    const path = { id: res.data?.id ?? "" };
+    for (const call of [
+      client.POST("/v1/charges/{id}/capture", { params: { path }, body: {} }),
+      client.POST("/v1/charges/{id}/void", { params: { path } }),
+      client.POST("/v1/charges/{id}/refunds", { params: { path }, body: {} }),
+    ]) {
+      expect((await call).response.status).toBe(409);
+    }
+  });
+
+  it("expires unpaid charges through the background job once their time has passed", async () => {
+    const { res } = await start("spei", "MXN");
+    const id = res.data?.id ?? "";
+    // The job expires what is due now; pretend the voucher ran out by moving its deadline into the past.
+    expect(await server.running.domain.charges.expireDue()).toBe(0);
+    await server.running.store.update("charges", id, { set: { expires_at: "2000-01-01T00:00:00.000000Z" } });
+    expect(await server.running.domain.charges.expireDue()).toBe(1);
+    const got = await client.GET("/v1/charges/{id}", { params: { path: { id } } });
+    expect(got.data?.status).toBe("expired");
+    expect(await eventTypes(id)).toEqual(["payment.expired"]);
+  });
+
+  it("has no sandbox helpers in production (404)", async () => {
+    const live = clientFor(server, await server.key(["*"], { live: true }));
+    const merchant = (await live.POST("/v1/merchants", { body: { name: "Live" } })).data;
+    const charge = await live.POST("/v1/charges", {
+      body: { merchant_id: merchant?.id ?? "", amount: 1000, currency: "BRL", payment_method: { type: "pix" } },
+    });
+    expect(charge.data?.status).toBe("pending");
+    const path = { id: charge.data?.id ?? "" };
+    expect((await live.POST("/v1/sandbox/charges/{id}/complete", { params: { path } })).response.status).toBe(404);
+    expect((await live.POST("/v1/sandbox/charges/{id}/expire", { params: { path } })).response.status).toBe(404);
+  });
+});
