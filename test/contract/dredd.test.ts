@@ -20,6 +20,7 @@ import {
   operationOf,
   registerContractHooks,
   unusedId,
+  withFixtureIds,
 } from "./hooks.ts";
 
 const HOOK_FILE = fileURLToPath(new URL("./dredd-hooks.cjs", import.meta.url));
@@ -62,8 +63,18 @@ async function api(server: TestServer, method: string, path: string, body?: unkn
   return JSON.parse(text) as { id: string };
 }
 
-/** One object per path-parameter operation; destructive operations (delete, revoke) get their own. */
-async function createFixtures(server: TestServer): Promise<Partial<Record<OperationId, string>>> {
+interface Fixtures {
+  /** The id each path-parameter operation addresses in its 2xx transaction. */
+  byOperation: Partial<Record<OperationId, string>>;
+  /** The id that replaces an example id of this prefix in a request body (see hooks.ts). */
+  byPrefix: Partial<Record<string, string>>;
+}
+
+/**
+ * One object per path-parameter operation; destructive operations (delete, revoke) and every charge
+ * transition (capture, void, complete, expire) get their own, in the state the transition starts from.
+ */
+async function createFixtures(server: TestServer): Promise<Fixtures> {
   const card = { card: "4242424242424242", holder: "Dredd Contract", exp_month: 12, exp_year: 2030 };
   const merchant = await api(server, "POST", "/v1/merchants", { name: "dredd fixture" });
   const token = await api(server, "POST", "/v1/tokens", card);
@@ -71,8 +82,8 @@ async function createFixtures(server: TestServer): Promise<Partial<Record<Operat
   const key = await api(server, "POST", "/v1/service_keys", { name: "dredd fixture", scopes: ["merchants"] });
   const keyToRevoke = await api(server, "POST", "/v1/service_keys", { name: "dredd revoke", scopes: ["vault"] });
 
-  // No API creates events yet (they come from charges and fraud evaluations), so one goes straight
-  // into the store, shaped like a `fraud.evaluated` event (seed §2) in the caller's environment.
+  // getEvent reads an event put straight into the store, shaped like a `fraud.evaluated` event
+  // (seed §2) in the caller's environment, so that it depends on no other operation recording events.
   const eventId = unusedId("evt");
   await server.running.store.insert("events", {
     id: eventId,
@@ -82,16 +93,57 @@ async function createFixtures(server: TestServer): Promise<Partial<Record<Operat
     payload: { tx_id: unusedId("tx"), score: 96, decision: "block", signals: ["highrisk_bin", "vpn_detected"] },
   });
 
+  // Charges get a merchant of their own: updateMerchant's 2xx example suspends its merchant, and a
+  // suspended merchant takes no payments. createCharge's request examples name this merchant and the
+  // token above in place of the example ids (ContractHooksContext.bodyIds).
+  const chargeMerchant = await api(server, "POST", "/v1/merchants", { name: "dredd charges" });
+  const charge = async (status: string, body: Record<string, unknown>) => {
+    const created = (await api(server, "POST", "/v1/charges", { merchant_id: chargeMerchant.id, ...body })) as {
+      id: string;
+      status?: string;
+    };
+    if (created.status !== status) throw new Error(`fixture charge ${created.id} is ${created.status}, not ${status}`);
+    return created;
+  };
+  const cardCharge = (capture: boolean) => ({
+    amount: 2500,
+    currency: "USD",
+    payment_method: { type: "card", token: token.id },
+    capture,
+  });
+  const pixCharge = { amount: 15000, currency: "BRL", payment_method: { type: "pix" } };
+  // Captured (test card 4242…, approved), credited at once to the sandbox merchant's available
+  // balance, with one refund already: createRefund's 2xx example refunds 500 more of the 2000 left.
+  const captured = await charge("captured", cardCharge(true));
+  await api(server, "POST", `/v1/charges/${captured.id}/refunds`, { amount: 500, reason: "duplicate" });
+  // capture: false leaves them authorized; captureCharge's 2xx example captures 2500, all of it.
+  const toCapture = await charge("authorized", cardCharge(false));
+  const toVoid = await charge("authorized", cardCharge(false));
+  // Local payments start pending, the only state the sandbox helpers act on.
+  const toComplete = await charge("pending", pixCharge);
+  const toExpire = await charge("pending", pixCharge);
+
   return {
-    getEvent: eventId,
-    getMerchant: merchant.id,
-    updateMerchant: merchant.id,
-    getToken: token.id,
-    revealToken: token.id,
-    deleteToken: tokenToDelete.id,
-    getServiceKey: key.id,
-    rotateServiceKey: key.id,
-    revokeServiceKey: keyToRevoke.id,
+    byOperation: {
+      getEvent: eventId,
+      getMerchant: merchant.id,
+      updateMerchant: merchant.id,
+      getMerchantBalance: chargeMerchant.id,
+      getToken: token.id,
+      revealToken: token.id,
+      deleteToken: tokenToDelete.id,
+      getServiceKey: key.id,
+      rotateServiceKey: key.id,
+      revokeServiceKey: keyToRevoke.id,
+      getCharge: captured.id,
+      createRefund: captured.id,
+      listRefunds: captured.id,
+      captureCharge: toCapture.id,
+      voidCharge: toVoid.id,
+      sandboxCompleteCharge: toComplete.id,
+      sandboxExpireCharge: toExpire.id,
+    },
+    byPrefix: { mch: chargeMerchant.id, tok: token.id },
   };
 }
 
@@ -136,9 +188,11 @@ describe("dredd against the 3.0 document", () => {
 
   beforeAll(async () => {
     server = await startTestServer();
+    const fixtures = await createFixtures(server);
     const ctx: ContractHooksContext = {
       secret: server.sandboxKey,
-      fixtures: await createFixtures(server),
+      fixtures: fixtures.byOperation,
+      bodyIds: fixtures.byPrefix,
       contract: loadContract(),
       document: loadOpenApi30(),
       skipped: [],
@@ -201,6 +255,7 @@ describe("the hooks' response check", () => {
   const ctx: ContractHooksContext = {
     secret: "key_test_unused",
     fixtures: {},
+    bodyIds: {},
     contract: loadContract(),
     document: loadOpenApi30(),
     skipped: [],
@@ -272,5 +327,83 @@ describe("the hooks' response check", () => {
 
   it("fails an undocumented content type", () => {
     expect(validate(merchantTransaction(merchant, "text/html; charset=utf-8")).fail).toMatch(/content type/);
+  });
+});
+
+describe("the hooks' request bodies", () => {
+  // createCharge's request examples name a merchant and a token that exist nowhere; the hooks must
+  // send the fixtures' ids instead, or the 2xx transaction would draw a 404.
+  const document = loadOpenApi30();
+  const examples = document.paths["/v1/charges"]?.post?.requestBody?.content?.["application/json"]?.examples ?? {};
+  const fixtureIds = { mch: unusedId("mch"), tok: unusedId("tok") };
+
+  function prepare(bodyIds: Partial<Record<string, string>>): DreddTransaction {
+    const ctx: ContractHooksContext = {
+      secret: "key_test_unused",
+      fixtures: {},
+      bodyIds,
+      contract: loadContract(),
+      document,
+      skipped: [],
+      registered: false,
+    };
+    const before: Array<(t: DreddTransaction) => void> = [];
+    const recorder = {
+      beforeEach: (hook: (t: DreddTransaction) => void) => before.push(hook),
+      beforeEachValidation: () => {},
+    } as unknown as DreddHooks;
+    registerContractHooks(recorder, ctx);
+    const transaction: DreddTransaction = {
+      name: "/v1/charges > POST > 201 > application/json",
+      id: "POST (201) /v1/charges",
+      host: "127.0.0.1",
+      port: "1",
+      protocol: "http:",
+      fullPath: "/v1/charges",
+      // What dredd sends by itself: the operation's first request example.
+      request: {
+        method: "POST",
+        uri: "/v1/charges",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify(Object.values(examples)[0]?.value),
+      },
+      expected: { statusCode: "201", headers: { "Content-Type": "application/json" } },
+      origin: {
+        filename: OPENAPI_30_PATH,
+        apiName: "Payments API",
+        resourceGroupName: "",
+        resourceName: "/v1/charges",
+        actionName: "POST",
+        exampleName: "201 > application/json",
+      },
+      skip: false,
+    };
+    expect(before).toHaveLength(1);
+    for (const hook of before) hook(transaction);
+    return transaction;
+  }
+
+  it("sends the 201 example with the fixture merchant in place of the example one", () => {
+    const t = prepare(fixtureIds);
+    expect(t.fail).toBeUndefined();
+    const body = JSON.parse(t.request.body) as { merchant_id: string; payment_method: { type: string } };
+    expect(body.merchant_id).toBe(fixtureIds.mch);
+    expect(body.payment_method.type).not.toBe("oxxo"); // not the 400 example dredd would send
+  });
+
+  it("replaces the ids nested in a body, such as a card charge's token", () => {
+    const card = examples.card_captured?.value as { payment_method: object } | undefined;
+    expect(card).toBeDefined();
+    const missing: string[] = [];
+    expect(withFixtureIds(card, fixtureIds, missing)).toEqual({
+      ...card,
+      merchant_id: fixtureIds.mch,
+      payment_method: { ...card?.payment_method, token: fixtureIds.tok },
+    });
+    expect(missing).toEqual([]);
+  });
+
+  it("fails a transaction whose body names an id of a prefix without a fixture", () => {
+    expect(prepare({ tok: fixtureIds.tok }).fail).toMatch(/no body fixture for mch_/);
   });
 });

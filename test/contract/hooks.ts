@@ -15,7 +15,10 @@
 //   for some operations is the example of an error (createMerchant's `invalid_name`). Each transaction
 //   gets the request example whose name pairs with its response's example (TypeSpec @opExample names
 //   both halves of one example); a 404 transaction, whose response example has no request half, gets
-//   the 2xx response's request example, so that only the id is wrong.
+//   the 2xx response's request example, so that only the id is wrong. Ids in a request example
+//   (createCharge's `merchant_id` and `payment_method.token`) name objects that exist nowhere; each
+//   id-shaped string in the body is replaced by the fixture of its prefix (`mch`, `tok`), and a body
+//   naming an id of a prefix without a fixture fails the transaction instead of drawing a 404.
 // - dredd sends the optional `Idempotency-Key` header with an empty value (which the contract rightly
 //   refuses); POSTs get a fresh key instead.
 // - Response checks dredd cannot do: it treats every documented response header as required (its
@@ -80,6 +83,8 @@ export interface ContractHooksContext {
   secret: string;
   /** The id each path-parameter operation addresses in its 2xx transaction. */
   fixtures: Partial<Record<OperationId, string>>;
+  /** The id that replaces every example id of this prefix (`mch`, `tok`, ...) in a request body. */
+  bodyIds: Partial<Record<string, string>>;
   /** The canonical contract, for the response checks. */
   contract: Contract;
   /** The document dredd reads. */
@@ -110,6 +115,28 @@ export function unusedId(prefix: string): string {
   let suffix = "";
   for (let i = 0; i < 24; i++) suffix += BASE62[randomInt(62)];
   return `${prefix}_${suffix}`;
+}
+
+/** An id of the DESIGN §4 shape; group 1 is its prefix. */
+const ID_SHAPE = /^([a-z]+)_[0-9A-Za-z]{24}$/;
+
+/**
+ * A copy of `value` with every id-shaped string replaced by the id `ids` holds for its prefix; the
+ * ids of a prefix without one are left as they are and pushed onto `missing`.
+ */
+export function withFixtureIds(value: unknown, ids: Partial<Record<string, string>>, missing: string[]): unknown {
+  if (typeof value === "string") {
+    const prefix = ID_SHAPE.exec(value)?.[1];
+    if (prefix === undefined) return value;
+    const id = ids[prefix];
+    if (id === undefined) missing.push(value);
+    return id ?? value;
+  }
+  if (Array.isArray(value)) return value.map((item) => withFixtureIds(item, ids, missing));
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, withFixtureIds(item, ids, missing)]));
+  }
+  return value;
 }
 
 function header(headers: Record<string, string>, name: string): string | undefined {
@@ -200,7 +227,13 @@ export function registerContractHooks(hooks: DreddHooks, ctx: ContractHooksConte
         fail(transaction, `${op.operationId} has no request example paired with its ${status} response`);
         return;
       }
-      transaction.request.body = JSON.stringify(body);
+      const missing: string[] = [];
+      const withIds = withFixtureIds(body, ctx.bodyIds, missing);
+      if (missing.length > 0) {
+        fail(transaction, `no body fixture for ${missing.join(", ")}: add its prefix in test/contract/dredd.test.ts`);
+        return;
+      }
+      transaction.request.body = JSON.stringify(withIds);
       headers["Content-Type"] = "application/json";
     }
   });

@@ -20,6 +20,7 @@ const contract = loadContract();
 
 /** Ids of the document's examples, so the calls look like what an integrator would send. */
 const ids = {
+  charge: "tx_9Lm2QwErTy7UiOp3AsDf5GhJ",
   event: "evt_5Tg7YhUj9IkOl2PzXc4VbNm6",
   merchant: "mch_4fQx9ZkT2mB7rLp1WcYd8sNa",
   serviceKey: "kid_2Bn8VcXz4LkJh6GfDs1QaWe3",
@@ -28,6 +29,33 @@ const ids = {
 
 /** One call per operation, keyed by the operationId it must reach. */
 const calls: Record<string, (client: PaymentsClient) => Promise<unknown>> = {
+  createCharge: (c) =>
+    c.POST("/v1/charges", {
+      body: {
+        merchant_id: ids.merchant,
+        amount: 2500,
+        currency: "USD",
+        payment_method: { type: "card", token: ids.token },
+        capture: false,
+        description: "Order #1042",
+        metadata: { order_id: "1042" },
+        customer: { email: "ada@example.com", ip: "203.0.113.7", country: "GB" },
+      },
+    }),
+  listCharges: (c) =>
+    c.GET("/v1/charges", { params: { query: { merchant_id: ids.merchant, status: "captured", limit: 10 } } }),
+  getCharge: (c) => c.GET("/v1/charges/{id}", { params: { path: { id: ids.charge } } }),
+  captureCharge: (c) =>
+    c.POST("/v1/charges/{id}/capture", { params: { path: { id: ids.charge } }, body: { amount: 2000 } }),
+  voidCharge: (c) => c.POST("/v1/charges/{id}/void", { params: { path: { id: ids.charge } } }),
+  createRefund: (c) =>
+    c.POST("/v1/charges/{id}/refunds", {
+      params: { path: { id: ids.charge } },
+      body: { amount: 500, reason: "requested_by_customer", metadata: { ticket: "T-7" } },
+    }),
+  listRefunds: (c) => c.GET("/v1/charges/{id}/refunds", { params: { path: { id: ids.charge }, query: { limit: 10 } } }),
+  sandboxCompleteCharge: (c) => c.POST("/v1/sandbox/charges/{id}/complete", { params: { path: { id: ids.charge } } }),
+  sandboxExpireCharge: (c) => c.POST("/v1/sandbox/charges/{id}/expire", { params: { path: { id: ids.charge } } }),
   listEvents: (c) => c.GET("/v1/events", { params: { query: { limit: 2, type: "fraud.evaluated" } } }),
   getEvent: (c) => c.GET("/v1/events/{id}", { params: { path: { id: ids.event } } }),
   createMerchant: (c) =>
@@ -36,6 +64,7 @@ const calls: Record<string, (client: PaymentsClient) => Promise<unknown>> = {
   getMerchant: (c) => c.GET("/v1/merchants/{id}", { params: { path: { id: ids.merchant } } }),
   updateMerchant: (c) =>
     c.PATCH("/v1/merchants/{id}", { params: { path: { id: ids.merchant } }, body: { status: "suspended" } }),
+  getMerchantBalance: (c) => c.GET("/v1/merchants/{id}/balance", { params: { path: { id: ids.merchant } } }),
   createServiceKey: (c) => c.POST("/v1/service_keys", { body: { name: "sandbox QA", scopes: ["tokenization"] } }),
   listServiceKeys: (c) => c.GET("/v1/service_keys", { params: { query: { limit: 5 } } }),
   getServiceKey: (c) => c.GET("/v1/service_keys/{id}", { params: { path: { id: ids.serviceKey } } }),
