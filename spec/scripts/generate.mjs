@@ -89,8 +89,10 @@ function walk(node, fn) {
 function postProcess31(doc) {
   moveWebhooks(doc, "webhooks");
   applyScopes(doc);
-  // Prism validates 3.1 schemas as draft-07 unless told otherwise (stoplightio/prism#2797).
-  doc.jsonSchemaDialect = "https://spec.openapis.org/oas/3.1/dialect/base";
+  // Prism validates 3.1 schemas as draft-07 unless told otherwise (stoplightio/prism#2797); and with
+  // the OAS base dialect URI it silently skips request-body validation (seen with Prism 5.14.2), so
+  // name JSON Schema 2020-12 itself, which is what OpenAPI 3.1 schemas are.
+  doc.jsonSchemaDialect = "https://json-schema.org/draft/2020-12/schema";
   // Record<T> becomes unevaluatedProperties, which openapi-typescript types as Record<string, never>
   // (openapi-typescript#2839); additionalProperties means the same for these flat maps.
   walk(doc, (node) => {

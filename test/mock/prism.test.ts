@@ -165,6 +165,15 @@ describe("Prism mock of the contract", () => {
     expect(() => unwrap(result)).toThrow(expect.objectContaining({ status: 404, code: "not_found" }));
   });
 
+  it("refuses a request body the document does not allow (QA sees contract violations)", async () => {
+    const auth = { Authorization: "Bearer key_test_4fQx9ZkT2mB7rLp1WcYd8sNa0123", "Content-Type": "application/json" };
+    for (const body of [{}, { name: "x", colour: "red" }, { name: 42 }]) {
+      const res = await fetch(`${baseUrl}/v1/merchants`, { method: "POST", headers: auth, body: JSON.stringify(body) });
+      expect(res.status, JSON.stringify(body)).toBeGreaterThanOrEqual(400);
+      expect(res.status).toBeLessThan(500);
+    }
+  });
+
   it("has exercised every operation of the document", () => {
     const documented = contract.operations.map((op) => op.operationId).sort();
     expect(Object.keys(calls).sort()).toEqual(documented);
