@@ -33,22 +33,33 @@ async function main(argv: string[]): Promise<number> {
     console.log(USAGE);
     return command ? 0 : 2;
   }
+  if (command !== "create-key" && command !== "list-keys") {
+    console.error(`unknown command: ${command}\n${USAGE}`);
+    return 2;
+  }
+  const scopes = (values.scopes ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (command === "create-key") {
+    const unknown = scopes.filter((s) => !(ALL_SCOPES as readonly string[]).includes(s));
+    const expiresAt = values["expires-at"];
+    if (expiresAt !== undefined && Number.isNaN(Date.parse(expiresAt))) {
+      console.error(`--expires-at must be an RFC 3339 date-time\n${USAGE}`);
+      return 2;
+    }
+    if (!values.name || scopes.length === 0 || unknown.length > 0) {
+      console.error(unknown.length ? `unknown scope(s): ${unknown.join(", ")}\n${USAGE}` : USAGE);
+      return 2;
+    }
+  }
   const config = loadConfig();
   const store = await openStore(config);
   try {
     const domain = domainFor(config, store);
     if (command === "create-key") {
-      const scopes = (values.scopes ?? "")
-        .split(",")
-        .map((s) => s.trim())
-        .filter(Boolean);
-      const unknown = scopes.filter((s) => !(ALL_SCOPES as readonly string[]).includes(s));
-      if (!values.name || scopes.length === 0 || unknown.length > 0) {
-        console.error(unknown.length ? `unknown scope(s): ${unknown.join(", ")}\n${USAGE}` : USAGE);
-        return 2;
-      }
       const { key, secret } = await domain.serviceKeys.issue(values.live, {
-        name: values.name,
+        name: values.name ?? "",
         scopes,
         expires_at: values["expires-at"],
       });
@@ -59,16 +70,12 @@ async function main(argv: string[]): Promise<number> {
       console.log(secret);
       return 0;
     }
-    if (command === "list-keys") {
-      const page = await store.list("service_keys", { livemode: values.live }, { limit: 100 });
-      for (const k of page.data) {
-        const state = k.revoked_at ? "revoked" : k.expires_at && k.expires_at < iso(new Date()) ? "expired" : "active";
-        console.log(`${k.id}  ${k.prefix}…  ${state.padEnd(7)}  ${k.scopes.join(",").padEnd(24)}  ${k.name}`);
-      }
-      return 0;
+    const page = await store.list("service_keys", { livemode: values.live }, { limit: 100 });
+    for (const k of page.data) {
+      const state = k.revoked_at ? "revoked" : k.expires_at && k.expires_at < iso(new Date()) ? "expired" : "active";
+      console.log(`${k.id}  ${k.prefix}…  ${state.padEnd(7)}  ${k.scopes.join(",").padEnd(24)}  ${k.name}`);
     }
-    console.error(`unknown command: ${command}\n${USAGE}`);
-    return 2;
+    return 0;
   } finally {
     await store.close();
   }

@@ -35,7 +35,16 @@ export const ConfigSchema = z
     /** Whether the request log (for the console) is written to the store. */
     REQUEST_LOG: bool.default(true),
     /** ISO 4217 codes the platform accepts, comma-separated. */
-    SUPPORTED_CURRENCIES: z.string().default("USD,EUR,GBP,BRL,MXN,JPY,KWD,CAD,AUD,CHF"),
+    SUPPORTED_CURRENCIES: z
+      .string()
+      .default("USD,EUR,GBP,BRL,MXN,JPY,KWD,CAD,AUD,CHF")
+      .superRefine((list, ctx) => {
+        try {
+          parseCurrencyList(list);
+        } catch (err) {
+          ctx.addIssue({ code: "custom", message: (err as Error).message });
+        }
+      }),
     /** The largest amount of one charge, in major units of its currency (so JPY 999999, USD 999999.00). */
     MAX_AMOUNT: int(1, 1_000_000_000).default(999_999),
     /** How long production captures stay `pending` before they are `available`; the sandbox settles at once. */
@@ -54,11 +63,6 @@ export const ConfigSchema = z
           });
         }
       }
-    }
-    try {
-      parseCurrencyList(c.SUPPORTED_CURRENCIES);
-    } catch (err) {
-      ctx.addIssue({ code: "custom", path: ["SUPPORTED_CURRENCIES"], message: (err as Error).message });
     }
     if (Boolean(c.VAULT_MASTER_KEY) !== Boolean(c.VAULT_FINGERPRINT_KEY)) {
       ctx.addIssue({

@@ -1,0 +1,53 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "./config.ts";
+
+describe("configuration (one schema, validated at start-up)", () => {
+  it("has working defaults for development", () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({
+      NODE_ENV: "development",
+      PORT: 3000,
+      HOST: "127.0.0.1",
+      BASE_URL: "http://127.0.0.1:3000",
+      DATA_DIR: "./data",
+      VALIDATE_RESPONSES: true,
+      IDEMPOTENCY_TTL_SECONDS: 86400,
+    });
+    expect(c.MONGODB_URI).toBeUndefined();
+  });
+
+  it("refuses production without explicit vault keys, naming both settings", () => {
+    expect(() => loadConfig({ NODE_ENV: "production" })).toThrow(ConfigError);
+    try {
+      loadConfig({ NODE_ENV: "production" });
+    } catch (err) {
+      expect((err as Error).message).toMatch(/VAULT_MASTER_KEY: is required in production/);
+      expect((err as Error).message).toMatch(/VAULT_FINGERPRINT_KEY: is required in production/);
+    }
+    const key = Buffer.alloc(32, 1).toString("base64");
+    const other = Buffer.alloc(32, 2).toString("base64");
+    const prod = loadConfig({ NODE_ENV: "production", VAULT_MASTER_KEY: key, VAULT_FINGERPRINT_KEY: other });
+    expect(prod.VALIDATE_RESPONSES).toBe(false);
+  });
+
+  it("names every bad setting, and never echoes a secret's value", () => {
+    const secret = "not-a-real-key-but-secret-looking";
+    try {
+      loadConfig({ PORT: "70000", LOG_LEVEL: "loud", SUPPORTED_CURRENCIES: "USD,ABC", VAULT_MASTER_KEY: secret });
+      expect.unreachable();
+    } catch (err) {
+      const message = (err as Error).message;
+      expect(message).toMatch(/PORT/);
+      expect(message).toMatch(/LOG_LEVEL/);
+      expect(message).toMatch(/SUPPORTED_CURRENCIES: not ISO 4217 currencies: ABC/);
+      expect(message).not.toContain(secret);
+    }
+    // Rules across settings are checked once each setting is valid on its own.
+    expect(() => loadConfig({ VAULT_MASTER_KEY: secret })).toThrow(/VAULT_FINGERPRINT_KEY: set both/);
+  });
+
+  it("derives BASE_URL from HOST and PORT unless given, without a trailing slash", () => {
+    expect(loadConfig({ HOST: "0.0.0.0", PORT: "8080" }).BASE_URL).toBe("http://0.0.0.0:8080");
+    expect(loadConfig({ BASE_URL: "https://pay.example.com/" }).BASE_URL).toBe("https://pay.example.com");
+  });
+});
