@@ -1,0 +1,103 @@
+// Runs the conformance suite against every adapter available here: SQLite in memory and in a WAL file
+// always, MongoDB only when MONGODB_URI points at a replica set (none can run on the build machines).
+
+import { execFile } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { MongoClient } from "mongodb";
+import { afterAll, describe, expect, it } from "vitest";
+import { describeStoreConformance, TEST_COLLECTIONS } from "./conformance.ts";
+import { openMongoStore } from "./mongodb.ts";
+import { openSqliteStore } from "./sqlite.ts";
+
+describeStoreConformance("sqlite :memory:", async () =>
+  openSqliteStore({ path: ":memory:", collections: TEST_COLLECTIONS }),
+);
+
+describe("sqlite file", () => {
+  const dir = mkdtempSync(join(tmpdir(), "store-conformance-"));
+  // A missing parent directory is created on open.
+  const path = join(dir, "nested", "store.db");
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  describeStoreConformance("sqlite file", async () => openSqliteStore({ path, collections: TEST_COLLECTIONS }));
+
+  it("keeps the data in a write-ahead log and across reopening", async () => {
+    const store = openSqliteStore({ path, collections: TEST_COLLECTIONS });
+    const doc = {
+      id: "acc_persist",
+      livemode: true,
+      created_at: new Date().toISOString(),
+      owner: "o",
+      status: "open" as const,
+      balance: 1,
+      email: "persist@example.com",
+      nickname: null,
+      vip: false,
+      meta: {},
+    };
+    await store.insert("accounts", doc);
+    expect(existsSync(`${path}-wal`)).toBe(true);
+    await store.close();
+    const reopened = openSqliteStore({ path, collections: TEST_COLLECTIONS });
+    expect(await reopened.get("accounts", "acc_persist")).toStrictEqual(doc);
+    await reopened.close();
+  });
+});
+
+describe("sqlite file shared by several connections", () => {
+  const dir = mkdtempSync(join(tmpdir(), "store-contenders-"));
+  const path = join(dir, "store.db");
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  const fixture = fileURLToPath(new URL("./sqlite-contender.fixture.ts", import.meta.url));
+  async function contend(attempts: number, start: number): Promise<number> {
+    const args = ["--import", "tsx", fixture, path, String(attempts), String(start)];
+    const { stdout } = await promisify(execFile)(process.execPath, args);
+    return Number(stdout);
+  }
+
+  it("never lets two connections both spend the same balance", async () => {
+    const store = openSqliteStore({ path, collections: TEST_COLLECTIONS });
+    await store.insert("accounts", {
+      id: "acc_shared",
+      livemode: false,
+      created_at: new Date().toISOString(),
+      owner: "o",
+      status: "open",
+      balance: 3000,
+      email: "shared@example.com",
+      nickname: null,
+      vip: false,
+      meta: {},
+    });
+    // Four processes, 4000 debits of 1 against 3000: exactly 3000 may succeed.
+    const start = Date.now() + 2000;
+    const succeeded = await Promise.all([1, 2, 3, 4].map(() => contend(1000, start)));
+    expect(succeeded.reduce((a, b) => a + b, 0)).toBe(3000);
+    expect((await store.get("accounts", "acc_shared"))?.balance).toBe(0);
+    await store.close();
+  }, 60_000);
+});
+
+const mongoUri = process.env.MONGODB_URI;
+
+describe.skipIf(!mongoUri)("mongodb", () => {
+  const dbName = `store_conformance_${randomUUID().replaceAll("-", "")}`;
+  afterAll(async () => {
+    const client = new MongoClient(mongoUri ?? "");
+    try {
+      await client.db(dbName).dropDatabase();
+    } finally {
+      await client.close();
+    }
+  });
+
+  describeStoreConformance("mongodb", () =>
+    openMongoStore({ uri: mongoUri ?? "", dbName, collections: TEST_COLLECTIONS }),
+  );
+});
