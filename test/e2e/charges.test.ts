@@ -1,7 +1,7 @@
 import type { PaymentsClient } from "@payments/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../support/server.ts";
-import { cardChargeBody, clientFor, createCharge, createMerchant, createToken } from "./fixtures.ts";
+import { cardChargeBody, clientFor, createCharge, createMerchant, createToken, eventTypesOf } from "./fixtures.ts";
 
 // Issue #4: charges, captures, voids, refunds, balances and the events they leave, through the
 // generated client against the real server (response validation on).
@@ -19,10 +19,7 @@ describe("card charges", () => {
   const balanceOf = async (merchantId: string) =>
     (await client.GET("/v1/merchants/{id}/balance", { params: { path: { id: merchantId } } })).data?.balances;
 
-  const eventsOf = async (txId: string) => {
-    const page = await client.GET("/v1/events", { params: { query: { limit: 100 } } });
-    return (page.data?.data ?? []).filter((e) => "tx_id" in e && e.tx_id === txId).map((e) => e.type);
-  };
+  const eventsOf = (txId: string) => eventTypesOf(client, txId);
 
   it("charges and captures at once (201), credits the balance, and records authorized + captured", async () => {
     const body = await cardChargeBody(client, 2500);

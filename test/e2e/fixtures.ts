@@ -50,6 +50,12 @@ export async function createPixCharge(client: PaymentsClient, amount = 15_000) {
   );
 }
 
+/** The types of the events about one charge, newest first. */
+export async function eventTypesOf(client: PaymentsClient, txId: string): Promise<string[]> {
+  const page = await client.GET("/v1/events", { params: { query: { limit: 100 } } });
+  return (page.data?.data ?? []).filter((e) => "tx_id" in e && e.tx_id === txId).map((e) => e.type);
+}
+
 /** Events have no create operation (charges make them); tests put one in the store directly. */
 export async function insertEvent(server: TestServer, livemode = false) {
   const event = {

@@ -1,7 +1,7 @@
 import type { PaymentsClient } from "@payments/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../support/server.ts";
-import { clientFor, createMerchant } from "./fixtures.ts";
+import { clientFor, createMerchant, eventTypesOf } from "./fixtures.ts";
 
 // Issue #4 §5: local payment methods start pending with a next_action, complete through the sandbox
 // helper, or expire when unpaid; each has its currency rule.
@@ -35,10 +35,7 @@ describe("local payment methods", () => {
     return { merchant, res };
   }
 
-  const eventTypes = async (txId: string) =>
-    ((await client.GET("/v1/events", { params: { query: { limit: 100 } } })).data?.data ?? [])
-      .filter((e) => "tx_id" in e && e.tx_id === txId)
-      .map((e) => e.type);
+  const eventTypes = (txId: string) => eventTypesOf(client, txId);
 
   for (const method of METHODS) {
     describe(method.type, () => {
