@@ -37,7 +37,7 @@ describe("client typing", () => {
     expectTypeOf(event.data).toEqualTypeOf<Event | undefined>();
 
     // @ts-expect-error no such path
-    await client.GET("/v1/charges", {});
+    await client.GET("/v1/payouts", {});
     // @ts-expect-error /v1/tokens has no GET
     await client.GET("/v1/tokens", {});
     // @ts-expect-error the path parameter is required
@@ -57,7 +57,15 @@ describe("client typing", () => {
 
 describe("webhook typing", () => {
   it("derives the event union from the contract's webhooks", () => {
-    expectTypeOf<WebhookEventType>().toEqualTypeOf<"fraud.evaluated" | "payment.captured">();
+    expectTypeOf<WebhookEventType>().toEqualTypeOf<
+      | "fraud.evaluated"
+      | "payment.authorized"
+      | "payment.captured"
+      | "payment.failed"
+      | "payment.voided"
+      | "payment.refunded"
+      | "payment.expired"
+    >();
     expectTypeOf<WebhookEvent["type"]>().toEqualTypeOf<WebhookEventType>();
     // Every webhook's payload carries its own name as `type`.
     expectTypeOf<WebhookEventOf<"fraud.evaluated">["type"]>().toEqualTypeOf<"fraud.evaluated">();
@@ -72,9 +80,12 @@ describe("webhook typing", () => {
       expectTypeOf(verified.signals).toEqualTypeOf<string[]>();
       // @ts-expect-error amount_captured belongs to payment.captured
       verified.amount_captured;
-    } else {
-      expectTypeOf(verified.type).toEqualTypeOf<"payment.captured">();
+    } else if (verified.type === "payment.captured") {
       expectTypeOf(verified.amount_captured).toEqualTypeOf<number>();
+    } else if (verified.type === "payment.refunded") {
+      expectTypeOf(verified.refund_id).toEqualTypeOf<string>();
+      // @ts-expect-error failure_code belongs to payment.failed
+      verified.failure_code;
     }
   });
 });
