@@ -21,7 +21,8 @@ const { BASE_URL: _vite, ...env } = process.env;
 const cli = (...args: string[]) =>
   run(tsx, ["src/cli.ts", ...args], { cwd: serverDir, env: { ...env, DATA_DIR: dataDir, LOG_LEVEL: "silent" } });
 
-describe("payments-admin CLI", () => {
+// Each run starts a tsx process (about a second, more on a busy machine).
+describe("payments-admin CLI", { timeout: 60_000 }, () => {
   it("creates a production key whose secret works once the server runs on the same store", async () => {
     const created = await cli("create-key", "--name", "checkout backend", "--scopes", "merchants,charges", "--live");
     const secret = created.stdout.match(/key_live_[0-9A-Za-z]{32}/)?.[0];
@@ -54,16 +55,20 @@ describe("payments-admin CLI", () => {
   });
 
   it("refuses unknown scopes and missing arguments with usage and exit code 2", async () => {
-    for (const args of [
-      ["create-key", "--name", "x", "--scopes", "everything"],
-      ["create-key", "--scopes", "fraud"],
-      ["create-key", "--name", "x", "--scopes", "fraud", "--expires-at", "someday"],
-      ["frobnicate"],
-    ]) {
-      const err = await cli(...args).then(
-        () => null,
-        (e: { code: number; stderr: string }) => e,
-      );
+    const refused = await Promise.all(
+      [
+        ["create-key", "--name", "x", "--scopes", "everything"],
+        ["create-key", "--scopes", "fraud"],
+        ["create-key", "--name", "x", "--scopes", "fraud", "--expires-at", "someday"],
+        ["frobnicate"],
+      ].map((args) =>
+        cli(...args).then(
+          () => null,
+          (e: { code: number; stderr: string }) => e,
+        ),
+      ),
+    );
+    for (const err of refused) {
       expect(err?.code).toBe(2);
       expect(err?.stderr).toContain("usage:");
     }
