@@ -12,6 +12,7 @@ import { iso } from "./domain/time.ts";
 import type { VaultKeys } from "./domain/vault/crypto.ts";
 import { loadOrCreateDevVaultKeys, parseVaultKeys } from "./domain/vault/keys.ts";
 import { createApp } from "./http/app.ts";
+import { requestLogWriter } from "./http/observability.ts";
 import { createLogger } from "./logger.ts";
 import { openMongoStore } from "./store/mongodb.ts";
 import { openSqliteStore } from "./store/sqlite.ts";
@@ -85,7 +86,9 @@ export async function startServer(options: { config: Config; logger?: Logger; no
       bootstrapSecret = secret;
     }
 
-    const app = createApp({ config, domain, store, logger, now });
+    // Request-log records are written in batches; close() writes the last one before the store closes.
+    const requestLog = requestLogWriter({ store, logger });
+    const app = createApp({ config, domain, store, logger, now, requestLog });
     const server = await new Promise<Server>((resolve, reject) => {
       const s = app.listen(config.PORT, config.HOST, () => resolve(s));
       s.once("error", reject);
@@ -125,6 +128,7 @@ export async function startServer(options: { config: Config; logger?: Logger; no
         clearInterval(jobs);
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
+        await requestLog.close();
         await store.close();
       },
     };

@@ -10,7 +10,7 @@ import { contractOperations, loadContract, type OperationId } from "./contract.t
 import { errorMiddleware, notFoundMiddleware } from "./errors.ts";
 import { createHandlers, type Handlers, toExpress } from "./handlers.ts";
 import { idempotency } from "./idempotency.ts";
-import { observability } from "./observability.ts";
+import { observability, type RequestLogWriter, requestLogWriter } from "./observability.ts";
 
 export interface AppDeps {
   config: Pick<Config, "BODY_LIMIT_BYTES" | "VALIDATE_RESPONSES" | "IDEMPOTENCY_TTL_SECONDS" | "REQUEST_LOG">;
@@ -18,6 +18,12 @@ export interface AppDeps {
   store: AppStore;
   logger: Logger;
   now?: Now;
+  /**
+   * Where request-log records go when REQUEST_LOG is on. startServer passes its own and flushes it on
+   * close; without one the app makes its own, whose last batch (at most REQUEST_LOG_FLUSH_MS of records)
+   * is lost if the process exits without a flush.
+   */
+  requestLog?: RequestLogWriter;
 }
 
 /** Operations whose responses must never be kept for idempotent replay (they carry a card number). */
@@ -41,7 +47,8 @@ export function createApp(deps: AppDeps): Express {
   app.set("etag", false);
   app.set("query parser", "simple");
 
-  app.use(observability({ logger, store, now, requestLog: config.REQUEST_LOG }));
+  const requestLog = config.REQUEST_LOG ? (deps.requestLog ?? requestLogWriter({ store, logger })) : null;
+  app.use(observability({ logger, now, requestLog }));
   app.use(express.json({ limit: config.BODY_LIMIT_BYTES, type: ["application/json", "application/*+json"] }));
 
   // Paths in the document are absolute (/v1/...); its `servers` entry is a template for clients.

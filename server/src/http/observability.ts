@@ -3,16 +3,105 @@ import type { Logger } from "pino";
 import type { Caller, Now } from "../domain/context.ts";
 import { newId } from "../domain/ids.ts";
 import { maskCardNumbers } from "../domain/mask.ts";
-import type { AppStore } from "../domain/records.ts";
+import type { AppStore, RequestLogDoc } from "../domain/records.ts";
+
+/** How long a request-log record may wait in memory before it is written. */
+export const REQUEST_LOG_FLUSH_MS = 200;
+/** A batch this large is written at once instead of waiting for the timer. */
+export const REQUEST_LOG_MAX_BATCH = 250;
+
+/**
+ * Writes request-log records in batches: one store transaction per batch instead of one insert (one
+ * commit, on SQLite a WAL append) per request. A record waits at most `flushMs` (or until `maxRows`
+ * are buffered); close() writes what is left, and RunningServer.close() calls it before the store
+ * closes. Records still buffered when the process dies without closing are lost, as an insert in
+ * flight was before: the request log is for the console, not an audit trail.
+ */
+export interface RequestLogWriter {
+  record(row: RequestLogDoc): void;
+  /** Writes everything recorded so far; resolves once it is stored (or the failure was logged). */
+  flush(): Promise<void>;
+  /** flush(), after which every record is written at once. */
+  close(): Promise<void>;
+}
+
+export function requestLogWriter(deps: {
+  store: AppStore;
+  logger: Logger;
+  flushMs?: number;
+  maxRows?: number;
+}): RequestLogWriter {
+  const { store, logger } = deps;
+  const flushMs = deps.flushMs ?? REQUEST_LOG_FLUSH_MS;
+  const maxRows = deps.maxRows ?? REQUEST_LOG_MAX_BATCH;
+  let buffer: RequestLogDoc[] = [];
+  let timer: NodeJS.Timeout | null = null;
+  let closed = false;
+  /** Batches are written one after another, so flush() can wait for every earlier one. */
+  let writing: Promise<void> = Promise.resolve();
+
+  async function write(rows: RequestLogDoc[]): Promise<void> {
+    try {
+      await store.transaction(async (tx) => {
+        for (const row of rows) await tx.insert("request_log", row);
+      });
+      return;
+    } catch {
+      // Retried one record at a time below, so one bad record does not take the rest of its batch along.
+    }
+    let failed = 0;
+    let error: unknown;
+    for (const row of rows) {
+      try {
+        await store.insert("request_log", row);
+      } catch (err) {
+        failed++;
+        error = err;
+      }
+    }
+    if (failed > 0) logger.warn({ err: error, records: failed }, "could not write the request log");
+  }
+
+  function flush(): Promise<void> {
+    if (timer !== null) {
+      clearTimeout(timer);
+      timer = null;
+    }
+    if (buffer.length > 0) {
+      const rows = buffer;
+      buffer = [];
+      writing = writing.then(() => write(rows));
+    }
+    return writing;
+  }
+
+  return {
+    record(row) {
+      buffer.push(row);
+      if (closed || buffer.length >= maxRows) {
+        void flush();
+      } else if (timer === null) {
+        timer = setTimeout(flush, flushMs);
+        // A pending batch alone must not keep the process alive; close() writes it.
+        timer.unref();
+      }
+    },
+    flush,
+    close() {
+      closed = true;
+      return flush();
+    },
+  };
+}
 
 /**
  * Gives every request an id (sent back as `Request-Id`), and when the response is finished writes one
- * log line (request id, method, path, status, latency, key prefix) and, if enabled, one request-log
- * record for the console. Paths are masked here as well as by the logger, because the store has no
- * logger hook.
+ * log line (request id, method, path, status, latency, key prefix) and, if a request log is given, one
+ * request-log record for the console. Paths are masked here as well as by the logger, because the
+ * store has no logger hook.
  */
-export function observability(deps: { logger: Logger; store: AppStore; now: Now; requestLog: boolean }) {
-  const { logger, store, now, requestLog } = deps;
+export function observability(deps: { logger: Logger; now: Now; requestLog: RequestLogWriter | null }) {
+  const { logger, now, requestLog } = deps;
   return (req: Request, res: Response, next: NextFunction) => {
     const started = process.hrtime.bigint();
     const requestId = newId("req");
@@ -31,16 +120,12 @@ export function observability(deps: { logger: Logger; store: AppStore; now: Now;
         key_prefix: caller?.keyPrefix ?? null,
       };
       logger.info(line, "request");
-      if (requestLog) {
-        store
-          .insert("request_log", {
-            id: requestId,
-            livemode: caller?.livemode ?? false,
-            created_at: now().toISOString(),
-            ...line,
-          })
-          .catch((err: unknown) => logger.warn({ err }, "could not write the request log"));
-      }
+      requestLog?.record({
+        id: requestId,
+        livemode: caller?.livemode ?? false,
+        created_at: now().toISOString(),
+        ...line,
+      });
     });
     next();
   };

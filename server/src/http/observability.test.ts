@@ -1,0 +1,97 @@
+import { pino } from "pino";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { type AppStore, COLLECTIONS, type Docs, type RequestLogDoc } from "../domain/records.ts";
+import { openSqliteStore } from "../store/sqlite.ts";
+import { requestLogWriter } from "./observability.ts";
+
+// The request log is written in batches (one transaction per batch): nothing recorded may be lost on
+// close, and a batch waits at most flushMs or until maxRows are buffered.
+
+const stores: AppStore[] = [];
+function openStore(): AppStore {
+  const store = openSqliteStore<Docs>({ path: ":memory:", collections: COLLECTIONS });
+  stores.push(store);
+  return store;
+}
+afterEach(async () => {
+  for (const store of stores.splice(0)) await store.close();
+});
+
+let n = 0;
+function row(): RequestLogDoc {
+  n++;
+  return {
+    id: `req_${String(n).padStart(24, "0")}`,
+    livemode: false,
+    created_at: new Date().toISOString(),
+    request_id: `req_${String(n).padStart(24, "0")}`,
+    method: "POST",
+    path: "/v1/tokens?card=4242********4242",
+    status: 200,
+    latency_ms: 1.5,
+    key_prefix: "key_test_abcd",
+  };
+}
+
+const silent = pino({ level: "silent" });
+const stored = (store: AppStore) => store.findAll("request_log", {});
+
+describe("request log writer", () => {
+  it("buffers records and writes them, unchanged, on flush", async () => {
+    const store = openStore();
+    const writer = requestLogWriter({ store, logger: silent, flushMs: 60_000 });
+    const rows = [row(), row(), row()];
+    for (const r of rows) writer.record(r);
+    expect(await stored(store)).toHaveLength(0);
+    await writer.flush();
+    const written = await stored(store);
+    expect(written).toHaveLength(3);
+    expect(written.map((r) => r.id).sort()).toEqual(rows.map((r) => r.id).sort());
+    expect(written.find((r) => r.id === rows[0]?.id)).toEqual(rows[0]);
+  });
+
+  it("writes a batch after flushMs without being asked", async () => {
+    const store = openStore();
+    const writer = requestLogWriter({ store, logger: silent, flushMs: 20 });
+    writer.record(row());
+    writer.record(row());
+    await vi.waitFor(async () => expect(await stored(store)).toHaveLength(2), { timeout: 2000, interval: 10 });
+    await writer.close();
+  });
+
+  it("writes at once when maxRows are buffered", async () => {
+    const store = openStore();
+    const writer = requestLogWriter({ store, logger: silent, flushMs: 60_000, maxRows: 3 });
+    for (let i = 0; i < 7; i++) writer.record(row());
+    await vi.waitFor(async () => expect(await stored(store)).toHaveLength(6), { timeout: 2000, interval: 10 });
+    await writer.close();
+    expect(await stored(store)).toHaveLength(7);
+  });
+
+  it("close() writes what is left, and records made after it are written at once", async () => {
+    const store = openStore();
+    const writer = requestLogWriter({ store, logger: silent, flushMs: 60_000 });
+    writer.record(row());
+    await writer.close();
+    expect(await stored(store)).toHaveLength(1);
+    writer.record(row());
+    await writer.flush();
+    expect(await stored(store)).toHaveLength(2);
+  });
+
+  it("logs the records it could not write, and writes the rest of their batch", async () => {
+    const store = openStore();
+    const warn = vi.fn();
+    const logger = Object.assign(pino({ level: "silent" }), { warn });
+    const writer = requestLogWriter({ store, logger, flushMs: 60_000 });
+    const duplicate = row();
+    await store.insert("request_log", duplicate);
+    const next = row();
+    writer.record(duplicate);
+    writer.record(next);
+    await writer.flush();
+    expect(warn).toHaveBeenCalledTimes(1);
+    expect(warn).toHaveBeenCalledWith(expect.objectContaining({ records: 1 }), "could not write the request log");
+    expect((await stored(store)).map((r) => r.id).sort()).toEqual([duplicate.id, next.id].sort());
+  });
+});
