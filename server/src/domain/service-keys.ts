@@ -14,6 +14,10 @@ export const SECRET_RANDOM_LENGTH = 32;
 const PREFIX_RANDOM_LENGTH = 4;
 /** last_used_at is written at most this often per key (DESIGN §5: it may lag by up to a minute). */
 const LAST_USED_RESOLUTION_MS = 60_000;
+/** How long a key record found by authenticate is reused without reading the store (see byDigest). */
+export const AUTH_CACHE_TTL_MS = 1_000;
+/** Bound on the records kept; the oldest goes first. */
+const AUTH_CACHE_MAX_KEYS = 10_000;
 export const ALL_SCOPES = [
   "*",
   "merchants",
@@ -68,6 +72,53 @@ export function createServiceKeys(store: AppStore, now: Now) {
     return { key, secret };
   }
 
+  // Authentication reads one or two records per request; a record found is reused for
+  // AUTH_CACHE_TTL_MS. rotate() and revoke() drop it at once in this process, so here they take effect
+  // on the next request. Another instance (or the CLI, another process) keeps using its copy for up to
+  // AUTH_CACHE_TTL_MS after a rotation or revocation made elsewhere: the price of not reading the store
+  // on every request. Expiry (expires_at, a grace period's end) is checked against the clock on every
+  // request, cached or not. Keyed by digest, so no secret is kept; unknown secrets are never cached.
+  const recent = new Map<string, { key: ServiceKeyDoc; until: number }>();
+  /** Lookups under way, so concurrent requests with the same secret share one (and one record). */
+  const pending = new Map<string, Promise<ServiceKeyDoc | null>>();
+  /** Bumped by every rotation or revocation, so a lookup that raced one is not cached. */
+  let generation = 0;
+
+  function forget(id: string): void {
+    generation++;
+    pending.clear();
+    for (const [digest, entry] of recent) if (entry.key.id === id) recent.delete(digest);
+  }
+
+  async function lookup(digest: string): Promise<ServiceKeyDoc | null> {
+    const started = generation;
+    const key =
+      (await store.findOne("service_keys", { secret_hash: digest })) ??
+      (await store.findOne("service_keys", { previous_secret_hash: digest }));
+    if (key !== null && generation === started) {
+      if (recent.size >= AUTH_CACHE_MAX_KEYS) {
+        const oldest = recent.keys().next().value;
+        if (oldest !== undefined) recent.delete(oldest);
+      }
+      recent.set(digest, { key, until: performance.now() + AUTH_CACHE_TTL_MS });
+    }
+    return key;
+  }
+
+  function byDigest(digest: string): Promise<ServiceKeyDoc | null> {
+    const hit = recent.get(digest);
+    if (hit !== undefined && hit.until > performance.now()) return Promise.resolve(hit.key);
+    recent.delete(digest);
+    let found = pending.get(digest);
+    if (found === undefined) {
+      found = lookup(digest).finally(() => {
+        if (pending.get(digest) === found) pending.delete(digest);
+      });
+      pending.set(digest, found);
+    }
+    return found;
+  }
+
   async function load(livemode: boolean, id: string): Promise<ServiceKeyDoc> {
     const key = await store.get("service_keys", id);
     if (!key || key.livemode !== livemode) throw notFound("service key", id);
@@ -84,9 +135,9 @@ export function createServiceKeys(store: AppStore, now: Now) {
       if (!SECRET_SHAPE.test(secret)) throw unauthorized("The service key is malformed.");
       const digest = hashSecret(secret);
       const at = now();
-      let key = await store.findOne("service_keys", { secret_hash: digest });
-      if (!key) {
-        key = await store.findOne("service_keys", { previous_secret_hash: digest });
+      const key = await byDigest(digest);
+      // Every check below runs on every request, cached record or not: only the lookup is reused.
+      if (key?.secret_hash !== digest) {
         if (!key?.previous_expires_at || Date.parse(key.previous_expires_at) <= at.getTime()) {
           throw unauthorized("The service key is unknown, or was rotated and its grace period has ended.");
         }
@@ -102,7 +153,10 @@ export function createServiceKeys(store: AppStore, now: Now) {
     async touch(key: ServiceKeyDoc): Promise<void> {
       const at = now();
       if (key.last_used_at && at.getTime() - Date.parse(key.last_used_at) < LAST_USED_RESOLUTION_MS) return;
-      await store.update("service_keys", key.id, { set: { last_used_at: iso(at) } });
+      // Noted on the record authenticate returned (the one every request with this secret shares until
+      // the cache entry ends) before the write, so the requests that follow do not write it again.
+      key.last_used_at = iso(at);
+      await store.update("service_keys", key.id, { set: { last_used_at: key.last_used_at } });
     },
 
     create: (caller: Caller, input: CreateKeyInput) => issue(caller.livemode, input),
@@ -138,6 +192,7 @@ export function createServiceKeys(store: AppStore, now: Now) {
         },
         { secret_hash: key.secret_hash, revoked_at: null },
       );
+      forget(id);
       if (!updated) throw new DomainError("conflict", "The key changed while it was being rotated; retry.");
       return { key: updated, secret };
     },
@@ -151,6 +206,7 @@ export function createServiceKeys(store: AppStore, now: Now) {
         { set: { revoked_at: iso(now()), previous_secret_hash: null, previous_expires_at: null } },
         { revoked_at: null },
       );
+      forget(id);
       return updated ?? load(caller.livemode, id);
     },
 
