@@ -6,13 +6,25 @@ import { exitWithParent, type ReadyMessage, TOKEN_BODY } from "./protocol.ts";
 const server = await startTestServer({ VALIDATE_RESPONSES: "false", REQUEST_LOG: "true" });
 exitWithParent(() => server.close());
 
-const res = await fetch(`${server.url}/v1/tokens`, {
-  method: "POST",
-  headers: { Authorization: `Bearer ${server.sandboxKey}`, "Content-Type": "application/json" },
-  body: JSON.stringify(TOKEN_BODY),
-});
-if (res.status !== 200) throw new Error(`creating the GET fixture token answered ${res.status}: ${await res.text()}`);
-const token = (await res.json()) as { id: string };
+/** A fixture made through the API before the run. */
+async function create(path: string, body: unknown, status: number): Promise<{ id: string }> {
+  const res = await fetch(`${server.url}${path}`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${server.sandboxKey}`, "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  if (res.status !== status)
+    throw new Error(`creating the ${path} fixture answered ${res.status}: ${await res.text()}`);
+  return (await res.json()) as { id: string };
+}
+const token = await create("/v1/tokens", TOKEN_BODY, 200);
+const merchant = await create("/v1/merchants", { name: "Bench Merchant" }, 201);
 
-const ready: ReadyMessage = { type: "ready", url: server.url, key: server.sandboxKey, tokenId: token.id };
+const ready: ReadyMessage = {
+  type: "ready",
+  url: server.url,
+  key: server.sandboxKey,
+  tokenId: token.id,
+  merchantId: merchant.id,
+};
 process.send?.(ready);

@@ -7,12 +7,19 @@ export interface ReadyMessage {
   url: string;
   /** Payments server only: a sandbox key with scope `*`. */
   key?: string;
-  /** Payments server only: a token created before the run, for GET /v1/tokens/{id}. */
+  /** A token created before the run, for GET /v1/tokens/{id} and the charges. */
   tokenId?: string;
+  /** Payments server only: an active merchant created before the run, for POST /v1/charges. */
+  merchantId?: string;
 }
 
 /** The body every card-tokenizing request of the benchmark sends (the sandbox test card). */
 export const TOKEN_BODY = { card: "4242424242424242", holder: "Bench Holder", exp_month: 12, exp_year: 2030 };
+
+/** The body of every POST /v1/charges of the benchmark: a card charge on the prepared merchant and token. */
+export function chargeBody(merchantId: string, tokenId: string) {
+  return { merchant_id: merchantId, amount: 2500, currency: "USD", payment_method: { type: "card", token: tokenId } };
+}
 
 /** Ends the process when the parent goes away, so a crashed benchmark leaves no server behind. */
 export function exitWithParent(close: () => Promise<void>): void {
