@@ -4,6 +4,7 @@ import type { Caller, Now } from "../domain/context.ts";
 import { newId } from "../domain/ids.ts";
 import { maskCardNumbers } from "../domain/mask.ts";
 import type { AppStore, RequestLogDoc } from "../domain/records.ts";
+import { createdAt } from "../domain/time.ts";
 
 /** How long a request-log record may wait in memory before it is written. */
 export const REQUEST_LOG_FLUSH_MS = 200;
@@ -123,7 +124,7 @@ export function observability(deps: { logger: Logger; now: Now; requestLog: Requ
       requestLog?.record({
         id: requestId,
         livemode: caller?.livemode ?? false,
-        created_at: now().toISOString(),
+        created_at: createdAt(now()),
         ...line,
       });
     });
