@@ -9,7 +9,7 @@
 export interface BaseDoc {
   id: string;
   livemode: boolean;
-  /** RFC 3339 UTC with milliseconds (Date#toISOString): sorts lexicographically. */
+  /** RFC 3339 UTC, the same fixed-width format in every document, so it sorts lexicographically (list order relies on it). */
   created_at: string;
 }
 
