@@ -8,7 +8,6 @@ import type { Now } from "./domain/context.ts";
 import { createDomain, type Domain } from "./domain/index.ts";
 import { parseCurrencyList } from "./domain/money.ts";
 import { type AppStore, COLLECTIONS, type Docs } from "./domain/records.ts";
-import { iso } from "./domain/time.ts";
 import type { VaultKeys } from "./domain/vault/crypto.ts";
 import { loadOrCreateDevVaultKeys, parseVaultKeys } from "./domain/vault/keys.ts";
 import { createApp } from "./http/app.ts";
@@ -68,6 +67,22 @@ export interface RunningServer {
 
 const HOUSEKEEPING_INTERVAL_MS = 10 * 60_000;
 
+/** Runs `job` every `ms`, skipping a turn while the previous run is still going; failures are logged. */
+function every(ms: number, name: string, logger: Logger, job: () => Promise<unknown>): NodeJS.Timeout {
+  let running = false;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = true;
+    job()
+      .catch((err: unknown) => logger.error({ err, job: name }, "background job failed"))
+      .finally(() => {
+        running = false;
+      });
+  }, ms);
+  timer.unref();
+  return timer;
+}
+
 export async function startServer(options: { config: Config; logger?: Logger; now?: Now }): Promise<RunningServer> {
   const { config } = options;
   const logger = options.logger ?? createLogger(config.LOG_LEVEL);
@@ -96,26 +111,14 @@ export async function startServer(options: { config: Config; logger?: Logger; no
     const { port } = server.address() as AddressInfo;
     const url = `http://${config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST}:${port}`;
 
-    const sweep = setInterval(() => {
-      store
-        .deleteMany("idempotency", { expires_at: { $lt: iso(now()) } })
-        .catch((err: unknown) => logger.warn({ err }, "idempotency sweep failed"));
-    }, HOUSEKEEPING_INTERVAL_MS);
-    sweep.unref();
-
-    // Background jobs (issue #4): expire unpaid local payments, settle pending funds. Each pass is safe
-    // to run on several instances at once (every change in it is conditional).
-    let jobsRunning = false;
-    const jobs = setInterval(() => {
-      if (jobsRunning) return;
-      jobsRunning = true;
-      Promise.all([domain.charges.expireDue(), domain.jobs.settle()])
-        .catch((err: unknown) => logger.error({ err }, "background jobs failed"))
-        .finally(() => {
-          jobsRunning = false;
-        });
-    }, config.JOBS_INTERVAL_SECONDS * 1000);
-    jobs.unref();
+    // Background jobs. Each pass is safe on several instances at once (every change in it is
+    // conditional); a pass still running when the next is due is not started twice.
+    const timers = [
+      every(config.JOBS_INTERVAL_SECONDS * 1000, "charge jobs", logger, () =>
+        Promise.all([domain.jobs.expire(), domain.jobs.settle()]),
+      ),
+      every(HOUSEKEEPING_INTERVAL_MS, "idempotency sweep", logger, domain.jobs.sweepIdempotency),
+    ];
 
     return {
       url,
@@ -124,8 +127,7 @@ export async function startServer(options: { config: Config; logger?: Logger; no
       domain,
       bootstrapSecret,
       async close() {
-        clearInterval(sweep);
-        clearInterval(jobs);
+        for (const timer of timers) clearInterval(timer);
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
         await requestLog.close();

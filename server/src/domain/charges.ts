@@ -61,6 +61,15 @@ function refusal(charge: ChargeDoc, action: "capture" | "void" | "refund" | "com
   return new DomainError("invalid_state_transition", why[action]);
 }
 
+function exceedsRefundable(charge: ChargeDoc, amount: number): DomainError {
+  const left = charge.amount_captured - charge.amount_refunded;
+  return new DomainError(
+    "invalid_state_transition",
+    `The refund of ${amount} exceeds what is left to refund (${left} of ${charge.amount_captured} captured).`,
+    { param: "amount" },
+  );
+}
+
 type PaymentMethodInput =
   | { type: "card"; token: string }
   | { type: "pix" | "boleto" | "oxxo" | "spei" }
@@ -164,11 +173,7 @@ export function createCharges(deps: ChargesDeps) {
         const required = LOCAL_METHODS[method.type].currency;
         if (input.currency !== required) throw invalid("currency", `${method.type} payments must be in ${required}`);
       }
-      const merchant = await deps.merchants.load(caller.livemode, input.merchant_id).catch((err: unknown) => {
-        throw err instanceof DomainError && err.code === "not_found"
-          ? notFound("merchant", input.merchant_id, "merchant_id")
-          : err;
-      });
+      const merchant = await deps.merchants.load(caller.livemode, input.merchant_id, "merchant_id");
       if (merchant.status !== "active") {
         throw new DomainError(
           "merchant_inactive",
@@ -204,11 +209,7 @@ export function createCharges(deps: ChargesDeps) {
       };
 
       if (method.type === "card") {
-        const { token, pan } = await deps.tokens.pan(caller.livemode, method.token).catch((err: unknown) => {
-          throw err instanceof DomainError && err.code === "not_found"
-            ? notFound("token", method.token, "payment_method.token")
-            : err;
-        });
+        const { token, pan } = await deps.tokens.pan(caller.livemode, method.token, "payment_method.token");
         charge.payment_method = {
           type: "card",
           token: token.id,
@@ -351,13 +352,7 @@ export function createCharges(deps: ChargesDeps) {
       if (charge.status !== "captured" && charge.status !== "partially_refunded") throw refusal(charge, "refund");
       const left = charge.amount_captured - charge.amount_refunded;
       const amount = input.amount ?? left;
-      if (amount > left) {
-        throw new DomainError(
-          "invalid_state_transition",
-          `The refund of ${amount} exceeds what is left to refund (${left} of ${charge.amount_captured} captured).`,
-          { param: "amount" },
-        );
-      }
+      if (amount > left) throw exceedsRefundable(charge, amount);
       const at = createdAt(now());
       const refund: RefundDoc = {
         id: newId("re"),
@@ -382,14 +377,10 @@ export function createCharges(deps: ChargesDeps) {
           },
         );
         if (!raised) {
+          // A concurrent refund (or another change) got there first: say which limit now applies.
           const current = (await tx.get("charges", charge.id)) ?? charge;
-          const now_left = current.amount_captured - current.amount_refunded;
           throw current.status === "captured" || current.status === "partially_refunded"
-            ? new DomainError(
-                "invalid_state_transition",
-                `The refund of ${amount} exceeds what is left to refund (${now_left} of ${current.amount_captured} captured).`,
-                { param: "amount" },
-              )
+            ? exceedsRefundable(current, amount)
             : refusal(current, "refund");
         }
         const status: ChargeStatus =

@@ -8,6 +8,7 @@ import type { MoneyRules } from "./money.ts";
 import { createSimulatorProcessor, type Processor } from "./processor.ts";
 import type { AppStore } from "./records.ts";
 import { createServiceKeys } from "./service-keys.ts";
+import { iso } from "./time.ts";
 import { createTokens } from "./tokens.ts";
 import type { VaultKeys } from "./vault/crypto.ts";
 
@@ -27,21 +28,22 @@ export function createDomain(deps: DomainDeps) {
   const { store } = deps;
   const merchants = createMerchants(store, now);
   const tokens = createTokens(store, deps.vaultKeys, now);
+  const charges = createCharges({
+    store,
+    now,
+    merchants,
+    tokens,
+    processor: deps.processor ?? createSimulatorProcessor(),
+    fraud: deps.fraud ?? allowAllFraudScreen,
+    money: deps.money,
+    settlementDelaySeconds: deps.settlementDelaySeconds,
+  });
   return {
     merchants,
     tokens,
     serviceKeys: createServiceKeys(store, now),
     events: createEvents(store),
-    charges: createCharges({
-      store,
-      now,
-      merchants,
-      tokens,
-      processor: deps.processor ?? createSimulatorProcessor(),
-      fraud: deps.fraud ?? allowAllFraudScreen,
-      money: deps.money,
-      settlementDelaySeconds: deps.settlementDelaySeconds,
-    }),
+    charges,
     balances: {
       /** A merchant's balance per currency (GET /v1/merchants/{id}/balance). */
       async get(caller: Caller, merchantId: string) {
@@ -51,7 +53,12 @@ export function createDomain(deps: DomainDeps) {
     },
     /** The background jobs' work, one pass; the server runs it every JOBS_INTERVAL_SECONDS. */
     jobs: {
+      /** Expires unpaid local payments whose next_action has run out. */
+      expire: () => charges.expireDue(),
+      /** Moves pending credits whose settlement time has come to available. */
       settle: () => settleDue(store, now),
+      /** Forgets Idempotency-Keys older than their time to live. */
+      sweepIdempotency: () => store.deleteMany("idempotency", { expires_at: { $lt: iso(now()) } }),
     },
   };
 }

@@ -34,9 +34,10 @@ export interface MerchantUpdate {
 }
 
 export function createMerchants(store: AppStore, now: Now) {
-  async function load(livemode: boolean, id: string): Promise<MerchantDoc> {
+  /** `param` names the request field the id came from, for the 404 problem. */
+  async function load(livemode: boolean, id: string, param = "id"): Promise<MerchantDoc> {
     const merchant = await store.get("merchants", id);
-    if (!merchant || merchant.livemode !== livemode) throw notFound("merchant", id);
+    if (!merchant || merchant.livemode !== livemode) throw notFound("merchant", id, param);
     return merchant;
   }
 

@@ -24,9 +24,10 @@ export interface Revealed {
 }
 
 export function createTokens(store: AppStore, keys: VaultKeys, now: Now) {
-  async function load(livemode: boolean, id: string): Promise<TokenDoc> {
+  /** `param` names the request field the id came from, for the 404 problem. */
+  async function load(livemode: boolean, id: string, param = "id"): Promise<TokenDoc> {
     const token = await store.get("tokens", id);
-    if (!token || token.livemode !== livemode || token.deleted_at) throw notFound("token", id);
+    if (!token || token.livemode !== livemode || token.deleted_at) throw notFound("token", id, param);
     return token;
   }
 
@@ -56,9 +57,9 @@ export function createTokens(store: AppStore, keys: VaultKeys, now: Now) {
     get: (caller: Caller, id: string) => load(caller.livemode, id),
 
     /** The card number, for internal use by charges (never serialized). */
-    async pan(livemode: boolean, id: string): Promise<{ token: TokenDoc; pan: string }> {
-      const token = await load(livemode, id);
-      if (!token.sealed) throw notFound("token", id);
+    async pan(livemode: boolean, id: string, param = "id"): Promise<{ token: TokenDoc; pan: string }> {
+      const token = await load(livemode, id, param);
+      if (!token.sealed) throw notFound("token", id, param);
       return { token, pan: openPan(token.sealed, token.id, keys) };
     },
 
