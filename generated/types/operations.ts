@@ -206,6 +206,11 @@ export const OPERATIONS = [
 
 export type OperationId = (typeof OPERATIONS)[number]["operationId"];
 
+/** Every scope a service key can hold (the `Scope` schema); `*` grants all of them. */
+export const SCOPES = ["*","merchants","tokenization","vault","charges","payment_links","cashouts","fraud","webhooks"] as const;
+
+export type Scope = (typeof SCOPES)[number];
+
 /** The event types delivered by webhook (the document's `webhooks` section). */
 export const WEBHOOK_EVENT_TYPES = ["fraud.evaluated","payment.authorized","payment.captured","payment.expired","payment.failed","payment.refunded","payment.voided"] as const;
 

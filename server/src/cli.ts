@@ -1,7 +1,7 @@
 #!/usr/bin/env -S npx tsx
 import { parseArgs } from "node:util";
+import { SCOPES } from "@payments/contract/operations";
 import { ConfigError, loadConfig } from "./config.ts";
-import { ALL_SCOPES } from "./domain/service-keys.ts";
 import { iso } from "./domain/time.ts";
 import { domainFor, openStore } from "./server.ts";
 
@@ -14,7 +14,7 @@ import { domainFor, openStore } from "./server.ts";
 const USAGE = `usage:
   payments-admin create-key --name NAME --scopes SCOPE[,SCOPE...] [--live] [--expires-at RFC3339]
   payments-admin list-keys [--live]
-scopes: ${ALL_SCOPES.join(", ")}`;
+scopes: ${SCOPES.join(", ")}`;
 
 async function main(argv: string[]): Promise<number> {
   const { positionals, values } = parseArgs({
@@ -42,7 +42,7 @@ async function main(argv: string[]): Promise<number> {
     .map((s) => s.trim())
     .filter(Boolean);
   if (command === "create-key") {
-    const unknown = scopes.filter((s) => !(ALL_SCOPES as readonly string[]).includes(s));
+    const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
     const expiresAt = values["expires-at"];
     if (expiresAt !== undefined && Number.isNaN(Date.parse(expiresAt))) {
       console.error(`--expires-at must be an RFC 3339 date-time\n${USAGE}`);

@@ -211,6 +211,7 @@ function operationTable(doc) {
     scopes: op.security?.[0]?.[SECURITY_SCHEME] ?? [],
   }));
   const events = Object.keys(doc.webhooks ?? {});
+  const scopes = doc.components?.schemas?.Scope?.enum ?? [];
   return [
     `// ${BANNER}`,
     "",
@@ -218,6 +219,11 @@ function operationTable(doc) {
     `export const OPERATIONS = ${JSON.stringify(ops, null, 2)} as const;`,
     "",
     'export type OperationId = (typeof OPERATIONS)[number]["operationId"];',
+    "",
+    "/** Every scope a service key can hold (the `Scope` schema); `*` grants all of them. */",
+    `export const SCOPES = ${JSON.stringify(scopes)} as const;`,
+    "",
+    "export type Scope = (typeof SCOPES)[number];",
     "",
     "/** The event types delivered by webhook (the document's `webhooks` section). */",
     `export const WEBHOOK_EVENT_TYPES = ${JSON.stringify(events)} as const;`,

@@ -1,5 +1,5 @@
 import type { PaymentsClient } from "@payments/client";
-import { OPERATIONS } from "@payments/contract/operations";
+import { OPERATIONS, SCOPES } from "@payments/contract/operations";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../support/server.ts";
 import {
@@ -18,7 +18,8 @@ import {
 // and an object of the other environment answers 404. Adding an operation without a request recipe
 // below fails this suite.
 
-const ALL_SCOPES = ["merchants", "tokenization", "vault", "charges", "payment_links", "cashouts", "fraud", "webhooks"];
+/** Every scope but `*`, which grants everything. */
+const ALL_SCOPES = SCOPES.filter((s) => s !== "*");
 
 type Recipe = (env: Env) => Promise<{ path: Record<string, string>; body?: unknown }>;
 interface Env {

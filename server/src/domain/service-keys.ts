@@ -18,18 +18,6 @@ const LAST_USED_RESOLUTION_MS = 60_000;
 export const AUTH_CACHE_TTL_MS = 1_000;
 /** Bound on the records kept; the oldest goes first. */
 const AUTH_CACHE_MAX_KEYS = 10_000;
-export const ALL_SCOPES = [
-  "*",
-  "merchants",
-  "tokenization",
-  "vault",
-  "charges",
-  "payment_links",
-  "cashouts",
-  "fraud",
-  "webhooks",
-] as const;
-
 export const hashSecret = (secret: string) => createHash("sha256").update(secret).digest("hex");
 
 function newSecret(livemode: boolean): string {

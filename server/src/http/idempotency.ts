@@ -115,7 +115,7 @@ export function idempotency(options: IdempotencyOptions, config: { storeResponse
       return next(err);
     }
     if (id === null) return; // replayed
-    const recordId = id;
+    const owned = id;
 
     // Capture the final bytes at res.send (res.json and the response validator both end there) and
     // store them before they go out, so an immediate retry already sees the finished record.
@@ -125,8 +125,8 @@ export function idempotency(options: IdempotencyOptions, config: { storeResponse
       const text = typeof body === "string" ? body : Buffer.isBuffer(body) ? body.toString("utf8") : String(body ?? "");
       const settle =
         status >= 500 || !config.storeResponse
-          ? store.delete("idempotency", recordId)
-          : store.update("idempotency", recordId, {
+          ? store.delete("idempotency", owned)
+          : store.update("idempotency", owned, {
               set: {
                 state: "done",
                 status,
@@ -142,7 +142,7 @@ export function idempotency(options: IdempotencyOptions, config: { storeResponse
       settle.then(
         () => send(body),
         (err: unknown) => {
-          logger.error({ err, idempotency_key: recordId }, "could not store the idempotent response");
+          logger.error({ err, idempotency_key: owned }, "could not store the idempotent response");
           send(body);
         },
       );
