@@ -340,7 +340,8 @@ export interface paths {
         /**
          * @description Returns the card number of a token to a key with the `vault` scope, and writes an audit record
          *     (key id, token id, time, request id). Its response is never kept for idempotent replay, because it
-         *     holds the card number: a retried reveal reveals again and is audited again.
+         *     holds the card number: a retry with the same Idempotency-Key after the reveal happened answers 409
+         *     `idempotency_replay_unavailable`; reveal again with a new key (audited again).
          */
         post: operations["revealToken"];
         delete?: never;
@@ -619,7 +620,7 @@ export interface components {
          * @description Stable, machine-readable error codes. New codes may be added within v1.
          * @enum {string}
          */
-        ErrorCode: "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "invalid_state_transition" | "idempotency_key_reused" | "idempotency_request_in_progress" | "payload_too_large" | "unsupported_media_type" | "method_not_allowed" | "invalid_card" | "insufficient_balance" | "merchant_inactive" | "card_declined" | "rate_limited" | "internal_error";
+        ErrorCode: "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "invalid_state_transition" | "idempotency_key_reused" | "idempotency_request_in_progress" | "idempotency_replay_unavailable" | "payload_too_large" | "unsupported_media_type" | "method_not_allowed" | "invalid_card" | "insufficient_balance" | "merchant_inactive" | "card_declined" | "rate_limited" | "internal_error";
         /** @description Any event; `type` says which. */
         Event: components["schemas"]["FraudEvaluatedEvent"] | components["schemas"]["PaymentAuthorizedEvent"] | components["schemas"]["PaymentCapturedEvent"] | components["schemas"]["PaymentFailedEvent"] | components["schemas"]["PaymentVoidedEvent"] | components["schemas"]["PaymentRefundedEvent"] | components["schemas"]["PaymentExpiredEvent"];
         /**
@@ -1081,7 +1082,11 @@ export interface components {
              */
             grace_period_seconds?: number;
         };
-        /** @description A service key with its secret: returned once, by create and rotate. Store the secret now; it is not shown again. */
+        /**
+         * @description A service key with its secret: returned once, by create and rotate. Store the secret now; it is not
+         *     shown again. Never stored for idempotent replay (`x-sensitive`): a retry with the same
+         *     Idempotency-Key after the change happened answers 409 `idempotency_replay_unavailable`, naming the key.
+         */
         ServiceKeyWithSecret: {
             id: components["schemas"]["ServiceKeyId"];
             /** @enum {string} */
@@ -1154,7 +1159,10 @@ export interface components {
          * @example tok_7Hs2KdP9qLm3XvB8nRt5YwZc
          */
         TokenId: string;
-        /** @description The answer to POST /v1/tokens/{id}/reveal. */
+        /**
+         * @description The answer to POST /v1/tokens/{id}/reveal. It carries a card number (`x-sensitive`), so it is never
+         *     stored for idempotent replay.
+         */
         TokenReveal: {
             id: components["schemas"]["TokenId"];
             /** @enum {string} */
@@ -1343,7 +1351,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The object's state does not allow this change, or a request with the same Idempotency-Key is still running. */
+            /** @description The object's state does not allow this change; or a request with the same Idempotency-Key is still running; or it finished but its answer carried a secret or a card number, which is never kept for replay (`idempotency_replay_unavailable`). */
             409: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -1523,7 +1531,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The object's state does not allow this change, or a request with the same Idempotency-Key is still running. */
+            /** @description The object's state does not allow this change; or a request with the same Idempotency-Key is still running; or it finished but its answer carried a secret or a card number, which is never kept for replay (`idempotency_replay_unavailable`). */
             409: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -1720,7 +1728,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The object's state does not allow this change, or a request with the same Idempotency-Key is still running. */
+            /** @description The object's state does not allow this change; or a request with the same Idempotency-Key is still running; or it finished but its answer carried a secret or a card number, which is never kept for replay (`idempotency_replay_unavailable`). */
             409: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -1832,7 +1840,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The object's state does not allow this change, or a request with the same Idempotency-Key is still running. */
+            /** @description The object's state does not allow this change; or a request with the same Idempotency-Key is still running; or it finished but its answer carried a secret or a card number, which is never kept for replay (`idempotency_replay_unavailable`). */
             409: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -2142,7 +2150,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The object's state does not allow this change, or a request with the same Idempotency-Key is still running. */
+            /** @description The object's state does not allow this change; or a request with the same Idempotency-Key is still running; or it finished but its answer carried a secret or a card number, which is never kept for replay (`idempotency_replay_unavailable`). */
             409: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -2314,7 +2322,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The object's state does not allow this change, or a request with the same Idempotency-Key is still running. */
+            /** @description The object's state does not allow this change; or a request with the same Idempotency-Key is still running; or it finished but its answer carried a secret or a card number, which is never kept for replay (`idempotency_replay_unavailable`). */
             409: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -2470,7 +2478,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The object's state does not allow this change, or a request with the same Idempotency-Key is still running. */
+            /** @description The object's state does not allow this change; or a request with the same Idempotency-Key is still running; or it finished but its answer carried a secret or a card number, which is never kept for replay (`idempotency_replay_unavailable`). */
             409: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -2582,7 +2590,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The object's state does not allow this change, or a request with the same Idempotency-Key is still running. */
+            /** @description The object's state does not allow this change; or a request with the same Idempotency-Key is still running; or it finished but its answer carried a secret or a card number, which is never kept for replay (`idempotency_replay_unavailable`). */
             409: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -2755,7 +2763,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The object's state does not allow this change, or a request with the same Idempotency-Key is still running. */
+            /** @description The object's state does not allow this change; or a request with the same Idempotency-Key is still running; or it finished but its answer carried a secret or a card number, which is never kept for replay (`idempotency_replay_unavailable`). */
             409: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -2931,7 +2939,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The object's state does not allow this change, or a request with the same Idempotency-Key is still running. */
+            /** @description The object's state does not allow this change; or a request with the same Idempotency-Key is still running; or it finished but its answer carried a secret or a card number, which is never kept for replay (`idempotency_replay_unavailable`). */
             409: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -3047,7 +3055,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The object's state does not allow this change, or a request with the same Idempotency-Key is still running. */
+            /** @description The object's state does not allow this change; or a request with the same Idempotency-Key is still running; or it finished but its answer carried a secret or a card number, which is never kept for replay (`idempotency_replay_unavailable`). */
             409: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -3151,7 +3159,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The object's state does not allow this change, or a request with the same Idempotency-Key is still running. */
+            /** @description The object's state does not allow this change; or a request with the same Idempotency-Key is still running; or it finished but its answer carried a secret or a card number, which is never kept for replay (`idempotency_replay_unavailable`). */
             409: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -3391,7 +3399,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The object's state does not allow this change, or a request with the same Idempotency-Key is still running. */
+            /** @description The object's state does not allow this change; or a request with the same Idempotency-Key is still running; or it finished but its answer carried a secret or a card number, which is never kept for replay (`idempotency_replay_unavailable`). */
             409: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];

@@ -32,6 +32,11 @@ export const ConfigSchema = z
     BODY_LIMIT_BYTES: int(1024, 10 * 1024 * 1024).default(100 * 1024),
     /** How long an Idempotency-Key is remembered (DESIGN §4: 24 h). */
     IDEMPOTENCY_TTL_SECONDS: int(60, 7 * 24 * 3600).default(24 * 3600),
+    /**
+     * How long a request holding an Idempotency-Key blocks retries with that key (409) before a retry may
+     * take it over, on the assumption that its instance died. Longer than any request takes.
+     */
+    IDEMPOTENCY_LOCK_SECONDS: int(1, 3600).default(60),
     /** Whether the request log (for the console) is written to the store. */
     REQUEST_LOG: bool.default(true),
     /** ISO 4217 codes the platform accepts, comma-separated. */
@@ -51,6 +56,11 @@ export const ConfigSchema = z
     SETTLEMENT_DELAY_SECONDS: int(0, 30 * 86400).default(2 * 86400),
     /** How often the background jobs run: expiring unpaid local payments and settling pending funds. */
     JOBS_INTERVAL_SECONDS: int(1, 86400).default(60),
+    /**
+     * Fault injection for the crash tests only: the process kills itself (SIGKILL) right after the n-th
+     * change a request commits, before the answer is sent. Refused in production.
+     */
+    TEST_CRASH_AFTER_COMMITS: int(1, 1_000_000).optional(),
   })
   .superRefine((c, ctx) => {
     if (c.NODE_ENV === "production") {
@@ -63,6 +73,9 @@ export const ConfigSchema = z
           });
         }
       }
+    }
+    if (c.NODE_ENV === "production" && c.TEST_CRASH_AFTER_COMMITS !== undefined) {
+      ctx.addIssue({ code: "custom", path: ["TEST_CRASH_AFTER_COMMITS"], message: "is for tests only; unset it" });
     }
     if (Boolean(c.VAULT_MASTER_KEY) !== Boolean(c.VAULT_FINGERPRINT_KEY)) {
       ctx.addIssue({

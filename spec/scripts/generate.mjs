@@ -199,6 +199,33 @@ async function types(doc) {
 }
 
 /**
+ * Whether a success answer of the operation carries a secret or a card number: its schema uses,
+ * at any depth, a schema marked `x-sensitive` (`@extension("x-sensitive", true)` on the model). The
+ * server never stores such answers for idempotent replay, so a new secret-bearing operation is covered
+ * by marking its model, not by remembering a list.
+ */
+function answersSensitive(doc, op) {
+  const schemas = doc.components?.schemas ?? {};
+  const seen = new Set();
+  let found = false;
+  const visit = (node) => {
+    walk(node, (n) => {
+      if (found) return;
+      if (n["x-sensitive"] === true) found = true;
+      const ref = typeof n.$ref === "string" ? n.$ref.split("/").pop() : undefined;
+      if (ref && !seen.has(ref)) {
+        seen.add(ref);
+        visit(schemas[ref]);
+      }
+    });
+  };
+  for (const [status, response] of Object.entries(op.responses ?? {})) {
+    if (status.startsWith("2")) visit(response.content ?? {});
+  }
+  return found;
+}
+
+/**
  * The operation table as TypeScript: the API operations (with method, path and scopes) and the
  * webhook event types, so code can name exactly the operations the document has. openapi-typescript's
  * `operations` also holds the webhook deliveries, which the server does not serve.
@@ -209,13 +236,17 @@ function operationTable(doc) {
     method,
     path,
     scopes: op.security?.[0]?.[SECURITY_SCHEME] ?? [],
+    sensitive: answersSensitive(doc, op),
   }));
   const events = Object.keys(doc.webhooks ?? {});
   const scopes = doc.components?.schemas?.Scope?.enum ?? [];
   return [
     `// ${BANNER}`,
     "",
-    "/** Every API operation of the contract, with the scopes its security requirement lists (any one grants access). */",
+    "/**",
+    " * Every API operation of the contract, with the scopes its security requirement lists (any one grants",
+    " * access) and whether its success answer carries a secret or a card number (`sensitive`: never stored).",
+    " */",
     `export const OPERATIONS = ${JSON.stringify(ops, null, 2)} as const;`,
     "",
     'export type OperationId = (typeof OPERATIONS)[number]["operationId"];',

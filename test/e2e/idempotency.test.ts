@@ -1,4 +1,5 @@
 import type { PaymentsClient } from "@payments/client";
+import { idempotencyRecordId } from "@payments/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../support/server.ts";
 import { clientFor, json } from "./fixtures.ts";
@@ -66,8 +67,9 @@ describe("idempotency", () => {
   it("answers 409 while the first request with the key is still in flight, and takes over a dead one", async () => {
     // Freeze a finished record back into its in-flight state, as if its instance were still working on it.
     expect((await post("k-inflight", { name: "Slow" })).status).toBe(201);
+    const id = idempotencyRecordId(false, "k-inflight");
     const inFlight = (lockedUntil: Date) =>
-      server.running.store.update("idempotency", "test:k-inflight", {
+      server.running.store.update("idempotency", id, {
         set: { state: "in_flight", locked_until: lockedUntil.toISOString(), status: null, body: null },
       });
     await inFlight(new Date(Date.now() + 60_000));
@@ -80,7 +82,7 @@ describe("idempotency", () => {
     const retried = await post("k-inflight", { name: "Slow" });
     expect(retried.status).toBe(201);
     expect(retried.headers.get("idempotent-replayed")).toBeNull();
-    expect((await server.running.store.get("idempotency", "test:k-inflight"))?.state).toBe("done");
+    expect((await server.running.store.get("idempotency", id))?.state).toBe("done");
   });
 
   it("scopes keys to the environment", async () => {

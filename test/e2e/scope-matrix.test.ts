@@ -1,5 +1,6 @@
 import type { PaymentsClient } from "@payments/client";
 import { OPERATIONS, SCOPES } from "@payments/contract/operations";
+import { idempotencyRecordId } from "@payments/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../support/server.ts";
 import {
@@ -68,7 +69,13 @@ async function keyId(server: TestServer, live: boolean): Promise<string> {
   return key.id;
 }
 
-function call(client: PaymentsClient, op: (typeof OPERATIONS)[number], path: Record<string, string>, body?: unknown) {
+function call(
+  client: PaymentsClient,
+  op: (typeof OPERATIONS)[number],
+  path: Record<string, string>,
+  body?: unknown,
+  header?: Record<string, string>,
+) {
   const method = op.method.toUpperCase() as "GET" | "POST" | "PATCH" | "DELETE";
   // The matrix is generic over operations, so the call is untyped here; the per-resource suites use the typed client.
   const fn = (
@@ -78,7 +85,7 @@ function call(client: PaymentsClient, op: (typeof OPERATIONS)[number], path: Rec
     >
   )[method];
   if (!fn) throw new Error(`client has no ${method}`);
-  return fn(op.path, { params: { path }, ...(body === undefined ? {} : { body }) });
+  return fn(op.path, { params: { path, ...(header ? { header } : {}) }, ...(body === undefined ? {} : { body }) });
 }
 
 describe("scope matrix (every operation in the contract)", () => {
@@ -104,6 +111,31 @@ describe("scope matrix (every operation in the contract)", () => {
         const { response, error } = await call(clientFor(server, await server.key([...op.scopes])), op, path, body);
         expect(response.status, JSON.stringify(error)).toBeLessThan(300);
       });
+
+      if (op.method === "post") {
+        // The contract's idempotency rules (spec/main.tsp), for every POST: the key's outcome commits with
+        // the change (so the use case wrote through domain/commit.ts), and an answer carrying a secret or
+        // a card number is never stored.
+        it(`records its Idempotency-Key outcome with the change${op.sensitive ? ", without the answer" : ""}`, async () => {
+          const { path, body } = await RECIPES[op.operationId](sandbox);
+          const key = `matrix-${op.operationId}-${Math.random()}`;
+          const header = { "Idempotency-Key": key };
+          const first = await call(sandbox.client, op, path, body, header);
+          expect(first.response.status, JSON.stringify(first.error)).toBeLessThan(300);
+          const record = await server.running.store.get("idempotency", idempotencyRecordId(false, key));
+          expect(record).toMatchObject({ state: "done", atomic: true, withheld: op.sensitive });
+          const again = await call(sandbox.client, op, path, body, header);
+          expect(again.response.headers.get("idempotent-replayed")).toBe("true");
+          if (op.sensitive) {
+            expect(record?.body).toBeNull();
+            expect(again.response.status).toBe(409);
+            expect(again.error).toMatchObject({ code: "idempotency_replay_unavailable" });
+          } else {
+            expect(again.response.status).toBe(first.response.status);
+            expect(again.data).toEqual(first.data);
+          }
+        });
+      }
 
       it("is 403 for a key holding every other scope", async () => {
         const others = ALL_SCOPES.filter((s) => !(op.scopes as readonly string[]).includes(s));

@@ -72,12 +72,19 @@ describe("tokens (the vault)", () => {
     expect(audit).toHaveLength(1);
     expect(audit[0]).toMatchObject({ action: "token.reveal", request_id: revealed.response.headers.get("request-id") });
 
-    // A reveal is never stored for replay: the same Idempotency-Key reveals (and audits) again.
+    // A reveal's answer holds the card number, so it is never stored for replay: a retry with the same
+    // Idempotency-Key is told so (409 naming the token) and reveals nothing, and is not audited again.
     const headers = { "Idempotency-Key": "reveal-1" };
-    await vault.POST("/v1/tokens/{id}/reveal", { params: { path, header: headers } });
+    expect((await vault.POST("/v1/tokens/{id}/reveal", { params: { path, header: headers } })).data?.card.number).toBe(
+      VISA,
+    );
     const again = await vault.POST("/v1/tokens/{id}/reveal", { params: { path, header: headers } });
-    expect(again.response.headers.get("idempotent-replayed")).toBeNull();
-    expect(await server.running.store.findAll("audit_log", { object_id: token.id })).toHaveLength(3);
+    expect(again.response.status).toBe(409);
+    expect(again.response.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.error).toMatchObject({ code: "idempotency_replay_unavailable", param: "Idempotency-Key" });
+    expect(again.error?.detail).toContain(token.id);
+    expect(JSON.stringify(again.error)).not.toContain(VISA);
+    expect(await server.running.store.findAll("audit_log", { object_id: token.id })).toHaveLength(2);
     expect(JSON.stringify(await server.running.store.findAll("idempotency", {}))).not.toContain(VISA);
 
     const deleted = await vault.DELETE("/v1/tokens/{id}", { params: { path } });

@@ -179,11 +179,12 @@ function documentedStatus(op: OperationObject, status: number): string | undefin
 
 function createAjv(document: OpenApiDocument): Ajv2020 {
   // Strict mode stays on, so a typo in a schema keyword fails loudly. The keywords OpenAPI 3.1 adds
-  // to JSON Schema (its base dialect vocabulary) and the document's own top-level fields are declared
-  // as annotations; `discriminator` only speeds up `oneOf` choice, which Ajv does without it.
+  // to JSON Schema (its base dialect vocabulary), the project's own extension keywords and the
+  // document's top-level fields are declared as annotations; `discriminator` only speeds up `oneOf` choice, which Ajv does without it.
   const ajv = new Ajv2020({ allErrors: true, strict: true });
   addFormats(ajv);
-  ajv.addVocabulary(["discriminator", "xml", "externalDocs", "example"]);
+  // `x-sensitive` marks models whose answers carry a secret or a card number (never stored for replay).
+  ajv.addVocabulary(["discriminator", "xml", "externalDocs", "example", "x-sensitive"]);
   ajv.addVocabulary(Object.keys(document).filter((key) => !ajv.getKeyword(key)));
   ajv.addFormat("int32", {
     type: "number",

@@ -1,4 +1,5 @@
 import type { Page, PageResult } from "../store/port.ts";
+import { commit } from "./commit.ts";
 import type { Caller, Now } from "./context.ts";
 import { DomainError, invalid, notFound } from "./errors.ts";
 import { recordEvent } from "./events.ts";
@@ -269,7 +270,7 @@ export function createCharges(deps: ChargesDeps) {
       }
 
       if (charge.status === "captured") await ensureBalance(store, caller.livemode, merchant.id, input.currency, now);
-      await store.transaction(async (tx) => {
+      return commit(store, caller, async (tx) => {
         await tx.insert("charges", charge);
         const fields = eventFields(charge);
         if (charge.status === "authorized" || charge.status === "captured") {
@@ -289,8 +290,8 @@ export function createCharges(deps: ChargesDeps) {
             failure_message: charge.failure_message,
           });
         }
+        return charge;
       });
-      return charge;
     },
 
     get: (caller: Caller, id: string) => load(caller.livemode, id),
@@ -319,7 +320,7 @@ export function createCharges(deps: ChargesDeps) {
       }
       await processor.capture(charge.processor_ref ?? "", toCapture);
       await ensureBalance(store, charge.livemode, charge.merchant_id, charge.currency, now);
-      return store.transaction(async (tx) => {
+      return commit(store, caller, async (tx) => {
         const captured = await transition(tx, charge, "captured", { amount_captured: toCapture }, "capture");
         await creditCapture(tx, captured, toCapture);
         await recordEvent(tx, now, captured.livemode, "payment.captured", {
@@ -334,7 +335,7 @@ export function createCharges(deps: ChargesDeps) {
       const charge = await load(caller.livemode, id);
       if (charge.status !== "authorized") throw refusal(charge, "void");
       await processor.void(charge.processor_ref ?? "");
-      return store.transaction(async (tx) => {
+      return commit(store, caller, async (tx) => {
         const voided = await transition(tx, charge, "voided", {}, "void");
         await recordEvent(tx, now, voided.livemode, "payment.voided", eventFields(voided));
         return voided;
@@ -366,7 +367,7 @@ export function createCharges(deps: ChargesDeps) {
         reason: input.reason ?? null,
         metadata: input.metadata ?? {},
       };
-      await store.transaction(async (tx) => {
+      await commit(store, caller, async (tx) => {
         const raised = await tx.update(
           "charges",
           charge.id,
@@ -402,6 +403,7 @@ export function createCharges(deps: ChargesDeps) {
           refund_amount: amount,
           amount_refunded: after.amount_refunded,
         });
+        return refund;
       });
       // The simulator never fails; a real acquirer's refund failure would need a `failed` refund state.
       await processor.refund(charge.processor_ref ?? "", amount);
@@ -419,7 +421,7 @@ export function createCharges(deps: ChargesDeps) {
       const charge = await load(caller.livemode, id);
       if (charge.status !== "pending") throw refusal(charge, "complete");
       await ensureBalance(store, charge.livemode, charge.merchant_id, charge.currency, now);
-      return store.transaction(async (tx) => {
+      return commit(store, caller, async (tx) => {
         const captured = await transition(
           tx,
           charge,
@@ -440,7 +442,7 @@ export function createCharges(deps: ChargesDeps) {
     async expire(caller: Caller, id: string): Promise<ChargeDoc> {
       assertSandbox(caller, id);
       const charge = await load(caller.livemode, id);
-      return expireOne(charge);
+      return expireOne(charge, caller);
     },
 
     /** The expiry job: every pending charge past its `expires_at`. Returns how many expired. */
@@ -460,9 +462,10 @@ export function createCharges(deps: ChargesDeps) {
     },
   };
 
-  async function expireOne(charge: ChargeDoc): Promise<ChargeDoc> {
+  /** `caller` is null for the expiry job. */
+  async function expireOne(charge: ChargeDoc, caller: Caller | null = null): Promise<ChargeDoc> {
     if (charge.status !== "pending") throw refusal(charge, "expire");
-    return store.transaction(async (tx) => {
+    return commit(store, caller, async (tx) => {
       const expired = await transition(tx, charge, "expired", { next_action: null }, "expire");
       await recordEvent(tx, now, expired.livemode, "payment.expired", eventFields(expired));
       return expired;

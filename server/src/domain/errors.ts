@@ -10,6 +10,7 @@ export type ErrorCode =
   | "invalid_state_transition"
   | "idempotency_key_reused"
   | "idempotency_request_in_progress"
+  | "idempotency_replay_unavailable"
   | "payload_too_large"
   | "unsupported_media_type"
   | "method_not_allowed"

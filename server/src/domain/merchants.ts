@@ -1,4 +1,5 @@
 import type { Page } from "../store/port.ts";
+import { commit } from "./commit.ts";
 import type { Caller, Now } from "./context.ts";
 import { DomainError, invalid, notFound } from "./errors.ts";
 import { newId } from "./ids.ts";
@@ -57,8 +58,10 @@ export function createMerchants(store: AppStore, now: Now) {
         status: input.status ?? "active",
         metadata: input.metadata ?? {},
       };
-      await store.insert("merchants", merchant);
-      return merchant;
+      return commit(store, caller, async (tx) => {
+        await tx.insert("merchants", merchant);
+        return merchant;
+      });
     },
 
     get: (caller: Caller, id: string) => load(caller.livemode, id),

@@ -55,17 +55,28 @@ export interface EventDoc extends BaseDoc {
   payload: Record<string, unknown>;
 }
 
-/** Stored under id `<livemode>:<Idempotency-Key>`: keys are scoped to the calling environment (DESIGN §4). */
+/**
+ * Stored under id `<test|live>:<SHA-256 of the Idempotency-Key>`: keys are scoped to the calling
+ * environment and never stored in clear (server/src/http/idempotency.ts).
+ */
 export interface IdempotencyDoc extends BaseDoc {
   /** SHA-256 of method, path and body: a different request under the same key is a 422. */
   request_hash: string;
   state: "in_flight" | "done";
+  /** The request id of the request that holds the key; a retry that takes over a dead one replaces it. */
+  owner: string;
   /** For in-flight records: when a crashed first request stops blocking retries. */
   locked_until: string;
   status: number | null;
   headers: Record<string, string> | null;
-  /** The response body exactly as first sent. */
+  /** The response body exactly as first sent; null while in flight and when withheld. */
   body: string | null;
+  /** The answer carried a secret or a card number, so it was not kept: a retry gets 409 naming `object_id`. */
+  withheld: boolean;
+  /** For withheld answers: the id of the object the request created or changed. */
+  object_id: string | null;
+  /** Whether the outcome was written in the same transaction as the change (true for every change). */
+  atomic: boolean;
   expires_at: string;
 }
 

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { Page, PageResult } from "../store/port.ts";
+import { commit } from "./commit.ts";
 import type { Caller, Now } from "./context.ts";
 import { DomainError, invalid, notFound } from "./errors.ts";
 import { newId, randomBase62 } from "./ids.ts";
@@ -35,7 +36,12 @@ export interface CreateKeyInput {
 }
 
 export function createServiceKeys(store: AppStore, now: Now) {
-  async function issue(livemode: boolean, input: CreateKeyInput): Promise<{ key: ServiceKeyDoc; secret: string }> {
+  /** `caller` is null for the CLI and the first start, which act without one. */
+  async function issue(
+    livemode: boolean,
+    input: CreateKeyInput,
+    caller: Caller | null = null,
+  ): Promise<{ key: ServiceKeyDoc; secret: string }> {
     const scopes = [...new Set(input.scopes)];
     const at = now();
     if (input.expires_at !== undefined && Date.parse(input.expires_at) <= at.getTime()) {
@@ -56,8 +62,10 @@ export function createServiceKeys(store: AppStore, now: Now) {
       expires_at: input.expires_at ? iso(new Date(input.expires_at)) : null,
       revoked_at: null,
     };
-    await store.insert("service_keys", key);
-    return { key, secret };
+    return commit(store, caller, async (tx) => {
+      await tx.insert("service_keys", key);
+      return { key, secret };
+    });
   }
 
   // Authentication reads one or two records per request; a record found is reused for
@@ -147,7 +155,7 @@ export function createServiceKeys(store: AppStore, now: Now) {
       await store.update("service_keys", key.id, { set: { last_used_at: key.last_used_at } });
     },
 
-    create: (caller: Caller, input: CreateKeyInput) => issue(caller.livemode, input),
+    create: (caller: Caller, input: CreateKeyInput) => issue(caller.livemode, input, caller),
 
     /** For the CLI and the first start, which act without a caller. */
     issue,
@@ -166,35 +174,40 @@ export function createServiceKeys(store: AppStore, now: Now) {
       }
       const secret = newSecret(key.livemode);
       // Conditional on the current digest, so two concurrent rotations cannot both keep "their" old secret.
-      const updated = await store.update(
-        "service_keys",
-        id,
-        {
-          set: {
-            secret_hash: hashSecret(secret),
-            prefix: prefixOf(secret),
-            previous_secret_hash: gracePeriodSeconds > 0 ? key.secret_hash : null,
-            previous_expires_at:
-              gracePeriodSeconds > 0 ? iso(new Date(at.getTime() + gracePeriodSeconds * 1000)) : null,
+      const updated = await commit(store, caller, async (tx) => {
+        const rotated = await tx.update(
+          "service_keys",
+          id,
+          {
+            set: {
+              secret_hash: hashSecret(secret),
+              prefix: prefixOf(secret),
+              previous_secret_hash: gracePeriodSeconds > 0 ? key.secret_hash : null,
+              previous_expires_at:
+                gracePeriodSeconds > 0 ? iso(new Date(at.getTime() + gracePeriodSeconds * 1000)) : null,
+            },
           },
-        },
-        { secret_hash: key.secret_hash, revoked_at: null },
-      );
-      forget(id);
-      if (!updated) throw new DomainError("conflict", "The key changed while it was being rotated; retry.");
-      return { key: updated, secret };
+          { secret_hash: key.secret_hash, revoked_at: null },
+        );
+        if (!rotated) throw new DomainError("conflict", "The key changed while it was being rotated; retry.");
+        return { key: rotated, secret };
+      }).finally(() => forget(id));
+      return updated;
     },
 
     async revoke(caller: Caller, id: string): Promise<ServiceKeyDoc> {
       const key = await load(caller.livemode, id);
       if (key.revoked_at) return key;
-      const updated = await store.update(
-        "service_keys",
-        id,
-        { set: { revoked_at: iso(now()), previous_secret_hash: null, previous_expires_at: null } },
-        { revoked_at: null },
-      );
-      forget(id);
+      const updated = await commit(store, caller, async (tx) => {
+        const revoked = await tx.update(
+          "service_keys",
+          id,
+          { set: { revoked_at: iso(now()), previous_secret_hash: null, previous_expires_at: null } },
+          { revoked_at: null },
+        );
+        // Revoked concurrently: answer with the key as it now is (revoking twice is a no-op).
+        return revoked ?? (await tx.get("service_keys", id));
+      }).finally(() => forget(id));
       return updated ?? load(caller.livemode, id);
     },
 

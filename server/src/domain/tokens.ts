@@ -1,3 +1,4 @@
+import { commit } from "./commit.ts";
 import type { Caller, Now } from "./context.ts";
 import { notFound } from "./errors.ts";
 import { newId } from "./ids.ts";
@@ -50,8 +51,10 @@ export function createTokens(store: AppStore, keys: VaultKeys, now: Now) {
         sealed: sealPan(card.pan, id, keys),
         deleted_at: null,
       };
-      await store.insert("tokens", token);
-      return token;
+      return commit(store, caller, async (tx) => {
+        await tx.insert("tokens", token);
+        return token;
+      });
     },
 
     get: (caller: Caller, id: string) => load(caller.livemode, id),
@@ -79,9 +82,11 @@ export function createTokens(store: AppStore, keys: VaultKeys, now: Now) {
     /** Returns the card number and writes the audit record first, in one transaction: no reveal goes unaudited. */
     async reveal(caller: Caller, id: string): Promise<Revealed> {
       const revealedAt = iso(now());
-      const token = await store.transaction(async (tx) => {
-        const t = await tx.get("tokens", id);
-        if (!t || t.livemode !== caller.livemode || t.deleted_at || !t.sealed) throw notFound("token", id);
+      return commit(store, caller, async (tx) => {
+        const token = await tx.get("tokens", id);
+        if (!token || token.livemode !== caller.livemode || token.deleted_at || !token.sealed) {
+          throw notFound("token", id);
+        }
         await tx.insert("audit_log", {
           id: newId("aud"),
           livemode: caller.livemode,
@@ -91,10 +96,8 @@ export function createTokens(store: AppStore, keys: VaultKeys, now: Now) {
           key_id: caller.keyId,
           request_id: caller.requestId,
         });
-        return t;
+        return { token, pan: openPan(token.sealed, token.id, keys), revealedAt };
       });
-      // sealed is non-null: checked inside the transaction above.
-      return { token, pan: openPan(token.sealed as NonNullable<TokenDoc["sealed"]>, token.id, keys), revealedAt };
     },
   };
 }

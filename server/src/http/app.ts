@@ -6,14 +6,22 @@ import type { Now } from "../domain/context.ts";
 import type { Domain } from "../domain/index.ts";
 import type { AppStore } from "../domain/records.ts";
 import { serviceKeyAuth } from "./auth.ts";
-import { contractOperations, loadContract, type OperationId } from "./contract.ts";
+import { contractOperations, loadContract } from "./contract.ts";
 import { errorMiddleware, notFoundMiddleware } from "./errors.ts";
 import { createHandlers, type Handlers, toExpress } from "./handlers.ts";
 import { idempotency } from "./idempotency.ts";
 import { observability, type RequestLogWriter, requestLogWriter } from "./observability.ts";
 
 export interface AppDeps {
-  config: Pick<Config, "BODY_LIMIT_BYTES" | "VALIDATE_RESPONSES" | "IDEMPOTENCY_TTL_SECONDS" | "REQUEST_LOG">;
+  config: Pick<
+    Config,
+    | "BODY_LIMIT_BYTES"
+    | "VALIDATE_RESPONSES"
+    | "IDEMPOTENCY_TTL_SECONDS"
+    | "IDEMPOTENCY_LOCK_SECONDS"
+    | "REQUEST_LOG"
+    | "TEST_CRASH_AFTER_COMMITS"
+  >;
   domain: Domain;
   store: AppStore;
   logger: Logger;
@@ -26,8 +34,18 @@ export interface AppDeps {
   requestLog?: RequestLogWriter;
 }
 
-/** Operations whose responses must never be kept for idempotent replay (they carry a card number). */
-const NEVER_STORE_RESPONSE = new Set<OperationId>(["revealToken"]);
+/**
+ * Fault injection for the crash tests (TEST_CRASH_AFTER_COMMITS, refused in production): SIGKILL right
+ * after the n-th committed change, the moment between "stored" and "answered" that a kill from outside
+ * rarely hits.
+ */
+function crashAfterCommits(n: number | undefined): (() => void) | undefined {
+  if (n === undefined) return undefined;
+  let commits = 0;
+  return () => {
+    if (++commits === n) process.kill(process.pid, "SIGKILL");
+  };
+}
 
 /** Builds the Express app from the generated contract. Throws if an operation has no handler. */
 export function createApp(deps: AppDeps): Express {
@@ -35,7 +53,9 @@ export function createApp(deps: AppDeps): Express {
   const now = deps.now ?? (() => new Date());
   const doc = loadContract();
   const operations = contractOperations();
-  const handlers: Handlers = createHandlers(domain);
+  const handlers: Handlers = createHandlers(domain, {
+    afterCommit: crashAfterCommits(config.TEST_CRASH_AFTER_COMMITS),
+  });
 
   const missing = operations.filter((op) => typeof handlers[op.operationId] !== "function");
   if (missing.length > 0) {
@@ -65,17 +85,19 @@ export function createApp(deps: AppDeps): Express {
     }),
   );
 
-  const keyed = idempotency({ store, now, ttlSeconds: config.IDEMPOTENCY_TTL_SECONDS, logger });
-  const keyedNoStore = idempotency(
-    { store, now, ttlSeconds: config.IDEMPOTENCY_TTL_SECONDS, logger },
-    { storeResponse: false },
-  );
+  const keys = {
+    store,
+    now,
+    ttlSeconds: config.IDEMPOTENCY_TTL_SECONDS,
+    lockSeconds: config.IDEMPOTENCY_LOCK_SECONDS,
+    logger,
+  };
   for (const op of operations) {
     const route = op.path.replace(/\{(\w+)\}/g, ":$1");
     // biome-ignore lint/suspicious/noExplicitAny: each handler is typed by its own operation id
     const handler = toExpress(handlers[op.operationId] as any);
     if (op.method === "post") {
-      app.post(route, NEVER_STORE_RESPONSE.has(op.operationId) ? keyedNoStore : keyed, handler);
+      app.post(route, idempotency(keys, op), handler);
     } else {
       app[op.method](route, handler);
     }

@@ -1,8 +1,10 @@
 import type { Request, Response } from "express";
 import type { Caller } from "../domain/context.ts";
 import type { Domain } from "../domain/index.ts";
+import type { Revealed } from "../domain/tokens.ts";
 import type { Page } from "../store/port.ts";
 import type { OperationId, PathParams, QueryParams, Reply, RequestBody } from "./contract.ts";
+import type { IdempotencyScope } from "./idempotency.ts";
 import * as serialize from "./serialize.ts";
 
 // One thin handler per operation id (DESIGN §15): validated input → domain use case → serialized
@@ -14,6 +16,8 @@ export interface OperationInput<K extends OperationId> {
   path: PathParams<K>;
   query: QueryParams<K>;
   caller: Caller;
+  /** Present when the request carries an Idempotency-Key (POST only). */
+  idempotency?: IdempotencyScope | undefined;
 }
 
 export type OperationHandler<K extends OperationId> = (input: OperationInput<K>) => Promise<Reply<K>>;
@@ -27,9 +31,38 @@ export function toExpress<K extends OperationId>(handler: OperationHandler<K>) {
       path: req.params as PathParams<K>,
       query: req.query as QueryParams<K>,
       caller: res.locals.caller as Caller,
+      idempotency: res.locals.idempotency as IdempotencyScope | undefined,
     });
     res.status(reply.status as number).json(reply.body);
   };
+}
+
+/**
+ * Makes handlers for POSTs whose use case commits a change. `present` turns the use case's result into the answer; when
+ * the request carries an Idempotency-Key it also runs inside the use case's transaction (through the
+ * caller's outcome recorder, domain/commit.ts), so the stored answer commits with the change.
+ */
+function answering(afterCommit: () => void) {
+  return function answer<K extends OperationId, R>(
+    status: Reply<K>["status"],
+    present: (result: R) => Reply<K>["body"],
+    run: (input: OperationInput<K>) => Promise<R>,
+  ): OperationHandler<K> {
+    return async (input) => {
+      const toReply = (result: R) => ({ status, body: present(result) }) as Reply<K>;
+      const caller = input.idempotency
+        ? { ...input.caller, outcome: input.idempotency.recorder((result) => toReply(result as R)) }
+        : input.caller;
+      const result = await run({ ...input, caller });
+      afterCommit();
+      return toReply(result);
+    };
+  };
+}
+
+export interface HandlerOptions {
+  /** Called after a POST's use case has committed its change, before the answer is built (crash tests). */
+  afterCommit?: () => void;
 }
 
 function page(query: { limit?: number; starting_after?: string; ending_before?: string }): Page {
@@ -40,14 +73,12 @@ function page(query: { limit?: number; starting_after?: string; ending_before?: 
   };
 }
 
-export function createHandlers(domain: Domain): Handlers {
+export function createHandlers(domain: Domain, options: HandlerOptions = {}): Handlers {
   const { merchants, tokens, serviceKeys, events, charges } = domain;
+  const answer = answering(options.afterCommit ?? (() => {}));
   return {
     // Merchants (scope `merchants`)
-    createMerchant: async ({ caller, body }) => ({
-      status: 201,
-      body: serialize.merchant(await merchants.create(caller, body)),
-    }),
+    createMerchant: answer(201, serialize.merchant, ({ caller, body }) => merchants.create(caller, body)),
     getMerchant: async ({ caller, path }) => ({
       status: 200,
       body: serialize.merchant(await merchants.get(caller, path.id)),
@@ -67,35 +98,30 @@ export function createHandlers(domain: Domain): Handlers {
     },
 
     // Tokens (create: `tokenization`; the rest: `vault`)
-    createToken: async ({ caller, body }) => ({
-      status: 200, // seed §4: tokenization answers 200, not 201
-      body: serialize.token(await tokens.create(caller, body)),
-    }),
+    // seed §4: tokenization answers 200, not 201
+    createToken: answer(200, serialize.token, ({ caller, body }) => tokens.create(caller, body)),
     getToken: async ({ caller, path }) => ({ status: 200, body: serialize.token(await tokens.get(caller, path.id)) }),
     deleteToken: async ({ caller, path }) => {
       const deleted = await tokens.delete(caller, path.id);
       return { status: 200, body: { id: deleted.id, object: "token", deleted: true } };
     },
-    revealToken: async ({ caller, path }) => {
-      const { token, pan, revealedAt } = await tokens.reveal(caller, path.id);
-      return {
-        status: 200,
-        body: {
-          id: token.id,
-          object: "token_reveal",
-          card: { number: pan, exp_month: token.exp_month, exp_year: token.exp_year },
-          holder: token.holder,
-          livemode: token.livemode,
-          revealed_at: revealedAt,
-        },
-      };
-    },
+    revealToken: answer(
+      200,
+      ({ token, pan, revealedAt }: Revealed) => ({
+        id: token.id,
+        object: "token_reveal",
+        card: { number: pan, exp_month: token.exp_month, exp_year: token.exp_year },
+        holder: token.holder,
+        livemode: token.livemode,
+        revealed_at: revealedAt,
+      }),
+      ({ caller, path }) => tokens.reveal(caller, path.id),
+    ),
 
     // Service keys (scope `*`)
-    createServiceKey: async ({ caller, body }) => {
-      const { key, secret } = await serviceKeys.create(caller, body);
-      return { status: 201, body: { ...serialize.serviceKey(key), secret } };
-    },
+    createServiceKey: answer(201, serialize.serviceKeyWithSecret, ({ caller, body }) =>
+      serviceKeys.create(caller, body),
+    ),
     listServiceKeys: async ({ caller, query }) => ({
       status: 200,
       body: serialize.list(await serviceKeys.list(caller, page(query)), serialize.serviceKey),
@@ -104,20 +130,13 @@ export function createHandlers(domain: Domain): Handlers {
       status: 200,
       body: serialize.serviceKey(await serviceKeys.get(caller, path.id)),
     }),
-    rotateServiceKey: async ({ caller, path, body }) => {
-      const { key, secret } = await serviceKeys.rotate(caller, path.id, body.grace_period_seconds ?? 86400);
-      return { status: 200, body: { ...serialize.serviceKey(key), secret } };
-    },
-    revokeServiceKey: async ({ caller, path }) => ({
-      status: 200,
-      body: serialize.serviceKey(await serviceKeys.revoke(caller, path.id)),
-    }),
+    rotateServiceKey: answer(200, serialize.serviceKeyWithSecret, ({ caller, path, body }) =>
+      serviceKeys.rotate(caller, path.id, body.grace_period_seconds ?? 86400),
+    ),
+    revokeServiceKey: answer(200, serialize.serviceKey, ({ caller, path }) => serviceKeys.revoke(caller, path.id)),
 
     // Charges and refunds (scope `charges`)
-    createCharge: async ({ caller, body }) => ({
-      status: 201,
-      body: serialize.charge(await charges.create(caller, body)),
-    }),
+    createCharge: answer(201, serialize.charge, ({ caller, body }) => charges.create(caller, body)),
     getCharge: async ({ caller, path }) => ({
       status: 200,
       body: serialize.charge(await charges.get(caller, path.id)),
@@ -129,30 +148,17 @@ export function createHandlers(domain: Domain): Handlers {
         serialize.charge,
       ),
     }),
-    captureCharge: async ({ caller, path, body }) => ({
-      status: 200,
-      body: serialize.charge(await charges.capture(caller, path.id, body.amount)),
-    }),
-    voidCharge: async ({ caller, path }) => ({
-      status: 200,
-      body: serialize.charge(await charges.void(caller, path.id)),
-    }),
-    createRefund: async ({ caller, path, body }) => ({
-      status: 201,
-      body: serialize.refund(await charges.refund(caller, path.id, body)),
-    }),
+    captureCharge: answer(200, serialize.charge, ({ caller, path, body }) =>
+      charges.capture(caller, path.id, body.amount),
+    ),
+    voidCharge: answer(200, serialize.charge, ({ caller, path }) => charges.void(caller, path.id)),
+    createRefund: answer(201, serialize.refund, ({ caller, path, body }) => charges.refund(caller, path.id, body)),
     listRefunds: async ({ caller, path, query }) => ({
       status: 200,
       body: serialize.list(await charges.listRefunds(caller, path.id, page(query)), serialize.refund),
     }),
-    sandboxCompleteCharge: async ({ caller, path }) => ({
-      status: 200,
-      body: serialize.charge(await charges.complete(caller, path.id)),
-    }),
-    sandboxExpireCharge: async ({ caller, path }) => ({
-      status: 200,
-      body: serialize.charge(await charges.expire(caller, path.id)),
-    }),
+    sandboxCompleteCharge: answer(200, serialize.charge, ({ caller, path }) => charges.complete(caller, path.id)),
+    sandboxExpireCharge: answer(200, serialize.charge, ({ caller, path }) => charges.expire(caller, path.id)),
 
     // Events (scope `webhooks`)
     listEvents: async ({ caller, query }) => ({

@@ -1,31 +1,61 @@
 import { createHash } from "node:crypto";
 import type { NextFunction, Request, Response } from "express";
 import type { Logger } from "pino";
+import type { OutcomeRecorder } from "../domain/commit.ts";
 import type { Caller, Now } from "../domain/context.ts";
 import { DomainError } from "../domain/errors.ts";
 import type { AppStore, IdempotencyDoc } from "../domain/records.ts";
 import { iso } from "../domain/time.ts";
 import { DuplicateKeyError } from "../store/port.ts";
 
-// DESIGN §4, Idempotency-Key on every POST. The record lives in the store, so it holds across
-// instances: the first request inserts an in-flight record (the insert is the lock), later ones with
-// the same key either replay the stored response byte for byte, get 409 while the first is running,
-// or 422 when they carry a different request. Responses that failed with 5xx are forgotten, so the
-// client's retry runs again. Request-validation failures never reach this middleware, as in Stripe.
+// Idempotency-Key on every POST (the contract's rules: spec/main.tsp). The record lives in the store, so
+// it holds across instances, and it goes through three moments:
+//
+// 1. Claim. The first request inserts an in-flight record naming itself as owner (the insert is the
+//    lock). Later requests with the same key replay the finished answer byte for byte, get 409 while the
+//    owner is alive, or 422 when they carry a different request.
+// 2. Outcome, with the change. The use case makes its writes through domain/commit.ts, which calls this
+//    request's recorder inside that same store transaction: the record becomes `done` with the answer
+//    (atomic phases). The write is conditional on still owning the key, so of a slow first request and a
+//    retry that took its key over, at most one can commit.
+// 3. After the answer, only for answers no transaction produced (a refusal such as 409 or 422, which
+//    changed nothing): the answer is stored then. 5xx answers forget the key, so a retry runs again.
+//
+// A crash can leave a record in flight only when nothing was committed; once its lock runs out a retry
+// takes the key over and runs the request again, which is then safe. Answers that carry a secret or a
+// card number (the operation's `sensitive` flag, derived from the contract's `x-sensitive` models) are
+// never stored: the record keeps only the id of the object, and a retry gets 409
+// `idempotency_replay_unavailable` naming it. Keys themselves are stored only as SHA-256 digests.
+// Request-validation failures never reach this middleware, as in Stripe.
 
-/** How long an in-flight record blocks retries if its instance died before finishing. */
-const IN_FLIGHT_LOCK_MS = 60_000;
+/** The answer a handler gives, as the recorder stores it. */
+export interface StoredReply {
+  status: number;
+  body: unknown;
+}
 
-const STORED_HEADERS = ["content-type"] as const;
+/** What the handler layer gets for a request that carries an Idempotency-Key. */
+export interface IdempotencyScope {
+  /** A recorder that stores `toReply(result)` as this request's answer inside the use case's transaction. */
+  recorder(toReply: (result: unknown) => StoredReply): OutcomeRecorder;
+}
 
 export interface IdempotencyOptions {
   store: AppStore;
   now: Now;
   ttlSeconds: number;
+  /** How long an in-flight record blocks retries before a retry may take it over (its owner died). */
+  lockSeconds: number;
   logger: Logger;
 }
 
-const recordId = (caller: Caller, key: string) => `${caller.livemode ? "live" : "test"}:${key}`;
+/** res.json's Content-Type, stored with every answer so a replay carries the same one. */
+const JSON_TYPE = "application/json; charset=utf-8";
+
+/** `<environment>:<SHA-256 of the key>`: keys are per environment, and never stored in clear (one may hold a card number). */
+export function recordId(livemode: boolean, key: string): string {
+  return `${livemode ? "live" : "test"}:${createHash("sha256").update(key).digest("hex")}`;
+}
 
 function requestHash(req: Request): string {
   return createHash("sha256")
@@ -33,26 +63,54 @@ function requestHash(req: Request): string {
     .digest("hex");
 }
 
-export function idempotency(options: IdempotencyOptions, config: { storeResponse: boolean } = { storeResponse: true }) {
-  const { store, now, ttlSeconds, logger } = options;
+const keyError = (code: "idempotency_key_reused" | "idempotency_request_in_progress", message: string) =>
+  new DomainError(code, message, { param: "Idempotency-Key" });
+
+/** The fields that make a record `done`: the answer, or only the object's id when the answer may not be kept. */
+function outcome(status: number, body: string, sensitive: boolean, atomic: boolean): Partial<IdempotencyDoc> {
+  if (sensitive && status < 300) {
+    let objectId: string | null = null;
+    try {
+      const id = (JSON.parse(body) as { id?: unknown }).id;
+      if (typeof id === "string") objectId = id;
+    } catch {
+      // Not JSON: nothing to name.
+    }
+    return { state: "done", status, headers: null, body: null, withheld: true, object_id: objectId, atomic };
+  }
+  return { state: "done", status, headers: { "content-type": JSON_TYPE }, body, withheld: false, atomic };
+}
+
+/**
+ * The middleware for one POST operation. `sensitive`: its success answer carries a secret or a card
+ * number (generated/types/operations.ts), so it is never stored.
+ */
+export function idempotency(options: IdempotencyOptions, operation: { sensitive: boolean }) {
+  const { store, now, ttlSeconds, lockSeconds, logger } = options;
+  const { sensitive } = operation;
 
   /** Takes the key for this request, or answers for it. Returns the record id when this request now owns the key. */
-  async function claim(req: Request, res: Response, key: string): Promise<string | null> {
+  async function claim(req: Request, res: Response, key: string, owner: string): Promise<string | null> {
     const caller = res.locals.caller as Caller;
-    const id = recordId(caller, key);
+    const id = recordId(caller.livemode, key);
     const hash = requestHash(req);
     for (let attempt = 0; attempt < 3; attempt++) {
       const at = now();
+      const lockedUntil = iso(new Date(at.getTime() + lockSeconds * 1000));
       const record: IdempotencyDoc = {
         id,
         livemode: caller.livemode,
         created_at: iso(at),
         request_hash: hash,
         state: "in_flight",
-        locked_until: iso(new Date(at.getTime() + IN_FLIGHT_LOCK_MS)),
+        owner,
+        locked_until: lockedUntil,
         status: null,
         headers: null,
         body: null,
+        withheld: false,
+        object_id: null,
+        atomic: false,
         expires_at: iso(new Date(at.getTime() + ttlSeconds * 1000)),
       };
       try {
@@ -68,81 +126,115 @@ export function idempotency(options: IdempotencyOptions, config: { storeResponse
         continue;
       }
       if (existing.request_hash !== hash) {
-        throw new DomainError(
+        throw keyError(
           "idempotency_key_reused",
           "This Idempotency-Key was already used with a different request; use a new key for a new request.",
-          { param: "Idempotency-Key" },
         );
       }
       if (existing.state === "done") {
-        replay(res, existing);
+        res.setHeader("Idempotent-Replayed", "true");
+        if (existing.withheld) {
+          const what = existing.object_id ? ` (${existing.object_id})` : "";
+          throw new DomainError(
+            "idempotency_replay_unavailable",
+            `The request with this Idempotency-Key already succeeded${what}, but its answer carried a secret or a card number, which is never kept for replay. Look the object up, or send a new request with a new Idempotency-Key.`,
+            { param: "Idempotency-Key" },
+          );
+        }
+        for (const [name, value] of Object.entries(existing.headers ?? {})) res.setHeader(name, value);
+        res.status(existing.status ?? 200).end(existing.body ?? "");
         return null;
       }
       if (existing.locked_until > iso(at)) {
-        throw new DomainError(
+        throw keyError(
           "idempotency_request_in_progress",
           "A request with this Idempotency-Key is still being processed; retry shortly.",
-          { param: "Idempotency-Key" },
         );
       }
-      // The first request's instance died mid-flight: take the key over, conditionally, so only one retry does.
+      // The owner's instance died before committing anything (a commit would have made the record done):
+      // take the key over, conditionally, so only one retry does, and run the request again.
       const taken = await store.update(
         "idempotency",
         id,
-        { set: { locked_until: record.locked_until } },
-        { state: "in_flight", locked_until: existing.locked_until },
+        { set: { owner, locked_until: lockedUntil } },
+        { state: "in_flight", owner: existing.owner, locked_until: existing.locked_until },
       );
       if (taken) return id;
     }
-    throw new DomainError("idempotency_request_in_progress", "Could not claim the Idempotency-Key; retry shortly.", {
-      param: "Idempotency-Key",
-    });
-  }
-
-  function replay(res: Response, record: IdempotencyDoc): void {
-    for (const [name, value] of Object.entries(record.headers ?? {})) res.setHeader(name, value);
-    res.setHeader("Idempotent-Replayed", "true");
-    res.status(record.status ?? 200).end(record.body ?? "");
+    throw keyError("idempotency_request_in_progress", "Could not claim the Idempotency-Key; retry shortly.");
   }
 
   return async function idempotencyMiddleware(req: Request, res: Response, next: NextFunction) {
     const key = req.get("Idempotency-Key");
     if (key === undefined) return next();
+    const owner = String(res.locals.requestId);
     let id: string | null;
     try {
-      id = await claim(req, res, key);
+      id = await claim(req, res, key, owner);
     } catch (err) {
       return next(err);
     }
     if (id === null) return; // replayed
     const owned = id;
+    const stillOwned = { state: "in_flight", owner } as const;
 
-    // Capture the final bytes at res.send (res.json and the response validator both end there) and
-    // store them before they go out, so an immediate retry already sees the finished record.
+    /** Set once a use case's transaction has written the outcome: nothing is left to store afterwards. */
+    let recordedWithChange = false;
+    const scope: IdempotencyScope = {
+      recorder: (toReply) => ({
+        async record(tx, result) {
+          const reply = toReply(result);
+          const done = await tx.update(
+            "idempotency",
+            owned,
+            { set: outcome(reply.status, JSON.stringify(reply.body), sensitive, true) },
+            stillOwned,
+          );
+          // A retry took the key over while this request was still running (past its lock): this change
+          // must not commit too, or the request would take effect twice.
+          if (!done) {
+            throw keyError(
+              "idempotency_request_in_progress",
+              "Another request with this Idempotency-Key took it over; this one was not applied.",
+            );
+          }
+          recordedWithChange = true;
+        },
+      }),
+    };
+    res.locals.idempotency = scope;
+
+    // Answers no transaction recorded (refusals, failures) are stored or forgotten at res.send, before
+    // the bytes go out, so an immediate retry already sees the finished record.
     const send = res.send.bind(res);
     res.send = ((body?: unknown) => {
       const status = res.statusCode;
+      if (recordedWithChange && status < 500) return send(body);
       const text = typeof body === "string" ? body : Buffer.isBuffer(body) ? body.toString("utf8") : String(body ?? "");
-      const settle =
-        status >= 500 || !config.storeResponse
-          ? store.delete("idempotency", owned)
-          : store.update("idempotency", owned, {
-              set: {
-                state: "done",
-                status,
-                body: text,
-                headers: Object.fromEntries(
-                  STORED_HEADERS.flatMap((h) => {
-                    const v = res.getHeader(h);
-                    return v === undefined ? [] : [[h, String(v)]];
-                  }),
-                ),
-              },
-            });
+      if (status < 500 && status >= 200 && status < 300) {
+        // A success whose change was not committed through domain/commit.ts: stored, but not crash-safe.
+        logger.error({ path: req.path, status }, "idempotent answer stored after its change, not with it");
+      }
+      let settle: Promise<unknown>;
+      if (status >= 500) {
+        // Forgotten so a retry runs again; if a transaction did commit, the record is `done` and stays.
+        settle = store.delete("idempotency", owned, stillOwned);
+      } else {
+        const fields = outcome(status, text, sensitive, false);
+        if (!fields.withheld) {
+          // Read before res.send adds the charset to a string body, so added here as it will be sent.
+          const type = res.getHeader("content-type");
+          fields.headers =
+            type === undefined
+              ? {}
+              : { "content-type": /charset=/i.test(String(type)) ? String(type) : `${type}; charset=utf-8` };
+        }
+        settle = store.update("idempotency", owned, { set: fields }, stillOwned);
+      }
       settle.then(
         () => send(body),
         (err: unknown) => {
-          logger.error({ err, idempotency_key: owned }, "could not store the idempotent response");
+          logger.error({ err }, "could not store the idempotent response");
           send(body);
         },
       );

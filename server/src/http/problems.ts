@@ -14,6 +14,7 @@ export const PROBLEM_TYPES: Record<ErrorCode, { status: number; title: string }>
   conflict: { status: 409, title: "Conflict" },
   invalid_state_transition: { status: 409, title: "Invalid state transition" },
   idempotency_request_in_progress: { status: 409, title: "Request in progress" },
+  idempotency_replay_unavailable: { status: 409, title: "Replay unavailable" },
   merchant_inactive: { status: 409, title: "Merchant not active" },
   payload_too_large: { status: 413, title: "Payload too large" },
   unsupported_media_type: { status: 415, title: "Unsupported media type" },

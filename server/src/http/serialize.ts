@@ -55,6 +55,12 @@ export const serviceKey = (k: ServiceKeyDoc): Schemas["ServiceKey"] => ({
   revoked_at: k.revoked_at,
 });
 
+/** Create and rotate answer with the secret, once (ServiceKeyWithSecret; never stored for replay). */
+export const serviceKeyWithSecret = ({ key, secret }: { key: ServiceKeyDoc; secret: string }) => ({
+  ...serviceKey(key),
+  secret,
+});
+
 /** Events are flat (DESIGN §11): envelope first, then the type's own fields. */
 export const event = (e: EventDoc): Schemas["Event"] =>
   ({ id: e.id, type: e.type, created_at: e.created_at, livemode: e.livemode, ...e.payload }) as Schemas["Event"];
