@@ -39,6 +39,30 @@ export const ConfigSchema = z
     IDEMPOTENCY_LOCK_SECONDS: int(1, 3600).default(60),
     /** Whether the request log (for the console) is written to the store. */
     REQUEST_LOG: bool.default(true),
+    /** How many days request-log records are kept; older ones are deleted by a background job. */
+    REQUEST_LOG_RETENTION_DAYS: int(1, 3650).default(30),
+    /** Requests per second one production key may make (429 beyond; Stripe allows about 100). */
+    RATE_LIMIT_LIVE_PER_SECOND: int(1, 1_000_000).default(100),
+    /** Requests per second one sandbox key may make (Stripe allows about 25). */
+    RATE_LIMIT_TEST_PER_SECOND: int(1, 1_000_000).default(25),
+    /** Requests per minute one client address may make without a valid key (bad keys, no key). */
+    RATE_LIMIT_ANONYMOUS_PER_MINUTE: int(1, 1_000_000).default(60),
+    /**
+     * Express's `trust proxy`: which proxies' X-Forwarded-For to believe for the client address (rate
+     * limits per address). `false` (default: the connection's address), `true`, a hop count, or
+     * addresses/subnets such as `loopback` or `10.0.0.0/8`.
+     */
+    TRUST_PROXY: z
+      .string()
+      .min(1)
+      .default("false")
+      .transform((v): boolean | number | string =>
+        v === "false" ? false : v === "true" ? true : /^\d+$/.test(v) ? Number(v) : v,
+      ),
+    /** A request must arrive whole (headers and body) within this many seconds, or the connection is closed. */
+    REQUEST_TIMEOUT_SECONDS: int(1, 3600).default(30),
+    /** The request headers must arrive within this many seconds. */
+    HEADERS_TIMEOUT_SECONDS: int(1, 3600).default(10),
     /** ISO 4217 codes the platform accepts, comma-separated. */
     SUPPORTED_CURRENCIES: z
       .string()

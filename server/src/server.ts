@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { Server } from "node:http";
+import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import type { Logger } from "pino";
@@ -12,6 +12,7 @@ import type { VaultKeys } from "./domain/vault/crypto.ts";
 import { loadOrCreateDevVaultKeys, parseVaultKeys } from "./domain/vault/keys.ts";
 import { createApp } from "./http/app.ts";
 import { requestLogWriter } from "./http/observability.ts";
+import { rateLimits } from "./http/rate-limits.ts";
 import { createLogger } from "./logger.ts";
 import { openMongoStore } from "./store/mongodb.ts";
 import { openSqliteStore } from "./store/sqlite.ts";
@@ -52,6 +53,7 @@ export function domainFor(config: Config, store: AppStore, now: Now = () => new 
       maxAmountMajor: config.MAX_AMOUNT,
     },
     settlementDelaySeconds: config.SETTLEMENT_DELAY_SECONDS,
+    requestLogRetentionDays: config.REQUEST_LOG_RETENTION_DAYS,
   });
 }
 
@@ -101,11 +103,32 @@ export async function startServer(options: { config: Config; logger?: Logger; no
       bootstrapSecret = secret;
     }
 
-    // Request-log records are written in batches; close() writes the last one before the store closes.
+    // Request-log records are written in batches, and rate-limit counts shared every 100 ms; close()
+    // writes what is left of both before the store closes.
     const requestLog = requestLogWriter({ store, logger });
-    const app = createApp({ config, domain, store, logger, now, requestLog });
+    const limits = rateLimits({
+      store,
+      now,
+      logger,
+      settings: {
+        livePerSecond: config.RATE_LIMIT_LIVE_PER_SECOND,
+        testPerSecond: config.RATE_LIMIT_TEST_PER_SECOND,
+        anonymousPerMinute: config.RATE_LIMIT_ANONYMOUS_PER_MINUTE,
+      },
+    });
+    const app = createApp({ config, domain, store, logger, now, requestLog, limits });
     const server = await new Promise<Server>((resolve, reject) => {
-      const s = app.listen(config.PORT, config.HOST, () => resolve(s));
+      // A request must arrive whole within REQUEST_TIMEOUT_SECONDS (its headers within
+      // HEADERS_TIMEOUT_SECONDS), checked every second, so slow senders cannot hold connections open.
+      const s = createServer(
+        {
+          requestTimeout: config.REQUEST_TIMEOUT_SECONDS * 1000,
+          headersTimeout: config.HEADERS_TIMEOUT_SECONDS * 1000,
+          connectionsCheckingInterval: 1000,
+        },
+        app,
+      );
+      s.listen(config.PORT, config.HOST, () => resolve(s));
       s.once("error", reject);
     });
     const { port } = server.address() as AddressInfo;
@@ -117,7 +140,9 @@ export async function startServer(options: { config: Config; logger?: Logger; no
       every(config.JOBS_INTERVAL_SECONDS * 1000, "charge jobs", logger, () =>
         Promise.all([domain.jobs.expire(), domain.jobs.settle()]),
       ),
-      every(HOUSEKEEPING_INTERVAL_MS, "idempotency sweep", logger, domain.jobs.sweepIdempotency),
+      every(HOUSEKEEPING_INTERVAL_MS, "retention sweep", logger, () =>
+        Promise.all([domain.jobs.sweepIdempotency(), domain.jobs.sweepRequestLog(), limits.sweep()]),
+      ),
     ];
 
     return {
@@ -130,7 +155,7 @@ export async function startServer(options: { config: Config; logger?: Logger; no
         for (const timer of timers) clearInterval(timer);
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
-        await requestLog.close();
+        await Promise.all([requestLog.close(), limits.flush()]);
         await store.close();
       },
     };

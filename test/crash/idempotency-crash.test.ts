@@ -100,6 +100,7 @@ describe("idempotency across kill -9", { timeout: 900_000 }, () => {
           LOG_LEVEL: "silent",
           // Retries may take over a dead request's key one second after it was claimed.
           IDEMPOTENCY_LOCK_SECONDS: "1",
+          RATE_LIMIT_TEST_PER_SECOND: "100000",
           ...(crashAfterCommits ? { TEST_CRASH_AFTER_COMMITS: String(crashAfterCommits) } : {}),
         },
         stdio: "ignore",

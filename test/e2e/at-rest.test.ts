@@ -27,7 +27,13 @@ function capture() {
 }
 
 async function boot(dataDir: string, logger: ReturnType<typeof createLogger>) {
-  const config = loadConfig({ NODE_ENV: "development", PORT: "0", DATA_DIR: dataDir, LOG_LEVEL: "debug" });
+  const config = loadConfig({
+    NODE_ENV: "development",
+    PORT: "0",
+    DATA_DIR: dataDir,
+    LOG_LEVEL: "debug",
+    RATE_LIMIT_TEST_PER_SECOND: "100000",
+  });
   return startServer({ config, logger });
 }
 
@@ -114,4 +120,106 @@ describe("card data at rest, in logs and across restarts", () => {
       await second.close();
     }
   });
+
+  it("keeps no secret or card number sent in any odd place, and erased tokens leave nothing behind", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "payments-at-rest-"));
+    dirs.push(dataDir);
+    const log = capture();
+    const server = await boot(dataDir, log.logger);
+    const bootstrap = server.bootstrapSecret as string;
+    const auth = { authorization: `Bearer ${bootstrap}`, "content-type": "application/json" };
+    const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+      fetch(`${server.url}${path}`, { method: "POST", headers: { ...auth, ...headers }, body: JSON.stringify(body) });
+
+    // Keys created and rotated, with Idempotency-Keys (the client sends one on every POST), and replayed.
+    const secrets = [bootstrap];
+    for (let i = 0; i < 3; i++) {
+      const created = await json(
+        await post("/v1/service_keys", { name: `k${i}`, scopes: ["vault"] }, { "idempotency-key": `key-${i}` }),
+      );
+      secrets.push(created.secret);
+      const rotated = await json(
+        await post(`/v1/service_keys/${created.id}/rotate`, {}, { "idempotency-key": `rot-${i}` }),
+      );
+      secrets.push(rotated.secret);
+      expect(
+        (await post("/v1/service_keys", { name: `k${i}`, scopes: ["vault"] }, { "idempotency-key": `key-${i}` }))
+          .status,
+      ).toBe(409);
+    }
+
+    // Card numbers in every odd place: query strings with every separator, raw and encoded; a path; an
+    // Idempotency-Key; a header; a bad card; and real tokenizations (30 of them, then deleted).
+    const pans = ["4783649308815991", VISA, MASTERCARD, "4242424242424241"];
+    const seps = [
+      " ",
+      "+",
+      ".",
+      "_",
+      ",",
+      "-",
+      "/",
+      "%20",
+      "%2D",
+      "%2F",
+      "%09",
+      "%0A",
+      "%2B",
+      "%C2%A0",
+      "%2C",
+      "%2E",
+      "%5F",
+    ];
+    for (const sep of seps) {
+      const grouped = (pans[0] as string).match(/.{4}/g)?.join(sep) as string;
+      await fetch(`${server.url}/v1/merchants?status=${grouped}`, { headers: auth });
+      await fetch(`${server.url}/v1/cards/${grouped}`, { headers: auth });
+    }
+    await post("/v1/merchants", { name: "odd" }, { "idempotency-key": VISA, "x-card": MASTERCARD });
+    await post("/v1/tokens", cardBody("4242424242424241"));
+    const sealed: string[] = [];
+    const tokenIds: string[] = [];
+    for (let i = 0; i < 30; i++) {
+      const token = await json(
+        await post("/v1/tokens", cardBody(i % 2 ? VISA : MASTERCARD), { "idempotency-key": `tok-${i}` }),
+      );
+      tokenIds.push(token.id);
+      const stored = await server.store.get("tokens", token.id);
+      sealed.push(stored?.sealed?.wrapped_dek as string, stored?.sealed?.sealed_pan as string);
+    }
+    const files = () =>
+      Buffer.concat(
+        readdirSync(dataDir)
+          .map((f) => join(dataDir, f))
+          .filter((f) => statSync(f).isFile())
+          .map((f) => readFileSync(f)),
+      );
+    expect(sealed.filter((x) => files().includes(x)).length).toBeGreaterThan(0); // they were there
+    for (const id of tokenIds)
+      expect((await fetch(`${server.url}/v1/tokens/${id}`, { method: "DELETE", headers: auth })).status).toBe(200);
+
+    // While the server still runs (WAL included), and after it stops.
+    const check = (where: string) => {
+      const bytes = files();
+      const text = bytes.toString("latin1");
+      expect(
+        sealed.filter((x) => bytes.includes(x)),
+        `erased key material in ${where}`,
+      ).toEqual([]);
+      for (const secret of secrets) expect(bytes.includes(secret), `a secret in ${where}`).toBe(false);
+      for (const pan of pans) expect(cardPattern(pan).test(text), `${pan} in ${where}`).toBe(false);
+    };
+    check("the data files of the running server");
+    await server.close();
+    check("the data files after shutdown");
+    const logText = log.lines.join("");
+    for (const secret of secrets) expect(logText).not.toContain(secret);
+    for (const pan of pans) expect(cardPattern(pan).test(logText), `${pan} in the log`).toBe(false);
+    expect(logText).toContain("4783 **** **** 5991");
+  });
 });
+
+/** The number's digits with up to three separators (raw or percent-encoded) between any two. */
+function cardPattern(pan: string): RegExp {
+  return new RegExp(pan.split("").join("(?:[^0-9]|%[0-9A-Fa-f]{2}){0,3}"));
+}

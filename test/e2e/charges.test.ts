@@ -224,7 +224,7 @@ describe("card charges", () => {
 });
 
 describe("production settlement", () => {
-  it("keeps live captures pending until the settlement delay passes; refunds need available funds", async () => {
+  it("keeps live captures pending until the settlement delay passes; refunds draw on the charge's pending credit first", async () => {
     const server = await startTestServer({ SETTLEMENT_DELAY_SECONDS: "1", JOBS_INTERVAL_SECONDS: "3600" });
     try {
       const live = clientFor(server, await server.key(["*"], { live: true }));
@@ -234,24 +234,25 @@ describe("production settlement", () => {
         (await live.GET("/v1/merchants/{id}/balance", { params: { path: { id: charge.merchant_id } } })).data?.balances;
       expect(await balance()).toEqual([{ currency: "USD", available: 0, pending: 4000 }]);
 
+      // A same-day refund: taken from the charge's own capture, still pending.
       const early = await live.POST("/v1/charges/{id}/refunds", {
         params: { path: { id: charge.id } },
         body: { amount: 100 },
       });
-      expect(early.response.status).toBe(422);
-      expect(early.error).toMatchObject({ code: "insufficient_balance" });
-      const unchanged = await live.GET("/v1/charges/{id}", { params: { path: { id: charge.id } } });
-      expect(unchanged.data).toMatchObject({ status: "captured", amount_refunded: 0 }); // nothing half-written
+      expect(early.response.status).toBe(201);
+      expect(await balance()).toEqual([{ currency: "USD", available: 0, pending: 3900 }]);
 
       await new Promise((r) => setTimeout(r, 1100));
       expect(await server.running.domain.jobs.settle()).toBe(1);
       expect(await server.running.domain.jobs.settle()).toBe(0); // each credit settles once
-      expect(await balance()).toEqual([{ currency: "USD", available: 4000, pending: 0 }]);
+      // Settlement moves what is left of the credit, never the refunded part.
+      expect(await balance()).toEqual([{ currency: "USD", available: 3900, pending: 0 }]);
       const refund = await live.POST("/v1/charges/{id}/refunds", {
         params: { path: { id: charge.id } },
         body: { amount: 100 },
       });
       expect(refund.response.status).toBe(201);
+      expect(await balance()).toEqual([{ currency: "USD", available: 3800, pending: 0 }]);
     } finally {
       await server.close();
     }

@@ -22,6 +22,10 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     DATA_DIR: IN_MEMORY,
     LOG_LEVEL: "silent",
     VALIDATE_RESPONSES: "true",
+    // Suites send hundreds of requests a second with one key; the rate-limit tests set their own limits.
+    RATE_LIMIT_TEST_PER_SECOND: "1000000",
+    RATE_LIMIT_LIVE_PER_SECOND: "1000000",
+    RATE_LIMIT_ANONYMOUS_PER_MINUTE: "1000000",
     ...env,
   });
   const running = await startServer({ config });

@@ -5,7 +5,7 @@ import { DomainError, invalid, notFound } from "./errors.ts";
 import { recordEvent } from "./events.ts";
 import type { FraudScreen } from "./fraud.ts";
 import { newId } from "./ids.ts";
-import { ensureBalance, post } from "./ledger.ts";
+import { drawFromPendingCredit, ensureBalance, post } from "./ledger.ts";
 import type { Merchants } from "./merchants.ts";
 import { assertMoney, type MoneyRules } from "./money.ts";
 import { LOCAL_METHODS, type LocalMethod, type Processor } from "./processor.ts";
@@ -387,15 +387,24 @@ export function createCharges(deps: ChargesDeps) {
         const status: ChargeStatus =
           raised.amount_refunded === raised.amount_captured ? "refunded" : "partially_refunded";
         const after = (await tx.update("charges", charge.id, { set: { status } })) ?? raised;
-        await post(tx, now, {
-          livemode: charge.livemode,
-          merchantId: charge.merchant_id,
-          currency: charge.currency,
-          bucket: "available",
-          amount: -amount,
-          type: "refund",
-          sourceId: refund.id,
+        // The money comes first from this charge's own capture credit if it has not settled yet
+        // (production), then from `available`: a merchant can refund a same-day order.
+        const base = { livemode: charge.livemode, merchantId: charge.merchant_id, currency: charge.currency };
+        const fromPending = await drawFromPendingCredit(tx, now, {
+          ...base,
+          chargeId: charge.id,
+          refundId: refund.id,
+          amount,
         });
+        if (fromPending < amount) {
+          await post(tx, now, {
+            ...base,
+            bucket: "available",
+            amount: -(amount - fromPending),
+            type: "refund",
+            sourceId: refund.id,
+          });
+        }
         await tx.insert("refunds", refund);
         await recordEvent(tx, now, charge.livemode, "payment.refunded", {
           ...eventFields(after),

@@ -17,6 +17,8 @@ export interface DomainDeps {
   vaultKeys: VaultKeys;
   money: MoneyRules;
   settlementDelaySeconds: number;
+  /** How long request-log records are kept (the console's request log). */
+  requestLogRetentionDays?: number;
   now?: Now;
   processor?: Processor;
   fraud?: FraudScreen;
@@ -59,6 +61,11 @@ export function createDomain(deps: DomainDeps) {
       settle: () => settleDue(store, now),
       /** Forgets Idempotency-Keys older than their time to live. */
       sweepIdempotency: () => store.deleteMany("idempotency", { expires_at: { $lt: iso(now()) } }),
+      /** Deletes request-log records older than the retention period. */
+      sweepRequestLog: () =>
+        store.deleteMany("request_log", {
+          created_at: { $lt: iso(new Date(now().getTime() - (deps.requestLogRetentionDays ?? 30) * 86_400_000)) },
+        }),
     },
   };
 }

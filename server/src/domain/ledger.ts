@@ -89,9 +89,58 @@ export async function post(tx: AppTx, now: Now, movement: Movement): Promise<Led
     source_id: movement.sourceId,
     available_on: movement.availableOn ?? null,
     settled: movement.bucket === "pending" && movement.amount > 0 ? false : null,
+    drawn: movement.bucket === "pending" && movement.amount > 0 ? 0 : null,
   };
   await tx.insert("ledger_entries", entry);
   return entry;
+}
+
+/**
+ * Takes up to `amount` for a refund of `chargeId` from that charge's capture credit still waiting in
+ * `pending` (production, before settlement), inside `tx`: the credit's `drawn` rises and `pending`
+ * falls by the same amount, conditionally, so a concurrent settlement or refund cannot take the same
+ * money twice. Returns how much it took (0 when the credit has settled or there is none); the caller
+ * debits the rest from `available`. Every bucket stays non-negative.
+ */
+export async function drawFromPendingCredit(
+  tx: AppTx,
+  now: Now,
+  refund: {
+    livemode: boolean;
+    merchantId: string;
+    currency: string;
+    chargeId: string;
+    refundId: string;
+    amount: number;
+  },
+): Promise<number> {
+  const credit = await tx.findOne("ledger_entries", {
+    source_id: refund.chargeId,
+    type: "capture",
+    bucket: "pending",
+    settled: false,
+  });
+  if (!credit) return 0;
+  const drawn = credit.drawn ?? 0;
+  const take = Math.min(refund.amount, credit.amount - drawn);
+  if (take <= 0) return 0;
+  const updated = await tx.update(
+    "ledger_entries",
+    credit.id,
+    { set: { drawn: drawn + take } },
+    { settled: false, drawn: credit.drawn },
+  );
+  if (!updated) return 0; // settled or drawn on meanwhile: the refund comes from `available`
+  await post(tx, now, {
+    livemode: refund.livemode,
+    merchantId: refund.merchantId,
+    currency: refund.currency,
+    bucket: "pending",
+    amount: -take,
+    type: "refund",
+    sourceId: refund.refundId,
+  });
+  return take;
 }
 
 /** Moves every pending credit whose time has come to `available` (the settlement job). Returns how many. */
@@ -107,21 +156,12 @@ export async function settleDue(store: AppStore, now: Now, limit = 500): Promise
       // Conditional: two instances running the job settle each credit once.
       const claimed = await tx.update("ledger_entries", credit.id, { set: { settled: true } }, { settled: false });
       if (!claimed) return false;
+      // What refunds drew from the credit before settlement already left `pending`; the rest moves.
+      const rest = claimed.amount - (claimed.drawn ?? 0);
+      if (rest === 0) return true;
       const base = { livemode: credit.livemode, merchantId: credit.merchant_id, currency: credit.currency };
-      await post(tx, now, {
-        ...base,
-        bucket: "pending",
-        amount: -credit.amount,
-        type: "settlement",
-        sourceId: credit.id,
-      });
-      await post(tx, now, {
-        ...base,
-        bucket: "available",
-        amount: credit.amount,
-        type: "settlement",
-        sourceId: credit.id,
-      });
+      await post(tx, now, { ...base, bucket: "pending", amount: -rest, type: "settlement", sourceId: credit.id });
+      await post(tx, now, { ...base, bucket: "available", amount: rest, type: "settlement", sourceId: credit.id });
       return true;
     });
     if (done) settled++;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { maskCardNumbers, maskPan } from "./mask.ts";
+import { displayUrl, maskCardNumbers, maskPan } from "./mask.ts";
 
 describe("maskPan", () => {
   it("keeps the first four and last four digits and stars each hidden one", () => {
@@ -102,5 +102,87 @@ describe("maskCardNumbers", () => {
     expect(maskCardNumbers(line)).toBe(line);
     const spaced = "4 ".repeat(1 << 18);
     expect(maskCardNumbers(spaced).replaceAll(/[ *]/g, "")).toBe("44444444");
+  });
+});
+
+describe("card numbers written with other separators, raw or percent-encoded", () => {
+  // Every separator a person reads between digit groups, as sent in a query string (issue: the masker
+  // caught plain and dash-separated digits only).
+  const separators = [
+    " ",
+    "+",
+    ".",
+    "_",
+    ",",
+    "-",
+    "/",
+    "\t",
+    "\n",
+    "\u00a0",
+    "%20",
+    "%2D",
+    "%2d",
+    "%2F",
+    "%09",
+    "%0A",
+    "%0D",
+    "%2B",
+    "%2C",
+    "%2E",
+    "%5F",
+    "%C2%A0",
+  ];
+  for (const sep of separators) {
+    it(`masks 4783${sep}6493${sep}0881${sep}5991`, () => {
+      const number = ["4783", "6493", "0881", "5991"].join(sep);
+      const masked = maskCardNumbers(`GET /v1/merchants?status=${number}&limit=2`);
+      expect(masked).toBe(`GET /v1/merchants?status=${["4783", "****", "****", "5991"].join(sep)}&limit=2`);
+      expect(masked.replace(/[^0-9]/g, "")).not.toContain("64930881");
+    });
+  }
+
+  it("never counts the digits of a percent escape as digits of the number", () => {
+    expect(maskPan("4242%204242%204242%204242")).toBe("4242%20****%20****%204242");
+  });
+
+  it("allows up to three separators between digits, not an arbitrary gap", () => {
+    expect(maskCardNumbers("4242 - 4242 - 4242 - 4242")).toBe("4242 - **** - **** - 4242");
+    expect(maskCardNumbers("id 1234 ,   5678 ,   9012")).toBe("id 1234 ,   5678 ,   9012");
+  });
+
+  it("masks a number in a path segment", () => {
+    expect(maskCardNumbers("/v1/tokens/4242424242424242/reveal")).toBe("/v1/tokens/4242********4242/reveal");
+  });
+
+  it("leaves short dotted and comma-separated numbers alone", () => {
+    for (const text of ["203.0.113.7", "v1.2.3", "1,000,000.00", "2026/11/22", "a_1_2_3"]) {
+      expect(maskCardNumbers(text)).toBe(text);
+    }
+  });
+});
+
+describe("displayUrl", () => {
+  it("decodes the path and query, then masks", () => {
+    expect(displayUrl("/v1/merchants?status=4783+6493+0881+5991", 1024)).toBe(
+      "/v1/merchants?status=4783 **** **** 5991",
+    );
+    expect(displayUrl("/v1/x/4242%C2%A04242%C2%A04242%C2%A04242", 1024)).toBe(
+      "/v1/x/4242\u00a0****\u00a0****\u00a04242",
+    );
+    expect(displayUrl("/v1/x?q=%E0%A4%A", 1024)).toBe("/v1/x?q=%E0%A4%A"); // malformed escape: kept raw
+  });
+
+  it("masks a number in a malformed URL too", () => {
+    expect(displayUrl("/v1/x?q=%E0%A4%A&card=4242%204242%204242%204242", 1024)).toBe(
+      "/v1/x?q=%E0%A4%A&card=4242%20****%20****%204242",
+    );
+  });
+
+  it("cuts long URLs after masking, so a cut never uncovers digits", () => {
+    const url = `/v1/merchants?x=${"a".repeat(5000)}`;
+    const shown = displayUrl(url, 1024);
+    expect(shown).toHaveLength(1024);
+    expect(shown.endsWith("…")).toBe(true);
+    expect(displayUrl("/v1/x?card=4242424242424242", 16)).toBe("/v1/x?card=4242…");
   });
 });

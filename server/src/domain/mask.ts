@@ -8,8 +8,17 @@ const VISIBLE_HEAD = 4;
 const VISIBLE_TAIL = 4;
 
 /**
+ * A percent-encoded character (`%2D`): copied as it is and never counted as digits, so the `2` and `0` of
+ * an encoded space are not taken for part of the number around them.
+ */
+function escapeAt(text: string, i: number): number {
+  return text[i] === "%" && HEX.test(text.slice(i + 1, i + 3)) ? 3 : 0;
+}
+const HEX = /^[0-9A-Fa-f]{2}$/;
+
+/**
  * Replaces every digit except the first four and the last four with `*`; other characters (the spaces
- * or dashes of a formatted number) stay where they are, so `4242 4242 4242 4242` reads
+ * or dashes of a formatted number, percent escapes) stay where they are, so `4242 4242 4242 4242` reads
  * `4242 **** **** 4242`. Below 12 digits, first four plus last four would leave (almost) nothing
  * hidden, so such input is starred entirely rather than echoed.
  */
@@ -17,7 +26,14 @@ function maskDigits(text: string, digitCount: number): string {
   const hideAll = digitCount < MIN_PAN_DIGITS;
   let seen = 0;
   let out = "";
-  for (const ch of text) {
+  for (let i = 0; i < text.length; i++) {
+    const escape = escapeAt(text, i);
+    if (escape > 0) {
+      out += text.slice(i, i + escape);
+      i += escape - 1;
+      continue;
+    }
+    const ch = text[i] as string;
     if (ch >= "0" && ch <= "9") {
       const visible = !hideAll && (seen < VISIBLE_HEAD || seen >= digitCount - VISIBLE_TAIL);
       out += visible ? ch : "*";
@@ -31,7 +47,15 @@ function maskDigits(text: string, digitCount: number): string {
 
 function countDigits(text: string): number {
   let n = 0;
-  for (const ch of text) if (ch >= "0" && ch <= "9") n++;
+  for (let i = 0; i < text.length; i++) {
+    const escape = escapeAt(text, i);
+    if (escape > 0) {
+      i += escape - 1;
+      continue;
+    }
+    const ch = text[i] as string;
+    if (ch >= "0" && ch <= "9") n++;
+  }
   return n;
 }
 
@@ -41,18 +65,25 @@ export function maskPan(pan: string): string {
 }
 
 /**
- * A run of digits in which digits may be separated by spaces and dashes: the shapes the API accepts
- * as a card number (TokenCreate.card allows any mix of spaces and dashes between the first and last
- * digit). `[ -]` and `[0-9]` are disjoint, so the next character alone decides every step and the
- * nested quantifiers cannot split the same text two ways: matching is linear in the input. The run is taken
- * greedily from its first digit, so a match never starts in the middle of a longer run; the digit count
- * is checked in the replacer, which keeps this one pass over the text.
+ * What a person reads as the gap between digit groups of a card number: white space (no-break space
+ * included), `-`, `.`, `_`, `,`, `/`, `+`, and the same characters percent-encoded (`%20`, `%2D`, `%2F`,
+ * `%09`, `%0A`, `%0D`, `%2B`, `%2C`, `%2E`, `%5F`, `%C2%A0`), so a number is caught whether or not the
+ * text was decoded first.
  */
-const DIGIT_RUN = /[0-9](?:[ -]*[0-9])+/g;
+const SEPARATOR = String.raw`(?:[\s._,/+-]|%(?:2[0BbCcDdEeFf]|5[Ff]|0[9AaDd]|[Cc]2%[Aa]0))`;
+
+/**
+ * A run of digits with at most three separators between any two of them. Separators and digits are
+ * disjoint and each encoded separator is decided by its own characters, so the next characters alone
+ * decide every step and the bounded repetition cannot split the same text two ways: matching is linear
+ * in the input. The run is taken greedily from its first digit, so a match never starts in the middle
+ * of a longer run; the digit count is checked in the replacer, which keeps this one pass over the text.
+ */
+const DIGIT_RUN = new RegExp(`[0-9](?:${SEPARATOR}{0,3}[0-9])+`, "g");
 
 /**
  * Masks every card-number-like digit run in arbitrary text (a log line, a JSON body, a URL with a query
- * string) so only its first four and last four digits remain.
+ * string, encoded or not) so only its first four and last four digits remain.
  *
  * Every run of 12 or more digits is masked, whether or not it passes the Luhn check and whatever its
  * neighbours:
@@ -61,16 +92,31 @@ const DIGIT_RUN = /[0-9](?:[ -]*[0-9])+/g;
  * - from 12 digits, not 13: the API accepts 12-digit numbers (Maestro issues them), and the log must
  *   never hold a number the API would take as a card;
  * - runs longer than 19 digits are masked whole, and letters next to a run do not protect it: a card
- *   number glued to other digits (`00004242424242424242`), joined by a space to another number, or
+ *   number glued to other digits (`00004242424242424242`), joined by a separator to another number, or
  *   preceded by an encoded `=` (`card%3D4242...`) cannot be told apart from a non-card.
- * The price is that a non-card of 12+ digits is masked too (an epoch time in milliseconds, or the rare
- * hex id whose digits happen to run 12 long); that costs readability, never a card number. Numbers
- * under 12 digits (unix seconds, amounts, dates and ISO timestamps, whose digit groups are broken by
- * `T`, `:` and `.`) are left alone.
+ * The price is that a non-card of 12+ digits is masked too (an epoch time in milliseconds, a list of
+ * IP addresses, the rare hex id whose digits happen to run 12 long); that costs readability, never a
+ * card number. Numbers under 12 digits (unix seconds, amounts, dates and ISO timestamps, whose digit
+ * groups are broken by `T` and `:`) are left alone.
  */
 export function maskCardNumbers(text: string): string {
   return text.replace(DIGIT_RUN, (run) => {
     const digits = countDigits(run);
     return digits < MIN_PAN_DIGITS ? run : maskDigits(run, digits);
   });
+}
+
+/**
+ * A request's path and query as a person reads them, for logs and the request log: percent-decoded
+ * (query `+` as a space) where the encoding is valid, then masked, then cut to `maxLength`.
+ */
+export function displayUrl(url: string, maxLength: number): string {
+  let decoded = url;
+  try {
+    decoded = decodeURIComponent(url.replaceAll("+", " "));
+  } catch {
+    // Malformed escapes: keep the raw text; the masker knows encoded separators too.
+  }
+  const masked = maskCardNumbers(decoded);
+  return masked.length <= maxLength ? masked : `${masked.slice(0, maxLength - 1)}…`;
 }

@@ -161,6 +161,12 @@ export interface LedgerEntryDoc extends BaseDoc {
   /** For pending capture credits: when they become available, and whether that has happened. */
   available_on: string | null;
   settled: boolean | null;
+  /**
+   * For pending capture credits: how much refunds took from this credit before it settled (0 to
+   * `amount`); settlement moves only the rest to `available`. With `settled`, the only fields of an
+   * entry that ever change.
+   */
+  drawn: number | null;
 }
 
 /** A merchant's balance in one currency; id `<merchant id>:<currency>`. Never negative. */
@@ -170,6 +176,15 @@ export interface BalanceDoc extends BaseDoc {
   available: number;
   pending: number;
   updated_at: string;
+}
+
+/**
+ * One window's shared count for one rate-limited client (a key or an address), id
+ * `<limiter>:<client>:<window number>`; swept once expired (server/src/http/rate-limits.ts).
+ */
+export interface RateLimitDoc extends BaseDoc {
+  hits: number;
+  expires_at: string;
 }
 
 /** One-off facts about the installation (e.g. "the bootstrap sandbox key was created"). */
@@ -190,6 +205,7 @@ export type Docs = {
   refunds: RefundDoc;
   ledger_entries: LedgerEntryDoc;
   balances: BalanceDoc;
+  rate_limits: RateLimitDoc;
 };
 
 export type AppStore = Store<Docs>;
@@ -208,7 +224,8 @@ export const COLLECTIONS: CollectionSpecs<Docs> = {
   events: { indexes: [{ fields: ["livemode", "type"] }] },
   idempotency: { indexes: [{ fields: ["expires_at"] }] },
   audit_log: { indexes: [{ fields: ["object_id"] }] },
-  request_log: { indexes: [{ fields: ["livemode"] }] },
+  // created_at alone: the retention job deletes by age across both environments.
+  request_log: { indexes: [{ fields: ["livemode"] }, { fields: ["created_at"] }] },
   settings: { indexes: [] },
   charges: {
     indexes: [
@@ -219,7 +236,12 @@ export const COLLECTIONS: CollectionSpecs<Docs> = {
   },
   refunds: { indexes: [{ fields: ["charge_id"] }] },
   ledger_entries: {
-    indexes: [{ fields: ["merchant_id", "currency"] }, { fields: ["bucket", "settled", "available_on"] }],
+    indexes: [
+      { fields: ["merchant_id", "currency"] },
+      { fields: ["bucket", "settled", "available_on"] },
+      { fields: ["source_id"] },
+    ],
   },
   balances: { indexes: [{ fields: ["merchant_id"] }] },
+  rate_limits: { indexes: [{ fields: ["expires_at"] }] },
 };

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { commit } from "./commit.ts";
 import type { Caller, Now } from "./context.ts";
 import { notFound } from "./errors.ts";
@@ -66,9 +67,23 @@ export function createTokens(store: AppStore, keys: VaultKeys, now: Now) {
       return { token, pan: openPan(token.sealed, token.id, keys) };
     },
 
-    /** Erases the data key and ciphertext: after this the number cannot be recovered by anyone. */
+    /**
+     * Erases the data key and ciphertext: after this the number cannot be recovered by anyone. They are
+     * first overwritten with random bytes of the same length, so a storage engine that keeps the old
+     * version of a document keeps noise; then removed; then the store scrubs its files (store/port.ts).
+     */
     async delete(caller: Caller, id: string): Promise<TokenDoc> {
-      await load(caller.livemode, id);
+      const token = await load(caller.livemode, id);
+      if (token.sealed) {
+        const noise = (b64: string) => randomBytes(Buffer.from(b64, "base64").length).toString("base64");
+        const { kek_id, wrapped_dek, sealed_pan } = token.sealed;
+        await store.update(
+          "tokens",
+          id,
+          { set: { sealed: { kek_id, wrapped_dek: noise(wrapped_dek), sealed_pan: noise(sealed_pan) } } },
+          { deleted_at: null },
+        );
+      }
       const deleted = await store.update(
         "tokens",
         id,
@@ -76,6 +91,7 @@ export function createTokens(store: AppStore, keys: VaultKeys, now: Now) {
         { deleted_at: null },
       );
       if (!deleted) throw notFound("token", id);
+      await store.scrub();
       return deleted;
     },
 

@@ -5,12 +5,14 @@ import type { Config } from "../config.ts";
 import type { Now } from "../domain/context.ts";
 import type { Domain } from "../domain/index.ts";
 import type { AppStore } from "../domain/records.ts";
-import { serviceKeyAuth } from "./auth.ts";
-import { contractOperations, loadContract } from "./contract.ts";
+import { authenticate, scopeCheck } from "./auth.ts";
+import { contractOperations, loadContract, type OpenApiDocument, type OpenApiOperation } from "./contract.ts";
 import { errorMiddleware, notFoundMiddleware } from "./errors.ts";
+import { noBody, securityHeaders, strictIntegers } from "./guards.ts";
 import { createHandlers, type Handlers, toExpress } from "./handlers.ts";
 import { idempotency } from "./idempotency.ts";
 import { observability, type RequestLogWriter, requestLogWriter } from "./observability.ts";
+import { type RateLimits, rateLimits } from "./rate-limits.ts";
 
 export interface AppDeps {
   config: Pick<
@@ -21,6 +23,10 @@ export interface AppDeps {
     | "IDEMPOTENCY_LOCK_SECONDS"
     | "REQUEST_LOG"
     | "TEST_CRASH_AFTER_COMMITS"
+    | "RATE_LIMIT_LIVE_PER_SECOND"
+    | "RATE_LIMIT_TEST_PER_SECOND"
+    | "RATE_LIMIT_ANONYMOUS_PER_MINUTE"
+    | "TRUST_PROXY"
   >;
   domain: Domain;
   store: AppStore;
@@ -32,6 +38,8 @@ export interface AppDeps {
    * is lost if the process exits without a flush.
    */
   requestLog?: RequestLogWriter;
+  /** The rate limiters; startServer passes its own so it can sweep and flush their shared counts. */
+  limits?: RateLimits;
 }
 
 /**
@@ -45,6 +53,16 @@ function crashAfterCommits(n: number | undefined): (() => void) | undefined {
   return () => {
     if (++commits === n) process.kill(process.pid, "SIGKILL");
   };
+}
+
+/** The names of an operation's query parameters whose schema is an integer. */
+function integerQueryParameters(doc: OpenApiDocument, op: OpenApiOperation | undefined): string[] {
+  const params = (op?.parameters ?? []) as { $ref?: string; in?: string; name?: string; schema?: { type?: unknown } }[];
+  const components = (doc.components.parameters ?? {}) as Record<string, (typeof params)[number]>;
+  return params
+    .map((p) => (p.$ref ? components[p.$ref.split("/").pop() ?? ""] : p))
+    .filter((p) => p?.in === "query" && p.schema?.type === "integer")
+    .map((p) => p?.name ?? "");
 }
 
 /** Builds the Express app from the generated contract. Throws if an operation has no handler. */
@@ -66,9 +84,26 @@ export function createApp(deps: AppDeps): Express {
   app.disable("x-powered-by");
   app.set("etag", false);
   app.set("query parser", "simple");
+  app.set("trust proxy", config.TRUST_PROXY);
 
   const requestLog = config.REQUEST_LOG ? (deps.requestLog ?? requestLogWriter({ store, logger })) : null;
+  const limits =
+    deps.limits ??
+    rateLimits({
+      store,
+      now,
+      logger,
+      settings: {
+        livePerSecond: config.RATE_LIMIT_LIVE_PER_SECOND,
+        testPerSecond: config.RATE_LIMIT_TEST_PER_SECOND,
+        anonymousPerMinute: config.RATE_LIMIT_ANONYMOUS_PER_MINUTE,
+      },
+    });
   app.use(observability({ logger, now, requestLog }));
+  app.use(securityHeaders());
+  // Who is calling, then whether they may call this often, before any body is read.
+  app.use(authenticate(domain.serviceKeys));
+  app.use(limits.perKey, limits.anonymous);
   app.use(express.json({ limit: config.BODY_LIMIT_BYTES, type: ["application/json", "application/*+json"] }));
 
   // Paths in the document are absolute (/v1/...); its `servers` entry is a template for clients.
@@ -80,8 +115,10 @@ export function createApp(deps: AppDeps): Express {
       validateApiSpec: false, // linted at build time (Spectral); skipping saves start-up time
       validateRequests: { allErrors: true, allowUnknownQueryParameters: false },
       validateResponses: config.VALIDATE_RESPONSES ? { allErrors: true } : false,
-      validateSecurity: { handlers: { ServiceKeyAuth: serviceKeyAuth(domain.serviceKeys, logger) } },
+      validateSecurity: { handlers: { ServiceKeyAuth: scopeCheck(domain.serviceKeys, logger) } },
+      // "full": dates are checked against the calendar (no 30 February), not only their shape.
       validateFormats: true,
+      ajvFormats: { mode: "full" },
     }),
   );
 
@@ -96,10 +133,15 @@ export function createApp(deps: AppDeps): Express {
     const route = op.path.replace(/\{(\w+)\}/g, ":$1");
     // biome-ignore lint/suspicious/noExplicitAny: each handler is typed by its own operation id
     const handler = toExpress(handlers[op.operationId] as any);
+    const spec = doc.paths[op.path]?.[op.method];
+    // An operation the contract gives no request body refuses one, rather than ignore what was sent.
+    const guards = spec?.requestBody === undefined ? [noBody()] : [];
+    const integers = integerQueryParameters(doc, spec);
+    if (integers.length > 0) guards.push(strictIntegers(integers));
     if (op.method === "post") {
-      app.post(route, idempotency(keys, op), handler);
+      app.post(route, ...guards, idempotency(keys, op), handler);
     } else {
-      app[op.method](route, handler);
+      app[op.method](route, ...guards, handler);
     }
   }
 

@@ -1,12 +1,22 @@
-import type { Request } from "express";
+import type { NextFunction, Request, Response } from "express";
 import type { Logger } from "pino";
 import type { Caller } from "../domain/context.ts";
 import { DomainError } from "../domain/errors.ts";
 import type { ServiceKeys } from "../domain/service-keys.ts";
 
-// DESIGN §3, §5: express-openapi-validator calls this for every operation with the scopes its
-// security requirement lists in the generated document, so the contract is the only scope table.
-// A thrown error's `status` becomes the response (401 unknown key, 403 missing scope).
+// Service keys (spec/common/auth.tsp). Authentication runs first, before rate limits and validation, so
+// every later step knows the caller: `authenticate` turns `Authorization: Bearer <secret>` into
+// `res.locals.caller`, or notes why it could not. The scope check is express-openapi-validator's security
+// handler, called with the scopes each operation's security requirement lists in the generated
+// document, so the contract is the only scope table. A thrown error's `status` becomes the response.
+
+/**
+ * The one 401 detail. Whether a key was malformed, unknown, expired or revoked is told only to the
+ * server's log (the request line's `auth_failure`), never to the caller: the answer must not help
+ * anyone probe which keys exist.
+ */
+export const UNAUTHORIZED_DETAIL =
+  "A valid service key is required: send Authorization: Bearer <key>. The key given is missing, malformed, unknown, expired or revoked.";
 
 const httpError = (status: 401 | 403, message: string) => Object.assign(new Error(message), { status });
 
@@ -14,33 +24,52 @@ export function grants(keyScopes: readonly string[], required: readonly string[]
   return keyScopes.includes("*") || required.some((s) => keyScopes.includes(s));
 }
 
-export function serviceKeyAuth(serviceKeys: ServiceKeys, logger: Logger) {
-  return async (req: Request, scopes: string[]): Promise<boolean> => {
-    // The validator has already checked that a `Bearer` Authorization header is present.
-    const secret = (req.headers.authorization ?? "").replace(/^bearer\s+/i, "").trim();
-    let key: Awaited<ReturnType<ServiceKeys["authenticate"]>>;
-    try {
-      key = await serviceKeys.authenticate(secret);
-    } catch (err) {
-      if (err instanceof DomainError && err.code === "unauthorized") throw httpError(401, err.message);
-      throw err;
+/** Identifies the caller from the Authorization header, when there is one. Never answers by itself. */
+export function authenticate(serviceKeys: ServiceKeys) {
+  return async (req: Request, res: Response, next: NextFunction) => {
+    const header = req.headers.authorization;
+    if (header === undefined) return next();
+    const secret = /^bearer\s+(\S+)\s*$/i.exec(header)?.[1];
+    if (secret === undefined) {
+      res.locals.authFailure = "not a Bearer credential";
+      return next();
     }
+    try {
+      const key = await serviceKeys.authenticate(secret);
+      const caller: Caller = {
+        keyId: key.id,
+        livemode: key.livemode,
+        scopes: key.scopes,
+        keyPrefix: key.prefix,
+        requestId: String(res.locals.requestId),
+      };
+      res.locals.caller = caller;
+      res.locals.serviceKey = key;
+      next();
+    } catch (err) {
+      if (err instanceof DomainError && err.code === "unauthorized") {
+        res.locals.authFailure = err.message;
+        return next();
+      }
+      next(err);
+    }
+  };
+}
+
+/** The validator's security handler: 401 without an authenticated caller, 403 without the scope. */
+export function scopeCheck(serviceKeys: ServiceKeys, logger: Logger) {
+  return async (req: Request, scopes: string[]): Promise<boolean> => {
     const res = req.res;
     if (!res) throw new Error("express request without response");
-    const caller: Caller = {
-      keyId: key.id,
-      livemode: key.livemode,
-      scopes: key.scopes,
-      keyPrefix: key.prefix,
-      requestId: String(res.locals.requestId),
-    };
-    res.locals.caller = caller;
-    if (!grants(key.scopes, scopes)) {
+    const caller = res.locals.caller as Caller | undefined;
+    if (!caller) throw httpError(401, UNAUTHORIZED_DETAIL);
+    if (!grants(caller.scopes, scopes)) {
       throw httpError(
         403,
-        `This operation needs the scope ${scopes.map((s) => `'${s}'`).join(" or ")}; this key has ${key.scopes.map((s) => `'${s}'`).join(", ")}.`,
+        `This operation needs the scope ${scopes.map((s) => `'${s}'`).join(" or ")}; this key has ${caller.scopes.map((s) => `'${s}'`).join(", ")}.`,
       );
     }
+    const key = res.locals.serviceKey as Parameters<ServiceKeys["touch"]>[0];
     serviceKeys.touch(key).catch((err: unknown) => logger.warn({ err, key_id: key.id }, "could not record key use"));
     return true;
   };

@@ -1,7 +1,8 @@
 import type { NextFunction, Request, Response } from "express";
 import type { Logger } from "pino";
 import { DomainError, type ErrorCode, type FieldIssue } from "../domain/errors.ts";
-import { maskCardNumbers } from "../domain/mask.ts";
+import { displayUrl, maskCardNumbers } from "../domain/mask.ts";
+import { UNAUTHORIZED_DETAIL } from "./auth.ts";
 import { type ProblemBody, problem } from "./problems.ts";
 
 // The one error middleware (DESIGN §4): every failure — domain errors, express-openapi-validator's
@@ -40,6 +41,7 @@ const VALIDATOR_CODES: Record<number, ErrorCode> = {
 
 export function toProblem(err: unknown, requestId: string, logger: Logger): ProblemBody {
   if (err instanceof DomainError) {
+    if (err.code === "unauthorized") return problem("unauthorized", UNAUTHORIZED_DETAIL, { requestId });
     return problem(err.code, maskCardNumbers(err.message), {
       param: err.param,
       requestId,
@@ -66,9 +68,11 @@ export function toProblem(err: unknown, requestId: string, logger: Logger): Prob
     });
     const first = errors[0];
     const detail =
-      code === "invalid_request" && first
-        ? errors.map((x) => (x.param ? `${x.param} ${x.message}` : x.message)).join("; ")
-        : maskCardNumbers(e.message ?? "");
+      code === "unauthorized"
+        ? UNAUTHORIZED_DETAIL
+        : code === "invalid_request" && first
+          ? errors.map((x) => (x.param ? `${x.param} ${x.message}` : x.message)).join("; ")
+          : maskCardNumbers(e.message ?? "");
     // Only request-validation failures name a field; for 404/405 the validator's "path" is the URL.
     return code === "invalid_request"
       ? problem(code, detail || undefined, { requestId, param: first?.param, errors })
@@ -97,7 +101,7 @@ export function notFoundMiddleware() {
   return (req: Request, res: Response) => {
     sendProblem(
       res,
-      problem("not_found", `No route ${req.method} ${maskCardNumbers(req.path)}.`, {
+      problem("not_found", `No route ${req.method} ${displayUrl(req.path, 200)}.`, {
         requestId: String(res.locals.requestId ?? ""),
       }),
     );

@@ -1,5 +1,6 @@
 import type { Request, Response } from "express";
 import type { Caller } from "../domain/context.ts";
+import { DomainError } from "../domain/errors.ts";
 import type { Domain } from "../domain/index.ts";
 import type { Revealed } from "../domain/tokens.ts";
 import type { Page } from "../store/port.ts";
@@ -66,6 +67,16 @@ export interface HandlerOptions {
 }
 
 function page(query: { limit?: number; starting_after?: string; ending_before?: string }): Page {
+  if (query.starting_after !== undefined && query.ending_before !== undefined) {
+    const message = "pass starting_after or ending_before, not both";
+    throw new DomainError("invalid_request", `starting_after and ending_before: ${message}`, {
+      param: "starting_after",
+      errors: [
+        { param: "starting_after", message },
+        { param: "ending_before", message },
+      ],
+    });
+  }
   return {
     limit: query.limit === undefined ? 10 : Number(query.limit),
     startingAfter: query.starting_after,

@@ -2,7 +2,7 @@ import type { NextFunction, Request, Response } from "express";
 import type { Logger } from "pino";
 import type { Caller, Now } from "../domain/context.ts";
 import { newId } from "../domain/ids.ts";
-import { maskCardNumbers } from "../domain/mask.ts";
+import { displayUrl } from "../domain/mask.ts";
 import type { AppStore, RequestLogDoc } from "../domain/records.ts";
 import { createdAt } from "../domain/time.ts";
 
@@ -95,11 +95,16 @@ export function requestLogWriter(deps: {
   };
 }
 
+/** The longest path and query kept in a log line or a request-log record; longer ones are cut. */
+export const MAX_LOGGED_URL = 1024;
+
 /**
  * Gives every request an id (sent back as `Request-Id`), and when the response is finished writes one
  * log line (request id, method, path, status, latency, key prefix) and, if a request log is given, one
- * request-log record for the console. Paths are masked here as well as by the logger, because the
- * store has no logger hook.
+ * request-log record for the console. Paths are decoded, masked and cut here, as well as masked by the
+ * logger, because the store has no logger hook. Only requests made with a valid service key reach the
+ * request log: anonymous ones (no key, a bad key) go to the log stream alone, so nobody without a key
+ * can fill the store.
  */
 export function observability(deps: { logger: Logger; now: Now; requestLog: RequestLogWriter | null }) {
   const { logger, now, requestLog } = deps;
@@ -111,7 +116,7 @@ export function observability(deps: { logger: Logger; now: Now; requestLog: Requ
     res.on("finish", () => {
       const latencyMs = Number(process.hrtime.bigint() - started) / 1e6;
       const caller = res.locals.caller as Caller | undefined;
-      const path = maskCardNumbers(req.originalUrl);
+      const path = displayUrl(req.originalUrl, MAX_LOGGED_URL);
       const line = {
         request_id: requestId,
         method: req.method,
@@ -120,13 +125,11 @@ export function observability(deps: { logger: Logger; now: Now; requestLog: Requ
         latency_ms: Math.round(latencyMs * 100) / 100,
         key_prefix: caller?.keyPrefix ?? null,
       };
-      logger.info(line, "request");
-      requestLog?.record({
-        id: requestId,
-        livemode: caller?.livemode ?? false,
-        created_at: createdAt(now()),
-        ...line,
-      });
+      // Why a presented key was refused goes to the log only; the caller gets one 401 for every reason.
+      const authFailure = res.locals.authFailure as string | undefined;
+      logger.info(authFailure ? { ...line, auth_failure: authFailure } : line, "request");
+      if (caller)
+        requestLog?.record({ id: requestId, livemode: caller.livemode, created_at: createdAt(now()), ...line });
     });
     next();
   };

@@ -291,6 +291,10 @@ export async function openMongoStore<Docs extends Record<string, BaseDoc>>(optio
       }
     },
 
+    // Old document versions live inside WiredTiger until it reuses the space; callers overwrite erased
+    // data with random bytes first (see the port), so there is nothing more to do from here.
+    async scrub() {},
+
     async close() {
       guard.assertOutside();
       await client.close();

@@ -98,6 +98,14 @@ export interface Store<Docs extends Record<string, BaseDoc>> extends StoreOps<Do
    * transaction on the server, so fn cannot carry on after catching it.
    */
   transaction<T>(fn: (tx: StoreOps<Docs>) => Promise<T>): Promise<T>;
+  /**
+   * Called after data was erased (a token's key material): leaves no older copy of it in the store's own
+   * files where the engine allows. SQLite (secure_delete on, so freed space is zeroed) checkpoints its
+   * write-ahead log into the database and truncates it, so no earlier page image survives. MongoDB
+   * keeps old versions inside its storage engine until it reuses the space; the caller overwrites the
+   * data with random bytes before erasing it, so what may linger there is noise.
+   */
+  scrub(): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -6,7 +6,7 @@
 // await inside fn, and every other operation waits for it, so none can interleave with, or observe half
 // of, an open transaction. Operations outside a transaction run synchronously when the lock is free.
 
-import { mkdirSync } from "node:fs";
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import {
@@ -111,14 +111,32 @@ function clause(conditions: string[]): string {
 /** Prepared statements kept per SQL text; $in lists of varying length make the set open-ended, hence the bound. */
 const STATEMENT_CACHE_SIZE = 500;
 
+/**
+ * The database holds card fingerprints, key digests and sealed card data: its directory (when created
+ * here) and files are readable by the owner only. The file is created before SQLite opens it, because
+ * SQLite gives its -wal and -shm files the database file's permissions; files an older version left
+ * readable by others are narrowed.
+ */
+function ownerOnly(path: string): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  if (!existsSync(path)) closeSync(openSync(path, "a", 0o600));
+  if (process.platform === "win32") return;
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+    const mode = statSync(file, { throwIfNoEntry: false })?.mode;
+    if (mode !== undefined && (mode & 0o077) !== 0) chmodSync(file, mode & 0o700);
+  }
+}
+
 export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
   path: string;
   collections: CollectionSpecs<Docs>;
 }): Store<Docs> {
   const names = collectionNames(options.collections);
   const memory = options.path === ":memory:";
-  if (!memory) mkdirSync(dirname(options.path), { recursive: true });
+  if (!memory) ownerOnly(options.path);
   const db = new Database(options.path);
+  // Deleted and overwritten content is zeroed in the file, not left in free space (see scrub()).
+  db.pragma("secure_delete = ON");
   if (!memory) {
     db.pragma("journal_mode = WAL");
     // Safe with WAL (a power cut may lose the last commits, never corrupt), and much faster than FULL.
@@ -366,6 +384,11 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
         scope.active = false;
         mutex.release();
       }
+    },
+
+    async scrub() {
+      if (memory) return;
+      await outside(() => db.pragma("wal_checkpoint(TRUNCATE)"));
     },
 
     async close() {

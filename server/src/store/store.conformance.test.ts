@@ -3,7 +3,7 @@
 
 import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -46,6 +46,56 @@ describe("sqlite file", () => {
     const reopened = openSqliteStore({ path, collections: TEST_COLLECTIONS });
     expect(await reopened.get("accounts", "acc_persist")).toStrictEqual(doc);
     await reopened.close();
+  });
+});
+
+describe("sqlite file at rest", () => {
+  const dir = mkdtempSync(join(tmpdir(), "store-at-rest-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const account = (id: string, nickname: string) => ({
+    id,
+    livemode: false,
+    created_at: new Date().toISOString(),
+    owner: "o",
+    status: "open" as const,
+    balance: 1,
+    email: `${id}@example.com`,
+    nickname,
+    vip: false,
+    meta: {},
+  });
+
+  it("creates its directory, database and write-ahead log readable by the owner only", async () => {
+    const path = join(dir, "private", "store.db");
+    const store = openSqliteStore({ path, collections: TEST_COLLECTIONS });
+    await store.insert("accounts", account("acc_mode", "x"));
+    for (const file of [join(dir, "private"), path, `${path}-wal`]) expect(statSync(file).mode & 0o077).toBe(0);
+    await store.close();
+  });
+
+  it("narrows a database file an older version left readable by others", async () => {
+    const path = join(dir, "old.db");
+    writeFileSync(path, "");
+    chmodSync(path, 0o644);
+    const store = openSqliteStore({ path, collections: TEST_COLLECTIONS });
+    expect(statSync(path).mode & 0o077).toBe(0);
+    await store.close();
+  });
+
+  it("after scrub(), no erased value is left in the database or its write-ahead log", async () => {
+    const path = join(dir, "scrub.db");
+    const store = openSqliteStore({ path, collections: TEST_COLLECTIONS });
+    const secrets = Array.from({ length: 30 }, (_, i) => `erase-me-${randomUUID()}-${i}`);
+    for (const [i, secret] of secrets.entries()) await store.insert("accounts", account(`acc_${i}`, secret));
+    const files = () => Buffer.concat([path, `${path}-wal`].filter(existsSync).map((f) => readFileSync(f)));
+    expect(secrets.every((x) => files().includes(x))).toBe(true);
+    for (let i = 0; i < secrets.length; i++) await store.update("accounts", `acc_${i}`, { set: { nickname: null } });
+    await store.delete("accounts", "acc_0");
+    await store.scrub();
+    const left = secrets.filter((x) => files().includes(x));
+    expect(left).toEqual([]);
+    await store.close();
+    expect(secrets.filter((x) => files().includes(x))).toEqual([]);
   });
 });
 

@@ -1,0 +1,224 @@
+import type { NextFunction, Request, RequestHandler, Response } from "express";
+import { type Options, rateLimit, type Store } from "express-rate-limit";
+import type { Logger } from "pino";
+import type { Caller, Now } from "../domain/context.ts";
+import type { AppStore } from "../domain/records.ts";
+import { iso } from "../domain/time.ts";
+import { DuplicateKeyError } from "../store/port.ts";
+import { sendProblem } from "./errors.ts";
+import { problem } from "./problems.ts";
+
+// Rate limits (the contract's 429 `rate_limited`, spec/common/problems.tsp): per service key, and per
+// client address for requests without a valid key (so guessing keys or flooding unknown routes is
+// slowed). Answers carry the IETF RateLimit / RateLimit-Policy headers (draft 8) and, when refused,
+// Retry-After; express-rate-limit (maintained) does the windows and headers, SharedCounters below makes
+// the counts shared by every instance on one store.
+
+/**
+ * An express-rate-limit store whose counts are shared through the application store, so every server
+ * instance on one database counts the same requests. The hot path stays in memory: increment() counts
+ * locally and answers at once with the last known shared total plus the local hits not yet written;
+ * every `syncMs` the local hits are added to the shared document of their window (one conditional
+ * `inc` per active key) and the new shared total is read back. The price: with several instances, a
+ * burst can overshoot a limit by what the other instances counted in the last `syncMs`.
+ */
+export class SharedCounters implements Store {
+  readonly localKeys = false;
+  readonly prefix: string;
+  private windowMs = 60_000;
+  private readonly entries = new Map<string, Entry>();
+  private timer: NodeJS.Timeout | null = null;
+  private syncing: Promise<void> = Promise.resolve();
+
+  constructor(private readonly deps: { store: AppStore; now: Now; logger: Logger; name: string; syncMs?: number }) {
+    this.prefix = `${deps.name}:`;
+  }
+
+  init(options: Options): void {
+    this.windowMs = options.windowMs;
+  }
+
+  private window(): number {
+    return Math.floor(this.deps.now().getTime() / this.windowMs);
+  }
+
+  private entry(key: string): Entry {
+    const window = this.window();
+    let entry = this.entries.get(key);
+    if (entry === undefined || entry.window !== window) {
+      entry = { window, shared: 0, local: 0, writing: 0 };
+      this.entries.set(key, entry);
+    }
+    return entry;
+  }
+
+  increment(key: string) {
+    const entry = this.entry(key);
+    entry.local++;
+    this.schedule();
+    return {
+      totalHits: entry.shared + entry.writing + entry.local,
+      resetTime: new Date((entry.window + 1) * this.windowMs),
+    };
+  }
+
+  decrement(key: string): void {
+    const entry = this.entry(key);
+    entry.local--;
+    this.schedule();
+  }
+
+  resetKey(key: string): void {
+    this.entries.delete(key);
+  }
+
+  private schedule(): void {
+    if (this.timer !== null) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.syncing = this.syncing.then(() => this.sync());
+    }, this.deps.syncMs ?? 100);
+    this.timer.unref();
+  }
+
+  /** Adds the local hits to the shared counts and reads the totals back; drops finished windows. */
+  async sync(): Promise<void> {
+    const current = this.window();
+    for (const [key, entry] of this.entries) {
+      if (entry.window < current) {
+        if (entry.local === 0) this.entries.delete(key);
+        continue;
+      }
+      if (entry.local === 0) continue;
+      const delta = entry.local;
+      entry.local = 0;
+      entry.writing += delta;
+      try {
+        entry.shared = await this.add(`${this.prefix}${key}:${entry.window}`, delta, entry.window);
+      } catch (err) {
+        entry.local += delta; // counted again at the next sync
+        this.deps.logger.warn({ err }, "could not share rate-limit counts");
+      } finally {
+        entry.writing -= delta;
+      }
+    }
+  }
+
+  private async add(id: string, delta: number, window: number): Promise<number> {
+    const { store } = this.deps;
+    const updated = await store.update("rate_limits", id, { inc: { hits: delta } });
+    if (updated) return updated.hits;
+    const at = this.deps.now();
+    try {
+      await store.insert("rate_limits", {
+        id,
+        livemode: false,
+        created_at: iso(at),
+        hits: delta,
+        // Kept one window past its end, then swept.
+        expires_at: iso(new Date((window + 2) * this.windowMs)),
+      });
+      return delta;
+    } catch (err) {
+      if (!(err instanceof DuplicateKeyError)) throw err;
+      return (await store.update("rate_limits", id, { inc: { hits: delta } }))?.hits ?? delta;
+    }
+  }
+
+  /** Writes what is still counted locally (on close). */
+  async flush(): Promise<void> {
+    if (this.timer !== null) {
+      clearTimeout(this.timer);
+      this.timer = null;
+    }
+    this.syncing = this.syncing.then(() => this.sync());
+    await this.syncing;
+  }
+}
+
+interface Entry {
+  window: number;
+  /** The shared total last read back from the store (every instance's hits). */
+  shared: number;
+  /** Hits counted here and not yet written. */
+  local: number;
+  /** Hits being written right now. */
+  writing: number;
+}
+
+export interface RateLimitSettings {
+  /** Requests per second per production key. */
+  livePerSecond: number;
+  /** Requests per second per sandbox key. */
+  testPerSecond: number;
+  /** Requests per minute per client address made without a valid key. */
+  anonymousPerMinute: number;
+}
+
+export interface RateLimits {
+  /** Counts per service key; runs after the caller is known. */
+  perKey: RequestHandler;
+  /** Counts requests without a valid key per client address. */
+  anonymous: RequestHandler;
+  /** Deletes the shared counts of finished windows. */
+  sweep(): Promise<number>;
+  /** Writes the counts still held locally. */
+  flush(): Promise<void>;
+}
+
+const callerOf = (res: Response) => res.locals.caller as Caller | undefined;
+
+export function rateLimits(deps: {
+  store: AppStore;
+  now: Now;
+  logger: Logger;
+  settings: RateLimitSettings;
+}): RateLimits {
+  const { store, now, logger, settings } = deps;
+  const keyCounts = new SharedCounters({ store, now, logger, name: "key" });
+  const addressCounts = new SharedCounters({ store, now, logger, name: "address" });
+
+  const refuse = (detail: string) => (_req: Request, res: Response, _next: NextFunction) =>
+    sendProblem(res, problem("rate_limited", detail, { requestId: String(res.locals.requestId ?? "") }));
+
+  const perKey = rateLimit({
+    windowMs: 1000,
+    limit: (_req, res) => (callerOf(res)?.livemode ? settings.livePerSecond : settings.testPerSecond),
+    standardHeaders: "draft-8",
+    legacyHeaders: false,
+    keyGenerator: (_req, res) => callerOf(res)?.keyId ?? "",
+    skip: (_req, res) => callerOf(res) === undefined,
+    handler: (req, res, next) => {
+      const caller = callerOf(res);
+      const limit = caller?.livemode ? settings.livePerSecond : settings.testPerSecond;
+      refuse(
+        `Too many requests with this key: at most ${limit} per second ${caller?.livemode ? "in production" : "in the sandbox"}. Retry after the number of seconds in Retry-After.`,
+      )(req, res, next);
+    },
+    store: keyCounts,
+    // The key is the caller's key id, not an address: the library's address checks do not apply.
+    validate: { keyGeneratorIpFallback: false, ip: false, xForwardedForHeader: false },
+  });
+
+  const anonymous = rateLimit({
+    windowMs: 60_000,
+    limit: settings.anonymousPerMinute,
+    standardHeaders: "draft-8",
+    legacyHeaders: false,
+    // Requests with a valid key are counted per key instead; pages and health checks outside /v1 are not counted.
+    skip: (req, res) => callerOf(res) !== undefined || !req.path.startsWith("/v1/"),
+    handler: refuse(
+      `Too many requests without a valid service key from this address: at most ${settings.anonymousPerMinute} per minute. Retry after the number of seconds in Retry-After.`,
+    ),
+    store: addressCounts,
+  });
+
+  return {
+    perKey,
+    anonymous,
+    sweep: () => store.deleteMany("rate_limits", { expires_at: { $lt: iso(now()) } }),
+    flush: async () => {
+      await Promise.all([keyCounts.flush(), addressCounts.flush()]);
+    },
+  };
+}
