@@ -145,6 +145,11 @@ const GENERIC_PROBLEMS = {
     "This Idempotency-Key was already used with a different request; use a new key for a new request.",
     "Idempotency-Key",
   ],
+  429: [
+    "rate_limited",
+    "Too many requests",
+    "Too many requests with this key: at most 25 per second in the sandbox. Retry after the number of seconds in Retry-After.",
+  ],
   500: ["internal_error", "Internal error", "An unexpected error occurred; it has been logged with this request id."],
 };
 

@@ -93,7 +93,7 @@ describe("protocol hygiene", () => {
       revoked.key.id,
     );
     await new Promise((r) => setTimeout(r, 1100));
-    const headers = [
+    const headers: Record<string, string>[] = [
       {},
       { authorization: "Bearer nonsense" },
       { authorization: "Basic abc" },
