@@ -11,6 +11,8 @@ const MESSAGE_ARGUMENTS = new Map([
   ["notFound", [0, 1]], // notFound(what, id, param): "what" and "id" are only wording
   ["unauthorized", [0]], // service-keys' local unauthorized(why)
   ["open", [3]], // vault/crypto open(key, sealed, aad, what): "what" names the part in the message
+  ["refusal", [1]], // charges refusal(charge, action): the action picks the sentence
+  ["transition", [4]], // charges transition(tx, charge, to, set, action): passed on to refusal
 ]);
 
 /**
