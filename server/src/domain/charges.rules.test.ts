@@ -643,6 +643,15 @@ describe("refund", () => {
     ]);
   });
 
+  it("stamps the charge's updated_at with the refund's time", async () => {
+    w = world();
+    const { charge } = await w.card();
+    w.advance(60);
+    const refund = await w.domain.charges.refund(w.caller(), charge.id, { amount: 100 });
+    expect((await w.stored(charge.id)).updated_at).toBe(refund.created_at);
+    expect(refund.created_at > charge.updated_at).toBe(true);
+  });
+
   it("refunds what is left of a partial capture by default", async () => {
     w = world();
     const { charge } = await w.card({ capture: false });
