@@ -7,7 +7,7 @@ import type { FraudScreen } from "./fraud.ts";
 import { newId } from "./ids.ts";
 import { drawFromPendingCredit, ensureBalance, post } from "./ledger.ts";
 import type { Merchants } from "./merchants.ts";
-import { assertMoney, type MoneyRules } from "./money.ts";
+import { assertMinorUnits, assertMoney, type MoneyRules } from "./money.ts";
 import { LOCAL_METHODS, type LocalMethod, type Processor } from "./processor.ts";
 import type { AppStore, AppTx, ChargeDoc, ChargeStatus, RefundDoc } from "./records.ts";
 import { createdAt, iso } from "./time.ts";
@@ -312,6 +312,8 @@ export function createCharges(deps: ChargesDeps) {
       ),
 
     async capture(caller: Caller, id: string, amount?: number): Promise<ChargeDoc> {
+      // CaptureCharge.amount is MinorUnits; checked here too, for callers other than the HTTP layer.
+      if (amount !== undefined) assertMinorUnits(amount, "amount");
       const charge = await load(caller.livemode, id);
       if (charge.status !== "authorized") throw refusal(charge, "capture");
       const toCapture = amount ?? charge.amount;
@@ -349,6 +351,8 @@ export function createCharges(deps: ChargesDeps) {
      * add up to the captured amount.
      */
     async refund(caller: Caller, id: string, input: RefundCreate): Promise<RefundDoc> {
+      // CreateRefund.amount is MinorUnits: a zero or negative refund would credit the merchant.
+      if (input.amount !== undefined) assertMinorUnits(input.amount, "amount");
       const charge = await load(caller.livemode, id);
       if (charge.status !== "captured" && charge.status !== "partially_refunded") throw refusal(charge, "refund");
       const left = charge.amount_captured - charge.amount_refunded;

@@ -59,6 +59,10 @@ export interface Movement {
  * bucket throws `insufficient_balance`, which rolls the whole transaction back.
  */
 export async function post(tx: AppTx, now: Now, movement: Movement): Promise<LedgerEntryDoc> {
+  // Use cases validate amounts first; this is the last line before money moves: whole minor units only.
+  if (!Number.isSafeInteger(movement.amount) || movement.amount === 0) {
+    throw new Error(`ledger movement of ${movement.amount}: must be a non-zero integer of minor units`);
+  }
   const at = createdAt(now());
   const id = balanceId(movement.merchantId, movement.currency);
   // A debit is conditional on the bucket covering it: the check and the decrement are one atomic update.

@@ -51,6 +51,17 @@ export function maxMinorUnits(currency: string, rules: MoneyRules): number {
   return rules.maxAmountMajor * 10 ** (currencyExponent(currency) ?? 0);
 }
 
+/**
+ * Throws a 400 naming `param` unless `amount` is a positive safe integer: the contract's MinorUnits
+ * (spec/common/money.tsp). The HTTP validator checks it too, but the domain is also called by the CLI
+ * and by jobs, so it holds the rule itself.
+ */
+export function assertMinorUnits(amount: number, param = "amount"): void {
+  if (!Number.isSafeInteger(amount) || amount < 1) {
+    throw invalid(param, "must be a positive integer number of minor units");
+  }
+}
+
 /** Throws a 400 naming `amount` or `currency` unless the pair is chargeable here. */
 export function assertMoney(amount: number, currency: string, rules: MoneyRules, amountParam = "amount"): void {
   if (currencyExponent(currency) === undefined) throw invalid("currency", `${currency} is not an ISO 4217 currency`);
@@ -60,9 +71,7 @@ export function assertMoney(amount: number, currency: string, rules: MoneyRules,
       `${currency} is not supported here (supported: ${[...rules.supportedCurrencies].join(", ")})`,
     );
   }
-  if (!Number.isSafeInteger(amount) || amount < 1) {
-    throw invalid(amountParam, "must be a positive integer number of minor units");
-  }
+  assertMinorUnits(amount, amountParam);
   const max = maxMinorUnits(currency, rules);
   if (amount > max) throw invalid(amountParam, `must be at most ${max} (minor units of ${currency})`);
 }

@@ -1,13 +1,17 @@
 import { randomBytes } from "node:crypto";
 import { openSqliteStore } from "../store/sqlite.ts";
 import type { Caller } from "./context.ts";
+import type { FraudScreen } from "./fraud.ts";
 import { createDomain } from "./index.ts";
+import type { Processor } from "./processor.ts";
 import { COLLECTIONS, type Docs } from "./records.ts";
 import { parseVaultKeys } from "./vault/keys.ts";
 
 // For unit tests of the domain: the real domain on an in-memory store, with a clock the test moves.
 
-export function testDomain(options: { settlementDelaySeconds?: number; start?: Date } = {}) {
+export function testDomain(
+  options: { settlementDelaySeconds?: number; start?: Date; processor?: Processor; fraud?: FraudScreen } = {},
+) {
   const store = openSqliteStore<Docs>({ path: ":memory:", collections: COLLECTIONS });
   let clock = options.start ?? new Date("2026-11-21T10:00:00Z");
   const domain = createDomain({
@@ -19,6 +23,8 @@ export function testDomain(options: { settlementDelaySeconds?: number; start?: D
     }),
     money: { supportedCurrencies: new Set(["USD", "EUR", "BRL", "MXN", "JPY", "KWD"]), maxAmountMajor: 999_999 },
     settlementDelaySeconds: options.settlementDelaySeconds ?? 0,
+    processor: options.processor,
+    fraud: options.fraud,
   });
   const caller = (livemode = false): Caller => ({
     keyId: "kid_test",

@@ -1,5 +1,5 @@
 import type * as nodeCrypto from "node:crypto";
-import { createDecipheriv, createHmac, randomBytes } from "node:crypto";
+import { createCipheriv, createDecipheriv, createHmac, randomBytes } from "node:crypto";
 import { beforeEach, describe, expect, it, vi } from "vitest";
 import type { SealedCard } from "../records.ts";
 import { fingerprintPan, openPan, sealPan, type VaultKeys } from "./crypto.ts";
@@ -184,5 +184,48 @@ describe("fingerprintPan", () => {
 
   it("does not depend on the master key", () => {
     expect(fingerprintPan(PAN, false, { ...keys, kek: randomBytes(32) })).toBe(fingerprintPan(PAN, false, keys));
+  });
+});
+
+describe("what the layout allows and what stays in memory", () => {
+  /** Seals by hand in the documented layout, to build records sealPan never makes. */
+  function sealByHand(key: Buffer, plaintext: Buffer, aad: string): string {
+    const nonce = randomBytes(12);
+    const cipher = createCipheriv("aes-256-gcm", key, nonce, { authTagLength: 16 });
+    cipher.setAAD(Buffer.from(aad));
+    const ciphertext = Buffer.concat([cipher.update(plaintext), cipher.final()]);
+    return Buffer.concat([nonce, ciphertext, cipher.getAuthTag()]).toString("base64");
+  }
+
+  it("opens the shortest sealed value the layout allows: nonce and tag around an empty ciphertext", () => {
+    const keys = newKeys();
+    const dek = randomBytes(32);
+    const sealed: SealedCard = {
+      kek_id: keys.kekId,
+      wrapped_dek: sealByHand(keys.kek, dek, `${keys.kekId}:${TOKEN}`),
+      sealed_pan: sealByHand(dek, Buffer.alloc(0), TOKEN),
+    };
+    expect(Buffer.from(sealed.sealed_pan, "base64")).toHaveLength(28);
+    expect(openPan(sealed, TOKEN, keys)).toBe("");
+  });
+
+  it("zeroes the clear data key and card bytes once the number is read", () => {
+    const keys = newKeys();
+    const sealed = sealPan(PAN, TOKEN, keys);
+    const concat = vi.spyOn(Buffer, "concat");
+    try {
+      expect(openPan(sealed, TOKEN, keys)).toBe(PAN);
+      const opened = concat.mock.results.map((r) => r.value as Buffer);
+      expect(opened.map((b) => b.length).sort((a, b) => a - b)).toEqual([PAN.length, 32]);
+      for (const buffer of opened) expect(buffer.every((byte) => byte === 0)).toBe(true);
+    } finally {
+      concat.mockRestore();
+    }
+  });
+
+  it("the live fingerprint is HMAC-SHA256 of live:pan under the fingerprint key", () => {
+    const keys = newKeys();
+    const expected = createHmac("sha256", keys.fingerprintKey).update(`live:${PAN}`).digest("hex").slice(0, 32);
+    expect(fingerprintPan(PAN, true, keys)).toBe(`fp_${expected}`);
   });
 });

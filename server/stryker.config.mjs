@@ -1,0 +1,79 @@
+// Mutation testing of the money-critical code: `npm run test:mutation` (README, "Tests"). A measurement of
+// how strong the server's unit tests are, not part of `npm test`: it takes minutes.
+//
+// Stryker copies this workspace into .stryker-tmp/ (inside server/, so Node still finds the hoisted
+// root node_modules, the symlinked @payments/* workspaces and better-sqlite3's native build), then runs
+// the server's vitest unit tests (vitest.config.ts; never the e2e layer in test/) against each mutant.
+// Incremental: the results are kept in reports/stryker-incremental.json (not in git), so a rerun only
+// retests mutants whose code or covering tests changed; `npm run test:mutation -- --force` retests all.
+
+/** @type {import("@stryker-mutator/api/core").PartialStrykerOptions} */
+export default {
+  packageManager: "npm",
+  testRunner: "vitest",
+  vitest: { configFile: "vitest.config.ts", related: true },
+  coverageAnalysis: "perTest",
+  plugins: ["@stryker-mutator/vitest-runner", "./mutation/ignore-error-wording.mjs"],
+
+  // The files whose mistakes move or expose money. Add an area as it lands, with its unit tests next to
+  // it: e.g. "src/domain/fraud/**/*.ts", "src/domain/cashouts/**/*.ts", "src/domain/webhooks/**/*.ts"
+  // (keep the "!**/*.test.ts" exclusion below when using a glob).
+  mutate: [
+    "src/domain/charges.ts",
+    "src/domain/ledger.ts",
+    "src/domain/money.ts",
+    "src/domain/service-keys.ts",
+    "src/domain/vault/crypto.ts",
+    "src/domain/mask.ts",
+    "src/http/idempotency.ts",
+    "!**/*.test.ts",
+  ],
+
+  // Error wording is not mutated (tests assert codes and params): see mutation/ignore-error-wording.mjs.
+  ignorers: ["error-wording"],
+
+  // Known survivors that are equivalent (no test can tell them from the original), kept in the score
+  // rather than hidden by disable comments in the code:
+  // - charges.ts `if (!canTransition(charge.status, to)) throw refusal(…)` in transition() → false, and
+  //   `if (charge.status !== "pending") throw refusal(charge, "expire")` in expireOne() → false: each
+  //   use case checks the status before transition() does, and transition()'s update is conditional on
+  //   the status it read; either check alone gives the same 409.
+  // - charges.ts refund `if (amount > left) throw exceedsRefundable(…)` → false: the conditional
+  //   increment (`amount_refunded <= amount_captured - amount`) refuses the same refund with the same
+  //   code and param; the early check only spares a transaction.
+  // - charges.ts refund race branch `current.status === "captured" || …` → false / `"captured"` → "":
+  //   a refund that lost a race lost it to another refund, so the charge is no longer captured there.
+  // - charges.ts `iban: method.type === "sepa_debit" ? method.iban : undefined` → true: the other
+  //   methods carry no iban; `/\s+/g` → `/\s/g` removes the same characters.
+  // - charges.ts `charge.processor_ref ?? ""` in capture() and void(): only authorized charges get
+  //   there, and every authorized charge has a processor reference (the fallback is unreachable).
+  // - ledger.ts ensureBalance `if (await store.get(…)) return` → false: the insert then meets the
+  //   duplicate key, which is the race path and is swallowed the same way.
+  // - ledger.ts `movement.amount < 0 ? {…$gte…} : {}` → true / `<= 0`, and `movement.amount > 0` →
+  //   `>= 0` in `settled`: post() refuses a zero movement first, and a credit's `$gte` bound is negative,
+  //   which every balance meets.
+  // - service-keys.ts `generation++` → `generation--`: any change of the counter marks the race.
+  // - service-keys.ts `input.expires_at !== undefined` → true: Date.parse(undefined) is NaN, and NaN
+  //   compares false, so no expiry is still accepted.
+  // - service-keys.ts revoke `if (key.revoked_at) return key` → false: the update is conditional on
+  //   `revoked_at: null` and the answer falls back to the stored (first) revocation.
+  // - vault/crypto.ts `{ authTagLength: TAG_BYTES }` → {}: 16 bytes is GCM's default tag length;
+  //   `"utf8"` → "" in Buffer.from / hmac.update: Node reads an empty encoding as utf8.
+  // Known survivors that are not equivalent, left untested on purpose:
+  // - charges.ts refund `charge.processor_ref ?? ""`: a local payment has no acquirer reference, and
+  //   what its refund sends is for a real acquirer adapter to define; a test would pin a placeholder.
+  // - service-keys.ts the auth cache's bound (AUTH_CACHE_MAX_KEYS, 10,000 records) and the clean-up
+  //   of a superseded in-flight lookup: memory and an extra store read, never an authentication
+  //   outcome; the bound would need 10,000 keys in a unit test.
+
+  incremental: true,
+  incrementalFile: "reports/stryker-incremental.json",
+  reporters: ["clear-text", "html", "progress"],
+  htmlReporter: { fileName: "reports/mutation/index.html" },
+  // Survivors are listed in the HTML report; the console keeps to the per-file score table.
+  clearTextReporter: { reportMutants: false, reportTests: false },
+
+  tempDirName: ".stryker-tmp",
+  ignorePatterns: ["data", "coverage"],
+  thresholds: { high: 85, low: 70, break: null },
+};
