@@ -27,10 +27,10 @@ function maskDigits(text: string, digitCount: number): string {
   let seen = 0;
   let out = "";
   for (let i = 0; i < text.length; i++) {
-    const escape = escapeAt(text, i);
-    if (escape > 0) {
-      out += text.slice(i, i + escape);
-      i += escape - 1;
+    const escaped = escapeAt(text, i);
+    if (escaped > 0) {
+      out += text.slice(i, i + escaped);
+      i += escaped - 1;
       continue;
     }
     const ch = text[i] as string;
@@ -48,9 +48,9 @@ function maskDigits(text: string, digitCount: number): string {
 function countDigits(text: string): number {
   let n = 0;
   for (let i = 0; i < text.length; i++) {
-    const escape = escapeAt(text, i);
-    if (escape > 0) {
-      i += escape - 1;
+    const escaped = escapeAt(text, i);
+    if (escaped > 0) {
+      i += escaped - 1;
       continue;
     }
     const ch = text[i] as string;
