@@ -148,7 +148,8 @@ describe("idempotency across kill -9", { timeout: 900_000 }, () => {
         const res = await fetch(`${url}${o.path}`, {
           method: "POST",
           headers: { ...headers, "idempotency-key": o.key },
-          body: JSON.stringify(o.body),
+          // A void takes no body (the contract gives it none); everything else sends JSON.
+          ...(o.kind === "void" ? {} : { body: JSON.stringify(o.body) }),
         });
         return {
           status: res.status,
@@ -282,6 +283,13 @@ describe("idempotency across kill -9", { timeout: 900_000 }, () => {
         }).length,
       };
       console.log(`crash test figures: ${JSON.stringify(figures)}`);
+      const failed = all.filter((o) => (final(o)?.status ?? 500) >= 300);
+      if (failed.length > 0) {
+        const sample = failed
+          .slice(0, 5)
+          .map((o) => ({ kind: o.kind, key: o.key, first: o.first, retried: o.retried }));
+        console.log(`requests that did not succeed: ${JSON.stringify(sample)}`);
+      }
 
       expect(all.every((o) => (final(o)?.status ?? 500) < 300)).toBe(true);
       expect(figures.retry_replayed_a_committed_outcome).toBeGreaterThan(0); // the self-kills land after commits
