@@ -482,10 +482,7 @@ export interface components {
             livemode: boolean;
             balances: components["schemas"]["CurrencyBalance"][];
         };
-        /**
-         * @description Card brands the vault recognises.
-         * @enum {string}
-         */
+        /** @description Card brands the vault recognises. Extensible: brands may be added within v1. */
         CardBrand: "visa" | "mastercard" | "amex" | "discover" | "diners" | "jcb" | "unionpay" | "maestro" | "elo" | "hipercard" | "mir" | "unknown";
         /** @description Pay with a card from the vault. */
         CardPaymentMethodInput: {
@@ -576,8 +573,8 @@ export interface components {
          *     `captured` → `partially_refunded` / `refunded`; or `declined` (see `failure_code`), `blocked`
          *     (fraud), `voided` (released before capture). Local payment methods start `pending` (awaiting the
          *     payer, see `next_action`) and become `captured` when paid or `expired` when not.
-         *     `declined`, `blocked`, `voided`, `expired` and `refunded` are final.
-         * @enum {string}
+         *     `declined`, `blocked`, `voided`, `expired` and `refunded` are final. Extensible: statuses may be added
+         *     within v1.
          */
         ChargeStatus: "pending" | "authorized" | "captured" | "partially_refunded" | "refunded" | "declined" | "blocked" | "voided" | "expired";
         /** @description A merchant's funds in one currency, in minor units. Neither amount is ever negative. */
@@ -617,8 +614,8 @@ export interface components {
             deleted: true;
         };
         /**
-         * @description Stable, machine-readable error codes. New codes may be added within v1.
-         * @enum {string}
+         * @description Stable, machine-readable error codes. Extensible: new codes may be added within v1; handle an unknown
+         *     one by its HTTP status.
          */
         ErrorCode: "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "invalid_state_transition" | "idempotency_key_reused" | "idempotency_request_in_progress" | "idempotency_replay_unavailable" | "payload_too_large" | "unsupported_media_type" | "method_not_allowed" | "invalid_card" | "insufficient_balance" | "merchant_inactive" | "card_declined" | "rate_limited" | "internal_error";
         /** @description Any event; `type` says which. */
@@ -636,15 +633,9 @@ export interface components {
             /** @description Whether more objects follow in the direction of the cursor. */
             has_more: boolean;
         };
-        /**
-         * @description The types of event.
-         * @enum {string}
-         */
+        /** @description The types of event. Extensible: new types are added within v1; ignore the ones you do not handle. */
         EventType: "fraud.evaluated" | "payment.authorized" | "payment.captured" | "payment.failed" | "payment.voided" | "payment.refunded" | "payment.expired";
-        /**
-         * @description Why a charge was declined (sandbox: see the test cards in the README).
-         * @enum {string}
-         */
+        /** @description Why a charge was declined (sandbox: see the test cards in the README). Extensible: codes may be added within v1. */
         FailureCode: "card_declined" | "insufficient_funds" | "expired_card" | "processing_error";
         /**
          * @description The outcome of a fraud evaluation (seed §2: `block`; DESIGN §10: `allow`, `review`).
