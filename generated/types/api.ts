@@ -369,6 +369,40 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "merchant.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description A merchant was created. */
+        post: operations["merchantCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "merchant.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description A merchant's name, status or metadata changed. */
+        post: operations["merchantUpdated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "payment.authorized": {
         parameters: {
             query?: never;
@@ -465,6 +499,57 @@ export interface webhooks {
         put?: never;
         /** @description An authorized charge was released. */
         post: operations["paymentVoided"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "service_key.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description A service key was created (never with its secret). */
+        post: operations["serviceKeyCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "service_key.revoked": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description A service key was revoked. */
+        post: operations["serviceKeyRevoked"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "service_key.rotated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description A service key got a new secret (never sent). */
+        post: operations["serviceKeyRotated"];
         delete?: never;
         options?: never;
         head?: never;
@@ -619,7 +704,7 @@ export interface components {
          */
         ErrorCode: "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "invalid_state_transition" | "idempotency_key_reused" | "idempotency_request_in_progress" | "idempotency_replay_unavailable" | "payload_too_large" | "unsupported_media_type" | "method_not_allowed" | "invalid_card" | "insufficient_balance" | "merchant_inactive" | "card_declined" | "rate_limited" | "internal_error";
         /** @description Any event; `type` says which. */
-        Event: components["schemas"]["FraudEvaluatedEvent"] | components["schemas"]["PaymentAuthorizedEvent"] | components["schemas"]["PaymentCapturedEvent"] | components["schemas"]["PaymentFailedEvent"] | components["schemas"]["PaymentVoidedEvent"] | components["schemas"]["PaymentRefundedEvent"] | components["schemas"]["PaymentExpiredEvent"];
+        Event: components["schemas"]["FraudEvaluatedEvent"] | components["schemas"]["PaymentAuthorizedEvent"] | components["schemas"]["PaymentCapturedEvent"] | components["schemas"]["PaymentFailedEvent"] | components["schemas"]["PaymentVoidedEvent"] | components["schemas"]["PaymentRefundedEvent"] | components["schemas"]["PaymentExpiredEvent"] | components["schemas"]["MerchantCreatedEvent"] | components["schemas"]["MerchantUpdatedEvent"] | components["schemas"]["ServiceKeyCreatedEvent"] | components["schemas"]["ServiceKeyRotatedEvent"] | components["schemas"]["ServiceKeyRevokedEvent"];
         /**
          * @description An event id: `evt_` and 24 base62 characters.
          * @example evt_5Tg7YhUj9IkOl2PzXc4VbNm6
@@ -634,7 +719,7 @@ export interface components {
             has_more: boolean;
         };
         /** @description The types of event. Extensible: new types are added within v1; ignore the ones you do not handle. */
-        EventType: "fraud.evaluated" | "payment.authorized" | "payment.captured" | "payment.failed" | "payment.voided" | "payment.refunded" | "payment.expired";
+        EventType: "fraud.evaluated" | "payment.authorized" | "payment.captured" | "payment.failed" | "payment.voided" | "payment.refunded" | "payment.expired" | "merchant.created" | "merchant.updated" | "service_key.created" | "service_key.rotated" | "service_key.revoked";
         /** @description Why a charge was declined (sandbox: see the test cards in the README). Extensible: codes may be added within v1. */
         FailureCode: "card_declined" | "insufficient_funds" | "expired_card" | "processing_error";
         /**
@@ -701,6 +786,25 @@ export interface components {
             status?: components["schemas"]["MerchantStatus"];
             metadata?: components["schemas"]["Metadata"];
         };
+        /** @description `merchant.created`: a merchant was created. */
+        MerchantCreatedEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * Format: date-time
+             * @description When the event happened.
+             */
+            created_at: string;
+            /** @description `false` for sandbox events, `true` for production ones. */
+            livemode: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "merchant.created";
+            merchant_id: components["schemas"]["MerchantId"];
+            name: string;
+            status: components["schemas"]["MerchantStatus"];
+        };
         /**
          * @description A merchant id: `mch_` and 24 base62 characters.
          * @example mch_4fQx9ZkT2mB7rLp1WcYd8sNa
@@ -713,6 +817,12 @@ export interface components {
             data: components["schemas"]["Merchant"][];
             /** @description Whether more objects follow in the direction of the cursor. */
             has_more: boolean;
+        };
+        /** @description What a merchant's changed fields held before an update (only the fields that changed). */
+        MerchantPreviousAttributes: {
+            name?: string;
+            status?: components["schemas"]["MerchantStatus"];
+            metadata?: components["schemas"]["Metadata"];
         };
         /**
          * @description A merchant's status. `active` merchants can take payments. `active` ⇄ `suspended` may change
@@ -727,6 +837,29 @@ export interface components {
             status?: components["schemas"]["MerchantStatus"];
             /** @description Replaces the whole metadata map. */
             metadata?: components["schemas"]["Metadata"];
+        };
+        /** @description `merchant.updated`: a merchant's name, status or metadata changed. */
+        MerchantUpdatedEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * Format: date-time
+             * @description When the event happened.
+             */
+            created_at: string;
+            /** @description `false` for sandbox events, `true` for production ones. */
+            livemode: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "merchant.updated";
+            merchant_id: components["schemas"]["MerchantId"];
+            /** @description The name after the change. */
+            name: string;
+            /** @description The status after the change. */
+            status: components["schemas"]["MerchantStatus"];
+            /** @description The fields that changed, with their values before the change. */
+            previous_attributes: components["schemas"]["MerchantPreviousAttributes"];
         };
         /**
          * @description Free-form string pairs the caller attaches to an object: at most 50 keys, keys up to 40 characters,
@@ -1050,6 +1183,27 @@ export interface components {
              */
             expires_at?: string;
         };
+        /** @description `service_key.created`: a service key was created (through the API, the CLI, or the first start). */
+        ServiceKeyCreatedEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * Format: date-time
+             * @description When the event happened.
+             */
+            created_at: string;
+            /** @description `false` for sandbox events, `true` for production ones. */
+            livemode: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "service_key.created";
+            key_id: components["schemas"]["ServiceKeyId"];
+            name: string;
+            /** @description The leading part of the key's current secret. */
+            prefix: string;
+            scopes: components["schemas"]["Scope"][];
+        };
         /**
          * @description A service key id: `kid_` and 24 base62 characters. The secret itself is never an id.
          * @example kid_2Bn8VcXz4LkJh6GfDs1QaWe3
@@ -1063,6 +1217,27 @@ export interface components {
             /** @description Whether more objects follow in the direction of the cursor. */
             has_more: boolean;
         };
+        /** @description `service_key.revoked`: a service key was revoked. */
+        ServiceKeyRevokedEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * Format: date-time
+             * @description When the event happened.
+             */
+            created_at: string;
+            /** @description `false` for sandbox events, `true` for production ones. */
+            livemode: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "service_key.revoked";
+            key_id: components["schemas"]["ServiceKeyId"];
+            name: string;
+            /** @description The leading part of the key's current secret. */
+            prefix: string;
+            scopes: components["schemas"]["Scope"][];
+        };
         /** @description The body of POST /v1/service_keys/{id}/rotate. */
         ServiceKeyRotate: {
             /**
@@ -1072,6 +1247,29 @@ export interface components {
              * @default 86400
              */
             grace_period_seconds?: number;
+        };
+        /** @description `service_key.rotated`: a service key got a new secret; the old one works until `previous_expires_at`. */
+        ServiceKeyRotatedEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * Format: date-time
+             * @description When the event happened.
+             */
+            created_at: string;
+            /** @description `false` for sandbox events, `true` for production ones. */
+            livemode: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "service_key.rotated";
+            key_id: components["schemas"]["ServiceKeyId"];
+            name: string;
+            /** @description The leading part of the key's current secret. */
+            prefix: string;
+            scopes: components["schemas"]["Scope"][];
+            /** @description When the replaced secret stops working, or `null` if it stopped at once. */
+            previous_expires_at: string | null;
         };
         /**
          * @description A service key with its secret: returned once, by create and rotate. Store the secret now; it is not
@@ -4033,6 +4231,68 @@ export interface operations {
             };
         };
     };
+    merchantCreated: {
+        parameters: {
+            query?: never;
+            header: {
+                "X-Service-Signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MerchantCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description The receiver acknowledges the delivery (any 2xx counts; seed §6 names 200). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The receiver refuses a delivery whose signature does not verify (seed §5). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    merchantUpdated: {
+        parameters: {
+            query?: never;
+            header: {
+                "X-Service-Signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MerchantUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description The receiver acknowledges the delivery (any 2xx counts; seed §6 names 200). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The receiver refuses a delivery whose signature does not verify (seed §5). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     paymentAuthorized: {
         parameters: {
             query?: never;
@@ -4200,6 +4460,99 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["PaymentVoidedEvent"];
+            };
+        };
+        responses: {
+            /** @description The receiver acknowledges the delivery (any 2xx counts; seed §6 names 200). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The receiver refuses a delivery whose signature does not verify (seed §5). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    serviceKeyCreated: {
+        parameters: {
+            query?: never;
+            header: {
+                "X-Service-Signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ServiceKeyCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description The receiver acknowledges the delivery (any 2xx counts; seed §6 names 200). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The receiver refuses a delivery whose signature does not verify (seed §5). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    serviceKeyRevoked: {
+        parameters: {
+            query?: never;
+            header: {
+                "X-Service-Signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ServiceKeyRevokedEvent"];
+            };
+        };
+        responses: {
+            /** @description The receiver acknowledges the delivery (any 2xx counts; seed §6 names 200). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The receiver refuses a delivery whose signature does not verify (seed §5). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    serviceKeyRotated: {
+        parameters: {
+            query?: never;
+            header: {
+                "X-Service-Signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ServiceKeyRotatedEvent"];
             };
         };
         responses: {

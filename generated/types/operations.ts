@@ -240,6 +240,6 @@ export const SCOPES = ["*","merchants","tokenization","vault","charges","payment
 export type Scope = (typeof SCOPES)[number];
 
 /** The event types delivered by webhook (the document's `webhooks` section). */
-export const WEBHOOK_EVENT_TYPES = ["fraud.evaluated","payment.authorized","payment.captured","payment.expired","payment.failed","payment.refunded","payment.voided"] as const;
+export const WEBHOOK_EVENT_TYPES = ["fraud.evaluated","merchant.created","merchant.updated","payment.authorized","payment.captured","payment.expired","payment.failed","payment.refunded","payment.voided","service_key.created","service_key.revoked","service_key.rotated"] as const;
 
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
