@@ -115,9 +115,10 @@ export async function startServer(options: { config: Config; logger?: Logger; no
     // conditional); a pass still running when the next is due is not started twice.
     const timers = [
       every(config.JOBS_INTERVAL_SECONDS * 1000, "charge jobs", logger, () =>
-        Promise.all([domain.jobs.expire(), domain.jobs.settle()]),
+        Promise.all([domain.jobs.expire(), domain.jobs.expireReviews(), domain.jobs.settle()]),
       ),
       every(HOUSEKEEPING_INTERVAL_MS, "idempotency sweep", logger, domain.jobs.sweepIdempotency),
+      every(HOUSEKEEPING_INTERVAL_MS, "fraud counter sweep", logger, domain.jobs.sweepFraudCounters),
     ];
 
     return {

@@ -1,7 +1,7 @@
 import { createCharges } from "./charges.ts";
 import type { Caller, Now } from "./context.ts";
 import { createEvents } from "./events.ts";
-import { allowAllFraudScreen, type FraudScreen } from "./fraud.ts";
+import { createFraud, type FraudScreen } from "./fraud/index.ts";
 import { settleDue } from "./ledger.ts";
 import { createMerchants } from "./merchants.ts";
 import type { MoneyRules } from "./money.ts";
@@ -28,13 +28,14 @@ export function createDomain(deps: DomainDeps) {
   const { store } = deps;
   const merchants = createMerchants(store, now);
   const tokens = createTokens(store, deps.vaultKeys, now);
+  const fraud = createFraud({ store, now, tokens, merchants, money: deps.money });
   const charges = createCharges({
     store,
     now,
     merchants,
     tokens,
     processor: deps.processor ?? createSimulatorProcessor(),
-    fraud: deps.fraud ?? allowAllFraudScreen,
+    fraud: deps.fraud ?? fraud.screen,
     money: deps.money,
     settlementDelaySeconds: deps.settlementDelaySeconds,
   });
@@ -44,6 +45,7 @@ export function createDomain(deps: DomainDeps) {
     serviceKeys: createServiceKeys(store, now),
     events: createEvents(store),
     charges,
+    fraud,
     balances: {
       /** A merchant's balance per currency (GET /v1/merchants/{id}/balance). */
       async get(caller: Caller, merchantId: string) {
@@ -55,10 +57,14 @@ export function createDomain(deps: DomainDeps) {
     jobs: {
       /** Expires unpaid local payments whose next_action has run out. */
       expire: () => charges.expireDue(),
+      /** Voids charges whose fraud review was left open past its window. */
+      expireReviews: () => charges.expireReviewsDue(),
       /** Moves pending credits whose settlement time has come to available. */
       settle: () => settleDue(store, now),
       /** Forgets Idempotency-Keys older than their time to live. */
       sweepIdempotency: () => store.deleteMany("idempotency", { expires_at: { $lt: iso(now()) } }),
+      /** Forgets velocity counts that have left every window. */
+      sweepFraudCounters: () => fraud.sweepCounters(),
     },
   };
 }
