@@ -14,10 +14,13 @@ export interface Network {
   version: 4 | 6;
 }
 
-/** An address as bytes; IPv4-mapped IPv6 (`::ffff:203.0.113.7`) counts as IPv4. Null when not an address. */
+/**
+ * An address as bytes; IPv4-mapped IPv6 (`::ffff:203.0.113.7`) counts as IPv4. Null when not an
+ * address, or when it carries a zone (`fe80::1%eth0`), which means nothing off the host that sent it.
+ */
 function bytesOf(text: string): number[] | null {
   const trimmed = text.trim();
-  if (isIP(trimmed) === 0) return null;
+  if (isIP(trimmed) === 0 || trimmed.includes("%")) return null;
   const parsed = ipaddr.parse(trimmed);
   if (parsed.kind() === "ipv6" && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) {
     return (parsed as ipaddr.IPv6).toIPv4Address().toByteArray();
