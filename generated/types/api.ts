@@ -971,7 +971,7 @@ export interface components {
          * @description A fraud evaluation: deterministic rules turn the facts of a transaction into signals and points;
          *     the score is the sum of the points, at most 100; the decision follows from the thresholds of the
          *     environment's fraud settings (defaults: `review` from 65, `block` from 75), except that a match on
-         *     an `allow` list always decides `allow`.
+         *     an `allow` list always decides `allow`, and the sandbox's elevated-risk test card `review`.
          *
          *     Signals (each rule raises the signal it is named after; points in brackets):
          *
@@ -981,7 +981,7 @@ export interface components {
          *     is always blocked.
          *     - `allowlist_match` (0): one of the same facts is on an `allow` list; the decision is `allow`
          *     whatever the score.
-         *     - `highrisk_bin` (48): the card's BIN is on a `flag` list of kind `card_bin`. Sandbox: BIN `400056`
+         *     - `highrisk_bin` (48): the card's BIN is on a `flag` list of kind `card_bin`. Sandbox: BIN `40000566`
          *     is built in (test card `4000056655665556`).
          *     - `vpn_detected` (48): the IP address is in a range on a `flag` list of kind `ip_address` (VPN,
          *     proxy and hosting ranges). Sandbox: `203.0.113.0/24` and `2001:db8:bad::/48` are built in.
@@ -999,8 +999,9 @@ export interface components {
          *     card's country, where known. Sandbox: `192.0.2.0/24` is located in `US`, `198.51.100.0/24` in
          *     `BR`; test cards `4000000760000002` (BR), `4000001240000000` (CA), `4000004840008001` (MX) and
          *     `4000008260000000` (GB) carry their country.
-         *     - `test_card_elevated_risk` (the review threshold): sandbox test card `4000000000009235`, which
-         *     therefore goes to review.
+         *     - `test_card_elevated_risk` (the review threshold): sandbox test card `4000000000009235`. It
+         *     decides `review` whatever else fires (unless an allow list matches), so repeated tests of it
+         *     never turn into blocks.
          *
          *     Velocity counts are kept in the store, so every instance sees the same ones. Only charges count
          *     as attempts; an evaluation through this API reads the counts without adding to them.

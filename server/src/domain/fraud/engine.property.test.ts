@@ -62,10 +62,24 @@ describe("fraud engine properties", () => {
     );
   });
 
+  it("lets a rule that decides review hold whatever the score, and an allow list still win over it", () => {
+    fc.assert(
+      fc.property(hits, thresholds, fc.boolean(), (hs, t, allowed) => {
+        const review: Hit = { rule: "test_card_elevated_risk", points: t.review, reason: "r", decides: "review" };
+        const allow: Hit = { rule: "allowlist_match", points: 0, reason: "r", decides: "allow" };
+        const { decision, score } = decide(allowed ? [...hs, review, allow] : [...hs, review], t);
+        expect(decision).toBe(allowed ? "allow" : "review");
+        expect(score).toBeGreaterThanOrEqual(t.review);
+      }),
+    );
+  });
+
   it("decides by the thresholds, and an allow-list match always allows", () => {
     fc.assert(
       fc.property(hits, thresholds, fc.boolean(), (hs, t, allowed) => {
-        const all = allowed ? [...hs, { rule: "allowlist_match", points: 0, reason: "r" }] : hs;
+        const all: Hit[] = allowed
+          ? [...hs, { rule: "allowlist_match", points: 0, reason: "r", decides: "allow" }]
+          : hs;
         const { score, decision, signals } = decide(all, t);
         const expected = allowed ? "allow" : score >= t.block ? "block" : score >= t.review ? "review" : "allow";
         expect(decision).toBe(expected);

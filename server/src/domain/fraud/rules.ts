@@ -68,6 +68,11 @@ export interface Hit {
   rule: string;
   points: number;
   reason: string;
+  /**
+   * A decision the rule makes whatever the score: `allow` (an allow-list match) wins over everything,
+   * then `review` (the sandbox's elevated-risk test card). Most rules only add points.
+   */
+  decides?: Decision;
 }
 
 export type Rule = (facts: Facts, thresholds: Thresholds) => Hit | null;
@@ -133,11 +138,13 @@ function describe(match: ListMatch): string {
   return `${match.fact} is on ${where}`;
 }
 
-function listRule(rule: keyof typeof POINTS, select: (m: ListMatch) => boolean): Rule {
+function listRule(rule: keyof typeof POINTS, select: (m: ListMatch) => boolean, decides?: Decision): Rule {
   return (facts) => {
     const found = facts.matches.filter(select);
     if (found.length === 0) return null;
-    return { rule, points: POINTS[rule], reason: `${found.map(describe).join("; ")}.` };
+    const hit: Hit = { rule, points: POINTS[rule], reason: `${found.map(describe).join("; ")}.` };
+    if (decides) hit.decides = decides;
+    return hit;
   };
 }
 
@@ -215,20 +222,25 @@ export const countryMismatch: Rule = (facts) => {
   };
 };
 
-/** Sandbox test card 4000000000009235: exactly enough points to reach the review threshold. */
+/**
+ * Sandbox test card 4000000000009235 always goes to review (unless an allow list matches): it adds the
+ * review threshold's points and decides `review`, so other signals (velocity from repeated tests) can
+ * raise its score but not turn it into a block.
+ */
 export const elevatedRiskTestCard: Rule = (facts, thresholds) =>
   facts.elevatedRiskTestCard
     ? {
         rule: "test_card_elevated_risk",
         points: thresholds.review,
-        reason: "Sandbox test card 4000000000009235 carries elevated risk: it reaches the review threshold.",
+        reason: "Sandbox test card 4000000000009235 carries elevated risk: it always goes to review.",
+        decides: "review",
       }
     : null;
 
 /** Every rule, in the order their signals are listed. */
 export const RULES: readonly Rule[] = [
   listRule("blocklist_match", (m) => m.action === "block"),
-  listRule("allowlist_match", (m) => m.action === "allow"),
+  listRule("allowlist_match", (m) => m.action === "allow", "allow"),
   ...(Object.entries(FLAG_SIGNALS) as [ListKind, keyof typeof POINTS][]).map(([kind, signal]) =>
     listRule(signal, (m) => m.action === "flag" && m.kind === kind),
   ),
