@@ -60,6 +60,24 @@ export const OPERATIONS = [
     "sensitive": false
   },
   {
+    "operationId": "approveChargeReview",
+    "method": "post",
+    "path": "/v1/charges/{id}/review/approve",
+    "scopes": [
+      "charges"
+    ],
+    "sensitive": false
+  },
+  {
+    "operationId": "rejectChargeReview",
+    "method": "post",
+    "path": "/v1/charges/{id}/review/reject",
+    "scopes": [
+      "charges"
+    ],
+    "sensitive": false
+  },
+  {
     "operationId": "voidCharge",
     "method": "post",
     "path": "/v1/charges/{id}/void",
@@ -83,6 +101,114 @@ export const OPERATIONS = [
     "path": "/v1/events/{id}",
     "scopes": [
       "webhooks"
+    ],
+    "sensitive": false
+  },
+  {
+    "operationId": "listFraudEvaluations",
+    "method": "get",
+    "path": "/v1/fraud/evaluations",
+    "scopes": [
+      "fraud"
+    ],
+    "sensitive": false
+  },
+  {
+    "operationId": "createFraudEvaluation",
+    "method": "post",
+    "path": "/v1/fraud/evaluations",
+    "scopes": [
+      "fraud"
+    ],
+    "sensitive": false
+  },
+  {
+    "operationId": "getFraudEvaluation",
+    "method": "get",
+    "path": "/v1/fraud/evaluations/{id}",
+    "scopes": [
+      "fraud"
+    ],
+    "sensitive": false
+  },
+  {
+    "operationId": "deleteFraudListItem",
+    "method": "delete",
+    "path": "/v1/fraud/list_items/{id}",
+    "scopes": [
+      "fraud"
+    ],
+    "sensitive": false
+  },
+  {
+    "operationId": "listFraudLists",
+    "method": "get",
+    "path": "/v1/fraud/lists",
+    "scopes": [
+      "fraud"
+    ],
+    "sensitive": false
+  },
+  {
+    "operationId": "createFraudList",
+    "method": "post",
+    "path": "/v1/fraud/lists",
+    "scopes": [
+      "fraud"
+    ],
+    "sensitive": false
+  },
+  {
+    "operationId": "getFraudList",
+    "method": "get",
+    "path": "/v1/fraud/lists/{id}",
+    "scopes": [
+      "fraud"
+    ],
+    "sensitive": false
+  },
+  {
+    "operationId": "deleteFraudList",
+    "method": "delete",
+    "path": "/v1/fraud/lists/{id}",
+    "scopes": [
+      "fraud"
+    ],
+    "sensitive": false
+  },
+  {
+    "operationId": "listFraudListItems",
+    "method": "get",
+    "path": "/v1/fraud/lists/{id}/items",
+    "scopes": [
+      "fraud"
+    ],
+    "sensitive": false
+  },
+  {
+    "operationId": "createFraudListItem",
+    "method": "post",
+    "path": "/v1/fraud/lists/{id}/items",
+    "scopes": [
+      "fraud"
+    ],
+    "sensitive": false
+  },
+  {
+    "operationId": "getFraudSettings",
+    "method": "get",
+    "path": "/v1/fraud/settings",
+    "scopes": [
+      "fraud"
+    ],
+    "sensitive": false
+  },
+  {
+    "operationId": "updateFraudSettings",
+    "method": "patch",
+    "path": "/v1/fraud/settings",
+    "scopes": [
+      "fraud"
     ],
     "sensitive": false
   },

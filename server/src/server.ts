@@ -138,10 +138,15 @@ export async function startServer(options: { config: Config; logger?: Logger; no
     // conditional); a pass still running when the next is due is not started twice.
     const timers = [
       every(config.JOBS_INTERVAL_SECONDS * 1000, "charge jobs", logger, () =>
-        Promise.all([domain.jobs.expire(), domain.jobs.settle()]),
+        Promise.all([domain.jobs.expire(), domain.jobs.expireReviews(), domain.jobs.settle()]),
       ),
       every(HOUSEKEEPING_INTERVAL_MS, "retention sweep", logger, () =>
-        Promise.all([domain.jobs.sweepIdempotency(), domain.jobs.sweepRequestLog(), limits.sweep()]),
+        Promise.all([
+          domain.jobs.sweepIdempotency(),
+          domain.jobs.sweepRequestLog(),
+          domain.jobs.sweepFraudCounters(),
+          limits.sweep(),
+        ]),
       ),
     ];
 

@@ -20,7 +20,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { fileURLToPath } from "node:url";
 import autocannon, { type Options, type Result } from "autocannon";
-import { chargeBody, type ReadyMessage, TOKEN_BODY } from "./targets/protocol.ts";
+import { chargeBody, evaluationBody, type ReadyMessage, TOKEN_BODY } from "./targets/protocol.ts";
 
 /** TOOLCHAIN.md's figures were taken with 50 connections; keep that so ratios stay comparable. */
 const CONNECTIONS = 50;
@@ -28,7 +28,7 @@ const WARMUP_SECONDS = 2;
 const MEASURE_SECONDS = 8;
 const RSS_SAMPLE_MS = 100;
 const START_TIMEOUT_MS = 60_000;
-/** Nine scenarios of 10 s each plus start-up; anything past this is a hang. */
+/** Ten scenarios of 10 s each plus start-up; anything past this is a hang. */
 const HARD_LIMIT_MS = 200_000;
 /** The issue's targets: POST /v1/tokens and POST /v1/charges against bare Express's JSON POST. */
 const TARGETS = [
@@ -290,6 +290,20 @@ const SCENARIOS: Scenario[] = [
       method: "POST",
       headers: auth(t),
       body: json(chargeBody(t.ready.merchantId ?? "", t.ready.tokenId ?? "")),
+    }),
+  },
+  {
+    // A fraud evaluation of a prospective transaction on the prepared merchant and token, with a
+    // customer IP address: settings, one list lookup over every list, the velocity counts read, the
+    // merchant's history, then the evaluation and its `fraud.evaluated` event in one transaction.
+    name: "POST /v1/fraud/evaluations",
+    target: "payments",
+    kind: "POST",
+    options: (t) => ({
+      path: "/v1/fraud/evaluations",
+      method: "POST",
+      headers: auth(t),
+      body: json(evaluationBody(t.ready.merchantId ?? "", t.ready.tokenId ?? "")),
     }),
   },
 ];

@@ -100,8 +100,14 @@ export function isRunnable(op: Pick<Operation, "path">, status: number): boolean
   return (status >= 200 && status < 300) || (status === 404 && op.path.includes("{"));
 }
 
-export function operationOf(transaction: Pick<DreddTransaction, "origin">): Operation | undefined {
-  const method = transaction.origin.actionName.toLowerCase();
+/**
+ * The operation of a transaction or test. dredd names an action after the operation's `summary` when
+ * it has one (its method otherwise), so the method comes from the request it sends.
+ */
+export function operationOf(
+  transaction: Pick<DreddTransaction, "origin"> & { request?: Pick<DreddTransaction["request"], "method"> | undefined },
+): Operation | undefined {
+  const method = (transaction.request?.method ?? transaction.origin.actionName).toLowerCase();
   return OPERATIONS.find((op) => op.method === method && op.path === transaction.origin.resourceName);
 }
 

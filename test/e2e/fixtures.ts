@@ -4,6 +4,8 @@ import type { TestServer } from "../support/server.ts";
 
 export const VISA = "4242424242424242";
 export const MASTERCARD = "5555555555554444";
+/** Sandbox test card that the fraud engine always sends to review (authorized and held). */
+export const REVIEW_CARD = "4000000000009235";
 
 export function clientFor(server: TestServer, apiKey: string): PaymentsClient {
   // No retries: a test must see the first answer.
@@ -46,6 +48,26 @@ export async function createPixCharge(client: PaymentsClient, amount = 15_000) {
   return unwrap(
     await client.POST("/v1/charges", {
       body: { merchant_id: merchant.id, amount, currency: "BRL", payment_method: { type: "pix" } },
+    }),
+  );
+}
+
+export async function createEvaluation(client: PaymentsClient) {
+  return unwrap(await client.POST("/v1/fraud/evaluations", { body: { amount: 2500, currency: "USD" } }));
+}
+
+export async function createFraudList(client: PaymentsClient) {
+  return unwrap(
+    await client.POST("/v1/fraud/lists", { body: { name: "Fixture list", kind: "email", action: "block" } }),
+  );
+}
+
+export async function createFraudListItem(client: PaymentsClient) {
+  const list = await createFraudList(client);
+  return unwrap(
+    await client.POST("/v1/fraud/lists/{id}/items", {
+      params: { path: { id: list.id } },
+      body: { value: "fixture@example.com" },
     }),
   );
 }

@@ -14,7 +14,14 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+/**
+ * `now`: the server's clock (default: the real one). Tests that need time to pass (review windows,
+ * velocity windows) pass a clock they move.
+ */
+export async function startTestServer(
+  env: Record<string, string> = {},
+  options: { now?: () => Date } = {},
+): Promise<TestServer> {
   const config = loadConfig({
     NODE_ENV: "test",
     HOST: "127.0.0.1",
@@ -28,7 +35,7 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     RATE_LIMIT_ANONYMOUS_PER_MINUTE: "1000000",
     ...env,
   });
-  const running = await startServer({ config });
+  const running = await startServer({ config, ...(options.now ? { now: options.now } : {}) });
   if (!running.bootstrapSecret) throw new Error("a fresh in-memory store must create the sandbox key");
   return {
     url: running.url,

@@ -16,6 +16,8 @@ export const ID_PREFIXES = {
   paymentLink: "plink",
   cashout: "co",
   fraudEvaluation: "fe",
+  fraudList: "fl",
+  fraudListItem: "fli",
   webhookEndpoint: "we",
   ledgerEntry: "le",
   audit: "aud",

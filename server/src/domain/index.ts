@@ -1,7 +1,7 @@
 import { createCharges } from "./charges.ts";
 import type { Caller, Now } from "./context.ts";
 import { createEvents } from "./events.ts";
-import { allowAllFraudScreen, type FraudScreen } from "./fraud.ts";
+import { createFraud, type FraudScreen } from "./fraud/index.ts";
 import { settleDue } from "./ledger.ts";
 import { createMerchants } from "./merchants.ts";
 import type { MoneyRules } from "./money.ts";
@@ -30,13 +30,14 @@ export function createDomain(deps: DomainDeps) {
   const { store } = deps;
   const merchants = createMerchants(store, now);
   const tokens = createTokens(store, deps.vaultKeys, now);
+  const fraud = createFraud({ store, now, tokens, merchants, money: deps.money });
   const charges = createCharges({
     store,
     now,
     merchants,
     tokens,
     processor: deps.processor ?? createSimulatorProcessor(),
-    fraud: deps.fraud ?? allowAllFraudScreen,
+    fraud: deps.fraud ?? fraud.screen,
     money: deps.money,
     settlementDelaySeconds: deps.settlementDelaySeconds,
   });
@@ -46,6 +47,7 @@ export function createDomain(deps: DomainDeps) {
     serviceKeys: createServiceKeys(store, now),
     events: createEvents(store),
     charges,
+    fraud,
     balances: {
       /** A merchant's balance per currency (GET /v1/merchants/{id}/balance). */
       async get(caller: Caller, merchantId: string) {
@@ -57,6 +59,8 @@ export function createDomain(deps: DomainDeps) {
     jobs: {
       /** Expires unpaid local payments whose next_action has run out. */
       expire: () => charges.expireDue(),
+      /** Voids charges whose fraud review was left open past its window. */
+      expireReviews: () => charges.expireReviewsDue(),
       /** Moves pending credits whose settlement time has come to available. */
       settle: () => settleDue(store, now),
       /** Forgets Idempotency-Keys older than their time to live. */
@@ -66,6 +70,8 @@ export function createDomain(deps: DomainDeps) {
         store.deleteMany("request_log", {
           created_at: { $lt: iso(new Date(now().getTime() - (deps.requestLogRetentionDays ?? 30) * 86_400_000)) },
         }),
+      /** Forgets velocity counts that have left every window. */
+      sweepFraudCounters: () => fraud.sweepCounters(),
     },
   };
 }

@@ -1,4 +1,5 @@
 import type { BaseDoc, CollectionSpecs, Store, StoreOps } from "../store/port.ts";
+import type { Decision, Hit, ListAction, ListKind } from "./fraud/rules.ts";
 import type { FailureCode, NextAction } from "./processor.ts";
 
 // The persisted shape of every object, one collection each. API objects are serialized from these
@@ -109,6 +110,16 @@ export type ChargeStatus =
   | "voided"
   | "expired";
 
+/** A charge held by fraud evaluation (spec: ChargeReview). */
+export interface ChargeReviewDoc {
+  status: "open" | "approved" | "rejected" | "expired";
+  opened_at: string;
+  expires_at: string;
+  closed_at: string | null;
+  /** Whether approval captures (the charge's `capture`); never shown. */
+  capture: boolean;
+}
+
 export interface ChargeDoc extends BaseDoc {
   merchant_id: string;
   amount: number;
@@ -126,13 +137,18 @@ export interface ChargeDoc extends BaseDoc {
   next_action: NextAction | null;
   /** next_action.expires_at, top-level so the expiry job can query it. */
   expires_at: string | null;
-  failure_code: FailureCode | null;
+  failure_code: FailureCode | "fraud_blocked" | null;
   failure_message: string | null;
   description: string | null;
   metadata: Record<string, string>;
   customer: { email?: string; ip?: string; country?: string } | null;
   /** The acquirer's reference for the authorization (never shown). */
   processor_ref: string | null;
+  /** The evaluation made before authorizing; absent on charges stored before fraud evaluation existed. */
+  fraud_evaluation_id?: string | null;
+  review?: ChargeReviewDoc | null;
+  /** review.expires_at while the review is open (null otherwise), top-level so the expiry job can query it. */
+  review_expires_at?: string | null;
   updated_at: string;
 }
 
@@ -192,6 +208,67 @@ export interface SettingDoc extends BaseDoc {
   value: string;
 }
 
+/** A fraud evaluation (spec: FraudEvaluation). */
+export interface FraudEvaluationDoc extends BaseDoc {
+  tx_id: string;
+  source: "charge" | "transaction" | "facts";
+  merchant_id: string | null;
+  amount: number;
+  currency: string;
+  score: number;
+  decision: Decision;
+  signals: string[];
+  rules: Hit[];
+  thresholds: { review: number; block: number };
+}
+
+/** A value list (spec: FraudList). Kind, action and name are fixed at creation. */
+export interface FraudListDoc extends BaseDoc {
+  name: string;
+  kind: ListKind;
+  action: ListAction;
+  item_count: number;
+}
+
+/**
+ * A value on a list (spec: FraudListItem). The list's kind, action and name are copied onto it, so
+ * one indexed query on `match_key` (`<kind>:<value>`) finds every list a fact is on.
+ */
+export interface FraudListItemDoc extends BaseDoc {
+  list_id: string;
+  list_name: string;
+  kind: ListKind;
+  action: ListAction;
+  /** Normalized (see domain/fraud/lists.ts). */
+  value: string;
+  match_key: string;
+  /** `<list id>|<value>`: unique, so a list never holds a value twice. */
+  list_value: string;
+}
+
+/** One environment's fraud settings (spec: FraudSettings); id `test` or `live`. */
+export interface FraudSettingsDoc extends BaseDoc {
+  review_threshold: number;
+  block_threshold: number;
+  review_window_seconds: number;
+  updated_at: string;
+}
+
+/** Charge attempts of one card or IP address in one minute (domain/fraud/counters.ts). */
+export interface FraudCounterDoc extends BaseDoc {
+  attempts: number;
+  small: number;
+  declines: number;
+  /** When the minute has left every velocity window: the sweep deletes it then. */
+  expires_at: string;
+}
+
+/** A merchant's accepted charges in one currency, for amount_anomaly; id `<merchant id>:<currency>`. */
+export interface FraudMerchantStatsDoc extends BaseDoc {
+  count: number;
+  sum: number;
+}
+
 export type Docs = {
   merchants: MerchantDoc;
   tokens: TokenDoc;
@@ -206,6 +283,12 @@ export type Docs = {
   ledger_entries: LedgerEntryDoc;
   balances: BalanceDoc;
   rate_limits: RateLimitDoc;
+  fraud_evaluations: FraudEvaluationDoc;
+  fraud_lists: FraudListDoc;
+  fraud_list_items: FraudListItemDoc;
+  fraud_settings: FraudSettingsDoc;
+  fraud_counters: FraudCounterDoc;
+  fraud_merchant_stats: FraudMerchantStatsDoc;
 };
 
 export type AppStore = Store<Docs>;
@@ -232,6 +315,7 @@ export const COLLECTIONS: CollectionSpecs<Docs> = {
       { fields: ["livemode", "merchant_id"] },
       { fields: ["livemode", "status"] },
       { fields: ["status", "expires_at"] },
+      { fields: ["review_expires_at"] },
     ],
   },
   refunds: { indexes: [{ fields: ["charge_id"] }] },
@@ -244,4 +328,12 @@ export const COLLECTIONS: CollectionSpecs<Docs> = {
   },
   balances: { indexes: [{ fields: ["merchant_id"] }] },
   rate_limits: { indexes: [{ fields: ["expires_at"] }] },
+  fraud_evaluations: { indexes: [{ fields: ["livemode", "tx_id"] }, { fields: ["livemode", "decision"] }] },
+  fraud_lists: { indexes: [{ fields: ["livemode", "kind"] }] },
+  fraud_list_items: {
+    indexes: [{ fields: ["livemode", "match_key"] }, { fields: ["list_id"] }, { fields: ["list_value"], unique: true }],
+  },
+  fraud_settings: { indexes: [] },
+  fraud_counters: { indexes: [{ fields: ["expires_at"] }] },
+  fraud_merchant_stats: { indexes: [] },
 };

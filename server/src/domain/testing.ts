@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { openSqliteStore } from "../store/sqlite.ts";
 import type { Caller } from "./context.ts";
-import type { FraudScreen } from "./fraud.ts";
+import type { FraudScreen } from "./fraud/port.ts";
 import { createDomain } from "./index.ts";
 import type { Processor } from "./processor.ts";
 import { COLLECTIONS, type Docs } from "./records.ts";

@@ -85,7 +85,7 @@ function page(query: { limit?: number; starting_after?: string; ending_before?: 
 }
 
 export function createHandlers(domain: Domain, options: HandlerOptions = {}): Handlers {
-  const { merchants, tokens, serviceKeys, events, charges } = domain;
+  const { merchants, tokens, serviceKeys, events, charges, fraud } = domain;
   const answer = answering(options.afterCommit ?? (() => {}));
   return {
     // Merchants (scope `merchants`)
@@ -168,8 +168,58 @@ export function createHandlers(domain: Domain, options: HandlerOptions = {}): Ha
       status: 200,
       body: serialize.list(await charges.listRefunds(caller, path.id, page(query)), serialize.refund),
     }),
+    approveChargeReview: answer(200, serialize.charge, ({ caller, path }) => charges.approveReview(caller, path.id)),
+    rejectChargeReview: answer(200, serialize.charge, ({ caller, path }) => charges.rejectReview(caller, path.id)),
     sandboxCompleteCharge: answer(200, serialize.charge, ({ caller, path }) => charges.complete(caller, path.id)),
     sandboxExpireCharge: answer(200, serialize.charge, ({ caller, path }) => charges.expire(caller, path.id)),
+
+    // Fraud evaluation (scope `fraud`)
+    createFraudEvaluation: answer(201, serialize.fraudEvaluation, ({ caller, body }) =>
+      fraud.evaluations.create(caller, body),
+    ),
+    getFraudEvaluation: async ({ caller, path }) => ({
+      status: 200,
+      body: serialize.fraudEvaluation(await fraud.evaluations.get(caller, path.id)),
+    }),
+    listFraudEvaluations: async ({ caller, query }) => ({
+      status: 200,
+      body: serialize.list(
+        await fraud.evaluations.list(caller, { tx_id: query.tx_id, decision: query.decision }, page(query)),
+        serialize.fraudEvaluation,
+      ),
+    }),
+    createFraudList: answer(201, serialize.fraudList, ({ caller, body }) => fraud.lists.create(caller, body)),
+    listFraudLists: async ({ caller, query }) => ({
+      status: 200,
+      body: serialize.list(await fraud.lists.list(caller, { kind: query.kind }, page(query)), serialize.fraudList),
+    }),
+    getFraudList: async ({ caller, path }) => ({
+      status: 200,
+      body: serialize.fraudList(await fraud.lists.get(caller, path.id)),
+    }),
+    deleteFraudList: async ({ caller, path }) => {
+      const deleted = await fraud.lists.delete(caller, path.id);
+      return { status: 200, body: { id: deleted.id, object: "fraud_list", deleted: true } };
+    },
+    createFraudListItem: answer(201, serialize.fraudListItem, ({ caller, path, body }) =>
+      fraud.lists.addItem(caller, path.id, body.value),
+    ),
+    listFraudListItems: async ({ caller, path, query }) => ({
+      status: 200,
+      body: serialize.list(await fraud.lists.listItems(caller, path.id, page(query)), serialize.fraudListItem),
+    }),
+    deleteFraudListItem: async ({ caller, path }) => {
+      const deleted = await fraud.lists.deleteItem(caller, path.id);
+      return { status: 200, body: { id: deleted.id, object: "fraud_list_item", deleted: true } };
+    },
+    getFraudSettings: async ({ caller }) => ({
+      status: 200,
+      body: serialize.fraudSettings(await fraud.settings.get(caller)),
+    }),
+    updateFraudSettings: async ({ caller, body }) => ({
+      status: 200,
+      body: serialize.fraudSettings(await fraud.settings.update(caller, body)),
+    }),
 
     // Events (scope `webhooks`)
     listEvents: async ({ caller, query }) => ({

@@ -1,8 +1,12 @@
 import type { components } from "@payments/contract/types";
+import type { FraudSettings } from "../domain/fraud/settings.ts";
 import type {
   BalanceDoc,
   ChargeDoc,
   EventDoc,
+  FraudEvaluationDoc,
+  FraudListDoc,
+  FraudListItemDoc,
   MerchantDoc,
   RefundDoc,
   ServiceKeyDoc,
@@ -81,9 +85,64 @@ export const charge = (c: ChargeDoc): Schemas["Charge"] => ({
   description: c.description,
   metadata: c.metadata,
   customer: c.customer,
+  fraud_evaluation_id: c.fraud_evaluation_id ?? null,
+  review: c.review
+    ? {
+        status: c.review.status,
+        opened_at: c.review.opened_at,
+        expires_at: c.review.expires_at,
+        closed_at: c.review.closed_at,
+      }
+    : null,
   livemode: c.livemode,
   created_at: c.created_at,
   updated_at: c.updated_at,
+});
+
+export const fraudEvaluation = (e: FraudEvaluationDoc): Schemas["FraudEvaluation"] => ({
+  id: e.id,
+  object: "fraud_evaluation",
+  tx_id: e.tx_id,
+  source: e.source,
+  merchant_id: e.merchant_id,
+  amount: e.amount,
+  currency: e.currency,
+  score: e.score,
+  decision: e.decision,
+  signals: e.signals,
+  rules: e.rules.map((r) => ({ rule: r.rule, points: r.points, reason: r.reason })),
+  thresholds: { review: e.thresholds.review, block: e.thresholds.block },
+  livemode: e.livemode,
+  created_at: e.created_at,
+});
+
+export const fraudList = (l: FraudListDoc): Schemas["FraudList"] => ({
+  id: l.id,
+  object: "fraud_list",
+  name: l.name,
+  kind: l.kind,
+  action: l.action,
+  item_count: l.item_count,
+  livemode: l.livemode,
+  created_at: l.created_at,
+});
+
+export const fraudListItem = (i: FraudListItemDoc): Schemas["FraudListItem"] => ({
+  id: i.id,
+  object: "fraud_list_item",
+  list_id: i.list_id,
+  value: i.value,
+  livemode: i.livemode,
+  created_at: i.created_at,
+});
+
+export const fraudSettings = (s: FraudSettings): Schemas["FraudSettings"] => ({
+  object: "fraud_settings",
+  review_threshold: s.reviewThreshold,
+  block_threshold: s.blockThreshold,
+  review_window_seconds: s.reviewWindowSeconds,
+  livemode: s.livemode,
+  updated_at: s.updatedAt,
 });
 
 export const refund = (r: RefundDoc): Schemas["Refund"] => ({

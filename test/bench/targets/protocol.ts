@@ -21,6 +21,20 @@ export function chargeBody(merchantId: string, tokenId: string) {
   return { merchant_id: merchantId, amount: 2500, currency: "USD", payment_method: { type: "card", token: tokenId } };
 }
 
+/**
+ * The body of every POST /v1/fraud/evaluations of the benchmark: a prospective transaction on the
+ * prepared merchant and token, from a customer IP address (the sandbox's VPN range: one signal).
+ */
+export function evaluationBody(merchantId: string, tokenId: string) {
+  return {
+    merchant_id: merchantId,
+    amount: 2500,
+    currency: "USD",
+    card: { token: tokenId },
+    customer: { email: "bench@example.com", ip: "203.0.113.7", country: "US" },
+  };
+}
+
 /** Ends the process when the parent goes away, so a crashed benchmark leaves no server behind. */
 export function exitWithParent(close: () => Promise<void>): void {
   const stop = () => {
