@@ -7,4 +7,4 @@ export { createApp } from "./http/app.ts";
 export { type ContractOperation, contractOperations, loadContract } from "./http/contract.ts";
 export { recordId as idempotencyRecordId } from "./http/idempotency.ts";
 export { createLogger } from "./logger.ts";
-export { IN_MEMORY, openStore, type RunningServer, startServer } from "./server.ts";
+export { IN_MEMORY, openStore, type RunningServer, startServer, type WebhookOverrides } from "./server.ts";

@@ -17,6 +17,7 @@ export const ID_PREFIXES = {
   cashout: "co",
   fraudEvaluation: "fe",
   webhookEndpoint: "we",
+  webhookDelivery: "whd",
   ledgerEntry: "le",
   audit: "aud",
 } as const;

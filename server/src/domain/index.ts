@@ -11,6 +11,11 @@ import { createServiceKeys } from "./service-keys.ts";
 import { iso } from "./time.ts";
 import { createTokens } from "./tokens.ts";
 import type { VaultKeys } from "./vault/crypto.ts";
+import type { DispatcherLog } from "./webhooks/dispatcher.ts";
+import { createWebhooks, type WebhookOptions } from "./webhooks/index.ts";
+import { createOutboxSignal } from "./webhooks/outbox.ts";
+import type { WebhookSender } from "./webhooks/sender.ts";
+import type { Resolver } from "./webhooks/ssrf.ts";
 
 export interface DomainDeps {
   store: AppStore;
@@ -20,12 +25,31 @@ export interface DomainDeps {
   now?: Now;
   processor?: Processor;
   fraud?: FraudScreen;
+  /** Webhook delivery: settings, the HTTP sender and the resolver (defaults send and resolve nothing). */
+  webhooks?: {
+    options?: Partial<WebhookOptions> | undefined;
+    sender?: WebhookSender | undefined;
+    resolve?: Resolver | undefined;
+    random?: (() => number) | undefined;
+    log?: DispatcherLog | undefined;
+  };
 }
 
 /** Every use case, wired to one store. Knows nothing of HTTP or of which database is behind the store. */
 export function createDomain(deps: DomainDeps) {
   const now = deps.now ?? (() => new Date());
-  const { store } = deps;
+  // Use cases write through a store that wakes the webhook dispatcher after each commit that records an
+  // event (or makes a delivery due); the dispatcher itself uses the plain one.
+  const signal = createOutboxSignal();
+  const store = signal.watch(deps.store);
+  const webhooks = createWebhooks({
+    store: deps.store,
+    watched: store,
+    signal,
+    now,
+    vaultKeys: deps.vaultKeys,
+    ...deps.webhooks,
+  });
   const merchants = createMerchants(store, now);
   const tokens = createTokens(store, deps.vaultKeys, now);
   const charges = createCharges({
@@ -43,6 +67,7 @@ export function createDomain(deps: DomainDeps) {
     tokens,
     serviceKeys: createServiceKeys(store, now),
     events: createEvents(store),
+    webhooks,
     charges,
     balances: {
       /** A merchant's balance per currency (GET /v1/merchants/{id}/balance). */
@@ -59,6 +84,8 @@ export function createDomain(deps: DomainDeps) {
       settle: () => settleDue(store, now),
       /** Forgets Idempotency-Keys older than their time to live. */
       sweepIdempotency: () => store.deleteMany("idempotency", { expires_at: { $lt: iso(now()) } }),
+      /** Forgets finished webhook deliveries older than the attempt log's retention. */
+      sweepWebhookLog: () => webhooks.sweepLog(),
     },
   };
 }
