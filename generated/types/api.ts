@@ -1254,6 +1254,8 @@ export interface components {
          * @example req_6YhTg5RfEd4WsQa3ZxCv2BnM
          */
         RequestId: string;
+        /** @description The first 1024 bytes of an answer's body, decoded as UTF-8, card-number-like digit runs masked. */
+        ResponseBodyExcerpt: string;
         /** @description The card number of a token, returned only by the audited reveal operation. */
         RevealedCard: {
             /** @description The full card number, digits only. */
@@ -1464,11 +1466,8 @@ export interface components {
              * @description From sending the request to the end of the answer (or the error), in milliseconds.
              */
             latency_ms: number;
-            /**
-             * @description The first 1024 bytes of the answer's body, decoded as UTF-8 (card-number-like digit runs masked),
-             *     or `null` when there was no answer.
-             */
-            response_body: string | null;
+            /** @description The start of the answer's body, or `null` when there was no answer. */
+            response_body: components["schemas"]["ResponseBodyExcerpt"] | null;
             /** @description Whether this attempt delivered the event (a 2xx answer in time). */
             succeeded: boolean;
             /** @description When the retry this attempt's failure scheduled is due, or `null` (success, or no retry left). */

@@ -43,7 +43,7 @@ interface Run {
 }
 
 function outcome(test: DreddTest, message = test.message): Outcome {
-  const op = test.origin ? operationOf({ origin: test.origin }) : undefined;
+  const op = test.origin ? operationOf({ origin: test.origin, request: test.request }) : undefined;
   return {
     operationId: op?.operationId,
     status: Number(test.expected?.statusCode),
@@ -123,6 +123,19 @@ async function createFixtures(server: TestServer): Promise<Fixtures> {
   const toComplete = await charge("pending", pixCharge);
   const toExpire = await charge("pending", pixCharge);
 
+  // Webhook endpoints: one per operation that changes or removes one. Their URL names a host the test
+  // server never resolves (nothing is sent anywhere), and they subscribe to test events only.
+  const endpoint = (url = "https://hooks.example.com/dredd") =>
+    api(server, "POST", "/v1/webhook_endpoints", { url, enabled_events: ["webhook_endpoint.test"] });
+  const hookEndpoint = await endpoint();
+  const hookToUpdate = await endpoint();
+  const hookToDelete = await endpoint();
+  const hookToRotate = await endpoint();
+  const hookToTest = await endpoint();
+  const hookToRecover = await endpoint();
+  const redeliverTarget = await endpoint();
+  const testDelivery = await api(server, "POST", `/v1/webhook_endpoints/${hookEndpoint.id}/test`);
+
   return {
     byOperation: {
       getEvent: eventId,
@@ -142,8 +155,18 @@ async function createFixtures(server: TestServer): Promise<Fixtures> {
       voidCharge: toVoid.id,
       sandboxCompleteCharge: toComplete.id,
       sandboxExpireCharge: toExpire.id,
+      getWebhookEndpoint: hookEndpoint.id,
+      updateWebhookEndpoint: hookToUpdate.id,
+      deleteWebhookEndpoint: hookToDelete.id,
+      rotateWebhookEndpointSecret: hookToRotate.id,
+      testWebhookEndpoint: hookToTest.id,
+      recoverWebhookEndpoint: hookToRecover.id,
+      listWebhookEndpointDeliveries: hookEndpoint.id,
+      getWebhookDelivery: testDelivery.id,
+      listEventDeliveries: eventId,
+      redeliverEvent: eventId,
     },
-    byPrefix: { mch: chargeMerchant.id, tok: token.id },
+    byPrefix: { mch: chargeMerchant.id, tok: token.id, we: redeliverTarget.id },
   };
 }
 

@@ -100,8 +100,15 @@ export function isRunnable(op: Pick<Operation, "path">, status: number): boolean
   return (status >= 200 && status < 300) || (status === 404 && op.path.includes("{"));
 }
 
-export function operationOf(transaction: Pick<DreddTransaction, "origin">): Operation | undefined {
-  const method = transaction.origin.actionName.toLowerCase();
+/**
+ * The operation a transaction exercises. dredd names the action after the operation's `summary` when
+ * it has one (its method otherwise), so the method is read from the request.
+ */
+export function operationOf(transaction: {
+  origin: Pick<DreddTransaction["origin"], "resourceName" | "actionName">;
+  request?: Pick<DreddTransaction["request"], "method"> | undefined;
+}): Operation | undefined {
+  const method = (transaction.request?.method ?? transaction.origin.actionName).toLowerCase();
   return OPERATIONS.find((op) => op.method === method && op.path === transaction.origin.resourceName);
 }
 
