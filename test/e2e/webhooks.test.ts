@@ -164,9 +164,7 @@ describe("signed delivery to a sandbox receiver on 127.0.0.1", () => {
     const log = await until(
       "the attempt to be recorded",
       async () =>
-        unwrap(
-          await client.GET("/v1/webhook_endpoints/{id}/deliveries", { params: { path: { id: endpoint.id } } }),
-        ),
+        unwrap(await client.GET("/v1/webhook_endpoints/{id}/deliveries", { params: { path: { id: endpoint.id } } })),
       (page) => page.data[0]?.status === "succeeded",
     );
     expect(log.data).toHaveLength(1);
@@ -178,9 +176,7 @@ describe("signed delivery to a sandbox receiver on 127.0.0.1", () => {
       next_attempt_at: null,
       attempts: [{ number: 1, trigger: "automatic", status_code: 200, response_body: "ok", succeeded: true }],
     });
-    const byEvent = unwrap(
-      await client.GET("/v1/events/{id}/deliveries", { params: { path: { id: eventId } } }),
-    );
+    const byEvent = unwrap(await client.GET("/v1/events/{id}/deliveries", { params: { path: { id: eventId } } }));
     expect(byEvent.data.map((d) => d.endpoint_id)).toEqual([endpoint.id]);
   });
 
@@ -237,9 +233,7 @@ describe("signed delivery to a sandbox receiver on 127.0.0.1", () => {
     const log = await until(
       "the retry to be recorded",
       async () =>
-        unwrap(
-          await client.GET("/v1/webhook_endpoints/{id}/deliveries", { params: { path: { id: endpoint.id } } }),
-        ),
+        unwrap(await client.GET("/v1/webhook_endpoints/{id}/deliveries", { params: { path: { id: endpoint.id } } })),
       (page) => page.data[0]?.status === "succeeded",
     );
     const [failed, succeeded] = log.data[0]?.attempts ?? [];
@@ -261,9 +255,9 @@ describe("signed delivery to a sandbox receiver on 127.0.0.1", () => {
       reason: "gone",
       url: `${receiver.url}/gone`,
     });
-    expect(
-      unwrap(await client.GET("/v1/webhook_endpoints/{id}", { params: { path: { id: gone.id } } })),
-    ).toMatchObject({ status: "disabled", disabled_reason: "gone" });
+    expect(unwrap(await client.GET("/v1/webhook_endpoints/{id}", { params: { path: { id: gone.id } } }))).toMatchObject(
+      { status: "disabled", disabled_reason: "gone" },
+    );
     const refused = await client.POST("/v1/webhook_endpoints/{id}/test", { params: { path: { id: gone.id } } });
     expect(refused.response.status).toBe(409);
     expect(refused.error).toMatchObject({ code: "invalid_state_transition" });

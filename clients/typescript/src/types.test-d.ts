@@ -65,6 +65,8 @@ describe("webhook typing", () => {
       | "payment.voided"
       | "payment.refunded"
       | "payment.expired"
+      | "webhook_endpoint.disabled"
+      | "webhook_endpoint.test"
     >();
     expectTypeOf<WebhookEvent["type"]>().toEqualTypeOf<WebhookEventType>();
     // Every webhook's payload carries its own name as `type`.
