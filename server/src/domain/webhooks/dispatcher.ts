@@ -66,6 +66,8 @@ export interface WebhookSettings {
 export interface DispatcherLog {
   error(details: object, message: string): void;
   warn(details: object, message: string): void;
+  /** One line per attempt (debug level: an operator's trace, too many lines for `info`). */
+  debug?(details: object, message: string): void;
 }
 
 export interface DispatcherDeps {
@@ -327,6 +329,20 @@ export function createDispatcher(deps: DispatcherDeps) {
       }
       return true;
     });
+    log.debug?.(
+      {
+        dispatcher: instance,
+        delivery: d.id,
+        event: d.event_id,
+        endpoint: endpoint.id,
+        attempt: number,
+        status: entry.status_code,
+        error: entry.error,
+        latency_ms: entry.latency_ms,
+        recorded,
+      },
+      "webhook attempt",
+    );
     if (!recorded) {
       // Only when this instance held the attempt past its lease and another took the delivery over.
       log.warn({ delivery: d.id, attempt: number }, "webhook attempt outlived its claim; its result was not recorded");
