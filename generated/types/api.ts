@@ -499,8 +499,8 @@ export interface paths {
         /**
          * Recover failed deliveries
          * @description Attempts again, once each, the deliveries to this endpoint created since a time that ended
-         *     `failed` (202), oldest first as the dispatcher picks them up. Use it after an outage, once the
-         *     endpoint works (and is enabled) again. A disabled endpoint is a 409.
+         *     `failed` (202): the oldest 1000 per call (`has_more` says whether to call again). Use it after an
+         *     outage, once the endpoint works (and is enabled) again. A disabled endpoint is a 409.
          */
         post: operations["recoverWebhookEndpoint"];
         delete?: never;

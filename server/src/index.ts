@@ -1,6 +1,7 @@
 // The server package's public surface, for tests, the benchmark and embedding.
 export { type Config, ConfigError, loadConfig } from "./config.ts";
 export type { Caller } from "./domain/context.ts";
+export { recordEvent } from "./domain/events.ts";
 export { newId } from "./domain/ids.ts";
 export { createDomain, type Domain } from "./domain/index.ts";
 export { createApp } from "./http/app.ts";

@@ -267,7 +267,8 @@ export const COLLECTIONS: CollectionSpecs<Docs> = {
       { fields: ["livemode"] },
     ],
   },
-  events: { indexes: [{ fields: ["livemode", "type"] }, { fields: ["delivery_pending"] }] },
+  // The outbox: pending events, oldest first.
+  events: { indexes: [{ fields: ["livemode", "type"] }, { fields: ["delivery_pending", "created_at"] }] },
   idempotency: { indexes: [{ fields: ["expires_at"] }] },
   audit_log: { indexes: [{ fields: ["object_id"] }] },
   request_log: { indexes: [{ fields: ["livemode"] }] },
@@ -287,6 +288,7 @@ export const COLLECTIONS: CollectionSpecs<Docs> = {
   webhook_endpoints: { indexes: [{ fields: ["livemode", "status"] }] },
   webhook_deliveries: {
     indexes: [
+      // The dispatcher's queue: pending deliveries, soonest due first.
       { fields: ["status", "next_attempt_at"] },
       { fields: ["endpoint_id", "status"] },
       // One delivery per event and endpoint: fan-out, redelivery and tests can never make two.

@@ -123,7 +123,10 @@ export function createDispatcher(deps: DispatcherDeps) {
   const freeSlots = () => settings.concurrency - inFlight.size;
 
   async function fanOut(): Promise<number> {
-    const events = await store.findAll("events", { delivery_pending: true }, FANOUT_BATCH);
+    const events = await store.findAll("events", { delivery_pending: true }, FANOUT_BATCH, {
+      by: "created_at",
+      direction: "asc",
+    });
     if (events.length === 0) return 0;
     const endpoints = new Map<boolean, WebhookEndpointDoc[]>();
     for (const livemode of new Set(events.map((e) => e.livemode))) {
@@ -180,10 +183,12 @@ export function createDispatcher(deps: DispatcherDeps) {
     const free = freeSlots();
     if (free <= 0 || stopping) return 0;
     const at = now();
+    // Soonest due first, so a backlog is worked off in order and no delivery waits behind newer ones.
     const due = await store.findAll(
       "webhook_deliveries",
       { status: "pending", next_attempt_at: { $lte: iso(at) } },
       Math.min(free * 2, 200),
+      { by: "next_attempt_at", direction: "asc" },
     );
     const load = new Map(perEndpoint);
     const picked: WebhookDeliveryDoc[] = [];

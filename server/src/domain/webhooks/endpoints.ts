@@ -253,10 +253,12 @@ export function createWebhookEndpoints(deps: WebhookEndpointsDeps) {
       if (sinceDate.getTime() > at.getTime()) throw invalid("since", "must not be in the future");
       const sinceIso = iso(sinceDate);
       return commit(store, caller, async (tx) => {
+        // Oldest first, so calling again (has_more) carries on where this call stopped.
         const failed = await tx.findAll(
           "webhook_deliveries",
           { endpoint_id: endpoint.id, status: "failed", created_at: { $gte: sinceIso } },
           RECOVER_BATCH + 1,
+          { by: "created_at", direction: "asc" },
         );
         let scheduled = 0;
         for (const delivery of failed.slice(0, RECOVER_BATCH)) {
