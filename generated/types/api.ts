@@ -454,8 +454,9 @@ export interface paths {
         post?: never;
         /**
          * Delete a webhook endpoint
-         * @description Deletes an endpoint: nothing more is sent to it, and its pending deliveries end as `failed`. Its
-         *     deliveries stay listed under their events until the attempt log's retention ends.
+         * @description Deletes an endpoint: nothing more is sent to it, and each of its pending deliveries ends `failed`
+         *     when its next attempt comes due. Its deliveries stay listed under their events until the attempt
+         *     log's retention ends.
          */
         delete: operations["deleteWebhookEndpoint"];
         options?: never;
@@ -1662,7 +1663,8 @@ export interface components {
             /** @description `null` clears it. */
             description?: string | null;
             /**
-             * @description `true` stops deliveries (pending ones end as `failed`); `false` enables the endpoint again and
+             * @description `true` stops deliveries: nothing new is made for it, and a pending one ends `failed` when its next
+             *     attempt comes due (unless the endpoint is enabled again first). `false` enables it again and
              *     clears `disabled_reason` and `failing_since`. Recover what it missed with
              *     `POST /v1/webhook_endpoints/{id}/recover`.
              */
