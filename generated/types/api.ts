@@ -180,6 +180,49 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/events/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an event's deliveries
+         * @description The attempt log of one event: its deliveries to every endpoint, newest first.
+         */
+        get: operations["listEventDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/events/{id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Redeliver an event to an endpoint
+         * @description Delivers the event to one endpoint again, now (202): one manual attempt, not retried. The endpoint
+         *     must be enabled and of the event's environment; it need not subscribe to the event's type. While
+         *     an attempt of this delivery is running, the answer is 409; a delivery still waiting for a retry is
+         *     attempted now instead.
+         */
+        post: operations["redeliverEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/fraud/evaluations": {
         parameters: {
             query?: never;
@@ -565,6 +608,166 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhook_deliveries/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a webhook delivery
+         * @description Returns one delivery with its attempts.
+         */
+        get: operations["getWebhookDelivery"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook_endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints
+         * @description Lists the endpoints of the caller's environment, newest first.
+         */
+        get: operations["listWebhookEndpoints"];
+        put?: never;
+        /**
+         * Create a webhook endpoint
+         * @description Registers an endpoint and returns its signing secret, once (201). Deliveries start with the events
+         *     created after it.
+         */
+        post: operations["createWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook_endpoints/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a webhook endpoint
+         * @description Returns one endpoint (without its secret).
+         */
+        get: operations["getWebhookEndpoint"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description Deletes an endpoint: nothing more is sent to it, and each of its pending deliveries ends `failed`
+         *     when its next attempt comes due. Its deliveries stay listed under their events until the attempt
+         *     log's retention ends.
+         */
+        delete: operations["deleteWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a webhook endpoint
+         * @description Changes an endpoint's URL, event types, description, or disables / enables it.
+         */
+        patch: operations["updateWebhookEndpoint"];
+        trace?: never;
+    };
+    "/v1/webhook_endpoints/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an endpoint's deliveries
+         * @description The attempt log of one endpoint: its deliveries, newest first, each with its attempts.
+         */
+        get: operations["listWebhookEndpointDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook_endpoints/{id}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Recover failed deliveries
+         * @description Attempts again, once each, the deliveries to this endpoint created since a time that ended
+         *     `failed` (202): the oldest 1000 per call (`has_more` says whether to call again). Use it after an
+         *     outage, once the endpoint works (and is enabled) again. A disabled endpoint is a 409.
+         */
+        post: operations["recoverWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook_endpoints/{id}/rotate_secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook endpoint's secret
+         * @description Issues a new signing secret and returns it, once. For the grace period deliveries carry two `v1=`
+         *     signatures (new secret, then old), so receivers can switch without missing one; then only the new.
+         */
+        post: operations["rotateWebhookEndpointSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook_endpoints/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event
+         * @description Sends a `webhook_endpoint.test` event to this endpoint alone, whatever its `enabled_events` (202):
+         *     one attempt, soon after the answer; follow it with GET /v1/webhook_deliveries/{id}. A disabled
+         *     endpoint is a 409.
+         */
+        post: operations["testWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "fraud.evaluated": {
@@ -771,6 +974,40 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "webhook_endpoint.disabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description The platform disabled an endpoint by itself (a 410 answer, or failing for too long). */
+        post: operations["webhookEndpointDisabled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook_endpoint.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Sent to one endpoint by POST /v1/webhook_endpoints/{id}/test. */
+        post: operations["webhookEndpointTest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -956,13 +1193,23 @@ export interface components {
             /** @enum {boolean} */
             deleted: true;
         };
+        /** @description The answer to DELETE /v1/webhook_endpoints/{id}. */
+        DeletedWebhookEndpoint: {
+            id: components["schemas"]["WebhookEndpointId"];
+            /** @enum {string} */
+            object: "webhook_endpoint";
+            /** @enum {boolean} */
+            deleted: true;
+        };
+        /** @description An event type an endpoint receives, or `*` for every type, including types added later. */
+        EnabledEvent: components["schemas"]["EventType"] | "*";
         /**
          * @description Stable, machine-readable error codes. Extensible: new codes may be added within v1; handle an unknown
          *     one by its HTTP status.
          */
         ErrorCode: "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "invalid_state_transition" | "idempotency_key_reused" | "idempotency_request_in_progress" | "idempotency_replay_unavailable" | "payload_too_large" | "unsupported_media_type" | "method_not_allowed" | "invalid_card" | "insufficient_balance" | "merchant_inactive" | "card_declined" | "rate_limited" | "internal_error";
         /** @description Any event; `type` says which. */
-        Event: components["schemas"]["FraudEvaluatedEvent"] | components["schemas"]["PaymentAuthorizedEvent"] | components["schemas"]["PaymentCapturedEvent"] | components["schemas"]["PaymentFailedEvent"] | components["schemas"]["PaymentVoidedEvent"] | components["schemas"]["PaymentRefundedEvent"] | components["schemas"]["PaymentExpiredEvent"] | components["schemas"]["MerchantCreatedEvent"] | components["schemas"]["MerchantUpdatedEvent"] | components["schemas"]["ServiceKeyCreatedEvent"] | components["schemas"]["ServiceKeyRotatedEvent"] | components["schemas"]["ServiceKeyRevokedEvent"];
+        Event: components["schemas"]["FraudEvaluatedEvent"] | components["schemas"]["PaymentAuthorizedEvent"] | components["schemas"]["PaymentCapturedEvent"] | components["schemas"]["PaymentFailedEvent"] | components["schemas"]["PaymentVoidedEvent"] | components["schemas"]["PaymentRefundedEvent"] | components["schemas"]["PaymentExpiredEvent"] | components["schemas"]["MerchantCreatedEvent"] | components["schemas"]["MerchantUpdatedEvent"] | components["schemas"]["ServiceKeyCreatedEvent"] | components["schemas"]["ServiceKeyRotatedEvent"] | components["schemas"]["ServiceKeyRevokedEvent"] | components["schemas"]["WebhookEndpointDisabledEvent"] | components["schemas"]["WebhookEndpointTestEvent"];
         /**
          * @description An event id: `evt_` and 24 base62 characters.
          * @example evt_5Tg7YhUj9IkOl2PzXc4VbNm6
@@ -976,8 +1223,13 @@ export interface components {
             /** @description Whether more objects follow in the direction of the cursor. */
             has_more: boolean;
         };
+        /** @description The body of POST /v1/events/{id}/redeliver. */
+        EventRedeliver: {
+            /** @description The endpoint to deliver the event to (of the same environment). */
+            endpoint_id: components["schemas"]["WebhookEndpointId"];
+        };
         /** @description The types of event. Extensible: new types are added within v1; ignore the ones you do not handle. */
-        EventType: "fraud.evaluated" | "payment.authorized" | "payment.captured" | "payment.failed" | "payment.voided" | "payment.refunded" | "payment.expired" | "merchant.created" | "merchant.updated" | "service_key.created" | "service_key.rotated" | "service_key.revoked";
+        EventType: "fraud.evaluated" | "payment.authorized" | "payment.captured" | "payment.failed" | "payment.voided" | "payment.refunded" | "payment.expired" | "merchant.created" | "merchant.updated" | "service_key.created" | "service_key.rotated" | "service_key.revoked" | "webhook_endpoint.disabled" | "webhook_endpoint.test";
         /** @description Why a charge was declined (sandbox: see the test cards in the README). Extensible: codes may be added within v1. */
         FailureCode: "card_declined" | "insufficient_funds" | "expired_card" | "processing_error" | "fraud_blocked";
         /** @description Card facts of a prospective transaction: a token of the vault, or what is known of the card. */
@@ -1650,6 +1902,8 @@ export interface components {
          * @example req_6YhTg5RfEd4WsQa3ZxCv2BnM
          */
         RequestId: string;
+        /** @description The first 1024 bytes of an answer's body, decoded as UTF-8, card-number-like digit runs masked. */
+        ResponseBodyExcerpt: string;
         /** @description The card number of a token, returned only by the audited reveal operation. */
         RevealedCard: {
             /** @description The full card number, digits only. */
@@ -1898,6 +2152,307 @@ export interface components {
             /** @enum {string} */
             type: "pix" | "boleto" | "oxxo" | "spei";
         };
+        /** @description One HTTP attempt to deliver an event. */
+        WebhookAttempt: {
+            /**
+             * Format: int32
+             * @description 1 for the first attempt of the delivery, then 2, 3, ...
+             */
+            number: number;
+            trigger: components["schemas"]["WebhookAttemptTrigger"];
+            /**
+             * Format: date-time
+             * @description When the request was sent (the `t` of its signature).
+             */
+            attempted_at: string;
+            /**
+             * @description The answer's HTTP status, or `null` when there was none (see `error`). Any 2xx is a success; 3xx
+             *     redirects are not followed and count as failures; 410 disables the endpoint.
+             */
+            status_code: number | null;
+            /** @description Why there was no answer, or `null`. */
+            error: components["schemas"]["WebhookAttemptError"] | null;
+            /** @description The error in words, or `null`. */
+            error_message: string | null;
+            /**
+             * Format: int32
+             * @description From sending the request to the end of the answer (or the error), in milliseconds.
+             */
+            latency_ms: number;
+            /** @description The start of the answer's body, or `null` when there was no answer. */
+            response_body: components["schemas"]["ResponseBodyExcerpt"] | null;
+            /** @description Whether this attempt delivered the event (a 2xx answer in time). */
+            succeeded: boolean;
+            /** @description When the retry this attempt's failure scheduled is due, or `null` (success, or no retry left). */
+            next_attempt_at: string | null;
+        };
+        /**
+         * @description Why an attempt got no HTTP answer.
+         * @enum {string}
+         */
+        WebhookAttemptError: "timeout" | "dns_error" | "connection_error" | "tls_error" | "address_refused";
+        /**
+         * @description What started an attempt.
+         * @enum {string}
+         */
+        WebhookAttemptTrigger: "automatic" | "manual";
+        /** @description One event's delivery to one endpoint, with every attempt so far (oldest first). */
+        WebhookDelivery: {
+            id: components["schemas"]["WebhookDeliveryId"];
+            /** @enum {string} */
+            object: "webhook_delivery";
+            endpoint_id: components["schemas"]["WebhookEndpointId"];
+            event_id: components["schemas"]["EventId"];
+            event_type: components["schemas"]["EventType"];
+            status: components["schemas"]["WebhookDeliveryStatus"];
+            /**
+             * Format: int32
+             * @description How many attempts were made (the length of `attempts`).
+             */
+            attempt_count: number;
+            /** @description When the next attempt is due, or `null` when none is scheduled. */
+            next_attempt_at: string | null;
+            attempts: components["schemas"]["WebhookAttempt"][];
+            livemode: boolean;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /**
+         * @description A webhook delivery id (one event to one endpoint): `whd_` and 24 base62 characters.
+         * @example whd_7Yh2Nb5Vc8Xz1Lk4Jh6Gf9Ds
+         */
+        WebhookDeliveryId: string;
+        /** @description A page of objects, newest first. */
+        WebhookDeliveryList: {
+            /** @enum {string} */
+            object: "list";
+            data: components["schemas"]["WebhookDelivery"][];
+            /** @description Whether more objects follow in the direction of the cursor. */
+            has_more: boolean;
+        };
+        /**
+         * @description Where a delivery stands. `pending`: an attempt is due or running, or a retry is scheduled
+         *     (`next_attempt_at`). `succeeded`: an attempt got a 2xx answer. `failed`: its retries ran out, the
+         *     endpoint answered 410, or the endpoint was disabled or deleted first.
+         * @enum {string}
+         */
+        WebhookDeliveryStatus: "pending" | "succeeded" | "failed";
+        /**
+         * @description A URL that receives events. In production (`key_live_` keys) the URL must be `https` and its host may
+         *     not be or resolve to a loopback, private (RFC 1918), carrier-grade NAT, link-local, unique-local,
+         *     multicast, reserved or cloud metadata address; the check is made when the endpoint is created or its
+         *     URL changed, and again on every connection against the address actually connected to. The sandbox
+         *     also accepts `http` and loopback addresses, so a receiver on `localhost` works; by default it refuses
+         *     the other ranges too (the server's WEBHOOK_SANDBOX_ALLOW_PRIVATE opens them). A URL may not carry a
+         *     user name or password: deliveries are authenticated by their signature.
+         */
+        WebhookEndpoint: {
+            id: components["schemas"]["WebhookEndpointId"];
+            /** @enum {string} */
+            object: "webhook_endpoint";
+            /** Format: uri */
+            url: string;
+            /** @description What the endpoint is for, or `null`. */
+            description: string | null;
+            /** @description The event types it receives; `*` means all. */
+            enabled_events: components["schemas"]["EnabledEvent"][];
+            status: components["schemas"]["WebhookEndpointStatus"];
+            /** @description Why it is disabled, or `null` while enabled. */
+            disabled_reason: components["schemas"]["WebhookEndpointDisabledReason"] | null;
+            /**
+             * @description When its deliveries started failing with no success since, or `null`. After the server's
+             *     WEBHOOK_DISABLE_AFTER_SECONDS (default five days) of failures the endpoint is disabled
+             *     (`webhook_endpoint.disabled`).
+             */
+            failing_since: string | null;
+            /**
+             * @description While a secret rotation's grace period runs: when the previous secret stops signing. Until then
+             *     each delivery carries two `v1=` signatures, one per secret. `null` otherwise.
+             */
+            previous_secret_expires_at: string | null;
+            livemode: boolean;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /**
+         * @description Why the platform disabled an endpoint by itself.
+         * @enum {string}
+         */
+        WebhookEndpointAutoDisableReason: "gone" | "failing";
+        /** @description The body of POST /v1/webhook_endpoints. */
+        WebhookEndpointCreate: {
+            /**
+             * Format: uri
+             * @description Where deliveries are POSTed (see WebhookEndpoint for what production refuses).
+             */
+            url: string;
+            /** @description The event types to receive; `["*"]` for all. */
+            enabled_events: components["schemas"]["EnabledEvent"][];
+            description?: string;
+        };
+        /**
+         * @description `webhook_endpoint.disabled`: the platform disabled an endpoint by itself, after a 410 answer or after
+         *     its deliveries kept failing. Sent to the environment's other enabled endpoints (never to the disabled
+         *     one). Re-enable it with `PATCH /v1/webhook_endpoints/{id}` `{"disabled": false}`, then recover what
+         *     it missed with `POST /v1/webhook_endpoints/{id}/recover`.
+         */
+        WebhookEndpointDisabledEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * Format: date-time
+             * @description When the event happened.
+             */
+            created_at: string;
+            /** @description `false` for sandbox events, `true` for production ones. */
+            livemode: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "webhook_endpoint.disabled";
+            endpoint_id: components["schemas"]["WebhookEndpointId"];
+            /**
+             * Format: uri
+             * @description The endpoint's URL.
+             */
+            url: string;
+            reason: components["schemas"]["WebhookEndpointAutoDisableReason"];
+            /** @description When its deliveries started failing without a success since (`failing`), or `null` (`gone`). */
+            failing_since: string | null;
+        };
+        /**
+         * @description Why an endpoint is disabled.
+         * @enum {string}
+         */
+        WebhookEndpointDisabledReason: "requested" | "gone" | "failing";
+        /**
+         * @description A webhook endpoint id: `we_` and 24 base62 characters.
+         * @example we_3Fg7Hj2Kl9Zx4Cv8Bn1Mq6Wa
+         */
+        WebhookEndpointId: string;
+        /** @description A page of objects, newest first. */
+        WebhookEndpointList: {
+            /** @enum {string} */
+            object: "list";
+            data: components["schemas"]["WebhookEndpoint"][];
+            /** @description Whether more objects follow in the direction of the cursor. */
+            has_more: boolean;
+        };
+        /**
+         * @description Whether an endpoint receives deliveries.
+         * @enum {string}
+         */
+        WebhookEndpointStatus: "enabled" | "disabled";
+        /**
+         * @description `webhook_endpoint.test`: sent to one endpoint by `POST /v1/webhook_endpoints/{id}/test`, whatever its
+         *     `enabled_events`, to check that it receives and verifies deliveries. It is about no payment.
+         */
+        WebhookEndpointTestEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * Format: date-time
+             * @description When the event happened.
+             */
+            created_at: string;
+            /** @description `false` for sandbox events, `true` for production ones. */
+            livemode: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "webhook_endpoint.test";
+            endpoint_id: components["schemas"]["WebhookEndpointId"];
+        };
+        /** @description The body of PATCH /v1/webhook_endpoints/{id}: absent fields keep their value. */
+        WebhookEndpointUpdate: {
+            /** Format: uri */
+            url?: string;
+            enabled_events?: components["schemas"]["EnabledEvent"][];
+            /** @description `null` clears it. */
+            description?: string | null;
+            /**
+             * @description `true` stops deliveries: nothing new is made for it, and a pending one ends `failed` when its next
+             *     attempt comes due (unless the endpoint is enabled again first). `false` enables it again and
+             *     clears `disabled_reason` and `failing_since`. Recover what it missed with
+             *     `POST /v1/webhook_endpoints/{id}/recover`.
+             */
+            disabled?: boolean;
+        };
+        /**
+         * @description An endpoint with its signing secret: returned once, by create and rotate_secret. Store the secret
+         *     now; it is not shown again. Never stored for idempotent replay (`x-sensitive`): a retry with the same
+         *     Idempotency-Key after the change happened answers 409 `idempotency_replay_unavailable`, naming the
+         *     endpoint.
+         */
+        WebhookEndpointWithSecret: {
+            id: components["schemas"]["WebhookEndpointId"];
+            /** @enum {string} */
+            object: "webhook_endpoint";
+            /** Format: uri */
+            url: string;
+            /** @description What the endpoint is for, or `null`. */
+            description: string | null;
+            /** @description The event types it receives; `*` means all. */
+            enabled_events: components["schemas"]["EnabledEvent"][];
+            status: components["schemas"]["WebhookEndpointStatus"];
+            /** @description Why it is disabled, or `null` while enabled. */
+            disabled_reason: components["schemas"]["WebhookEndpointDisabledReason"] | null;
+            /**
+             * @description When its deliveries started failing with no success since, or `null`. After the server's
+             *     WEBHOOK_DISABLE_AFTER_SECONDS (default five days) of failures the endpoint is disabled
+             *     (`webhook_endpoint.disabled`).
+             */
+            failing_since: string | null;
+            /**
+             * @description While a secret rotation's grace period runs: when the previous secret stops signing. Until then
+             *     each delivery carries two `v1=` signatures, one per secret. `null` otherwise.
+             */
+            previous_secret_expires_at: string | null;
+            livemode: boolean;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /** @description The signing secret, `whsec_` and 32 base62 characters: the HMAC-SHA256 key of `X-Service-Signature`. */
+            secret: string;
+        };
+        /** @description The body of POST /v1/webhook_endpoints/{id}/recover. */
+        WebhookRecover: {
+            /**
+             * Format: date-time
+             * @description Deliveries created at or after this time that ended `failed` are attempted again. Not in the future.
+             */
+            since: string;
+        };
+        /** @description The answer to POST /v1/webhook_endpoints/{id}/recover. */
+        WebhookRecovery: {
+            /** @enum {string} */
+            object: "webhook_recovery";
+            endpoint_id: components["schemas"]["WebhookEndpointId"];
+            /** Format: date-time */
+            since: string;
+            /**
+             * Format: int32
+             * @description How many failed deliveries were scheduled again (one manual attempt each, starting now).
+             */
+            scheduled: number;
+            /** @description Whether more failed deliveries remain (at most 1000 are scheduled per call): call again. */
+            has_more: boolean;
+        };
+        /** @description The body of POST /v1/webhook_endpoints/{id}/rotate_secret. */
+        WebhookSecretRotate: {
+            /**
+             * Format: int32
+             * @description How long the old secret keeps signing beside the new one, in seconds (0 to 7 days). Default 24
+             *     hours; 0 ends it at once.
+             * @default 86400
+             */
+            grace_period_seconds?: number;
+        };
     };
     responses: never;
     parameters: {
@@ -1926,7 +2481,26 @@ export interface components {
         "ListParameters.starting_after": string;
         /** @description Only merchants with this status. */
         "MerchantListParameters.status": components["schemas"]["MerchantStatus"];
-        WebhookSignature: string;
+        /** @description The attempt's number within the delivery: 1, then 2, 3, ... on retries and redeliveries. */
+        "WebhookDeliveryHeaders.attempt": number;
+        /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
+        "WebhookDeliveryHeaders.deliveryId": components["schemas"]["WebhookDeliveryId"];
+        /** @description The event's id, the same on every attempt: the key to deduplicate on. */
+        "WebhookDeliveryHeaders.eventId": components["schemas"]["EventId"];
+        /**
+         * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
+         *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
+         *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
+         *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
+         *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
+         *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+         *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
+         */
+        "WebhookDeliveryHeaders.signature": string;
+        /** @description `PaymentsWebhooks/1.0`. */
+        "WebhookDeliveryHeaders.userAgent": string;
+        /** @description Only deliveries with this status. */
+        "WebhookDeliveryListParameters.status": components["schemas"]["WebhookDeliveryStatus"];
     };
     requestBodies: never;
     headers: never;
@@ -3163,6 +3737,245 @@ export interface operations {
             };
             /** @description No such object in the caller's environment. */
             404: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listEventDeliveries: {
+        parameters: {
+            query?: {
+                /** @description How many objects to return, 1 to 100. */
+                limit?: components["parameters"]["ListParameters.limit"];
+                /** @description An object id: return the objects after it (older ones). */
+                starting_after?: components["parameters"]["ListParameters.starting_after"];
+                /** @description An object id: return the objects before it (newer ones). */
+                ending_before?: components["parameters"]["ListParameters.ending_before"];
+                /** @description Only deliveries with this status. */
+                status?: components["parameters"]["WebhookDeliveryListParameters.status"];
+            };
+            header?: never;
+            path: {
+                id: components["schemas"]["EventId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryList"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object in the caller's environment. */
+            404: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    redeliverEvent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (at most 255 characters) that makes a retried POST safe: the same key with the same
+                 *     body within 24 hours replays the first response.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+            };
+            path: {
+                id: components["schemas"]["EventId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EventRedeliver"];
+            };
+        };
+        responses: {
+            /** @description 202: the request was accepted and its work (a webhook delivery) happens after the answer. */
+            202: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    /** @description `true` when this response is a replay of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object in the caller's environment. */
+            404: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The object's state does not allow this change; or a request with the same Idempotency-Key is still running; or it finished but its answer carried a secret or a card number, which is never kept for replay (`idempotency_replay_unavailable`). */
+            409: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request, or the request is well-formed but cannot be processed. */
+            422: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
@@ -6216,11 +7029,1138 @@ export interface operations {
             };
         };
     };
+    getWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["schemas"]["WebhookDeliveryId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object in the caller's environment. */
+            404: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listWebhookEndpoints: {
+        parameters: {
+            query?: {
+                /** @description How many objects to return, 1 to 100. */
+                limit?: components["parameters"]["ListParameters.limit"];
+                /** @description An object id: return the objects after it (older ones). */
+                starting_after?: components["parameters"]["ListParameters.starting_after"];
+                /** @description An object id: return the objects before it (newer ones). */
+                ending_before?: components["parameters"]["ListParameters.ending_before"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointList"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (at most 255 characters) that makes a retried POST safe: the same key with the same
+                 *     body within 24 hours replays the first response.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointCreate"];
+            };
+        };
+        responses: {
+            /** @description The request has succeeded and a new resource has been created as a result. */
+            201: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    /** @description `true` when this response is a replay of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The object's state does not allow this change; or a request with the same Idempotency-Key is still running; or it finished but its answer carried a secret or a card number, which is never kept for replay (`idempotency_replay_unavailable`). */
+            409: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request, or the request is well-formed but cannot be processed. */
+            422: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["schemas"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object in the caller's environment. */
+            404: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["schemas"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedWebhookEndpoint"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object in the caller's environment. */
+            404: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["schemas"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointUpdate"];
+            };
+        };
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object in the caller's environment. */
+            404: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The object's state does not allow this change; or a request with the same Idempotency-Key is still running; or it finished but its answer carried a secret or a card number, which is never kept for replay (`idempotency_replay_unavailable`). */
+            409: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listWebhookEndpointDeliveries: {
+        parameters: {
+            query?: {
+                /** @description How many objects to return, 1 to 100. */
+                limit?: components["parameters"]["ListParameters.limit"];
+                /** @description An object id: return the objects after it (older ones). */
+                starting_after?: components["parameters"]["ListParameters.starting_after"];
+                /** @description An object id: return the objects before it (newer ones). */
+                ending_before?: components["parameters"]["ListParameters.ending_before"];
+                /** @description Only deliveries with this status. */
+                status?: components["parameters"]["WebhookDeliveryListParameters.status"];
+            };
+            header?: never;
+            path: {
+                id: components["schemas"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryList"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object in the caller's environment. */
+            404: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    recoverWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (at most 255 characters) that makes a retried POST safe: the same key with the same
+                 *     body within 24 hours replays the first response.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+            };
+            path: {
+                id: components["schemas"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookRecover"];
+            };
+        };
+        responses: {
+            /** @description 202: the request was accepted and its work (a webhook delivery) happens after the answer. */
+            202: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    /** @description `true` when this response is a replay of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookRecovery"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object in the caller's environment. */
+            404: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The object's state does not allow this change; or a request with the same Idempotency-Key is still running; or it finished but its answer carried a secret or a card number, which is never kept for replay (`idempotency_replay_unavailable`). */
+            409: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request, or the request is well-formed but cannot be processed. */
+            422: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    rotateWebhookEndpointSecret: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (at most 255 characters) that makes a retried POST safe: the same key with the same
+                 *     body within 24 hours replays the first response.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+            };
+            path: {
+                id: components["schemas"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookSecretRotate"];
+            };
+        };
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    /** @description `true` when this response is a replay of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object in the caller's environment. */
+            404: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The object's state does not allow this change; or a request with the same Idempotency-Key is still running; or it finished but its answer carried a secret or a card number, which is never kept for replay (`idempotency_replay_unavailable`). */
+            409: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request, or the request is well-formed but cannot be processed. */
+            422: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    testWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (at most 255 characters) that makes a retried POST safe: the same key with the same
+                 *     body within 24 hours replays the first response.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+            };
+            path: {
+                id: components["schemas"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description 202: the request was accepted and its work (a webhook delivery) happens after the answer. */
+            202: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    /** @description `true` when this response is a replay of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object in the caller's environment. */
+            404: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The object's state does not allow this change; or a request with the same Idempotency-Key is still running; or it finished but its answer carried a secret or a card number, which is never kept for replay (`idempotency_replay_unavailable`). */
+            409: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request, or the request is well-formed but cannot be processed. */
+            422: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     fraudEvaluated: {
         parameters: {
             query?: never;
             header: {
-                "X-Service-Signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
+                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
+                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
+                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
+                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
+                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
+                 */
+                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /** @description The event's id, the same on every attempt: the key to deduplicate on. */
+                "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
+                /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
+                "X-Service-Delivery-Id": components["parameters"]["WebhookDeliveryHeaders.deliveryId"];
+                /** @description The attempt's number within the delivery: 1, then 2, 3, ... on retries and redeliveries. */
+                "X-Service-Delivery-Attempt": components["parameters"]["WebhookDeliveryHeaders.attempt"];
+                /** @description `PaymentsWebhooks/1.0`. */
+                "User-Agent": components["parameters"]["WebhookDeliveryHeaders.userAgent"];
             };
             path?: never;
             cookie?: never;
@@ -6251,7 +8191,24 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Service-Signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
+                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
+                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
+                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
+                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
+                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
+                 */
+                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /** @description The event's id, the same on every attempt: the key to deduplicate on. */
+                "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
+                /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
+                "X-Service-Delivery-Id": components["parameters"]["WebhookDeliveryHeaders.deliveryId"];
+                /** @description The attempt's number within the delivery: 1, then 2, 3, ... on retries and redeliveries. */
+                "X-Service-Delivery-Attempt": components["parameters"]["WebhookDeliveryHeaders.attempt"];
+                /** @description `PaymentsWebhooks/1.0`. */
+                "User-Agent": components["parameters"]["WebhookDeliveryHeaders.userAgent"];
             };
             path?: never;
             cookie?: never;
@@ -6282,7 +8239,24 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Service-Signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
+                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
+                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
+                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
+                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
+                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
+                 */
+                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /** @description The event's id, the same on every attempt: the key to deduplicate on. */
+                "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
+                /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
+                "X-Service-Delivery-Id": components["parameters"]["WebhookDeliveryHeaders.deliveryId"];
+                /** @description The attempt's number within the delivery: 1, then 2, 3, ... on retries and redeliveries. */
+                "X-Service-Delivery-Attempt": components["parameters"]["WebhookDeliveryHeaders.attempt"];
+                /** @description `PaymentsWebhooks/1.0`. */
+                "User-Agent": components["parameters"]["WebhookDeliveryHeaders.userAgent"];
             };
             path?: never;
             cookie?: never;
@@ -6313,7 +8287,24 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Service-Signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
+                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
+                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
+                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
+                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
+                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
+                 */
+                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /** @description The event's id, the same on every attempt: the key to deduplicate on. */
+                "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
+                /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
+                "X-Service-Delivery-Id": components["parameters"]["WebhookDeliveryHeaders.deliveryId"];
+                /** @description The attempt's number within the delivery: 1, then 2, 3, ... on retries and redeliveries. */
+                "X-Service-Delivery-Attempt": components["parameters"]["WebhookDeliveryHeaders.attempt"];
+                /** @description `PaymentsWebhooks/1.0`. */
+                "User-Agent": components["parameters"]["WebhookDeliveryHeaders.userAgent"];
             };
             path?: never;
             cookie?: never;
@@ -6344,7 +8335,24 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Service-Signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
+                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
+                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
+                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
+                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
+                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
+                 */
+                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /** @description The event's id, the same on every attempt: the key to deduplicate on. */
+                "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
+                /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
+                "X-Service-Delivery-Id": components["parameters"]["WebhookDeliveryHeaders.deliveryId"];
+                /** @description The attempt's number within the delivery: 1, then 2, 3, ... on retries and redeliveries. */
+                "X-Service-Delivery-Attempt": components["parameters"]["WebhookDeliveryHeaders.attempt"];
+                /** @description `PaymentsWebhooks/1.0`. */
+                "User-Agent": components["parameters"]["WebhookDeliveryHeaders.userAgent"];
             };
             path?: never;
             cookie?: never;
@@ -6375,7 +8383,24 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Service-Signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
+                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
+                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
+                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
+                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
+                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
+                 */
+                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /** @description The event's id, the same on every attempt: the key to deduplicate on. */
+                "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
+                /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
+                "X-Service-Delivery-Id": components["parameters"]["WebhookDeliveryHeaders.deliveryId"];
+                /** @description The attempt's number within the delivery: 1, then 2, 3, ... on retries and redeliveries. */
+                "X-Service-Delivery-Attempt": components["parameters"]["WebhookDeliveryHeaders.attempt"];
+                /** @description `PaymentsWebhooks/1.0`. */
+                "User-Agent": components["parameters"]["WebhookDeliveryHeaders.userAgent"];
             };
             path?: never;
             cookie?: never;
@@ -6406,7 +8431,24 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Service-Signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
+                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
+                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
+                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
+                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
+                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
+                 */
+                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /** @description The event's id, the same on every attempt: the key to deduplicate on. */
+                "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
+                /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
+                "X-Service-Delivery-Id": components["parameters"]["WebhookDeliveryHeaders.deliveryId"];
+                /** @description The attempt's number within the delivery: 1, then 2, 3, ... on retries and redeliveries. */
+                "X-Service-Delivery-Attempt": components["parameters"]["WebhookDeliveryHeaders.attempt"];
+                /** @description `PaymentsWebhooks/1.0`. */
+                "User-Agent": components["parameters"]["WebhookDeliveryHeaders.userAgent"];
             };
             path?: never;
             cookie?: never;
@@ -6437,7 +8479,24 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Service-Signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
+                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
+                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
+                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
+                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
+                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
+                 */
+                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /** @description The event's id, the same on every attempt: the key to deduplicate on. */
+                "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
+                /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
+                "X-Service-Delivery-Id": components["parameters"]["WebhookDeliveryHeaders.deliveryId"];
+                /** @description The attempt's number within the delivery: 1, then 2, 3, ... on retries and redeliveries. */
+                "X-Service-Delivery-Attempt": components["parameters"]["WebhookDeliveryHeaders.attempt"];
+                /** @description `PaymentsWebhooks/1.0`. */
+                "User-Agent": components["parameters"]["WebhookDeliveryHeaders.userAgent"];
             };
             path?: never;
             cookie?: never;
@@ -6468,7 +8527,24 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Service-Signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
+                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
+                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
+                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
+                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
+                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
+                 */
+                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /** @description The event's id, the same on every attempt: the key to deduplicate on. */
+                "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
+                /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
+                "X-Service-Delivery-Id": components["parameters"]["WebhookDeliveryHeaders.deliveryId"];
+                /** @description The attempt's number within the delivery: 1, then 2, 3, ... on retries and redeliveries. */
+                "X-Service-Delivery-Attempt": components["parameters"]["WebhookDeliveryHeaders.attempt"];
+                /** @description `PaymentsWebhooks/1.0`. */
+                "User-Agent": components["parameters"]["WebhookDeliveryHeaders.userAgent"];
             };
             path?: never;
             cookie?: never;
@@ -6499,7 +8575,24 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Service-Signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
+                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
+                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
+                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
+                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
+                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
+                 */
+                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /** @description The event's id, the same on every attempt: the key to deduplicate on. */
+                "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
+                /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
+                "X-Service-Delivery-Id": components["parameters"]["WebhookDeliveryHeaders.deliveryId"];
+                /** @description The attempt's number within the delivery: 1, then 2, 3, ... on retries and redeliveries. */
+                "X-Service-Delivery-Attempt": components["parameters"]["WebhookDeliveryHeaders.attempt"];
+                /** @description `PaymentsWebhooks/1.0`. */
+                "User-Agent": components["parameters"]["WebhookDeliveryHeaders.userAgent"];
             };
             path?: never;
             cookie?: never;
@@ -6530,7 +8623,24 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Service-Signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
+                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
+                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
+                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
+                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
+                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
+                 */
+                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /** @description The event's id, the same on every attempt: the key to deduplicate on. */
+                "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
+                /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
+                "X-Service-Delivery-Id": components["parameters"]["WebhookDeliveryHeaders.deliveryId"];
+                /** @description The attempt's number within the delivery: 1, then 2, 3, ... on retries and redeliveries. */
+                "X-Service-Delivery-Attempt": components["parameters"]["WebhookDeliveryHeaders.attempt"];
+                /** @description `PaymentsWebhooks/1.0`. */
+                "User-Agent": components["parameters"]["WebhookDeliveryHeaders.userAgent"];
             };
             path?: never;
             cookie?: never;
@@ -6561,7 +8671,24 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Service-Signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
+                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
+                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
+                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
+                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
+                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
+                 */
+                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /** @description The event's id, the same on every attempt: the key to deduplicate on. */
+                "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
+                /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
+                "X-Service-Delivery-Id": components["parameters"]["WebhookDeliveryHeaders.deliveryId"];
+                /** @description The attempt's number within the delivery: 1, then 2, 3, ... on retries and redeliveries. */
+                "X-Service-Delivery-Attempt": components["parameters"]["WebhookDeliveryHeaders.attempt"];
+                /** @description `PaymentsWebhooks/1.0`. */
+                "User-Agent": components["parameters"]["WebhookDeliveryHeaders.userAgent"];
             };
             path?: never;
             cookie?: never;
@@ -6569,6 +8696,102 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ServiceKeyRotatedEvent"];
+            };
+        };
+        responses: {
+            /** @description The receiver acknowledges the delivery (any 2xx counts; seed §6 names 200). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The receiver refuses a delivery whose signature does not verify (seed §5). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookEndpointDisabled: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
+                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
+                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
+                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
+                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
+                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
+                 */
+                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /** @description The event's id, the same on every attempt: the key to deduplicate on. */
+                "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
+                /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
+                "X-Service-Delivery-Id": components["parameters"]["WebhookDeliveryHeaders.deliveryId"];
+                /** @description The attempt's number within the delivery: 1, then 2, 3, ... on retries and redeliveries. */
+                "X-Service-Delivery-Attempt": components["parameters"]["WebhookDeliveryHeaders.attempt"];
+                /** @description `PaymentsWebhooks/1.0`. */
+                "User-Agent": components["parameters"]["WebhookDeliveryHeaders.userAgent"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointDisabledEvent"];
+            };
+        };
+        responses: {
+            /** @description The receiver acknowledges the delivery (any 2xx counts; seed §6 names 200). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The receiver refuses a delivery whose signature does not verify (seed §5). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookEndpointTest: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
+                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
+                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
+                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
+                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
+                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
+                 */
+                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /** @description The event's id, the same on every attempt: the key to deduplicate on. */
+                "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
+                /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
+                "X-Service-Delivery-Id": components["parameters"]["WebhookDeliveryHeaders.deliveryId"];
+                /** @description The attempt's number within the delivery: 1, then 2, 3, ... on retries and redeliveries. */
+                "X-Service-Delivery-Attempt": components["parameters"]["WebhookDeliveryHeaders.attempt"];
+                /** @description `PaymentsWebhooks/1.0`. */
+                "User-Agent": components["parameters"]["WebhookDeliveryHeaders.userAgent"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointTestEvent"];
             };
         };
         responses: {

@@ -105,6 +105,24 @@ export const OPERATIONS = [
     "sensitive": false
   },
   {
+    "operationId": "listEventDeliveries",
+    "method": "get",
+    "path": "/v1/events/{id}/deliveries",
+    "scopes": [
+      "webhooks"
+    ],
+    "sensitive": false
+  },
+  {
+    "operationId": "redeliverEvent",
+    "method": "post",
+    "path": "/v1/events/{id}/redeliver",
+    "scopes": [
+      "webhooks"
+    ],
+    "sensitive": false
+  },
+  {
     "operationId": "listFraudEvaluations",
     "method": "get",
     "path": "/v1/fraud/evaluations",
@@ -355,6 +373,96 @@ export const OPERATIONS = [
       "vault"
     ],
     "sensitive": true
+  },
+  {
+    "operationId": "getWebhookDelivery",
+    "method": "get",
+    "path": "/v1/webhook_deliveries/{id}",
+    "scopes": [
+      "webhooks"
+    ],
+    "sensitive": false
+  },
+  {
+    "operationId": "listWebhookEndpoints",
+    "method": "get",
+    "path": "/v1/webhook_endpoints",
+    "scopes": [
+      "webhooks"
+    ],
+    "sensitive": false
+  },
+  {
+    "operationId": "createWebhookEndpoint",
+    "method": "post",
+    "path": "/v1/webhook_endpoints",
+    "scopes": [
+      "webhooks"
+    ],
+    "sensitive": true
+  },
+  {
+    "operationId": "getWebhookEndpoint",
+    "method": "get",
+    "path": "/v1/webhook_endpoints/{id}",
+    "scopes": [
+      "webhooks"
+    ],
+    "sensitive": false
+  },
+  {
+    "operationId": "deleteWebhookEndpoint",
+    "method": "delete",
+    "path": "/v1/webhook_endpoints/{id}",
+    "scopes": [
+      "webhooks"
+    ],
+    "sensitive": false
+  },
+  {
+    "operationId": "updateWebhookEndpoint",
+    "method": "patch",
+    "path": "/v1/webhook_endpoints/{id}",
+    "scopes": [
+      "webhooks"
+    ],
+    "sensitive": false
+  },
+  {
+    "operationId": "listWebhookEndpointDeliveries",
+    "method": "get",
+    "path": "/v1/webhook_endpoints/{id}/deliveries",
+    "scopes": [
+      "webhooks"
+    ],
+    "sensitive": false
+  },
+  {
+    "operationId": "recoverWebhookEndpoint",
+    "method": "post",
+    "path": "/v1/webhook_endpoints/{id}/recover",
+    "scopes": [
+      "webhooks"
+    ],
+    "sensitive": false
+  },
+  {
+    "operationId": "rotateWebhookEndpointSecret",
+    "method": "post",
+    "path": "/v1/webhook_endpoints/{id}/rotate_secret",
+    "scopes": [
+      "webhooks"
+    ],
+    "sensitive": true
+  },
+  {
+    "operationId": "testWebhookEndpoint",
+    "method": "post",
+    "path": "/v1/webhook_endpoints/{id}/test",
+    "scopes": [
+      "webhooks"
+    ],
+    "sensitive": false
   }
 ] as const;
 
@@ -366,6 +474,6 @@ export const SCOPES = ["*","merchants","tokenization","vault","charges","payment
 export type Scope = (typeof SCOPES)[number];
 
 /** The event types delivered by webhook (the document's `webhooks` section). */
-export const WEBHOOK_EVENT_TYPES = ["fraud.evaluated","merchant.created","merchant.updated","payment.authorized","payment.captured","payment.expired","payment.failed","payment.refunded","payment.voided","service_key.created","service_key.revoked","service_key.rotated"] as const;
+export const WEBHOOK_EVENT_TYPES = ["fraud.evaluated","merchant.created","merchant.updated","payment.authorized","payment.captured","payment.expired","payment.failed","payment.refunded","payment.voided","service_key.created","service_key.revoked","service_key.rotated","webhook_endpoint.disabled","webhook_endpoint.test"] as const;
 
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];

@@ -3,6 +3,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import type { Logger } from "pino";
+import { createHttpWebhookSender, systemResolver } from "./adapters/http-webhook-sender.ts";
 import type { Config } from "./config.ts";
 import type { Now } from "./domain/context.ts";
 import { createDomain, type Domain } from "./domain/index.ts";
@@ -10,6 +11,10 @@ import { parseCurrencyList } from "./domain/money.ts";
 import { type AppStore, COLLECTIONS, type Docs } from "./domain/records.ts";
 import type { VaultKeys } from "./domain/vault/crypto.ts";
 import { loadOrCreateDevVaultKeys, parseVaultKeys } from "./domain/vault/keys.ts";
+import type { DispatcherLog } from "./domain/webhooks/dispatcher.ts";
+import type { WebhookOptions } from "./domain/webhooks/index.ts";
+import { parseSchedule } from "./domain/webhooks/schedule.ts";
+import type { Resolver } from "./domain/webhooks/ssrf.ts";
 import { createApp } from "./http/app.ts";
 import { requestLogWriter } from "./http/observability.ts";
 import { rateLimits } from "./http/rate-limits.ts";
@@ -42,8 +47,38 @@ export function vaultKeysFor(config: Config): VaultKeys {
   return loadOrCreateDevVaultKeys(config.DATA_DIR);
 }
 
+/** The webhook settings of a configuration. */
+export function webhookOptions(config: Config): WebhookOptions {
+  return {
+    timeoutMs: config.WEBHOOK_TIMEOUT_SECONDS * 1000,
+    liveSchedule: parseSchedule(config.WEBHOOK_RETRY_SCHEDULE),
+    sandboxSchedule: parseSchedule(config.WEBHOOK_SANDBOX_RETRY_SCHEDULE),
+    disableAfterMs: config.WEBHOOK_DISABLE_AFTER_SECONDS * 1000,
+    concurrency: config.WEBHOOK_CONCURRENCY,
+    endpointConcurrency: config.WEBHOOK_ENDPOINT_CONCURRENCY,
+    pollIntervalMs: config.WEBHOOK_POLL_INTERVAL_MS,
+    sandboxAllowLoopback: config.WEBHOOK_SANDBOX_ALLOW_LOOPBACK,
+    sandboxAllowPrivate: config.WEBHOOK_SANDBOX_ALLOW_PRIVATE,
+    logRetentionDays: config.WEBHOOK_LOG_RETENTION_DAYS,
+  };
+}
+
+/** What embedding code and tests may swap in the webhook delivery path. */
+export interface WebhookOverrides {
+  /** Resolves endpoint host names at registration and at connection time (default: the system resolver). */
+  resolve?: Resolver;
+  /** The retry jitter's random source. */
+  random?: () => number;
+}
+
 /** The domain as the configuration describes it (also used by the CLI). */
-export function domainFor(config: Config, store: AppStore, now: Now = () => new Date()): Domain {
+export function domainFor(
+  config: Config,
+  store: AppStore,
+  now: Now = () => new Date(),
+  webhooks: WebhookOverrides & { log?: DispatcherLog } = {},
+): Domain {
+  const resolve = webhooks.resolve ?? systemResolver;
   return createDomain({
     store,
     vaultKeys: vaultKeysFor(config),
@@ -54,6 +89,13 @@ export function domainFor(config: Config, store: AppStore, now: Now = () => new 
     },
     settlementDelaySeconds: config.SETTLEMENT_DELAY_SECONDS,
     requestLogRetentionDays: config.REQUEST_LOG_RETENTION_DAYS,
+    webhooks: {
+      options: webhookOptions(config),
+      sender: createHttpWebhookSender({ resolve }),
+      resolve,
+      random: webhooks.random,
+      log: webhooks.log,
+    },
   });
 }
 
@@ -85,13 +127,18 @@ function every(ms: number, name: string, logger: Logger, job: () => Promise<unkn
   return timer;
 }
 
-export async function startServer(options: { config: Config; logger?: Logger; now?: Now }): Promise<RunningServer> {
+export async function startServer(options: {
+  config: Config;
+  logger?: Logger;
+  now?: Now;
+  webhooks?: WebhookOverrides;
+}): Promise<RunningServer> {
   const { config } = options;
   const logger = options.logger ?? createLogger(config.LOG_LEVEL);
   const now = options.now ?? (() => new Date());
   const store = await openStore(config);
   try {
-    const domain = domainFor(config, store, now);
+    const domain = domainFor(config, store, now, { ...options.webhooks, log: logger });
 
     // DESIGN §5: on first start with an empty store, one sandbox key with scope `*`, shown once.
     let bootstrapSecret: string | null = null;
@@ -145,10 +192,14 @@ export async function startServer(options: { config: Config; logger?: Logger; no
           domain.jobs.sweepIdempotency(),
           domain.jobs.sweepRequestLog(),
           domain.jobs.sweepFraudCounters(),
+          domain.jobs.sweepWebhookLog(),
           limits.sweep(),
         ]),
       ),
     ];
+    // The webhook dispatcher: woken by this instance's commits, polling for the rest (domain/webhooks).
+    const { dispatcher, sender } = domain.webhooks;
+    if (config.WEBHOOK_DISPATCHER) dispatcher.start();
 
     return {
       url,
@@ -160,6 +211,9 @@ export async function startServer(options: { config: Config; logger?: Logger; no
         for (const timer of timers) clearInterval(timer);
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
+        // Attempts under way finish and are recorded before the store closes.
+        await dispatcher.stop();
+        sender.close?.();
         await Promise.all([requestLog.close(), limits.flush()]);
         await store.close();
       },

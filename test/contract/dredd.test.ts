@@ -140,6 +140,19 @@ async function createFixtures(server: TestServer): Promise<Fixtures> {
   const toComplete = await charge("pending", pixCharge);
   const toExpire = await charge("pending", pixCharge);
 
+  // Webhook endpoints: one per operation that changes or removes one. Their URL names a host the test
+  // server never resolves (nothing is sent anywhere), and they subscribe to test events only.
+  const endpoint = (url = "https://hooks.example.com/dredd") =>
+    api(server, "POST", "/v1/webhook_endpoints", { url, enabled_events: ["webhook_endpoint.test"] });
+  const hookEndpoint = await endpoint();
+  const hookToUpdate = await endpoint();
+  const hookToDelete = await endpoint();
+  const hookToRotate = await endpoint();
+  const hookToTest = await endpoint();
+  const hookToRecover = await endpoint();
+  const redeliverTarget = await endpoint();
+  const testDelivery = await api(server, "POST", `/v1/webhook_endpoints/${hookEndpoint.id}/test`);
+
   return {
     byOperation: {
       getEvent: eventId,
@@ -167,8 +180,18 @@ async function createFixtures(server: TestServer): Promise<Fixtures> {
       createFraudListItem: list.id,
       listFraudListItems: list.id,
       deleteFraudListItem: itemToDelete.id,
+      getWebhookEndpoint: hookEndpoint.id,
+      updateWebhookEndpoint: hookToUpdate.id,
+      deleteWebhookEndpoint: hookToDelete.id,
+      rotateWebhookEndpointSecret: hookToRotate.id,
+      testWebhookEndpoint: hookToTest.id,
+      recoverWebhookEndpoint: hookToRecover.id,
+      listWebhookEndpointDeliveries: hookEndpoint.id,
+      getWebhookDelivery: testDelivery.id,
+      listEventDeliveries: eventId,
+      redeliverEvent: eventId,
     },
-    byPrefix: { mch: chargeMerchant.id, tok: token.id, tx: captured.id },
+    byPrefix: { mch: chargeMerchant.id, tok: token.id, tx: captured.id, we: redeliverTarget.id },
   };
 }
 

@@ -101,12 +101,13 @@ export function isRunnable(op: Pick<Operation, "path">, status: number): boolean
 }
 
 /**
- * The operation of a transaction or test. dredd names an action after the operation's `summary` when
- * it has one (its method otherwise), so the method comes from the request it sends.
+ * The operation a transaction exercises. dredd names the action after the operation's `summary` when
+ * it has one (its method otherwise), so the method is read from the request.
  */
-export function operationOf(
-  transaction: Pick<DreddTransaction, "origin"> & { request?: Pick<DreddTransaction["request"], "method"> | undefined },
-): Operation | undefined {
+export function operationOf(transaction: {
+  origin: Pick<DreddTransaction["origin"], "resourceName" | "actionName">;
+  request?: Pick<DreddTransaction["request"], "method"> | undefined;
+}): Operation | undefined {
   const method = (transaction.request?.method ?? transaction.origin.actionName).toLowerCase();
   return OPERATIONS.find((op) => op.method === method && op.path === transaction.origin.resourceName);
 }

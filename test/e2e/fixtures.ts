@@ -99,3 +99,19 @@ export async function insertEvent(server: TestServer, livemode = false) {
 /** A raw fetch answer's JSON, for tests that bypass the typed client on purpose. */
 // biome-ignore lint/suspicious/noExplicitAny: assertions below check the shape
 export const json = (res: Response): Promise<any> => res.json();
+
+/**
+ * A webhook endpoint in the client's environment that receives no fanned-out events (it subscribes to
+ * `webhook_endpoint.test` only, which only POST /v1/webhook_endpoints/{id}/test sends): a sandbox one on
+ * a closed loopback port, a production one on a name the test servers never resolve (no traffic).
+ */
+export async function createWebhookEndpoint(client: PaymentsClient, live = false) {
+  return unwrap(
+    await client.POST("/v1/webhook_endpoints", {
+      body: {
+        url: live ? "https://hooks.example.com/matrix" : "http://127.0.0.1:9/matrix",
+        enabled_events: ["webhook_endpoint.test"],
+      },
+    }),
+  );
+}

@@ -1,4 +1,4 @@
-import type { PaymentsClient } from "@payments/client";
+import { type PaymentsClient, unwrap } from "@payments/client";
 import { OPERATIONS, SCOPES } from "@payments/contract/operations";
 import { idempotencyRecordId } from "@payments/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -14,6 +14,7 @@ import {
   createMerchant,
   createPixCharge,
   createToken,
+  createWebhookEndpoint,
   insertEvent,
   REVIEW_CARD,
 } from "./fixtures.ts";
@@ -84,6 +85,43 @@ const RECIPES: Record<(typeof OPERATIONS)[number]["operationId"], Recipe> = {
   updateFraudSettings: async () => ({ path: {}, body: { review_threshold: 65 } }),
   listEvents: async () => ({ path: {} }),
   getEvent: async ({ server, live }) => ({ path: { id: (await insertEvent(server, live)).id } }),
+  listEventDeliveries: async ({ server, live }) => ({ path: { id: (await insertEvent(server, live)).id } }),
+  redeliverEvent: async ({ server, client, live }) => ({
+    path: { id: (await insertEvent(server, live)).id },
+    body: { endpoint_id: (await createWebhookEndpoint(client, live)).id },
+  }),
+  createWebhookEndpoint: async () => ({
+    path: {},
+    body: { url: "http://127.0.0.1:9/matrix", enabled_events: ["webhook_endpoint.test"] },
+  }),
+  listWebhookEndpoints: async () => ({ path: {} }),
+  getWebhookEndpoint: async ({ client, live }) => ({ path: { id: (await createWebhookEndpoint(client, live)).id } }),
+  updateWebhookEndpoint: async ({ client, live }) => ({
+    path: { id: (await createWebhookEndpoint(client, live)).id },
+    body: { description: "renamed" },
+  }),
+  deleteWebhookEndpoint: async ({ client, live }) => ({
+    path: { id: (await createWebhookEndpoint(client, live)).id },
+  }),
+  rotateWebhookEndpointSecret: async ({ client, live }) => ({
+    path: { id: (await createWebhookEndpoint(client, live)).id },
+    body: {},
+  }),
+  testWebhookEndpoint: async ({ client, live }) => ({ path: { id: (await createWebhookEndpoint(client, live)).id } }),
+  recoverWebhookEndpoint: async ({ client, live }) => ({
+    path: { id: (await createWebhookEndpoint(client, live)).id },
+    body: { since: new Date(Date.now() - 3_600_000).toISOString() },
+  }),
+  listWebhookEndpointDeliveries: async ({ client, live }) => ({
+    path: { id: (await createWebhookEndpoint(client, live)).id },
+  }),
+  getWebhookDelivery: async ({ client, live }) => {
+    const endpoint = await createWebhookEndpoint(client, live);
+    const delivery = unwrap(
+      await client.POST("/v1/webhook_endpoints/{id}/test", { params: { path: { id: endpoint.id } } }),
+    );
+    return { path: { id: delivery.id } };
+  },
 };
 
 async function keyId(server: TestServer, live: boolean): Promise<string> {

@@ -29,6 +29,8 @@ const ids = {
   merchant: "mch_4fQx9ZkT2mB7rLp1WcYd8sNa",
   serviceKey: "kid_2Bn8VcXz4LkJh6GfDs1QaWe3",
   token: "tok_7Hs2KdP9qLm3XvB8nRt5YwZc",
+  endpoint: "we_3Fg7Hj2Kl9Zx4Cv8Bn1Mq6Wa",
+  delivery: "whd_7Yh2Nb5Vc8Xz1Lk4Jh6Gf9Ds",
 };
 
 /** One call per operation, keyed by the operationId it must reach. */
@@ -117,6 +119,44 @@ const calls: Record<string, (client: PaymentsClient) => Promise<unknown>> = {
   getToken: (c) => c.GET("/v1/tokens/{id}", { params: { path: { id: ids.token } } }),
   deleteToken: (c) => c.DELETE("/v1/tokens/{id}", { params: { path: { id: ids.token } } }),
   revealToken: (c) => c.POST("/v1/tokens/{id}/reveal", { params: { path: { id: ids.token } } }),
+  createWebhookEndpoint: (c) =>
+    c.POST("/v1/webhook_endpoints", {
+      body: {
+        url: "https://acme.example/payments/webhooks",
+        enabled_events: ["payment.captured", "payment.refunded"],
+        description: "Order fulfilment",
+      },
+    }),
+  listWebhookEndpoints: (c) => c.GET("/v1/webhook_endpoints", { params: { query: { limit: 10 } } }),
+  getWebhookEndpoint: (c) => c.GET("/v1/webhook_endpoints/{id}", { params: { path: { id: ids.endpoint } } }),
+  updateWebhookEndpoint: (c) =>
+    c.PATCH("/v1/webhook_endpoints/{id}", {
+      params: { path: { id: ids.endpoint } },
+      body: { enabled_events: ["*"], description: null, disabled: false },
+    }),
+  deleteWebhookEndpoint: (c) => c.DELETE("/v1/webhook_endpoints/{id}", { params: { path: { id: ids.endpoint } } }),
+  rotateWebhookEndpointSecret: (c) =>
+    c.POST("/v1/webhook_endpoints/{id}/rotate_secret", {
+      params: { path: { id: ids.endpoint } },
+      body: { grace_period_seconds: 3600 },
+    }),
+  testWebhookEndpoint: (c) => c.POST("/v1/webhook_endpoints/{id}/test", { params: { path: { id: ids.endpoint } } }),
+  recoverWebhookEndpoint: (c) =>
+    c.POST("/v1/webhook_endpoints/{id}/recover", {
+      params: { path: { id: ids.endpoint } },
+      body: { since: "2026-11-20T00:00:00Z" },
+    }),
+  listWebhookEndpointDeliveries: (c) =>
+    c.GET("/v1/webhook_endpoints/{id}/deliveries", {
+      params: { path: { id: ids.endpoint }, query: { status: "failed", limit: 10 } },
+    }),
+  getWebhookDelivery: (c) => c.GET("/v1/webhook_deliveries/{id}", { params: { path: { id: ids.delivery } } }),
+  listEventDeliveries: (c) => c.GET("/v1/events/{id}/deliveries", { params: { path: { id: ids.event } } }),
+  redeliverEvent: (c) =>
+    c.POST("/v1/events/{id}/redeliver", {
+      params: { path: { id: ids.event } },
+      body: { endpoint_id: ids.endpoint },
+    }),
 };
 
 let prism: ChildProcess | undefined;

@@ -19,6 +19,7 @@ export const ID_PREFIXES = {
   fraudList: "fl",
   fraudListItem: "fli",
   webhookEndpoint: "we",
+  webhookDelivery: "whd",
   ledgerEntry: "le",
   audit: "aud",
 } as const;

@@ -11,6 +11,11 @@ import { createServiceKeys } from "./service-keys.ts";
 import { iso } from "./time.ts";
 import { createTokens } from "./tokens.ts";
 import type { VaultKeys } from "./vault/crypto.ts";
+import type { DispatcherLog } from "./webhooks/dispatcher.ts";
+import { createWebhooks, type WebhookOptions } from "./webhooks/index.ts";
+import { createOutboxSignal } from "./webhooks/outbox.ts";
+import type { WebhookSender } from "./webhooks/sender.ts";
+import type { Resolver } from "./webhooks/ssrf.ts";
 
 export interface DomainDeps {
   store: AppStore;
@@ -22,12 +27,31 @@ export interface DomainDeps {
   now?: Now;
   processor?: Processor;
   fraud?: FraudScreen;
+  /** Webhook delivery: settings, the HTTP sender and the resolver (defaults send and resolve nothing). */
+  webhooks?: {
+    options?: Partial<WebhookOptions> | undefined;
+    sender?: WebhookSender | undefined;
+    resolve?: Resolver | undefined;
+    random?: (() => number) | undefined;
+    log?: DispatcherLog | undefined;
+  };
 }
 
 /** Every use case, wired to one store. Knows nothing of HTTP or of which database is behind the store. */
 export function createDomain(deps: DomainDeps) {
   const now = deps.now ?? (() => new Date());
-  const { store } = deps;
+  // Use cases write through a store that wakes the webhook dispatcher after each commit that records an
+  // event (or makes a delivery due); the dispatcher itself uses the plain one.
+  const signal = createOutboxSignal();
+  const store = signal.watch(deps.store);
+  const webhooks = createWebhooks({
+    store: deps.store,
+    watched: store,
+    signal,
+    now,
+    vaultKeys: deps.vaultKeys,
+    ...deps.webhooks,
+  });
   const merchants = createMerchants(store, now);
   const tokens = createTokens(store, deps.vaultKeys, now);
   const fraud = createFraud({ store, now, tokens, merchants, money: deps.money });
@@ -46,6 +70,7 @@ export function createDomain(deps: DomainDeps) {
     tokens,
     serviceKeys: createServiceKeys(store, now),
     events: createEvents(store),
+    webhooks,
     charges,
     fraud,
     balances: {
@@ -72,6 +97,8 @@ export function createDomain(deps: DomainDeps) {
         }),
       /** Forgets velocity counts that have left every window. */
       sweepFraudCounters: () => fraud.sweepCounters(),
+      /** Forgets finished webhook deliveries older than the attempt log's retention. */
+      sweepWebhookLog: () => webhooks.sweepLog(),
     },
   };
 }

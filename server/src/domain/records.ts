@@ -1,6 +1,7 @@
 import type { BaseDoc, CollectionSpecs, Store, StoreOps } from "../store/port.ts";
 import type { Decision, Hit, ListAction, ListKind } from "./fraud/rules.ts";
 import type { FailureCode, NextAction } from "./processor.ts";
+import type { SealedSecret } from "./vault/crypto.ts";
 
 // The persisted shape of every object, one collection each. API objects are serialized from these
 // (server/src/http/serialize.ts); secrets and card data never leave through the API except by the
@@ -54,6 +55,12 @@ export interface EventDoc extends BaseDoc {
   type: string;
   /** The type's own fields (tx_id, score, ...); the API flattens them beside the envelope. */
   payload: Record<string, unknown>;
+  /**
+   * The outbox flag: true from the transaction that records the event until the webhook dispatcher has
+   * created its deliveries (in one transaction with setting it false). Absent on events recorded before
+   * webhook delivery existed, and false on events delivered to one endpoint only (test events).
+   */
+  delivery_pending?: boolean;
 }
 
 /**
@@ -203,6 +210,59 @@ export interface RateLimitDoc extends BaseDoc {
   expires_at: string;
 }
 
+/** A URL that receives events (spec/resources/webhook-endpoints.tsp, WebhookEndpoint). */
+export interface WebhookEndpointDoc extends BaseDoc {
+  url: string;
+  description: string | null;
+  /** Event types, or "*" for all. */
+  enabled_events: string[];
+  status: "enabled" | "disabled";
+  disabled_reason: "requested" | "gone" | "failing" | null;
+  /** The first failed attempt since the last success, or null. */
+  failing_since: string | null;
+  /** The signing secret, encrypted under the vault's master key (never stored in clear). */
+  secret: SealedSecret;
+  /** The secret a rotation replaced, still signing until previous_secret_expires_at. */
+  previous_secret: SealedSecret | null;
+  previous_secret_expires_at: string | null;
+  updated_at: string;
+}
+
+/** One attempt of a delivery (WebhookAttempt in the contract). */
+export interface WebhookAttemptRecord {
+  number: number;
+  trigger: "automatic" | "manual";
+  attempted_at: string;
+  status_code: number | null;
+  error: "timeout" | "dns_error" | "connection_error" | "tls_error" | "address_refused" | null;
+  error_message: string | null;
+  latency_ms: number;
+  response_body: string | null;
+  succeeded: boolean;
+  next_attempt_at: string | null;
+}
+
+/**
+ * One event's delivery to one endpoint. The dispatcher claims the next attempt with a lease: a
+ * conditional update that sets `claim` to its own token and moves `next_attempt_at` to the lease's end,
+ * so no other instance takes it until the lease runs out (the claimant crashed); the outcome is written
+ * only while the claim is still the claimant's.
+ */
+export interface WebhookDeliveryDoc extends BaseDoc {
+  endpoint_id: string;
+  event_id: string;
+  event_type: string;
+  status: "pending" | "succeeded" | "failed";
+  /** What the next attempt is: `automatic` ones follow the retry schedule, a `manual` one is not retried. */
+  mode: "automatic" | "manual";
+  /** When the next attempt is due; while claimed, when the claim's lease ends; null when none is scheduled. */
+  next_attempt_at: string | null;
+  /** The claim token of the instance sending the next attempt, or null. */
+  claim: string | null;
+  attempts: WebhookAttemptRecord[];
+  updated_at: string;
+}
+
 /** One-off facts about the installation (e.g. "the bootstrap sandbox key was created"). */
 export interface SettingDoc extends BaseDoc {
   value: string;
@@ -289,6 +349,8 @@ export type Docs = {
   fraud_settings: FraudSettingsDoc;
   fraud_counters: FraudCounterDoc;
   fraud_merchant_stats: FraudMerchantStatsDoc;
+  webhook_endpoints: WebhookEndpointDoc;
+  webhook_deliveries: WebhookDeliveryDoc;
 };
 
 export type AppStore = Store<Docs>;
@@ -304,7 +366,8 @@ export const COLLECTIONS: CollectionSpecs<Docs> = {
       { fields: ["livemode"] },
     ],
   },
-  events: { indexes: [{ fields: ["livemode", "type"] }] },
+  // The outbox: pending events, oldest first.
+  events: { indexes: [{ fields: ["livemode", "type"] }, { fields: ["delivery_pending", "created_at"] }] },
   idempotency: { indexes: [{ fields: ["expires_at"] }] },
   audit_log: { indexes: [{ fields: ["object_id"] }] },
   // created_at alone: the retention job deletes by age across both environments.
@@ -336,4 +399,14 @@ export const COLLECTIONS: CollectionSpecs<Docs> = {
   fraud_settings: { indexes: [] },
   fraud_counters: { indexes: [{ fields: ["expires_at"] }] },
   fraud_merchant_stats: { indexes: [] },
+  webhook_endpoints: { indexes: [{ fields: ["livemode", "status"] }] },
+  webhook_deliveries: {
+    indexes: [
+      // The dispatcher's queue: pending deliveries, soonest due first.
+      { fields: ["status", "next_attempt_at"] },
+      { fields: ["endpoint_id", "status"] },
+      // One delivery per event and endpoint: fan-out, redelivery and tests can never make two.
+      { fields: ["event_id", "endpoint_id"], unique: true },
+    ],
+  },
 };

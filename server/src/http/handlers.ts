@@ -86,6 +86,7 @@ function page(query: { limit?: number; starting_after?: string; ending_before?: 
 
 export function createHandlers(domain: Domain, options: HandlerOptions = {}): Handlers {
   const { merchants, tokens, serviceKeys, events, charges, fraud } = domain;
+  const hooks = domain.webhooks.endpoints;
   const answer = answering(options.afterCommit ?? (() => {}));
   return {
     // Merchants (scope `merchants`)
@@ -227,5 +228,62 @@ export function createHandlers(domain: Domain, options: HandlerOptions = {}): Ha
       body: serialize.list(await events.list(caller, { type: query.type }, page(query)), serialize.event),
     }),
     getEvent: async ({ caller, path }) => ({ status: 200, body: serialize.event(await events.get(caller, path.id)) }),
+    listEventDeliveries: async ({ caller, path, query }) => ({
+      status: 200,
+      body: serialize.list(
+        await hooks.listEventDeliveries(caller, path.id, { status: query.status }, page(query)),
+        serialize.webhookDelivery,
+      ),
+    }),
+    redeliverEvent: answer(202, serialize.webhookDelivery, ({ caller, path, body }) =>
+      hooks.redeliver(caller, path.id, body.endpoint_id),
+    ),
+
+    // Webhook endpoints and their attempt log (scope `webhooks`)
+    createWebhookEndpoint: answer(201, serialize.webhookEndpointWithSecret, ({ caller, body }) =>
+      hooks.create(caller, body),
+    ),
+    listWebhookEndpoints: async ({ caller, query }) => ({
+      status: 200,
+      body: serialize.list(await hooks.list(caller, page(query)), serialize.webhookEndpoint),
+    }),
+    getWebhookEndpoint: async ({ caller, path }) => ({
+      status: 200,
+      body: serialize.webhookEndpoint(await hooks.get(caller, path.id)),
+    }),
+    updateWebhookEndpoint: async ({ caller, path, body }) => ({
+      status: 200,
+      body: serialize.webhookEndpoint(await hooks.update(caller, path.id, body)),
+    }),
+    deleteWebhookEndpoint: async ({ caller, path }) => {
+      const deleted = await hooks.delete(caller, path.id);
+      return { status: 200, body: { id: deleted.id, object: "webhook_endpoint", deleted: true } };
+    },
+    rotateWebhookEndpointSecret: answer(200, serialize.webhookEndpointWithSecret, ({ caller, path, body }) =>
+      hooks.rotateSecret(caller, path.id, body.grace_period_seconds ?? 86400),
+    ),
+    testWebhookEndpoint: answer(202, serialize.webhookDelivery, ({ caller, path }) => hooks.test(caller, path.id)),
+    recoverWebhookEndpoint: answer(
+      202,
+      (r: Awaited<ReturnType<typeof hooks.recover>>) => ({
+        object: "webhook_recovery",
+        endpoint_id: r.endpoint.id,
+        since: r.since,
+        scheduled: r.scheduled,
+        has_more: r.hasMore,
+      }),
+      ({ caller, path, body }) => hooks.recover(caller, path.id, body.since),
+    ),
+    listWebhookEndpointDeliveries: async ({ caller, path, query }) => ({
+      status: 200,
+      body: serialize.list(
+        await hooks.listDeliveries(caller, path.id, { status: query.status }, page(query)),
+        serialize.webhookDelivery,
+      ),
+    }),
+    getWebhookDelivery: async ({ caller, path }) => ({
+      status: 200,
+      body: serialize.webhookDelivery(await hooks.getDelivery(caller, path.id)),
+    }),
   };
 }

@@ -1,4 +1,5 @@
 import type { components } from "@payments/contract/types";
+import { eventObject } from "../domain/events.ts";
 import type { FraudSettings } from "../domain/fraud/settings.ts";
 import type {
   BalanceDoc,
@@ -11,6 +12,8 @@ import type {
   RefundDoc,
   ServiceKeyDoc,
   TokenDoc,
+  WebhookDeliveryDoc,
+  WebhookEndpointDoc,
 } from "../domain/records.ts";
 import type { PageResult } from "../store/port.ts";
 
@@ -65,9 +68,8 @@ export const serviceKeyWithSecret = ({ key, secret }: { key: ServiceKeyDoc; secr
   secret,
 });
 
-/** Events are flat (DESIGN §11): envelope first, then the type's own fields. */
-export const event = (e: EventDoc): Schemas["Event"] =>
-  ({ id: e.id, type: e.type, created_at: e.created_at, livemode: e.livemode, ...e.payload }) as Schemas["Event"];
+/** Events are flat: envelope first, then the type's own fields; webhook bodies are the same object. */
+export const event = (e: EventDoc): Schemas["Event"] => eventObject(e) as Schemas["Event"];
 
 export const charge = (c: ChargeDoc): Schemas["Charge"] => ({
   id: c.id,
@@ -173,3 +175,50 @@ export function list<D, T>(
 ): { object: "list"; data: T[]; has_more: boolean } {
   return { object: "list", data: page.data.map(serialize), has_more: page.hasMore };
 }
+
+export const webhookEndpoint = (e: WebhookEndpointDoc): Schemas["WebhookEndpoint"] => ({
+  id: e.id,
+  object: "webhook_endpoint",
+  url: e.url,
+  description: e.description,
+  enabled_events: e.enabled_events as Schemas["EnabledEvent"][],
+  status: e.status,
+  disabled_reason: e.disabled_reason,
+  failing_since: e.failing_since,
+  previous_secret_expires_at: e.previous_secret_expires_at,
+  livemode: e.livemode,
+  created_at: e.created_at,
+  updated_at: e.updated_at,
+});
+
+/** Create and rotate_secret answer with the secret, once (WebhookEndpointWithSecret; never stored for replay). */
+export const webhookEndpointWithSecret = ({ endpoint, secret }: { endpoint: WebhookEndpointDoc; secret: string }) => ({
+  ...webhookEndpoint(endpoint),
+  secret,
+});
+
+export const webhookDelivery = (d: WebhookDeliveryDoc): Schemas["WebhookDelivery"] => ({
+  id: d.id,
+  object: "webhook_delivery",
+  endpoint_id: d.endpoint_id,
+  event_id: d.event_id,
+  event_type: d.event_type as Schemas["EventType"],
+  status: d.status,
+  attempt_count: d.attempts.length,
+  next_attempt_at: d.next_attempt_at,
+  attempts: d.attempts.map((a) => ({
+    number: a.number,
+    trigger: a.trigger,
+    attempted_at: a.attempted_at,
+    status_code: a.status_code,
+    error: a.error,
+    error_message: a.error_message,
+    latency_ms: a.latency_ms,
+    response_body: a.response_body,
+    succeeded: a.succeeded,
+    next_attempt_at: a.next_attempt_at,
+  })),
+  livemode: d.livemode,
+  created_at: d.created_at,
+  updated_at: d.updated_at,
+});

@@ -13,6 +13,22 @@ export interface ReadyMessage {
   merchantId?: string;
 }
 
+/**
+ * Parent → payments target: record `count` events straight into the store (as the change that causes
+ * an event would, outbox flag set), in transactions of `batch`, for the webhook throughput run. The
+ * target answers with EmittedMessage once they are committed.
+ */
+export interface EmitEventsMessage {
+  type: "emit-events";
+  count: number;
+  batch: number;
+}
+
+export interface EmittedMessage {
+  type: "emitted";
+  count: number;
+}
+
 /** The body every card-tokenizing request of the benchmark sends (the sandbox test card). */
 export const TOKEN_BODY = { card: "4242424242424242", holder: "Bench Holder", exp_month: 12, exp_year: 2030 };
 
