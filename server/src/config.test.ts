@@ -51,3 +51,18 @@ describe("configuration (one schema, validated at start-up)", () => {
     expect(loadConfig({ BASE_URL: "https://pay.example.com/" }).BASE_URL).toBe("https://pay.example.com");
   });
 });
+
+describe("numeric settings", () => {
+  it("refuse an empty value instead of reading it as 0 (PORT= would otherwise pick a random port)", () => {
+    expect(() => loadConfig({ PORT: "" })).toThrow(/PORT: must be a whole number/);
+    expect(() => loadConfig({ SETTLEMENT_DELAY_SECONDS: "" })).toThrow(/SETTLEMENT_DELAY_SECONDS/);
+  });
+
+  it("accept digits only, within their range", () => {
+    expect(loadConfig({ PORT: "0" }).PORT).toBe(0);
+    expect(loadConfig({ PORT: "8080" }).PORT).toBe(8080);
+    for (const bad of [" 80", "1e3", "0x50", "-1", "80.5", "70000"]) {
+      expect(() => loadConfig({ PORT: bad }), bad).toThrow(/PORT/);
+    }
+  });
+});

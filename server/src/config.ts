@@ -5,7 +5,14 @@ import { parseCurrencyList } from "./domain/money.ts";
 // here at start-up and documented in .env.example and the README. Nothing else reads process.env.
 
 const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
-const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+// Whole numbers in decimal digits only: an empty value (`PORT=`) is an error, not 0 (which for PORT
+// would mean "any free port"), and neither "1e3" nor " 80" nor "0x50" passes.
+const int = (min: number, max: number) =>
+  z
+    .string()
+    .regex(/^[0-9]+$/, "must be a whole number written in digits")
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max));
 
 export const ConfigSchema = z
   .object({

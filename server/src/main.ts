@@ -1,6 +1,6 @@
 import { ConfigError, loadConfig } from "./config.ts";
 import { createLogger } from "./logger.ts";
-import { startServer } from "./server.ts";
+import { dataLocation, type RunningServer, StartupError, startServer } from "./server.ts";
 
 // `npm start`: reads the configuration, opens the store, serves the API. On the very first start
 // (empty store) it prints a sandbox key with scope `*`, once.
@@ -17,8 +17,18 @@ try {
 }
 
 const logger = createLogger(config.LOG_LEVEL);
-const running = await startServer({ config, logger });
-const storage = config.MONGODB_URI ? `MongoDB database ${config.MONGODB_DB}` : `SQLite in ${config.DATA_DIR}`;
+let running: RunningServer;
+try {
+  running = await startServer({ config, logger });
+} catch (err) {
+  // A setting the operator must change: one line naming it, no stack trace (a bug still gets one).
+  if (err instanceof StartupError) {
+    console.error(err.message);
+    process.exit(1);
+  }
+  throw err;
+}
+const storage = config.MONGODB_URI ? `MongoDB database ${config.MONGODB_DB}` : `SQLite in ${dataLocation(config)}`;
 logger.info({ url: running.url, storage, mode: config.NODE_ENV }, "payments API listening");
 
 if (running.bootstrapSecret) {

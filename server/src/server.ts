@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { join } from "node:path";
+import { join, resolve as resolvePath } from "node:path";
 import type { Logger } from "pino";
 import type { Config } from "./config.ts";
 import type { Now } from "./domain/context.ts";
@@ -83,33 +83,121 @@ function every(ms: number, name: string, logger: Logger, job: () => Promise<unkn
   return timer;
 }
 
+/**
+ * A start-up failure an operator fixes by changing one setting (a busy PORT, an unusable DATA_DIR, an
+ * unreachable MONGODB_URI): `npm start` prints its message, one line naming the setting, instead of a
+ * stack trace.
+ */
+export class StartupError extends Error {
+  override name = "StartupError";
+  constructor(
+    readonly setting: string,
+    reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`${setting}: ${reason}`.replace(/\s*\n\s*/g, " "), options);
+  }
+}
+
+function codeOf(err: unknown): string | undefined {
+  return err instanceof Error && "code" in err && typeof err.code === "string" ? err.code : undefined;
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Where the embedded store keeps its data, as an absolute path (start-up log and errors). */
+export function dataLocation(config: Config): string {
+  return config.DATA_DIR === IN_MEMORY ? IN_MEMORY : resolvePath(config.DATA_DIR);
+}
+
+/** Why DATA_DIR cannot hold the store, in words; the code stays in the message for searching. */
+function dataDirProblem(config: Config, err: unknown): StartupError {
+  const code = codeOf(err);
+  const where = dataLocation(config);
+  const why =
+    code === "ENOTDIR" || code === "EEXIST"
+      ? "is a file, or lies under one; it must be a directory"
+      : code === "EACCES" || code === "EPERM" || code === "EROFS" || code === "SQLITE_CANTOPEN"
+        ? "cannot be written by this process (check its permissions, or point DATA_DIR elsewhere)"
+        : code === "SQLITE_READONLY"
+          ? "holds a database this process cannot write (check the permissions of the files in it)"
+          : "cannot hold the embedded store";
+  return new StartupError("DATA_DIR", `${where} ${why} (${code ?? messageOf(err)})`, { cause: err });
+}
+
+async function openConfiguredStore(config: Config): Promise<AppStore> {
+  try {
+    return await openStore(config);
+  } catch (err) {
+    if (!config.MONGODB_URI) throw dataDirProblem(config, err);
+    // The URI may hold a password, so only the driver's reason is shown, never the URI.
+    throw new StartupError("MONGODB_URI", `cannot use MongoDB: ${messageOf(err)}`, { cause: err });
+  }
+}
+
+function configuredDomain(config: Config, store: AppStore, now: Now): Domain {
+  try {
+    return domainFor(config, store, now);
+  } catch (err) {
+    if (config.VAULT_MASTER_KEY) throw new StartupError("VAULT_MASTER_KEY", messageOf(err), { cause: err });
+    if (codeOf(err)) throw dataDirProblem(config, err);
+    throw new StartupError("DATA_DIR", `${dataLocation(config)}/vault-keys.json: ${messageOf(err)}`, { cause: err });
+  }
+}
+
+function listenProblem(config: Config, err: unknown): unknown {
+  const code = codeOf(err);
+  if (code === "EADDRINUSE") {
+    return new StartupError(
+      "PORT",
+      `${config.PORT} is already in use on ${config.HOST}; stop what holds it or set PORT to a free port`,
+      { cause: err },
+    );
+  }
+  if (code === "EACCES") {
+    return new StartupError("PORT", `${config.PORT} needs privileges this process lacks; use a port above 1023`, {
+      cause: err,
+    });
+  }
+  if (code === "EADDRNOTAVAIL" || code === "ENOTFOUND" || code === "EAI_AGAIN") {
+    return new StartupError("HOST", `${config.HOST} is not an address of this machine (${code})`, { cause: err });
+  }
+  return err;
+}
+
+/**
+ * Opens the store, binds the port, and only then creates the first start's sandbox key: a start that
+ * cannot listen leaves the store as it found it, so the next start still makes (and prints) the key.
+ */
 export async function startServer(options: { config: Config; logger?: Logger; now?: Now }): Promise<RunningServer> {
   const { config } = options;
   const logger = options.logger ?? createLogger(config.LOG_LEVEL);
   const now = options.now ?? (() => new Date());
-  const store = await openStore(config);
+  const store = await openConfiguredStore(config);
   try {
-    const domain = domainFor(config, store, now);
-
-    // DESIGN §5: on first start with an empty store, one sandbox key with scope `*`, shown once.
-    let bootstrapSecret: string | null = null;
-    if (await domain.serviceKeys.none()) {
-      const { secret } = await domain.serviceKeys.issue(false, {
-        name: "sandbox (created on first start)",
-        scopes: ["*"],
-      });
-      bootstrapSecret = secret;
-    }
+    const domain = configuredDomain(config, store, now);
 
     // Request-log records are written in batches; close() writes the last one before the store closes.
     const requestLog = requestLogWriter({ store, logger });
     const app = createApp({ config, domain, store, logger, now, requestLog });
     const server = await new Promise<Server>((resolve, reject) => {
-      const s = app.listen(config.PORT, config.HOST, () => resolve(s));
-      s.once("error", reject);
+      const s = app.listen(config.PORT, config.HOST);
+      s.once("listening", () => resolve(s));
+      s.once("error", (err) => reject(listenProblem(config, err)));
     });
     const { port } = server.address() as AddressInfo;
     const url = `http://${config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST}:${port}`;
+
+    let bootstrapSecret: string | null;
+    try {
+      // DESIGN §5: on first start with an empty store, one sandbox key with scope `*`, shown once.
+      bootstrapSecret = (await domain.serviceKeys.bootstrap())?.secret ?? null;
+    } catch (err) {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      throw err;
+    }
 
     // Background jobs. Each pass is safe on several instances at once (every change in it is
     // conditional); a pass still running when the next is due is not started twice.
