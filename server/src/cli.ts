@@ -3,6 +3,7 @@ import { parseArgs } from "node:util";
 import { SCOPES } from "@payments/contract/operations";
 import { ConfigError, loadConfig } from "./config.ts";
 import { iso } from "./domain/time.ts";
+import { loadEnvFile } from "./env-file.ts";
 import { domainFor, openStore } from "./server.ts";
 
 // Administration from the operator's shell, against the same store the server uses (same
@@ -53,6 +54,7 @@ async function main(argv: string[]): Promise<number> {
       return 2;
     }
   }
+  loadEnvFile(); // the same .env as `npm start` reads, so the CLI works on the server's store
   const config = loadConfig();
   const store = await openStore(config);
   try {

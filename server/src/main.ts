@@ -1,4 +1,5 @@
 import { ConfigError, loadConfig } from "./config.ts";
+import { loadEnvFile } from "./env-file.ts";
 import { createLogger } from "./logger.ts";
 import { dataLocation, type RunningServer, StartupError, startServer } from "./server.ts";
 
@@ -6,7 +7,9 @@ import { dataLocation, type RunningServer, StartupError, startServer } from "./s
 // (empty store) it prints a sandbox key with scope `*`, once.
 
 let config: ReturnType<typeof loadConfig>;
+let envFile: string | null = null;
 try {
+  envFile = loadEnvFile();
   config = loadConfig();
 } catch (err) {
   if (err instanceof ConfigError) {
@@ -29,7 +32,7 @@ try {
   throw err;
 }
 const storage = config.MONGODB_URI ? `MongoDB database ${config.MONGODB_DB}` : `SQLite in ${dataLocation(config)}`;
-logger.info({ url: running.url, storage, mode: config.NODE_ENV }, "payments API listening");
+logger.info({ url: running.url, storage, mode: config.NODE_ENV, env_file: envFile }, "payments API listening");
 
 if (running.bootstrapSecret) {
   // Printed to stdout once and never stored in clear; only its SHA-256 digest is kept.

@@ -1,5 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { dirname, resolve } from "node:path";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 // The server as an operator runs it: a child process started like `npm start` (tsx on the sources)
@@ -40,8 +42,12 @@ export function childEnv(env: Record<string, string>): Record<string, string> {
     const value = process.env[name];
     if (value !== undefined) base[name] = value;
   }
-  return { ...base, NODE_ENV: "test", HOST: "127.0.0.1", LOG_LEVEL: "info", ...env };
+  // An empty directory for INIT_CWD, so no developer's `.env` is read unless a test gives one.
+  noEnvFileDir ??= mkdtempSync(join(tmpdir(), "payments-no-env-"));
+  return { ...base, NODE_ENV: "test", HOST: "127.0.0.1", LOG_LEVEL: "info", INIT_CWD: noEnvFileDir, ...env };
 }
+
+let noEnvFileDir: string | undefined;
 
 export interface SpawnOptions {
   /** `tsx` runs src/main.ts as `npm start` does in development; `built` runs dist/main.js. */
