@@ -66,3 +66,17 @@ describe("numeric settings", () => {
     }
   });
 });
+
+describe("operations settings", () => {
+  it("log human-readable lines in development only, unless LOG_FORMAT says otherwise", () => {
+    expect(loadConfig({}).LOG_FORMAT).toBe("pretty");
+    expect(loadConfig({ NODE_ENV: "test" }).LOG_FORMAT).toBe("json");
+    expect(loadConfig({ LOG_FORMAT: "json" }).LOG_FORMAT).toBe("json");
+    expect(() => loadConfig({ LOG_FORMAT: "fancy" })).toThrow(/LOG_FORMAT/);
+  });
+
+  it("bound the shutdown drain", () => {
+    expect(loadConfig({}).SHUTDOWN_TIMEOUT_SECONDS).toBe(10);
+    expect(() => loadConfig({ SHUTDOWN_TIMEOUT_SECONDS: "601" })).toThrow(/SHUTDOWN_TIMEOUT_SECONDS/);
+  });
+});

@@ -58,6 +58,15 @@ export const ConfigSchema = z
     SETTLEMENT_DELAY_SECONDS: int(0, 30 * 86400).default(2 * 86400),
     /** How often the background jobs run: expiring unpaid local payments and settling pending funds. */
     JOBS_INTERVAL_SECONDS: int(1, 86400).default(60),
+
+    // Operations (issue #13): logs and shutdown.
+    /** `pretty` (human-readable lines, pino-pretty) or `json` (one JSON object a line). Default: pretty in development only. */
+    LOG_FORMAT: z.enum(["pretty", "json"]).optional(),
+    /**
+     * On SIGTERM/SIGINT: how long in-flight requests and background jobs may take to finish before
+     * their connections are cut and the store is closed anyway.
+     */
+    SHUTDOWN_TIMEOUT_SECONDS: int(0, 600).default(10),
   })
   .superRefine((c, ctx) => {
     if (c.NODE_ENV === "production") {
@@ -82,9 +91,10 @@ export const ConfigSchema = z
 
 export type RawConfig = z.infer<typeof ConfigSchema>;
 
-export interface Config extends Omit<RawConfig, "BASE_URL" | "VALIDATE_RESPONSES"> {
+export interface Config extends Omit<RawConfig, "BASE_URL" | "VALIDATE_RESPONSES" | "LOG_FORMAT"> {
   BASE_URL: string;
   VALIDATE_RESPONSES: boolean;
+  LOG_FORMAT: "pretty" | "json";
 }
 
 export class ConfigError extends Error {
@@ -103,5 +113,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     ...c,
     BASE_URL: (c.BASE_URL ?? `http://${c.HOST}:${c.PORT}`).replace(/\/+$/, ""),
     VALIDATE_RESPONSES: c.VALIDATE_RESPONSES ?? c.NODE_ENV !== "production",
+    LOG_FORMAT: c.LOG_FORMAT ?? (c.NODE_ENV === "development" ? "pretty" : "json"),
   };
 }

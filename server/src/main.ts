@@ -19,7 +19,7 @@ try {
   throw err;
 }
 
-const logger = createLogger(config.LOG_LEVEL);
+const logger = createLogger(config.LOG_LEVEL, undefined, { format: config.LOG_FORMAT });
 let running: RunningServer;
 try {
   running = await startServer({ config, logger });
@@ -50,14 +50,22 @@ if (running.bootstrapSecret) {
   );
 }
 
+// Graceful shutdown (SIGTERM from an orchestrator, Ctrl-C): drain for at most SHUTDOWN_TIMEOUT_SECONDS,
+// then exit 0. A second signal while draining exits at once.
 let closing = false;
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.on(signal, () => {
-    if (closing) return;
+    if (closing) {
+      logger.warn({ signal }, "second signal: exiting without waiting");
+      process.exit(1);
+    }
     closing = true;
-    logger.info({ signal }, "shutting down");
+    logger.info({ signal, timeout_seconds: config.SHUTDOWN_TIMEOUT_SECONDS }, "shutting down");
     running.close().then(
-      () => process.exit(0),
+      () => {
+        logger.info("stopped");
+        process.exit(0);
+      },
       (err: unknown) => {
         logger.error({ err }, "shutdown failed");
         process.exit(1);

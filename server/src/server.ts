@@ -62,25 +62,41 @@ export interface RunningServer {
   domain: Domain;
   /** The secret of the sandbox key created on this start, when the store was empty; otherwise null. */
   bootstrapSecret: string | null;
+  /**
+   * Graceful: readiness turns 503, no new connections; requests and job runs under way finish (for at
+   * most SHUTDOWN_TIMEOUT_SECONDS), then the request log is flushed and the store closed.
+   */
   close(): Promise<void>;
 }
 
 const HOUSEKEEPING_INTERVAL_MS = 10 * 60_000;
 
+/** A background job's schedule; stop() ends it and resolves once a run under way has finished. */
+interface Scheduled {
+  stop(): Promise<void>;
+}
+
 /** Runs `job` every `ms`, skipping a turn while the previous run is still going; failures are logged. */
-function every(ms: number, name: string, logger: Logger, job: () => Promise<unknown>): NodeJS.Timeout {
-  let running = false;
+function every(ms: number, name: string, logger: Logger, job: () => Promise<unknown>): Scheduled {
+  let current: Promise<void> | null = null;
   const timer = setInterval(() => {
-    if (running) return;
-    running = true;
-    job()
-      .catch((err: unknown) => logger.error({ err, job: name }, "background job failed"))
+    if (current) return;
+    current = job()
+      .then(
+        () => {},
+        (err: unknown) => logger.error({ err, job: name }, "background job failed"),
+      )
       .finally(() => {
-        running = false;
+        current = null;
       });
   }, ms);
   timer.unref();
-  return timer;
+  return {
+    async stop() {
+      clearInterval(timer);
+      await current;
+    },
+  };
 }
 
 /**
@@ -171,6 +187,42 @@ function listenProblem(config: Config, err: unknown): unknown {
  * Opens the store, binds the port, and only then creates the first start's sandbox key: a start that
  * cannot listen leaves the store as it found it, so the next start still makes (and prints) the key.
  */
+/**
+ * Graceful shutdown: readiness turns 503 and the server stops accepting connections; requests under
+ * way finish (each connection closes once idle) and so do background-job runs under way, for at most
+ * `timeoutMs`; then whatever is left is cut, and `after` (flush the request log, close the store) runs.
+ */
+async function drainAndClose(options: {
+  server: Server;
+  jobs: Scheduled[];
+  timeoutMs: number;
+  logger: Logger;
+  before: () => void;
+  after: () => Promise<void>;
+}): Promise<void> {
+  const { server, logger } = options;
+  options.before();
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  // server.close() closes the idle keep-alive connections once; a busy one becomes idle when its
+  // response is sent, so look again until none is left.
+  const sweep = setInterval(() => server.closeIdleConnections(), 25);
+  let timer: NodeJS.Timeout | undefined;
+  const drained = await Promise.race([
+    Promise.all([closed, ...options.jobs.map((job) => job.stop())]).then(() => true),
+    new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), options.timeoutMs);
+    }),
+  ]);
+  clearInterval(sweep);
+  clearTimeout(timer);
+  if (!drained) {
+    logger.warn({ timeout_ms: options.timeoutMs }, "shutdown timeout: cutting the requests still under way");
+    server.closeAllConnections();
+    await closed;
+  }
+  await options.after();
+}
+
 export async function startServer(options: { config: Config; logger?: Logger; now?: Now }): Promise<RunningServer> {
   const { config } = options;
   const logger = options.logger ?? createLogger(config.LOG_LEVEL);
@@ -201,25 +253,33 @@ export async function startServer(options: { config: Config; logger?: Logger; no
 
     // Background jobs. Each pass is safe on several instances at once (every change in it is
     // conditional); a pass still running when the next is due is not started twice.
-    const timers = [
+    const jobs = [
       every(config.JOBS_INTERVAL_SECONDS * 1000, "charge jobs", logger, () =>
         Promise.all([domain.jobs.expire(), domain.jobs.settle()]),
       ),
       every(HOUSEKEEPING_INTERVAL_MS, "idempotency sweep", logger, domain.jobs.sweepIdempotency),
     ];
 
+    let closing: Promise<void> | null = null;
     return {
       url,
       server,
       store,
       domain,
       bootstrapSecret,
-      async close() {
-        for (const timer of timers) clearInterval(timer);
-        server.closeAllConnections();
-        await new Promise<void>((resolve) => server.close(() => resolve()));
-        await requestLog.close();
-        await store.close();
+      close() {
+        closing ??= drainAndClose({
+          server,
+          jobs,
+          timeoutMs: config.SHUTDOWN_TIMEOUT_SECONDS * 1000,
+          logger,
+          before: () => domain.health.drain(),
+          after: async () => {
+            await requestLog.close();
+            await store.close();
+          },
+        });
+        return closing;
       },
     };
   } catch (err) {

@@ -2,6 +2,7 @@ import { createCharges } from "./charges.ts";
 import type { Caller, Now } from "./context.ts";
 import { createEvents } from "./events.ts";
 import { allowAllFraudScreen, type FraudScreen } from "./fraud.ts";
+import { createHealth } from "./health.ts";
 import { settleDue } from "./ledger.ts";
 import { createMerchants } from "./merchants.ts";
 import type { MoneyRules } from "./money.ts";
@@ -43,6 +44,7 @@ export function createDomain(deps: DomainDeps) {
     tokens,
     serviceKeys: createServiceKeys(store, now),
     events: createEvents(store),
+    health: createHealth(store),
     charges,
     balances: {
       /** A merchant's balance per currency (GET /v1/merchants/{id}/balance). */

@@ -29,6 +29,22 @@ export interface AppDeps {
 /** Operations whose responses must never be kept for idempotent replay (they carry a card number). */
 const NEVER_STORE_RESPONSE = new Set<OperationId>(["revealToken"]);
 
+/** The health probes (spec/resources/health.tsp): public, and never in the request log. */
+const HEALTH_OPERATIONS = new Set<OperationId>(["getLiveness", "getReadiness"]);
+
+/** What GET / answers: links to the reference, the console, the contract and the health probes. */
+export function homePage(operations: readonly { operationId: string; path: string }[]) {
+  const pathOf = (id: OperationId) => operations.find((op) => op.operationId === id)?.path;
+  return {
+    name: "Payments API",
+    api: "/v1",
+    docs: "/docs",
+    console: "/console",
+    health: { liveness: pathOf("getLiveness"), readiness: pathOf("getReadiness") },
+    authentication: "Authorization: Bearer <service key>",
+  };
+}
+
 /** Builds the Express app from the generated contract. Throws if an operation has no handler. */
 export function createApp(deps: AppDeps): Express {
   const { config, domain, store, logger } = deps;
@@ -48,7 +64,14 @@ export function createApp(deps: AppDeps): Express {
   app.set("query parser", "simple");
 
   const requestLog = config.REQUEST_LOG ? (deps.requestLog ?? requestLogWriter({ store, logger })) : null;
-  app.use(observability({ logger, now, requestLog }));
+  const quietPaths = new Set(operations.filter((op) => HEALTH_OPERATIONS.has(op.operationId)).map((op) => op.path));
+  app.use(observability({ logger, now, requestLog, quietPaths }));
+
+  // GET / is for people who open the server's address: where to go next. It is not an API operation
+  // (not in the contract, like /docs and /console), so it sits before the validator.
+  app.get("/", (_req, res) => {
+    res.json(homePage(operations));
+  });
   app.use(express.json({ limit: config.BODY_LIMIT_BYTES, type: ["application/json", "application/*+json"] }));
 
   // Paths in the document are absolute (/v1/...); its `servers` entry is a template for clients.

@@ -40,6 +40,8 @@ const VALIDATOR_CODES: Record<number, ErrorCode> = {
 
 export function toProblem(err: unknown, requestId: string, logger: Logger): ProblemBody {
   if (err instanceof DomainError) {
+    // An outage the domain noticed (service_unavailable): the caller gets the fact, the log the cause.
+    if (err.cause !== undefined) logger.warn({ err: err.cause, request_id: requestId, code: err.code }, err.message);
     return problem(err.code, maskCardNumbers(err.message), {
       param: err.param,
       requestId,

@@ -160,5 +160,12 @@ export function createHandlers(domain: Domain): Handlers {
       body: serialize.list(await events.list(caller, { type: query.type }, page(query)), serialize.event),
     }),
     getEvent: async ({ caller, path }) => ({ status: 200, body: serialize.event(await events.get(caller, path.id)) }),
+
+    // Health (public: no key, no caller; never in the request log, see app.ts)
+    getLiveness: async () => ({ status: 200, body: { status: "ok" } }),
+    getReadiness: async () => {
+      await domain.health.ready();
+      return { status: 200, body: { status: "ready", checks: { store: "ok" } } };
+    },
   };
 }

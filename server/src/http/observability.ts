@@ -101,8 +101,18 @@ export function requestLogWriter(deps: {
  * request-log record for the console. Paths are masked here as well as by the logger, because the
  * store has no logger hook.
  */
-export function observability(deps: { logger: Logger; now: Now; requestLog: RequestLogWriter | null }) {
+export function observability(deps: {
+  logger: Logger;
+  now: Now;
+  requestLog: RequestLogWriter | null;
+  /**
+   * Paths whose requests are never recorded in the request log and are logged at debug level only:
+   * the health probes (getLiveness, getReadiness), which a load balancer calls every few seconds.
+   */
+  quietPaths?: ReadonlySet<string>;
+}) {
   const { logger, now, requestLog } = deps;
+  const quietPaths = deps.quietPaths ?? new Set<string>();
   return (req: Request, res: Response, next: NextFunction) => {
     const started = process.hrtime.bigint();
     const requestId = newId("req");
@@ -120,6 +130,10 @@ export function observability(deps: { logger: Logger; now: Now; requestLog: Requ
         latency_ms: Math.round(latencyMs * 100) / 100,
         key_prefix: caller?.keyPrefix ?? null,
       };
+      if (quietPaths.has(req.path)) {
+        logger.debug(line, "request");
+        return;
+      }
       logger.info(line, "request");
       requestLog?.record({
         id: requestId,
