@@ -32,7 +32,9 @@ try {
   throw err;
 }
 const storage = config.MONGODB_URI ? `MongoDB database ${config.MONGODB_DB}` : `SQLite in ${dataLocation(config)}`;
-logger.info({ url: running.url, storage, mode: config.NODE_ENV, env_file: envFile }, "payments API listening");
+// Which code runs: the built JavaScript (dist/, production) or the TypeScript sources (through tsx).
+const code = import.meta.url.endsWith(".ts") ? "source" : "dist";
+logger.info({ url: running.url, storage, mode: config.NODE_ENV, code, env_file: envFile }, "payments API listening");
 
 if (running.bootstrapSecret) {
   // Printed to stdout once and never stored in clear; only its SHA-256 digest is kept.

@@ -50,8 +50,11 @@ export function childEnv(env: Record<string, string>): Record<string, string> {
 let noEnvFileDir: string | undefined;
 
 export interface SpawnOptions {
-  /** `tsx` runs src/main.ts as `npm start` does in development; `built` runs dist/main.js. */
-  mode?: "tsx" | "built";
+  /**
+   * `tsx` runs src/main.ts through tsx; `built` runs dist/main.js with plain node; `launcher` runs
+   * start.mjs, which is what `npm start` runs (it picks one of the two by NODE_ENV).
+   */
+  mode?: "tsx" | "built" | "launcher";
   /** Working directory; default server/ (where `npm start` runs). */
   cwd?: string;
   /** Run as this user and group (tests that need a user without root's file access). */
@@ -62,7 +65,9 @@ export interface SpawnOptions {
 export function spawnServer(env: Record<string, string>, options: SpawnOptions = {}): ServerProcess {
   const mode = options.mode ?? "tsx";
   const [command, args] =
-    mode === "tsx" ? [TSX, ["src/main.ts"]] : [process.execPath, [resolve(SERVER_DIR, "dist/main.js")]];
+    mode === "tsx"
+      ? [TSX, ["src/main.ts"]]
+      : [process.execPath, [resolve(SERVER_DIR, mode === "built" ? "dist/main.js" : "start.mjs")]];
   const child = spawn(command, args, {
     cwd: options.cwd ?? SERVER_DIR,
     env: childEnv(env),
