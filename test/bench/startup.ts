@@ -101,7 +101,7 @@ if (!existsSync(join(server, "dist/main.js"))) {
 console.log(`median of ${ROUNDS} rounds; RSS in MiB`);
 console.log("variant | start-up to first answer | RSS after start | RSS after 200 requests | peak RSS");
 for (const [name, args] of Object.entries(variants)) {
-  const runs = [];
+  const runs: Awaited<ReturnType<typeof once>>[] = [];
   for (let i = 0; i < ROUNDS; i++) runs.push(await once(args));
   const m = (k: keyof (typeof runs)[number]) => median(runs.map((r) => r[k]));
   console.log(
