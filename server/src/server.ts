@@ -143,7 +143,8 @@ function dataDirProblem(config: Config, err: unknown): StartupError {
   return new StartupError("DATA_DIR", `${where} ${why} (${code ?? messageOf(err)})`, { cause: err });
 }
 
-async function openConfiguredStore(config: Config): Promise<AppStore> {
+/** openStore, with failures as StartupErrors naming DATA_DIR or MONGODB_URI (the server and the CLI). */
+export async function openConfiguredStore(config: Config): Promise<AppStore> {
   try {
     return await openStore(config);
   } catch (err) {

@@ -10,7 +10,6 @@ import { fileURLToPath } from "node:url";
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 export const SERVER_DIR = resolve(ROOT, "server");
-export const TSX = resolve(ROOT, "node_modules/.bin/tsx");
 
 export interface Exit {
   code: number | null;
@@ -51,7 +50,7 @@ let noEnvFileDir: string | undefined;
 
 export interface SpawnOptions {
   /**
-   * `tsx` runs src/main.ts through tsx; `built` runs dist/main.js with plain node; `launcher` runs
+   * `tsx` runs src/main.ts with tsx's loader (`node --import tsx`, one process); `built` runs dist/main.js with plain node; `launcher` runs
    * start.mjs, which is what `npm start` runs (it picks one of the two by NODE_ENV).
    */
   mode?: "tsx" | "built" | "launcher";
@@ -66,7 +65,7 @@ export function spawnServer(env: Record<string, string>, options: SpawnOptions =
   const mode = options.mode ?? "tsx";
   const [command, args] =
     mode === "tsx"
-      ? [TSX, ["src/main.ts"]]
+      ? [process.execPath, ["--import", "tsx", "src/main.ts"]]
       : [process.execPath, [resolve(SERVER_DIR, mode === "built" ? "dist/main.js" : "start.mjs")]];
   const child = spawn(command, args, {
     cwd: options.cwd ?? SERVER_DIR,
