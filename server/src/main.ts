@@ -31,29 +31,9 @@ try {
   }
   throw err;
 }
-const storage = config.MONGODB_URI ? `MongoDB database ${config.MONGODB_DB}` : `SQLite in ${dataLocation(config)}`;
-// Which code runs: the built JavaScript (dist/, production) or the TypeScript sources (through tsx).
-const code = import.meta.url.endsWith(".ts") ? "source" : "dist";
-logger.info({ url: running.url, storage, mode: config.NODE_ENV, code, env_file: envFile }, "payments API listening");
-
-if (running.bootstrapSecret) {
-  // Printed to stdout once and never stored in clear; only its SHA-256 digest is kept.
-  process.stdout.write(
-    [
-      "",
-      "  A sandbox service key with scope * was created on this first start. It is shown only now:",
-      "",
-      `    ${running.bootstrapSecret}`,
-      "",
-      `  Try: curl -H "Authorization: Bearer ${running.bootstrapSecret}" ${running.url}/v1/merchants`,
-      "",
-      "",
-    ].join("\n"),
-  );
-}
-
 // Graceful shutdown (SIGTERM from an orchestrator, Ctrl-C): drain for at most SHUTDOWN_TIMEOUT_SECONDS,
-// then exit 0. A second signal while draining exits at once.
+// then exit 0. A second signal while draining exits at once. Installed before anything announces
+// that the server is up, so a signal sent as soon as the log says "listening" is always handled.
 let closing = false;
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.on(signal, () => {
@@ -74,4 +54,25 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
       },
     );
   });
+}
+
+const storage = config.MONGODB_URI ? `MongoDB database ${config.MONGODB_DB}` : `SQLite in ${dataLocation(config)}`;
+// Which code runs: the built JavaScript (dist/, production) or the TypeScript sources (through tsx).
+const code = import.meta.url.endsWith(".ts") ? "source" : "dist";
+logger.info({ url: running.url, storage, mode: config.NODE_ENV, code, env_file: envFile }, "payments API listening");
+
+if (running.bootstrapSecret) {
+  // Printed to stdout once and never stored in clear; only its SHA-256 digest is kept.
+  process.stdout.write(
+    [
+      "",
+      "  A sandbox service key with scope * was created on this first start. It is shown only now:",
+      "",
+      `    ${running.bootstrapSecret}`,
+      "",
+      `  Try: curl -H "Authorization: Bearer ${running.bootstrapSecret}" ${running.url}/v1/merchants`,
+      "",
+      "",
+    ].join("\n"),
+  );
 }

@@ -63,21 +63,20 @@ describe("npm start on a bad setting", { timeout: 60_000 }, () => {
     const next = spawnServer({ PORT: "0", DATA_DIR: dataDir });
     try {
       const url = await next.listening;
-      const secrets = next.stdout().match(SECRET) ?? [];
-      expect(secrets.length).toBeGreaterThan(0);
-      expect(await listMerchants(url, secrets[0] ?? "")).toBe(200);
+      // The key is written after the log line, possibly in a later chunk of the pipe.
+      await expect.poll(() => next.stdout(), { timeout: 10_000 }).toMatch(SECRET);
+      const secret = next.stdout().match(SECRET)?.[0] ?? "";
+      expect(await listMerchants(url, secret)).toBe(200);
     } finally {
       expect((await next.stop()).code).toBe(0);
     }
 
-    // A third start on the same data makes no key and prints none.
+    // A third start on the same data makes no key and prints none (read once it has exited).
     const third = spawnServer({ PORT: "0", DATA_DIR: dataDir });
-    try {
-      await third.listening;
-      expect(third.stdout()).not.toMatch(SECRET);
-    } finally {
-      await third.stop();
-    }
+    await third.listening;
+    expect((await third.stop()).code).toBe(0);
+    expect(third.stdout()).toMatch(/payments API listening/);
+    expect(third.stdout()).not.toMatch(SECRET);
   });
 
   it("treats an empty PORT as a configuration error, not as 'any free port'", async () => {
@@ -125,14 +124,21 @@ describe("first start", { timeout: 60_000 }, () => {
   it("makes exactly one sandbox key when two instances start together on an empty store", async () => {
     const dataDir = freshDir();
     const servers = [spawnServer({ PORT: "0", DATA_DIR: dataDir }), spawnServer({ PORT: "0", DATA_DIR: dataDir })];
+    const urls = await Promise.all(servers.map((s) => s.listening));
     try {
-      const urls = await Promise.all(servers.map((s) => s.listening));
-      const secrets = servers.flatMap((s) => [...new Set(s.stdout().match(SECRET) ?? [])]);
-      expect(secrets).toHaveLength(1);
+      await expect.poll(() => servers.map((s) => s.stdout()).join("\n"), { timeout: 10_000 }).toMatch(SECRET);
+      const secret =
+        servers
+          .map((s) => s.stdout())
+          .join("\n")
+          .match(SECRET)?.[0] ?? "";
       // Both instances share the store, so the one key works on either.
-      for (const url of urls) expect(await listMerchants(url, secrets[0] ?? "")).toBe(200);
+      for (const url of urls) expect(await listMerchants(url, secret)).toBe(200);
     } finally {
       await Promise.all(servers.map((s) => s.stop()));
     }
+    // Read once both have exited: exactly one key between them.
+    const secrets = servers.flatMap((s) => [...new Set(s.stdout().match(SECRET) ?? [])]);
+    expect(secrets).toHaveLength(1);
   });
 });

@@ -81,7 +81,14 @@ export function spawnServer(env: Record<string, string>, options: SpawnOptions =
   child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
     err += chunk;
   });
-  const exited = new Promise<Exit>((done) => child.once("exit", (code, signal) => done({ code, signal })));
+  const exited = new Promise<Exit>((done) => {
+    child.once("exit", (code, signal) => done({ code, signal }));
+    // The process could not be started at all (a missing or unreadable binary): say so as its stderr.
+    child.once("error", (error) => {
+      err += `could not start ${command}: ${error.message}\n`;
+      done({ code: -1, signal: null });
+    });
+  });
   const listening = new Promise<string>((done, fail) => {
     const look = () => {
       for (const line of out.split("\n")) {
