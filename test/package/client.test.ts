@@ -69,7 +69,7 @@ describe("the packed client in a project outside the repository", { timeout: 180
   let server: TestServer;
 
   beforeAll(async () => {
-    // prepack builds dist/ (tsup) first.
+    // prepack builds dist/ (build.mjs) first.
     await run("npm", ["pack", "--pack-destination", work], { cwd: CLIENT_DIR });
     const packed = readdirSync(work).find((f) => f.endsWith(".tgz"));
     if (!packed) throw new Error("npm pack made no tarball");
@@ -97,8 +97,11 @@ describe("the packed client in a project outside the repository", { timeout: 180
     expect(pkg.version).toMatch(/^\d+\.\d+\.\d+/);
     expect(Object.keys(pkg.dependencies)).toEqual(["openapi-fetch"]);
     // The declarations carry the contract's types themselves.
-    const { stdout: dts } = await run("tar", ["-xzOf", tarball, "package/dist/index.d.ts"]);
-    expect(dts).not.toContain("@payments/contract");
+    expect(files).toContain("package/dist/contract.d.ts");
+    for (const file of files.filter((f) => f.endsWith(".d.ts") || f.endsWith(".js"))) {
+      const { stdout: text } = await run("tar", ["-xzOf", tarball, file]);
+      expect(text, file).not.toContain("@payments/contract");
+    }
   });
 
   it("installs, type-checks with tsc and runs against a real server", async () => {
