@@ -16,8 +16,10 @@ const serverDir = resolve(dirname(fileURLToPath(import.meta.url)), "../../server
 const dataDir = mkdtempSync(join(tmpdir(), "payments-cli-"));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-// Vitest puts Vite's BASE_URL ("/") into the environment; the CLI must see the operator's settings only.
-const { BASE_URL: _vite, ...env } = process.env;
+// Vitest puts Vite's BASE_URL ("/") into the environment; the CLI must see the operator's settings
+// only. This suite runs the CLI and the server on one DATA_DIR, so a MONGODB_URI (the suites on
+// MongoDB) is left out too, and so is npm's INIT_CWD, which would point the CLI at a developer's .env.
+const { BASE_URL: _vite, MONGODB_URI: _mongo, INIT_CWD: _initCwd, ...env } = process.env;
 const cli = (...args: string[]) =>
   // tsx's loader in this one process (the tsx command would start a second one).
   run(process.execPath, ["--import", "tsx", "src/cli.ts", ...args], {
