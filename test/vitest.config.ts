@@ -10,6 +10,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   ssr: { resolve: { conditions: ["@payments/source", ...defaultServerConditions] } },
   test: {
+    setupFiles: ["./support/quiet-warnings.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
   },
