@@ -185,10 +185,6 @@ function listenProblem(config: Config, err: unknown): unknown {
 }
 
 /**
- * Opens the store, binds the port, and only then creates the first start's sandbox key: a start that
- * cannot listen leaves the store as it found it, so the next start still makes (and prints) the key.
- */
-/**
  * Graceful shutdown: readiness turns 503 and the server stops accepting connections; requests under
  * way finish (each connection closes once idle) and so do background-job runs under way, for at most
  * `timeoutMs`; then whatever is left is cut, and `after` (flush the request log, close the store) runs.
@@ -224,6 +220,10 @@ async function drainAndClose(options: {
   await options.after();
 }
 
+/**
+ * Opens the store, binds the port, and only then creates the first start's sandbox key: a start that
+ * cannot listen leaves the store as it found it, so the next start still makes (and prints) the key.
+ */
 export async function startServer(options: { config: Config; logger?: Logger; now?: Now }): Promise<RunningServer> {
   const { config } = options;
   const logger = options.logger ?? createLogger(config.LOG_LEVEL);
