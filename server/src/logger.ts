@@ -7,7 +7,7 @@ import { maskCardNumbers } from "./domain/mask.ts";
  * human-readable lines through pino-pretty (`LOG_FORMAT=pretty`, the development default). Every line
  * passes through maskCardNumbers before it is written, in either format (pino-pretty formats the
  * already masked JSON), so a card number that reaches a log by any path (a URL, an error message, a
- * stack) shows only its first four and last four digits (seed §2). Bodies are never logged, so a CVC
+ * stack) shows only its first four and last four digits. Bodies are never logged, so a CVC
  * never is.
  */
 export function createLogger(

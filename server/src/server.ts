@@ -245,7 +245,7 @@ export async function startServer(options: { config: Config; logger?: Logger; no
 
     let bootstrapSecret: string | null;
     try {
-      // DESIGN §5: on first start with an empty store, one sandbox key with scope `*`, shown once.
+      // On first start with an empty store, one sandbox key with scope `*`, shown once (README "Quick start").
       bootstrapSecret = (await domain.serviceKeys.bootstrap())?.secret ?? null;
     } catch (err) {
       await new Promise<void>((resolve) => server.close(() => resolve()));

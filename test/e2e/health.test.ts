@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 // The health probes (spec/resources/health.tsp: getLiveness, getReadiness) and GET /: public, and
-// kept out of the request log (DESIGN §16), which a load balancer's polling would otherwise fill.
+// kept out of the request log, which a load balancer's polling would otherwise fill.
 
 describe("health probes and the home page", () => {
   let server: TestServer;

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { linesOf, spawnServer } from "../support/process.ts";
 
 // Logs: human-readable lines in development (pino-pretty), one JSON object a line elsewhere; card
-// numbers masked in both (seed §2).
+// numbers masked in both.
 
 const PAN = "4242424242424242";
 

@@ -215,7 +215,7 @@ export function createServiceKeys(store: AppStore, now: Now) {
     none,
 
     /**
-     * The first start's sandbox key with scope `*` (DESIGN §5), or null when this store already has a
+     * The first start's sandbox key with scope `*` (README "Quick start"), or null when this store already has a
      * key or another instance made the first one. Two instances starting together on an empty store
      * both see no key; each then claims the `settings` record BOOTSTRAP_SETTING in the same
      * transaction as its key, and the record's unique id lets exactly one of them commit.
