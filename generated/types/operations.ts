@@ -2,9 +2,26 @@
 
 /**
  * Every API operation of the contract, with the scopes its security requirement lists (any one grants
- * access) and whether its success answer carries a secret or a card number (`sensitive`: never stored).
+ * access), whether its success answer carries a secret or a card number (`sensitive`: never stored),
+ * and whether it is `public` (`security: []`: no key, no scope).
  */
 export const OPERATIONS = [
+  {
+    "operationId": "getLiveness",
+    "method": "get",
+    "path": "/healthz",
+    "scopes": [],
+    "sensitive": false,
+    "public": true
+  },
+  {
+    "operationId": "getReadiness",
+    "method": "get",
+    "path": "/readyz",
+    "scopes": [],
+    "sensitive": false,
+    "public": true
+  },
   {
     "operationId": "listCharges",
     "method": "get",
@@ -12,7 +29,8 @@ export const OPERATIONS = [
     "scopes": [
       "charges"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "createCharge",
@@ -21,7 +39,8 @@ export const OPERATIONS = [
     "scopes": [
       "charges"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "getCharge",
@@ -30,7 +49,8 @@ export const OPERATIONS = [
     "scopes": [
       "charges"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "captureCharge",
@@ -39,7 +59,8 @@ export const OPERATIONS = [
     "scopes": [
       "charges"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "listRefunds",
@@ -48,7 +69,8 @@ export const OPERATIONS = [
     "scopes": [
       "charges"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "createRefund",
@@ -57,7 +79,8 @@ export const OPERATIONS = [
     "scopes": [
       "charges"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "approveChargeReview",
@@ -66,7 +89,8 @@ export const OPERATIONS = [
     "scopes": [
       "charges"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "rejectChargeReview",
@@ -75,7 +99,8 @@ export const OPERATIONS = [
     "scopes": [
       "charges"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "voidCharge",
@@ -84,7 +109,8 @@ export const OPERATIONS = [
     "scopes": [
       "charges"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "listEvents",
@@ -93,7 +119,8 @@ export const OPERATIONS = [
     "scopes": [
       "webhooks"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "getEvent",
@@ -102,7 +129,8 @@ export const OPERATIONS = [
     "scopes": [
       "webhooks"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "listEventDeliveries",
@@ -111,7 +139,8 @@ export const OPERATIONS = [
     "scopes": [
       "webhooks"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "redeliverEvent",
@@ -120,7 +149,8 @@ export const OPERATIONS = [
     "scopes": [
       "webhooks"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "listFraudEvaluations",
@@ -129,7 +159,8 @@ export const OPERATIONS = [
     "scopes": [
       "fraud"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "createFraudEvaluation",
@@ -138,7 +169,8 @@ export const OPERATIONS = [
     "scopes": [
       "fraud"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "getFraudEvaluation",
@@ -147,7 +179,8 @@ export const OPERATIONS = [
     "scopes": [
       "fraud"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "deleteFraudListItem",
@@ -156,7 +189,8 @@ export const OPERATIONS = [
     "scopes": [
       "fraud"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "listFraudLists",
@@ -165,7 +199,8 @@ export const OPERATIONS = [
     "scopes": [
       "fraud"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "createFraudList",
@@ -174,7 +209,8 @@ export const OPERATIONS = [
     "scopes": [
       "fraud"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "getFraudList",
@@ -183,7 +219,8 @@ export const OPERATIONS = [
     "scopes": [
       "fraud"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "deleteFraudList",
@@ -192,7 +229,8 @@ export const OPERATIONS = [
     "scopes": [
       "fraud"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "listFraudListItems",
@@ -201,7 +239,8 @@ export const OPERATIONS = [
     "scopes": [
       "fraud"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "createFraudListItem",
@@ -210,7 +249,8 @@ export const OPERATIONS = [
     "scopes": [
       "fraud"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "getFraudSettings",
@@ -219,7 +259,8 @@ export const OPERATIONS = [
     "scopes": [
       "fraud"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "updateFraudSettings",
@@ -228,7 +269,8 @@ export const OPERATIONS = [
     "scopes": [
       "fraud"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "listMerchants",
@@ -237,7 +279,8 @@ export const OPERATIONS = [
     "scopes": [
       "merchants"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "createMerchant",
@@ -246,7 +289,8 @@ export const OPERATIONS = [
     "scopes": [
       "merchants"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "getMerchant",
@@ -255,7 +299,8 @@ export const OPERATIONS = [
     "scopes": [
       "merchants"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "updateMerchant",
@@ -264,7 +309,8 @@ export const OPERATIONS = [
     "scopes": [
       "merchants"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "getMerchantBalance",
@@ -273,7 +319,8 @@ export const OPERATIONS = [
     "scopes": [
       "merchants"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "sandboxCompleteCharge",
@@ -282,7 +329,8 @@ export const OPERATIONS = [
     "scopes": [
       "charges"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "sandboxExpireCharge",
@@ -291,7 +339,8 @@ export const OPERATIONS = [
     "scopes": [
       "charges"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "listServiceKeys",
@@ -300,7 +349,8 @@ export const OPERATIONS = [
     "scopes": [
       "*"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "createServiceKey",
@@ -309,7 +359,8 @@ export const OPERATIONS = [
     "scopes": [
       "*"
     ],
-    "sensitive": true
+    "sensitive": true,
+    "public": false
   },
   {
     "operationId": "getServiceKey",
@@ -318,7 +369,8 @@ export const OPERATIONS = [
     "scopes": [
       "*"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "revokeServiceKey",
@@ -327,7 +379,8 @@ export const OPERATIONS = [
     "scopes": [
       "*"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "rotateServiceKey",
@@ -336,7 +389,8 @@ export const OPERATIONS = [
     "scopes": [
       "*"
     ],
-    "sensitive": true
+    "sensitive": true,
+    "public": false
   },
   {
     "operationId": "createToken",
@@ -345,7 +399,8 @@ export const OPERATIONS = [
     "scopes": [
       "tokenization"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "getToken",
@@ -354,7 +409,8 @@ export const OPERATIONS = [
     "scopes": [
       "vault"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "deleteToken",
@@ -363,7 +419,8 @@ export const OPERATIONS = [
     "scopes": [
       "vault"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "revealToken",
@@ -372,7 +429,8 @@ export const OPERATIONS = [
     "scopes": [
       "vault"
     ],
-    "sensitive": true
+    "sensitive": true,
+    "public": false
   },
   {
     "operationId": "getWebhookDelivery",
@@ -381,7 +439,8 @@ export const OPERATIONS = [
     "scopes": [
       "webhooks"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "listWebhookEndpoints",
@@ -390,7 +449,8 @@ export const OPERATIONS = [
     "scopes": [
       "webhooks"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "createWebhookEndpoint",
@@ -399,7 +459,8 @@ export const OPERATIONS = [
     "scopes": [
       "webhooks"
     ],
-    "sensitive": true
+    "sensitive": true,
+    "public": false
   },
   {
     "operationId": "getWebhookEndpoint",
@@ -408,7 +469,8 @@ export const OPERATIONS = [
     "scopes": [
       "webhooks"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "deleteWebhookEndpoint",
@@ -417,7 +479,8 @@ export const OPERATIONS = [
     "scopes": [
       "webhooks"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "updateWebhookEndpoint",
@@ -426,7 +489,8 @@ export const OPERATIONS = [
     "scopes": [
       "webhooks"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "listWebhookEndpointDeliveries",
@@ -435,7 +499,8 @@ export const OPERATIONS = [
     "scopes": [
       "webhooks"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "recoverWebhookEndpoint",
@@ -444,7 +509,8 @@ export const OPERATIONS = [
     "scopes": [
       "webhooks"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "rotateWebhookEndpointSecret",
@@ -453,7 +519,8 @@ export const OPERATIONS = [
     "scopes": [
       "webhooks"
     ],
-    "sensitive": true
+    "sensitive": true,
+    "public": false
   },
   {
     "operationId": "testWebhookEndpoint",
@@ -462,7 +529,8 @@ export const OPERATIONS = [
     "scopes": [
       "webhooks"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   }
 ] as const;
 

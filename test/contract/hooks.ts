@@ -8,7 +8,8 @@
 //   (apiaryio/dredd#1281 and TOOLCHAIN.md), so it cannot produce a 401, 403, 409, 413 or 500. Only the
 //   2xx transactions and, for operations that address an object by id, the 404 ones are kept; the rest
 //   are skipped, each with its reason recorded.
-// - Every request gets `Authorization: Bearer <sandbox key with scope *>`.
+// - Every request gets `Authorization: Bearer <sandbox key with scope *>`, except those to public
+//   operations (`security: []`), which are sent without a key.
 // - Path ids: a 2xx transaction addresses a fixture the test created beforehand; a 404 transaction a
 //   well-formed id that exists nowhere.
 // - Request bodies: dredd uses the first request example of an operation for every transaction, which
@@ -100,16 +101,32 @@ export function isRunnable(op: Pick<Operation, "path">, status: number): boolean
   return (status >= 200 && status < 300) || (status === 404 && op.path.includes("{"));
 }
 
+let summaries: Map<Operation, string | undefined> | undefined;
+
 /**
  * The operation a transaction exercises. dredd names the action after the operation's `summary` when
- * it has one (its method otherwise), so the method is read from the request.
+ * it has one (`/healthz > Liveness probe > 200`) and by its method otherwise; the method is read from
+ * the request when there is one, and the summary is matched too.
  */
 export function operationOf(transaction: {
   origin: Pick<DreddTransaction["origin"], "resourceName" | "actionName">;
   request?: Pick<DreddTransaction["request"], "method"> | undefined;
 }): Operation | undefined {
-  const method = (transaction.request?.method ?? transaction.origin.actionName).toLowerCase();
-  return OPERATIONS.find((op) => op.method === method && op.path === transaction.origin.resourceName);
+  const { resourceName, actionName } = transaction.origin;
+  const method = transaction.request?.method?.toLowerCase();
+  if (summaries === undefined) {
+    const document = loadOpenApi30();
+    summaries = new Map(
+      OPERATIONS.map((op) => [op, (document.paths[op.path]?.[op.method] as { summary?: string } | undefined)?.summary]),
+    );
+  }
+  return OPERATIONS.find(
+    (op) =>
+      op.path === resourceName &&
+      (method !== undefined
+        ? op.method === method
+        : op.method === actionName.toLowerCase() || summaries?.get(op) === actionName),
+  );
 }
 
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
@@ -198,8 +215,9 @@ export function registerContractHooks(hooks: DreddHooks, ctx: ContractHooksConte
     const doc = documented(op);
     const headers = transaction.request.headers;
 
+    // Public operations (`security: []`) are called without a key, as a load balancer would.
     deleteHeader(headers, "Authorization");
-    headers.Authorization = `Bearer ${ctx.secret}`;
+    if (!op.public) headers.Authorization = `Bearer ${ctx.secret}`;
 
     deleteHeader(headers, "Idempotency-Key");
     if (op.method === "post") headers["Idempotency-Key"] = `dredd-${randomUUID()}`;

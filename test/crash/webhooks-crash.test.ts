@@ -117,9 +117,13 @@ describe("webhook delivery across kill -9", { timeout: 600_000 }, () => {
     try {
       // Every event from the endpoint's creation on (one made before it is not for it).
       const stored = async () =>
-        (await store.findAll("events", { livemode: false, created_at: { $gte: String(endpoint.created_at) } }, 1_000_000)).map(
-          (e) => e.id,
-        );
+        (
+          await store.findAll(
+            "events",
+            { livemode: false, created_at: { $gte: String(endpoint.created_at) } },
+            1_000_000,
+          )
+        ).map((e) => e.id);
       let events = await stored();
       for (let i = 0; i < 1200; i++) {
         events = await stored();

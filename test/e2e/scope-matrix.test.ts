@@ -21,8 +21,8 @@ import {
 
 // The security matrix, generated from the contract (issue #3): for every operation in the document,
 // a key with the scope it declares succeeds, a key with any other scope gets 403, no key gets 401,
-// and an object of the other environment answers 404. Adding an operation without a request recipe
-// below fails this suite.
+// and an object of the other environment answers 404. Public operations (`security: []`) succeed
+// without a key and with any key. Adding an operation without a request recipe below fails this suite.
 
 /** Every scope but `*`, which grants everything. */
 const ALL_SCOPES = SCOPES.filter((s) => s !== "*");
@@ -122,6 +122,8 @@ const RECIPES: Record<(typeof OPERATIONS)[number]["operationId"], Recipe> = {
     );
     return { path: { id: delivery.id } };
   },
+  getLiveness: async () => ({ path: {} }),
+  getReadiness: async () => ({ path: {} }),
 };
 
 async function keyId(server: TestServer, live: boolean): Promise<string> {
@@ -164,7 +166,38 @@ describe("scope matrix (every operation in the contract)", () => {
     expect(Object.keys(RECIPES).sort()).toEqual(OPERATIONS.map((op) => op.operationId).sort());
   });
 
-  for (const op of OPERATIONS) {
+  function urlOf(op: (typeof OPERATIONS)[number], path: Record<string, string>): URL {
+    return new URL(
+      op.path.replace(/\{(\w+)\}/g, (_, name: string) => path[name] ?? ""),
+      server.url,
+    );
+  }
+
+  // Public operations (`security: []`, declared with x-public) need no key, and a key changes nothing.
+  for (const op of OPERATIONS.filter((o) => o.public)) {
+    describe(`${op.operationId} (${op.method.toUpperCase()} ${op.path}) is public`, () => {
+      it("succeeds without a key", async () => {
+        const { path, body } = await RECIPES[op.operationId](sandbox);
+        const res = await fetch(urlOf(op, path), {
+          method: op.method.toUpperCase(),
+          ...(body === undefined
+            ? {}
+            : { headers: { "content-type": "application/json" }, body: JSON.stringify(body) }),
+        });
+        expect(res.status, await res.text()).toBeLessThan(300);
+      });
+
+      it("succeeds with a key of any scope, and with an unknown key", async () => {
+        const { path, body } = await RECIPES[op.operationId](sandbox);
+        for (const key of [await server.key(["merchants"]), `key_test_${"x".repeat(32)}`]) {
+          const { response, error } = await call(clientFor(server, key), op, path, body);
+          expect(response.status, JSON.stringify(error)).toBeLessThan(300);
+        }
+      });
+    });
+  }
+
+  for (const op of OPERATIONS.filter((o) => !o.public)) {
     describe(`${op.operationId} (${op.method.toUpperCase()} ${op.path}) needs ${op.scopes.join(" | ")}`, () => {
       it("succeeds with a key holding exactly that scope", async () => {
         const { path, body } = await RECIPES[op.operationId](sandbox);
@@ -208,10 +241,7 @@ describe("scope matrix (every operation in the contract)", () => {
 
       it("is 401 without a key, and with an unknown key", async () => {
         const { path, body } = await RECIPES[op.operationId](sandbox);
-        const url = new URL(
-          op.path.replace(/\{(\w+)\}/g, (_, name: string) => path[name] ?? ""),
-          server.url,
-        );
+        const url = urlOf(op, path);
         const init = {
           method: op.method.toUpperCase(),
           headers: { "content-type": "application/json" },

@@ -6,7 +6,13 @@ import type { Now } from "../domain/context.ts";
 import type { Domain } from "../domain/index.ts";
 import type { AppStore } from "../domain/records.ts";
 import { authenticate, scopeCheck } from "./auth.ts";
-import { contractOperations, loadContract, type OpenApiDocument, type OpenApiOperation } from "./contract.ts";
+import {
+  contractOperations,
+  loadContract,
+  type OpenApiDocument,
+  type OpenApiOperation,
+  type OperationId,
+} from "./contract.ts";
 import { errorMiddleware, notFoundMiddleware } from "./errors.ts";
 import { noBody, securityHeaders, strictIntegers } from "./guards.ts";
 import { createHandlers, type Handlers, toExpress } from "./handlers.ts";
@@ -65,6 +71,22 @@ function integerQueryParameters(doc: OpenApiDocument, op: OpenApiOperation | und
     .map((p) => p?.name ?? "");
 }
 
+/** The health probes (spec/resources/health.tsp): public, and never in the request log. */
+const HEALTH_OPERATIONS = new Set<OperationId>(["getLiveness", "getReadiness"]);
+
+/** What GET / answers: links to the reference, the console, the contract and the health probes. */
+export function homePage(operations: readonly { operationId: string; path: string }[]) {
+  const pathOf = (id: OperationId) => operations.find((op) => op.operationId === id)?.path;
+  return {
+    name: "Payments API",
+    api: "/v1",
+    docs: "/docs",
+    console: "/console",
+    health: { liveness: pathOf("getLiveness"), readiness: pathOf("getReadiness") },
+    authentication: "Authorization: Bearer <service key>",
+  };
+}
+
 /** Builds the Express app from the generated contract. Throws if an operation has no handler. */
 export function createApp(deps: AppDeps): Express {
   const { config, domain, store, logger } = deps;
@@ -99,8 +121,15 @@ export function createApp(deps: AppDeps): Express {
         anonymousPerMinute: config.RATE_LIMIT_ANONYMOUS_PER_MINUTE,
       },
     });
-  app.use(observability({ logger, now, requestLog }));
+  const quietPaths = new Set(operations.filter((op) => HEALTH_OPERATIONS.has(op.operationId)).map((op) => op.path));
+  app.use(observability({ logger, now, requestLog, quietPaths }));
   app.use(securityHeaders());
+
+  // GET / is for people who open the server's address: where to go next. It is not an API operation
+  // (not in the contract, like /docs and /console), so it sits before the validator.
+  app.get("/", (_req, res) => {
+    res.json(homePage(operations));
+  });
   // Who is calling, then whether they may call this often, before any body is read.
   app.use(authenticate(domain.serviceKeys));
   app.use(limits.perKey, limits.anonymous);
