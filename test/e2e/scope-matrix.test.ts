@@ -2,153 +2,17 @@ import { type PaymentsClient, unwrap } from "@payments/client";
 import { OPERATIONS, SCOPES } from "@payments/contract/operations";
 import { idempotencyRecordId } from "@payments/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { call, type Env, RECIPES } from "../support/recipes.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
-import {
-  cardBody,
-  cardChargeBody,
-  clientFor,
-  createCharge,
-  createEvaluation,
-  createFraudList,
-  createFraudListItem,
-  createMerchant,
-  createPixCharge,
-  createToken,
-  createWebhookEndpoint,
-  insertEvent,
-  REVIEW_CARD,
-} from "./fixtures.ts";
+import { clientFor } from "./fixtures.ts";
 
 // The security matrix, generated from the contract (issue #3): for every operation in the document,
 // a key with the scope it declares succeeds, a key with any other scope gets 403, no key gets 401,
 // and an object of the other environment answers 404. Public operations (`security: []`) succeed
-// without a key and with any key. Adding an operation without a request recipe below fails this suite.
+// without a key and with any key. Adding an operation without a request recipe (support/recipes.ts) fails this suite.
 
 /** Every scope but `*`, which grants everything. */
 const ALL_SCOPES = SCOPES.filter((s) => s !== "*");
-
-type Recipe = (env: Env) => Promise<{ path: Record<string, string>; body?: unknown }>;
-interface Env {
-  server: TestServer;
-  client: PaymentsClient;
-  live: boolean;
-}
-
-/** How to make a valid request for each operation; ids come from fresh fixtures in the given environment. */
-const RECIPES: Record<(typeof OPERATIONS)[number]["operationId"], Recipe> = {
-  createMerchant: async () => ({ path: {}, body: { name: "Matrix merchant" } }),
-  getMerchant: async ({ client }) => ({ path: { id: (await createMerchant(client)).id } }),
-  listMerchants: async () => ({ path: {} }),
-  updateMerchant: async ({ client }) => ({
-    path: { id: (await createMerchant(client)).id },
-    body: { name: "Renamed" },
-  }),
-  createToken: async () => ({ path: {}, body: cardBody() }),
-  getToken: async ({ client }) => ({ path: { id: (await createToken(client)).id } }),
-  deleteToken: async ({ client }) => ({ path: { id: (await createToken(client)).id } }),
-  revealToken: async ({ client }) => ({ path: { id: (await createToken(client)).id } }),
-  createServiceKey: async () => ({ path: {}, body: { name: "matrix", scopes: ["merchants"] } }),
-  listServiceKeys: async () => ({ path: {} }),
-  getServiceKey: async ({ server, live }) => ({ path: { id: await keyId(server, live) } }),
-  rotateServiceKey: async ({ server, live }) => ({ path: { id: await keyId(server, live) }, body: {} }),
-  revokeServiceKey: async ({ server, live }) => ({ path: { id: await keyId(server, live) } }),
-  getMerchantBalance: async ({ client }) => ({ path: { id: (await createMerchant(client)).id } }),
-  createCharge: async ({ client }) => ({ path: {}, body: await cardChargeBody(client) }),
-  getCharge: async ({ client }) => ({ path: { id: (await createCharge(client)).id } }),
-  listCharges: async () => ({ path: {} }),
-  captureCharge: async ({ client }) => ({
-    path: { id: (await createCharge(client, { capture: false })).id },
-    body: {},
-  }),
-  voidCharge: async ({ client }) => ({ path: { id: (await createCharge(client, { capture: false })).id } }),
-  createRefund: async ({ client }) => ({ path: { id: (await createCharge(client)).id }, body: { amount: 100 } }),
-  listRefunds: async ({ client }) => ({ path: { id: (await createCharge(client)).id } }),
-  sandboxCompleteCharge: async ({ client }) => ({ path: { id: (await createPixCharge(client)).id } }),
-  sandboxExpireCharge: async ({ client }) => ({ path: { id: (await createPixCharge(client)).id } }),
-  approveChargeReview: async ({ client }) => ({ path: { id: (await createCharge(client, { card: REVIEW_CARD })).id } }),
-  rejectChargeReview: async ({ client }) => ({ path: { id: (await createCharge(client, { card: REVIEW_CARD })).id } }),
-  createFraudEvaluation: async () => ({ path: {}, body: { amount: 2500, currency: "USD" } }),
-  getFraudEvaluation: async ({ client }) => ({ path: { id: (await createEvaluation(client)).id } }),
-  listFraudEvaluations: async () => ({ path: {} }),
-  createFraudList: async () => ({ path: {}, body: { name: "Matrix list", kind: "email", action: "block" } }),
-  listFraudLists: async () => ({ path: {} }),
-  getFraudList: async ({ client }) => ({ path: { id: (await createFraudList(client)).id } }),
-  deleteFraudList: async ({ client }) => ({ path: { id: (await createFraudList(client)).id } }),
-  createFraudListItem: async ({ client }) => ({
-    path: { id: (await createFraudList(client)).id },
-    body: { value: "matrix@example.com" },
-  }),
-  listFraudListItems: async ({ client }) => ({ path: { id: (await createFraudList(client)).id } }),
-  deleteFraudListItem: async ({ client }) => ({ path: { id: (await createFraudListItem(client)).id } }),
-  getFraudSettings: async () => ({ path: {} }),
-  // The default value: the matrix's other charges must keep the default thresholds.
-  updateFraudSettings: async () => ({ path: {}, body: { review_threshold: 65 } }),
-  listEvents: async () => ({ path: {} }),
-  getEvent: async ({ server, live }) => ({ path: { id: (await insertEvent(server, live)).id } }),
-  listEventDeliveries: async ({ server, live }) => ({ path: { id: (await insertEvent(server, live)).id } }),
-  redeliverEvent: async ({ server, client, live }) => ({
-    path: { id: (await insertEvent(server, live)).id },
-    body: { endpoint_id: (await createWebhookEndpoint(client, live)).id },
-  }),
-  createWebhookEndpoint: async () => ({
-    path: {},
-    body: { url: "http://127.0.0.1:9/matrix", enabled_events: ["webhook_endpoint.test"] },
-  }),
-  listWebhookEndpoints: async () => ({ path: {} }),
-  getWebhookEndpoint: async ({ client, live }) => ({ path: { id: (await createWebhookEndpoint(client, live)).id } }),
-  updateWebhookEndpoint: async ({ client, live }) => ({
-    path: { id: (await createWebhookEndpoint(client, live)).id },
-    body: { description: "renamed" },
-  }),
-  deleteWebhookEndpoint: async ({ client, live }) => ({
-    path: { id: (await createWebhookEndpoint(client, live)).id },
-  }),
-  rotateWebhookEndpointSecret: async ({ client, live }) => ({
-    path: { id: (await createWebhookEndpoint(client, live)).id },
-    body: {},
-  }),
-  testWebhookEndpoint: async ({ client, live }) => ({ path: { id: (await createWebhookEndpoint(client, live)).id } }),
-  recoverWebhookEndpoint: async ({ client, live }) => ({
-    path: { id: (await createWebhookEndpoint(client, live)).id },
-    body: { since: new Date(Date.now() - 3_600_000).toISOString() },
-  }),
-  listWebhookEndpointDeliveries: async ({ client, live }) => ({
-    path: { id: (await createWebhookEndpoint(client, live)).id },
-  }),
-  getWebhookDelivery: async ({ client, live }) => {
-    const endpoint = await createWebhookEndpoint(client, live);
-    const delivery = unwrap(
-      await client.POST("/v1/webhook_endpoints/{id}/test", { params: { path: { id: endpoint.id } } }),
-    );
-    return { path: { id: delivery.id } };
-  },
-  getLiveness: async () => ({ path: {} }),
-  getReadiness: async () => ({ path: {} }),
-};
-
-async function keyId(server: TestServer, live: boolean): Promise<string> {
-  const { key } = await server.running.domain.serviceKeys.issue(live, { name: "fixture", scopes: ["fraud"] });
-  return key.id;
-}
-
-function call(
-  client: PaymentsClient,
-  op: (typeof OPERATIONS)[number],
-  path: Record<string, string>,
-  body?: unknown,
-  header?: Record<string, string>,
-) {
-  const method = op.method.toUpperCase() as "GET" | "POST" | "PATCH" | "DELETE";
-  // The matrix is generic over operations, so the call is untyped here; the per-resource suites use the typed client.
-  const fn = (
-    client as unknown as Record<
-      string,
-      (url: string, init: unknown) => Promise<{ response: Response; data?: unknown; error?: unknown }>
-    >
-  )[method];
-  if (!fn) throw new Error(`client has no ${method}`);
-  return fn(op.path, { params: { path, ...(header ? { header } : {}) }, ...(body === undefined ? {} : { body }) });
-}
 
 describe("scope matrix (every operation in the contract)", () => {
   let server: TestServer;
