@@ -1,4 +1,3 @@
-import { type PaymentsClient, unwrap } from "@payments/client";
 import { OPERATIONS, SCOPES } from "@payments/contract/operations";
 import { idempotencyRecordId } from "@payments/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
