@@ -4,7 +4,6 @@ import type { OPERATIONS } from "@payments/contract/operations";
 import {
   cardBody,
   cardChargeBody,
-  clientFor,
   createCharge,
   createEvaluation,
   createFraudList,
