@@ -12,6 +12,7 @@ declare module "autocannon" {
     p50: number;
     p90: number;
     p99: number;
+    p99_9: number;
   }
 
   export interface Request {
@@ -28,6 +29,8 @@ declare module "autocannon" {
     connections?: number;
     /** Seconds. */
     duration?: number;
+    /** Requests per second across all connections (a fixed rate); latencies are corrected for coordinated omission. */
+    overallRate?: number;
     /** Seconds to wait for each response. */
     timeout?: number;
     method?: string;

@@ -1,195 +1,210 @@
-// `npm run bench` (DESIGN §14): autocannon against the real payments server and, in the same run, a
-// bare Express 5 app as the baseline; results are quoted as ratios to the baseline, because absolute
-// numbers move between runs and machines (TOOLCHAIN.md, "Measured on this machine kind").
+// `npm run bench` (DESIGN §14): autocannon against the real payments server and, in the same run, the
+// baselines it is judged against; results are quoted as ratios within the run, because absolute numbers
+// move between runs and machines (TOOLCHAIN.md, "Measured on this machine kind").
 //
-// A second baseline, Express 5 + express-openapi-validator on the same document with the server's
-// validator options and handlers that do no work, shows the ceiling this stack allows: what is left
-// between it and bare Express is the validator's own cost, which no change to the server can remove.
+// - Throughput scenarios (./scenarios.ts): 50 connections as fast as the server answers; the payments
+//   server (tsx, in-memory store), bare Express 5 (the floor of any Express app's cost), and Express 5 +
+//   express-openapi-validator on the same document with handlers that do no work (the ceiling this
+//   stack allows: what is left between it and bare Express is the validator's own cost).
+// - Steady-load scenarios: POST /v1/charges and POST /v1/tokens at a fixed 200 requests/s, p50, p99
+//   and p99.9 (latency corrected for coordinated omission): what an integrator feels.
+// - The Prism mock answering the same GET as the server.
+// - The production build (`node server/dist/main.js`, NODE_ENV=production, SQLite file in WAL mode),
+//   with WORKERS=1 and WORKERS=2: its start-up time (spawn to first answer, median of STARTUP_ROUNDS
+//   fresh starts), its peak RSS under load (every process's VmRSS from /proc, sampled every
+//   RSS_SAMPLE_MS), and how throughput scales from one worker to two (the load generator shares the
+//   same cores, so two workers cannot double it here).
+// - Webhook delivery (./webhooks.ts), against the payments server process.
 //
-// Each server runs in its own child process (./targets/*.ts), so the memory figure is the server's
-// own: its VmRSS read from /proc/<pid>/status every 100 ms during a measured run (the peak is kept;
-// VmHWM, the process's lifetime high-water mark, is reported at the end). autocannon runs in this
-// process, on the same cores, as the figures in TOOLCHAIN.md were measured.
+// Every target of issue #14 is printed with "met" or "not met" (or "not measured" when BENCH_ONLY left
+// out a scenario it needs). Results go to test/bench/results/latest.json and a copy named by the
+// start time; `npm run bench -- --compare <file>` prints each scenario's change against a saved run
+// after this one, `npm run bench -- --compare <old> <new>` compares two saved runs without running.
 //
-// Webhook delivery (./webhooks.ts) runs last, against the same payments server process: deliveries/s
-// to a receiver on 127.0.0.1, and the lag from an event's commit to its delivery at 100 events/s.
-// BENCH_ONLY=webhooks runs that part alone (a quick look while working on the dispatcher).
+// Settings (environment): BENCH_ONLY=<ids> runs the scenarios named (comma-separated ids from
+// ./scenarios.ts, plus `webhooks`); BENCH_SECONDS (default 8) and BENCH_WARMUP_SECONDS (default 2) per
+// throughput scenario; BENCH_RATE_SECONDS (default 10) per steady-load scenario. A smoke run:
+// `BENCH_ONLY=tokens,charges-rate BENCH_SECONDS=3 npm run bench`.
 //
 // A benchmark, not a test: it exits 1 only when a request failed (a non-2xx answer, a connection
 // error or a timeout, in the warm-up or the measured run) or a webhook was not delivered, never because
 // of a ratio or a target.
 
-import { type ChildProcess, spawn } from "node:child_process";
-import { randomUUID } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { fileURLToPath } from "node:url";
-import autocannon, { type Options, type Result } from "autocannon";
-import { chargeBody, evaluationBody, type ReadyMessage, TOKEN_BODY } from "./targets/protocol.ts";
+import type { Result } from "autocannon";
+import { type BenchResults, compare, type Row, type TargetResult } from "./compare.ts";
+import { killAll, startTarget, type Target } from "./launch.ts";
+import { CONNECTIONS, failures, load, preflight, RATE_CONNECTIONS } from "./load.ts";
+import { type Scenario, STEADY_RATE, selectScenarios, type TargetName } from "./scenarios.ts";
 import { benchWebhooks, type WebhookBenchResult } from "./webhooks.ts";
 
-/** TOOLCHAIN.md's figures were taken with 50 connections; keep that so ratios stay comparable. */
-const CONNECTIONS = 50;
-const WARMUP_SECONDS = 2;
-const MEASURE_SECONDS = 8;
+function seconds(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a whole number of seconds, at least 1`);
+  return value;
+}
+
+const WARMUP_SECONDS = seconds("BENCH_WARMUP_SECONDS", 2);
+const MEASURE_SECONDS = seconds("BENCH_SECONDS", 8);
+const RATE_SECONDS = seconds("BENCH_RATE_SECONDS", 10);
 const RSS_SAMPLE_MS = 100;
-const START_TIMEOUT_MS = 60_000;
-/** Ten scenarios of 10 s each, the webhook runs and start-up; anything past this is a hang. */
-const HARD_LIMIT_MS = 340_000;
-const ONLY_WEBHOOKS = process.env.BENCH_ONLY === "webhooks";
-/** The issue's targets: POST /v1/tokens and POST /v1/charges against bare Express's JSON POST. */
-const TARGETS = [
-  { scenario: "POST /v1/tokens", ratio: 0.6 },
-  { scenario: "POST /v1/charges", ratio: 0.4 },
-] as const;
-/** Each payments scenario and the validator-only scenario that is its ceiling. */
-const CEILINGS = [
-  { server: "POST /v1/tokens", ceiling: "Express + validator POST /v1/tokens" },
-  { server: "GET /v1/tokens/{id}", ceiling: "Express + validator GET /v1/tokens/{id}" },
-] as const;
-
+/** Fresh starts of the production build whose start-up times give the median. */
+const STARTUP_ROUNDS = 3;
 const RESULTS_DIR = fileURLToPath(new URL("./results/", import.meta.url));
-const TSX = import.meta.resolve("tsx");
 
-type Kind = "GET" | "POST";
-type TargetName = "payments" | "bare" | "validated";
-
-interface Target {
-  name: TargetName;
-  label: string;
-  child: ChildProcess;
-  ready: ReadyMessage;
-  stderr: string[];
+/** The issue's targets (#14), each computed from the rows of this run. */
+interface TargetSpec {
+  text: string;
+  /** The scenario ids it needs. */
+  needs: string[];
+  value: (row: (id: string) => Row, startup: Partial<Record<TargetName, number>>) => number | null;
+  /** How the value is shown. */
+  unit: "%" | "ms" | "MB" | "x";
+  met: (value: number) => boolean;
 }
 
-interface Scenario {
-  name: string;
-  target: TargetName;
-  kind: Kind;
-  options: (target: Target) => Omit<Options, "url" | "connections" | "duration"> & { path: string };
+const ratio = (a: Row, b: Row) => (b.requestsPerSecond > 0 ? a.requestsPerSecond / b.requestsPerSecond : null);
+
+const TARGETS: TargetSpec[] = [
+  {
+    text: "POST /v1/tokens >= 80 % of the stack ceiling (Express + validator, same request)",
+    needs: ["tokens", "ceiling-post"],
+    value: (r) => ratio(r("tokens"), r("ceiling-post")),
+    unit: "%",
+    met: (v) => v >= 0.8,
+  },
+  {
+    text: "POST /v1/tokens >= 45 % of bare Express POST",
+    needs: ["tokens", "bare-post"],
+    value: (r) => ratio(r("tokens"), r("bare-post")),
+    unit: "%",
+    met: (v) => v >= 0.45,
+  },
+  {
+    text: "GET /v1/tokens/{id} >= 90 % of its ceiling",
+    needs: ["tokens-get", "ceiling-get"],
+    value: (r) => ratio(r("tokens-get"), r("ceiling-get")),
+    unit: "%",
+    met: (v) => v >= 0.9,
+  },
+  {
+    text: "POST /v1/charges (card, fraud engine) >= 60 % of the POST ceiling",
+    needs: ["charges", "ceiling-post"],
+    value: (r) => ratio(r("charges"), r("ceiling-post")),
+    unit: "%",
+    met: (v) => v >= 0.6,
+  },
+  {
+    text: "an Idempotency-Key costs <= 15 % on POST /v1/merchants",
+    needs: ["merchants", "merchants-idem"],
+    value: (r) => {
+      const kept = ratio(r("merchants-idem"), r("merchants"));
+      return kept === null ? null : 1 - kept;
+    },
+    unit: "%",
+    met: (v) => v <= 0.15,
+  },
+  {
+    text: `p99 <= 15 ms for POST /v1/charges at ${STEADY_RATE} requests/s`,
+    needs: ["charges-rate"],
+    value: (r) => r("charges-rate").p99Ms,
+    unit: "ms",
+    met: (v) => v <= 15,
+  },
+  {
+    text: "the built server's peak RSS under load <= 150 MB (1 worker)",
+    needs: ["built-charges"],
+    value: (r) => r("built-charges").peakRssMb,
+    unit: "MB",
+    met: (v) => v <= 150,
+  },
+  {
+    text: "the built server's start to first answer <= 1 s (1 worker)",
+    needs: ["built-charges"],
+    value: (_r, startup) => startup.built ?? null,
+    unit: "ms",
+    met: (v) => v <= 1000,
+  },
+  {
+    text: "the real server >= 2x the Prism mock on the same GET",
+    needs: ["tokens-get", "prism-get"],
+    value: (r) => ratio(r("tokens-get"), r("prism-get")),
+    unit: "x",
+    met: (v) => v >= 2,
+  },
+];
+
+function show(value: number | null | undefined, unit: TargetSpec["unit"] | "" = ""): string {
+  if (value === null || value === undefined || Number.isNaN(value)) return "n/a";
+  if (unit === "%") return `${(value * 100).toFixed(0)} %`;
+  if (unit === "x") return `${value.toFixed(2)}x`;
+  if (unit === "MB") return `${value.toFixed(1)} MB`;
+  if (unit === "ms") return `${value.toFixed(value < 10 ? 1 : 0)} ms`;
+  return value.toFixed(0);
 }
 
-interface Row {
-  scenario: string;
-  target: TargetName;
-  kind: Kind;
-  requestsPerSecond: number;
-  p50Ms: number;
-  p99Ms: number;
-  requests: number;
-  non2xx: number;
-  errors: number;
-  timeouts: number;
-  warmupFailures: number;
-  peakRssMb: number | null;
-  statusCodes: Record<string, number>;
-  ratioToBare?: number;
-}
-
-const children: ChildProcess[] = [];
-
-function stopChildren(): void {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
-}
-
-const hardLimit = setTimeout(() => {
-  console.error(`bench: still running after ${HARD_LIMIT_MS / 1000} s, stopping`);
-  stopChildren();
-  process.exit(1);
-}, HARD_LIMIT_MS);
-hardLimit.unref();
-
-async function startTarget(name: TargetName, label: string, file: string): Promise<Target> {
-  const path = fileURLToPath(new URL(file, import.meta.url));
-  const child = spawn(process.execPath, ["--import", TSX, path], {
-    stdio: ["ignore", "inherit", "pipe", "ipc"],
-    env: { ...process.env, NODE_ENV: "test" },
-  });
-  children.push(child);
-  const stderr: string[] = [];
-  child.stderr?.setEncoding("utf8").on("data", (chunk: string) => stderr.push(chunk));
-  const ready = await new Promise<ReadyMessage>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`${label} did not start within ${START_TIMEOUT_MS} ms`)),
-      START_TIMEOUT_MS,
-    );
-    child.once("message", (message: ReadyMessage) => {
-      clearTimeout(timer);
-      resolve(message);
-    });
-    child.once("exit", (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`${label} exited (${code ?? signal}) before listening:\n${stderr.join("")}`));
-    });
-  });
-  const url = new URL(ready.url);
-  if (url.hostname !== "127.0.0.1") throw new Error(`${label} listens on ${ready.url}, not on loopback`);
-  return { name, label, child, ready, stderr };
-}
-
-/** kB fields of /proc/<pid>/status, in MB; null where /proc is not available. */
-function procStatus(pid: number | undefined): { rssMb: number | null; hwmMb: number | null } {
-  const file = `/proc/${pid}/status`;
-  if (pid === undefined || !existsSync(file)) return { rssMb: null, hwmMb: null };
-  const text = readFileSync(file, "utf8");
-  const field = (name: string) => {
-    const match = new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(text);
-    return match ? Number(match[1]) / 1024 : null;
+/** Peak RSS of a target's processes during `run`: the sum over its processes, sampled. */
+async function withRss<T>(target: Target, run: () => Promise<T>): Promise<{ result: T; peakRssMb: number | null }> {
+  let peak: number | null = null;
+  const sample = () => {
+    let sum = 0;
+    let any = false;
+    for (const pid of target.pids()) {
+      const rss = vmRssMb(pid);
+      if (rss !== null) {
+        sum += rss;
+        any = true;
+      }
+    }
+    if (any) peak = Math.max(peak ?? 0, sum);
   };
-  return { rssMb: field("VmRSS"), hwmMb: field("VmHWM") };
+  sample();
+  const timer = setInterval(sample, RSS_SAMPLE_MS);
+  try {
+    const result = await run();
+    sample();
+    return { result, peakRssMb: peak };
+  } finally {
+    clearInterval(timer);
+  }
 }
 
-function failures(result: Result): number {
-  return result.non2xx + result.errors + result.timeouts;
+function vmRssMb(pid: number): number | null {
+  try {
+    const match = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return match ? Number(match[1]) / 1024 : null;
+  } catch {
+    return null;
+  }
 }
 
 function statusCodes(result: Result): Record<string, number> {
   return Object.fromEntries(Object.entries(result.statusCodeStats).map(([code, s]) => [code, Number(s.count)]));
 }
 
-/** One request through fetch first, so a wrong setup fails at once with the server's answer. */
-async function preflight(scenario: Scenario, target: Target): Promise<void> {
-  const options = scenario.options(target);
-  const request = options.requests?.[0]?.setupRequest?.({ ...options }, {}) ?? options;
-  const res = await fetch(`${target.ready.url}${options.path}`, {
-    method: request.method ?? "GET",
-    headers: request.headers ?? {},
-    body: request.body ?? null,
-  });
-  if (res.status < 200 || res.status > 299) {
-    throw new Error(`${scenario.name}: preflight answered ${res.status}: ${await res.text()}`);
-  }
-}
-
 async function measure(scenario: Scenario, target: Target): Promise<Row> {
   await preflight(scenario, target);
-  const options = { ...scenario.options(target), connections: CONNECTIONS, timeout: 10 };
-  const url = `${target.ready.url}${options.path}`;
-
-  const warmup = await autocannon({ ...options, url, duration: WARMUP_SECONDS });
-
-  let peakRssMb: number | null = null;
-  const sample = () => {
-    const { rssMb } = procStatus(target.child.pid);
-    if (rssMb !== null) peakRssMb = Math.max(peakRssMb ?? 0, rssMb);
-  };
-  sample();
-  const sampler = setInterval(sample, RSS_SAMPLE_MS);
-  let result: Result;
-  try {
-    result = await autocannon({ ...options, url, duration: MEASURE_SECONDS });
-  } finally {
-    clearInterval(sampler);
-  }
-  sample();
-
+  const steady = scenario.rate !== undefined;
+  // A steady-load scenario warms up at its own rate, so the measured part starts in a steady state.
+  const warmup = await load(scenario, target, WARMUP_SECONDS);
+  const { result, peakRssMb } = await withRss(target, () =>
+    load(scenario, target, steady ? RATE_SECONDS : MEASURE_SECONDS),
+  );
   return {
+    id: scenario.id,
     scenario: scenario.name,
     target: scenario.target,
     kind: scenario.kind,
+    rate: scenario.rate ?? null,
     requestsPerSecond: result.requests.average,
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
+    p99_9Ms: result.latency.p99_9,
+    maxMs: result.latency.max,
     requests: result.requests.total,
     non2xx: result.non2xx,
     errors: result.errors,
@@ -200,132 +215,13 @@ async function measure(scenario: Scenario, target: Target): Promise<Row> {
   };
 }
 
-function json(body: unknown): string {
-  return JSON.stringify(body);
-}
-
-function auth(target: Target): Record<string, string> {
-  return { Authorization: `Bearer ${target.ready.key}`, "Content-Type": "application/json" };
-}
-
-const SCENARIOS: Scenario[] = [
-  {
-    name: "bare Express GET /bare",
-    target: "bare",
-    kind: "GET",
-    options: () => ({ path: "/bare", method: "GET" }),
-  },
-  {
-    name: "GET /v1/tokens/{id}",
-    target: "payments",
-    kind: "GET",
-    options: (t) => ({ path: `/v1/tokens/${t.ready.tokenId}`, method: "GET", headers: auth(t) }),
-  },
-  {
-    name: "bare Express POST /bare (echo)",
-    target: "bare",
-    kind: "POST",
-    // The same body as POST /v1/tokens, so both parse the same bytes.
-    options: () => ({
-      path: "/bare",
-      method: "POST",
-      headers: { "Content-Type": "application/json" },
-      body: json(TOKEN_BODY),
-    }),
-  },
-  {
-    name: "Express + validator GET /v1/tokens/{id}",
-    target: "validated",
-    kind: "GET",
-    options: (t) => ({ path: `/v1/tokens/${t.ready.tokenId}`, method: "GET", headers: auth(t) }),
-  },
-  {
-    // The same request as POST /v1/tokens below, validated and authorized (by a handler that accepts
-    // any key) the same way, answered with a fixed token.
-    name: "Express + validator POST /v1/tokens",
-    target: "validated",
-    kind: "POST",
-    options: (t) => ({ path: "/v1/tokens", method: "POST", headers: auth(t), body: json(TOKEN_BODY) }),
-  },
-  {
-    // Every request tokenizes the card: a new token (encryption, fingerprint, insert) each time.
-    name: "POST /v1/tokens",
-    target: "payments",
-    kind: "POST",
-    options: (t) => ({ path: "/v1/tokens", method: "POST", headers: auth(t), body: json(TOKEN_BODY) }),
-  },
-  {
-    name: "POST /v1/merchants",
-    target: "payments",
-    kind: "POST",
-    options: (t) => ({
-      path: "/v1/merchants",
-      method: "POST",
-      headers: auth(t),
-      body: json({ name: "Bench Merchant" }),
-    }),
-  },
-  {
-    // The same request with a fresh Idempotency-Key each time: every request also stores an
-    // idempotency record and its response (DESIGN §4), which is what this row shows the cost of.
-    name: "POST /v1/merchants + Idempotency-Key",
-    target: "payments",
-    kind: "POST",
-    options: (t) => ({
-      path: "/v1/merchants",
-      method: "POST",
-      headers: auth(t),
-      body: json({ name: "Bench Merchant" }),
-      requests: [
-        {
-          setupRequest: (request) => ({
-            ...request,
-            headers: { ...request.headers, "Idempotency-Key": randomUUID() },
-          }),
-        },
-      ],
-    }),
-  },
-  {
-    // A card charge captured at once on the same merchant and token each time: the charge, its ledger
-    // entries, the balance and the events, in one store transaction per request.
-    name: "POST /v1/charges",
-    target: "payments",
-    kind: "POST",
-    options: (t) => ({
-      path: "/v1/charges",
-      method: "POST",
-      headers: auth(t),
-      body: json(chargeBody(t.ready.merchantId ?? "", t.ready.tokenId ?? "")),
-    }),
-  },
-  {
-    // A fraud evaluation of a prospective transaction on the prepared merchant and token, with a
-    // customer IP address: settings, one list lookup over every list, the velocity counts read, the
-    // merchant's history, then the evaluation and its `fraud.evaluated` event in one transaction.
-    name: "POST /v1/fraud/evaluations",
-    target: "payments",
-    kind: "POST",
-    options: (t) => ({
-      path: "/v1/fraud/evaluations",
-      method: "POST",
-      headers: auth(t),
-      body: json(evaluationBody(t.ready.merchantId ?? "", t.ready.tokenId ?? "")),
-    }),
-  },
-];
-
 function pad(value: string, width: number, right = false): string {
   return right ? value.padStart(width) : value.padEnd(width);
 }
 
-function fixed(value: number | null | undefined, digits = 0): string {
-  return value === null || value === undefined ? "n/a" : value.toFixed(digits);
-}
-
 function printTable(rows: Row[]): void {
-  const header = ["scenario", "req/s (mean)", "p50 ms", "p99 ms", "non-2xx", "errors", "peak RSS MB", "vs bare"];
-  const widths = [40, 13, 7, 7, 8, 7, 12, 8];
+  const header = ["scenario", "req/s (mean)", "p50 ms", "p99 ms", "p99.9 ms", "failed", "peak RSS MB", "vs bare"];
+  const widths = [44, 12, 7, 7, 8, 6, 11, 7];
   const line = (cells: string[]) => cells.map((c, i) => pad(c, widths[i] ?? 8, i > 0)).join("  ");
   console.log(line(header));
   console.log(widths.map((w) => "-".repeat(w)).join("  "));
@@ -333,165 +229,179 @@ function printTable(rows: Row[]): void {
     console.log(
       line([
         r.scenario,
-        fixed(r.requestsPerSecond),
-        fixed(r.p50Ms),
-        fixed(r.p99Ms),
-        String(r.non2xx),
-        String(r.errors + r.timeouts),
-        fixed(r.peakRssMb, 1),
-        r.ratioToBare === undefined ? "-" : `${fixed(r.ratioToBare * 100)} %`,
+        show(r.requestsPerSecond),
+        String(r.p50Ms),
+        String(r.p99Ms),
+        String(r.p99_9Ms),
+        String(r.non2xx + r.errors + r.timeouts + r.warmupFailures),
+        r.peakRssMb === null ? "n/a" : r.peakRssMb.toFixed(1),
+        r.ratioToBare === undefined ? "-" : show(r.ratioToBare, "%"),
       ]),
     );
   }
 }
 
-async function main(): Promise<number> {
+function readResults(file: string): BenchResults {
+  return JSON.parse(readFileSync(file, "utf8")) as BenchResults;
+}
+
+async function run(): Promise<{ results: BenchResults; ok: boolean }> {
   const startedAt = new Date();
+  const { scenarios, webhooks: withWebhooks } = selectScenarios(process.env.BENCH_ONLY);
   console.log(
-    `bench: ${CONNECTIONS} connections, ${WARMUP_SECONDS} s warm-up + ${MEASURE_SECONDS} s per scenario, ` +
-      `${os.cpus().length} CPUs, Node ${process.version}; servers on 127.0.0.1 in child processes`,
+    `bench: ${scenarios.length} scenario(s)${withWebhooks ? " and webhook delivery" : ""}; ${CONNECTIONS} connections ` +
+      `(${RATE_CONNECTIONS} at a fixed rate), ${WARMUP_SECONDS} s warm-up + ${MEASURE_SECONDS} s each ` +
+      `(${RATE_SECONDS} s at a fixed rate); ${os.cpus().length} CPUs, Node ${process.version}; servers on 127.0.0.1 ` +
+      "in their own processes, autocannon in this one",
   );
+
+  const needed = new Set<TargetName>(scenarios.map((s) => s.target));
+  if (withWebhooks) needed.add("payments");
+  const lastUse = new Map<TargetName, number>();
+  scenarios.forEach((s, i) => {
+    lastUse.set(s.target, i);
+  });
   const targets = new Map<TargetName, Target>();
-  targets.set(
-    "payments",
-    await startTarget(
-      "payments",
-      "payments server (VALIDATE_RESPONSES=false, REQUEST_LOG=true, in-memory store)",
-      "./targets/payments-server.ts",
-    ),
-  );
-  if (!ONLY_WEBHOOKS) {
-    targets.set("bare", await startTarget("bare", "bare Express 5", "./targets/bare-express.ts"));
-    targets.set(
-      "validated",
-      await startTarget("validated", "Express 5 + express-openapi-validator", "./targets/validated-express.ts"),
-    );
+  const startup: Partial<Record<TargetName, number>> = {};
+  const startupRuns: Partial<Record<TargetName, number[]>> = {};
+
+  async function target(name: TargetName): Promise<Target> {
+    const running = targets.get(name);
+    if (running) return running;
+    if (name === "built" || name === "built2") {
+      // Fresh starts of the production build, each on an empty store (the first start's work included:
+      // schema, bootstrap key); the last one stays up for the load.
+      const times: number[] = [];
+      for (let i = 1; i < STARTUP_ROUNDS; i++) {
+        const probe = await startTarget(name);
+        times.push(probe.startupMs ?? Number.NaN);
+        await probe.stop();
+      }
+      const started = await startTarget(name);
+      times.push(started.startupMs ?? Number.NaN);
+      startupRuns[name] = times;
+      startup[name] = [...times].sort((a, b) => a - b)[Math.floor(times.length / 2)];
+      targets.set(name, started);
+      return started;
+    }
+    const started = await startTarget(name);
+    targets.set(name, started);
+    return started;
   }
 
   const rows: Row[] = [];
-  for (const scenario of ONLY_WEBHOOKS ? [] : SCENARIOS) {
-    const target = targets.get(scenario.target);
-    if (!target) throw new Error(`no target ${scenario.target}`);
-    process.stdout.write(`  ${scenario.name} ...`);
-    const row = await measure(scenario, target);
-    process.stdout.write(` ${fixed(row.requestsPerSecond)} req/s\n`);
-    rows.push(row);
-  }
-
-  const bare = (kind: Kind) => rows.find((r) => r.target === "bare" && r.kind === kind);
-  for (const r of rows) {
-    const base = bare(r.kind);
-    if (r.target !== "bare" && base && base.requestsPerSecond > 0) {
-      r.ratioToBare = r.requestsPerSecond / base.requestsPerSecond;
+  try {
+    // The in-process servers start first and stay up; the production builds start when their turn comes.
+    for (const name of ["payments", "bare", "validated", "prism"] as const) if (needed.has(name)) await target(name);
+    for (const [i, scenario] of scenarios.entries()) {
+      const t = await target(scenario.target);
+      process.stdout.write(`  ${scenario.name} ...`);
+      const row = await measure(scenario, t);
+      process.stdout.write(` ${show(row.requestsPerSecond)} req/s, p99 ${row.p99Ms} ms\n`);
+      rows.push(row);
+      if ((scenario.target === "built" || scenario.target === "built2") && lastUse.get(scenario.target) === i) {
+        await t.stop();
+        targets.delete(scenario.target);
+      }
     }
-  }
-  const memory = Object.fromEntries(
-    [...targets.values()].map((t) => [t.name, { label: t.label, vmHwmMb: procStatus(t.child.pid).hwmMb }]),
-  );
 
-  // The HTTP scenarios' summary (skipped when only the webhook part ran).
-  const say = ONLY_WEBHOOKS ? () => {} : console.log;
-  say("");
-  if (!ONLY_WEBHOOKS) printTable(rows);
-  say("");
-  say(
-    "peak RSS: the server process's VmRSS (/proc/<pid>/status) sampled every " +
-      `${RSS_SAMPLE_MS} ms during the measured run; lifetime VmHWM: ` +
-      Object.values(memory)
-        .map((m) => `${m.label.split(" (")[0]} ${fixed(m.vmHwmMb, 1)} MB`)
-        .join(", "),
-  );
+    const bare = (kind: string) => rows.find((r) => r.target === "bare" && r.kind === kind);
+    for (const r of rows) {
+      const base = bare(r.kind);
+      if (r.target !== "bare" && r.rate === null && base && base.requestsPerSecond > 0) {
+        r.ratioToBare = r.requestsPerSecond / base.requestsPerSecond;
+      }
+    }
 
-  say(
-    "every server runs under tsx's loader, whose own thread is part of each RSS: compare them, " +
-      "do not read either as a production figure",
-  );
+    if (rows.length > 0) {
+      console.log("");
+      printTable(rows);
+      console.log(
+        `\npeak RSS: the sum of the server's processes' VmRSS (/proc/<pid>/status), sampled every ${RSS_SAMPLE_MS} ms ` +
+          "during the measured run; the tsx servers' include tsx's loader, so only the built rows are production figures",
+      );
+    }
+    for (const name of ["built", "built2"] as const) {
+      const times = startupRuns[name];
+      if (times) {
+        console.log(
+          `start-up, ${name === "built" ? "1 worker" : "2 workers"}: spawn to first answer ${show(startup[name], "ms")} ` +
+            `(median of ${times.length} fresh starts: ${times.map((t) => show(t, "ms")).join(", ")})`,
+        );
+      }
+    }
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    for (const kind of ["get", "charges"]) {
+      const one = byId.get(`built-${kind}`);
+      const two = byId.get(`built2-${kind}`);
+      if (one && two) {
+        console.log(
+          `workers: ${two.scenario.split(": ")[1]} with 2 workers runs at ${show(ratio(two, one), "x")} the rate of 1 ` +
+            "(autocannon shares the same cores)",
+        );
+      }
+    }
 
-  const ratioOf = (scenario: string) => rows.find((r) => r.scenario === scenario)?.ratioToBare;
-  const targetResults = TARGETS.map((t) => {
-    const ratio = ratioOf(t.scenario);
+    const targetResults: TargetResult[] = TARGETS.map((t) => {
+      const missing = t.needs.filter((id) => !byId.has(id));
+      if (missing.length > 0) return { target: t.text, value: null, unit: t.unit, met: null, missing };
+      const value = t.value((id) => byId.get(id) as Row, startup);
+      return { target: t.text, value, unit: t.unit, met: value === null ? null : t.met(value) };
+    });
+    console.log("");
+    for (const t of targetResults) {
+      const verdict =
+        t.met === null ? `not measured (run ${t.missing?.join(", ") ?? "its scenarios"})` : t.met ? "met" : "not met";
+      console.log(`target: ${t.target}: ${show(t.value, t.unit)} (${verdict})`);
+    }
+    if (rows.length > 0)
+      console.log("ratios come from this one run; absolute numbers are not comparable across runs or machines");
+
+    let webhooks: WebhookBenchResult | null = null;
+    if (withWebhooks) {
+      const payments = await target("payments");
+      process.stdout.write("  webhook delivery (lag at 100 events/s, then a burst) ...\n");
+      if (!payments.child) throw new Error("the payments target has no IPC channel");
+      webhooks = await benchWebhooks({
+        url: payments.ready.url,
+        key: payments.ready.key ?? "",
+        merchantId: payments.ready.merchantId ?? "",
+        tokenId: payments.ready.tokenId ?? "",
+        child: payments.child,
+      });
+      console.log(
+        `webhooks: ${webhooks.throughput.delivered} of ${webhooks.throughput.events} events delivered to a loopback ` +
+          `receiver in ${webhooks.throughput.seconds.toFixed(2)} s: ${show(webhooks.throughput.deliveriesPerSecond)} deliveries/s`,
+      );
+      console.log(
+        `webhooks: lag from commit to delivery at ${webhooks.lag.eventsPerSecond} events/s over ${webhooks.lag.delivered} ` +
+          `events: p50 ${show(webhooks.lag.p50Ms)} ms, p99 ${show(webhooks.lag.p99Ms)} ms, max ${show(webhooks.lag.maxMs)} ms`,
+      );
+      for (const t of webhooks.targets) {
+        console.log(`target: webhooks ${t.target}: ${show(t.value)} (${t.met ? "met" : "not met"})`);
+      }
+      if (!webhooks.ok) {
+        console.error(
+          `bench: webhooks: ${webhooks.lag.failedCharges} charges failed; delivered ${webhooks.lag.delivered} of ` +
+            `${webhooks.lag.events} lag events and ${webhooks.throughput.delivered} of ${webhooks.throughput.events} burst events`,
+        );
+      }
+    }
+
+    const failed = rows.filter((r) => r.non2xx + r.errors + r.timeouts + r.warmupFailures > 0);
+    for (const r of failed) {
+      console.error(
+        `bench: ${r.scenario}: ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts, ` +
+          `${r.warmupFailures} failed in warm-up; status codes ${JSON.stringify(r.statusCodes)}`,
+      );
+    }
+    const stderr = [...targets.values()].flatMap((t) => (t.stderr() ? [`[${t.label}] ${t.stderr()}`] : []));
+    if (stderr.length > 0) console.log(`\nserver stderr:\n${stderr.join("\n").trimEnd()}`);
+
+    const ok = failed.length === 0 && (webhooks?.ok ?? true);
     return {
-      target: `${t.scenario} >= ${t.ratio * 100} % of bare Express POST`,
-      ratio: ratio ?? null,
-      met: (ratio ?? 0) >= t.ratio,
-    };
-  });
-  for (const [i, t] of TARGETS.entries()) {
-    const result = targetResults[i];
-    say(
-      `target: ${t.scenario} ≥ ${t.ratio * 100} % of bare Express POST: ` +
-        `${fixed((result?.ratio ?? Number.NaN) * 100)} % (${result?.met ? "met" : "not met"})`,
-    );
-  }
-  const ceilings = CEILINGS.map((c) => {
-    const ceiling = rows.find((r) => r.scenario === c.ceiling);
-    const server = rows.find((r) => r.scenario === c.server);
-    return {
-      scenario: c.server,
-      ceilingToBare: ceiling?.ratioToBare ?? null,
-      serverToCeiling: ceiling && server ? server.requestsPerSecond / ceiling.requestsPerSecond : null,
-    };
-  });
-  for (const c of ceilings) {
-    say(
-      `ceiling: Express + express-openapi-validator alone answers ${c.scenario} at ` +
-        `${fixed((c.ceilingToBare ?? Number.NaN) * 100)} % of bare Express; the payments server reaches ` +
-        `${fixed((c.serverToCeiling ?? Number.NaN) * 100)} % of that`,
-    );
-  }
-  const plain = rows.find((r) => r.scenario === "POST /v1/merchants");
-  const keyed = rows.find((r) => r.scenario === "POST /v1/merchants + Idempotency-Key");
-  const idempotencyRatio = plain && keyed ? keyed.requestsPerSecond / plain.requestsPerSecond : undefined;
-  say(
-    `Idempotency-Key cost: POST /v1/merchants with a fresh key runs at ${fixed((idempotencyRatio ?? Number.NaN) * 100)} % ` +
-      "of the same request without one",
-  );
-  say("ratios come from this one run; absolute numbers are not comparable across runs or machines");
-
-  const payments = targets.get("payments");
-  if (!payments) throw new Error("no payments target");
-  process.stdout.write("  webhook delivery (lag at 100 events/s, then a burst) ...\n");
-  const webhooks: WebhookBenchResult = await benchWebhooks({
-    url: payments.ready.url,
-    key: payments.ready.key ?? "",
-    merchantId: payments.ready.merchantId ?? "",
-    tokenId: payments.ready.tokenId ?? "",
-    child: payments.child,
-  });
-  console.log(
-    `webhooks: ${webhooks.throughput.delivered} of ${webhooks.throughput.events} events delivered to a loopback ` +
-      `receiver in ${fixed(webhooks.throughput.seconds, 2)} s: ${fixed(webhooks.throughput.deliveriesPerSecond)} deliveries/s`,
-  );
-  console.log(
-    `webhooks: lag from commit to delivery at ${webhooks.lag.eventsPerSecond} events/s over ${webhooks.lag.delivered} ` +
-      `events: p50 ${fixed(webhooks.lag.p50Ms)} ms, p99 ${fixed(webhooks.lag.p99Ms)} ms, max ${fixed(webhooks.lag.maxMs)} ms`,
-  );
-  for (const t of webhooks.targets) {
-    console.log(`target: webhooks ${t.target}: ${fixed(t.value)} (${t.met ? "met" : "not met"})`);
-  }
-
-  const failed = rows.filter((r) => r.non2xx + r.errors + r.timeouts + r.warmupFailures > 0);
-  if (!webhooks.ok) {
-    console.error(
-      `bench: webhooks: ${webhooks.lag.failedCharges} charges failed; delivered ${webhooks.lag.delivered} of ` +
-        `${webhooks.lag.events} lag events and ${webhooks.throughput.delivered} of ${webhooks.throughput.events} burst events`,
-    );
-  }
-  for (const r of failed) {
-    console.error(
-      `bench: ${r.scenario}: ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts, ` +
-        `${r.warmupFailures} failed in warm-up; status codes ${JSON.stringify(r.statusCodes)}`,
-    );
-  }
-  const stderr = [...targets.values()].flatMap((t) => (t.stderr.length ? [`[${t.label}] ${t.stderr.join("")}`] : []));
-  if (stderr.length > 0) console.log(`\nserver stderr:\n${stderr.join("\n").trimEnd()}`);
-
-  mkdirSync(RESULTS_DIR, { recursive: true });
-  const file = `${RESULTS_DIR}latest.json`;
-  writeFileSync(
-    file,
-    `${JSON.stringify(
-      {
+      ok,
+      results: {
         startedAt: startedAt.toISOString(),
         finishedAt: new Date().toISOString(),
         machine: {
@@ -499,37 +409,67 @@ async function main(): Promise<number> {
           cpuModel: os.cpus()[0]?.model,
           node: process.version,
           platform: os.platform(),
+          loadAverage: os.loadavg(),
         },
         settings: {
+          only: process.env.BENCH_ONLY ?? null,
           connections: CONNECTIONS,
+          rateConnections: RATE_CONNECTIONS,
           warmupSeconds: WARMUP_SECONDS,
           measureSeconds: MEASURE_SECONDS,
-          paymentsServer: { VALIDATE_RESPONSES: "false", REQUEST_LOG: "true", store: "in-memory SQLite" },
-          validatedExpress: "express-openapi-validator with the server's options, fixed answers, no store",
-          memory: `VmRSS of each server's own process sampled every ${RSS_SAMPLE_MS} ms during the measured run`,
+          rateSeconds: RATE_SECONDS,
+          memory: `sum of the VmRSS of each server's processes, sampled every ${RSS_SAMPLE_MS} ms during the measured run`,
         },
         scenarios: rows,
-        memory,
+        startupMs: startup,
+        startupRunsMs: startupRuns,
         targets: targetResults,
-        ceilings,
-        idempotencyKeyRatio: idempotencyRatio ?? null,
         webhooks,
-        ok: failed.length === 0 && webhooks.ok,
+        ok,
       },
-      null,
-      2,
-    )}\n`,
-  );
-  console.log(`results written to ${file}`);
-  return failed.length === 0 && webhooks.ok ? 0 : 1;
+    };
+  } finally {
+    await Promise.all([...targets.values()].map((t) => t.stop()));
+  }
 }
+
+async function main(argv: string[]): Promise<number> {
+  const at = argv.indexOf("--compare");
+  const files = at === -1 ? [] : argv.slice(at + 1).filter((a) => !a.startsWith("--"));
+  if (at !== -1 && (files.length < 1 || files.length > 2)) {
+    console.error("usage: npm run bench -- --compare <saved.json> [<newer.json>]");
+    return 2;
+  }
+  if (files.length === 2) {
+    // Two saved runs: no measuring, only the comparison.
+    console.log(compare(readResults(files[0] as string), readResults(files[1] as string)));
+    return 0;
+  }
+  const before = files[0] === undefined ? null : readResults(files[0]);
+  const { results, ok } = await run();
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  const text = `${JSON.stringify(results, null, 2)}\n`;
+  const latest = `${RESULTS_DIR}latest.json`;
+  const dated = `${RESULTS_DIR}${results.startedAt.replace(/[:.]/g, "-")}.json`;
+  writeFileSync(latest, text);
+  writeFileSync(dated, text);
+  console.log(`results written to ${latest} and ${dated}`);
+  if (before) console.log(`\n${compare(before, results)}`);
+  return ok ? 0 : 1;
+}
+
+const HARD_LIMIT_MS = 30 * 60_000;
+const hardLimit = setTimeout(() => {
+  console.error(`bench: still running after ${HARD_LIMIT_MS / 60_000} minutes, stopping`);
+  killAll();
+  process.exit(1);
+}, HARD_LIMIT_MS);
+hardLimit.unref();
 
 let exitCode = 1;
 try {
-  exitCode = await main();
+  exitCode = await main(process.argv.slice(2));
 } catch (err) {
-  console.error(`bench: ${err instanceof Error ? err.message : String(err)}`);
-} finally {
-  stopChildren();
+  console.error(`bench: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
 }
 process.exit(exitCode);

@@ -2,7 +2,7 @@
 // (no auth, validation, idempotency or store), on a random loopback port.
 import type { AddressInfo } from "node:net";
 import express from "express";
-import { exitWithParent, type ReadyMessage } from "./protocol.ts";
+import { exitWithParent, profileOnRequest, type ReadyMessage } from "./protocol.ts";
 
 const app = express();
 app.disable("x-powered-by");
@@ -19,6 +19,7 @@ const server = app.listen(0, "127.0.0.1", () => {
   const ready: ReadyMessage = { type: "ready", url: `http://127.0.0.1:${port}` };
   process.send?.(ready);
 });
+profileOnRequest();
 exitWithParent(
   () =>
     new Promise<void>((resolve) => {

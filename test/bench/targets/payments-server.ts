@@ -1,17 +1,20 @@
 // Benchmark target: the real payments server with production-like settings (response validation
-// off, the request log on) on a random loopback port, in-memory store.
+// off, the request log on, one JSON log line per request at level info, to a stdout the parent
+// discards) on a random loopback port, in-memory store.
 import { recordEvent } from "@payments/server";
 import { startTestServer } from "../../support/server.ts";
 import {
   type EmitEventsMessage,
   type EmittedMessage,
   exitWithParent,
+  profileOnRequest,
   type ReadyMessage,
   TOKEN_BODY,
 } from "./protocol.ts";
 
-const server = await startTestServer({ VALIDATE_RESPONSES: "false", REQUEST_LOG: "true" });
+const server = await startTestServer({ VALIDATE_RESPONSES: "false", REQUEST_LOG: "true", LOG_LEVEL: "info" });
 exitWithParent(() => server.close());
+profileOnRequest();
 
 /** A fixture made through the API before the run. */
 async function create(path: string, body: unknown, status: number): Promise<{ id: string }> {

@@ -2,6 +2,9 @@
 // it listens. Each target runs in its own process so the parent can read that process's memory from
 // /proc and the load generator's own allocations are not counted.
 
+import { writeFileSync } from "node:fs";
+import { Session } from "node:inspector";
+
 export interface ReadyMessage {
   type: "ready";
   url: string;
@@ -49,6 +52,38 @@ export function evaluationBody(merchantId: string, tokenId: string) {
     card: { token: tokenId },
     customer: { email: "bench@example.com", ip: "203.0.113.7", country: "US" },
   };
+}
+
+/**
+ * Parent → target: start or stop a CPU profile of this process (`npm run bench:profile`). Taken with
+ * the inspector's Profiler in the process itself, so it covers only the measured load, not the
+ * start-up (module loading and schema compilation would otherwise weigh in every percentage).
+ */
+export type ProfileMessage = { type: "profile-start"; intervalUs: number } | { type: "profile-stop"; file: string };
+
+/** Answers ProfileMessages: `profile-started` once sampling runs, `profile-written` once the file is. */
+export function profileOnRequest(): void {
+  let session: Session | null = null;
+  const post = <T>(method: string, params?: object) =>
+    new Promise<T>((resolve, reject) => {
+      session?.post(method, params ?? {}, (err, result) => (err ? reject(err) : resolve(result as T)));
+    });
+  process.on("message", async (message: ProfileMessage) => {
+    if (message?.type === "profile-start") {
+      session = new Session();
+      session.connect();
+      await post("Profiler.enable");
+      await post("Profiler.setSamplingInterval", { interval: message.intervalUs });
+      await post("Profiler.start");
+      process.send?.({ type: "profile-started" });
+    } else if (message?.type === "profile-stop" && session) {
+      const { profile } = await post<{ profile: unknown }>("Profiler.stop");
+      writeFileSync(message.file, JSON.stringify(profile));
+      session.disconnect();
+      session = null;
+      process.send?.({ type: "profile-written", file: message.file });
+    }
+  });
 }
 
 /** Ends the process when the parent goes away, so a crashed benchmark leaves no server behind. */

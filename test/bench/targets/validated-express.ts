@@ -9,7 +9,7 @@ import type { AddressInfo } from "node:net";
 import { loadContract } from "@payments/server";
 import express from "express";
 import type * as Validator from "express-openapi-validator";
-import { exitWithParent, type ReadyMessage } from "./protocol.ts";
+import { exitWithParent, profileOnRequest, type ReadyMessage } from "./protocol.ts";
 
 // The validator the server depends on, resolved from the server package (the tests package does not
 // depend on it itself), so both measure the same copy.
@@ -70,6 +70,7 @@ const server = app.listen(0, "127.0.0.1", () => {
   };
   process.send?.(ready);
 });
+profileOnRequest();
 exitWithParent(
   () =>
     new Promise<void>((resolve) => {

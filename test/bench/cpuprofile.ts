@@ -1,0 +1,128 @@
+// Reads a V8 CPU profile (`node --cpu-prof` writes one `.cpuprofile` JSON file per process at exit) and
+// sums the samples where each function was on top of the stack: its self time. Used by
+// `npm run bench:profile` (./profile.ts) to show where a scenario's CPU goes. Percentages are of the
+// busy samples (everything but V8's "(idle)"), so they can be compared between runs on a loaded and an
+// idle machine, which absolute times cannot.
+
+import { readFileSync } from "node:fs";
+
+interface CallFrame {
+  functionName: string;
+  url: string;
+  lineNumber: number;
+  columnNumber: number;
+}
+
+interface ProfileNode {
+  id: number;
+  callFrame: CallFrame;
+  hitCount?: number;
+  children?: number[];
+}
+
+interface CpuProfile {
+  nodes: ProfileNode[];
+  startTime: number;
+  endTime: number;
+  samples?: number[];
+  timeDeltas?: number[];
+}
+
+export interface SelfTime {
+  /** `function (file:line)` */
+  name: string;
+  /** The module it belongs to (see moduleOf). */
+  module: string;
+  samples: number;
+  /** Share of the busy samples, 0-100. */
+  percent: number;
+}
+
+export interface ProfileSummary {
+  file: string;
+  /** Samples outside "(idle)". */
+  busySamples: number;
+  /** Share of all samples spent idle (the process waited for work), 0-100. */
+  idlePercent: number;
+  functions: SelfTime[];
+  modules: SelfTime[];
+}
+
+/**
+ * Where a frame's code lives, short: `express-openapi-validator`, `server/src/store/sqlite.ts`,
+ * `node:internal/async_hooks`, or V8's own pseudo-frames (`(garbage collector)`, `(program)`).
+ */
+export function moduleOf(url: string, functionName: string): string {
+  if (url === "") return functionName.startsWith("(") ? functionName : "(native)";
+  const path = url.replace(/^file:\/\//, "");
+  const pkg = /.*node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(path);
+  if (pkg?.[1]) return pkg[1];
+  const own = /\/(server\/src\/.*|test\/.*|generated\/.*|server\/dist\/.*)$/.exec(path);
+  if (own?.[1]) return own[1];
+  if (path.startsWith("node:")) return path;
+  return path;
+}
+
+function shortFile(url: string): string {
+  const path = url.replace(/^file:\/\//, "");
+  const pkg = /.*node_modules\/(.*)$/.exec(path);
+  if (pkg?.[1]) return pkg[1];
+  const own = /\/((?:server|test|generated)\/.*)$/.exec(path);
+  return own?.[1] ?? path;
+}
+
+/** Self time per function and per module, largest first. */
+export function summarize(file: string, top = 15): ProfileSummary & { allFunctions: SelfTime[] } {
+  const profile = JSON.parse(readFileSync(file, "utf8")) as CpuProfile;
+  const byFunction = new Map<string, SelfTime>();
+  const byModule = new Map<string, SelfTime>();
+  let idle = 0;
+  let total = 0;
+  for (const node of profile.nodes) {
+    const hits = node.hitCount ?? 0;
+    if (hits === 0) continue;
+    total += hits;
+    const { functionName, url, lineNumber } = node.callFrame;
+    if (functionName === "(idle)") {
+      idle += hits;
+      continue;
+    }
+    const module = moduleOf(url, functionName);
+    const name =
+      url === ""
+        ? functionName || "(anonymous)"
+        : `${functionName || "(anonymous)"} (${shortFile(url)}:${lineNumber + 1})`;
+    const f = byFunction.get(name) ?? { name, module, samples: 0, percent: 0 };
+    f.samples += hits;
+    byFunction.set(name, f);
+    const m = byModule.get(module) ?? { name: module, module, samples: 0, percent: 0 };
+    m.samples += hits;
+    byModule.set(module, m);
+  }
+  const busy = total - idle;
+  const ranked = (map: Map<string, SelfTime>) =>
+    [...map.values()]
+      .map((s) => ({ ...s, percent: busy > 0 ? (100 * s.samples) / busy : 0 }))
+      .sort((a, b) => b.samples - a.samples);
+  const allFunctions = ranked(byFunction);
+  return {
+    file,
+    busySamples: busy,
+    idlePercent: total > 0 ? (100 * idle) / total : 0,
+    functions: allFunctions.slice(0, top),
+    modules: ranked(byModule).slice(0, top),
+    allFunctions,
+  };
+}
+
+/** The summary as text: the top functions, then the top modules. */
+export function formatSummary(summary: ProfileSummary, title: string): string {
+  const row = (s: SelfTime) => `${s.percent.toFixed(1).padStart(5)} %  ${s.name}`;
+  return [
+    `${title}: ${summary.busySamples} busy samples, ${summary.idlePercent.toFixed(1)} % idle`,
+    "  self time by function:",
+    ...summary.functions.map((s) => `    ${row(s)}`),
+    "  self time by module:",
+    ...summary.modules.map((s) => `    ${row(s)}`),
+  ].join("\n");
+}

@@ -1,0 +1,265 @@
+// Starting the benchmark's servers (./scenarios.ts, TargetName), each in its own process so the load
+// generator's own allocations are never counted in a server's memory:
+//
+// - `payments`, `bare`, `validated`: ./targets/*.ts under tsx, reporting over IPC once they listen.
+// - `prism`: the sandbox mock, as the suites run it (../support/prism.ts).
+// - `built`, `built2`: the production build, `node server/dist/main.js` with NODE_ENV=production on a
+//   SQLite file in WAL mode (what an operator runs), with WORKERS=1 and WORKERS=2; the time from the
+//   spawn to the first answer of GET /healthz is its start-up time. Rate limits are raised (the bench
+//   sends thousands of requests a second with one key); everything else is production's default.
+
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { startPrism } from "../support/prism.ts";
+import { SERVER_DIR } from "../support/process.ts";
+import type { TargetName } from "./scenarios.ts";
+import { type ReadyMessage, TOKEN_BODY } from "./targets/protocol.ts";
+
+const START_TIMEOUT_MS = 60_000;
+const TSX = import.meta.resolve("tsx");
+
+export interface Target {
+  name: TargetName;
+  label: string;
+  ready: ReadyMessage;
+  /** The processes whose memory is the server's: the main process and, with workers, each worker. */
+  pids(): number[];
+  /** The IPC child (payments target only: the webhook run talks to it). */
+  child?: ChildProcess;
+  /** Start-up time of the production build: from the spawn to the first answered request. */
+  startupMs?: number;
+  stderr(): string;
+  stop(): Promise<void>;
+}
+
+const LABELS: Record<TargetName, string> = {
+  payments: "payments server (tsx, VALIDATE_RESPONSES=false, REQUEST_LOG=true, LOG_LEVEL=info, in-memory store)",
+  bare: "bare Express 5",
+  validated: "Express 5 + express-openapi-validator",
+  prism: "Prism mock (npm run mock)",
+  built: "payments server, production build, WORKERS=1 (SQLite file, WAL)",
+  built2: "payments server, production build, WORKERS=2 (SQLite file, WAL)",
+};
+
+const FILES: Partial<Record<TargetName, string>> = {
+  payments: "./targets/payments-server.ts",
+  bare: "./targets/bare-express.ts",
+  validated: "./targets/validated-express.ts",
+};
+
+/** Every server process started, so a bench that must give up can end them all (killAll). */
+const started = new Set<ChildProcess>();
+
+/** SIGKILLs every server still running (the bench's hard time limit). */
+export function killAll(): void {
+  for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+}
+
+function track(child: ChildProcess): ChildProcess {
+  started.add(child);
+  child.once("exit", () => started.delete(child));
+  return child;
+}
+
+function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill("SIGKILL"), 15_000);
+    child.once("exit", () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill("SIGTERM");
+  });
+}
+
+/** A ./targets/*.ts server under tsx; `nodeArgs` go to node first (bench:profile passes --cpu-prof). */
+export async function startTsxTarget(
+  name: "payments" | "bare" | "validated",
+  nodeArgs: string[] = [],
+): Promise<Target> {
+  const label = LABELS[name];
+  const path = fileURLToPath(new URL(FILES[name] as string, import.meta.url));
+  const child = track(
+    spawn(process.execPath, [...nodeArgs, "--import", TSX, path], {
+      // stdout (the payments server's request log lines) is discarded, as a log shipper would take it.
+      stdio: ["ignore", "ignore", "pipe", "ipc"],
+      env: { ...process.env, NODE_ENV: "test" },
+    }),
+  );
+  const stderr: string[] = [];
+  child.stderr?.setEncoding("utf8").on("data", (chunk: string) => stderr.push(chunk));
+  const ready = await new Promise<ReadyMessage>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`${label} did not start within ${START_TIMEOUT_MS} ms`));
+    }, START_TIMEOUT_MS);
+    child.once("message", (message: ReadyMessage) => {
+      clearTimeout(timer);
+      resolve(message);
+    });
+    child.once("exit", (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`${label} exited (${code ?? signal}) before listening:\n${stderr.join("")}`));
+    });
+  });
+  assertLoopback(label, ready.url);
+  return {
+    name,
+    label,
+    ready,
+    child,
+    pids: () => (child.pid === undefined ? [] : [child.pid]),
+    stderr: () => stderr.join(""),
+    stop: () => stopChild(child),
+  };
+}
+
+function assertLoopback(label: string, url: string): void {
+  if (new URL(url).hostname !== "127.0.0.1") throw new Error(`${label} listens on ${url}, not on loopback`);
+}
+
+/** The token id of the document's GET /v1/tokens/{id} example is not needed: Prism answers any id. */
+const MOCK_TOKEN_ID = "tok_4fQx9ZkT2mB7rLp1WcYd8sNa";
+
+export async function startPrismTarget(): Promise<Target> {
+  const prism = await startPrism();
+  return {
+    name: "prism",
+    label: LABELS.prism,
+    ready: { type: "ready", url: prism.url, key: `key_test_${"0".repeat(32)}`, tokenId: MOCK_TOKEN_ID },
+    // Prism runs in its own process group; its memory is not one of the figures.
+    pids: () => [],
+    stderr: () => "",
+    stop: () => prism.stop(),
+  };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port")),
+      );
+    });
+  });
+}
+
+let built = false;
+
+/** `npm run build -w @payments/server`, once per bench run, so the measured build is the current code. */
+export function buildServer(): void {
+  if (built) return;
+  execFileSync(process.execPath, ["build.mjs"], { cwd: SERVER_DIR, stdio: ["ignore", "ignore", "inherit"] });
+  built = true;
+}
+
+/** The children of a process (its workers), from /proc; empty where /proc is not available. */
+export function childPids(pid: number): number[] {
+  const file = `/proc/${pid}/task/${pid}/children`;
+  if (!existsSync(file)) return [];
+  return readFileSync(file, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
+}
+
+async function post(url: string, key: string, path: string, body: unknown, status: number): Promise<{ id: string }> {
+  const res = await fetch(`${url}${path}`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  if (res.status !== status)
+    throw new Error(`creating the ${path} fixture answered ${res.status}: ${await res.text()}`);
+  return (await res.json()) as { id: string };
+}
+
+/**
+ * The production build with `workers` workers on a fresh data directory. Its log (one JSON line per
+ * request, as in production) goes to a file, not through this process, so reading it costs the load
+ * generator nothing; the first start's sandbox key is read from there.
+ */
+export async function startBuiltTarget(name: "built" | "built2"): Promise<Target> {
+  buildServer();
+  const workers = name === "built2" ? 2 : 1;
+  const label = LABELS[name];
+  const dataDir = mkdtempSync(join(tmpdir(), "payments-bench-"));
+  const logFile = join(dataDir, "stdout.log");
+  const errFile = join(dataDir, "stderr.log");
+  const out = openSync(logFile, "a");
+  const err = openSync(errFile, "a");
+  const port = await freePort();
+  const started = performance.now();
+  const child = track(
+    spawn(process.execPath, ["dist/main.js"], {
+      cwd: SERVER_DIR,
+      stdio: ["ignore", out, err],
+      env: {
+        PATH: process.env.PATH ?? "",
+        NODE_ENV: "production",
+        HOST: "127.0.0.1",
+        PORT: String(port),
+        DATA_DIR: join(dataDir, "data"),
+        WORKERS: String(workers),
+        VAULT_MASTER_KEY: Buffer.alloc(32, 1).toString("base64"),
+        VAULT_FINGERPRINT_KEY: Buffer.alloc(32, 2).toString("base64"),
+        RATE_LIMIT_TEST_PER_SECOND: "1000000",
+        RATE_LIMIT_LIVE_PER_SECOND: "1000000",
+        // No .env of the developer's: INIT_CWD points at the fresh directory.
+        INIT_CWD: dataDir,
+      },
+    }),
+  );
+  closeSync(out);
+  closeSync(err);
+  const url = `http://127.0.0.1:${port}`;
+  const stderr = () => (existsSync(errFile) ? readFileSync(errFile, "utf8") : "");
+  let startupMs: number | undefined;
+  while (startupMs === undefined) {
+    if (child.exitCode !== null) throw new Error(`${label} exited (${child.exitCode}) before answering:\n${stderr()}`);
+    if (performance.now() - started > START_TIMEOUT_MS) {
+      child.kill("SIGKILL");
+      throw new Error(`${label} did not answer within ${START_TIMEOUT_MS} ms:\n${stderr()}`);
+    }
+    try {
+      const res = await fetch(`${url}/healthz`);
+      await res.body?.cancel();
+      if (res.status === 200) startupMs = performance.now() - started;
+    } catch {
+      // not listening yet
+    }
+    if (startupMs === undefined) await new Promise((r) => setTimeout(r, 5));
+  }
+  let key: string | undefined;
+  for (const deadline = performance.now() + 10_000; key === undefined && performance.now() < deadline; ) {
+    key = /key_test_[0-9A-Za-z]{32}/.exec(readFileSync(logFile, "utf8"))?.[0];
+    if (key === undefined) await new Promise((r) => setTimeout(r, 20));
+  }
+  if (key === undefined) throw new Error(`${label} printed no sandbox key:\n${stderr()}`);
+  const token = await post(url, key, "/v1/tokens", TOKEN_BODY, 200);
+  const merchant = await post(url, key, "/v1/merchants", { name: "Bench Merchant" }, 201);
+  const pid = child.pid as number;
+  return {
+    name,
+    label,
+    ready: { type: "ready", url, key, tokenId: token.id, merchantId: merchant.id },
+    pids: () => [pid, ...childPids(pid)],
+    startupMs,
+    stderr,
+    async stop() {
+      await stopChild(child);
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function startTarget(name: TargetName): Promise<Target> {
+  if (name === "prism") return startPrismTarget();
+  if (name === "built" || name === "built2") return startBuiltTarget(name);
+  return startTsxTarget(name);
+}

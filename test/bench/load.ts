@@ -1,0 +1,49 @@
+// Sending a scenario's load with autocannon (in this process, on the same cores as the servers, as the
+// figures in TOOLCHAIN.md were measured), for ./run.ts and ./profile.ts.
+
+import autocannon, { type Result } from "autocannon";
+import type { Target } from "./launch.ts";
+import type { Scenario } from "./scenarios.ts";
+
+/** TOOLCHAIN.md's figures were taken with 50 connections; keep that so ratios stay comparable. */
+export const CONNECTIONS = 50;
+/**
+ * Connections of a fixed-rate scenario: enough that the rate never waits for a free connection while
+ * an answer is slow (20 connections carry 200 requests/s at up to 100 ms each).
+ */
+export const RATE_CONNECTIONS = 20;
+
+export function failures(result: Result): number {
+  return result.non2xx + result.errors + result.timeouts;
+}
+
+/** One request through fetch first, so a wrong setup fails at once with the server's answer. */
+export async function preflight(scenario: Scenario, target: Target): Promise<void> {
+  const options = scenario.options(target.ready);
+  const request = options.requests?.[0]?.setupRequest?.({ ...options }, {}) ?? options;
+  const res = await fetch(`${target.ready.url}${options.path}`, {
+    method: request.method ?? "GET",
+    headers: request.headers ?? {},
+    body: request.body ?? null,
+  });
+  if (res.status < 200 || res.status > 299) {
+    throw new Error(`${scenario.name}: preflight answered ${res.status}: ${await res.text()}`);
+  }
+}
+
+/**
+ * The scenario's load for `seconds`: as fast as CONNECTIONS connections go, or at the scenario's fixed
+ * rate (autocannon then corrects the latencies for coordinated omission: a request that could not be
+ * sent on time because the server was slow counts from when it was due).
+ */
+export function load(scenario: Scenario, target: Target, seconds: number): Promise<Result> {
+  const options = scenario.options(target.ready);
+  return autocannon({
+    ...options,
+    url: `${target.ready.url}${options.path}`,
+    connections: scenario.rate === undefined ? CONNECTIONS : RATE_CONNECTIONS,
+    ...(scenario.rate === undefined ? {} : { overallRate: scenario.rate }),
+    timeout: 10,
+    duration: seconds,
+  });
+}
