@@ -28,6 +28,8 @@ COPY generated/package.json generated/
 COPY clients/typescript/package.json clients/typescript/
 COPY server/package.json server/
 COPY test/package.json test/
+# The root postinstall applies these to the installed dependencies (patches/README.md).
+COPY patches/ patches/
 RUN npm ci --no-audit --no-fund
 COPY generated/ generated/
 COPY server/ server/
