@@ -26,11 +26,19 @@ import { openSqliteStore } from "./store/sqlite.ts";
 export const IN_MEMORY = ":memory:";
 
 export async function openStore(config: Config): Promise<AppStore> {
+  // The transaction-misuse guard catches a programming mistake in development and tests, and costs a
+  // hook on every promise where it runs (store/common.ts, txGuard): production goes without it.
+  const guard = config.NODE_ENV !== "production";
   if (config.MONGODB_URI) {
-    return openMongoStore<Docs>({ uri: config.MONGODB_URI, dbName: config.MONGODB_DB, collections: COLLECTIONS });
+    return openMongoStore<Docs>({
+      uri: config.MONGODB_URI,
+      dbName: config.MONGODB_DB,
+      collections: COLLECTIONS,
+      guard,
+    });
   }
   const path = config.DATA_DIR === IN_MEMORY ? IN_MEMORY : join(config.DATA_DIR, "payments.sqlite");
-  return openSqliteStore<Docs>({ path, collections: COLLECTIONS });
+  return openSqliteStore<Docs>({ path, collections: COLLECTIONS, guard });
 }
 
 export function vaultKeysFor(config: Config): VaultKeys {

@@ -37,7 +37,7 @@ export interface Target {
 }
 
 const LABELS: Record<TargetName, string> = {
-  payments: "payments server (tsx, VALIDATE_RESPONSES=false, REQUEST_LOG=true, LOG_LEVEL=info, in-memory store)",
+  payments: "payments server (tsx, NODE_ENV=production, REQUEST_LOG=true, LOG_LEVEL=info, in-memory store)",
   bare: "bare Express 5",
   validated: "Express 5 + express-openapi-validator",
   prism: "Prism mock (npm run mock)",

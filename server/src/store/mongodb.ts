@@ -27,9 +27,9 @@ import {
   collectionNames,
   Mutex,
   normalizeChanges,
-  TxGuard,
   type TxScope,
   terms,
+  txGuard,
 } from "./common.ts";
 import {
   type BaseDoc,
@@ -106,6 +106,11 @@ export async function openMongoStore<Docs extends Record<string, BaseDoc>>(optio
   uri: string;
   dbName?: string;
   collections: CollectionSpecs<Docs>;
+  /**
+   * Refuse the outer store inside its own transaction (common.ts, txGuard). Default on; the server
+   * turns it off in production, where it costs every promise a hook.
+   */
+  guard?: boolean;
 }): Promise<Store<Docs>> {
   const names = collectionNames(options.collections);
   const client = new MongoClient(options.uri, { ignoreUndefined: true, writeConcern: { w: "majority" } });
@@ -260,7 +265,7 @@ export async function openMongoStore<Docs extends Record<string, BaseDoc>>(optio
     };
   }
 
-  const guard = new TxGuard();
+  const guard = txGuard(options.guard ?? true);
 
   const store: Store<Loose> = {
     kind: "mongodb",

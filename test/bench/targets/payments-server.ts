@@ -1,6 +1,8 @@
-// Benchmark target: the real payments server with production-like settings (response validation
-// off, the request log on, one JSON log line per request at level info, to a stdout the parent
-// discards) on a random loopback port, in-memory store.
+// Benchmark target: the real payments server configured as in production (NODE_ENV=production:
+// response validation off, no transaction-misuse guard; the request log on; one JSON log line per
+// request at level info, to a stdout the parent discards) on a random loopback port, with an in-memory
+// store and rate limits raised (one key sends thousands of requests a second).
+import { randomBytes } from "node:crypto";
 import { recordEvent } from "@payments/server";
 import { startTestServer } from "../../support/server.ts";
 import {
@@ -12,7 +14,14 @@ import {
   TOKEN_BODY,
 } from "./protocol.ts";
 
-const server = await startTestServer({ VALIDATE_RESPONSES: "false", REQUEST_LOG: "true", LOG_LEVEL: "info" });
+const server = await startTestServer({
+  NODE_ENV: "production",
+  VAULT_MASTER_KEY: randomBytes(32).toString("base64"),
+  VAULT_FINGERPRINT_KEY: randomBytes(32).toString("base64"),
+  VALIDATE_RESPONSES: "false",
+  REQUEST_LOG: "true",
+  LOG_LEVEL: "info",
+});
 exitWithParent(() => server.close());
 profileOnRequest();
 
