@@ -181,7 +181,7 @@ export function rateLimits(deps: {
   const refuse = (detail: string) => (_req: Request, res: Response, _next: NextFunction) =>
     sendProblem(res, problem("rate_limited", detail, { requestId: String(res.locals.requestId ?? "") }));
 
-  const perKey = rateLimit({
+  const perKeyLimiter = rateLimit({
     windowMs: 1000,
     limit: (_req, res) => (callerOf(res)?.livemode ? settings.livePerSecond : settings.testPerSecond),
     standardHeaders: "draft-8",
@@ -200,7 +200,7 @@ export function rateLimits(deps: {
     validate: { keyGeneratorIpFallback: false, ip: false, xForwardedForHeader: false },
   });
 
-  const anonymous = rateLimit({
+  const anonymousLimiter = rateLimit({
     windowMs: 60_000,
     limit: settings.anonymousPerMinute,
     standardHeaders: "draft-8",
@@ -212,6 +212,13 @@ export function rateLimits(deps: {
     ),
     store: addressCounts,
   });
+
+  // Each request is counted by one of the two limiters. The other is passed over here, synchronously,
+  // rather than entering express-rate-limit's async middleware only for its `skip` to say so.
+  const perKey: RequestHandler = (req, res, next) =>
+    callerOf(res) === undefined ? next() : perKeyLimiter(req, res, next);
+  const anonymous: RequestHandler = (req, res, next) =>
+    callerOf(res) !== undefined || !req.path.startsWith("/v1/") ? next() : anonymousLimiter(req, res, next);
 
   return {
     perKey,

@@ -20,9 +20,9 @@ import {
   Mutex,
   normalizeChanges,
   type Term,
-  TxGuard,
   type TxScope,
   terms,
+  txGuard,
 } from "./common.ts";
 import {
   type BaseDoc,
@@ -129,10 +129,21 @@ function ownerOnly(path: string): void {
   }
 }
 
+/** What only the SQLite store offers, for tests that check how it runs a query. */
+export interface SqliteDiagnostics {
+  /** SQLite's query plan (EXPLAIN QUERY PLAN, one line per step) for findAll with these arguments. */
+  explain(collection: string, where: Where<BaseDoc>, limit?: number, order?: Order<BaseDoc>): string[];
+}
+
 export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
   path: string;
   collections: CollectionSpecs<Docs>;
-}): Store<Docs> {
+  /**
+   * Refuse the outer store inside its own transaction (common.ts, txGuard). Default on; the server
+   * turns it off in production, where it costs every promise a hook.
+   */
+  guard?: boolean;
+}): Store<Docs> & SqliteDiagnostics {
   const names = collectionNames(options.collections);
   const memory = options.path === ":memory:";
   if (!memory) ownerOnly(options.path);
@@ -194,12 +205,13 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
     return JSON.parse(raw as string) as BaseDoc;
   }
 
-  function selectDocs(
+  /** The SELECT findOne and findAll run, and its parameters. */
+  function selectSql(
     collection: string,
     where: Where<BaseDoc>,
     limit: number | undefined,
     order?: Order<BaseDoc>,
-  ): BaseDoc[] {
+  ): { sql: string; params: Param[] } {
     assertCollection(names, collection);
     assertLimit(limit);
     assertOrder(order);
@@ -214,6 +226,16 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
       sql += " LIMIT ?";
       params.push(limit);
     }
+    return { sql, params };
+  }
+
+  function selectDocs(
+    collection: string,
+    where: Where<BaseDoc>,
+    limit: number | undefined,
+    order?: Order<BaseDoc>,
+  ): BaseDoc[] {
+    const { sql, params } = selectSql(collection, where, limit, order);
     return statement(sql)
       .all(...params)
       .map(parse);
@@ -339,7 +361,7 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
   };
 
   const mutex = new Mutex();
-  const guard = new TxGuard();
+  const guard = txGuard(options.guard ?? true);
 
   /** Runs a synchronous operation once no transaction holds the connection. */
   async function outside<T>(op: () => T): Promise<T> {
@@ -371,9 +393,14 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
   const commit = statement("COMMIT");
   const rollback = statement("ROLLBACK");
 
-  const store: Store<Loose> = {
+  const store: Store<Loose> & SqliteDiagnostics = {
     kind: "sqlite",
     ...asyncOps(outside),
+
+    explain(collection, where, limit, order) {
+      const { sql, params } = selectSql(collection, where, limit, order);
+      return (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((row) => row.detail);
+    },
 
     async transaction(fn) {
       guard.assertOutside();
@@ -415,5 +442,5 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
     },
   };
   // The operations only depend on each collection's documents being BaseDocs, which Docs guarantees.
-  return store as unknown as Store<Docs>;
+  return store as unknown as Store<Docs> & SqliteDiagnostics;
 }

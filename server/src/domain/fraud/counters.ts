@@ -31,8 +31,13 @@ function minuteOf(at: Date): number {
 }
 
 export function counterId(livemode: boolean, kind: CounterKind, value: string, minute: number): string {
+  return `${counterPrefix(livemode, kind, value)}${minute}`;
+}
+
+/** A bucket id without its minute: the value's digest is taken once for the window's ten ids. */
+function counterPrefix(livemode: boolean, kind: CounterKind, value: string): string {
   const digest = createHash("sha256").update(value).digest("hex").slice(0, 32);
-  return `${livemode ? "live" : "test"}:${kind}:${digest}:${minute}`;
+  return `${livemode ? "live" : "test"}:${kind}:${digest}:`;
 }
 
 function sum(docs: FraudCounterDoc[]): WindowCounts {
@@ -49,7 +54,8 @@ export function createCounters(store: AppStore) {
   /** The ids of the window's buckets, newest first. */
   function windowIds(livemode: boolean, kind: CounterKind, value: string, at: Date): string[] {
     const minute = minuteOf(at);
-    return Array.from({ length: BUCKETS }, (_, i) => counterId(livemode, kind, value, minute - i));
+    const prefix = counterPrefix(livemode, kind, value);
+    return Array.from({ length: BUCKETS }, (_, i) => `${prefix}${minute - i}`);
   }
 
   return {

@@ -64,7 +64,7 @@ export function createFraudEvaluations(deps: FraudEvaluationsDeps) {
     observed: Observed,
     ids: { txId: string; source: FraudEvaluationDoc["source"] },
     count: boolean,
-  ): Promise<{ evaluation: FraudEvaluationDoc; buckets: string[]; reviewWindowSeconds: number }> {
+  ): Promise<{ evaluation: FraudEvaluationDoc; buckets: string[]; statsExist: boolean; reviewWindowSeconds: number }> {
     const at = now();
     const [config, gathered] = await Promise.all([
       settings.load(observed.livemode),
@@ -89,6 +89,7 @@ export function createFraudEvaluations(deps: FraudEvaluationsDeps) {
         thresholds,
       },
       buckets: gathered.buckets,
+      statsExist: gathered.statsExist,
       reviewWindowSeconds: config.reviewWindowSeconds,
     };
   }
@@ -162,7 +163,7 @@ export function createFraudEvaluations(deps: FraudEvaluationsDeps) {
 
   const screen: FraudScreen = {
     async assessCharge(attempt: ChargeAttempt): Promise<ChargeAssessment> {
-      const { evaluation, buckets, reviewWindowSeconds } = await run(
+      const { evaluation, buckets, statsExist, reviewWindowSeconds } = await run(
         {
           livemode: attempt.livemode,
           merchantId: attempt.merchantId,
@@ -178,7 +179,9 @@ export function createFraudEvaluations(deps: FraudEvaluationsDeps) {
         true,
       );
       const statsId = `${attempt.merchantId}:${attempt.currency}`;
-      if (evaluation.decision !== "block") await ensureStats(attempt.livemode, statsId);
+      // The history document must exist before the charge's transaction increments it; gathering the
+      // facts has just read it (merchant history), so it is made only when that read found none.
+      if (evaluation.decision !== "block" && !statsExist) await ensureStats(attempt.livemode, statsId);
       return {
         evaluationId: evaluation.id,
         decision: evaluation.decision,
@@ -198,9 +201,11 @@ export function createFraudEvaluations(deps: FraudEvaluationsDeps) {
     },
   };
 
-  /** Makes the merchant's history document exist before the charge's transaction increments it. */
+  /**
+   * Makes the merchant's history document exist before the charge's transaction increments it (the
+   * caller has just found none; another instance may have made it since: the duplicate is fine).
+   */
   async function ensureStats(livemode: boolean, id: string): Promise<void> {
-    if (await deps.store.get("fraud_merchant_stats", id)) return;
     try {
       await deps.store.insert("fraud_merchant_stats", { id, livemode, created_at: createdAt(now()), count: 0, sum: 0 });
     } catch (err) {

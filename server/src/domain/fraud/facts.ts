@@ -1,5 +1,5 @@
 import { currencyExponent } from "../money.ts";
-import type { AppStore } from "../records.ts";
+import type { AppStore, FraudListItemDoc } from "../records.ts";
 import type { Counters } from "./counters.ts";
 import { networksOf, parseNetwork } from "./ip.ts";
 import { domainAndParents, emailParts, matchKey } from "./lists.ts";
@@ -33,6 +33,17 @@ export interface Gathered {
   facts: Facts;
   /** The counter buckets this attempt was counted in (empty when nothing was counted). */
   buckets: string[];
+  /**
+   * Whether the merchant's history document (`fraud_merchant_stats`) existed when read, so a charge
+   * need not read it again before its transaction increments it.
+   */
+  statsExist: boolean;
+}
+
+/** Newest first, as the store lists documents: the order the matches (and so the reasons) come in. */
+function newestFirst(a: FraudListItemDoc, b: FraudListItemDoc): number {
+  if (a.created_at !== b.created_at) return a.created_at < b.created_at ? 1 : -1;
+  return a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
 }
 
 /** A list lookup: the item key to look for and how a reason names the fact. */
@@ -112,7 +123,15 @@ export function createFactGatherer(store: AppStore, counters: Counters) {
       const keys = [...new Set(probes.map((p) => p.key))];
       const [items, card, ip, stats] = await Promise.all([
         keys.length > 0
-          ? store.findAll("fraud_list_items", { livemode: o.livemode, match_key: { $in: keys } }, 1000)
+          ? // Ordered by match_key, the index's own order: ordered by creation, SQLite would walk every
+            // item of the environment in that order instead of seeking the few keys (a 10,000-item
+            // list made each evaluation tens of milliseconds). Sorted newest first here.
+            store
+              .findAll("fraud_list_items", { livemode: o.livemode, match_key: { $in: keys } }, 1000, {
+                by: "match_key",
+                direction: "asc",
+              })
+              .then((found) => found.sort(newestFirst))
           : Promise.resolve([]),
         window("card", o.fingerprint),
         // The address's own network (/32 or /128) names it canonically: `::ffff:1.2.3.4` is `1.2.3.4`.
@@ -169,7 +188,7 @@ export function createFactGatherer(store: AppStore, counters: Counters) {
         cardCountry: o.cardCountry,
         elevatedRiskTestCard: sandbox && o.pan === ELEVATED_RISK_TEST_CARD,
       };
-      return { facts, buckets };
+      return { facts, buckets, statsExist: stats !== null };
     },
   };
 }

@@ -1,6 +1,15 @@
+import creditCardType from "credit-card-type";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { DomainError } from "../errors.ts";
-import { detectBrand, luhnValid, normalizePan, validateCard } from "./card.ts";
+import {
+  BRAND_PREFIX_DIGITS,
+  detectBrand,
+  detectBrandUncached,
+  luhnValid,
+  normalizePan,
+  validateCard,
+} from "./card.ts";
 
 const NOW = new Date("2026-11-21T10:15:30Z");
 
@@ -48,6 +57,39 @@ describe("detectBrand", () => {
   ];
   it.each(cases)("%s is %s", (pan, brand) => {
     expect(detectBrand(pan).brand).toBe(brand);
+  });
+
+  it("answers from the first BRAND_PREFIX_DIGITS digits as the library does from the whole number", () => {
+    // Every accepted number (12 digits and up) is long enough for the prefix cache.
+    expect(BRAND_PREFIX_DIGITS).toBeGreaterThanOrEqual(6);
+    expect(BRAND_PREFIX_DIGITS).toBeLessThanOrEqual(12);
+    // Each brand pattern's edges (a range's ends and the numbers just outside them), filled out to
+    // every accepted length with different tails: cached and uncached answers agree on all of them.
+    const prefixes = new Set<string>();
+    for (const type of Object.values(creditCardType.types)) {
+      for (const pattern of creditCardType.getTypeInfo(type).patterns) {
+        for (const edge of Array.isArray(pattern) ? pattern : [pattern]) {
+          for (const n of [edge - 1, edge, edge + 1]) if (n > 0) prefixes.add(String(n));
+        }
+      }
+    }
+    let checked = 0;
+    for (const prefix of prefixes) {
+      for (let length = 12; length <= 19; length++) {
+        for (const tail of ["0", "9", "4"]) {
+          const pan = prefix.padEnd(length, tail).slice(0, length);
+          expect(detectBrand(pan), pan).toEqual(detectBrandUncached(pan));
+          checked++;
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(1000);
+    fc.assert(
+      fc.property(fc.stringMatching(/^[0-9]{12,19}$/), (pan) => {
+        expect(detectBrand(pan)).toEqual(detectBrandUncached(pan));
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it("gives the lengths the brand issues, and 12 to 19 when unknown", () => {

@@ -1,4 +1,11 @@
-import { createCipheriv, createDecipheriv, createHmac, randomBytes } from "node:crypto";
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHmac,
+  createSecretKey,
+  type KeyObject,
+  randomBytes,
+} from "node:crypto";
 import type { SealedCard } from "../records.ts";
 
 // DESIGN §6: the card number is encrypted with AES-256-GCM (random nonce, the token id as associated
@@ -22,8 +29,25 @@ const KEY_BYTES = 32;
 const NONCE_BYTES = 12;
 const TAG_BYTES = 16;
 
+/**
+ * The long-lived keys (the master key, the fingerprint key) as KeyObjects, made once per key: given a
+ * Buffer, every createCipheriv / createHmac call would import the key material again. Keyed by the
+ * Buffer itself, so every VaultKeys value (a key ring's too) gets its own, and nothing is kept once
+ * the keys are dropped. Data keys are fresh per token and never cached.
+ */
+const keyObjects = new WeakMap<Buffer, KeyObject>();
+
+function keyObject(key: Buffer): KeyObject {
+  let object = keyObjects.get(key);
+  if (object === undefined) {
+    object = createSecretKey(key);
+    keyObjects.set(key, object);
+  }
+  return object;
+}
+
 /** base64 of nonce(12) | ciphertext | tag(16), the layout SealedCard documents. */
-function seal(key: Buffer, plaintext: Buffer, aad: string): string {
+function seal(key: Buffer | KeyObject, plaintext: Buffer, aad: string): string {
   const nonce = randomBytes(NONCE_BYTES);
   const cipher = createCipheriv(ALGORITHM, key, nonce, { authTagLength: TAG_BYTES });
   cipher.setAAD(Buffer.from(aad, "utf8"));
@@ -32,7 +56,7 @@ function seal(key: Buffer, plaintext: Buffer, aad: string): string {
 }
 
 /** The inverse of seal; GCM's tag check makes any change to the bytes, the key or the AAD throw. */
-function open(key: Buffer, sealed: string, aad: string, what: string): Buffer {
+function open(key: Buffer | KeyObject, sealed: string, aad: string, what: string): Buffer {
   const bytes = Buffer.from(sealed, "base64");
   if (bytes.length < NONCE_BYTES + TAG_BYTES) throw new Error(`The ${what} is too short to be sealed data.`);
   const decipher = createDecipheriv(ALGORITHM, key, bytes.subarray(0, NONCE_BYTES), { authTagLength: TAG_BYTES });
@@ -57,7 +81,7 @@ export function sealPan(pan: string, tokenId: string, keys: VaultKeys): SealedCa
   try {
     return {
       kek_id: keys.kekId,
-      wrapped_dek: seal(keys.kek, dek, wrapAad(keys.kekId, tokenId)),
+      wrapped_dek: seal(keyObject(keys.kek), dek, wrapAad(keys.kekId, tokenId)),
       sealed_pan: seal(dek, plaintext, tokenId),
     };
   } finally {
@@ -78,7 +102,7 @@ export function openPan(sealed: SealedCard, tokenId: string, keys: VaultKeys | (
   }
   // The kek_id is also in the AAD, so a record whose kek_id was edited to name another configured key
   // does not open under it.
-  const dek = open(kek, sealed.wrapped_dek, wrapAad(sealed.kek_id, tokenId), "wrapped data key");
+  const dek = open(keyObject(kek), sealed.wrapped_dek, wrapAad(sealed.kek_id, tokenId), "wrapped data key");
   try {
     const plaintext = open(dek, sealed.sealed_pan, tokenId, "sealed card number");
     try {
@@ -96,7 +120,7 @@ export function openPan(sealed: SealedCard, tokenId: string, keys: VaultKeys | (
  * environment, and different between test and live mode so sandbox data never links to live cards.
  */
 export function fingerprintPan(pan: string, livemode: boolean, keys: VaultKeys): string {
-  const digest = createHmac("sha256", keys.fingerprintKey)
+  const digest = createHmac("sha256", keyObject(keys.fingerprintKey))
     .update(`${livemode ? "live" : "test"}:${pan}`, "utf8")
     .digest("hex");
   return `fp_${digest.slice(0, 32)}`;
@@ -122,7 +146,7 @@ export function sealSecret(secret: string, context: string, keys: VaultKeys): Se
   try {
     return {
       kek_id: keys.kekId,
-      wrapped_dek: seal(keys.kek, dek, wrapAad(keys.kekId, context)),
+      wrapped_dek: seal(keyObject(keys.kek), dek, wrapAad(keys.kekId, context)),
       sealed: seal(dek, plaintext, context),
     };
   } finally {
@@ -140,7 +164,7 @@ export function openSecret(
   if (kekId !== sealed.kek_id) {
     throw new Error(`The secret was sealed under master key ${sealed.kek_id}, but the key given is ${kekId}.`);
   }
-  const dek = open(kek, sealed.wrapped_dek, wrapAad(sealed.kek_id, context), "wrapped data key");
+  const dek = open(keyObject(kek), sealed.wrapped_dek, wrapAad(sealed.kek_id, context), "wrapped data key");
   try {
     return open(dek, sealed.sealed, context, "sealed secret").toString("utf8");
   } finally {
