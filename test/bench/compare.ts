@@ -24,6 +24,8 @@ export interface Row {
   warmupFailures: number;
   /** Sum of the server's processes' VmRSS at its highest during the measured run. */
   peakRssMb: number | null;
+  /** The server's CPU time (user + system, all its processes) per request answered, in µs. */
+  cpuUsPerRequest: number | null;
   statusCodes: Record<string, number>;
   /** requests/s over bare Express's for the same method, in this run (throughput scenarios only). */
   ratioToBare?: number;
@@ -35,6 +37,8 @@ export interface TargetResult {
   unit: "%" | "ms" | "MB" | "x";
   /** null: not measured in this run. */
   met: boolean | null;
+  /** The same figure computed from CPU time per request (targets comparing two servers). */
+  byCpu?: number | null;
   missing?: string[];
 }
 
@@ -83,8 +87,8 @@ export function compare(before: BenchResults, after: BenchResults): string {
   const old = new Map(before.scenarios.map((r) => [r.id ?? r.scenario, r]));
   const throughput = after.scenarios.filter((r) => r.rate === null && old.has(r.id));
   if (throughput.length > 0) {
-    const widths = [44, 10, 10, 7, 9, 9, 7];
-    out.push("", pad(["scenario", "req/s", "was", "change", "vs bare", "was", "p99"], widths));
+    const widths = [44, 10, 10, 7, 9, 9, 7, 11, 7];
+    out.push("", pad(["scenario", "req/s", "was", "change", "vs bare", "was", "p99", "CPU µs/req", "change"], widths));
     for (const r of throughput) {
       const b = old.get(r.id) as Row;
       out.push(
@@ -97,6 +101,8 @@ export function compare(before: BenchResults, after: BenchResults): string {
             r.ratioToBare === undefined ? "-" : `${num(r.ratioToBare * 100)} %`,
             b.ratioToBare === undefined ? "-" : `${num(b.ratioToBare * 100)} %`,
             change(b.p99Ms, r.p99Ms),
+            num(r.cpuUsPerRequest),
+            change(b.cpuUsPerRequest, r.cpuUsPerRequest),
           ],
           widths,
         ),

@@ -4,7 +4,9 @@
 // busy samples (everything but V8's "(idle)"), so they can be compared between runs on a loaded and an
 // idle machine, which absolute times cannot.
 
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { SourceMap } from "node:module";
+import { fileURLToPath } from "node:url";
 
 interface CallFrame {
   functionName: string;
@@ -71,9 +73,51 @@ function shortFile(url: string): string {
   return own?.[1] ?? path;
 }
 
+/**
+ * Frames of a bundle (the bench's targets are bundled, ./bundle.ts) are mapped back to their source
+ * file and line through the bundle's linked source map, so self time is told per source file as under
+ * tsx, not lumped into one bundle.
+ */
+const sourceMaps = new Map<string, SourceMap | null>();
+
+function sourceMapOf(url: string): SourceMap | null {
+  let map = sourceMaps.get(url);
+  if (map === undefined) {
+    map = null;
+    if (url.startsWith("file://")) {
+      const path = `${fileURLToPath(url)}.map`;
+      if (existsSync(path)) map = new SourceMap(JSON.parse(readFileSync(path, "utf8")));
+    }
+    sourceMaps.set(url, map);
+  }
+  return map;
+}
+
+function original(frame: CallFrame): CallFrame {
+  const map = frame.url.endsWith(".mjs") ? sourceMapOf(frame.url) : null;
+  if (!map) return frame;
+  const entry = map.findEntry(frame.lineNumber, frame.columnNumber) as {
+    originalSource?: string;
+    originalLine?: number;
+  };
+  if (!entry?.originalSource) return frame;
+  const source = entry.originalSource.startsWith("file://")
+    ? entry.originalSource
+    : new URL(entry.originalSource, frame.url).href;
+  return { ...frame, url: source, lineNumber: entry.originalLine ?? frame.lineNumber };
+}
+
+/** Rewrites a profile's bundle frames to their source files and lines (see `original`), in place. */
+export function mapToSources(file: string): void {
+  const profile = JSON.parse(readFileSync(file, "utf8")) as CpuProfile;
+  for (const node of profile.nodes) node.callFrame = original(node.callFrame);
+  writeFileSync(file, JSON.stringify(profile));
+}
+
 /** Self time per function and per module, largest first. */
 export function summarize(file: string, top = 15): ProfileSummary & { allFunctions: SelfTime[] } {
   const profile = JSON.parse(readFileSync(file, "utf8")) as CpuProfile;
+  for (const node of profile.nodes) node.callFrame = original(node.callFrame);
   const byFunction = new Map<string, SelfTime>();
   const byModule = new Map<string, SelfTime>();
   let idle = 0;

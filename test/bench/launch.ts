@@ -1,7 +1,8 @@
 // Starting the benchmark's servers (./scenarios.ts, TargetName), each in its own process so the load
 // generator's own allocations are never counted in a server's memory:
 //
-// - `payments`, `bare`, `validated`: ./targets/*.ts under tsx, reporting over IPC once they listen.
+// - `payments`, `bare`, `validated`: ./targets/*.ts bundled into plain JavaScript (./bundle.ts: no
+//   tsx at run time, as in production), reporting over IPC once they listen.
 // - `prism`: the sandbox mock, as the suites run it (../support/prism.ts).
 // - `built`, `built2`: the production build, `node server/dist/main.js` with NODE_ENV=production on a
 //   SQLite file in WAL mode (what an operator runs), with WORKERS=1 and WORKERS=2; the time from the
@@ -16,11 +17,11 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startPrism } from "../support/prism.ts";
 import { SERVER_DIR } from "../support/process.ts";
+import { bundleTarget } from "./bundle.ts";
 import type { TargetName } from "./scenarios.ts";
 import { type ReadyMessage, TOKEN_BODY } from "./targets/protocol.ts";
 
 const START_TIMEOUT_MS = 60_000;
-const TSX = import.meta.resolve("tsx");
 
 export interface Target {
   name: TargetName;
@@ -37,7 +38,7 @@ export interface Target {
 }
 
 const LABELS: Record<TargetName, string> = {
-  payments: "payments server (tsx, NODE_ENV=production, REQUEST_LOG=true, LOG_LEVEL=info, in-memory store)",
+  payments: "payments server (NODE_ENV=production, REQUEST_LOG=true, LOG_LEVEL=info, in-memory store)",
   bare: "bare Express 5",
   validated: "Express 5 + express-openapi-validator",
   prism: "Prism mock (npm run mock)",
@@ -77,15 +78,12 @@ function stopChild(child: ChildProcess): Promise<void> {
   });
 }
 
-/** A ./targets/*.ts server under tsx; `nodeArgs` go to node first (bench:profile passes --cpu-prof). */
-export async function startTsxTarget(
-  name: "payments" | "bare" | "validated",
-  nodeArgs: string[] = [],
-): Promise<Target> {
+/** A ./targets/*.ts server, bundled into plain JavaScript (./bundle.ts) and run with node. */
+export async function startScriptTarget(name: "payments" | "bare" | "validated"): Promise<Target> {
   const label = LABELS[name];
-  const path = fileURLToPath(new URL(FILES[name] as string, import.meta.url));
+  const path = await bundleTarget(fileURLToPath(new URL(FILES[name] as string, import.meta.url)), name);
   const child = track(
-    spawn(process.execPath, [...nodeArgs, "--import", TSX, path], {
+    spawn(process.execPath, [path], {
       // stdout (the payments server's request log lines) is discarded, as a log shipper would take it.
       stdio: ["ignore", "ignore", "pipe", "ipc"],
       env: { ...process.env, NODE_ENV: "test" },
@@ -261,5 +259,5 @@ export async function startBuiltTarget(name: "built" | "built2"): Promise<Target
 export async function startTarget(name: TargetName): Promise<Target> {
   if (name === "prism") return startPrismTarget();
   if (name === "built" || name === "built2") return startBuiltTarget(name);
-  return startTsxTarget(name);
+  return startScriptTarget(name);
 }

@@ -6,13 +6,13 @@
 // and its self time per function and per module is printed, as percentages of the busy samples: those
 // compare across runs and machines, absolute times do not.
 //
-// Only the servers run under tsx can be profiled (payments, bare, validated); the production build
-// runs the same code.
+// The servers started from ./targets (payments, bare, validated) can be profiled; the production
+// build runs the same code.
 
 import { mkdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { formatSummary, summarize } from "./cpuprofile.ts";
-import { startTsxTarget } from "./launch.ts";
+import { formatSummary, mapToSources, summarize } from "./cpuprofile.ts";
+import { startScriptTarget } from "./launch.ts";
 import { failures, load, preflight } from "./load.ts";
 import { SCENARIOS } from "./scenarios.ts";
 import type { ProfileMessage } from "./targets/protocol.ts";
@@ -36,7 +36,7 @@ if (!Number.isInteger(seconds) || seconds < 1) {
   process.exit(2);
 }
 
-const target = await startTsxTarget(scenario.target as "payments" | "bare" | "validated");
+const target = await startScriptTarget(scenario.target as "payments" | "bare" | "validated");
 const child = target.child;
 if (!child) throw new Error("the target has no IPC channel");
 const reply = (type: string) =>
@@ -63,6 +63,7 @@ try {
   const written = reply("profile-written");
   send({ type: "profile-stop", file });
   await written;
+  mapToSources(file);
   console.log(
     `${scenario.name}: ${result.requests.average.toFixed(0)} req/s over ${seconds} s, p50 ${result.latency.p50} ms, ` +
       `p99 ${result.latency.p99} ms, ${failures(result) + failures(warmup)} failed`,

@@ -6,7 +6,7 @@ import type { Options } from "autocannon";
 import { chargeBody, evaluationBody, type ReadyMessage, TOKEN_BODY } from "./targets/protocol.ts";
 
 /**
- * Where a scenario runs: the payments server under tsx (`payments`), bare Express (`bare`), Express +
+ * Where a scenario runs: the payments server (`payments`, in-memory store), bare Express (`bare`), Express +
  * express-openapi-validator with no-work handlers (`validated`, the stack's ceiling), the Prism mock
  * (`prism`), and the production build run like production (`built`, `built2`: one and two workers).
  */
