@@ -57,6 +57,8 @@ export default {
   //   compares false, so no expiry is still accepted.
   // - vault/crypto.ts `{ authTagLength: TAG_BYTES }` → {}: 16 bytes is GCM's default tag length;
   //   `"utf8"` → "" in Buffer.from / hmac.update: Node reads an empty encoding as utf8.
+  // - mask.ts countDigits `i < text.length` → `<=`: the character past the end is undefined, which is
+  //   neither a percent escape nor a digit.
   // Known survivors that are not equivalent, left untested on purpose:
   // - charges.ts refund `charge.processor_ref ?? ""`: a local payment has no acquirer reference, and
   //   what its refund sends is for a real acquirer adapter to define; a test would pin a placeholder.

@@ -1,5 +1,7 @@
+import { readFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "./config.ts";
+import { ConfigError, ConfigSchema, loadConfig } from "./config.ts";
 
 describe("configuration (one schema, validated at start-up)", () => {
   it("has working defaults for development", () => {
@@ -96,5 +98,41 @@ describe("operations settings", () => {
   it("bound the shutdown drain", () => {
     expect(loadConfig({}).SHUTDOWN_TIMEOUT_SECONDS).toBe(10);
     expect(() => loadConfig({ SHUTDOWN_TIMEOUT_SECONDS: "601" })).toThrow(/SHUTDOWN_TIMEOUT_SECONDS/);
+  });
+
+  it("run one worker per core in production and one elsewhere, unless WORKERS says otherwise", () => {
+    const keys = {
+      VAULT_MASTER_KEY: Buffer.alloc(32, 1).toString("base64"),
+      VAULT_FINGERPRINT_KEY: Buffer.alloc(32, 2).toString("base64"),
+    };
+    expect(loadConfig({}).WORKERS).toBe(1);
+    expect(loadConfig({ NODE_ENV: "test" }).WORKERS).toBe(1);
+    expect(loadConfig({ NODE_ENV: "production", ...keys }).WORKERS).toBe(availableParallelism());
+    expect(loadConfig({ NODE_ENV: "production", WORKERS: "1", ...keys }).WORKERS).toBe(1);
+    expect(loadConfig({ WORKERS: "3" }).WORKERS).toBe(3);
+    for (const bad of ["0", "257", "two", ""]) expect(() => loadConfig({ WORKERS: bad })).toThrow(/WORKERS/);
+  });
+});
+
+describe("documentation of the settings", () => {
+  // Every key of the one schema is documented in .env.example and the README's table (and nothing
+  // else is), so an operator never meets a setting the documents do not name.
+  const root = new URL("../../", import.meta.url);
+  const keys = Object.keys(ConfigSchema.shape).sort();
+
+  it("lists every setting in .env.example, and no other", () => {
+    const text = readFileSync(new URL(".env.example", root), "utf8");
+    const listed = [...text.matchAll(/^#? ?([A-Z][A-Z0-9_]+)=/gm)].map((m) => m[1]);
+    expect([...new Set(listed)].sort()).toEqual(keys);
+  });
+
+  it("describes every setting in the README's configuration table, and no other", () => {
+    const text = readFileSync(new URL("README.md", root), "utf8");
+    const table = text.slice(text.indexOf("| Variable | Default | Meaning |"));
+    const rows = table.slice(0, table.indexOf("\n\n")).split("\n").slice(2);
+    const named = rows.flatMap((row) =>
+      [...(row.split(" | ")[0] ?? "").matchAll(/`([A-Z][A-Z0-9_]+)`/g)].map((m) => m[1]),
+    );
+    expect([...new Set(named)].sort()).toEqual(keys);
   });
 });

@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { z } from "zod";
 import { parseCurrencyList } from "./domain/money.ts";
 import { DEFAULT_LIVE_SCHEDULE, DEFAULT_SANDBOX_SCHEDULE, parseSchedule } from "./domain/webhooks/schedule.ts";
@@ -135,6 +136,11 @@ export const ConfigSchema = z
      * their connections are cut and the store is closed anyway.
      */
     SHUTDOWN_TIMEOUT_SECONDS: int(0, 600).default(10),
+    /**
+     * Server processes (Node cluster workers) sharing the port and the store. Default: one per CPU core
+     * in production, 1 otherwise. The admin CLI ignores it.
+     */
+    WORKERS: int(1, 256).optional(),
   })
   .superRefine((c, ctx) => {
     if (c.NODE_ENV === "production") {
@@ -162,10 +168,11 @@ export const ConfigSchema = z
 
 export type RawConfig = z.infer<typeof ConfigSchema>;
 
-export interface Config extends Omit<RawConfig, "BASE_URL" | "VALIDATE_RESPONSES" | "LOG_FORMAT"> {
+export interface Config extends Omit<RawConfig, "BASE_URL" | "VALIDATE_RESPONSES" | "LOG_FORMAT" | "WORKERS"> {
   BASE_URL: string;
   VALIDATE_RESPONSES: boolean;
   LOG_FORMAT: "pretty" | "json";
+  WORKERS: number;
 }
 
 export class ConfigError extends Error {
@@ -185,5 +192,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     BASE_URL: (c.BASE_URL ?? `http://${c.HOST}:${c.PORT}`).replace(/\/+$/, ""),
     VALIDATE_RESPONSES: c.VALIDATE_RESPONSES ?? c.NODE_ENV !== "production",
     LOG_FORMAT: c.LOG_FORMAT ?? (c.NODE_ENV === "development" ? "pretty" : "json"),
+    WORKERS: c.WORKERS ?? (c.NODE_ENV === "production" ? availableParallelism() : 1),
   };
 }

@@ -13,11 +13,12 @@ import { maskCardNumbers } from "./domain/mask.ts";
 export function createLogger(
   level: string,
   destination?: DestinationStream,
-  options: { format?: "json" | "pretty" } = {},
+  options: { format?: "json" | "pretty"; base?: Record<string, unknown> } = {},
 ): Logger {
   const settings = {
     level,
-    base: undefined,
+    // Fields on every line: none, or a cluster worker's id (main.ts).
+    base: options.base,
     timestamp: pino.stdTimeFunctions.isoTime,
     hooks: { streamWrite: (line: string) => maskCardNumbers(line) },
   };

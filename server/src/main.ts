@@ -1,3 +1,5 @@
+import cluster from "node:cluster";
+import { runPrimary, SHUTDOWN_MESSAGE } from "./cluster.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { loadEnvFile } from "./env-file.ts";
 import { createLogger } from "./logger.ts";
@@ -19,24 +21,58 @@ try {
   throw err;
 }
 
-const logger = createLogger(config.LOG_LEVEL, undefined, { format: config.LOG_FORMAT });
-let running: RunningServer;
-try {
-  running = await startServer({ config, logger });
-} catch (err) {
-  // A setting the operator must change: one line naming it, no stack trace (a bug still gets one).
-  if (err instanceof StartupError) {
-    console.error(err.message);
-    process.exit(1);
-  }
-  throw err;
+// WORKERS > 1: this process is the cluster's primary and forks the server processes (cluster.ts);
+// each of them runs the rest of this file, logging its worker id on every line.
+const clustered = config.WORKERS > 1;
+const logger = createLogger(config.LOG_LEVEL, undefined, {
+  format: config.LOG_FORMAT,
+  ...(clustered && cluster.worker ? { base: { worker: cluster.worker.id } } : {}),
+});
+if (clustered && cluster.isPrimary) {
+  runPrimary({ workers: config.WORKERS, logger, shutdownTimeoutSeconds: config.SHUTDOWN_TIMEOUT_SECONDS });
+} else {
+  await serve();
 }
-// Graceful shutdown (SIGTERM from an orchestrator, Ctrl-C): drain for at most SHUTDOWN_TIMEOUT_SECONDS,
-// then exit 0. A second signal while draining exits at once. Installed before anything announces
-// that the server is up, so a signal sent as soon as the log says "listening" is always handled.
-let closing = false;
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.on(signal, () => {
+
+async function serve(): Promise<void> {
+  let running: RunningServer;
+  let closing = false;
+  // A worker hears from the primary from the start: a shutdown asked for while it is still starting is
+  // carried out as soon as it has started.
+  let requested: string | null = null;
+  let onShutdown = (signal: string) => {
+    requested ??= signal;
+  };
+  if (clustered && cluster.isWorker) {
+    // The primary coordinates: it asks every worker to drain on SIGTERM or SIGINT, and kills them on a
+    // second signal. A worker can hear of one shutdown several times (a Ctrl-C or a service manager
+    // signals the whole process group, then the primary's message arrives): it drains once and lets
+    // the rest pass. A Ctrl-C is left to the primary's message.
+    const request = (why: string) => {
+      if (!closing) onShutdown(why);
+    };
+    process.on("SIGINT", () => {});
+    process.on("SIGTERM", () => request("SIGTERM"));
+    process.on("message", (message) => {
+      if (message === SHUTDOWN_MESSAGE) request("primary");
+    });
+    // The primary is gone (killed): no connection reaches this worker any more.
+    process.on("disconnect", () => request("disconnect"));
+  }
+  try {
+    running = await startServer({ config, logger });
+  } catch (err) {
+    // A setting the operator must change: one line naming it, no stack trace (a bug still gets one).
+    if (err instanceof StartupError) {
+      console.error(err.message);
+      process.exit(1);
+    }
+    throw err;
+  }
+  // Graceful shutdown (SIGTERM from an orchestrator, Ctrl-C): drain for at most SHUTDOWN_TIMEOUT_SECONDS,
+  // then exit 0. A second signal while draining exits at once. Installed before anything announces
+  // that the server is up, so a signal sent as soon as the log says "listening" is always handled.
+  const shutDown = (signal: string) => {
     if (closing) {
       logger.warn({ signal }, "second signal: exiting without waiting");
       process.exit(1);
@@ -53,26 +89,31 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
         process.exit(1);
       },
     );
-  });
-}
+  };
+  onShutdown = shutDown;
+  if (!(clustered && cluster.isWorker)) {
+    for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => shutDown(signal));
+  }
 
-const storage = config.MONGODB_URI ? `MongoDB database ${config.MONGODB_DB}` : `SQLite in ${dataLocation(config)}`;
-// Which code runs: the built JavaScript (dist/, production) or the TypeScript sources (through tsx).
-const code = import.meta.url.endsWith(".ts") ? "source" : "dist";
-logger.info({ url: running.url, storage, mode: config.NODE_ENV, code, env_file: envFile }, "payments API listening");
+  const storage = config.MONGODB_URI ? `MongoDB database ${config.MONGODB_DB}` : `SQLite in ${dataLocation(config)}`;
+  // Which code runs: the built JavaScript (dist/, production) or the TypeScript sources (through tsx).
+  const code = import.meta.url.endsWith(".ts") ? "source" : "dist";
+  logger.info({ url: running.url, storage, mode: config.NODE_ENV, code, env_file: envFile }, "payments API listening");
+  if (requested) shutDown(requested);
 
-if (running.bootstrapSecret) {
-  // Printed to stdout once and never stored in clear; only its SHA-256 digest is kept.
-  process.stdout.write(
-    [
-      "",
-      "  A sandbox service key with scope * was created on this first start. It is shown only now:",
-      "",
-      `    ${running.bootstrapSecret}`,
-      "",
-      `  Try: curl -H "Authorization: Bearer ${running.bootstrapSecret}" ${running.url}/v1/merchants`,
-      "",
-      "",
-    ].join("\n"),
-  );
+  if (running.bootstrapSecret) {
+    // Printed to stdout once and never stored in clear; only its SHA-256 digest is kept.
+    process.stdout.write(
+      [
+        "",
+        "  A sandbox service key with scope * was created on this first start. It is shown only now:",
+        "",
+        `    ${running.bootstrapSecret}`,
+        "",
+        `  Try: curl -H "Authorization: Bearer ${running.bootstrapSecret}" ${running.url}/v1/merchants`,
+        "",
+        "",
+      ].join("\n"),
+    );
+  }
 }

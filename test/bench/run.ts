@@ -17,7 +17,8 @@
 // - Webhook delivery (./webhooks.ts), against the payments server process.
 //
 // Every target of issue #14 is printed with "met" or "not met" (or "not measured" when BENCH_ONLY left
-// out a scenario it needs). Results go to test/bench/results/latest.json and a copy named by the
+// out a scenario it needs); the scaling from one worker to two, which the issue asks for without a
+// threshold, is printed as "reported". Results go to test/bench/results/latest.json and a copy named by the
 // start time; `npm run bench -- --compare <file>` prints each scenario's change against a saved run
 // after this one, `npm run bench -- --compare <old> <new>` compares two saved runs without running.
 //
@@ -69,7 +70,10 @@ interface TargetSpec {
   byCpu?: (row: (id: string) => Row) => number | null;
   /** How the value is shown. */
   unit: "%" | "ms" | "MB" | "x";
-  met: (value: number) => boolean;
+  /** Absent: the issue asks for the figure but sets no threshold (reported, neither met nor not). */
+  met?: (value: number) => boolean;
+  /** The figures behind the value, printed beside it. */
+  detail?: (row: (id: string) => Row) => string;
 }
 
 const ratio = (a: Row, b: Row) => (b.requestsPerSecond > 0 ? a.requestsPerSecond / b.requestsPerSecond : null);
@@ -138,6 +142,18 @@ const TARGETS: TargetSpec[] = [
     unit: "MB",
     met: (v) => v <= 150,
   },
+  ...(["charges", "get"] as const).map(
+    (kind): TargetSpec => ({
+      text: `the built server with 1 and 2 workers (WORKERS), ${kind === "get" ? "GET /v1/tokens/{id}" : "POST /v1/charges"}: 2 workers over 1`,
+      needs: [`built-${kind}`, `built2-${kind}`],
+      value: (r) => ratio(r(`built2-${kind}`), r(`built-${kind}`)),
+      byCpu: (r) => cpuRatio(r(`built2-${kind}`), r(`built-${kind}`)),
+      unit: "x",
+      detail: (r) =>
+        `${show(r(`built-${kind}`).requestsPerSecond)} -> ${show(r(`built2-${kind}`).requestsPerSecond)} req/s; ` +
+        "autocannon shares the same cores",
+    }),
+  ),
   {
     text: "the built server's start to first answer <= 1 s (1 worker)",
     needs: ["built-charges"],
@@ -388,16 +404,6 @@ async function run(): Promise<{ results: BenchResults; ok: boolean }> {
       }
     }
     const byId = new Map(rows.map((r) => [r.id, r]));
-    for (const kind of ["get", "charges"]) {
-      const one = byId.get(`built-${kind}`);
-      const two = byId.get(`built2-${kind}`);
-      if (one && two) {
-        console.log(
-          `workers: ${two.scenario.split(": ")[1]} with 2 workers runs at ${show(ratio(two, one), "x")} the rate of 1 ` +
-            "(autocannon shares the same cores)",
-        );
-      }
-    }
 
     const targetResults: TargetResult[] = TARGETS.map((t) => {
       const missing = t.needs.filter((id) => !byId.has(id));
@@ -408,16 +414,26 @@ async function run(): Promise<{ results: BenchResults; ok: boolean }> {
         target: t.text,
         value,
         unit: t.unit,
-        met: value === null ? null : t.met(value),
+        met: value === null || t.met === undefined ? null : t.met(value),
+        ...(t.met === undefined ? { reportOnly: true } : {}),
         ...(t.byCpu ? { byCpu: t.byCpu(row) } : {}),
+        ...(t.detail ? { detail: t.detail(row) } : {}),
       };
     });
     console.log("");
     for (const t of targetResults) {
-      const verdict =
-        t.met === null ? `not measured (run ${t.missing?.join(", ") ?? "its scenarios"})` : t.met ? "met" : "not met";
+      const verdict = t.missing
+        ? `not measured (run ${t.missing.join(", ")})`
+        : t.reportOnly
+          ? "reported; the issue sets no threshold"
+          : t.met === null
+            ? "not measured"
+            : t.met
+              ? "met"
+              : "not met";
       const cpu = t.byCpu === undefined ? "" : `; by CPU per request ${show(t.byCpu, t.unit)}`;
-      console.log(`target: ${t.target}: ${show(t.value, t.unit)} (${verdict})${cpu}`);
+      const detail = t.detail === undefined ? "" : `; ${t.detail}`;
+      console.log(`target: ${t.target}: ${show(t.value, t.unit)} (${verdict})${cpu}${detail}`);
     }
     if (rows.length > 0)
       console.log("ratios come from this one run; absolute numbers are not comparable across runs or machines");

@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { displayUrl, maskCardNumbers, maskPan } from "./mask.ts";
 
@@ -184,5 +185,51 @@ describe("displayUrl", () => {
     expect(shown).toHaveLength(1024);
     expect(shown.endsWith("…")).toBe(true);
     expect(displayUrl("/v1/x?card=4242424242424242", 16)).toBe("/v1/x?card=4242…");
+    // Exactly the limit: shown whole.
+    expect(displayUrl("/v1/x?card=4242424242424242", 27)).toBe("/v1/x?card=4242********4242");
+  });
+});
+
+describe("maskCardNumbers against a one-pass reference scan", () => {
+  // The reference: every run of digits (up to three separators between two digits) taken from its first
+  // digit, masked when it holds 12 digits or more. maskCardNumbers matches only the runs long enough
+  // (mask.ts, DIGIT_RUN); this holds that it masks exactly the same where no percent escape is near,
+  // and never less anywhere.
+  const SEP = String.raw`(?:[\s._,/+-]|%(?:2[0BbCcDdEeFf]|5[Ff]|0[9AaDd]|[Cc]2%[Aa]0))`;
+  const RUN = new RegExp(`[0-9](?:${SEP}{0,3}[0-9])+`, "g");
+  const reference = (text: string) => text.replace(RUN, (run) => (maskPanDigits(run) >= 12 ? maskPan(run) : run));
+  const maskPanDigits = (run: string) => run.replace(/%[0-9A-Fa-f]{2}/g, "").replace(/[^0-9]/g, "").length;
+  const pieces = ["4", "2", "0", "9", " ", "-", ".", "x", "%", "%20", "%09", "%2C", "%C2%A0", "A", "="];
+  const text = fc.array(fc.constantFrom(...pieces), { maxLength: 80 }).map((p) => p.join(""));
+
+  it("masks exactly what the reference does in text without percent escapes", () => {
+    fc.assert(
+      fc.property(
+        text.filter((t) => !t.includes("%")),
+        (t) => maskCardNumbers(t) === reference(t),
+      ),
+      { seed: 14, numRuns: 2000 },
+    );
+  });
+
+  it("never leaves a digit the reference masks, and only ever stars digits", () => {
+    fc.assert(
+      fc.property(text, (t) => {
+        const ours = maskCardNumbers(t);
+        const theirs = reference(t);
+        expect(ours).toHaveLength(t.length);
+        for (let i = 0; i < t.length; i++) {
+          if (theirs[i] === "*") expect(ours[i]).toBe("*");
+          if (ours[i] !== t[i]) expect([ours[i], /[0-9]/.test(t[i] as string)]).toEqual(["*", true]);
+        }
+      }),
+      { seed: 14, numRuns: 2000 },
+    );
+  });
+
+  it("may mask more after a short run that ends in an encoded space (the documented difference)", () => {
+    // 11 digits read with %20 as a separator; 12 when the match starts on the escape's 2.
+    expect(reference("5%201234567890")).toBe("5%201234567890");
+    expect(maskCardNumbers("5%201234567890")).toBe("5%2012****7890");
   });
 });
