@@ -2,9 +2,50 @@
 
 /**
  * Every API operation of the contract, with the scopes its security requirement lists (any one grants
- * access) and whether its success answer carries a secret or a card number (`sensitive`: never stored).
+ * access) and whether its success answer carries a secret or a card number (`sensitive`: never stored);
+ * `public` operations (`security: []`) need no key and list no scope.
  */
 export const OPERATIONS = [
+  {
+    "operationId": "listCashouts",
+    "method": "get",
+    "path": "/v1/cashouts",
+    "scopes": [
+      "cashouts"
+    ],
+    "sensitive": false,
+    "public": false
+  },
+  {
+    "operationId": "createCashout",
+    "method": "post",
+    "path": "/v1/cashouts",
+    "scopes": [
+      "cashouts"
+    ],
+    "sensitive": false,
+    "public": false
+  },
+  {
+    "operationId": "getCashout",
+    "method": "get",
+    "path": "/v1/cashouts/{id}",
+    "scopes": [
+      "cashouts"
+    ],
+    "sensitive": false,
+    "public": false
+  },
+  {
+    "operationId": "cancelCashout",
+    "method": "post",
+    "path": "/v1/cashouts/{id}/cancel",
+    "scopes": [
+      "cashouts"
+    ],
+    "sensitive": false,
+    "public": false
+  },
   {
     "operationId": "listCharges",
     "method": "get",
@@ -12,7 +53,8 @@ export const OPERATIONS = [
     "scopes": [
       "charges"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "createCharge",
@@ -21,7 +63,8 @@ export const OPERATIONS = [
     "scopes": [
       "charges"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "getCharge",
@@ -30,7 +73,8 @@ export const OPERATIONS = [
     "scopes": [
       "charges"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "captureCharge",
@@ -39,7 +83,8 @@ export const OPERATIONS = [
     "scopes": [
       "charges"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "listRefunds",
@@ -48,7 +93,8 @@ export const OPERATIONS = [
     "scopes": [
       "charges"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "createRefund",
@@ -57,7 +103,8 @@ export const OPERATIONS = [
     "scopes": [
       "charges"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "voidCharge",
@@ -66,7 +113,8 @@ export const OPERATIONS = [
     "scopes": [
       "charges"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "listEvents",
@@ -75,7 +123,8 @@ export const OPERATIONS = [
     "scopes": [
       "webhooks"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "getEvent",
@@ -84,7 +133,8 @@ export const OPERATIONS = [
     "scopes": [
       "webhooks"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "listMerchants",
@@ -93,7 +143,8 @@ export const OPERATIONS = [
     "scopes": [
       "merchants"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "createMerchant",
@@ -102,7 +153,8 @@ export const OPERATIONS = [
     "scopes": [
       "merchants"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "getMerchant",
@@ -111,7 +163,8 @@ export const OPERATIONS = [
     "scopes": [
       "merchants"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "updateMerchant",
@@ -120,7 +173,8 @@ export const OPERATIONS = [
     "scopes": [
       "merchants"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "getMerchantBalance",
@@ -129,7 +183,76 @@ export const OPERATIONS = [
     "scopes": [
       "merchants"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
+  },
+  {
+    "operationId": "listPaymentLinks",
+    "method": "get",
+    "path": "/v1/payment_links",
+    "scopes": [
+      "payment_links"
+    ],
+    "sensitive": false,
+    "public": false
+  },
+  {
+    "operationId": "createPaymentLink",
+    "method": "post",
+    "path": "/v1/payment_links",
+    "scopes": [
+      "payment_links"
+    ],
+    "sensitive": false,
+    "public": false
+  },
+  {
+    "operationId": "getPaymentLink",
+    "method": "get",
+    "path": "/v1/payment_links/{id}",
+    "scopes": [
+      "payment_links"
+    ],
+    "sensitive": false,
+    "public": false
+  },
+  {
+    "operationId": "updatePaymentLink",
+    "method": "patch",
+    "path": "/v1/payment_links/{id}",
+    "scopes": [
+      "payment_links"
+    ],
+    "sensitive": false,
+    "public": false
+  },
+  {
+    "operationId": "payPaymentLink",
+    "method": "post",
+    "path": "/v1/payment_links/{id}/pay",
+    "scopes": [],
+    "sensitive": false,
+    "public": true
+  },
+  {
+    "operationId": "sandboxFailCashout",
+    "method": "post",
+    "path": "/v1/sandbox/cashouts/{id}/fail",
+    "scopes": [
+      "cashouts"
+    ],
+    "sensitive": false,
+    "public": false
+  },
+  {
+    "operationId": "sandboxPayCashout",
+    "method": "post",
+    "path": "/v1/sandbox/cashouts/{id}/pay",
+    "scopes": [
+      "cashouts"
+    ],
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "sandboxCompleteCharge",
@@ -138,7 +261,8 @@ export const OPERATIONS = [
     "scopes": [
       "charges"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "sandboxExpireCharge",
@@ -147,7 +271,8 @@ export const OPERATIONS = [
     "scopes": [
       "charges"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "listServiceKeys",
@@ -156,7 +281,8 @@ export const OPERATIONS = [
     "scopes": [
       "*"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "createServiceKey",
@@ -165,7 +291,8 @@ export const OPERATIONS = [
     "scopes": [
       "*"
     ],
-    "sensitive": true
+    "sensitive": true,
+    "public": false
   },
   {
     "operationId": "getServiceKey",
@@ -174,7 +301,8 @@ export const OPERATIONS = [
     "scopes": [
       "*"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "revokeServiceKey",
@@ -183,7 +311,8 @@ export const OPERATIONS = [
     "scopes": [
       "*"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "rotateServiceKey",
@@ -192,7 +321,8 @@ export const OPERATIONS = [
     "scopes": [
       "*"
     ],
-    "sensitive": true
+    "sensitive": true,
+    "public": false
   },
   {
     "operationId": "createToken",
@@ -201,7 +331,8 @@ export const OPERATIONS = [
     "scopes": [
       "tokenization"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "getToken",
@@ -210,7 +341,8 @@ export const OPERATIONS = [
     "scopes": [
       "vault"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "deleteToken",
@@ -219,7 +351,8 @@ export const OPERATIONS = [
     "scopes": [
       "vault"
     ],
-    "sensitive": false
+    "sensitive": false,
+    "public": false
   },
   {
     "operationId": "revealToken",
@@ -228,7 +361,8 @@ export const OPERATIONS = [
     "scopes": [
       "vault"
     ],
-    "sensitive": true
+    "sensitive": true,
+    "public": false
   }
 ] as const;
 
@@ -240,6 +374,6 @@ export const SCOPES = ["*","merchants","tokenization","vault","charges","payment
 export type Scope = (typeof SCOPES)[number];
 
 /** The event types delivered by webhook (the document's `webhooks` section). */
-export const WEBHOOK_EVENT_TYPES = ["fraud.evaluated","payment.authorized","payment.captured","payment.expired","payment.failed","payment.refunded","payment.voided"] as const;
+export const WEBHOOK_EVENT_TYPES = ["cashout.canceled","cashout.created","cashout.failed","cashout.paid","fraud.evaluated","payment.authorized","payment.captured","payment.expired","payment.failed","payment.refunded","payment.voided","payment_link.completed"] as const;
 
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];

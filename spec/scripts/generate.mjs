@@ -49,13 +49,31 @@ function* operations(paths) {
  * `@extension("x-scopes", ...)`, and here it becomes the operation's security requirement
  * (OpenAPI 3.1 allows scope lists for any scheme; the 3.0 document carries the same lists, which
  * its tools ignore). The server reads these requirements, so they are the only scope table.
+ *
+ * An operation anyone may call without a key (health probes, a hosted page's public pay operation)
+ * says so with `@extension("x-public", true)` instead, and gets `security: []`: the server then asks
+ * for no key, and the test suites call it without one. Every operation must say one or the other,
+ * never both, so forgetting a scope can never make an operation public.
  */
 function applyScopes(doc) {
   for (const { path, method, op } of operations(doc.paths)) {
+    const where = `${method.toUpperCase()} ${path} (${op.operationId})`;
     const scopes = op["x-scopes"];
+    const isPublic = op["x-public"];
+    if (isPublic !== undefined && isPublic !== true) {
+      throw new Error(`${where}: x-public must be true (or absent), not ${JSON.stringify(isPublic)}`);
+    }
+    if (isPublic && scopes !== undefined) {
+      throw new Error(`${where} declares both x-public and x-scopes: a public operation needs no scope`);
+    }
+    if (isPublic) {
+      op.security = [];
+      delete op["x-public"];
+      continue;
+    }
     if (!Array.isArray(scopes) || scopes.length === 0) {
       throw new Error(
-        `${method.toUpperCase()} ${path} (${op.operationId}) declares no scope: add @extension("x-scopes", #[...])`,
+        `${where} declares no scope: add @extension("x-scopes", #[...]), or @extension("x-public", true) for an operation anyone may call without a key`,
       );
     }
     op.security = [{ [SECURITY_SCHEME]: scopes }];
@@ -242,6 +260,7 @@ function operationTable(doc) {
     path,
     scopes: op.security?.[0]?.[SECURITY_SCHEME] ?? [],
     sensitive: answersSensitive(doc, op),
+    public: Array.isArray(op.security) && op.security.length === 0,
   }));
   const events = Object.keys(doc.webhooks ?? {});
   const scopes = doc.components?.schemas?.Scope?.enum ?? [];
@@ -250,7 +269,8 @@ function operationTable(doc) {
     "",
     "/**",
     " * Every API operation of the contract, with the scopes its security requirement lists (any one grants",
-    " * access) and whether its success answer carries a secret or a card number (`sensitive`: never stored).",
+    " * access) and whether its success answer carries a secret or a card number (`sensitive`: never stored);",
+    " * `public` operations (`security: []`) need no key and list no scope.",
     " */",
     `export const OPERATIONS = ${JSON.stringify(ops, null, 2)} as const;`,
     "",
