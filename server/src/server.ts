@@ -42,8 +42,16 @@ export function vaultKeysFor(config: Config): VaultKeys {
   return loadOrCreateDevVaultKeys(config.DATA_DIR);
 }
 
-/** The domain as the configuration describes it (also used by the CLI). */
-export function domainFor(config: Config, store: AppStore, now: Now = () => new Date()): Domain {
+/**
+ * The domain as the configuration describes it (also used by the CLI). `baseUrl` gives the server's public
+ * address (payment links' `url`); by default BASE_URL.
+ */
+export function domainFor(
+  config: Config,
+  store: AppStore,
+  now: Now = () => new Date(),
+  baseUrl: () => string = () => config.BASE_URL,
+): Domain {
   return createDomain({
     store,
     vaultKeys: vaultKeysFor(config),
@@ -54,7 +62,22 @@ export function domainFor(config: Config, store: AppStore, now: Now = () => new 
     },
     settlementDelaySeconds: config.SETTLEMENT_DELAY_SECONDS,
     requestLogRetentionDays: config.REQUEST_LOG_RETENTION_DAYS,
+    baseUrl,
+    cashoutPendingSeconds: config.CASHOUT_PENDING_SECONDS,
+    cashoutTransitSeconds: config.CASHOUT_TRANSIT_SECONDS,
+    paymentPageTokenTtlSeconds: config.PAYMENT_PAGE_TOKEN_TTL_SECONDS,
   });
+}
+
+/** The rate-limit settings of the configuration (rate-limits.ts). */
+export function rateLimitSettings(config: Config) {
+  return {
+    livePerSecond: config.RATE_LIMIT_LIVE_PER_SECOND,
+    testPerSecond: config.RATE_LIMIT_TEST_PER_SECOND,
+    anonymousPerMinute: config.RATE_LIMIT_ANONYMOUS_PER_MINUTE,
+    paymentLinkPerMinute: config.RATE_LIMIT_PAYMENT_LINK_PER_MINUTE,
+    paymentAddressPerMinute: config.RATE_LIMIT_PAYMENT_ADDRESS_PER_MINUTE,
+  };
 }
 
 export interface RunningServer {
@@ -91,7 +114,10 @@ export async function startServer(options: { config: Config; logger?: Logger; no
   const now = options.now ?? (() => new Date());
   const store = await openStore(config);
   try {
-    const domain = domainFor(config, store, now);
+    // BASE_URL on port 0 (PORT=0 and no BASE_URL: tests) is no address anyone can open: once the server
+    // listens, the address it listens on takes its place.
+    let publicUrl = config.BASE_URL;
+    const domain = domainFor(config, store, now, () => publicUrl);
 
     // DESIGN §5: on first start with an empty store, one sandbox key with scope `*`, shown once.
     let bootstrapSecret: string | null = null;
@@ -106,17 +132,8 @@ export async function startServer(options: { config: Config; logger?: Logger; no
     // Request-log records are written in batches, and rate-limit counts shared every 100 ms; close()
     // writes what is left of both before the store closes.
     const requestLog = requestLogWriter({ store, logger });
-    const limits = rateLimits({
-      store,
-      now,
-      logger,
-      settings: {
-        livePerSecond: config.RATE_LIMIT_LIVE_PER_SECOND,
-        testPerSecond: config.RATE_LIMIT_TEST_PER_SECOND,
-        anonymousPerMinute: config.RATE_LIMIT_ANONYMOUS_PER_MINUTE,
-      },
-    });
-    const app = createApp({ config, domain, store, logger, now, requestLog, limits });
+    const limits = rateLimits({ store, now, logger, settings: rateLimitSettings(config) });
+    const app = createApp({ config, domain, store, logger, now, requestLog, limits, publicUrl: () => publicUrl });
     const server = await new Promise<Server>((resolve, reject) => {
       // A request must arrive whole within REQUEST_TIMEOUT_SECONDS (its headers within
       // HEADERS_TIMEOUT_SECONDS), checked every second, so slow senders cannot hold connections open.
@@ -133,6 +150,7 @@ export async function startServer(options: { config: Config; logger?: Logger; no
     });
     const { port } = server.address() as AddressInfo;
     const url = `http://${config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST}:${port}`;
+    if (new URL(config.BASE_URL).port === "0") publicUrl = url;
 
     // Background jobs. Each pass is safe on several instances at once (every change in it is
     // conditional); a pass still running when the next is due is not started twice.
@@ -140,6 +158,7 @@ export async function startServer(options: { config: Config; logger?: Logger; no
       every(config.JOBS_INTERVAL_SECONDS * 1000, "charge jobs", logger, () =>
         Promise.all([domain.jobs.expire(), domain.jobs.settle()]),
       ),
+      every(config.JOBS_INTERVAL_SECONDS * 1000, "payout job", logger, () => domain.jobs.payouts()),
       every(HOUSEKEEPING_INTERVAL_MS, "retention sweep", logger, () =>
         Promise.all([domain.jobs.sweepIdempotency(), domain.jobs.sweepRequestLog(), limits.sweep()]),
       ),

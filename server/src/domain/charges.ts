@@ -8,6 +8,7 @@ import { newId } from "./ids.ts";
 import { drawFromPendingCredit, ensureBalance, post } from "./ledger.ts";
 import type { Merchants } from "./merchants.ts";
 import { assertMinorUnits, assertMoney, type MoneyRules } from "./money.ts";
+import { followTransition } from "./payment-links/usage.ts";
 import { LOCAL_METHODS, type LocalMethod, type Processor } from "./processor.ts";
 import type { AppStore, AppTx, ChargeDoc, ChargeStatus, RefundDoc } from "./records.ts";
 import { createdAt, iso } from "./time.ts";
@@ -87,6 +88,13 @@ export interface ChargeCreate {
   customer?: { email?: string; ip?: string; country?: string } | undefined;
 }
 
+/** For charges made through a payment link's hosted page (domain/payment-links). */
+export interface ChargeCreateOptions {
+  paymentLinkId?: string | undefined;
+  /** Runs inside the charge's transaction, after the charge is written: counts it against its link. */
+  inTransaction?: ((tx: AppTx, charge: ChargeDoc) => Promise<void>) | undefined;
+}
+
 export interface RefundCreate {
   amount?: number | undefined;
   reason?: RefundDoc["reason"] | undefined;
@@ -156,6 +164,8 @@ export function createCharges(deps: ChargesDeps) {
       const current = await tx.get("charges", charge.id);
       throw current ? refusal(current, action) : notFound("charge", charge.id);
     }
+    // A charge made through a payment link moves its link's counts in the same transaction.
+    if (updated.payment_link_id) await followTransition(tx, now, charge.status, updated);
     return updated;
   }
 
@@ -167,7 +177,7 @@ export function createCharges(deps: ChargesDeps) {
   return {
     load,
 
-    async create(caller: Caller, input: ChargeCreate): Promise<ChargeDoc> {
+    async create(caller: Caller, input: ChargeCreate, options: ChargeCreateOptions = {}): Promise<ChargeDoc> {
       assertMoney(input.amount, input.currency, deps.money);
       const method = input.payment_method;
       if (method.type !== "card") {
@@ -207,6 +217,7 @@ export function createCharges(deps: ChargesDeps) {
         metadata: input.metadata ?? {},
         customer: input.customer ?? null,
         processor_ref: null,
+        ...(options.paymentLinkId ? { payment_link_id: options.paymentLinkId } : {}),
       };
 
       if (method.type === "card") {
@@ -290,6 +301,7 @@ export function createCharges(deps: ChargesDeps) {
             failure_message: charge.failure_message,
           });
         }
+        await options.inTransaction?.(tx, charge);
         return charge;
       });
     },
@@ -298,7 +310,11 @@ export function createCharges(deps: ChargesDeps) {
 
     list: (
       caller: Caller,
-      filter: { merchant_id?: string | undefined; status?: ChargeStatus | undefined },
+      filter: {
+        merchant_id?: string | undefined;
+        status?: ChargeStatus | undefined;
+        payment_link_id?: string | undefined;
+      },
       page: Page,
     ): Promise<PageResult<ChargeDoc>> =>
       store.list(
@@ -307,6 +323,7 @@ export function createCharges(deps: ChargesDeps) {
           livemode: caller.livemode,
           ...(filter.merchant_id ? { merchant_id: filter.merchant_id } : {}),
           ...(filter.status ? { status: filter.status } : {}),
+          ...(filter.payment_link_id ? { payment_link_id: filter.payment_link_id } : {}),
         },
         page,
       ),
