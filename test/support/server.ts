@@ -26,6 +26,8 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     RATE_LIMIT_TEST_PER_SECOND: "1000000",
     RATE_LIMIT_LIVE_PER_SECOND: "1000000",
     RATE_LIMIT_ANONYMOUS_PER_MINUTE: "1000000",
+    RATE_LIMIT_PAYMENT_LINK_PER_MINUTE: "1000000",
+    RATE_LIMIT_PAYMENT_ADDRESS_PER_MINUTE: "1000000",
     ...env,
   });
   const running = await startServer({ config });
