@@ -8,7 +8,8 @@
 //   (apiaryio/dredd#1281 and TOOLCHAIN.md), so it cannot produce a 401, 403, 409, 413 or 500. Only the
 //   2xx transactions and, for operations that address an object by id, the 404 ones are kept; the rest
 //   are skipped, each with its reason recorded.
-// - Every request gets `Authorization: Bearer <sandbox key with scope *>`.
+// - Every request gets `Authorization: Bearer <sandbox key with scope *>`, except those to public
+//   operations (`security: []`), which are sent without a key.
 // - Path ids: a 2xx transaction addresses a fixture the test created beforehand; a 404 transaction a
 //   well-formed id that exists nowhere.
 // - Request bodies: dredd uses the first request example of an operation for every transaction, which
@@ -18,7 +19,9 @@
 //   the 2xx response's request example, so that only the id is wrong. Ids in a request example
 //   (createCharge's `merchant_id` and `payment_method.token`) name objects that exist nowhere; each
 //   id-shaped string in the body is replaced by the fixture of its prefix (`mch`, `tok`), and a body
-//   naming an id of a prefix without a fixture fails the transaction instead of drawing a 404.
+//   naming an id of a prefix without a fixture fails the transaction instead of drawing a 404. Fields
+//   no example can hold (the public pay operation's page token, issued by the page at run time) are
+//   set from `bodyFields`.
 // - dredd sends the optional `Idempotency-Key` header with an empty value (which the contract rightly
 //   refuses); POSTs get a fresh key instead.
 // - Response checks dredd cannot do: it treats every documented response header as required (its
@@ -85,6 +88,8 @@ export interface ContractHooksContext {
   fixtures: Partial<Record<OperationId, string>>;
   /** The id that replaces every example id of this prefix (`mch`, `tok`, ...) in a request body. */
   bodyIds: Partial<Record<string, string>>;
+  /** Top-level body fields set per operation over its example (values only known at run time). */
+  bodyFields?: Partial<Record<OperationId, Record<string, unknown>>>;
   /** The canonical contract, for the response checks. */
   contract: Contract;
   /** The document dredd reads. */
@@ -100,9 +105,23 @@ export function isRunnable(op: Pick<Operation, "path">, status: number): boolean
   return (status >= 200 && status < 300) || (status === 404 && op.path.includes("{"));
 }
 
+let summaries: Map<Operation, string | undefined> | undefined;
+
+/**
+ * The operation of a transaction. dredd names the action by the operation's `summary` when it has one
+ * (`/healthz > Liveness probe > 200`) and by its method otherwise, so both are matched.
+ */
 export function operationOf(transaction: Pick<DreddTransaction, "origin">): Operation | undefined {
-  const method = transaction.origin.actionName.toLowerCase();
-  return OPERATIONS.find((op) => op.method === method && op.path === transaction.origin.resourceName);
+  const { resourceName, actionName } = transaction.origin;
+  if (summaries === undefined) {
+    const document = loadOpenApi30();
+    summaries = new Map(
+      OPERATIONS.map((op) => [op, (document.paths[op.path]?.[op.method] as { summary?: string } | undefined)?.summary]),
+    );
+  }
+  return OPERATIONS.find(
+    (op) => op.path === resourceName && (op.method === actionName.toLowerCase() || summaries?.get(op) === actionName),
+  );
 }
 
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
@@ -191,8 +210,9 @@ export function registerContractHooks(hooks: DreddHooks, ctx: ContractHooksConte
     const doc = documented(op);
     const headers = transaction.request.headers;
 
+    // Public operations (`security: []`) are called without a key, as a payer's browser would.
     deleteHeader(headers, "Authorization");
-    headers.Authorization = `Bearer ${ctx.secret}`;
+    if (!op.public) headers.Authorization = `Bearer ${ctx.secret}`;
 
     deleteHeader(headers, "Idempotency-Key");
     if (op.method === "post") headers["Idempotency-Key"] = `dredd-${randomUUID()}`;
@@ -233,7 +253,8 @@ export function registerContractHooks(hooks: DreddHooks, ctx: ContractHooksConte
         fail(transaction, `no body fixture for ${missing.join(", ")}: add its prefix in test/contract/dredd.test.ts`);
         return;
       }
-      transaction.request.body = JSON.stringify(withIds);
+      const fields = ctx.bodyFields?.[op.operationId] ?? {};
+      transaction.request.body = JSON.stringify({ ...(withIds as Record<string, unknown>), ...fields });
       headers["Content-Type"] = "application/json";
     }
   });

@@ -51,7 +51,13 @@ describe("cashouts", () => {
   it("creates a cashout (201): the amount leaves available at once, the account is shown masked, cashout.created", async () => {
     const merchant = await fundedMerchant(client, 1000);
     const res = await client.POST("/v1/cashouts", {
-      body: { merchant_id: merchant.id, amount: 300, currency: "USD", destination: usDestination(), description: "Payout" },
+      body: {
+        merchant_id: merchant.id,
+        amount: 300,
+        currency: "USD",
+        destination: usDestination(),
+        description: "Payout",
+      },
     });
     expect(res.response.status).toBe(201);
     expect(res.data?.id).toMatch(/^co_[0-9A-Za-z]{24}$/);
@@ -166,7 +172,11 @@ describe("cashouts", () => {
         destination: { type: "iban", iban: "DE41 3704 0044 0000 0000 01", account_holder: "Acme GmbH" },
       },
     });
-    expect(created.data?.destination).toMatchObject({ type: "iban", masked: "DE41 **** **** **** **00 01", country: "DE" });
+    expect(created.data?.destination).toMatchObject({
+      type: "iban",
+      masked: "DE41 **** **** **** **00 01",
+      country: "DE",
+    });
     expect(await balanceOf(merchant.id)).toEqual([{ currency: "EUR", available: 0, pending: 0 }]);
     const id = created.data?.id ?? "";
     const result = await client.POST("/v1/sandbox/cashouts/{id}/pay", { params: { path: { id } } });

@@ -1,23 +1,26 @@
 import type { PaymentsClient } from "@payments/client";
 import { OPERATIONS, SCOPES } from "@payments/contract/operations";
-import { idempotencyRecordId } from "@payments/server";
+import { idempotencyRecordId, publicKeyNamespace } from "@payments/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../support/server.ts";
 import {
   cardBody,
   cardChargeBody,
+  cardPayment,
   clientFor,
   createCharge,
   createMerchant,
+  createPaymentLink,
   createPixCharge,
   createToken,
   insertEvent,
+  pageTokenOf,
 } from "./fixtures.ts";
 
 // The security matrix, generated from the contract (issue #3): for every operation in the document,
 // a key with the scope it declares succeeds, a key with any other scope gets 403, no key gets 401,
-// and an object of the other environment answers 404. Adding an operation without a request recipe
-// below fails this suite.
+// and an object of the other environment answers 404. Public operations (`security: []`) succeed
+// without a key and with any key. Adding an operation without a request recipe below fails this suite.
 
 /** Every scope but `*`, which grants everything. */
 const ALL_SCOPES = SCOPES.filter((s) => s !== "*");
@@ -62,7 +65,69 @@ const RECIPES: Record<(typeof OPERATIONS)[number]["operationId"], Recipe> = {
   sandboxExpireCharge: async ({ client }) => ({ path: { id: (await createPixCharge(client)).id } }),
   listEvents: async () => ({ path: {} }),
   getEvent: async ({ server, live }) => ({ path: { id: (await insertEvent(server, live)).id } }),
+  createCashout: async (env) => ({ path: {}, body: await cashoutBody(env) }),
+  getCashout: async (env) => ({ path: { id: await cashoutId(env) } }),
+  listCashouts: async () => ({ path: {} }),
+  cancelCashout: async (env) => ({ path: { id: await cashoutId(env) } }),
+  sandboxPayCashout: async (env) => ({ path: { id: await cashoutId(env) } }),
+  sandboxFailCashout: async (env) => ({ path: { id: await cashoutId(env) }, body: {} }),
+  createPaymentLink: async ({ client }) => ({
+    path: {},
+    body: { merchant_id: (await createMerchant(client)).id, amount: 2500, currency: "USD", description: "Matrix" },
+  }),
+  getPaymentLink: async ({ client }) => ({ path: { id: (await createPaymentLink(client)).id } }),
+  listPaymentLinks: async () => ({ path: {} }),
+  updatePaymentLink: async ({ client }) => ({
+    path: { id: (await createPaymentLink(client)).id },
+    body: { description: "Renamed" },
+  }),
+  payPaymentLink: async ({ client, server }) => {
+    const link = await createPaymentLink(client);
+    return {
+      path: { id: link.id },
+      body: { page_token: await pageTokenOf(server, link.id), payment_method: cardPayment() },
+    };
+  },
 };
+
+/**
+ * A valid cashout body: a fresh merchant with 1,000 available. Production captures wait for settlement,
+ * so the funds are put straight into the balance, in whichever environment the recipe runs.
+ */
+async function cashoutBody({ server, client, live }: Env) {
+  const merchant = await createMerchant(client);
+  const at = new Date().toISOString();
+  await server.running.store.insert("balances", {
+    id: `${merchant.id}:USD`,
+    livemode: live,
+    created_at: at,
+    updated_at: at,
+    merchant_id: merchant.id,
+    currency: "USD",
+    available: 1000,
+    pending: 0,
+  });
+  return {
+    merchant_id: merchant.id,
+    amount: 100,
+    currency: "USD",
+    destination: {
+      type: "us_bank_account" as const,
+      routing_number: "110000000",
+      account_number: "000123456789",
+      account_holder: "Matrix Inc.",
+    },
+  };
+}
+
+/** A pending cashout in the recipe's environment. */
+async function cashoutId(env: Env): Promise<string> {
+  const { id } = await env.server.running.domain.cashouts.create(
+    { keyId: "kid_matrix", livemode: env.live, scopes: ["*"], keyPrefix: "key_test_matrix", requestId: "req_matrix" },
+    await cashoutBody(env),
+  );
+  return id;
+}
 
 async function keyId(server: TestServer, live: boolean): Promise<string> {
   const { key } = await server.running.domain.serviceKeys.issue(live, { name: "fixture", scopes: ["fraud"] });
@@ -104,7 +169,55 @@ describe("scope matrix (every operation in the contract)", () => {
     expect(Object.keys(RECIPES).sort()).toEqual(OPERATIONS.map((op) => op.operationId).sort());
   });
 
-  for (const op of OPERATIONS) {
+  function urlOf(op: (typeof OPERATIONS)[number], path: Record<string, string>): URL {
+    return new URL(
+      op.path.replace(/\{(\w+)\}/g, (_, name: string) => path[name] ?? ""),
+      server.url,
+    );
+  }
+
+  // Public operations (`security: []`, declared with x-public) need no key, and a key changes nothing.
+  for (const op of OPERATIONS.filter((o) => o.public)) {
+    describe(`${op.operationId} (${op.method.toUpperCase()} ${op.path}) is public`, () => {
+      it("succeeds without a key", async () => {
+        const { path, body } = await RECIPES[op.operationId](sandbox);
+        const res = await fetch(urlOf(op, path), {
+          method: op.method.toUpperCase(),
+          ...(body === undefined
+            ? {}
+            : { headers: { "content-type": "application/json" }, body: JSON.stringify(body) }),
+        });
+        expect(res.status, await res.text()).toBeLessThan(300);
+      });
+
+      it("succeeds with a key of any scope, and with an unknown key", async () => {
+        const { path, body } = await RECIPES[op.operationId](sandbox);
+        for (const key of [await server.key(["merchants"]), `key_test_${"x".repeat(32)}`]) {
+          const { response, error } = await call(clientFor(server, key), op, path, body);
+          expect(response.status, JSON.stringify(error)).toBeLessThan(300);
+        }
+      });
+
+      if (op.method === "post") {
+        // The idempotency rule holds for public POSTs too; their keys live apart, per object (its path).
+        it("records its Idempotency-Key outcome with the change, in its own key space", async () => {
+          const { path, body } = await RECIPES[op.operationId](sandbox);
+          const key = `matrix-${op.operationId}-${Math.random()}`;
+          const first = await call(sandbox.client, op, path, body, { "Idempotency-Key": key });
+          expect(first.response.status, JSON.stringify(first.error)).toBeLessThan(300);
+          const namespace = publicKeyNamespace(urlOf(op, path).pathname);
+          const record = await server.running.store.get("idempotency", idempotencyRecordId(false, key, namespace));
+          expect(record).toMatchObject({ state: "done", atomic: true, withheld: op.sensitive });
+          expect(await server.running.store.get("idempotency", idempotencyRecordId(false, key))).toBeNull();
+          const again = await call(sandbox.client, op, path, body, { "Idempotency-Key": key });
+          expect(again.response.headers.get("idempotent-replayed")).toBe("true");
+          expect(again.data).toEqual(first.data);
+        });
+      }
+    });
+  }
+
+  for (const op of OPERATIONS.filter((o) => !o.public)) {
     describe(`${op.operationId} (${op.method.toUpperCase()} ${op.path}) needs ${op.scopes.join(" | ")}`, () => {
       it("succeeds with a key holding exactly that scope", async () => {
         const { path, body } = await RECIPES[op.operationId](sandbox);
@@ -148,10 +261,7 @@ describe("scope matrix (every operation in the contract)", () => {
 
       it("is 401 without a key, and with an unknown key", async () => {
         const { path, body } = await RECIPES[op.operationId](sandbox);
-        const url = new URL(
-          op.path.replace(/\{(\w+)\}/g, (_, name: string) => path[name] ?? ""),
-          server.url,
-        );
+        const url = urlOf(op, path);
         const init = {
           method: op.method.toUpperCase(),
           headers: { "content-type": "application/json" },

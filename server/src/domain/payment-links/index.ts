@@ -293,9 +293,10 @@ export function createPaymentLinks(deps: PaymentLinksDeps) {
      * transaction. A declined charge is an answer, not an error.
      */
     async pay(id: string, input: PaymentLinkPay, ctx: PayContext): Promise<LinkPayment> {
-      deps.pageTokens.verify(id, input.page_token, now());
+      // A link's id is public (it is in its URL), so saying it does not exist tells nothing a token would guard.
       const link = await store.get("payment_links", id);
       if (!link) throw notFound("payment link", id);
+      deps.pageTokens.verify(id, input.page_token, now());
       const state = linkState(link, await store.get("merchants", link.merchant_id), now());
       if (state !== "open") throw linkUnavailable(unavailableDetail(state, link));
       const method = input.payment_method;
