@@ -26,6 +26,8 @@ export default {
     "src/domain/vault/crypto.ts",
     "src/domain/mask.ts",
     "src/http/idempotency.ts",
+    "src/domain/cashouts/**/*.ts",
+    "src/domain/payment-links/**/*.ts",
     "!**/*.test.ts",
   ],
 

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { openSqliteStore } from "../store/sqlite.ts";
+import type { PayoutRail } from "./cashouts/payouts.ts";
 import type { Caller } from "./context.ts";
 import type { FraudScreen } from "./fraud.ts";
 import { createDomain } from "./index.ts";
@@ -10,7 +11,15 @@ import { parseVaultKeys } from "./vault/keys.ts";
 // For unit tests of the domain: the real domain on an in-memory store, with a clock the test moves.
 
 export function testDomain(
-  options: { settlementDelaySeconds?: number; start?: Date; processor?: Processor; fraud?: FraudScreen } = {},
+  options: {
+    settlementDelaySeconds?: number;
+    start?: Date;
+    processor?: Processor;
+    fraud?: FraudScreen;
+    payoutRail?: PayoutRail;
+    cashoutPendingSeconds?: number;
+    cashoutTransitSeconds?: number;
+  } = {},
 ) {
   const store = openSqliteStore<Docs>({ path: ":memory:", collections: COLLECTIONS });
   let clock = options.start ?? new Date("2026-11-21T10:00:00Z");
@@ -25,6 +34,10 @@ export function testDomain(
     settlementDelaySeconds: options.settlementDelaySeconds ?? 0,
     processor: options.processor,
     fraud: options.fraud,
+    payoutRail: options.payoutRail,
+    cashoutPendingSeconds: options.cashoutPendingSeconds,
+    cashoutTransitSeconds: options.cashoutTransitSeconds,
+    baseUrl: () => "https://pay.example.com",
   });
   const caller = (livemode = false): Caller => ({
     keyId: "kid_test",

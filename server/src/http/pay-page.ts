@@ -66,10 +66,16 @@ export function escapeHtml(text: string): string {
  * rather than send a half-filled page.
  */
 export function renderTemplate(template: string, values: Record<string, string>, flags: Record<string, boolean>) {
-  const sections = template.replace(/<!--if:(\w+)-->([\s\S]*?)<!--endif:\1-->/g, (_, flag: string, body: string) => {
-    if (!(flag in flags)) throw new Error(`template flag ${flag} not given`);
-    return flags[flag] ? body : "";
-  });
+  const section = /<!--if:(\w+)-->([\s\S]*?)<!--endif:\1-->/g;
+  let sections = template;
+  // Blocks may nest (the method choice holds one block per method): repeat until none is left.
+  for (let before = ""; before !== sections; ) {
+    before = sections;
+    sections = sections.replace(section, (_, flag: string, body: string) => {
+      if (!(flag in flags)) throw new Error(`template flag ${flag} not given`);
+      return flags[flag] ? body : "";
+    });
+  }
   return sections.replace(/\{\{(\w+)\}\}/g, (_, name: string) => {
     const value = values[name];
     if (value === undefined) throw new Error(`template value ${name} not given`);
