@@ -113,7 +113,7 @@ describe("the public pay operation's cross-site guard", () => {
   });
 
   it("refuses another origin, or a browser saying the request is cross-site or same-site", () => {
-    for (const headers of [
+    const cases: Record<string, string>[] = [
       { origin: "https://evil.example" },
       { origin: "http://pay.example.com" },
       { origin: "https://pay.example.com:8443" },
@@ -122,7 +122,8 @@ describe("the public pay operation's cross-site guard", () => {
       { "sec-fetch-site": "same-site" },
       { "sec-fetch-site": "none" },
       { origin: "https://pay.example.com", "sec-fetch-site": "cross-site" },
-    ]) {
+    ];
+    for (const headers of cases) {
       const result = run(headers);
       expect(result, JSON.stringify(headers)).toBeInstanceOf(DomainError);
       expect(result).toMatchObject({ code: "forbidden" });

@@ -24,8 +24,12 @@ function refusal(fn: () => unknown): DomainError {
 }
 
 const holder = "Acme Coffee Roasters";
-const iban = (value: string): DestinationInput => ({ type: "iban", iban: value, account_holder: holder });
-const us = (routing: string, account = "000123456789"): DestinationInput => ({
+const iban = (value: string): Extract<DestinationInput, { type: "iban" }> => ({
+  type: "iban",
+  iban: value,
+  account_holder: holder,
+});
+const us = (routing: string, account = "000123456789"): Extract<DestinationInput, { type: "us_bank_account" }> => ({
   type: "us_bank_account",
   routing_number: routing,
   account_number: account,

@@ -14,7 +14,7 @@ import { claimUse } from "./usage.ts";
 // once; a pending payment holds a use until it is paid or expires; the page token binds a payment to a
 // page of that link; the card's token does not outlive its charge.
 
-const card = (number = "4242424242424242"): PayMethodInput => ({
+const card = (number = "4242424242424242"): Extract<PayMethodInput, { type: "card" }> => ({
   type: "card",
   number,
   exp_month: 12,
