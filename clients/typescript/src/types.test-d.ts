@@ -65,11 +65,20 @@ describe("webhook typing", () => {
       | "payment.voided"
       | "payment.refunded"
       | "payment.expired"
+      | "cashout.created"
+      | "cashout.paid"
+      | "cashout.failed"
+      | "cashout.canceled"
+      | "payment_link.completed"
     >();
     expectTypeOf<WebhookEvent["type"]>().toEqualTypeOf<WebhookEventType>();
     // Every webhook's payload carries its own name as `type`.
     expectTypeOf<WebhookEventOf<"fraud.evaluated">["type"]>().toEqualTypeOf<"fraud.evaluated">();
     expectTypeOf<WebhookEventOf<"payment.captured">["type"]>().toEqualTypeOf<"payment.captured">();
+    expectTypeOf<WebhookEventOf<"cashout.failed">["failure_code"]>().toEqualTypeOf<
+      "account_closed" | "no_account" | "declined" | "could_not_process"
+    >();
+    expectTypeOf<WebhookEventOf<"payment_link.completed">["uses"]>().toEqualTypeOf<number>();
   });
 
   it("narrows the verified event on `type`", () => {
