@@ -130,13 +130,10 @@ async function link(body: {
 /** axe-core in the page (evaluated through the DevTools protocol, so the page's CSP stays as it is). */
 async function accessibilityProblems(page: Page): Promise<string[]> {
   await page.evaluate(axe.source);
-  const results = await page.evaluate(async () => {
-    // biome-ignore lint/suspicious/noExplicitAny: axe is a global once its source has been evaluated
-    const run = (globalThis as any).axe.run;
-    return (await run(document, { resultTypes: ["violations"] })) as {
-      violations: { id: string; impact: string | null; help: string; nodes: { target: string[] }[] }[];
-    };
-  });
+  // Expressions as strings: they run in the page, whose globals (document, axe) this Node program does not type.
+  const results = (await page.evaluate("axe.run(document, { resultTypes: ['violations'] })")) as {
+    violations: { id: string; impact: string | null; help: string; nodes: { target: string[] }[] }[];
+  };
   return results.violations
     .filter((v) => v.impact === "serious" || v.impact === "critical")
     .map((v) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`);
@@ -178,7 +175,7 @@ describe("the hosted payment page in Chromium", () => {
     await page.getByRole("heading", { name: "Payment received" }).waitFor();
     const result = page.locator("#result");
     // The result takes the focus, so a screen reader reads it at once.
-    expect(await page.evaluate(() => document.activeElement?.id)).toBe("result");
+    expect(await page.evaluate("document.activeElement?.id")).toBe("result");
     await expect(result.getByText("You paid $25.00 to Acme Coffee Roasters.").isVisible()).resolves.toBe(true);
     await expect(result.getByText("Visa ending in 4242").isVisible()).resolves.toBe(true);
     await expect(result.getByText("Thank you! Your beans ship on Monday.").isVisible()).resolves.toBe(true);
@@ -217,13 +214,13 @@ describe("the hosted payment page in Chromium", () => {
     const { page } = await open(PHONE);
     await page.goto(paymentLink.url);
     // Everything fits the width: nothing scrolls sideways.
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    const overflow = await page.evaluate("document.documentElement.scrollWidth - window.innerWidth");
     expect(overflow).toBeLessThanOrEqual(0);
     expect(await accessibilityProblems(page)).toEqual([]);
     await page.screenshot({ path: join(ARTIFACTS, "pay-form-phone.png"), fullPage: true });
 
     // Tab into the form and type, as a keyboard user would; Enter submits.
-    const focused = async () => page.evaluate(() => document.activeElement?.id ?? "");
+    const focused = async () => page.evaluate("document.activeElement?.id ?? ''");
     for (let i = 0; i < 10 && (await focused()) !== "card-number"; i++) await page.keyboard.press("Tab");
     expect(await focused()).toBe("card-number");
     await page.keyboard.type(VISA);
@@ -251,7 +248,7 @@ describe("the hosted payment page in Chromium", () => {
     await page.screenshot({ path: join(ARTIFACTS, "pay-declined-phone.png"), fullPage: true });
 
     await page.getByRole("button", { name: "Try another card" }).click();
-    expect(await page.evaluate(() => document.activeElement?.id)).toBe("card-number");
+    expect(await page.evaluate("document.activeElement?.id")).toBe("card-number");
     // The declined number was cleared; the link's one use is still free.
     expect(await page.getByLabel("Card number").inputValue()).toBe("");
     await fillCard(page, "5555 5555 5555 4444");
@@ -272,7 +269,7 @@ describe("the hosted payment page in Chromium", () => {
     expect(await number.getAttribute("aria-invalid")).toBe("true");
     // The message is tied to its field, and the field has the focus.
     expect(await number.getAttribute("aria-describedby")).toBe("card-number-error");
-    expect(await page.evaluate(() => document.activeElement?.id)).toBe("card-number");
+    expect(await page.evaluate("document.activeElement?.id")).toBe("card-number");
     await expect(page.getByText("This card has expired.").isVisible()).resolves.toBe(true);
     expect(requests.filter((url) => url.includes("/pay") && url.includes("/v1/"))).toEqual([]);
     expect(await accessibilityProblems(page)).toEqual([]);
@@ -343,7 +340,7 @@ describe("the hosted payment page in Chromium", () => {
     expect(payload).toMatch(/^000201.*br\.gov\.bcb\.pix/);
     await page.getByRole("button", { name: "Copy the pix code" }).click();
     await page.getByRole("button", { name: "Copied" }).waitFor();
-    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(payload);
+    expect(await page.evaluate("navigator.clipboard.readText()")).toBe(payload);
     expect(await accessibilityProblems(page)).toEqual([]);
     await page.screenshot({ path: join(ARTIFACTS, "pay-pix-phone.png"), fullPage: true });
 
