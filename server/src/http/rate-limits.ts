@@ -248,7 +248,11 @@ export function rateLimits(deps: {
     standardHeaders: "draft-8",
     legacyHeaders: false,
     skip: (req) => !isPay(req),
-    keyGenerator: (req) => payPath.exec(req.path)?.[1] ?? "",
+    // Only a well-formed link id gets a count of its own, so made-up paths cannot fill the store with counters.
+    keyGenerator: (req) => {
+      const id = payPath.exec(req.path)?.[1] ?? "";
+      return /^plink_[0-9A-Za-z]{24}$/.test(id) ? id : "malformed";
+    },
     handler: refuse(
       `Too many payments through this payment link: at most ${settings.paymentLinkPerMinute} per minute. Retry after the number of seconds in Retry-After.`,
     ),
@@ -271,7 +275,8 @@ export function rateLimits(deps: {
   return {
     perKey,
     anonymous,
-    paymentLinks: [paymentLinkLimit, paymentAddressLimit],
+    // Per address first: a client over its limit is refused before it adds to any link's count.
+    paymentLinks: [paymentAddressLimit, paymentLinkLimit],
     sweep: () => store.deleteMany("rate_limits", { expires_at: { $lt: iso(now()) } }),
     flush: async () => {
       await Promise.all([keyCounts.flush(), addressCounts.flush(), linkPayCounts.flush(), addressPayCounts.flush()]);

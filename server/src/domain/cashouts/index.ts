@@ -324,8 +324,15 @@ export function createCashouts(deps: CashoutsDeps) {
     async advance(limit = 500): Promise<number> {
       const due = { $lte: iso(now()) };
       let moved = 0;
+      // One cashout's failure (the rail unreachable) must not hold up the others: the pass goes on, and
+      // reports the first failure at its end (the job logs it; the cashout is retried next pass).
+      let failure: unknown;
       for (const cashout of await store.findAll("cashouts", { status: "pending", next_step_at: due }, limit)) {
-        if (await send(cashout)) moved++;
+        try {
+          if (await send(cashout)) moved++;
+        } catch (err) {
+          failure ??= err;
+        }
       }
       for (const cashout of await store.findAll("cashouts", { status: "in_transit", next_step_at: due }, limit)) {
         try {
@@ -333,9 +340,10 @@ export function createCashouts(deps: CashoutsDeps) {
           if (after.status !== "in_transit") moved++;
         } catch (err) {
           // Settled by another instance (or the sandbox helpers) meanwhile: nothing to do.
-          if (!(err instanceof DomainError && err.code === "invalid_state_transition")) throw err;
+          if (!(err instanceof DomainError && err.code === "invalid_state_transition")) failure ??= err;
         }
       }
+      if (failure !== undefined) throw failure;
       return moved;
     },
   };
