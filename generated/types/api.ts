@@ -786,7 +786,7 @@ export interface components {
             type: "card";
             token: components["schemas"]["TokenId"];
         };
-        /** @description Money a merchant takes out of its available balance to an account of its own (DESIGN §8). */
+        /** @description Money a merchant takes out of its available balance to an account of its own. */
         Cashout: {
             id: components["schemas"]["CashoutId"];
             /** @enum {string} */

@@ -1,5 +1,5 @@
 /**
- * The hosted payment page in a real headless Chromium (DESIGN §14; issue #9 §4): a payer opens a
+ * The hosted payment page in a real headless Chromium (issue #9 §4): a payer opens a
  * payment link, pays with a test card and sees the result; a declined card shows its reason; a
  * mistyped number is caught before anything is sent; expired and used-up links show their pages; a
  * pix link shows its QR payload; axe-core finds no serious or critical accessibility violation; no

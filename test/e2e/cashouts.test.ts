@@ -38,7 +38,7 @@ describe("cashouts", () => {
     return (page.data?.data ?? []).filter((e) => "cashout_id" in e && e.cashout_id === cashoutId);
   }
 
-  /** Every ledger entry of the merchant adds up to its balance, bucket by bucket (DESIGN §8). */
+  /** Every ledger entry of the merchant adds up to its balance, bucket by bucket. */
   async function expectLedgerBalances(merchantId: string, currency: string) {
     const entries = await server.running.store.findAll("ledger_entries", { merchant_id: merchantId, currency }, 10_000);
     const balance = await server.running.store.get("balances", `${merchantId}:${currency}`);

@@ -10,7 +10,7 @@ import type { LinkState } from "../domain/payment-links/index.ts";
 import type { PaymentLinkDoc } from "../domain/records.ts";
 import { PUBLIC_LIVEMODE } from "./idempotency.ts";
 
-// The hosted payment page (DESIGN §9): GET /pay/{id} serves a page rendered with the link's data, which
+// The hosted payment page (PaymentLink.url in spec/resources/payment-links.tsp): GET /pay/{id} serves a page rendered with the link's data, which
 // pays through the public operation payPaymentLink (spec/resources/payment-links.tsp). No key ever
 // reaches the browser. The page's sources (HTML templates, CSS, browser JavaScript) live in the
 // @payments/pay-page workspace (clients/pay-page) and are read once at start-up; this module fills the

@@ -44,7 +44,7 @@ async function world(options: Parameters<typeof testDomain>[0] = {}, funds = 100
     const b = await t.store.get("balances", `${merchant.id}:USD`);
     return b ? { available: b.available, pending: b.pending } : null;
   };
-  /** The ledger's entries add up to the balance in each bucket (DESIGN §8), and none is negative. */
+  /** The ledger's entries add up to the balance in each bucket (LedgerEntryDoc), and none is negative. */
   const ledgerBalances = async () => {
     const entries = await t.store.findAll("ledger_entries", { merchant_id: merchant.id, currency: "USD" }, 10_000);
     const sum = (bucket: string) => entries.filter((e) => e.bucket === bucket).reduce((s, e) => s + e.amount, 0);

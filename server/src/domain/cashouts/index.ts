@@ -13,7 +13,7 @@ import { openPan, sealPan, type VaultKeys } from "../vault/crypto.ts";
 import { type Destination, type DestinationInput, validateDestination, viewOf } from "./destinations.ts";
 import { FAILURE_MESSAGES, type PayoutRail, type PayoutRequest } from "./payouts.ts";
 
-// Cashouts (spec/resources/cashouts.tsp; DESIGN §8): a merchant takes money out of its available balance.
+// Cashouts (spec/resources/cashouts.tsp, operations createCashout … sandboxFailCashout): a merchant takes money out of its available balance.
 //
 // Money rules, each in one transaction with the cashout's state change, its event and (for a POST) the
 // Idempotency-Key's outcome (domain/commit.ts):
@@ -203,7 +203,7 @@ export function createCashouts(deps: CashoutsDeps) {
   }
 
   function assertSandbox(caller: Caller, id: string): void {
-    // DESIGN §2: sandbox helpers do not exist in production.
+    // The contract's SandboxCashouts: the helpers do not exist in production (404).
     if (caller.livemode) throw notFound("cashout", id);
   }
 

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type { CashoutFailureCode } from "../records.ts";
 import { accountOf, type Destination } from "./destinations.ts";
 
-// The payout port stands for the banks and payment schemes that move a cashout's money (DESIGN §8), as
+// The payout port stands for the banks and payment schemes that move a cashout's money (Cashout in spec/resources/cashouts.tsp), as
 // the Processor port stands for the acquirer. The shipped adapter is a deterministic simulator: no
 // money leaves this server. In production too, until a real payout adapter exists.
 

@@ -22,7 +22,7 @@ import type { PageTokens } from "./page-token.ts";
 import { claimUse, linkUnavailable } from "./usage.ts";
 
 // Payment links and the public payment their hosted page makes (spec/resources/payment-links.tsp;
-// DESIGN §9). A link fixes merchant, amount and currency; the public operation payPaymentLink can only
+// the hosted page in server/src/http/pay-page.ts). A link fixes merchant, amount and currency; the public operation payPaymentLink can only
 // ever make a charge of exactly those, through charges.create (so every check a charge gets, fraud
 // evaluation included, applies), counted against the link in the charge's own transaction (usage.ts).
 
