@@ -23,8 +23,9 @@ import { claimUse, linkUnavailable } from "./usage.ts";
 
 // Payment links and the public payment their hosted page makes (spec/resources/payment-links.tsp; the
 // page itself is server/src/http/pay-page.ts). A link fixes merchant, amount and currency; the public
-// operation payPaymentLink can only ever make a charge of exactly those, through charges.create (so every check a charge gets, fraud
-// evaluation included, applies), counted against the link in the charge's own transaction (usage.ts).
+// operation payPaymentLink can only ever make a charge of exactly those, through charges.create (so every
+// check a charge gets, fraud evaluation included, applies), counted against the link in the charge's own
+// transaction (usage.ts).
 
 export interface PaymentLinkCreate {
   merchant_id: string;
