@@ -57,8 +57,6 @@ export default {
   // - service-keys.ts `generation++` → `generation--`: any change of the counter marks the race.
   // - service-keys.ts `input.expires_at !== undefined` → true: Date.parse(undefined) is NaN, and NaN
   //   compares false, so no expiry is still accepted.
-  // - service-keys.ts revoke `if (key.revoked_at) return key` → false: the update is conditional on
-  //   `revoked_at: null` and the answer falls back to the stored (first) revocation.
   // - vault/crypto.ts `{ authTagLength: TAG_BYTES }` → {}: 16 bytes is GCM's default tag length;
   //   `"utf8"` → "" in Buffer.from / hmac.update: Node reads an empty encoding as utf8.
   // Known survivors that are not equivalent, left untested on purpose:

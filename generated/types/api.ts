@@ -81,9 +81,12 @@ export interface paths {
         get: operations["listCharges"];
         put?: never;
         /**
-         * @description Charges a card token or starts a local payment (201). The answer's `status` tells the outcome:
-         *     `captured` or `authorized` for an accepted card, `declined` with a `failure_code`, or `pending`
-         *     with a `next_action` for local methods. The merchant must be `active` (409 otherwise).
+         * @description Charges a card token or starts a local payment (201). Every charge is evaluated for fraud first
+         *     (`fraud_evaluation_id`, event `fraud.evaluated`). The answer's `status` tells the outcome:
+         *     `captured` or `authorized` for an accepted card, `declined` with a `failure_code`, `blocked`
+         *     (`failure_code` `fraud_blocked`: the processor was not called), `authorized` with an open
+         *     `review` when the evaluation decided `review` (held, not captured even with `capture: true`), or
+         *     `pending` with a `next_action` for local methods. The merchant must be `active` (409 otherwise).
          */
         post: operations["createCharge"];
         delete?: never;
@@ -118,7 +121,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Captures an `authorized` charge, in full or in part, once (409 otherwise). */
+        /**
+         * @description Captures an `authorized` charge, in full or in part, once (409 otherwise; 409 too while the
+         *     charge is held for review: approve it instead).
+         */
         post: operations["captureCharge"];
         delete?: never;
         options?: never;
@@ -148,6 +154,47 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/charges/{id}/review/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve a charge held for review
+         * @description Approves a charge held for review: it is captured (`payment.captured`), or, when it was created
+         *     with `capture: false`, stays authorized for a later capture. 409 unless its review is open.
+         */
+        post: operations["approveChargeReview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/charges/{id}/review/reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reject a charge held for review
+         * @description Rejects a charge held for review: it is voided (`payment.voided`); nothing was captured, so nothing is refunded. 409 unless its review is open.
+         */
+        post: operations["rejectChargeReview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/charges/{id}/void": {
         parameters: {
             query?: never;
@@ -157,7 +204,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Releases an `authorized` charge without capturing it (409 in any other status). */
+        /**
+         * @description Releases an `authorized` charge without capturing it (409 in any other status, and while the
+         *     charge is held for review: reject it instead).
+         */
         post: operations["voidCharge"];
         delete?: never;
         options?: never;
@@ -197,6 +247,214 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/v1/events/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an event's deliveries
+         * @description The attempt log of one event: its deliveries to every endpoint, newest first.
+         */
+        get: operations["listEventDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/events/{id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Redeliver an event to an endpoint
+         * @description Delivers the event to one endpoint again, now (202): one manual attempt, not retried. The endpoint
+         *     must be enabled and of the event's environment; it need not subscribe to the event's type. While
+         *     an attempt of this delivery is running, the answer is 409; a delivery still waiting for a retry is
+         *     attempted now instead.
+         */
+        post: operations["redeliverEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/fraud/evaluations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List fraud evaluations
+         * @description Lists evaluations, newest first, optionally of one transaction and/or with one decision.
+         */
+        get: operations["listFraudEvaluations"];
+        put?: never;
+        /**
+         * Evaluate a transaction
+         * @description Evaluates a transaction (201) and emits `fraud.evaluated`. Send `tx_id` alone to re-evaluate an
+         *     existing charge as things stand now (its lists, settings and counts); the charge itself is not
+         *     changed, but the evaluation is recorded. Or send the facts of a prospective transaction
+         *     (`amount` and `currency`, and any of `merchant_id`, `card`, `customer`); it is given a `tx_id`
+         *     that no charge carries. Velocity counts are read, never added to.
+         */
+        post: operations["createFraudEvaluation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/fraud/evaluations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a fraud evaluation
+         * @description Returns an evaluation of the caller's environment.
+         */
+        get: operations["getFraudEvaluation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/fraud/list_items/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove an item from a value list
+         * @description Removes an item from its list; the rules stop matching it at once.
+         */
+        delete: operations["deleteFraudListItem"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/fraud/lists": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List value lists
+         * @description Lists the value lists of the caller's environment, newest first.
+         */
+        get: operations["listFraudLists"];
+        put?: never;
+        /**
+         * Create a value list
+         * @description Creates a value list (201), empty.
+         */
+        post: operations["createFraudList"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/fraud/lists/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a value list
+         * @description Returns a value list.
+         */
+        get: operations["getFraudList"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a value list
+         * @description Deletes a value list and every item on it; the rules stop reading it at once.
+         */
+        delete: operations["deleteFraudList"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/fraud/lists/{id}/items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the items of a value list
+         * @description Lists the items of a value list, newest first.
+         */
+        get: operations["listFraudListItems"];
+        put?: never;
+        /**
+         * Add an item to a value list
+         * @description Adds a value to a list (201). The value must be of the list's kind (400 naming `value`
+         *     otherwise); a value the list already holds is a 409 `conflict`; a full list (10,000 items) too.
+         */
+        post: operations["createFraudListItem"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/fraud/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the fraud settings
+         * @description Returns the fraud settings of the caller's environment.
+         */
+        get: operations["getFraudSettings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Update the fraud settings
+         * @description Changes the thresholds or the review window; the next evaluation uses them.
+         */
+        patch: operations["updateFraudSettings"];
         trace?: never;
     };
     "/v1/merchants": {
@@ -543,6 +801,166 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhook_deliveries/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a webhook delivery
+         * @description Returns one delivery with its attempts.
+         */
+        get: operations["getWebhookDelivery"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook_endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints
+         * @description Lists the endpoints of the caller's environment, newest first.
+         */
+        get: operations["listWebhookEndpoints"];
+        put?: never;
+        /**
+         * Create a webhook endpoint
+         * @description Registers an endpoint and returns its signing secret, once (201). Deliveries start with the events
+         *     created after it.
+         */
+        post: operations["createWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook_endpoints/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a webhook endpoint
+         * @description Returns one endpoint (without its secret).
+         */
+        get: operations["getWebhookEndpoint"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description Deletes an endpoint: nothing more is sent to it, and each of its pending deliveries ends `failed`
+         *     when its next attempt comes due. Its deliveries stay listed under their events until the attempt
+         *     log's retention ends.
+         */
+        delete: operations["deleteWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a webhook endpoint
+         * @description Changes an endpoint's URL, event types, description, or disables / enables it.
+         */
+        patch: operations["updateWebhookEndpoint"];
+        trace?: never;
+    };
+    "/v1/webhook_endpoints/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an endpoint's deliveries
+         * @description The attempt log of one endpoint: its deliveries, newest first, each with its attempts.
+         */
+        get: operations["listWebhookEndpointDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook_endpoints/{id}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Recover failed deliveries
+         * @description Attempts again, once each, the deliveries to this endpoint created since a time that ended
+         *     `failed` (202): the oldest 1000 per call (`has_more` says whether to call again). Use it after an
+         *     outage, once the endpoint works (and is enabled) again. A disabled endpoint is a 409.
+         */
+        post: operations["recoverWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook_endpoints/{id}/rotate_secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook endpoint's secret
+         * @description Issues a new signing secret and returns it, once. For the grace period deliveries carry two `v1=`
+         *     signatures (new secret, then old), so receivers can switch without missing one; then only the new.
+         */
+        post: operations["rotateWebhookEndpointSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook_endpoints/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event
+         * @description Sends a `webhook_endpoint.test` event to this endpoint alone, whatever its `enabled_events` (202):
+         *     one attempt, soon after the answer; follow it with GET /v1/webhook_deliveries/{id}. A disabled
+         *     endpoint is a 409.
+         */
+        post: operations["testWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "cashout.canceled": {
@@ -624,6 +1042,40 @@ export interface webhooks {
         put?: never;
         /** @description Sent after every fraud evaluation (seed §6). */
         post: operations["fraudEvaluated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "merchant.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description A merchant was created. */
+        post: operations["merchantCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "merchant.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description A merchant's name, status or metadata changed. */
+        post: operations["merchantUpdated"];
         delete?: never;
         options?: never;
         head?: never;
@@ -749,6 +1201,91 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "service_key.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description A service key was created (never with its secret). */
+        post: operations["serviceKeyCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "service_key.revoked": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description A service key was revoked. */
+        post: operations["serviceKeyRevoked"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "service_key.rotated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description A service key got a new secret (never sent). */
+        post: operations["serviceKeyRotated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook_endpoint.disabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description The platform disabled an endpoint by itself (a 410 answer, or failing for too long). */
+        post: operations["webhookEndpointDisabled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook_endpoint.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Sent to one endpoint by POST /v1/webhook_endpoints/{id}/test. */
+        post: operations["webhookEndpointTest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -775,10 +1312,7 @@ export interface components {
             livemode: boolean;
             balances: components["schemas"]["CurrencyBalance"][];
         };
-        /**
-         * @description Card brands the vault recognises.
-         * @enum {string}
-         */
+        /** @description Card brands the vault recognises. Extensible: brands may be added within v1. */
         CardBrand: "visa" | "mastercard" | "amex" | "discover" | "diners" | "jcb" | "unionpay" | "maestro" | "elo" | "hipercard" | "mir" | "unknown";
         /** @description Pay with a card from the vault. */
         CardPaymentMethodInput: {
@@ -1009,6 +1543,10 @@ export interface components {
             description: string | null;
             metadata: components["schemas"]["Metadata"];
             customer: components["schemas"]["Customer"] | null;
+            /** @description The fraud evaluation made before the charge was authorized (null for charges made before evaluation existed). */
+            fraud_evaluation_id: components["schemas"]["FraudEvaluationId"] | null;
+            /** @description The review, when the evaluation decided `review` for a card charge; otherwise null. */
+            review: components["schemas"]["ChargeReview"] | null;
             /** @description Present when the charge was made through a payment link's hosted page: that link. */
             payment_link_id?: components["schemas"]["PaymentLinkId"];
             livemode: boolean;
@@ -1061,12 +1599,35 @@ export interface components {
             fingerprint?: string;
         };
         /**
+         * @description The review of a charge held by fraud evaluation (decision `review`). `open`: the card is authorized
+         *     and held, capture and void are refused; approve it (POST /v1/charges/{id}/review/approve: it is
+         *     captured, unless the charge was created with `capture: false`, when it stays authorized for a later
+         *     capture) or reject it (POST /v1/charges/{id}/review/reject: it is voided). An open review expires
+         *     into a void at `expires_at` (`expired`). Local payment methods cannot be held before the payer pays,
+         *     so a `review` decision on them is recorded on the evaluation only.
+         */
+        ChargeReview: {
+            /** @enum {string} */
+            status: "open" | "approved" | "rejected" | "expired";
+            /** Format: date-time */
+            opened_at: string;
+            /**
+             * Format: date-time
+             * @description When an open review expires into a void (the fraud settings' `review_window_seconds`).
+             */
+            expires_at: string;
+            /** @description When it was approved, rejected or expired; null while open. */
+            closed_at: string | null;
+        };
+        /**
          * @description The status of a charge (DESIGN §7). Card charges: `authorized` (held, when `capture` is false) →
          *     `captured` → `partially_refunded` / `refunded`; or `declined` (see `failure_code`), `blocked`
-         *     (fraud), `voided` (released before capture). Local payment methods start `pending` (awaiting the
+         *     (fraud evaluation decided `block`; the processor was not called), `voided` (released before
+         *     capture). A card charge whose evaluation decided `review` stays `authorized`, held (see `review`),
+         *     until it is approved (captured) or rejected (voided). Local payment methods start `pending` (awaiting the
          *     payer, see `next_action`) and become `captured` when paid or `expired` when not.
-         *     `declined`, `blocked`, `voided`, `expired` and `refunded` are final.
-         * @enum {string}
+         *     `declined`, `blocked`, `voided`, `expired` and `refunded` are final. Extensible: statuses may be added
+         *     within v1.
          */
         ChargeStatus: "pending" | "authorized" | "captured" | "partially_refunded" | "refunded" | "declined" | "blocked" | "voided" | "expired";
         /** @description A Mexican bank account by CLABE (18 digits with its check digit; spaces allowed). MXN only. */
@@ -1104,6 +1665,22 @@ export interface components {
             /** @description ISO 3166-1 alpha-2 country code. */
             country?: string;
         };
+        /** @description The answer to DELETE /v1/fraud/lists/{id}. */
+        DeletedFraudList: {
+            id: components["schemas"]["FraudListId"];
+            /** @enum {string} */
+            object: "fraud_list";
+            /** @enum {boolean} */
+            deleted: true;
+        };
+        /** @description The answer to DELETE /v1/fraud/list_items/{id}. */
+        DeletedFraudListItem: {
+            id: components["schemas"]["FraudListItemId"];
+            /** @enum {string} */
+            object: "fraud_list_item";
+            /** @enum {boolean} */
+            deleted: true;
+        };
         /** @description The answer to DELETE /v1/tokens/{id}. */
         DeletedToken: {
             id: components["schemas"]["TokenId"];
@@ -1112,13 +1689,23 @@ export interface components {
             /** @enum {boolean} */
             deleted: true;
         };
+        /** @description The answer to DELETE /v1/webhook_endpoints/{id}. */
+        DeletedWebhookEndpoint: {
+            id: components["schemas"]["WebhookEndpointId"];
+            /** @enum {string} */
+            object: "webhook_endpoint";
+            /** @enum {boolean} */
+            deleted: true;
+        };
+        /** @description An event type an endpoint receives, or `*` for every type, including types added later. */
+        EnabledEvent: components["schemas"]["EventType"] | "*";
         /**
-         * @description Stable, machine-readable error codes. New codes may be added within v1.
-         * @enum {string}
+         * @description Stable, machine-readable error codes. Extensible: new codes may be added within v1; handle an unknown
+         *     one by its HTTP status.
          */
         ErrorCode: "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "invalid_state_transition" | "idempotency_key_reused" | "idempotency_request_in_progress" | "idempotency_replay_unavailable" | "payload_too_large" | "unsupported_media_type" | "method_not_allowed" | "invalid_card" | "insufficient_balance" | "merchant_inactive" | "card_declined" | "payment_link_unavailable" | "rate_limited" | "internal_error";
         /** @description Any event; `type` says which. */
-        Event: components["schemas"]["FraudEvaluatedEvent"] | components["schemas"]["PaymentAuthorizedEvent"] | components["schemas"]["PaymentCapturedEvent"] | components["schemas"]["PaymentFailedEvent"] | components["schemas"]["PaymentVoidedEvent"] | components["schemas"]["PaymentRefundedEvent"] | components["schemas"]["PaymentExpiredEvent"] | components["schemas"]["CashoutCreatedEvent"] | components["schemas"]["CashoutPaidEvent"] | components["schemas"]["CashoutFailedEvent"] | components["schemas"]["CashoutCanceledEvent"] | components["schemas"]["PaymentLinkCompletedEvent"];
+        Event: components["schemas"]["FraudEvaluatedEvent"] | components["schemas"]["PaymentAuthorizedEvent"] | components["schemas"]["PaymentCapturedEvent"] | components["schemas"]["PaymentFailedEvent"] | components["schemas"]["PaymentVoidedEvent"] | components["schemas"]["PaymentRefundedEvent"] | components["schemas"]["PaymentExpiredEvent"] | components["schemas"]["MerchantCreatedEvent"] | components["schemas"]["MerchantUpdatedEvent"] | components["schemas"]["ServiceKeyCreatedEvent"] | components["schemas"]["ServiceKeyRotatedEvent"] | components["schemas"]["ServiceKeyRevokedEvent"] | components["schemas"]["WebhookEndpointDisabledEvent"] | components["schemas"]["WebhookEndpointTestEvent"] | components["schemas"]["CashoutCreatedEvent"] | components["schemas"]["CashoutPaidEvent"] | components["schemas"]["CashoutFailedEvent"] | components["schemas"]["CashoutCanceledEvent"] | components["schemas"]["PaymentLinkCompletedEvent"];
         /**
          * @description An event id: `evt_` and 24 base62 characters.
          * @example evt_5Tg7YhUj9IkOl2PzXc4VbNm6
@@ -1132,16 +1719,37 @@ export interface components {
             /** @description Whether more objects follow in the direction of the cursor. */
             has_more: boolean;
         };
-        /**
-         * @description The types of event.
-         * @enum {string}
-         */
-        EventType: "fraud.evaluated" | "payment.authorized" | "payment.captured" | "payment.failed" | "payment.voided" | "payment.refunded" | "payment.expired" | "cashout.created" | "cashout.paid" | "cashout.failed" | "cashout.canceled" | "payment_link.completed";
-        /**
-         * @description Why a charge was declined (sandbox: see the test cards in the README).
-         * @enum {string}
-         */
-        FailureCode: "card_declined" | "insufficient_funds" | "expired_card" | "processing_error";
+        /** @description The body of POST /v1/events/{id}/redeliver. */
+        EventRedeliver: {
+            /** @description The endpoint to deliver the event to (of the same environment). */
+            endpoint_id: components["schemas"]["WebhookEndpointId"];
+        };
+        /** @description The types of event. Extensible: new types are added within v1; ignore the ones you do not handle. */
+        EventType: "fraud.evaluated" | "payment.authorized" | "payment.captured" | "payment.failed" | "payment.voided" | "payment.refunded" | "payment.expired" | "merchant.created" | "merchant.updated" | "service_key.created" | "service_key.rotated" | "service_key.revoked" | "webhook_endpoint.disabled" | "webhook_endpoint.test" | "cashout.created" | "cashout.paid" | "cashout.failed" | "cashout.canceled" | "payment_link.completed";
+        /** @description Why a charge was declined (sandbox: see the test cards in the README). Extensible: codes may be added within v1. */
+        FailureCode: "card_declined" | "insufficient_funds" | "expired_card" | "processing_error" | "fraud_blocked";
+        /** @description Card facts of a prospective transaction: a token of the vault, or what is known of the card. */
+        FraudCardFacts: {
+            /** @description A card token of the caller's environment; its BIN and fingerprint are used (never shown). */
+            token?: components["schemas"]["TokenId"];
+            /** @description The card's BIN (its first 6 to 8 digits), when there is no token. */
+            bin?: string;
+            /** @description The card's fingerprint (as on a token), when there is no token. */
+            fingerprint?: string;
+            /** @description The country that issued the card (ISO 3166-1 alpha-2), where known. */
+            country?: string;
+        };
+        /** @description Customer facts of a prospective transaction. */
+        FraudCustomerFacts: {
+            /** Format: email */
+            email?: string;
+            /** @description The payer's IP address (IPv4 or IPv6). */
+            ip?: string;
+            /** @description The customer's country (ISO 3166-1 alpha-2). */
+            country?: string;
+            /** @description Where the IP address is (ISO 3166-1 alpha-2), if you know it from your own geolocation. */
+            ip_country?: string;
+        };
         /**
          * @description The outcome of a fraud evaluation (seed §2: `block`; DESIGN §10: `allow`, `review`).
          * @enum {string}
@@ -1149,7 +1757,8 @@ export interface components {
         FraudDecision: "allow" | "review" | "block";
         /**
          * @description `fraud.evaluated` (seed §2, §6): exactly `type`, `tx_id`, `score`, `decision` and `signals`, plus
-         *     the envelope fields `id`, `created_at` and `livemode`.
+         *     the envelope fields `id`, `created_at` and `livemode`. Sent for every evaluation: each charge's
+         *     (before authorization) and each made through POST /v1/fraud/evaluations.
          */
         FraudEvaluatedEvent: {
             id: components["schemas"]["EventId"];
@@ -1174,11 +1783,253 @@ export interface components {
             score: number;
             decision: components["schemas"]["FraudDecision"];
             /**
-             * @description The names of the risk signals that fired, for example `highrisk_bin`, `vpn_detected`,
-             *     `velocity_card`, `velocity_ip`, `amount_anomaly`, `country_mismatch`, `blocklist_match`,
-             *     `card_testing`. New names may appear within v1.
+             * @description The names of the signals that fired: `blocklist_match`, `allowlist_match`, `highrisk_bin`,
+             *     `vpn_detected`, `highrisk_card`, `highrisk_email`, `highrisk_email_domain`, `highrisk_country`,
+             *     `velocity_card`, `velocity_ip`, `card_testing`, `amount_anomaly`, `country_mismatch`,
+             *     `test_card_elevated_risk` (each explained at the `FraudEvaluation` model; the evaluation
+             *     `GET /v1/fraud/evaluations?tx_id=…` says what each added). New names may appear within v1.
              */
             signals: string[];
+        };
+        /**
+         * @description A fraud evaluation: deterministic rules turn the facts of a transaction into signals and points;
+         *     the score is the sum of the points, at most 100; the decision follows from the thresholds of the
+         *     environment's fraud settings (defaults: `review` from 65, `block` from 75), except that a match on
+         *     an `allow` list always decides `allow`, and the sandbox's elevated-risk test card `review`.
+         *
+         *     Signals (each rule raises the signal it is named after; points in brackets):
+         *
+         *     - `blocklist_match` (100): the card fingerprint, the card's BIN, the IP address (or a range holding
+         *     it), the email, the email's domain or a country (the customer's, the IP's or the card's) is on a
+         *     `block` list. Sandbox: BIN `410000` is on a built-in block list, so test card `4100000000000019`
+         *     is always blocked.
+         *     - `allowlist_match` (0): one of the same facts is on an `allow` list; the decision is `allow`
+         *     whatever the score.
+         *     - `highrisk_bin` (48): the card's BIN is on a `flag` list of kind `card_bin`. Sandbox: BIN `40000566`
+         *     is built in (test card `4000056655665556`).
+         *     - `vpn_detected` (48): the IP address is in a range on a `flag` list of kind `ip_address` (VPN,
+         *     proxy and hosting ranges). Sandbox: `203.0.113.0/24` and `2001:db8:bad::/48` are built in.
+         *     - `highrisk_card` (48), `highrisk_email` (30), `highrisk_email_domain` (30), `highrisk_country` (30):
+         *     the card fingerprint, the email, the email's domain, or a country is on a `flag` list.
+         *     - `velocity_card` (35): more than 5 charge attempts with the same card (fingerprint) in the last
+         *     10 minutes; sandbox: charge one card 6 times in a row.
+         *     - `velocity_ip` (25): more than 10 charge attempts from the same IP address in the last 10 minutes.
+         *     - `card_testing` (45): from one card or one IP address in the last 10 minutes, at least 3 small
+         *     attempts (this one included; small: at most 1.00 of the currency, or 100 of a currency without
+         *     minor units) or at least 3 declined charges.
+         *     - `amount_anomaly` (35): the merchant has at least 5 accepted charges in the currency and this
+         *     amount is more than 5 times their average.
+         *     - `country_mismatch` (20): the customer's country differs from the IP address's country or the
+         *     card's country, where known. Sandbox: `192.0.2.0/24` is located in `US`, `198.51.100.0/24` in
+         *     `BR`; test cards `4000000760000002` (BR), `4000001240000000` (CA), `4000004840008001` (MX) and
+         *     `4000008260000000` (GB) carry their country.
+         *     - `test_card_elevated_risk` (the review threshold): sandbox test card `4000000000009235`. It
+         *     decides `review` whatever else fires (unless an allow list matches), so repeated tests of it
+         *     never turn into blocks.
+         *
+         *     Velocity counts are kept in the store, so every instance sees the same ones. Only charges count
+         *     as attempts; an evaluation through this API reads the counts without adding to them.
+         */
+        FraudEvaluation: {
+            id: components["schemas"]["FraudEvaluationId"];
+            /** @enum {string} */
+            object: "fraud_evaluation";
+            /**
+             * @description The evaluated transaction: the charge (`source` `charge` or `transaction`), or, for a prospective
+             *     transaction described by its facts (`source` `facts`), an id given to it by this evaluation, which
+             *     no charge carries.
+             */
+            tx_id: components["schemas"]["TransactionId"];
+            /**
+             * @description How the evaluation was made: `charge` (POST /v1/charges evaluated the charge before authorizing
+             *     it), `transaction` (an existing charge re-evaluated through this API, without changing it) or
+             *     `facts` (a prospective transaction described in the request).
+             * @enum {string}
+             */
+            source: "charge" | "transaction" | "facts";
+            merchant_id: components["schemas"]["MerchantId"] | null;
+            amount: components["schemas"]["MinorUnits"];
+            currency: components["schemas"]["CurrencyCode"];
+            /**
+             * Format: int32
+             * @description Risk score from 0 (no risk) to 100: the sum of the points of the rules that fired, at most 100.
+             */
+            score: number;
+            decision: components["schemas"]["FraudDecision"];
+            /** @description The names of the signals raised, in the order of `rules`. New names may appear within v1. */
+            signals: string[];
+            /** @description Every rule that fired and what it added: why the score and the decision are what they are. */
+            rules: components["schemas"]["FraudRuleHit"][];
+            thresholds: components["schemas"]["FraudThresholds"];
+            livemode: boolean;
+            /** Format: date-time */
+            created_at: string;
+        };
+        /**
+         * @description The body of POST /v1/fraud/evaluations: either `tx_id` alone (re-evaluate an existing charge), or
+         *     the facts of a prospective transaction, of which `amount` and `currency` are required.
+         */
+        FraudEvaluationCreate: {
+            /** @description An existing charge to evaluate again, as it is now (lists, settings, counts); the charge is not changed. */
+            tx_id?: components["schemas"]["TransactionId"];
+            /** @description The merchant, for `amount_anomaly` (its own history). */
+            merchant_id?: components["schemas"]["MerchantId"];
+            amount?: components["schemas"]["MinorUnits"];
+            currency?: components["schemas"]["CurrencyCode"];
+            card?: components["schemas"]["FraudCardFacts"];
+            customer?: components["schemas"]["FraudCustomerFacts"];
+        };
+        /**
+         * @description A fraud evaluation id: `fe_` and 24 base62 characters.
+         * @example fe_8Kq3Zt7LmW2xP9vR4nB6yC1d
+         */
+        FraudEvaluationId: string;
+        /** @description A page of objects, newest first. */
+        FraudEvaluationList: {
+            /** @enum {string} */
+            object: "list";
+            data: components["schemas"]["FraudEvaluation"][];
+            /** @description Whether more objects follow in the direction of the cursor. */
+            has_more: boolean;
+        };
+        /**
+         * @description A value list the fraud rules read (for example a stolen card's fingerprint on a block list, a VPN
+         *     provider's ranges on a flag list, a trusted customer's email on an allow list). Its kind and action
+         *     are fixed when it is created; at most 10,000 items.
+         */
+        FraudList: {
+            id: components["schemas"]["FraudListId"];
+            /** @enum {string} */
+            object: "fraud_list";
+            name: string;
+            kind: components["schemas"]["FraudListKind"];
+            action: components["schemas"]["FraudListAction"];
+            /**
+             * Format: int32
+             * @description How many items the list holds.
+             */
+            item_count: number;
+            livemode: boolean;
+            /** Format: date-time */
+            created_at: string;
+        };
+        /**
+         * @description What a match on a list does.
+         * @enum {string}
+         */
+        FraudListAction: "block" | "allow" | "flag";
+        /** @description The body of POST /v1/fraud/lists. */
+        FraudListCreate: {
+            name: string;
+            kind: components["schemas"]["FraudListKind"];
+            action: components["schemas"]["FraudListAction"];
+        };
+        /**
+         * @description A fraud value list id: `fl_` and 24 base62 characters.
+         * @example fl_3Vb7Nm1Qw5Er9Ty2Ui6Op4As
+         */
+        FraudListId: string;
+        /** @description One value on a list. */
+        FraudListItem: {
+            id: components["schemas"]["FraudListItemId"];
+            /** @enum {string} */
+            object: "fraud_list_item";
+            list_id: components["schemas"]["FraudListId"];
+            /** @description The value, normalized (lower-case emails and domains, a range's network address). */
+            value: string;
+            livemode: boolean;
+            /** Format: date-time */
+            created_at: string;
+        };
+        /** @description The body of POST /v1/fraud/lists/{id}/items. */
+        FraudListItemCreate: {
+            /** @description A value of the list's kind (see `FraudListKind`); a value the list already holds is a 409. */
+            value: string;
+        };
+        /**
+         * @description A fraud value list item id: `fli_` and 24 base62 characters.
+         * @example fli_6Gh2Jk8Lz4Xc1Vb9Nm5Qw3Er
+         */
+        FraudListItemId: string;
+        /** @description A page of objects, newest first. */
+        FraudListItemList: {
+            /** @enum {string} */
+            object: "list";
+            data: components["schemas"]["FraudListItem"][];
+            /** @description Whether more objects follow in the direction of the cursor. */
+            has_more: boolean;
+        };
+        /**
+         * @description What the values of a list are.
+         * @enum {string}
+         */
+        FraudListKind: "card_bin" | "card_fingerprint" | "ip_address" | "email" | "email_domain" | "country";
+        /** @description A page of objects, newest first. */
+        FraudListList: {
+            /** @enum {string} */
+            object: "list";
+            data: components["schemas"]["FraudList"][];
+            /** @description Whether more objects follow in the direction of the cursor. */
+            has_more: boolean;
+        };
+        /**
+         * @description One rule that fired in an evaluation: the signal it raised, the points it added to the score and
+         *     why, in words a person can check.
+         */
+        FraudRuleHit: {
+            /** @description The rule, named after the signal it raises (see `FraudEvaluation.signals`). */
+            rule: string;
+            /**
+             * Format: int32
+             * @description What the rule added to the score (0 for `allowlist_match`, which decides instead).
+             */
+            points: number;
+            /** @description Why it fired: the fact, the list or the count that made it fire. Never a card number or a BIN. */
+            reason: string;
+        };
+        /**
+         * @description The fraud settings of the caller's environment (sandbox and production have their own). A score
+         *     at or above `review_threshold` goes to review, at or above `block_threshold` is blocked; the review
+         *     threshold must be below the block threshold.
+         */
+        FraudSettings: {
+            /** @enum {string} */
+            object: "fraud_settings";
+            /**
+             * Format: int32
+             * @description Scores from this value up go to review (default 65).
+             */
+            review_threshold: number;
+            /**
+             * Format: int32
+             * @description Scores from this value up are blocked (default 75).
+             */
+            block_threshold: number;
+            /**
+             * Format: int32
+             * @description How long a charge held for review waits for an approve or reject before it expires into a void
+             *     (`payment.voided`), in seconds (default 604800, seven days, as long as a card authorization lasts).
+             */
+            review_window_seconds: number;
+            livemode: boolean;
+            /** @description When the settings were last changed; null while they are the defaults. */
+            updated_at: string | null;
+        };
+        /** @description The body of PATCH /v1/fraud/settings: absent fields keep their value. */
+        FraudSettingsUpdate: {
+            /** Format: int32 */
+            review_threshold?: number;
+            /** Format: int32 */
+            block_threshold?: number;
+            /** Format: int32 */
+            review_window_seconds?: number;
+        };
+        /** @description The thresholds an evaluation was decided by (the environment's fraud settings at the time). */
+        FraudThresholds: {
+            /** Format: int32 */
+            review: number;
+            /** Format: int32 */
+            block: number;
         };
         /** @description A bank account by IBAN. The IBAN's check digits and its country's format are verified (spaces allowed). */
         IbanDestinationInput: {
@@ -1214,6 +2065,25 @@ export interface components {
             status?: components["schemas"]["MerchantStatus"];
             metadata?: components["schemas"]["Metadata"];
         };
+        /** @description `merchant.created`: a merchant was created. */
+        MerchantCreatedEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * Format: date-time
+             * @description When the event happened.
+             */
+            created_at: string;
+            /** @description `false` for sandbox events, `true` for production ones. */
+            livemode: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "merchant.created";
+            merchant_id: components["schemas"]["MerchantId"];
+            name: string;
+            status: components["schemas"]["MerchantStatus"];
+        };
         /**
          * @description A merchant id: `mch_` and 24 base62 characters.
          * @example mch_4fQx9ZkT2mB7rLp1WcYd8sNa
@@ -1226,6 +2096,12 @@ export interface components {
             data: components["schemas"]["Merchant"][];
             /** @description Whether more objects follow in the direction of the cursor. */
             has_more: boolean;
+        };
+        /** @description What a merchant's changed fields held before an update (only the fields that changed). */
+        MerchantPreviousAttributes: {
+            name?: string;
+            status?: components["schemas"]["MerchantStatus"];
+            metadata?: components["schemas"]["Metadata"];
         };
         /**
          * @description A merchant's status. `active` merchants can take payments. `active` ⇄ `suspended` may change
@@ -1240,6 +2116,29 @@ export interface components {
             status?: components["schemas"]["MerchantStatus"];
             /** @description Replaces the whole metadata map. */
             metadata?: components["schemas"]["Metadata"];
+        };
+        /** @description `merchant.updated`: a merchant's name, status or metadata changed. */
+        MerchantUpdatedEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * Format: date-time
+             * @description When the event happened.
+             */
+            created_at: string;
+            /** @description `false` for sandbox events, `true` for production ones. */
+            livemode: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "merchant.updated";
+            merchant_id: components["schemas"]["MerchantId"];
+            /** @description The name after the change. */
+            name: string;
+            /** @description The status after the change. */
+            status: components["schemas"]["MerchantStatus"];
+            /** @description The fields that changed, with their values before the change. */
+            previous_attributes: components["schemas"]["MerchantPreviousAttributes"];
         };
         /**
          * @description Free-form string pairs the caller attaches to an object: at most 50 keys, keys up to 40 characters,
@@ -1745,6 +2644,8 @@ export interface components {
          * @example req_6YhTg5RfEd4WsQa3ZxCv2BnM
          */
         RequestId: string;
+        /** @description The first 1024 bytes of an answer's body, decoded as UTF-8, card-number-like digit runs masked. */
+        ResponseBodyExcerpt: string;
         /** @description The card number of a token, returned only by the audited reveal operation. */
         RevealedCard: {
             /** @description The full card number, digits only. */
@@ -1806,6 +2707,27 @@ export interface components {
              */
             expires_at?: string;
         };
+        /** @description `service_key.created`: a service key was created (through the API, the CLI, or the first start). */
+        ServiceKeyCreatedEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * Format: date-time
+             * @description When the event happened.
+             */
+            created_at: string;
+            /** @description `false` for sandbox events, `true` for production ones. */
+            livemode: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "service_key.created";
+            key_id: components["schemas"]["ServiceKeyId"];
+            name: string;
+            /** @description The leading part of the key's current secret. */
+            prefix: string;
+            scopes: components["schemas"]["Scope"][];
+        };
         /**
          * @description A service key id: `kid_` and 24 base62 characters. The secret itself is never an id.
          * @example kid_2Bn8VcXz4LkJh6GfDs1QaWe3
@@ -1819,6 +2741,27 @@ export interface components {
             /** @description Whether more objects follow in the direction of the cursor. */
             has_more: boolean;
         };
+        /** @description `service_key.revoked`: a service key was revoked. */
+        ServiceKeyRevokedEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * Format: date-time
+             * @description When the event happened.
+             */
+            created_at: string;
+            /** @description `false` for sandbox events, `true` for production ones. */
+            livemode: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "service_key.revoked";
+            key_id: components["schemas"]["ServiceKeyId"];
+            name: string;
+            /** @description The leading part of the key's current secret. */
+            prefix: string;
+            scopes: components["schemas"]["Scope"][];
+        };
         /** @description The body of POST /v1/service_keys/{id}/rotate. */
         ServiceKeyRotate: {
             /**
@@ -1828,6 +2771,29 @@ export interface components {
              * @default 86400
              */
             grace_period_seconds?: number;
+        };
+        /** @description `service_key.rotated`: a service key got a new secret; the old one works until `previous_expires_at`. */
+        ServiceKeyRotatedEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * Format: date-time
+             * @description When the event happened.
+             */
+            created_at: string;
+            /** @description `false` for sandbox events, `true` for production ones. */
+            livemode: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "service_key.rotated";
+            key_id: components["schemas"]["ServiceKeyId"];
+            name: string;
+            /** @description The leading part of the key's current secret. */
+            prefix: string;
+            scopes: components["schemas"]["Scope"][];
+            /** @description When the replaced secret stops working, or `null` if it stopped at once. */
+            previous_expires_at: string | null;
         };
         /**
          * @description A service key with its secret: returned once, by create and rotate. Store the secret now; it is not
@@ -1948,6 +2914,307 @@ export interface components {
             /** @enum {string} */
             type: "pix" | "boleto" | "oxxo" | "spei";
         };
+        /** @description One HTTP attempt to deliver an event. */
+        WebhookAttempt: {
+            /**
+             * Format: int32
+             * @description 1 for the first attempt of the delivery, then 2, 3, ...
+             */
+            number: number;
+            trigger: components["schemas"]["WebhookAttemptTrigger"];
+            /**
+             * Format: date-time
+             * @description When the request was sent (the `t` of its signature).
+             */
+            attempted_at: string;
+            /**
+             * @description The answer's HTTP status, or `null` when there was none (see `error`). Any 2xx is a success; 3xx
+             *     redirects are not followed and count as failures; 410 disables the endpoint.
+             */
+            status_code: number | null;
+            /** @description Why there was no answer, or `null`. */
+            error: components["schemas"]["WebhookAttemptError"] | null;
+            /** @description The error in words, or `null`. */
+            error_message: string | null;
+            /**
+             * Format: int32
+             * @description From sending the request to the end of the answer (or the error), in milliseconds.
+             */
+            latency_ms: number;
+            /** @description The start of the answer's body, or `null` when there was no answer. */
+            response_body: components["schemas"]["ResponseBodyExcerpt"] | null;
+            /** @description Whether this attempt delivered the event (a 2xx answer in time). */
+            succeeded: boolean;
+            /** @description When the retry this attempt's failure scheduled is due, or `null` (success, or no retry left). */
+            next_attempt_at: string | null;
+        };
+        /**
+         * @description Why an attempt got no HTTP answer.
+         * @enum {string}
+         */
+        WebhookAttemptError: "timeout" | "dns_error" | "connection_error" | "tls_error" | "address_refused";
+        /**
+         * @description What started an attempt.
+         * @enum {string}
+         */
+        WebhookAttemptTrigger: "automatic" | "manual";
+        /** @description One event's delivery to one endpoint, with every attempt so far (oldest first). */
+        WebhookDelivery: {
+            id: components["schemas"]["WebhookDeliveryId"];
+            /** @enum {string} */
+            object: "webhook_delivery";
+            endpoint_id: components["schemas"]["WebhookEndpointId"];
+            event_id: components["schemas"]["EventId"];
+            event_type: components["schemas"]["EventType"];
+            status: components["schemas"]["WebhookDeliveryStatus"];
+            /**
+             * Format: int32
+             * @description How many attempts were made (the length of `attempts`).
+             */
+            attempt_count: number;
+            /** @description When the next attempt is due, or `null` when none is scheduled. */
+            next_attempt_at: string | null;
+            attempts: components["schemas"]["WebhookAttempt"][];
+            livemode: boolean;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /**
+         * @description A webhook delivery id (one event to one endpoint): `whd_` and 24 base62 characters.
+         * @example whd_7Yh2Nb5Vc8Xz1Lk4Jh6Gf9Ds
+         */
+        WebhookDeliveryId: string;
+        /** @description A page of objects, newest first. */
+        WebhookDeliveryList: {
+            /** @enum {string} */
+            object: "list";
+            data: components["schemas"]["WebhookDelivery"][];
+            /** @description Whether more objects follow in the direction of the cursor. */
+            has_more: boolean;
+        };
+        /**
+         * @description Where a delivery stands. `pending`: an attempt is due or running, or a retry is scheduled
+         *     (`next_attempt_at`). `succeeded`: an attempt got a 2xx answer. `failed`: its retries ran out, the
+         *     endpoint answered 410, or the endpoint was disabled or deleted first.
+         * @enum {string}
+         */
+        WebhookDeliveryStatus: "pending" | "succeeded" | "failed";
+        /**
+         * @description A URL that receives events. In production (`key_live_` keys) the URL must be `https` and its host may
+         *     not be or resolve to a loopback, private (RFC 1918), carrier-grade NAT, link-local, unique-local,
+         *     multicast, reserved or cloud metadata address; the check is made when the endpoint is created or its
+         *     URL changed, and again on every connection against the address actually connected to. The sandbox
+         *     also accepts `http` and loopback addresses, so a receiver on `localhost` works; by default it refuses
+         *     the other ranges too (the server's WEBHOOK_SANDBOX_ALLOW_PRIVATE opens them). A URL may not carry a
+         *     user name or password: deliveries are authenticated by their signature.
+         */
+        WebhookEndpoint: {
+            id: components["schemas"]["WebhookEndpointId"];
+            /** @enum {string} */
+            object: "webhook_endpoint";
+            /** Format: uri */
+            url: string;
+            /** @description What the endpoint is for, or `null`. */
+            description: string | null;
+            /** @description The event types it receives; `*` means all. */
+            enabled_events: components["schemas"]["EnabledEvent"][];
+            status: components["schemas"]["WebhookEndpointStatus"];
+            /** @description Why it is disabled, or `null` while enabled. */
+            disabled_reason: components["schemas"]["WebhookEndpointDisabledReason"] | null;
+            /**
+             * @description When its deliveries started failing with no success since, or `null`. After the server's
+             *     WEBHOOK_DISABLE_AFTER_SECONDS (default five days) of failures the endpoint is disabled
+             *     (`webhook_endpoint.disabled`).
+             */
+            failing_since: string | null;
+            /**
+             * @description While a secret rotation's grace period runs: when the previous secret stops signing. Until then
+             *     each delivery carries two `v1=` signatures, one per secret. `null` otherwise.
+             */
+            previous_secret_expires_at: string | null;
+            livemode: boolean;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /**
+         * @description Why the platform disabled an endpoint by itself.
+         * @enum {string}
+         */
+        WebhookEndpointAutoDisableReason: "gone" | "failing";
+        /** @description The body of POST /v1/webhook_endpoints. */
+        WebhookEndpointCreate: {
+            /**
+             * Format: uri
+             * @description Where deliveries are POSTed (see WebhookEndpoint for what production refuses).
+             */
+            url: string;
+            /** @description The event types to receive; `["*"]` for all. */
+            enabled_events: components["schemas"]["EnabledEvent"][];
+            description?: string;
+        };
+        /**
+         * @description `webhook_endpoint.disabled`: the platform disabled an endpoint by itself, after a 410 answer or after
+         *     its deliveries kept failing. Sent to the environment's other enabled endpoints (never to the disabled
+         *     one). Re-enable it with `PATCH /v1/webhook_endpoints/{id}` `{"disabled": false}`, then recover what
+         *     it missed with `POST /v1/webhook_endpoints/{id}/recover`.
+         */
+        WebhookEndpointDisabledEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * Format: date-time
+             * @description When the event happened.
+             */
+            created_at: string;
+            /** @description `false` for sandbox events, `true` for production ones. */
+            livemode: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "webhook_endpoint.disabled";
+            endpoint_id: components["schemas"]["WebhookEndpointId"];
+            /**
+             * Format: uri
+             * @description The endpoint's URL.
+             */
+            url: string;
+            reason: components["schemas"]["WebhookEndpointAutoDisableReason"];
+            /** @description When its deliveries started failing without a success since (`failing`), or `null` (`gone`). */
+            failing_since: string | null;
+        };
+        /**
+         * @description Why an endpoint is disabled.
+         * @enum {string}
+         */
+        WebhookEndpointDisabledReason: "requested" | "gone" | "failing";
+        /**
+         * @description A webhook endpoint id: `we_` and 24 base62 characters.
+         * @example we_3Fg7Hj2Kl9Zx4Cv8Bn1Mq6Wa
+         */
+        WebhookEndpointId: string;
+        /** @description A page of objects, newest first. */
+        WebhookEndpointList: {
+            /** @enum {string} */
+            object: "list";
+            data: components["schemas"]["WebhookEndpoint"][];
+            /** @description Whether more objects follow in the direction of the cursor. */
+            has_more: boolean;
+        };
+        /**
+         * @description Whether an endpoint receives deliveries.
+         * @enum {string}
+         */
+        WebhookEndpointStatus: "enabled" | "disabled";
+        /**
+         * @description `webhook_endpoint.test`: sent to one endpoint by `POST /v1/webhook_endpoints/{id}/test`, whatever its
+         *     `enabled_events`, to check that it receives and verifies deliveries. It is about no payment.
+         */
+        WebhookEndpointTestEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * Format: date-time
+             * @description When the event happened.
+             */
+            created_at: string;
+            /** @description `false` for sandbox events, `true` for production ones. */
+            livemode: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "webhook_endpoint.test";
+            endpoint_id: components["schemas"]["WebhookEndpointId"];
+        };
+        /** @description The body of PATCH /v1/webhook_endpoints/{id}: absent fields keep their value. */
+        WebhookEndpointUpdate: {
+            /** Format: uri */
+            url?: string;
+            enabled_events?: components["schemas"]["EnabledEvent"][];
+            /** @description `null` clears it. */
+            description?: string | null;
+            /**
+             * @description `true` stops deliveries: nothing new is made for it, and a pending one ends `failed` when its next
+             *     attempt comes due (unless the endpoint is enabled again first). `false` enables it again and
+             *     clears `disabled_reason` and `failing_since`. Recover what it missed with
+             *     `POST /v1/webhook_endpoints/{id}/recover`.
+             */
+            disabled?: boolean;
+        };
+        /**
+         * @description An endpoint with its signing secret: returned once, by create and rotate_secret. Store the secret
+         *     now; it is not shown again. Never stored for idempotent replay (`x-sensitive`): a retry with the same
+         *     Idempotency-Key after the change happened answers 409 `idempotency_replay_unavailable`, naming the
+         *     endpoint.
+         */
+        WebhookEndpointWithSecret: {
+            id: components["schemas"]["WebhookEndpointId"];
+            /** @enum {string} */
+            object: "webhook_endpoint";
+            /** Format: uri */
+            url: string;
+            /** @description What the endpoint is for, or `null`. */
+            description: string | null;
+            /** @description The event types it receives; `*` means all. */
+            enabled_events: components["schemas"]["EnabledEvent"][];
+            status: components["schemas"]["WebhookEndpointStatus"];
+            /** @description Why it is disabled, or `null` while enabled. */
+            disabled_reason: components["schemas"]["WebhookEndpointDisabledReason"] | null;
+            /**
+             * @description When its deliveries started failing with no success since, or `null`. After the server's
+             *     WEBHOOK_DISABLE_AFTER_SECONDS (default five days) of failures the endpoint is disabled
+             *     (`webhook_endpoint.disabled`).
+             */
+            failing_since: string | null;
+            /**
+             * @description While a secret rotation's grace period runs: when the previous secret stops signing. Until then
+             *     each delivery carries two `v1=` signatures, one per secret. `null` otherwise.
+             */
+            previous_secret_expires_at: string | null;
+            livemode: boolean;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /** @description The signing secret, `whsec_` and 32 base62 characters: the HMAC-SHA256 key of `X-Service-Signature`. */
+            secret: string;
+        };
+        /** @description The body of POST /v1/webhook_endpoints/{id}/recover. */
+        WebhookRecover: {
+            /**
+             * Format: date-time
+             * @description Deliveries created at or after this time that ended `failed` are attempted again. Not in the future.
+             */
+            since: string;
+        };
+        /** @description The answer to POST /v1/webhook_endpoints/{id}/recover. */
+        WebhookRecovery: {
+            /** @enum {string} */
+            object: "webhook_recovery";
+            endpoint_id: components["schemas"]["WebhookEndpointId"];
+            /** Format: date-time */
+            since: string;
+            /**
+             * Format: int32
+             * @description How many failed deliveries were scheduled again (one manual attempt each, starting now).
+             */
+            scheduled: number;
+            /** @description Whether more failed deliveries remain (at most 1000 are scheduled per call): call again. */
+            has_more: boolean;
+        };
+        /** @description The body of POST /v1/webhook_endpoints/{id}/rotate_secret. */
+        WebhookSecretRotate: {
+            /**
+             * Format: int32
+             * @description How long the old secret keeps signing beside the new one, in seconds (0 to 7 days). Default 24
+             *     hours; 0 ends it at once.
+             * @default 86400
+             */
+            grace_period_seconds?: number;
+        };
     };
     responses: never;
     parameters: {
@@ -1963,6 +3230,12 @@ export interface components {
         "ChargeListParameters.status": components["schemas"]["ChargeStatus"];
         /** @description Only events of this type. */
         "EventListParameters.type": components["schemas"]["EventType"];
+        /** @description Only evaluations with this decision. */
+        "FraudEvaluationListParameters.decision": components["schemas"]["FraudDecision"];
+        /** @description Only evaluations of this transaction. */
+        "FraudEvaluationListParameters.tx_id": components["schemas"]["TransactionId"];
+        /** @description Only lists of this kind. */
+        "FraudListListParameters.kind": components["schemas"]["FraudListKind"];
         /**
          * @description A unique key (at most 255 characters) that makes a retried POST safe: the same key with the same
          *     body within 24 hours replays the first response.
@@ -1980,7 +3253,26 @@ export interface components {
         "PaymentLinkListParameters.active": boolean;
         /** @description Only links of this merchant. */
         "PaymentLinkListParameters.merchant_id": components["schemas"]["MerchantId"];
-        WebhookSignature: string;
+        /** @description The attempt's number within the delivery: 1, then 2, 3, ... on retries and redeliveries. */
+        "WebhookDeliveryHeaders.attempt": number;
+        /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
+        "WebhookDeliveryHeaders.deliveryId": components["schemas"]["WebhookDeliveryId"];
+        /** @description The event's id, the same on every attempt: the key to deduplicate on. */
+        "WebhookDeliveryHeaders.eventId": components["schemas"]["EventId"];
+        /**
+         * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
+         *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
+         *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
+         *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
+         *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
+         *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+         *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
+         */
+        "WebhookDeliveryHeaders.signature": string;
+        /** @description `PaymentsWebhooks/1.0`. */
+        "WebhookDeliveryHeaders.userAgent": string;
+        /** @description Only deliveries with this status. */
+        "WebhookDeliveryListParameters.status": components["schemas"]["WebhookDeliveryStatus"];
     };
     requestBodies: never;
     headers: never;
@@ -3117,6 +4409,270 @@ export interface operations {
             };
         };
     };
+    approveChargeReview: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (at most 255 characters) that makes a retried POST safe: the same key with the same
+                 *     body within 24 hours replays the first response.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+            };
+            path: {
+                id: components["schemas"]["TransactionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    /** @description `true` when this response is a replay of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Charge"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object in the caller's environment. */
+            404: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The object's state does not allow this change; or a request with the same Idempotency-Key is still running; or it finished but its answer carried a secret or a card number, which is never kept for replay (`idempotency_replay_unavailable`). */
+            409: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request, or the request is well-formed but cannot be processed. */
+            422: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    rejectChargeReview: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (at most 255 characters) that makes a retried POST safe: the same key with the same
+                 *     body within 24 hours replays the first response.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+            };
+            path: {
+                id: components["schemas"]["TransactionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    /** @description `true` when this response is a replay of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Charge"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object in the caller's environment. */
+            404: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The object's state does not allow this change; or a request with the same Idempotency-Key is still running; or it finished but its answer carried a secret or a card number, which is never kept for replay (`idempotency_replay_unavailable`). */
+            409: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request, or the request is well-formed but cannot be processed. */
+            422: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     voidCharge: {
         parameters: {
             query?: never;
@@ -3398,6 +4954,1468 @@ export interface operations {
             };
             /** @description No such object in the caller's environment. */
             404: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listEventDeliveries: {
+        parameters: {
+            query?: {
+                /** @description How many objects to return, 1 to 100. */
+                limit?: components["parameters"]["ListParameters.limit"];
+                /** @description An object id: return the objects after it (older ones). */
+                starting_after?: components["parameters"]["ListParameters.starting_after"];
+                /** @description An object id: return the objects before it (newer ones). */
+                ending_before?: components["parameters"]["ListParameters.ending_before"];
+                /** @description Only deliveries with this status. */
+                status?: components["parameters"]["WebhookDeliveryListParameters.status"];
+            };
+            header?: never;
+            path: {
+                id: components["schemas"]["EventId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryList"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object in the caller's environment. */
+            404: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    redeliverEvent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (at most 255 characters) that makes a retried POST safe: the same key with the same
+                 *     body within 24 hours replays the first response.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+            };
+            path: {
+                id: components["schemas"]["EventId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EventRedeliver"];
+            };
+        };
+        responses: {
+            /** @description 202: the request was accepted and its work (a webhook delivery) happens after the answer. */
+            202: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    /** @description `true` when this response is a replay of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object in the caller's environment. */
+            404: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The object's state does not allow this change; or a request with the same Idempotency-Key is still running; or it finished but its answer carried a secret or a card number, which is never kept for replay (`idempotency_replay_unavailable`). */
+            409: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request, or the request is well-formed but cannot be processed. */
+            422: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listFraudEvaluations: {
+        parameters: {
+            query?: {
+                /** @description How many objects to return, 1 to 100. */
+                limit?: components["parameters"]["ListParameters.limit"];
+                /** @description An object id: return the objects after it (older ones). */
+                starting_after?: components["parameters"]["ListParameters.starting_after"];
+                /** @description An object id: return the objects before it (newer ones). */
+                ending_before?: components["parameters"]["ListParameters.ending_before"];
+                /** @description Only evaluations of this transaction. */
+                tx_id?: components["parameters"]["FraudEvaluationListParameters.tx_id"];
+                /** @description Only evaluations with this decision. */
+                decision?: components["parameters"]["FraudEvaluationListParameters.decision"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FraudEvaluationList"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createFraudEvaluation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (at most 255 characters) that makes a retried POST safe: the same key with the same
+                 *     body within 24 hours replays the first response.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FraudEvaluationCreate"];
+            };
+        };
+        responses: {
+            /** @description The request has succeeded and a new resource has been created as a result. */
+            201: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    /** @description `true` when this response is a replay of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FraudEvaluation"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object in the caller's environment. */
+            404: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The object's state does not allow this change; or a request with the same Idempotency-Key is still running; or it finished but its answer carried a secret or a card number, which is never kept for replay (`idempotency_replay_unavailable`). */
+            409: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request, or the request is well-formed but cannot be processed. */
+            422: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getFraudEvaluation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["schemas"]["FraudEvaluationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FraudEvaluation"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object in the caller's environment. */
+            404: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteFraudListItem: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["schemas"]["FraudListItemId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedFraudListItem"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object in the caller's environment. */
+            404: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listFraudLists: {
+        parameters: {
+            query?: {
+                /** @description How many objects to return, 1 to 100. */
+                limit?: components["parameters"]["ListParameters.limit"];
+                /** @description An object id: return the objects after it (older ones). */
+                starting_after?: components["parameters"]["ListParameters.starting_after"];
+                /** @description An object id: return the objects before it (newer ones). */
+                ending_before?: components["parameters"]["ListParameters.ending_before"];
+                /** @description Only lists of this kind. */
+                kind?: components["parameters"]["FraudListListParameters.kind"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FraudListList"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createFraudList: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (at most 255 characters) that makes a retried POST safe: the same key with the same
+                 *     body within 24 hours replays the first response.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FraudListCreate"];
+            };
+        };
+        responses: {
+            /** @description The request has succeeded and a new resource has been created as a result. */
+            201: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    /** @description `true` when this response is a replay of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FraudList"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The object's state does not allow this change; or a request with the same Idempotency-Key is still running; or it finished but its answer carried a secret or a card number, which is never kept for replay (`idempotency_replay_unavailable`). */
+            409: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request, or the request is well-formed but cannot be processed. */
+            422: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getFraudList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["schemas"]["FraudListId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FraudList"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object in the caller's environment. */
+            404: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteFraudList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["schemas"]["FraudListId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedFraudList"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object in the caller's environment. */
+            404: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listFraudListItems: {
+        parameters: {
+            query?: {
+                /** @description How many objects to return, 1 to 100. */
+                limit?: components["parameters"]["ListParameters.limit"];
+                /** @description An object id: return the objects after it (older ones). */
+                starting_after?: components["parameters"]["ListParameters.starting_after"];
+                /** @description An object id: return the objects before it (newer ones). */
+                ending_before?: components["parameters"]["ListParameters.ending_before"];
+            };
+            header?: never;
+            path: {
+                id: components["schemas"]["FraudListId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FraudListItemList"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object in the caller's environment. */
+            404: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createFraudListItem: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (at most 255 characters) that makes a retried POST safe: the same key with the same
+                 *     body within 24 hours replays the first response.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+            };
+            path: {
+                id: components["schemas"]["FraudListId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FraudListItemCreate"];
+            };
+        };
+        responses: {
+            /** @description The request has succeeded and a new resource has been created as a result. */
+            201: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    /** @description `true` when this response is a replay of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FraudListItem"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object in the caller's environment. */
+            404: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The object's state does not allow this change; or a request with the same Idempotency-Key is still running; or it finished but its answer carried a secret or a card number, which is never kept for replay (`idempotency_replay_unavailable`). */
+            409: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request, or the request is well-formed but cannot be processed. */
+            422: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getFraudSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FraudSettings"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateFraudSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FraudSettingsUpdate"];
+            };
+        };
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FraudSettings"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
@@ -6031,11 +9049,1138 @@ export interface operations {
             };
         };
     };
+    getWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["schemas"]["WebhookDeliveryId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object in the caller's environment. */
+            404: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listWebhookEndpoints: {
+        parameters: {
+            query?: {
+                /** @description How many objects to return, 1 to 100. */
+                limit?: components["parameters"]["ListParameters.limit"];
+                /** @description An object id: return the objects after it (older ones). */
+                starting_after?: components["parameters"]["ListParameters.starting_after"];
+                /** @description An object id: return the objects before it (newer ones). */
+                ending_before?: components["parameters"]["ListParameters.ending_before"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointList"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (at most 255 characters) that makes a retried POST safe: the same key with the same
+                 *     body within 24 hours replays the first response.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointCreate"];
+            };
+        };
+        responses: {
+            /** @description The request has succeeded and a new resource has been created as a result. */
+            201: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    /** @description `true` when this response is a replay of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The object's state does not allow this change; or a request with the same Idempotency-Key is still running; or it finished but its answer carried a secret or a card number, which is never kept for replay (`idempotency_replay_unavailable`). */
+            409: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request, or the request is well-formed but cannot be processed. */
+            422: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["schemas"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object in the caller's environment. */
+            404: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["schemas"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedWebhookEndpoint"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object in the caller's environment. */
+            404: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["schemas"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointUpdate"];
+            };
+        };
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object in the caller's environment. */
+            404: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The object's state does not allow this change; or a request with the same Idempotency-Key is still running; or it finished but its answer carried a secret or a card number, which is never kept for replay (`idempotency_replay_unavailable`). */
+            409: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listWebhookEndpointDeliveries: {
+        parameters: {
+            query?: {
+                /** @description How many objects to return, 1 to 100. */
+                limit?: components["parameters"]["ListParameters.limit"];
+                /** @description An object id: return the objects after it (older ones). */
+                starting_after?: components["parameters"]["ListParameters.starting_after"];
+                /** @description An object id: return the objects before it (newer ones). */
+                ending_before?: components["parameters"]["ListParameters.ending_before"];
+                /** @description Only deliveries with this status. */
+                status?: components["parameters"]["WebhookDeliveryListParameters.status"];
+            };
+            header?: never;
+            path: {
+                id: components["schemas"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryList"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object in the caller's environment. */
+            404: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    recoverWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (at most 255 characters) that makes a retried POST safe: the same key with the same
+                 *     body within 24 hours replays the first response.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+            };
+            path: {
+                id: components["schemas"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookRecover"];
+            };
+        };
+        responses: {
+            /** @description 202: the request was accepted and its work (a webhook delivery) happens after the answer. */
+            202: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    /** @description `true` when this response is a replay of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookRecovery"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object in the caller's environment. */
+            404: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The object's state does not allow this change; or a request with the same Idempotency-Key is still running; or it finished but its answer carried a secret or a card number, which is never kept for replay (`idempotency_replay_unavailable`). */
+            409: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request, or the request is well-formed but cannot be processed. */
+            422: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    rotateWebhookEndpointSecret: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (at most 255 characters) that makes a retried POST safe: the same key with the same
+                 *     body within 24 hours replays the first response.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+            };
+            path: {
+                id: components["schemas"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookSecretRotate"];
+            };
+        };
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    /** @description `true` when this response is a replay of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object in the caller's environment. */
+            404: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The object's state does not allow this change; or a request with the same Idempotency-Key is still running; or it finished but its answer carried a secret or a card number, which is never kept for replay (`idempotency_replay_unavailable`). */
+            409: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request, or the request is well-formed but cannot be processed. */
+            422: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    testWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (at most 255 characters) that makes a retried POST safe: the same key with the same
+                 *     body within 24 hours replays the first response.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+            };
+            path: {
+                id: components["schemas"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description 202: the request was accepted and its work (a webhook delivery) happens after the answer. */
+            202: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    /** @description `true` when this response is a replay of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object in the caller's environment. */
+            404: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The object's state does not allow this change; or a request with the same Idempotency-Key is still running; or it finished but its answer carried a secret or a card number, which is never kept for replay (`idempotency_replay_unavailable`). */
+            409: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request, or the request is well-formed but cannot be processed. */
+            422: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     cashoutCanceled: {
         parameters: {
             query?: never;
             header: {
-                "X-Service-Signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
+                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
+                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
+                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
+                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
+                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
+                 */
+                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /** @description The event's id, the same on every attempt: the key to deduplicate on. */
+                "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
+                /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
+                "X-Service-Delivery-Id": components["parameters"]["WebhookDeliveryHeaders.deliveryId"];
+                /** @description The attempt's number within the delivery: 1, then 2, 3, ... on retries and redeliveries. */
+                "X-Service-Delivery-Attempt": components["parameters"]["WebhookDeliveryHeaders.attempt"];
+                /** @description `PaymentsWebhooks/1.0`. */
+                "User-Agent": components["parameters"]["WebhookDeliveryHeaders.userAgent"];
             };
             path?: never;
             cookie?: never;
@@ -6066,7 +10211,24 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Service-Signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
+                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
+                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
+                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
+                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
+                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
+                 */
+                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /** @description The event's id, the same on every attempt: the key to deduplicate on. */
+                "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
+                /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
+                "X-Service-Delivery-Id": components["parameters"]["WebhookDeliveryHeaders.deliveryId"];
+                /** @description The attempt's number within the delivery: 1, then 2, 3, ... on retries and redeliveries. */
+                "X-Service-Delivery-Attempt": components["parameters"]["WebhookDeliveryHeaders.attempt"];
+                /** @description `PaymentsWebhooks/1.0`. */
+                "User-Agent": components["parameters"]["WebhookDeliveryHeaders.userAgent"];
             };
             path?: never;
             cookie?: never;
@@ -6097,7 +10259,24 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Service-Signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
+                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
+                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
+                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
+                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
+                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
+                 */
+                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /** @description The event's id, the same on every attempt: the key to deduplicate on. */
+                "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
+                /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
+                "X-Service-Delivery-Id": components["parameters"]["WebhookDeliveryHeaders.deliveryId"];
+                /** @description The attempt's number within the delivery: 1, then 2, 3, ... on retries and redeliveries. */
+                "X-Service-Delivery-Attempt": components["parameters"]["WebhookDeliveryHeaders.attempt"];
+                /** @description `PaymentsWebhooks/1.0`. */
+                "User-Agent": components["parameters"]["WebhookDeliveryHeaders.userAgent"];
             };
             path?: never;
             cookie?: never;
@@ -6128,7 +10307,24 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Service-Signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
+                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
+                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
+                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
+                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
+                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
+                 */
+                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /** @description The event's id, the same on every attempt: the key to deduplicate on. */
+                "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
+                /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
+                "X-Service-Delivery-Id": components["parameters"]["WebhookDeliveryHeaders.deliveryId"];
+                /** @description The attempt's number within the delivery: 1, then 2, 3, ... on retries and redeliveries. */
+                "X-Service-Delivery-Attempt": components["parameters"]["WebhookDeliveryHeaders.attempt"];
+                /** @description `PaymentsWebhooks/1.0`. */
+                "User-Agent": components["parameters"]["WebhookDeliveryHeaders.userAgent"];
             };
             path?: never;
             cookie?: never;
@@ -6159,7 +10355,24 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Service-Signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
+                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
+                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
+                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
+                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
+                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
+                 */
+                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /** @description The event's id, the same on every attempt: the key to deduplicate on. */
+                "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
+                /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
+                "X-Service-Delivery-Id": components["parameters"]["WebhookDeliveryHeaders.deliveryId"];
+                /** @description The attempt's number within the delivery: 1, then 2, 3, ... on retries and redeliveries. */
+                "X-Service-Delivery-Attempt": components["parameters"]["WebhookDeliveryHeaders.attempt"];
+                /** @description `PaymentsWebhooks/1.0`. */
+                "User-Agent": components["parameters"]["WebhookDeliveryHeaders.userAgent"];
             };
             path?: never;
             cookie?: never;
@@ -6186,11 +10399,124 @@ export interface operations {
             };
         };
     };
+    merchantCreated: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
+                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
+                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
+                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
+                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
+                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
+                 */
+                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /** @description The event's id, the same on every attempt: the key to deduplicate on. */
+                "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
+                /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
+                "X-Service-Delivery-Id": components["parameters"]["WebhookDeliveryHeaders.deliveryId"];
+                /** @description The attempt's number within the delivery: 1, then 2, 3, ... on retries and redeliveries. */
+                "X-Service-Delivery-Attempt": components["parameters"]["WebhookDeliveryHeaders.attempt"];
+                /** @description `PaymentsWebhooks/1.0`. */
+                "User-Agent": components["parameters"]["WebhookDeliveryHeaders.userAgent"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MerchantCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description The receiver acknowledges the delivery (any 2xx counts; seed §6 names 200). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The receiver refuses a delivery whose signature does not verify (seed §5). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    merchantUpdated: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
+                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
+                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
+                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
+                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
+                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
+                 */
+                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /** @description The event's id, the same on every attempt: the key to deduplicate on. */
+                "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
+                /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
+                "X-Service-Delivery-Id": components["parameters"]["WebhookDeliveryHeaders.deliveryId"];
+                /** @description The attempt's number within the delivery: 1, then 2, 3, ... on retries and redeliveries. */
+                "X-Service-Delivery-Attempt": components["parameters"]["WebhookDeliveryHeaders.attempt"];
+                /** @description `PaymentsWebhooks/1.0`. */
+                "User-Agent": components["parameters"]["WebhookDeliveryHeaders.userAgent"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MerchantUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description The receiver acknowledges the delivery (any 2xx counts; seed §6 names 200). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The receiver refuses a delivery whose signature does not verify (seed §5). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     paymentAuthorized: {
         parameters: {
             query?: never;
             header: {
-                "X-Service-Signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
+                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
+                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
+                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
+                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
+                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
+                 */
+                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /** @description The event's id, the same on every attempt: the key to deduplicate on. */
+                "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
+                /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
+                "X-Service-Delivery-Id": components["parameters"]["WebhookDeliveryHeaders.deliveryId"];
+                /** @description The attempt's number within the delivery: 1, then 2, 3, ... on retries and redeliveries. */
+                "X-Service-Delivery-Attempt": components["parameters"]["WebhookDeliveryHeaders.attempt"];
+                /** @description `PaymentsWebhooks/1.0`. */
+                "User-Agent": components["parameters"]["WebhookDeliveryHeaders.userAgent"];
             };
             path?: never;
             cookie?: never;
@@ -6221,7 +10547,24 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Service-Signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
+                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
+                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
+                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
+                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
+                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
+                 */
+                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /** @description The event's id, the same on every attempt: the key to deduplicate on. */
+                "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
+                /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
+                "X-Service-Delivery-Id": components["parameters"]["WebhookDeliveryHeaders.deliveryId"];
+                /** @description The attempt's number within the delivery: 1, then 2, 3, ... on retries and redeliveries. */
+                "X-Service-Delivery-Attempt": components["parameters"]["WebhookDeliveryHeaders.attempt"];
+                /** @description `PaymentsWebhooks/1.0`. */
+                "User-Agent": components["parameters"]["WebhookDeliveryHeaders.userAgent"];
             };
             path?: never;
             cookie?: never;
@@ -6252,7 +10595,24 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Service-Signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
+                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
+                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
+                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
+                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
+                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
+                 */
+                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /** @description The event's id, the same on every attempt: the key to deduplicate on. */
+                "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
+                /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
+                "X-Service-Delivery-Id": components["parameters"]["WebhookDeliveryHeaders.deliveryId"];
+                /** @description The attempt's number within the delivery: 1, then 2, 3, ... on retries and redeliveries. */
+                "X-Service-Delivery-Attempt": components["parameters"]["WebhookDeliveryHeaders.attempt"];
+                /** @description `PaymentsWebhooks/1.0`. */
+                "User-Agent": components["parameters"]["WebhookDeliveryHeaders.userAgent"];
             };
             path?: never;
             cookie?: never;
@@ -6283,7 +10643,24 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Service-Signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
+                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
+                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
+                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
+                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
+                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
+                 */
+                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /** @description The event's id, the same on every attempt: the key to deduplicate on. */
+                "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
+                /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
+                "X-Service-Delivery-Id": components["parameters"]["WebhookDeliveryHeaders.deliveryId"];
+                /** @description The attempt's number within the delivery: 1, then 2, 3, ... on retries and redeliveries. */
+                "X-Service-Delivery-Attempt": components["parameters"]["WebhookDeliveryHeaders.attempt"];
+                /** @description `PaymentsWebhooks/1.0`. */
+                "User-Agent": components["parameters"]["WebhookDeliveryHeaders.userAgent"];
             };
             path?: never;
             cookie?: never;
@@ -6314,7 +10691,24 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Service-Signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
+                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
+                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
+                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
+                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
+                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
+                 */
+                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /** @description The event's id, the same on every attempt: the key to deduplicate on. */
+                "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
+                /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
+                "X-Service-Delivery-Id": components["parameters"]["WebhookDeliveryHeaders.deliveryId"];
+                /** @description The attempt's number within the delivery: 1, then 2, 3, ... on retries and redeliveries. */
+                "X-Service-Delivery-Attempt": components["parameters"]["WebhookDeliveryHeaders.attempt"];
+                /** @description `PaymentsWebhooks/1.0`. */
+                "User-Agent": components["parameters"]["WebhookDeliveryHeaders.userAgent"];
             };
             path?: never;
             cookie?: never;
@@ -6345,7 +10739,24 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Service-Signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
+                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
+                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
+                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
+                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
+                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
+                 */
+                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /** @description The event's id, the same on every attempt: the key to deduplicate on. */
+                "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
+                /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
+                "X-Service-Delivery-Id": components["parameters"]["WebhookDeliveryHeaders.deliveryId"];
+                /** @description The attempt's number within the delivery: 1, then 2, 3, ... on retries and redeliveries. */
+                "X-Service-Delivery-Attempt": components["parameters"]["WebhookDeliveryHeaders.attempt"];
+                /** @description `PaymentsWebhooks/1.0`. */
+                "User-Agent": components["parameters"]["WebhookDeliveryHeaders.userAgent"];
             };
             path?: never;
             cookie?: never;
@@ -6376,7 +10787,24 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Service-Signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
+                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
+                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
+                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
+                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
+                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
+                 */
+                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /** @description The event's id, the same on every attempt: the key to deduplicate on. */
+                "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
+                /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
+                "X-Service-Delivery-Id": components["parameters"]["WebhookDeliveryHeaders.deliveryId"];
+                /** @description The attempt's number within the delivery: 1, then 2, 3, ... on retries and redeliveries. */
+                "X-Service-Delivery-Attempt": components["parameters"]["WebhookDeliveryHeaders.attempt"];
+                /** @description `PaymentsWebhooks/1.0`. */
+                "User-Agent": components["parameters"]["WebhookDeliveryHeaders.userAgent"];
             };
             path?: never;
             cookie?: never;
@@ -6384,6 +10812,246 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["PaymentLinkCompletedEvent"];
+            };
+        };
+        responses: {
+            /** @description The receiver acknowledges the delivery (any 2xx counts; seed §6 names 200). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The receiver refuses a delivery whose signature does not verify (seed §5). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    serviceKeyCreated: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
+                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
+                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
+                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
+                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
+                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
+                 */
+                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /** @description The event's id, the same on every attempt: the key to deduplicate on. */
+                "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
+                /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
+                "X-Service-Delivery-Id": components["parameters"]["WebhookDeliveryHeaders.deliveryId"];
+                /** @description The attempt's number within the delivery: 1, then 2, 3, ... on retries and redeliveries. */
+                "X-Service-Delivery-Attempt": components["parameters"]["WebhookDeliveryHeaders.attempt"];
+                /** @description `PaymentsWebhooks/1.0`. */
+                "User-Agent": components["parameters"]["WebhookDeliveryHeaders.userAgent"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ServiceKeyCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description The receiver acknowledges the delivery (any 2xx counts; seed §6 names 200). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The receiver refuses a delivery whose signature does not verify (seed §5). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    serviceKeyRevoked: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
+                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
+                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
+                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
+                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
+                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
+                 */
+                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /** @description The event's id, the same on every attempt: the key to deduplicate on. */
+                "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
+                /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
+                "X-Service-Delivery-Id": components["parameters"]["WebhookDeliveryHeaders.deliveryId"];
+                /** @description The attempt's number within the delivery: 1, then 2, 3, ... on retries and redeliveries. */
+                "X-Service-Delivery-Attempt": components["parameters"]["WebhookDeliveryHeaders.attempt"];
+                /** @description `PaymentsWebhooks/1.0`. */
+                "User-Agent": components["parameters"]["WebhookDeliveryHeaders.userAgent"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ServiceKeyRevokedEvent"];
+            };
+        };
+        responses: {
+            /** @description The receiver acknowledges the delivery (any 2xx counts; seed §6 names 200). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The receiver refuses a delivery whose signature does not verify (seed §5). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    serviceKeyRotated: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
+                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
+                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
+                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
+                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
+                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
+                 */
+                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /** @description The event's id, the same on every attempt: the key to deduplicate on. */
+                "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
+                /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
+                "X-Service-Delivery-Id": components["parameters"]["WebhookDeliveryHeaders.deliveryId"];
+                /** @description The attempt's number within the delivery: 1, then 2, 3, ... on retries and redeliveries. */
+                "X-Service-Delivery-Attempt": components["parameters"]["WebhookDeliveryHeaders.attempt"];
+                /** @description `PaymentsWebhooks/1.0`. */
+                "User-Agent": components["parameters"]["WebhookDeliveryHeaders.userAgent"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ServiceKeyRotatedEvent"];
+            };
+        };
+        responses: {
+            /** @description The receiver acknowledges the delivery (any 2xx counts; seed §6 names 200). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The receiver refuses a delivery whose signature does not verify (seed §5). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookEndpointDisabled: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
+                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
+                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
+                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
+                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
+                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
+                 */
+                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /** @description The event's id, the same on every attempt: the key to deduplicate on. */
+                "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
+                /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
+                "X-Service-Delivery-Id": components["parameters"]["WebhookDeliveryHeaders.deliveryId"];
+                /** @description The attempt's number within the delivery: 1, then 2, 3, ... on retries and redeliveries. */
+                "X-Service-Delivery-Attempt": components["parameters"]["WebhookDeliveryHeaders.attempt"];
+                /** @description `PaymentsWebhooks/1.0`. */
+                "User-Agent": components["parameters"]["WebhookDeliveryHeaders.userAgent"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointDisabledEvent"];
+            };
+        };
+        responses: {
+            /** @description The receiver acknowledges the delivery (any 2xx counts; seed §6 names 200). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The receiver refuses a delivery whose signature does not verify (seed §5). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookEndpointTest: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
+                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
+                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
+                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
+                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
+                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
+                 */
+                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /** @description The event's id, the same on every attempt: the key to deduplicate on. */
+                "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
+                /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
+                "X-Service-Delivery-Id": components["parameters"]["WebhookDeliveryHeaders.deliveryId"];
+                /** @description The attempt's number within the delivery: 1, then 2, 3, ... on retries and redeliveries. */
+                "X-Service-Delivery-Attempt": components["parameters"]["WebhookDeliveryHeaders.attempt"];
+                /** @description `PaymentsWebhooks/1.0`. */
+                "User-Agent": components["parameters"]["WebhookDeliveryHeaders.userAgent"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointTestEvent"];
             };
         };
         responses: {

@@ -107,6 +107,26 @@ export const OPERATIONS = [
     "public": false
   },
   {
+    "operationId": "approveChargeReview",
+    "method": "post",
+    "path": "/v1/charges/{id}/review/approve",
+    "scopes": [
+      "charges"
+    ],
+    "sensitive": false,
+    "public": false
+  },
+  {
+    "operationId": "rejectChargeReview",
+    "method": "post",
+    "path": "/v1/charges/{id}/review/reject",
+    "scopes": [
+      "charges"
+    ],
+    "sensitive": false,
+    "public": false
+  },
+  {
     "operationId": "voidCharge",
     "method": "post",
     "path": "/v1/charges/{id}/void",
@@ -132,6 +152,146 @@ export const OPERATIONS = [
     "path": "/v1/events/{id}",
     "scopes": [
       "webhooks"
+    ],
+    "sensitive": false,
+    "public": false
+  },
+  {
+    "operationId": "listEventDeliveries",
+    "method": "get",
+    "path": "/v1/events/{id}/deliveries",
+    "scopes": [
+      "webhooks"
+    ],
+    "sensitive": false,
+    "public": false
+  },
+  {
+    "operationId": "redeliverEvent",
+    "method": "post",
+    "path": "/v1/events/{id}/redeliver",
+    "scopes": [
+      "webhooks"
+    ],
+    "sensitive": false,
+    "public": false
+  },
+  {
+    "operationId": "listFraudEvaluations",
+    "method": "get",
+    "path": "/v1/fraud/evaluations",
+    "scopes": [
+      "fraud"
+    ],
+    "sensitive": false,
+    "public": false
+  },
+  {
+    "operationId": "createFraudEvaluation",
+    "method": "post",
+    "path": "/v1/fraud/evaluations",
+    "scopes": [
+      "fraud"
+    ],
+    "sensitive": false,
+    "public": false
+  },
+  {
+    "operationId": "getFraudEvaluation",
+    "method": "get",
+    "path": "/v1/fraud/evaluations/{id}",
+    "scopes": [
+      "fraud"
+    ],
+    "sensitive": false,
+    "public": false
+  },
+  {
+    "operationId": "deleteFraudListItem",
+    "method": "delete",
+    "path": "/v1/fraud/list_items/{id}",
+    "scopes": [
+      "fraud"
+    ],
+    "sensitive": false,
+    "public": false
+  },
+  {
+    "operationId": "listFraudLists",
+    "method": "get",
+    "path": "/v1/fraud/lists",
+    "scopes": [
+      "fraud"
+    ],
+    "sensitive": false,
+    "public": false
+  },
+  {
+    "operationId": "createFraudList",
+    "method": "post",
+    "path": "/v1/fraud/lists",
+    "scopes": [
+      "fraud"
+    ],
+    "sensitive": false,
+    "public": false
+  },
+  {
+    "operationId": "getFraudList",
+    "method": "get",
+    "path": "/v1/fraud/lists/{id}",
+    "scopes": [
+      "fraud"
+    ],
+    "sensitive": false,
+    "public": false
+  },
+  {
+    "operationId": "deleteFraudList",
+    "method": "delete",
+    "path": "/v1/fraud/lists/{id}",
+    "scopes": [
+      "fraud"
+    ],
+    "sensitive": false,
+    "public": false
+  },
+  {
+    "operationId": "listFraudListItems",
+    "method": "get",
+    "path": "/v1/fraud/lists/{id}/items",
+    "scopes": [
+      "fraud"
+    ],
+    "sensitive": false,
+    "public": false
+  },
+  {
+    "operationId": "createFraudListItem",
+    "method": "post",
+    "path": "/v1/fraud/lists/{id}/items",
+    "scopes": [
+      "fraud"
+    ],
+    "sensitive": false,
+    "public": false
+  },
+  {
+    "operationId": "getFraudSettings",
+    "method": "get",
+    "path": "/v1/fraud/settings",
+    "scopes": [
+      "fraud"
+    ],
+    "sensitive": false,
+    "public": false
+  },
+  {
+    "operationId": "updateFraudSettings",
+    "method": "patch",
+    "path": "/v1/fraud/settings",
+    "scopes": [
+      "fraud"
     ],
     "sensitive": false,
     "public": false
@@ -363,6 +523,106 @@ export const OPERATIONS = [
     ],
     "sensitive": true,
     "public": false
+  },
+  {
+    "operationId": "getWebhookDelivery",
+    "method": "get",
+    "path": "/v1/webhook_deliveries/{id}",
+    "scopes": [
+      "webhooks"
+    ],
+    "sensitive": false,
+    "public": false
+  },
+  {
+    "operationId": "listWebhookEndpoints",
+    "method": "get",
+    "path": "/v1/webhook_endpoints",
+    "scopes": [
+      "webhooks"
+    ],
+    "sensitive": false,
+    "public": false
+  },
+  {
+    "operationId": "createWebhookEndpoint",
+    "method": "post",
+    "path": "/v1/webhook_endpoints",
+    "scopes": [
+      "webhooks"
+    ],
+    "sensitive": true,
+    "public": false
+  },
+  {
+    "operationId": "getWebhookEndpoint",
+    "method": "get",
+    "path": "/v1/webhook_endpoints/{id}",
+    "scopes": [
+      "webhooks"
+    ],
+    "sensitive": false,
+    "public": false
+  },
+  {
+    "operationId": "deleteWebhookEndpoint",
+    "method": "delete",
+    "path": "/v1/webhook_endpoints/{id}",
+    "scopes": [
+      "webhooks"
+    ],
+    "sensitive": false,
+    "public": false
+  },
+  {
+    "operationId": "updateWebhookEndpoint",
+    "method": "patch",
+    "path": "/v1/webhook_endpoints/{id}",
+    "scopes": [
+      "webhooks"
+    ],
+    "sensitive": false,
+    "public": false
+  },
+  {
+    "operationId": "listWebhookEndpointDeliveries",
+    "method": "get",
+    "path": "/v1/webhook_endpoints/{id}/deliveries",
+    "scopes": [
+      "webhooks"
+    ],
+    "sensitive": false,
+    "public": false
+  },
+  {
+    "operationId": "recoverWebhookEndpoint",
+    "method": "post",
+    "path": "/v1/webhook_endpoints/{id}/recover",
+    "scopes": [
+      "webhooks"
+    ],
+    "sensitive": false,
+    "public": false
+  },
+  {
+    "operationId": "rotateWebhookEndpointSecret",
+    "method": "post",
+    "path": "/v1/webhook_endpoints/{id}/rotate_secret",
+    "scopes": [
+      "webhooks"
+    ],
+    "sensitive": true,
+    "public": false
+  },
+  {
+    "operationId": "testWebhookEndpoint",
+    "method": "post",
+    "path": "/v1/webhook_endpoints/{id}/test",
+    "scopes": [
+      "webhooks"
+    ],
+    "sensitive": false,
+    "public": false
   }
 ] as const;
 
@@ -374,6 +634,6 @@ export const SCOPES = ["*","merchants","tokenization","vault","charges","payment
 export type Scope = (typeof SCOPES)[number];
 
 /** The event types delivered by webhook (the document's `webhooks` section). */
-export const WEBHOOK_EVENT_TYPES = ["cashout.canceled","cashout.created","cashout.failed","cashout.paid","fraud.evaluated","payment.authorized","payment.captured","payment.expired","payment.failed","payment.refunded","payment.voided","payment_link.completed"] as const;
+export const WEBHOOK_EVENT_TYPES = ["cashout.canceled","cashout.created","cashout.failed","cashout.paid","fraud.evaluated","merchant.created","merchant.updated","payment.authorized","payment.captured","payment.expired","payment.failed","payment.refunded","payment.voided","payment_link.completed","service_key.created","service_key.revoked","service_key.rotated","webhook_endpoint.disabled","webhook_endpoint.test"] as const;
 
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];

@@ -50,4 +50,22 @@ describe("configuration (one schema, validated at start-up)", () => {
     expect(loadConfig({ HOST: "0.0.0.0", PORT: "8080" }).BASE_URL).toBe("http://0.0.0.0:8080");
     expect(loadConfig({ BASE_URL: "https://pay.example.com/" }).BASE_URL).toBe("https://pay.example.com");
   });
+
+  it("has the webhook defaults the README documents, and names a bad retry schedule", () => {
+    expect(loadConfig({})).toMatchObject({
+      WEBHOOK_DISPATCHER: true,
+      WEBHOOK_TIMEOUT_SECONDS: 10,
+      WEBHOOK_RETRY_SCHEDULE: "60,300,1800,3600,7200,14400,28800,43200,43200,43200,43200,43200",
+      WEBHOOK_SANDBOX_RETRY_SCHEDULE: "5,30,120,600,1800,3600",
+      WEBHOOK_DISABLE_AFTER_SECONDS: 432000,
+      WEBHOOK_SANDBOX_ALLOW_LOOPBACK: true,
+      WEBHOOK_SANDBOX_ALLOW_PRIVATE: false,
+      WEBHOOK_LOG_RETENTION_DAYS: 30,
+    });
+    expect(() => loadConfig({ WEBHOOK_RETRY_SCHEDULE: "60,soon" })).toThrow(
+      /WEBHOOK_RETRY_SCHEDULE: "soon" is not a whole number of seconds/,
+    );
+    expect(() => loadConfig({ WEBHOOK_TIMEOUT_SECONDS: "0" })).toThrow(/WEBHOOK_TIMEOUT_SECONDS/);
+    expect(loadConfig({ WEBHOOK_SANDBOX_RETRY_SCHEDULE: "" }).WEBHOOK_SANDBOX_RETRY_SCHEDULE).toBe("");
+  });
 });

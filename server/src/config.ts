@@ -1,11 +1,24 @@
 import { z } from "zod";
 import { parseCurrencyList } from "./domain/money.ts";
+import { DEFAULT_LIVE_SCHEDULE, DEFAULT_SANDBOX_SCHEDULE, parseSchedule } from "./domain/webhooks/schedule.ts";
 
 // The one configuration schema (DESIGN §15): every setting comes from the environment, is validated
 // here at start-up and documented in .env.example and the README. Nothing else reads process.env.
 
 const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+/** A retry schedule: comma-separated whole seconds (domain/webhooks/schedule.ts). */
+const schedule = (fallback: string) =>
+  z
+    .string()
+    .default(fallback)
+    .superRefine((list, ctx) => {
+      try {
+        parseSchedule(list);
+      } catch (err) {
+        ctx.addIssue({ code: "custom", message: (err as Error).message });
+      }
+    });
 
 export const ConfigSchema = z
   .object({
@@ -90,6 +103,27 @@ export const ConfigSchema = z
     RATE_LIMIT_PAYMENT_LINK_PER_MINUTE: int(1, 1_000_000).default(120),
     /** Payment attempts per minute one client address may make through payment links' public pay operation. */
     RATE_LIMIT_PAYMENT_ADDRESS_PER_MINUTE: int(1, 1_000_000).default(10),
+    /** Whether this instance runs the webhook dispatcher (any number of instances may). */
+    WEBHOOK_DISPATCHER: bool.default(true),
+    /** One delivery attempt's time limit: a 2xx must arrive within it. */
+    WEBHOOK_TIMEOUT_SECONDS: int(1, 60).default(10),
+    /** Seconds before each automatic retry in production (±20 % jitter): ~3 days by default. */
+    WEBHOOK_RETRY_SCHEDULE: schedule(DEFAULT_LIVE_SCHEDULE),
+    /** The same for the sandbox: ~2 hours by default. */
+    WEBHOOK_SANDBOX_RETRY_SCHEDULE: schedule(DEFAULT_SANDBOX_SCHEDULE),
+    /** An endpoint failing every attempt for this long is disabled (webhook_endpoint.disabled); 0: never. */
+    WEBHOOK_DISABLE_AFTER_SECONDS: int(0, 365 * 86400).default(5 * 86400),
+    /** Delivery attempts in flight at once per instance, and per endpoint. */
+    WEBHOOK_CONCURRENCY: int(1, 1000).default(50),
+    WEBHOOK_ENDPOINT_CONCURRENCY: int(1, 1000).default(10),
+    /** How often each instance looks in the store for work other instances made and retries that came due. */
+    WEBHOOK_POLL_INTERVAL_MS: int(20, 60_000).default(1000),
+    /** Whether sandbox endpoints may be loopback addresses (a receiver on localhost). */
+    WEBHOOK_SANDBOX_ALLOW_LOOPBACK: bool.default(true),
+    /** Whether sandbox endpoints may be private, CGNAT, link-local or unique-local addresses (never metadata). */
+    WEBHOOK_SANDBOX_ALLOW_PRIVATE: bool.default(false),
+    /** Finished deliveries (the attempt log) are kept this long. */
+    WEBHOOK_LOG_RETENTION_DAYS: int(1, 3650).default(30),
     /**
      * Fault injection for the crash tests only: the process kills itself (SIGKILL) right after the n-th
      * change a request commits, before the answer is sent. Refused in production.

@@ -3,6 +3,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import type { Logger } from "pino";
+import { createHttpWebhookSender, systemResolver } from "./adapters/http-webhook-sender.ts";
 import type { Config } from "./config.ts";
 import type { Now } from "./domain/context.ts";
 import { createDomain, type Domain } from "./domain/index.ts";
@@ -10,6 +11,10 @@ import { parseCurrencyList } from "./domain/money.ts";
 import { type AppStore, COLLECTIONS, type Docs } from "./domain/records.ts";
 import type { VaultKeys } from "./domain/vault/crypto.ts";
 import { loadOrCreateDevVaultKeys, parseVaultKeys } from "./domain/vault/keys.ts";
+import type { DispatcherLog } from "./domain/webhooks/dispatcher.ts";
+import type { WebhookOptions } from "./domain/webhooks/index.ts";
+import { parseSchedule } from "./domain/webhooks/schedule.ts";
+import type { Resolver } from "./domain/webhooks/ssrf.ts";
 import { createApp } from "./http/app.ts";
 import { requestLogWriter } from "./http/observability.ts";
 import { rateLimits } from "./http/rate-limits.ts";
@@ -42,6 +47,30 @@ export function vaultKeysFor(config: Config): VaultKeys {
   return loadOrCreateDevVaultKeys(config.DATA_DIR);
 }
 
+/** The webhook settings of a configuration. */
+export function webhookOptions(config: Config): WebhookOptions {
+  return {
+    timeoutMs: config.WEBHOOK_TIMEOUT_SECONDS * 1000,
+    liveSchedule: parseSchedule(config.WEBHOOK_RETRY_SCHEDULE),
+    sandboxSchedule: parseSchedule(config.WEBHOOK_SANDBOX_RETRY_SCHEDULE),
+    disableAfterMs: config.WEBHOOK_DISABLE_AFTER_SECONDS * 1000,
+    concurrency: config.WEBHOOK_CONCURRENCY,
+    endpointConcurrency: config.WEBHOOK_ENDPOINT_CONCURRENCY,
+    pollIntervalMs: config.WEBHOOK_POLL_INTERVAL_MS,
+    sandboxAllowLoopback: config.WEBHOOK_SANDBOX_ALLOW_LOOPBACK,
+    sandboxAllowPrivate: config.WEBHOOK_SANDBOX_ALLOW_PRIVATE,
+    logRetentionDays: config.WEBHOOK_LOG_RETENTION_DAYS,
+  };
+}
+
+/** What embedding code and tests may swap in the webhook delivery path. */
+export interface WebhookOverrides {
+  /** Resolves endpoint host names at registration and at connection time (default: the system resolver). */
+  resolve?: Resolver;
+  /** The retry jitter's random source. */
+  random?: () => number;
+}
+
 /**
  * The domain as the configuration describes it (also used by the CLI). `baseUrl` gives the server's public
  * address (payment links' `url`); by default BASE_URL.
@@ -50,8 +79,10 @@ export function domainFor(
   config: Config,
   store: AppStore,
   now: Now = () => new Date(),
+  webhooks: WebhookOverrides & { log?: DispatcherLog } = {},
   baseUrl: () => string = () => config.BASE_URL,
 ): Domain {
+  const resolve = webhooks.resolve ?? systemResolver;
   return createDomain({
     store,
     vaultKeys: vaultKeysFor(config),
@@ -62,6 +93,13 @@ export function domainFor(
     },
     settlementDelaySeconds: config.SETTLEMENT_DELAY_SECONDS,
     requestLogRetentionDays: config.REQUEST_LOG_RETENTION_DAYS,
+    webhooks: {
+      options: webhookOptions(config),
+      sender: createHttpWebhookSender({ resolve }),
+      resolve,
+      random: webhooks.random,
+      log: webhooks.log,
+    },
     baseUrl,
     cashoutPendingSeconds: config.CASHOUT_PENDING_SECONDS,
     cashoutTransitSeconds: config.CASHOUT_TRANSIT_SECONDS,
@@ -108,7 +146,12 @@ function every(ms: number, name: string, logger: Logger, job: () => Promise<unkn
   return timer;
 }
 
-export async function startServer(options: { config: Config; logger?: Logger; now?: Now }): Promise<RunningServer> {
+export async function startServer(options: {
+  config: Config;
+  logger?: Logger;
+  now?: Now;
+  webhooks?: WebhookOverrides;
+}): Promise<RunningServer> {
   const { config } = options;
   const logger = options.logger ?? createLogger(config.LOG_LEVEL);
   const now = options.now ?? (() => new Date());
@@ -117,7 +160,7 @@ export async function startServer(options: { config: Config; logger?: Logger; no
     // BASE_URL on port 0 (PORT=0 and no BASE_URL: tests) is no address anyone can open: once the server
     // listens, the address it listens on takes its place.
     let publicUrl = config.BASE_URL;
-    const domain = domainFor(config, store, now, () => publicUrl);
+    const domain = domainFor(config, store, now, { ...options.webhooks, log: logger }, () => publicUrl);
 
     // DESIGN §5: on first start with an empty store, one sandbox key with scope `*`, shown once.
     let bootstrapSecret: string | null = null;
@@ -156,13 +199,22 @@ export async function startServer(options: { config: Config; logger?: Logger; no
     // conditional); a pass still running when the next is due is not started twice.
     const timers = [
       every(config.JOBS_INTERVAL_SECONDS * 1000, "charge jobs", logger, () =>
-        Promise.all([domain.jobs.expire(), domain.jobs.settle()]),
+        Promise.all([domain.jobs.expire(), domain.jobs.expireReviews(), domain.jobs.settle()]),
       ),
       every(config.JOBS_INTERVAL_SECONDS * 1000, "payout job", logger, () => domain.jobs.payouts()),
       every(HOUSEKEEPING_INTERVAL_MS, "retention sweep", logger, () =>
-        Promise.all([domain.jobs.sweepIdempotency(), domain.jobs.sweepRequestLog(), limits.sweep()]),
+        Promise.all([
+          domain.jobs.sweepIdempotency(),
+          domain.jobs.sweepRequestLog(),
+          domain.jobs.sweepFraudCounters(),
+          domain.jobs.sweepWebhookLog(),
+          limits.sweep(),
+        ]),
       ),
     ];
+    // The webhook dispatcher: woken by this instance's commits, polling for the rest (domain/webhooks).
+    const { dispatcher, sender } = domain.webhooks;
+    if (config.WEBHOOK_DISPATCHER) dispatcher.start();
 
     return {
       url,
@@ -174,6 +226,9 @@ export async function startServer(options: { config: Config; logger?: Logger; no
         for (const timer of timers) clearInterval(timer);
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
+        // Attempts under way finish and are recorded before the store closes.
+        await dispatcher.stop();
+        sender.close?.();
         await Promise.all([requestLog.close(), limits.flush()]);
         await store.close();
       },

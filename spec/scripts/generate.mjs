@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import openapiTS, { astToString } from "openapi-typescript";
+import openapiTS, { astToString, tsLiteral, tsUnion } from "openapi-typescript";
 
 const specDir = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const outDir = resolve(specDir, "../generated");
@@ -138,6 +138,22 @@ function postProcess30(doc) {
   return finish(doc);
 }
 
+/**
+ * Enumerations that grow within v1 (error codes, event types, statuses, brands) are marked
+ * `@extension("x-extensible-enum", true)`: their schema becomes "one of the known values, or any other
+ * string", so a client validating or typed against today's document keeps working when a value is added.
+ * The generated TypeScript keeps the known values for autocompletion (see `types`).
+ */
+function openEnums(doc) {
+  for (const schema of Object.values(doc.components?.schemas ?? {})) {
+    if (schema["x-extensible-enum"] !== true || !Array.isArray(schema.enum)) continue;
+    const known = { type: "string", enum: schema.enum };
+    delete schema.enum;
+    delete schema.type;
+    schema.anyOf = [known, { type: "string", description: "A value added after this document was written." }];
+  }
+}
+
 /** Limits TypeSpec 1.11 has no decorator for (DESIGN §4: at most 50 metadata keys). */
 function addLimits(doc) {
   const metadata = doc.components?.schemas?.Metadata;
@@ -204,6 +220,7 @@ function addProblemExamples(doc) {
 }
 
 function finish(doc) {
+  openEnums(doc);
   addLimits(doc);
   addProblemExamples(doc);
   doc.info = { ...doc.info, "x-generated": BANNER };
@@ -217,6 +234,14 @@ async function types(doc) {
     exportType: false,
     rootTypes: false,
     defaultNonNullable: false,
+    // An extensible enum is typed as its known values: `| string` would erase them (no autocompletion),
+    // and the usual `| (string & {})` does not survive openapi-fetch's Readable<T>, which maps it to an
+    // object type. Types are erased at run time, so a value added later still passes through a client
+    // compiled today; the schema (anyOf known values or any string) and its description say so.
+    transform(schema) {
+      if (schema["x-extensible-enum"] !== true || !Array.isArray(schema.anyOf)) return undefined;
+      return tsUnion((schema.anyOf[0]?.enum ?? []).map((v) => tsLiteral(v)));
+    },
   });
   return `// ${BANNER}\n\n${astToString(ast)}`;
 }

@@ -11,8 +11,13 @@
 // VmHWM, the process's lifetime high-water mark, is reported at the end). autocannon runs in this
 // process, on the same cores, as the figures in TOOLCHAIN.md were measured.
 //
+// Webhook delivery (./webhooks.ts) runs last, against the same payments server process: deliveries/s
+// to a receiver on 127.0.0.1, and the lag from an event's commit to its delivery at 100 events/s.
+// BENCH_ONLY=webhooks runs that part alone (a quick look while working on the dispatcher).
+//
 // A benchmark, not a test: it exits 1 only when a request failed (a non-2xx answer, a connection
-// error or a timeout, in the warm-up or the measured run), never because of a ratio.
+// error or a timeout, in the warm-up or the measured run) or a webhook was not delivered, never because
+// of a ratio or a target.
 
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
@@ -20,7 +25,8 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { fileURLToPath } from "node:url";
 import autocannon, { type Options, type Result } from "autocannon";
-import { chargeBody, type ReadyMessage, TOKEN_BODY } from "./targets/protocol.ts";
+import { chargeBody, evaluationBody, type ReadyMessage, TOKEN_BODY } from "./targets/protocol.ts";
+import { benchWebhooks, type WebhookBenchResult } from "./webhooks.ts";
 
 /** TOOLCHAIN.md's figures were taken with 50 connections; keep that so ratios stay comparable. */
 const CONNECTIONS = 50;
@@ -28,8 +34,9 @@ const WARMUP_SECONDS = 2;
 const MEASURE_SECONDS = 8;
 const RSS_SAMPLE_MS = 100;
 const START_TIMEOUT_MS = 60_000;
-/** Nine scenarios of 10 s each plus start-up; anything past this is a hang. */
-const HARD_LIMIT_MS = 200_000;
+/** Ten scenarios of 10 s each, the webhook runs and start-up; anything past this is a hang. */
+const HARD_LIMIT_MS = 340_000;
+const ONLY_WEBHOOKS = process.env.BENCH_ONLY === "webhooks";
 /** The issue's targets: POST /v1/tokens and POST /v1/charges against bare Express's JSON POST. */
 const TARGETS = [
   { scenario: "POST /v1/tokens", ratio: 0.6 },
@@ -292,6 +299,20 @@ const SCENARIOS: Scenario[] = [
       body: json(chargeBody(t.ready.merchantId ?? "", t.ready.tokenId ?? "")),
     }),
   },
+  {
+    // A fraud evaluation of a prospective transaction on the prepared merchant and token, with a
+    // customer IP address: settings, one list lookup over every list, the velocity counts read, the
+    // merchant's history, then the evaluation and its `fraud.evaluated` event in one transaction.
+    name: "POST /v1/fraud/evaluations",
+    target: "payments",
+    kind: "POST",
+    options: (t) => ({
+      path: "/v1/fraud/evaluations",
+      method: "POST",
+      headers: auth(t),
+      body: json(evaluationBody(t.ready.merchantId ?? "", t.ready.tokenId ?? "")),
+    }),
+  },
 ];
 
 function pad(value: string, width: number, right = false): string {
@@ -339,14 +360,16 @@ async function main(): Promise<number> {
       "./targets/payments-server.ts",
     ),
   );
-  targets.set("bare", await startTarget("bare", "bare Express 5", "./targets/bare-express.ts"));
-  targets.set(
-    "validated",
-    await startTarget("validated", "Express 5 + express-openapi-validator", "./targets/validated-express.ts"),
-  );
+  if (!ONLY_WEBHOOKS) {
+    targets.set("bare", await startTarget("bare", "bare Express 5", "./targets/bare-express.ts"));
+    targets.set(
+      "validated",
+      await startTarget("validated", "Express 5 + express-openapi-validator", "./targets/validated-express.ts"),
+    );
+  }
 
   const rows: Row[] = [];
-  for (const scenario of SCENARIOS) {
+  for (const scenario of ONLY_WEBHOOKS ? [] : SCENARIOS) {
     const target = targets.get(scenario.target);
     if (!target) throw new Error(`no target ${scenario.target}`);
     process.stdout.write(`  ${scenario.name} ...`);
@@ -366,10 +389,12 @@ async function main(): Promise<number> {
     [...targets.values()].map((t) => [t.name, { label: t.label, vmHwmMb: procStatus(t.child.pid).hwmMb }]),
   );
 
-  console.log("");
-  printTable(rows);
-  console.log("");
-  console.log(
+  // The HTTP scenarios' summary (skipped when only the webhook part ran).
+  const say = ONLY_WEBHOOKS ? () => {} : console.log;
+  say("");
+  if (!ONLY_WEBHOOKS) printTable(rows);
+  say("");
+  say(
     "peak RSS: the server process's VmRSS (/proc/<pid>/status) sampled every " +
       `${RSS_SAMPLE_MS} ms during the measured run; lifetime VmHWM: ` +
       Object.values(memory)
@@ -377,7 +402,7 @@ async function main(): Promise<number> {
         .join(", "),
   );
 
-  console.log(
+  say(
     "every server runs under tsx's loader, whose own thread is part of each RSS: compare them, " +
       "do not read either as a production figure",
   );
@@ -393,7 +418,7 @@ async function main(): Promise<number> {
   });
   for (const [i, t] of TARGETS.entries()) {
     const result = targetResults[i];
-    console.log(
+    say(
       `target: ${t.scenario} ≥ ${t.ratio * 100} % of bare Express POST: ` +
         `${fixed((result?.ratio ?? Number.NaN) * 100)} % (${result?.met ? "met" : "not met"})`,
     );
@@ -408,7 +433,7 @@ async function main(): Promise<number> {
     };
   });
   for (const c of ceilings) {
-    console.log(
+    say(
       `ceiling: Express + express-openapi-validator alone answers ${c.scenario} at ` +
         `${fixed((c.ceilingToBare ?? Number.NaN) * 100)} % of bare Express; the payments server reaches ` +
         `${fixed((c.serverToCeiling ?? Number.NaN) * 100)} % of that`,
@@ -417,13 +442,41 @@ async function main(): Promise<number> {
   const plain = rows.find((r) => r.scenario === "POST /v1/merchants");
   const keyed = rows.find((r) => r.scenario === "POST /v1/merchants + Idempotency-Key");
   const idempotencyRatio = plain && keyed ? keyed.requestsPerSecond / plain.requestsPerSecond : undefined;
-  console.log(
+  say(
     `Idempotency-Key cost: POST /v1/merchants with a fresh key runs at ${fixed((idempotencyRatio ?? Number.NaN) * 100)} % ` +
       "of the same request without one",
   );
-  console.log("ratios come from this one run; absolute numbers are not comparable across runs or machines");
+  say("ratios come from this one run; absolute numbers are not comparable across runs or machines");
+
+  const payments = targets.get("payments");
+  if (!payments) throw new Error("no payments target");
+  process.stdout.write("  webhook delivery (lag at 100 events/s, then a burst) ...\n");
+  const webhooks: WebhookBenchResult = await benchWebhooks({
+    url: payments.ready.url,
+    key: payments.ready.key ?? "",
+    merchantId: payments.ready.merchantId ?? "",
+    tokenId: payments.ready.tokenId ?? "",
+    child: payments.child,
+  });
+  console.log(
+    `webhooks: ${webhooks.throughput.delivered} of ${webhooks.throughput.events} events delivered to a loopback ` +
+      `receiver in ${fixed(webhooks.throughput.seconds, 2)} s: ${fixed(webhooks.throughput.deliveriesPerSecond)} deliveries/s`,
+  );
+  console.log(
+    `webhooks: lag from commit to delivery at ${webhooks.lag.eventsPerSecond} events/s over ${webhooks.lag.delivered} ` +
+      `events: p50 ${fixed(webhooks.lag.p50Ms)} ms, p99 ${fixed(webhooks.lag.p99Ms)} ms, max ${fixed(webhooks.lag.maxMs)} ms`,
+  );
+  for (const t of webhooks.targets) {
+    console.log(`target: webhooks ${t.target}: ${fixed(t.value)} (${t.met ? "met" : "not met"})`);
+  }
 
   const failed = rows.filter((r) => r.non2xx + r.errors + r.timeouts + r.warmupFailures > 0);
+  if (!webhooks.ok) {
+    console.error(
+      `bench: webhooks: ${webhooks.lag.failedCharges} charges failed; delivered ${webhooks.lag.delivered} of ` +
+        `${webhooks.lag.events} lag events and ${webhooks.throughput.delivered} of ${webhooks.throughput.events} burst events`,
+    );
+  }
   for (const r of failed) {
     console.error(
       `bench: ${r.scenario}: ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts, ` +
@@ -460,14 +513,15 @@ async function main(): Promise<number> {
         targets: targetResults,
         ceilings,
         idempotencyKeyRatio: idempotencyRatio ?? null,
-        ok: failed.length === 0,
+        webhooks,
+        ok: failed.length === 0 && webhooks.ok,
       },
       null,
       2,
     )}\n`,
   );
   console.log(`results written to ${file}`);
-  return failed.length === 0 ? 0 : 1;
+  return failed.length === 0 && webhooks.ok ? 0 : 1;
 }
 
 let exitCode = 1;

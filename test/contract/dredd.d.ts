@@ -35,7 +35,7 @@ declare module "dredd" {
     resourceGroupName: string;
     /** The path template, e.g. `/v1/merchants/{id}`. */
     resourceName: string;
-    /** The method in upper case. */
+    /** The method in upper case, or the operation's `summary` when it has one. */
     actionName: string;
     /** e.g. `200 > application/json`. */
     exampleName: string;

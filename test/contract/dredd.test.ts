@@ -43,7 +43,7 @@ interface Run {
 }
 
 function outcome(test: DreddTest, message = test.message): Outcome {
-  const op = test.origin ? operationOf({ origin: test.origin }) : undefined;
+  const op = test.origin ? operationOf({ origin: test.origin, request: test.request }) : undefined;
   return {
     operationId: op?.operationId,
     status: Number(test.expected?.statusCode),
@@ -121,9 +121,39 @@ async function createFixtures(server: TestServer): Promise<Fixtures> {
   // capture: false leaves them authorized; captureCharge's 2xx example captures 2500, all of it.
   const toCapture = await charge("authorized", cardCharge(false));
   const toVoid = await charge("authorized", cardCharge(false));
+  // Test card 4000000000009235 is held for fraud review (authorized, review open): what approve and
+  // reject act on.
+  const reviewToken = await api(server, "POST", "/v1/tokens", { ...card, card: "4000000000009235" });
+  const heldCharge = () =>
+    charge("authorized", { ...cardCharge(true), payment_method: { type: "card", token: reviewToken.id } });
+  const toApprove = await heldCharge();
+  const toReject = await heldCharge();
+  // Fraud: an evaluation, lists (one to delete) and an item of each kind of use.
+  const evaluation = await api(server, "POST", "/v1/fraud/evaluations", { amount: 2500, currency: "USD" });
+  const list = await api(server, "POST", "/v1/fraud/lists", { name: "dredd", kind: "ip_address", action: "flag" });
+  const listToDelete = await api(server, "POST", "/v1/fraud/lists", {
+    name: "dredd delete",
+    kind: "email",
+    action: "block",
+  });
+  const itemToDelete = await api(server, "POST", `/v1/fraud/lists/${list.id}/items`, { value: "198.51.100.9" });
+
   // Local payments start pending, the only state the sandbox helpers act on.
   const toComplete = await charge("pending", pixCharge);
   const toExpire = await charge("pending", pixCharge);
+
+  // Webhook endpoints: one per operation that changes or removes one. Their URL names a host the test
+  // server never resolves (nothing is sent anywhere), and they subscribe to test events only.
+  const endpoint = (url = "https://hooks.example.com/dredd") =>
+    api(server, "POST", "/v1/webhook_endpoints", { url, enabled_events: ["webhook_endpoint.test"] });
+  const hookEndpoint = await endpoint();
+  const hookToUpdate = await endpoint();
+  const hookToDelete = await endpoint();
+  const hookToRotate = await endpoint();
+  const hookToTest = await endpoint();
+  const hookToRecover = await endpoint();
+  const redeliverTarget = await endpoint();
+  const testDelivery = await api(server, "POST", `/v1/webhook_endpoints/${hookEndpoint.id}/test`);
 
   // Cashouts draw on the charge merchant's EUR (createCashout's 2xx example cashes out EUR 500.00), so
   // the USD that createRefund's example refunds stays untouched. Each transition gets a pending cashout.
@@ -175,6 +205,24 @@ async function createFixtures(server: TestServer): Promise<Fixtures> {
       voidCharge: toVoid.id,
       sandboxCompleteCharge: toComplete.id,
       sandboxExpireCharge: toExpire.id,
+      approveChargeReview: toApprove.id,
+      rejectChargeReview: toReject.id,
+      getFraudEvaluation: evaluation.id,
+      getFraudList: list.id,
+      deleteFraudList: listToDelete.id,
+      createFraudListItem: list.id,
+      listFraudListItems: list.id,
+      deleteFraudListItem: itemToDelete.id,
+      getWebhookEndpoint: hookEndpoint.id,
+      updateWebhookEndpoint: hookToUpdate.id,
+      deleteWebhookEndpoint: hookToDelete.id,
+      rotateWebhookEndpointSecret: hookToRotate.id,
+      testWebhookEndpoint: hookToTest.id,
+      recoverWebhookEndpoint: hookToRecover.id,
+      listWebhookEndpointDeliveries: hookEndpoint.id,
+      getWebhookDelivery: testDelivery.id,
+      listEventDeliveries: eventId,
+      redeliverEvent: eventId,
       getCashout: cashoutToGet.id,
       cancelCashout: cashoutToCancel.id,
       sandboxPayCashout: cashoutToPay.id,
@@ -183,7 +231,7 @@ async function createFixtures(server: TestServer): Promise<Fixtures> {
       updatePaymentLink: linkToUpdate.id,
       payPaymentLink: linkToPay.id,
     },
-    byPrefix: { mch: chargeMerchant.id, tok: token.id },
+    byPrefix: { mch: chargeMerchant.id, tok: token.id, tx: captured.id, we: redeliverTarget.id },
     bodyFields: { payPaymentLink: { page_token: pageToken } },
   };
 }

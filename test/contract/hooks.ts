@@ -105,23 +105,16 @@ export function isRunnable(op: Pick<Operation, "path">, status: number): boolean
   return (status >= 200 && status < 300) || (status === 404 && op.path.includes("{"));
 }
 
-let summaries: Map<Operation, string | undefined> | undefined;
-
 /**
- * The operation of a transaction. dredd names the action by the operation's `summary` when it has one
- * (`/healthz > Liveness probe > 200`) and by its method otherwise, so both are matched.
+ * The operation a transaction exercises. dredd names the action after the operation's `summary` when
+ * it has one (its method otherwise), so the method is read from the request.
  */
-export function operationOf(transaction: Pick<DreddTransaction, "origin">): Operation | undefined {
-  const { resourceName, actionName } = transaction.origin;
-  if (summaries === undefined) {
-    const document = loadOpenApi30();
-    summaries = new Map(
-      OPERATIONS.map((op) => [op, (document.paths[op.path]?.[op.method] as { summary?: string } | undefined)?.summary]),
-    );
-  }
-  return OPERATIONS.find(
-    (op) => op.path === resourceName && (op.method === actionName.toLowerCase() || summaries?.get(op) === actionName),
-  );
+export function operationOf(transaction: {
+  origin: Pick<DreddTransaction["origin"], "resourceName" | "actionName">;
+  request?: Pick<DreddTransaction["request"], "method"> | undefined;
+}): Operation | undefined {
+  const method = (transaction.request?.method ?? transaction.origin.actionName).toLowerCase();
+  return OPERATIONS.find((op) => op.method === method && op.path === transaction.origin.resourceName);
 }
 
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";

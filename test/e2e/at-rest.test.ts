@@ -8,7 +8,8 @@ import { cardBody, json, MASTERCARD, VISA } from "./fixtures.ts";
 
 // Issue #3 "done when": after tokenizing cards the full number appears nowhere in clear — not in the
 // database files, not in logs, not in any error body — and a restart on the same DATA_DIR keeps the
-// data and prints no new key. Uses a real file-backed store, as `npm start` does.
+// data and prints no new key. Uses a real file-backed store, as `npm start` does. Webhook signing
+// secrets (`whsec_…`) are held to the same rule.
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -84,6 +85,36 @@ describe("card data at rest, in logs and across restarts", () => {
       body: JSON.stringify({ name: "Survivor" }),
     });
     const merchantId = (await json(merchant)).id;
+
+    // Webhook signing secrets (issue #8): shown once, stored only sealed under the vault's master key.
+    // A sandbox endpoint on a closed loopback port, a test delivery (signed, then refused), a rotation.
+    const endpointRes = await fetch(`${first.url}/v1/webhook_endpoints`, {
+      method: "POST",
+      headers: auth,
+      body: JSON.stringify({ url: "http://127.0.0.1:9/hooks", enabled_events: ["webhook_endpoint.test"] }),
+    });
+    expect(endpointRes.status).toBe(201);
+    const endpoint = await json(endpointRes);
+    const rotated = await json(
+      await fetch(`${first.url}/v1/webhook_endpoints/${endpoint.id}/rotate_secret`, {
+        method: "POST",
+        headers: auth,
+        body: JSON.stringify({ grace_period_seconds: 3600 }),
+      }),
+    );
+    const secrets: string[] = [endpoint.secret, rotated.secret];
+    for (const s of secrets) expect(s).toMatch(/^whsec_/);
+    const test = await fetch(`${first.url}/v1/webhook_endpoints/${endpoint.id}/test`, {
+      method: "POST",
+      headers: auth,
+    });
+    expect(test.status).toBe(202);
+    const deliveryId = (await json(test)).id;
+    for (let i = 0; i < 500; i++) {
+      const d = await json(await fetch(`${first.url}/v1/webhook_deliveries/${deliveryId}`, { headers: auth }));
+      if (d.attempt_count > 0) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
     await first.close();
 
     // Every byte the store wrote (database, WAL, shared memory, key file).
@@ -94,6 +125,9 @@ describe("card data at rest, in logs and across restarts", () => {
       expect(bytes.includes(Buffer.from(pan)), `${pan} in the data files`).toBe(false);
       expect(bytes.includes(Buffer.from(pan, "utf16le"))).toBe(false);
     }
+    for (const secret of secrets)
+      expect(bytes.includes(Buffer.from(secret)), "a webhook secret in the data files").toBe(false);
+    expect(bytes.includes(Buffer.from("whsec_")), "whsec_ in the data files").toBe(false);
     // Owner-only permissions on the generated vault keys.
     const keyFile = files.find((f) => f.endsWith("vault-keys.json"));
     expect(keyFile).toBeDefined();
@@ -103,6 +137,7 @@ describe("card data at rest, in logs and across restarts", () => {
     expect(log.lines.length).toBeGreaterThan(5);
     expect(logText).toContain('"path":"/v1/merchants?card=4242********4242"');
     for (const pan of [VISA, MASTERCARD, "4242424242424241"]) expect(logText).not.toContain(pan);
+    expect(logText).not.toContain("whsec_");
 
     // Restart on the same DATA_DIR: no new key, data and vault keys intact.
     const again = capture();

@@ -45,7 +45,12 @@ describe("card charges", () => {
       next_action: null,
     });
     expect(await balanceOf(body.merchant_id)).toEqual([{ currency: "USD", available: 2500, pending: 0 }]);
-    expect((await eventsOf(data?.id ?? "")).sort()).toEqual(["payment.authorized", "payment.captured"]);
+    // Every charge is evaluated for fraud first (issue #7), and that evaluation is an event of the charge too.
+    expect((await eventsOf(data?.id ?? "")).sort()).toEqual([
+      "fraud.evaluated",
+      "payment.authorized",
+      "payment.captured",
+    ]);
   });
 
   it("authorizes only, captures part once, and refuses a second capture", async () => {
@@ -86,7 +91,7 @@ describe("card charges", () => {
     const charge = await createCharge(client, { card });
     expect(charge).toMatchObject({ status: "declined", failure_code: failureCode, amount_captured: 0 });
     expect(charge.failure_message).toBeTruthy();
-    expect(await eventsOf(charge.id)).toEqual(["payment.failed"]);
+    expect(await eventsOf(charge.id)).toEqual(["payment.failed", "fraud.evaluated"]);
     const capture = await client.POST("/v1/charges/{id}/capture", { params: { path: { id: charge.id } }, body: {} });
     expect(capture.response.status).toBe(409);
     expect(await balanceOf(charge.merchant_id)).toEqual([]);

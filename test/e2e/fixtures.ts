@@ -4,6 +4,8 @@ import type { TestServer } from "../support/server.ts";
 
 export const VISA = "4242424242424242";
 export const MASTERCARD = "5555555555554444";
+/** Sandbox test card that the fraud engine always sends to review (authorized and held). */
+export const REVIEW_CARD = "4000000000009235";
 
 export function clientFor(server: TestServer, apiKey: string): PaymentsClient {
   // No retries: a test must see the first answer.
@@ -50,6 +52,26 @@ export async function createPixCharge(client: PaymentsClient, amount = 15_000) {
   );
 }
 
+export async function createEvaluation(client: PaymentsClient) {
+  return unwrap(await client.POST("/v1/fraud/evaluations", { body: { amount: 2500, currency: "USD" } }));
+}
+
+export async function createFraudList(client: PaymentsClient) {
+  return unwrap(
+    await client.POST("/v1/fraud/lists", { body: { name: "Fixture list", kind: "email", action: "block" } }),
+  );
+}
+
+export async function createFraudListItem(client: PaymentsClient) {
+  const list = await createFraudList(client);
+  return unwrap(
+    await client.POST("/v1/fraud/lists/{id}/items", {
+      params: { path: { id: list.id } },
+      body: { value: "fixture@example.com" },
+    }),
+  );
+}
+
 /** The types of the events about one charge, newest first. */
 export async function eventTypesOf(client: PaymentsClient, txId: string): Promise<string[]> {
   const page = await client.GET("/v1/events", { params: { query: { limit: 100 } } });
@@ -77,6 +99,22 @@ export async function insertEvent(server: TestServer, livemode = false) {
 /** A raw fetch answer's JSON, for tests that bypass the typed client on purpose. */
 // biome-ignore lint/suspicious/noExplicitAny: assertions below check the shape
 export const json = (res: Response): Promise<any> => res.json();
+
+/**
+ * A webhook endpoint in the client's environment that receives no fanned-out events (it subscribes to
+ * `webhook_endpoint.test` only, which only POST /v1/webhook_endpoints/{id}/test sends): a sandbox one on
+ * a closed loopback port, a production one on a name the test servers never resolve (no traffic).
+ */
+export async function createWebhookEndpoint(client: PaymentsClient, live = false) {
+  return unwrap(
+    await client.POST("/v1/webhook_endpoints", {
+      body: {
+        url: live ? "https://hooks.example.com/matrix" : "http://127.0.0.1:9/matrix",
+        enabled_events: ["webhook_endpoint.test"],
+      },
+    }),
+  );
+}
 
 /** A merchant whose available balance in `currency` is `amount` (one captured card charge; the sandbox settles at once). */
 export async function fundedMerchant(client: PaymentsClient, amount: number, currency = "USD") {

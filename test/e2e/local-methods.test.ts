@@ -58,7 +58,8 @@ describe("local payment methods", () => {
         expect(paid.data).toMatchObject({ status: "captured", amount_captured: 12_345, next_action: null });
         const after = await client.GET("/v1/merchants/{id}/balance", { params: { path: { id: merchant.id } } });
         expect(after.data?.balances).toEqual([{ currency: method.currency, available: 12_345, pending: 0 }]);
-        expect(await eventTypes(charge?.id ?? "")).toEqual(["payment.captured"]);
+        // Newest first: the fraud evaluation made when the charge was created, then the capture.
+        expect(await eventTypes(charge?.id ?? "")).toEqual(["payment.captured", "fraud.evaluated"]);
 
         const twice = await client.POST("/v1/sandbox/charges/{id}/complete", {
           params: { path: { id: charge?.id ?? "" } },
@@ -76,7 +77,7 @@ describe("local payment methods", () => {
         const id = res.data?.id ?? "";
         const expired = await client.POST("/v1/sandbox/charges/{id}/expire", { params: { path: { id } } });
         expect(expired.data).toMatchObject({ status: "expired", next_action: null });
-        expect(await eventTypes(id)).toEqual(["payment.expired"]);
+        expect(await eventTypes(id)).toEqual(["payment.expired", "fraud.evaluated"]);
         const late = await client.POST("/v1/sandbox/charges/{id}/complete", { params: { path: { id } } });
         expect(late.response.status).toBe(409);
         expect(late.error?.code).toBe("invalid_state_transition");
@@ -115,7 +116,7 @@ describe("local payment methods", () => {
     expect(await server.running.domain.charges.expireDue()).toBe(1);
     const got = await client.GET("/v1/charges/{id}", { params: { path: { id } } });
     expect(got.data?.status).toBe("expired");
-    expect(await eventTypes(id)).toEqual(["payment.expired"]);
+    expect(await eventTypes(id)).toEqual(["payment.expired", "fraud.evaluated"]);
   });
 
   it("has no sandbox helpers in production (404)", async () => {

@@ -1,4 +1,4 @@
-import type { PaymentsClient } from "@payments/client";
+import { type PaymentsClient, unwrap } from "@payments/client";
 import { OPERATIONS, SCOPES } from "@payments/contract/operations";
 import { idempotencyRecordId, publicKeyNamespace } from "@payments/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -9,12 +9,17 @@ import {
   cardPayment,
   clientFor,
   createCharge,
+  createEvaluation,
+  createFraudList,
+  createFraudListItem,
   createMerchant,
   createPaymentLink,
   createPixCharge,
   createToken,
+  createWebhookEndpoint,
   insertEvent,
   pageTokenOf,
+  REVIEW_CARD,
 } from "./fixtures.ts";
 
 // The security matrix, generated from the contract (issue #3): for every operation in the document,
@@ -63,6 +68,24 @@ const RECIPES: Record<(typeof OPERATIONS)[number]["operationId"], Recipe> = {
   listRefunds: async ({ client }) => ({ path: { id: (await createCharge(client)).id } }),
   sandboxCompleteCharge: async ({ client }) => ({ path: { id: (await createPixCharge(client)).id } }),
   sandboxExpireCharge: async ({ client }) => ({ path: { id: (await createPixCharge(client)).id } }),
+  approveChargeReview: async ({ client }) => ({ path: { id: (await createCharge(client, { card: REVIEW_CARD })).id } }),
+  rejectChargeReview: async ({ client }) => ({ path: { id: (await createCharge(client, { card: REVIEW_CARD })).id } }),
+  createFraudEvaluation: async () => ({ path: {}, body: { amount: 2500, currency: "USD" } }),
+  getFraudEvaluation: async ({ client }) => ({ path: { id: (await createEvaluation(client)).id } }),
+  listFraudEvaluations: async () => ({ path: {} }),
+  createFraudList: async () => ({ path: {}, body: { name: "Matrix list", kind: "email", action: "block" } }),
+  listFraudLists: async () => ({ path: {} }),
+  getFraudList: async ({ client }) => ({ path: { id: (await createFraudList(client)).id } }),
+  deleteFraudList: async ({ client }) => ({ path: { id: (await createFraudList(client)).id } }),
+  createFraudListItem: async ({ client }) => ({
+    path: { id: (await createFraudList(client)).id },
+    body: { value: "matrix@example.com" },
+  }),
+  listFraudListItems: async ({ client }) => ({ path: { id: (await createFraudList(client)).id } }),
+  deleteFraudListItem: async ({ client }) => ({ path: { id: (await createFraudListItem(client)).id } }),
+  getFraudSettings: async () => ({ path: {} }),
+  // The default value: the matrix's other charges must keep the default thresholds.
+  updateFraudSettings: async () => ({ path: {}, body: { review_threshold: 65 } }),
   listEvents: async () => ({ path: {} }),
   getEvent: async ({ server, live }) => ({ path: { id: (await insertEvent(server, live)).id } }),
   createCashout: async (env) => ({ path: {}, body: await cashoutBody(env) }),
@@ -87,6 +110,43 @@ const RECIPES: Record<(typeof OPERATIONS)[number]["operationId"], Recipe> = {
       path: { id: link.id },
       body: { page_token: await pageTokenOf(server, link.id), payment_method: cardPayment() },
     };
+  },
+  listEventDeliveries: async ({ server, live }) => ({ path: { id: (await insertEvent(server, live)).id } }),
+  redeliverEvent: async ({ server, client, live }) => ({
+    path: { id: (await insertEvent(server, live)).id },
+    body: { endpoint_id: (await createWebhookEndpoint(client, live)).id },
+  }),
+  createWebhookEndpoint: async () => ({
+    path: {},
+    body: { url: "http://127.0.0.1:9/matrix", enabled_events: ["webhook_endpoint.test"] },
+  }),
+  listWebhookEndpoints: async () => ({ path: {} }),
+  getWebhookEndpoint: async ({ client, live }) => ({ path: { id: (await createWebhookEndpoint(client, live)).id } }),
+  updateWebhookEndpoint: async ({ client, live }) => ({
+    path: { id: (await createWebhookEndpoint(client, live)).id },
+    body: { description: "renamed" },
+  }),
+  deleteWebhookEndpoint: async ({ client, live }) => ({
+    path: { id: (await createWebhookEndpoint(client, live)).id },
+  }),
+  rotateWebhookEndpointSecret: async ({ client, live }) => ({
+    path: { id: (await createWebhookEndpoint(client, live)).id },
+    body: {},
+  }),
+  testWebhookEndpoint: async ({ client, live }) => ({ path: { id: (await createWebhookEndpoint(client, live)).id } }),
+  recoverWebhookEndpoint: async ({ client, live }) => ({
+    path: { id: (await createWebhookEndpoint(client, live)).id },
+    body: { since: new Date(Date.now() - 3_600_000).toISOString() },
+  }),
+  listWebhookEndpointDeliveries: async ({ client, live }) => ({
+    path: { id: (await createWebhookEndpoint(client, live)).id },
+  }),
+  getWebhookDelivery: async ({ client, live }) => {
+    const endpoint = await createWebhookEndpoint(client, live);
+    const delivery = unwrap(
+      await client.POST("/v1/webhook_endpoints/{id}/test", { params: { path: { id: endpoint.id } } }),
+    );
+    return { path: { id: delivery.id } };
   },
 };
 

@@ -21,10 +21,16 @@ const contract = loadContract();
 /** Ids of the document's examples, so the calls look like what an integrator would send. */
 const ids = {
   charge: "tx_9Lm2QwErTy7UiOp3AsDf5GhJ",
+  heldCharge: "tx_6Yh7Uj8Ik9Ol0Pz1Xc2Vb3Nm",
+  evaluation: "fe_8Kq3Zt7LmW2xP9vR4nB6yC1d",
+  fraudList: "fl_3Vb7Nm1Qw5Er9Ty2Ui6Op4As",
+  fraudListItem: "fli_6Gh2Jk8Lz4Xc1Vb9Nm5Qw3Er",
   event: "evt_5Tg7YhUj9IkOl2PzXc4VbNm6",
   merchant: "mch_4fQx9ZkT2mB7rLp1WcYd8sNa",
   serviceKey: "kid_2Bn8VcXz4LkJh6GfDs1QaWe3",
   token: "tok_7Hs2KdP9qLm3XvB8nRt5YwZc",
+  endpoint: "we_3Fg7Hj2Kl9Zx4Cv8Bn1Mq6Wa",
+  delivery: "whd_7Yh2Nb5Vc8Xz1Lk4Jh6Gf9Ds",
   cashout: "co_8Hn3Jk5Lp7Qr9St2Uv4Wx6Yz",
   paymentLink: "plink_3Xc5Vb7Nm9Qw2Er4Ty6Ui8Op",
 };
@@ -71,6 +77,38 @@ const calls: Record<string, (client: PaymentsClient) => Promise<unknown>> = {
   listRefunds: (c) => c.GET("/v1/charges/{id}/refunds", { params: { path: { id: ids.charge }, query: { limit: 10 } } }),
   sandboxCompleteCharge: (c) => c.POST("/v1/sandbox/charges/{id}/complete", { params: { path: { id: ids.charge } } }),
   sandboxExpireCharge: (c) => c.POST("/v1/sandbox/charges/{id}/expire", { params: { path: { id: ids.charge } } }),
+  approveChargeReview: (c) => c.POST("/v1/charges/{id}/review/approve", { params: { path: { id: ids.heldCharge } } }),
+  rejectChargeReview: (c) => c.POST("/v1/charges/{id}/review/reject", { params: { path: { id: ids.heldCharge } } }),
+  createFraudEvaluation: (c) =>
+    c.POST("/v1/fraud/evaluations", {
+      body: {
+        amount: 4900,
+        currency: "EUR",
+        card: { bin: "424242", country: "GB" },
+        customer: { email: "ada@example.com", ip: "203.0.113.7", country: "DE" },
+      },
+    }),
+  getFraudEvaluation: (c) => c.GET("/v1/fraud/evaluations/{id}", { params: { path: { id: ids.evaluation } } }),
+  listFraudEvaluations: (c) =>
+    c.GET("/v1/fraud/evaluations", { params: { query: { tx_id: ids.charge, decision: "block", limit: 10 } } }),
+  createFraudList: (c) =>
+    c.POST("/v1/fraud/lists", { body: { name: "VPN ranges", kind: "ip_address", action: "flag" } }),
+  listFraudLists: (c) => c.GET("/v1/fraud/lists", { params: { query: { kind: "ip_address", limit: 10 } } }),
+  getFraudList: (c) => c.GET("/v1/fraud/lists/{id}", { params: { path: { id: ids.fraudList } } }),
+  deleteFraudList: (c) => c.DELETE("/v1/fraud/lists/{id}", { params: { path: { id: ids.fraudList } } }),
+  createFraudListItem: (c) =>
+    c.POST("/v1/fraud/lists/{id}/items", {
+      params: { path: { id: ids.fraudList } },
+      body: { value: "198.51.100.0/24" },
+    }),
+  listFraudListItems: (c) =>
+    c.GET("/v1/fraud/lists/{id}/items", { params: { path: { id: ids.fraudList }, query: { limit: 10 } } }),
+  deleteFraudListItem: (c) => c.DELETE("/v1/fraud/list_items/{id}", { params: { path: { id: ids.fraudListItem } } }),
+  getFraudSettings: (c) => c.GET("/v1/fraud/settings"),
+  updateFraudSettings: (c) =>
+    c.PATCH("/v1/fraud/settings", {
+      body: { review_threshold: 50, block_threshold: 80, review_window_seconds: 86400 },
+    }),
   listEvents: (c) => c.GET("/v1/events", { params: { query: { limit: 2, type: "fraud.evaluated" } } }),
   getEvent: (c) => c.GET("/v1/events/{id}", { params: { path: { id: ids.event } } }),
   createMerchant: (c) =>
@@ -135,6 +173,44 @@ const calls: Record<string, (client: PaymentsClient) => Promise<unknown>> = {
     c.PATCH("/v1/payment_links/{id}", { params: { path: { id: ids.paymentLink } }, body: { active: false } }),
   payPaymentLink: (c) =>
     c.POST("/v1/payment_links/{id}/pay", { params: { path: { id: ids.paymentLink } }, body: payBody }),
+  createWebhookEndpoint: (c) =>
+    c.POST("/v1/webhook_endpoints", {
+      body: {
+        url: "https://acme.example/payments/webhooks",
+        enabled_events: ["payment.captured", "payment.refunded"],
+        description: "Order fulfilment",
+      },
+    }),
+  listWebhookEndpoints: (c) => c.GET("/v1/webhook_endpoints", { params: { query: { limit: 10 } } }),
+  getWebhookEndpoint: (c) => c.GET("/v1/webhook_endpoints/{id}", { params: { path: { id: ids.endpoint } } }),
+  updateWebhookEndpoint: (c) =>
+    c.PATCH("/v1/webhook_endpoints/{id}", {
+      params: { path: { id: ids.endpoint } },
+      body: { enabled_events: ["*"], description: null, disabled: false },
+    }),
+  deleteWebhookEndpoint: (c) => c.DELETE("/v1/webhook_endpoints/{id}", { params: { path: { id: ids.endpoint } } }),
+  rotateWebhookEndpointSecret: (c) =>
+    c.POST("/v1/webhook_endpoints/{id}/rotate_secret", {
+      params: { path: { id: ids.endpoint } },
+      body: { grace_period_seconds: 3600 },
+    }),
+  testWebhookEndpoint: (c) => c.POST("/v1/webhook_endpoints/{id}/test", { params: { path: { id: ids.endpoint } } }),
+  recoverWebhookEndpoint: (c) =>
+    c.POST("/v1/webhook_endpoints/{id}/recover", {
+      params: { path: { id: ids.endpoint } },
+      body: { since: "2026-11-20T00:00:00Z" },
+    }),
+  listWebhookEndpointDeliveries: (c) =>
+    c.GET("/v1/webhook_endpoints/{id}/deliveries", {
+      params: { path: { id: ids.endpoint }, query: { status: "failed", limit: 10 } },
+    }),
+  getWebhookDelivery: (c) => c.GET("/v1/webhook_deliveries/{id}", { params: { path: { id: ids.delivery } } }),
+  listEventDeliveries: (c) => c.GET("/v1/events/{id}/deliveries", { params: { path: { id: ids.event } } }),
+  redeliverEvent: (c) =>
+    c.POST("/v1/events/{id}/redeliver", {
+      params: { path: { id: ids.event } },
+      body: { endpoint_id: ids.endpoint },
+    }),
 };
 
 let prism: ChildProcess | undefined;

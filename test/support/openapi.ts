@@ -177,14 +177,30 @@ function documentedStatus(op: OperationObject, status: number): string | undefin
   return [String(status), `${String(status)[0]}XX`, "default"].find((key) => key in responses);
 }
 
+/** Every `x-` keyword used anywhere in the document. */
+function extensionKeywords(document: OpenApiDocument): string[] {
+  const found = new Set<string>();
+  const visit = (node: unknown): void => {
+    if (Array.isArray(node)) node.forEach(visit);
+    else if (node && typeof node === "object") {
+      for (const [key, value] of Object.entries(node)) {
+        if (key.startsWith("x-")) found.add(key);
+        visit(value);
+      }
+    }
+  };
+  visit(document);
+  return [...found];
+}
+
 function createAjv(document: OpenApiDocument): Ajv2020 {
   // Strict mode stays on, so a typo in a schema keyword fails loudly. The keywords OpenAPI 3.1 adds
   // to JSON Schema (its base dialect vocabulary), the project's own extension keywords and the
   // document's top-level fields are declared as annotations; `discriminator` only speeds up `oneOf` choice, which Ajv does without it.
   const ajv = new Ajv2020({ allErrors: true, strict: true });
   addFormats(ajv);
-  // `x-sensitive` marks models whose answers carry a secret or a card number (never stored for replay).
-  ajv.addVocabulary(["discriminator", "xml", "externalDocs", "example", "x-sensitive"]);
+  // The project's own `x-` extensions (x-sensitive, x-extensible-enum, ...) are annotations too.
+  ajv.addVocabulary(["discriminator", "xml", "externalDocs", "example", ...extensionKeywords(document)]);
   ajv.addVocabulary(Object.keys(document).filter((key) => !ajv.getKeyword(key)));
   ajv.addFormat("int32", {
     type: "number",

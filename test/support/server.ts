@@ -1,8 +1,23 @@
-import { IN_MEMORY, loadConfig, type RunningServer, startServer } from "@payments/server";
+import { IN_MEMORY, loadConfig, type RunningServer, startServer, type WebhookOverrides } from "@payments/server";
 
 // A real server on a random loopback port with an in-memory store and response validation on: what
 // the e2e, contract and benchmark runs talk to. Each call gets its own store, so suites can run in
 // parallel without seeing each other's data.
+//
+// Webhook endpoint host names resolve through `loopbackResolver` unless a test passes its own: tests
+// send traffic only to loopback, so no test ever asks a DNS server, and an endpoint on any other name
+// (a contract example's `acme.example`) fails its deliveries with `dns_error` instead of reaching out.
+
+/** Resolves `localhost` (and names under it) to the loopback addresses and no other name. */
+export const loopbackResolver: NonNullable<WebhookOverrides["resolve"]> = async (hostname) => {
+  if (hostname === "localhost" || hostname.endsWith(".localhost")) {
+    return [
+      { address: "127.0.0.1", family: 4 },
+      { address: "::1", family: 6 },
+    ];
+  }
+  throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: "ENOTFOUND" });
+};
 
 export interface TestServer {
   url: string;
@@ -14,7 +29,14 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+/**
+ * `now`: the server's clock (default: the real one); tests that need time to pass (review windows,
+ * velocity windows) pass a clock they move. `webhooks`: the webhook sender and resolver to use.
+ */
+export async function startTestServer(
+  env: Record<string, string> = {},
+  options: { now?: () => Date; webhooks?: WebhookOverrides } = {},
+): Promise<TestServer> {
   const config = loadConfig({
     NODE_ENV: "test",
     HOST: "127.0.0.1",
@@ -30,7 +52,11 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     RATE_LIMIT_PAYMENT_ADDRESS_PER_MINUTE: "1000000",
     ...env,
   });
-  const running = await startServer({ config });
+  const running = await startServer({
+    config,
+    ...(options.now ? { now: options.now } : {}),
+    webhooks: { resolve: loopbackResolver, ...options.webhooks },
+  });
   if (!running.bootstrapSecret) throw new Error("a fresh in-memory store must create the sandbox key");
   return {
     url: running.url,

@@ -160,6 +160,20 @@ describe("createPaymentsClient", () => {
     expect(delays).toEqual([250]);
   });
 
+  it.each(["merchant_inactive", "invalid_state_transition", "idempotency_replay_unavailable"] as const)(
+    "does not retry a 409 %s: it is final",
+    async (code) => {
+      const { baseUrl, seen } = await serve(json(409, problem(409, code)), json(201, merchant));
+      const { opts, delays } = options(baseUrl);
+      const client = createPaymentsClient(opts);
+      const { data, error } = await client.POST("/v1/merchants", { body: create });
+      expect(data).toBeUndefined();
+      expect(error).toEqual(problem(409, code));
+      expect(seen).toHaveLength(1);
+      expect(delays).toEqual([]);
+    },
+  );
+
   it("gives up after maxRetries and returns the last problem, keeping one key throughout", async () => {
     const { baseUrl, seen } = await serve(json(503, problem(503, "internal_error")));
     const { opts, delays } = options(baseUrl, { random: () => 0.999 });

@@ -6,8 +6,9 @@
  * - `Authorization: Bearer <key>` on every request (DESIGN §5).
  * - An `Idempotency-Key` on every POST that has none (DESIGN §4), kept across the retries of one
  *   call: the server then replays the first answer instead of acting twice.
- * - Retries with exponential backoff and full jitter on network errors, time-outs, 409 (the same
- *   key still in flight, DESIGN §4), 429 and 5xx, honouring `Retry-After`. Other 4xx are final.
+ * - Retries with exponential backoff and full jitter on network errors, time-outs, 429, 5xx and the
+ *   409 `idempotency_request_in_progress` (the same key still in flight), honouring `Retry-After`.
+ *   Other 4xx, other 409s included, are final.
  *
  * Results keep openapi-fetch's shape (`{ data, error, response }`, `error` being the RFC 9457 problem
  * of DESIGN §4); `unwrap` turns a result into its data or a thrown `PaymentsApiError` for callers who
@@ -120,7 +121,7 @@ function retryingFetch(options: PaymentsClientOptions): (request: Request) => Pr
         await sleep(backoff(retry, random));
         continue;
       }
-      if (!isRetryableStatus(response.status) || retry >= maxRetries) return response;
+      if (!(await isRetryable(response)) || retry >= maxRetries) return response;
       const delay = retryAfterMs(response.headers.get("Retry-After"), now) ?? backoff(retry, random);
       // Free the connection of the answer we are dropping.
       await response.body?.cancel();
@@ -129,8 +130,20 @@ function retryingFetch(options: PaymentsClientOptions): (request: Request) => Pr
   };
 }
 
-function isRetryableStatus(status: number): boolean {
-  return status === 409 || status === 429 || status >= 500;
+/**
+ * 429 and 5xx are worth retrying; a 409 only when it is `idempotency_request_in_progress` (the same key
+ * still running): every other 409 (`invalid_state_transition`, `merchant_inactive`,
+ * `idempotency_replay_unavailable`, ...) is final, and retrying it would only repeat the refusal.
+ */
+async function isRetryable(response: Response): Promise<boolean> {
+  if (response.status === 429 || response.status >= 500) return true;
+  if (response.status !== 409) return false;
+  try {
+    const problem = (await response.clone().json()) as { code?: unknown };
+    return problem.code === "idempotency_request_in_progress";
+  } catch {
+    return false; // not a problem body: not ours to interpret
+  }
 }
 
 function backoff(retry: number, random: () => number): number {

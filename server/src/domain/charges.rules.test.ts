@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { CHARGE_TRANSITIONS } from "./charges.ts";
 import { DomainError } from "./errors.ts";
-import type { FraudInput, FraudScreen, FraudVerdict } from "./fraud.ts";
+import type { ChargeAttempt, FraudScreen } from "./fraud/port.ts";
+import type { Decision } from "./fraud/rules.ts";
 import { createSimulatorProcessor } from "./processor.ts";
 import type { ChargeDoc, ChargeStatus, EventDoc } from "./records.ts";
 import { testDomain } from "./testing.ts";
@@ -25,9 +26,15 @@ function world(options: { settlementDelaySeconds?: number } = {}) {
     refund: vi.spyOn(processor, "refund"),
     startLocal: vi.spyOn(processor, "startLocalPayment"),
   };
-  let verdict: FraudVerdict = { decision: "allow", score: 0, signals: [] };
-  const evaluate = vi.fn(async (_input: FraudInput) => verdict);
-  const fraud: FraudScreen = { evaluate };
+  let verdict: { decision: Decision; score: number; signals: string[] } = { decision: "allow", score: 0, signals: [] };
+  // A stand-in screen: its verdict is set by the test, and it records nothing of its own.
+  const evaluate = vi.fn(async (_attempt: ChargeAttempt) => ({
+    evaluationId: "fe_000000000000000000000000",
+    ...verdict,
+    reviewWindowSeconds: 3600,
+    record: async () => {},
+  }));
+  const fraud: FraudScreen = { assessCharge: evaluate };
   const ctx = testDomain({ ...options, processor, fraud });
   const { domain, store } = ctx;
 
@@ -74,7 +81,7 @@ function world(options: { settlementDelaySeconds?: number } = {}) {
     ...ctx,
     calls,
     evaluate,
-    setVerdict: (v: FraudVerdict) => {
+    setVerdict: (v: { decision: Decision; score: number; signals: string[] }) => {
       verdict = v;
     },
     merchant,
@@ -179,7 +186,8 @@ describe("environments: every read and write is confined to the caller's", () =>
 describe("create: what is refused before anything is written or asked", () => {
   async function nothingHappened() {
     expect(await w.store.findAll("charges", {})).toEqual([]);
-    expect(await w.store.findAll("events", {})).toEqual([]);
+    // Only the fixtures' own events (merchant.created, service_key.created): none about a payment.
+    expect((await w.store.findAll("events", {})).filter((e) => !/^(merchant|service_key)\./.test(e.type))).toEqual([]);
     expect(w.calls.authorize).not.toHaveBeenCalled();
     expect(w.calls.startLocal).not.toHaveBeenCalled();
     expect(w.evaluate).not.toHaveBeenCalled();
@@ -425,17 +433,16 @@ describe("create: card charges", () => {
     expect(w.evaluate).toHaveBeenCalledTimes(1);
     expect(w.evaluate.mock.calls[0]?.[0]).toEqual({
       livemode: true,
+      chargeId: expect.stringMatching(/^tx_/),
       merchantId: m.id,
       amount: 700,
       currency: "EUR",
-      paymentMethodType: "card",
-      cardFingerprint: t.fingerprint,
-      cardFirst4: "4242",
+      card: { pan: VISA, fingerprint: t.fingerprint },
       customer: { ip: "203.0.113.9" },
     });
     expect(w.evaluate.mock.invocationCallOrder[0]).toBeLessThan(w.calls.authorize.mock.invocationCallOrder[0] ?? 0);
     const { token } = await w.card();
-    expect(w.evaluate.mock.calls[1]?.[0]).toMatchObject({ customer: null, cardFingerprint: token.fingerprint });
+    expect(w.evaluate.mock.calls[1]?.[0]).toMatchObject({ customer: null, card: { fingerprint: token.fingerprint } });
   });
 
   it("a block from the fraud screen stops the charge: blocked, never sent to the processor, no money", async () => {
@@ -450,11 +457,15 @@ describe("create: card charges", () => {
     expect(await w.balancesOf(merchant.id)).toEqual([]);
   });
 
-  it("a review verdict does not block", async () => {
+  it("a review verdict holds the card charge authorized, not captured, even with capture: true", async () => {
     w = world();
-    w.setVerdict({ decision: "review", score: 60, signals: ["new_card"] });
-    const { charge } = await w.card();
-    expect(charge.status).toBe("captured");
+    w.setVerdict({ decision: "review", score: 70, signals: ["new_card"] });
+    const { charge, merchant } = await w.card();
+    expect(charge.status).toBe("authorized");
+    expect(charge.amount_captured).toBe(0);
+    expect(w.calls.authorize).toHaveBeenCalledTimes(1);
+    expect(w.calls.capture).not.toHaveBeenCalled();
+    expect(await w.balancesOf(merchant.id)).toEqual([]);
   });
 });
 
@@ -472,7 +483,10 @@ describe("create: local payment methods", () => {
     expect(charge.next_action).toEqual(action);
     expect(charge.expires_at).toBe(action.expires_at);
     expect(w.calls.authorize).not.toHaveBeenCalled();
-    expect(w.evaluate).not.toHaveBeenCalled();
+    // Local methods are screened too (customer and address signals), before the processor.
+    expect(w.evaluate).toHaveBeenCalledTimes(1);
+    expect(w.evaluate.mock.calls[0]?.[0]).toMatchObject({ chargeId: charge.id, card: undefined });
+    expect(w.evaluate.mock.invocationCallOrder[0]).toBeLessThan(w.calls.startLocal.mock.invocationCallOrder[0] ?? 0);
     expect(await w.eventsOf(charge.id)).toEqual([]);
     expect(await w.balancesOf(merchant.id)).toEqual([]);
   });

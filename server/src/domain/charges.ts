@@ -3,14 +3,15 @@ import { commit } from "./commit.ts";
 import type { Caller, Now } from "./context.ts";
 import { DomainError, invalid, notFound } from "./errors.ts";
 import { recordEvent } from "./events.ts";
-import type { FraudScreen } from "./fraud.ts";
+import { assertIp } from "./fraud/evaluations.ts";
+import type { ChargeAssessment, FraudScreen } from "./fraud/port.ts";
 import { newId } from "./ids.ts";
 import { drawFromPendingCredit, ensureBalance, post } from "./ledger.ts";
 import type { Merchants } from "./merchants.ts";
 import { assertMinorUnits, assertMoney, type MoneyRules } from "./money.ts";
 import { followTransition } from "./payment-links/usage.ts";
 import { LOCAL_METHODS, type LocalMethod, type Processor } from "./processor.ts";
-import type { AppStore, AppTx, ChargeDoc, ChargeStatus, RefundDoc } from "./records.ts";
+import type { AppStore, AppTx, ChargeDoc, ChargeReviewDoc, ChargeStatus, RefundDoc } from "./records.ts";
 import { createdAt, iso } from "./time.ts";
 import type { Tokens } from "./tokens.ts";
 
@@ -40,6 +41,13 @@ export function canTransition(from: ChargeStatus, to: ChargeStatus): boolean {
 /** Why a transition is refused, in words an integrator can act on. */
 function refusal(charge: ChargeDoc, action: "capture" | "void" | "refund" | "complete" | "expire"): DomainError {
   const s = charge.status;
+  // spec: ChargeReview — while a review is open, only approve and reject act on the charge.
+  if (charge.review?.status === "open" && (action === "capture" || action === "void")) {
+    return new DomainError(
+      "invalid_state_transition",
+      `The charge is held for fraud review: ${action === "capture" ? "approve" : "reject"} the review instead.`,
+    );
+  }
   const why: Record<typeof action, string> = {
     capture:
       s === "captured" || s === "partially_refunded" || s === "refunded"
@@ -61,6 +69,15 @@ function refusal(charge: ChargeDoc, action: "capture" | "void" | "refund" | "com
     expire: `A ${s} charge cannot expire; only pending ones can.`,
   };
   return new DomainError("invalid_state_transition", why[action]);
+}
+
+/** A `block` decision: the charge is `blocked` and the processor is never called. */
+function block(charge: ChargeDoc, assessment: ChargeAssessment): void {
+  charge.status = "blocked";
+  charge.failure_code = "fraud_blocked";
+  charge.failure_message =
+    `Blocked by fraud evaluation ${assessment.evaluationId} ` +
+    `(score ${assessment.score}: ${assessment.signals.join(", ") || "no signals"}).`;
 }
 
 function exceedsRefundable(charge: ChargeDoc, amount: number): DomainError {
@@ -179,6 +196,7 @@ export function createCharges(deps: ChargesDeps) {
 
     async create(caller: Caller, input: ChargeCreate, options: ChargeCreateOptions = {}): Promise<ChargeDoc> {
       assertMoney(input.amount, input.currency, deps.money);
+      assertIp(input.customer?.ip, "customer.ip");
       const method = input.payment_method;
       if (method.type !== "card") {
         const required = LOCAL_METHODS[method.type].currency;
@@ -217,8 +235,27 @@ export function createCharges(deps: ChargesDeps) {
         metadata: input.metadata ?? {},
         customer: input.customer ?? null,
         processor_ref: null,
+        fraud_evaluation_id: null,
+        review: null,
+        review_expires_at: null,
         ...(options.paymentLinkId ? { payment_link_id: options.paymentLinkId } : {}),
       };
+
+      /** Every charge is evaluated before the processor is called (spec: POST /v1/charges). */
+      const assess = async (c: ChargeDoc, card?: { pan: string; fingerprint: string }) => {
+        const result = await deps.fraud.assessCharge({
+          livemode: c.livemode,
+          chargeId: c.id,
+          merchantId: c.merchant_id,
+          amount: c.amount,
+          currency: c.currency,
+          card,
+          customer: c.customer,
+        });
+        c.fraud_evaluation_id = result.evaluationId;
+        return result;
+      };
+      let assessment: ChargeAssessment;
 
       if (method.type === "card") {
         const { token, pan } = await deps.tokens.pan(caller.livemode, method.token, "payment_method.token");
@@ -229,18 +266,9 @@ export function createCharges(deps: ChargesDeps) {
           last4: token.last4,
           fingerprint: token.fingerprint,
         };
-        const verdict = await deps.fraud.evaluate({
-          livemode: caller.livemode,
-          merchantId: merchant.id,
-          amount: input.amount,
-          currency: input.currency,
-          paymentMethodType: "card",
-          cardFingerprint: token.fingerprint,
-          cardFirst4: token.first4,
-          customer: input.customer ?? null,
-        });
-        if (verdict.decision === "block") {
-          charge.status = "blocked";
+        assessment = await assess(charge, { pan, fingerprint: token.fingerprint });
+        if (assessment.decision === "block") {
+          block(charge, assessment);
         } else {
           const auth = await processor.authorizeCard({
             chargeId: id,
@@ -255,7 +283,18 @@ export function createCharges(deps: ChargesDeps) {
           if (auth.approved) {
             charge.status = "authorized";
             charge.processor_ref = auth.reference;
-            if (input.capture ?? true) {
+            if (assessment.decision === "review") {
+              // Held: not captured, whatever `capture` says, until the review is approved (spec: ChargeReview).
+              const expiresAt = iso(new Date(at.getTime() + assessment.reviewWindowSeconds * 1000));
+              charge.review = {
+                status: "open",
+                opened_at: charge.updated_at,
+                expires_at: expiresAt,
+                closed_at: null,
+                capture: input.capture ?? true,
+              };
+              charge.review_expires_at = expiresAt;
+            } else if (input.capture ?? true) {
               await processor.capture(auth.reference, input.amount);
               charge.status = "captured";
               charge.amount_captured = input.amount;
@@ -267,22 +306,32 @@ export function createCharges(deps: ChargesDeps) {
           }
         }
       } else {
-        const action = await processor.startLocalPayment({
-          chargeId: id,
-          method: method.type as LocalMethod,
-          amount: input.amount,
-          currency: input.currency,
-          now: at,
-          iban: method.type === "sepa_debit" ? method.iban : undefined,
-        });
-        charge.next_action = action;
-        charge.expires_at = action.expires_at;
-        if (method.type === "sepa_debit") charge.payment_method.last4 = method.iban.replace(/\s+/g, "").slice(-4);
+        // Local methods are screened on the customer's facts; a `review` cannot hold a payment the payer
+        // has not made yet, so it is recorded on the evaluation only (spec: ChargeReview).
+        assessment = await assess(charge);
+        if (assessment.decision === "block") {
+          block(charge, assessment);
+        } else {
+          const action = await processor.startLocalPayment({
+            chargeId: id,
+            method: method.type as LocalMethod,
+            amount: input.amount,
+            currency: input.currency,
+            now: at,
+            iban: method.type === "sepa_debit" ? method.iban : undefined,
+          });
+          charge.next_action = action;
+          charge.expires_at = action.expires_at;
+          if (method.type === "sepa_debit") charge.payment_method.last4 = method.iban.replace(/\s+/g, "").slice(-4);
+        }
       }
 
       if (charge.status === "captured") await ensureBalance(store, caller.livemode, merchant.id, input.currency, now);
+      const evaluated = assessment;
       return commit(store, caller, async (tx) => {
         await tx.insert("charges", charge);
+        // The evaluation and its `fraud.evaluated` event commit with the charge, before its own events.
+        await evaluated.record(tx, charge);
         const fields = eventFields(charge);
         if (charge.status === "authorized" || charge.status === "captured") {
           await recordEvent(tx, now, charge.livemode, "payment.authorized", { ...fields, status: "authorized" });
@@ -294,7 +343,7 @@ export function createCharges(deps: ChargesDeps) {
             amount_captured: charge.amount_captured,
           });
         }
-        if (charge.status === "declined") {
+        if (charge.status === "declined" || charge.status === "blocked") {
           await recordEvent(tx, now, charge.livemode, "payment.failed", {
             ...fields,
             failure_code: charge.failure_code,
@@ -332,7 +381,7 @@ export function createCharges(deps: ChargesDeps) {
       // CaptureCharge.amount is MinorUnits; checked here too, for callers other than the HTTP layer.
       if (amount !== undefined) assertMinorUnits(amount, "amount");
       const charge = await load(caller.livemode, id);
-      if (charge.status !== "authorized") throw refusal(charge, "capture");
+      if (charge.status !== "authorized" || charge.review?.status === "open") throw refusal(charge, "capture");
       const toCapture = amount ?? charge.amount;
       if (toCapture > charge.amount) {
         throw invalid("amount", `must be at most the authorized amount (${charge.amount})`);
@@ -352,7 +401,7 @@ export function createCharges(deps: ChargesDeps) {
 
     async void(caller: Caller, id: string): Promise<ChargeDoc> {
       const charge = await load(caller.livemode, id);
-      if (charge.status !== "authorized") throw refusal(charge, "void");
+      if (charge.status !== "authorized" || charge.review?.status === "open") throw refusal(charge, "void");
       await processor.void(charge.processor_ref ?? "");
       return commit(store, caller, async (tx) => {
         const voided = await transition(tx, charge, "voided", {}, "void");
@@ -490,7 +539,119 @@ export function createCharges(deps: ChargesDeps) {
       }
       return expired;
     },
+
+    /**
+     * Approves a charge held for review (spec: approveChargeReview): captured, unless it was created
+     * with `capture: false`, when it stays authorized for a later capture.
+     */
+    async approveReview(caller: Caller, id: string): Promise<ChargeDoc> {
+      const charge = await load(caller.livemode, id);
+      const review = assertOpenReview(charge);
+      if (!review.capture) {
+        return commit(store, caller, (tx) => closeReview(tx, charge, review, "approved", {}));
+      }
+      await processor.capture(charge.processor_ref ?? "", charge.amount);
+      await ensureBalance(store, charge.livemode, charge.merchant_id, charge.currency, now);
+      return commit(store, caller, async (tx) => {
+        const captured = await closeReview(tx, charge, review, "approved", {
+          status: "captured",
+          amount_captured: charge.amount,
+        });
+        await creditCapture(tx, captured, charge.amount);
+        await recordEvent(tx, now, captured.livemode, "payment.captured", {
+          ...eventFields(captured),
+          amount_captured: charge.amount,
+        });
+        return captured;
+      });
+    },
+
+    /** Rejects a charge held for review (spec: rejectChargeReview): voided; nothing was captured, nothing is refunded. */
+    async rejectReview(caller: Caller, id: string): Promise<ChargeDoc> {
+      return voidHeld(await load(caller.livemode, id), "rejected", caller);
+    },
+
+    /** The review-expiry job: every open review past its `expires_at` is voided. Returns how many. */
+    async expireReviewsDue(limit = 500): Promise<number> {
+      const due = await store.findAll("charges", { review_expires_at: { $lte: iso(now()) } }, limit);
+      let expired = 0;
+      for (const charge of due) {
+        try {
+          await voidHeld(charge, "expired", null);
+          expired++;
+        } catch (err) {
+          // Approved, rejected or expired by another instance meanwhile: nothing to do.
+          if (!(err instanceof DomainError && (err.code === "invalid_state_transition" || err.code === "conflict"))) {
+            throw err;
+          }
+        }
+      }
+      return expired;
+    },
   };
+
+  /** 409 unless the charge is authorized with an open review. */
+  function assertOpenReview(charge: ChargeDoc): ChargeReviewDoc {
+    if (charge.status !== "authorized" || charge.review?.status !== "open") {
+      throw new DomainError(
+        "invalid_state_transition",
+        charge.review ? `The charge's review is ${charge.review.status}, not open.` : "The charge has no open review.",
+      );
+    }
+    return charge.review;
+  }
+
+  /**
+   * Closes an open review (approve, reject, expiry), conditional on the charge still being authorized
+   * with that review open: of a concurrent approve, reject and expiry, exactly one wins; the others get
+   * a 409 (the expiry job skips).
+   */
+  async function closeReview(
+    tx: AppTx,
+    charge: ChargeDoc,
+    review: ChargeReviewDoc,
+    outcome: "approved" | "rejected" | "expired",
+    set: Partial<ChargeDoc>,
+  ): Promise<ChargeDoc> {
+    const at = iso(now());
+    const updated = await tx.update(
+      "charges",
+      charge.id,
+      {
+        set: {
+          ...set,
+          review: { ...review, status: outcome, closed_at: at },
+          review_expires_at: null,
+          updated_at: at,
+        },
+      },
+      { status: "authorized", review_expires_at: review.expires_at },
+    );
+    if (!updated) {
+      const current = await tx.get("charges", charge.id);
+      if (!current) throw notFound("charge", charge.id);
+      assertOpenReview(current);
+      throw new DomainError("conflict", "The charge changed while its review was being closed; retry.");
+    }
+    // A held charge made through a payment link: its held use becomes a use (captured) or is freed (voided).
+    if (updated.payment_link_id) await followTransition(tx, now, charge.status, updated);
+    return updated;
+  }
+
+  /** Voids a held charge whose review was rejected or expired (`caller` is null for the expiry job). */
+  async function voidHeld(
+    charge: ChargeDoc,
+    outcome: "rejected" | "expired",
+    caller: Caller | null,
+  ): Promise<ChargeDoc> {
+    const review = assertOpenReview(charge);
+    await processor.void(charge.processor_ref ?? "");
+    return commit(store, caller, async (tx) => {
+      const voided = await closeReview(tx, charge, review, outcome, { status: "voided" });
+      await recordEvent(tx, now, voided.livemode, "payment.voided", eventFields(voided));
+      return voided;
+    });
+  }
 
   /** `caller` is null for the expiry job. */
   async function expireOne(charge: ChargeDoc, caller: Caller | null = null): Promise<ChargeDoc> {

@@ -5,8 +5,9 @@ import { newId } from "./ids.ts";
 import type { AppStore, AppTx, EventDoc } from "./records.ts";
 import { createdAt } from "./time.ts";
 
-// DESIGN §11: an event is written through the same transaction handle as the change that causes it,
-// so the outbox the webhook dispatcher reads can never miss or invent a change.
+// An event is written through the same transaction handle as the change that causes it, and is
+// marked `delivery_pending` there: it is its own outbox entry, so the webhook dispatcher
+// (webhooks/dispatcher.ts) can never miss or invent a change, whatever crashes.
 
 export function recordEvent(
   tx: AppTx,
@@ -14,9 +15,25 @@ export function recordEvent(
   livemode: boolean,
   type: string,
   payload: Record<string, unknown>,
+  options: { deliver?: boolean } = {},
 ): Promise<EventDoc> {
-  const event: EventDoc = { id: newId("evt"), livemode, created_at: createdAt(now()), type, payload };
+  const event: EventDoc = {
+    id: newId("evt"),
+    livemode,
+    created_at: createdAt(now()),
+    type,
+    payload,
+    delivery_pending: options.deliver ?? true,
+  };
   return tx.insert("events", event).then(() => event);
+}
+
+/**
+ * The event as the API shows it (the contract's Event): flat, the envelope first, then the type's own
+ * fields. GET /v1/events/{id} answers with it, and each webhook delivery's body is exactly it.
+ */
+export function eventObject(e: EventDoc): Record<string, unknown> {
+  return { id: e.id, type: e.type, created_at: e.created_at, livemode: e.livemode, ...e.payload };
 }
 
 export function createEvents(store: AppStore) {

@@ -16,7 +16,10 @@ export const ID_PREFIXES = {
   paymentLink: "plink",
   cashout: "co",
   fraudEvaluation: "fe",
+  fraudList: "fl",
+  fraudListItem: "fli",
   webhookEndpoint: "we",
+  webhookDelivery: "whd",
   ledgerEntry: "le",
   audit: "aud",
 } as const;

@@ -3,7 +3,7 @@ import { createSimulatorPayoutRail, type PayoutRail } from "./cashouts/payouts.t
 import { createCharges } from "./charges.ts";
 import type { Caller, Now } from "./context.ts";
 import { createEvents } from "./events.ts";
-import { allowAllFraudScreen, type FraudScreen } from "./fraud.ts";
+import { createFraud, type FraudScreen } from "./fraud/index.ts";
 import { settleDue } from "./ledger.ts";
 import { createMerchants } from "./merchants.ts";
 import type { MoneyRules } from "./money.ts";
@@ -15,6 +15,11 @@ import { createServiceKeys } from "./service-keys.ts";
 import { iso } from "./time.ts";
 import { createTokens } from "./tokens.ts";
 import type { VaultKeys } from "./vault/crypto.ts";
+import type { DispatcherLog } from "./webhooks/dispatcher.ts";
+import { createWebhooks, type WebhookOptions } from "./webhooks/index.ts";
+import { createOutboxSignal } from "./webhooks/outbox.ts";
+import type { WebhookSender } from "./webhooks/sender.ts";
+import type { Resolver } from "./webhooks/ssrf.ts";
 
 export interface DomainDeps {
   store: AppStore;
@@ -26,6 +31,14 @@ export interface DomainDeps {
   now?: Now;
   processor?: Processor;
   fraud?: FraudScreen;
+  /** Webhook delivery: settings, the HTTP sender and the resolver (defaults send and resolve nothing). */
+  webhooks?: {
+    options?: Partial<WebhookOptions> | undefined;
+    sender?: WebhookSender | undefined;
+    resolve?: Resolver | undefined;
+    random?: (() => number) | undefined;
+    log?: DispatcherLog | undefined;
+  };
   /** The payout rail cashouts are sent through; default: the simulator. */
   payoutRail?: PayoutRail;
   /** The server's public address, for payment links' `url` (a function: known once the server listens). */
@@ -40,16 +53,28 @@ export interface DomainDeps {
 /** Every use case, wired to one store. Knows nothing of HTTP or of which database is behind the store. */
 export function createDomain(deps: DomainDeps) {
   const now = deps.now ?? (() => new Date());
-  const { store } = deps;
+  // Use cases write through a store that wakes the webhook dispatcher after each commit that records an
+  // event (or makes a delivery due); the dispatcher itself uses the plain one.
+  const signal = createOutboxSignal();
+  const store = signal.watch(deps.store);
+  const webhooks = createWebhooks({
+    store: deps.store,
+    watched: store,
+    signal,
+    now,
+    vaultKeys: deps.vaultKeys,
+    ...deps.webhooks,
+  });
   const merchants = createMerchants(store, now);
   const tokens = createTokens(store, deps.vaultKeys, now);
+  const fraud = createFraud({ store, now, tokens, merchants, money: deps.money });
   const charges = createCharges({
     store,
     now,
     merchants,
     tokens,
     processor: deps.processor ?? createSimulatorProcessor(),
-    fraud: deps.fraud ?? allowAllFraudScreen,
+    fraud: deps.fraud ?? fraud.screen,
     money: deps.money,
     settlementDelaySeconds: deps.settlementDelaySeconds,
   });
@@ -80,7 +105,9 @@ export function createDomain(deps: DomainDeps) {
     paymentLinks,
     serviceKeys: createServiceKeys(store, now),
     events: createEvents(store),
+    webhooks,
     charges,
+    fraud,
     balances: {
       /** A merchant's balance per currency (GET /v1/merchants/{id}/balance). */
       async get(caller: Caller, merchantId: string) {
@@ -92,6 +119,8 @@ export function createDomain(deps: DomainDeps) {
     jobs: {
       /** Expires unpaid local payments whose next_action has run out. */
       expire: () => charges.expireDue(),
+      /** Voids charges whose fraud review was left open past its window. */
+      expireReviews: () => charges.expireReviewsDue(),
       /** Moves pending credits whose settlement time has come to available. */
       settle: () => settleDue(store, now),
       /** Sends pending cashouts whose time has come, and records the outcome of those in transit. */
@@ -103,6 +132,10 @@ export function createDomain(deps: DomainDeps) {
         store.deleteMany("request_log", {
           created_at: { $lt: iso(new Date(now().getTime() - (deps.requestLogRetentionDays ?? 30) * 86_400_000)) },
         }),
+      /** Forgets velocity counts that have left every window. */
+      sweepFraudCounters: () => fraud.sweepCounters(),
+      /** Forgets finished webhook deliveries older than the attempt log's retention. */
+      sweepWebhookLog: () => webhooks.sweepLog(),
     },
   };
 }

@@ -2,6 +2,7 @@ import type { Page } from "../store/port.ts";
 import { commit } from "./commit.ts";
 import type { Caller, Now } from "./context.ts";
 import { DomainError, invalid, notFound } from "./errors.ts";
+import { recordEvent } from "./events.ts";
 import { newId } from "./ids.ts";
 import type { AppStore, MerchantDoc } from "./records.ts";
 import { createdAt, iso } from "./time.ts";
@@ -60,6 +61,11 @@ export function createMerchants(store: AppStore, now: Now) {
       };
       return commit(store, caller, async (tx) => {
         await tx.insert("merchants", merchant);
+        await recordEvent(tx, now, merchant.livemode, "merchant.created", {
+          merchant_id: merchant.id,
+          name: merchant.name,
+          status: merchant.status,
+        });
         return merchant;
       });
     },
@@ -84,15 +90,33 @@ export function createMerchants(store: AppStore, now: Now) {
       if (changes.name !== undefined) set.name = changes.name;
       if (changes.status !== undefined) set.status = changes.status;
       if (changes.metadata !== undefined) set.metadata = changes.metadata;
-      // Conditional on the status we checked: a concurrent change makes this a 409, never a lost update
-      // past a final state.
-      const updated = await store.update("merchants", id, { set }, { status: current.status });
-      if (!updated) {
-        throw new DomainError("conflict", "The merchant changed while it was being updated; retry.", {
-          param: "status",
-        });
+      // The fields that really change, with their values before: merchant.updated's previous_attributes.
+      const previous: Partial<Pick<MerchantDoc, "name" | "status" | "metadata">> = {};
+      if (changes.name !== undefined && changes.name !== current.name) previous.name = current.name;
+      if (changes.status !== undefined && changes.status !== current.status) previous.status = current.status;
+      if (changes.metadata !== undefined && JSON.stringify(changes.metadata) !== JSON.stringify(current.metadata)) {
+        previous.metadata = current.metadata;
       }
-      return updated;
+      return commit(store, caller, async (tx) => {
+        // Conditional on the status we checked: a concurrent change makes this a 409, never a lost update
+        // past a final state.
+        const updated = await tx.update("merchants", id, { set }, { status: current.status });
+        if (!updated) {
+          throw new DomainError("conflict", "The merchant changed while it was being updated; retry.", {
+            param: "status",
+          });
+        }
+        // A PATCH that changes nothing (the same values again) is no change and leaves no event.
+        if (Object.keys(previous).length > 0) {
+          await recordEvent(tx, now, updated.livemode, "merchant.updated", {
+            merchant_id: updated.id,
+            name: updated.name,
+            status: updated.status,
+            previous_attributes: previous,
+          });
+        }
+        return updated;
+      });
     },
   };
 }

@@ -54,8 +54,9 @@ export interface Processor {
 
 /**
  * DESIGN §7 sandbox test cards (Stripe-compatible numbers). Any other valid card is approved.
- * 4100000000000019 (always blocked) and 4000000000009235 (elevated risk) belong to the fraud engine,
- * which is not built yet: until then they are approved like any other card.
+ * 4100000000000019 (always blocked) and 4000000000009235 (elevated risk, review) are the fraud
+ * engine's (domain/fraud/sandbox.ts): a blocked charge never reaches the processor, and a held one is
+ * approved here like any other card.
  */
 export const TEST_CARD_OUTCOMES: Record<string, { failureCode: FailureCode; failureMessage: string }> = {
   "4000000000000002": { failureCode: "card_declined", failureMessage: "The card was declined." },

@@ -1,5 +1,7 @@
 import type { BaseDoc, CollectionSpecs, Store, StoreOps } from "../store/port.ts";
+import type { Decision, Hit, ListAction, ListKind } from "./fraud/rules.ts";
 import type { FailureCode, NextAction } from "./processor.ts";
+import type { SealedSecret } from "./vault/crypto.ts";
 
 // The persisted shape of every object, one collection each. API objects are serialized from these
 // (server/src/http/serialize.ts); secrets and card data never leave through the API except by the
@@ -53,6 +55,12 @@ export interface EventDoc extends BaseDoc {
   type: string;
   /** The type's own fields (tx_id, score, ...); the API flattens them beside the envelope. */
   payload: Record<string, unknown>;
+  /**
+   * The outbox flag: true from the transaction that records the event until the webhook dispatcher has
+   * created its deliveries (in one transaction with setting it false). Absent on events recorded before
+   * webhook delivery existed, and false on events delivered to one endpoint only (test events).
+   */
+  delivery_pending?: boolean;
 }
 
 /**
@@ -109,6 +117,16 @@ export type ChargeStatus =
   | "voided"
   | "expired";
 
+/** A charge held by fraud evaluation (spec: ChargeReview). */
+export interface ChargeReviewDoc {
+  status: "open" | "approved" | "rejected" | "expired";
+  opened_at: string;
+  expires_at: string;
+  closed_at: string | null;
+  /** Whether approval captures (the charge's `capture`); never shown. */
+  capture: boolean;
+}
+
 export interface ChargeDoc extends BaseDoc {
   merchant_id: string;
   amount: number;
@@ -126,13 +144,18 @@ export interface ChargeDoc extends BaseDoc {
   next_action: NextAction | null;
   /** next_action.expires_at, top-level so the expiry job can query it. */
   expires_at: string | null;
-  failure_code: FailureCode | null;
+  failure_code: FailureCode | "fraud_blocked" | null;
   failure_message: string | null;
   description: string | null;
   metadata: Record<string, string>;
   customer: { email?: string; ip?: string; country?: string } | null;
   /** The acquirer's reference for the authorization (never shown). */
   processor_ref: string | null;
+  /** The evaluation made before authorizing; absent on charges stored before fraud evaluation existed. */
+  fraud_evaluation_id?: string | null;
+  review?: ChargeReviewDoc | null;
+  /** review.expires_at while the review is open (null otherwise), top-level so the expiry job can query it. */
+  review_expires_at?: string | null;
   /** Set when the charge was made through a payment link's hosted page (domain/payment-links). */
   payment_link_id?: string | null;
   updated_at: string;
@@ -258,9 +281,123 @@ export interface RateLimitDoc extends BaseDoc {
   expires_at: string;
 }
 
+/** A URL that receives events (spec/resources/webhook-endpoints.tsp, WebhookEndpoint). */
+export interface WebhookEndpointDoc extends BaseDoc {
+  url: string;
+  description: string | null;
+  /** Event types, or "*" for all. */
+  enabled_events: string[];
+  status: "enabled" | "disabled";
+  disabled_reason: "requested" | "gone" | "failing" | null;
+  /** The first failed attempt since the last success, or null. */
+  failing_since: string | null;
+  /** The signing secret, encrypted under the vault's master key (never stored in clear). */
+  secret: SealedSecret;
+  /** The secret a rotation replaced, still signing until previous_secret_expires_at. */
+  previous_secret: SealedSecret | null;
+  previous_secret_expires_at: string | null;
+  updated_at: string;
+}
+
+/** One attempt of a delivery (WebhookAttempt in the contract). */
+export interface WebhookAttemptRecord {
+  number: number;
+  trigger: "automatic" | "manual";
+  attempted_at: string;
+  status_code: number | null;
+  error: "timeout" | "dns_error" | "connection_error" | "tls_error" | "address_refused" | null;
+  error_message: string | null;
+  latency_ms: number;
+  response_body: string | null;
+  succeeded: boolean;
+  next_attempt_at: string | null;
+}
+
+/**
+ * One event's delivery to one endpoint. The dispatcher claims the next attempt with a lease: a
+ * conditional update that sets `claim` to its own token and moves `next_attempt_at` to the lease's end,
+ * so no other instance takes it until the lease runs out (the claimant crashed); the outcome is written
+ * only while the claim is still the claimant's.
+ */
+export interface WebhookDeliveryDoc extends BaseDoc {
+  endpoint_id: string;
+  event_id: string;
+  event_type: string;
+  status: "pending" | "succeeded" | "failed";
+  /** What the next attempt is: `automatic` ones follow the retry schedule, a `manual` one is not retried. */
+  mode: "automatic" | "manual";
+  /** When the next attempt is due; while claimed, when the claim's lease ends; null when none is scheduled. */
+  next_attempt_at: string | null;
+  /** The claim token of the instance sending the next attempt, or null. */
+  claim: string | null;
+  attempts: WebhookAttemptRecord[];
+  updated_at: string;
+}
+
 /** One-off facts about the installation (e.g. "the bootstrap sandbox key was created"). */
 export interface SettingDoc extends BaseDoc {
   value: string;
+}
+
+/** A fraud evaluation (spec: FraudEvaluation). */
+export interface FraudEvaluationDoc extends BaseDoc {
+  tx_id: string;
+  source: "charge" | "transaction" | "facts";
+  merchant_id: string | null;
+  amount: number;
+  currency: string;
+  score: number;
+  decision: Decision;
+  signals: string[];
+  rules: Hit[];
+  thresholds: { review: number; block: number };
+}
+
+/** A value list (spec: FraudList). Kind, action and name are fixed at creation. */
+export interface FraudListDoc extends BaseDoc {
+  name: string;
+  kind: ListKind;
+  action: ListAction;
+  item_count: number;
+}
+
+/**
+ * A value on a list (spec: FraudListItem). The list's kind, action and name are copied onto it, so
+ * one indexed query on `match_key` (`<kind>:<value>`) finds every list a fact is on.
+ */
+export interface FraudListItemDoc extends BaseDoc {
+  list_id: string;
+  list_name: string;
+  kind: ListKind;
+  action: ListAction;
+  /** Normalized (see domain/fraud/lists.ts). */
+  value: string;
+  match_key: string;
+  /** `<list id>|<value>`: unique, so a list never holds a value twice. */
+  list_value: string;
+}
+
+/** One environment's fraud settings (spec: FraudSettings); id `test` or `live`. */
+export interface FraudSettingsDoc extends BaseDoc {
+  review_threshold: number;
+  block_threshold: number;
+  review_window_seconds: number;
+  updated_at: string;
+}
+
+/** Charge attempts of one card or IP address in one minute (domain/fraud/counters.ts). */
+export interface FraudCounterDoc extends BaseDoc {
+  attempts: number;
+  small: number;
+  declines: number;
+  /** When the minute has left every velocity window: the sweep deletes it then. */
+  expires_at: string;
+}
+
+/** A merchant's accepted charges in one currency, for amount_anomaly; id `<merchant id>:<currency>`. */
+export interface FraudMerchantStatsDoc extends BaseDoc {
+  count: number;
+  sum: number;
 }
 
 export type Docs = {
@@ -277,6 +414,14 @@ export type Docs = {
   ledger_entries: LedgerEntryDoc;
   balances: BalanceDoc;
   rate_limits: RateLimitDoc;
+  fraud_evaluations: FraudEvaluationDoc;
+  fraud_lists: FraudListDoc;
+  fraud_list_items: FraudListItemDoc;
+  fraud_settings: FraudSettingsDoc;
+  fraud_counters: FraudCounterDoc;
+  fraud_merchant_stats: FraudMerchantStatsDoc;
+  webhook_endpoints: WebhookEndpointDoc;
+  webhook_deliveries: WebhookDeliveryDoc;
   cashouts: CashoutDoc;
   payment_links: PaymentLinkDoc;
 };
@@ -294,7 +439,8 @@ export const COLLECTIONS: CollectionSpecs<Docs> = {
       { fields: ["livemode"] },
     ],
   },
-  events: { indexes: [{ fields: ["livemode", "type"] }] },
+  // The outbox: pending events, oldest first.
+  events: { indexes: [{ fields: ["livemode", "type"] }, { fields: ["delivery_pending", "created_at"] }] },
   idempotency: { indexes: [{ fields: ["expires_at"] }] },
   audit_log: { indexes: [{ fields: ["object_id"] }] },
   // created_at alone: the retention job deletes by age across both environments.
@@ -305,6 +451,7 @@ export const COLLECTIONS: CollectionSpecs<Docs> = {
       { fields: ["livemode", "merchant_id"] },
       { fields: ["livemode", "status"] },
       { fields: ["status", "expires_at"] },
+      { fields: ["review_expires_at"] },
       { fields: ["livemode", "payment_link_id"] },
     ],
   },
@@ -318,6 +465,24 @@ export const COLLECTIONS: CollectionSpecs<Docs> = {
   },
   balances: { indexes: [{ fields: ["merchant_id"] }] },
   rate_limits: { indexes: [{ fields: ["expires_at"] }] },
+  fraud_evaluations: { indexes: [{ fields: ["livemode", "tx_id"] }, { fields: ["livemode", "decision"] }] },
+  fraud_lists: { indexes: [{ fields: ["livemode", "kind"] }] },
+  fraud_list_items: {
+    indexes: [{ fields: ["livemode", "match_key"] }, { fields: ["list_id"] }, { fields: ["list_value"], unique: true }],
+  },
+  fraud_settings: { indexes: [] },
+  fraud_counters: { indexes: [{ fields: ["expires_at"] }] },
+  fraud_merchant_stats: { indexes: [] },
+  webhook_endpoints: { indexes: [{ fields: ["livemode", "status"] }] },
+  webhook_deliveries: {
+    indexes: [
+      // The dispatcher's queue: pending deliveries, soonest due first.
+      { fields: ["status", "next_attempt_at"] },
+      { fields: ["endpoint_id", "status"] },
+      // One delivery per event and endpoint: fan-out, redelivery and tests can never make two.
+      { fields: ["event_id", "endpoint_id"], unique: true },
+    ],
+  },
   cashouts: {
     indexes: [
       { fields: ["livemode", "merchant_id"] },

@@ -141,3 +141,24 @@ describe("service key authentication with a short-lived cache", () => {
     }
   });
 });
+
+describe("service key events", () => {
+  it("records created, rotated and revoked, never with a secret or digest", async () => {
+    const { testDomain } = await import("./testing.ts");
+    const { domain, caller, store } = testDomain();
+    const { key, secret } = await domain.serviceKeys.create(caller(), { name: "backend", scopes: ["charges"] });
+    const rotated = await domain.serviceKeys.rotate(caller(), key.id, 3600);
+    await domain.serviceKeys.revoke(caller(), key.id);
+    await domain.serviceKeys.revoke(caller(), key.id); // revoking twice is a no-op: no second event
+    const events = (await store.findAll("events", {})).filter((e) => e.type.startsWith("service_key."));
+    expect(events.map((e) => e.type)).toEqual(["service_key.revoked", "service_key.rotated", "service_key.created"]);
+    expect(events[2]?.payload).toEqual({ key_id: key.id, name: "backend", prefix: key.prefix, scopes: ["charges"] });
+    expect(events[1]?.payload).toMatchObject({
+      prefix: rotated.key.prefix,
+      previous_expires_at: rotated.key.previous_expires_at,
+    });
+    const text = JSON.stringify(events);
+    for (const hidden of [secret, rotated.secret, key.secret_hash, rotated.key.secret_hash])
+      expect(text).not.toContain(hidden);
+  });
+});

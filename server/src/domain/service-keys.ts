@@ -3,6 +3,7 @@ import type { Page, PageResult } from "../store/port.ts";
 import { commit } from "./commit.ts";
 import type { Caller, Now } from "./context.ts";
 import { DomainError, invalid, notFound } from "./errors.ts";
+import { recordEvent } from "./events.ts";
 import { newId, randomBase62 } from "./ids.ts";
 import type { AppStore, ServiceKeyDoc } from "./records.ts";
 import { createdAt, iso } from "./time.ts";
@@ -35,6 +36,11 @@ export interface CreateKeyInput {
   expires_at?: string | undefined;
 }
 
+/** What service_key.* events tell about a key: never its secret or digests (events/service-keys.tsp). */
+function keyEventFields(key: ServiceKeyDoc) {
+  return { key_id: key.id, name: key.name, prefix: key.prefix, scopes: key.scopes };
+}
+
 export function createServiceKeys(store: AppStore, now: Now) {
   /** `caller` is null for the CLI and the first start, which act without one. */
   async function issue(
@@ -64,6 +70,7 @@ export function createServiceKeys(store: AppStore, now: Now) {
     };
     return commit(store, caller, async (tx) => {
       await tx.insert("service_keys", key);
+      await recordEvent(tx, now, key.livemode, "service_key.created", keyEventFields(key));
       return { key, secret };
     });
   }
@@ -190,14 +197,17 @@ export function createServiceKeys(store: AppStore, now: Now) {
           { secret_hash: key.secret_hash, revoked_at: null },
         );
         if (!rotated) throw new DomainError("conflict", "The key changed while it was being rotated; retry.");
+        await recordEvent(tx, now, rotated.livemode, "service_key.rotated", {
+          ...keyEventFields(rotated),
+          previous_expires_at: rotated.previous_expires_at,
+        });
         return { key: rotated, secret };
       }).finally(() => forget(id));
       return updated;
     },
 
     async revoke(caller: Caller, id: string): Promise<ServiceKeyDoc> {
-      const key = await load(caller.livemode, id);
-      if (key.revoked_at) return key;
+      await load(caller.livemode, id);
       const updated = await commit(store, caller, async (tx) => {
         const revoked = await tx.update(
           "service_keys",
@@ -205,8 +215,12 @@ export function createServiceKeys(store: AppStore, now: Now) {
           { set: { revoked_at: iso(now()), previous_secret_hash: null, previous_expires_at: null } },
           { revoked_at: null },
         );
-        // Revoked concurrently: answer with the key as it now is (revoking twice is a no-op).
-        return revoked ?? (await tx.get("service_keys", id));
+        if (revoked) {
+          await recordEvent(tx, now, revoked.livemode, "service_key.revoked", keyEventFields(revoked));
+          return revoked;
+        }
+        // Revoked already, or concurrently: answer with the key as it now is (revoking twice is a no-op).
+        return tx.get("service_keys", id);
       }).finally(() => forget(id));
       return updated ?? load(caller.livemode, id);
     },

@@ -64,7 +64,7 @@ export type QueryParams<K extends OperationId> =
     : Record<string, never>;
 
 type Responses<K extends OperationId> = Op<K>["responses"];
-type SuccessStatus<K extends OperationId> = Extract<keyof Responses<K>, 200 | 201>;
+type SuccessStatus<K extends OperationId> = Extract<keyof Responses<K>, 200 | 201 | 202>;
 
 type JsonOf<R> = R extends { content: { "application/json": infer B } } ? B : never;
 

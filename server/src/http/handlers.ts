@@ -92,7 +92,8 @@ function page(query: { limit?: number; starting_after?: string; ending_before?: 
 }
 
 export function createHandlers(domain: Domain, options: HandlerOptions = {}): Handlers {
-  const { merchants, tokens, serviceKeys, events, charges, cashouts, paymentLinks } = domain;
+  const { merchants, tokens, serviceKeys, events, charges, fraud, cashouts, paymentLinks } = domain;
+  const hooks = domain.webhooks.endpoints;
   const afterCommit = options.afterCommit ?? (() => {});
   const answer = answering(afterCommit);
   const link = (l: Parameters<typeof paymentLinks.url>[0]) => serialize.paymentLink(l, paymentLinks.url(l));
@@ -181,8 +182,58 @@ export function createHandlers(domain: Domain, options: HandlerOptions = {}): Ha
       status: 200,
       body: serialize.list(await charges.listRefunds(caller, path.id, page(query)), serialize.refund),
     }),
+    approveChargeReview: answer(200, serialize.charge, ({ caller, path }) => charges.approveReview(caller, path.id)),
+    rejectChargeReview: answer(200, serialize.charge, ({ caller, path }) => charges.rejectReview(caller, path.id)),
     sandboxCompleteCharge: answer(200, serialize.charge, ({ caller, path }) => charges.complete(caller, path.id)),
     sandboxExpireCharge: answer(200, serialize.charge, ({ caller, path }) => charges.expire(caller, path.id)),
+
+    // Fraud evaluation (scope `fraud`)
+    createFraudEvaluation: answer(201, serialize.fraudEvaluation, ({ caller, body }) =>
+      fraud.evaluations.create(caller, body),
+    ),
+    getFraudEvaluation: async ({ caller, path }) => ({
+      status: 200,
+      body: serialize.fraudEvaluation(await fraud.evaluations.get(caller, path.id)),
+    }),
+    listFraudEvaluations: async ({ caller, query }) => ({
+      status: 200,
+      body: serialize.list(
+        await fraud.evaluations.list(caller, { tx_id: query.tx_id, decision: query.decision }, page(query)),
+        serialize.fraudEvaluation,
+      ),
+    }),
+    createFraudList: answer(201, serialize.fraudList, ({ caller, body }) => fraud.lists.create(caller, body)),
+    listFraudLists: async ({ caller, query }) => ({
+      status: 200,
+      body: serialize.list(await fraud.lists.list(caller, { kind: query.kind }, page(query)), serialize.fraudList),
+    }),
+    getFraudList: async ({ caller, path }) => ({
+      status: 200,
+      body: serialize.fraudList(await fraud.lists.get(caller, path.id)),
+    }),
+    deleteFraudList: async ({ caller, path }) => {
+      const deleted = await fraud.lists.delete(caller, path.id);
+      return { status: 200, body: { id: deleted.id, object: "fraud_list", deleted: true } };
+    },
+    createFraudListItem: answer(201, serialize.fraudListItem, ({ caller, path, body }) =>
+      fraud.lists.addItem(caller, path.id, body.value),
+    ),
+    listFraudListItems: async ({ caller, path, query }) => ({
+      status: 200,
+      body: serialize.list(await fraud.lists.listItems(caller, path.id, page(query)), serialize.fraudListItem),
+    }),
+    deleteFraudListItem: async ({ caller, path }) => {
+      const deleted = await fraud.lists.deleteItem(caller, path.id);
+      return { status: 200, body: { id: deleted.id, object: "fraud_list_item", deleted: true } };
+    },
+    getFraudSettings: async ({ caller }) => ({
+      status: 200,
+      body: serialize.fraudSettings(await fraud.settings.get(caller)),
+    }),
+    updateFraudSettings: async ({ caller, body }) => ({
+      status: 200,
+      body: serialize.fraudSettings(await fraud.settings.update(caller, body)),
+    }),
 
     // Cashouts (scope `cashouts`)
     createCashout: answer(201, serialize.cashout, ({ caller, body }) => cashouts.create(caller, body)),
@@ -240,5 +291,62 @@ export function createHandlers(domain: Domain, options: HandlerOptions = {}): Ha
       body: serialize.list(await events.list(caller, { type: query.type }, page(query)), serialize.event),
     }),
     getEvent: async ({ caller, path }) => ({ status: 200, body: serialize.event(await events.get(caller, path.id)) }),
+    listEventDeliveries: async ({ caller, path, query }) => ({
+      status: 200,
+      body: serialize.list(
+        await hooks.listEventDeliveries(caller, path.id, { status: query.status }, page(query)),
+        serialize.webhookDelivery,
+      ),
+    }),
+    redeliverEvent: answer(202, serialize.webhookDelivery, ({ caller, path, body }) =>
+      hooks.redeliver(caller, path.id, body.endpoint_id),
+    ),
+
+    // Webhook endpoints and their attempt log (scope `webhooks`)
+    createWebhookEndpoint: answer(201, serialize.webhookEndpointWithSecret, ({ caller, body }) =>
+      hooks.create(caller, body),
+    ),
+    listWebhookEndpoints: async ({ caller, query }) => ({
+      status: 200,
+      body: serialize.list(await hooks.list(caller, page(query)), serialize.webhookEndpoint),
+    }),
+    getWebhookEndpoint: async ({ caller, path }) => ({
+      status: 200,
+      body: serialize.webhookEndpoint(await hooks.get(caller, path.id)),
+    }),
+    updateWebhookEndpoint: async ({ caller, path, body }) => ({
+      status: 200,
+      body: serialize.webhookEndpoint(await hooks.update(caller, path.id, body)),
+    }),
+    deleteWebhookEndpoint: async ({ caller, path }) => {
+      const deleted = await hooks.delete(caller, path.id);
+      return { status: 200, body: { id: deleted.id, object: "webhook_endpoint", deleted: true } };
+    },
+    rotateWebhookEndpointSecret: answer(200, serialize.webhookEndpointWithSecret, ({ caller, path, body }) =>
+      hooks.rotateSecret(caller, path.id, body.grace_period_seconds ?? 86400),
+    ),
+    testWebhookEndpoint: answer(202, serialize.webhookDelivery, ({ caller, path }) => hooks.test(caller, path.id)),
+    recoverWebhookEndpoint: answer(
+      202,
+      (r: Awaited<ReturnType<typeof hooks.recover>>) => ({
+        object: "webhook_recovery",
+        endpoint_id: r.endpoint.id,
+        since: r.since,
+        scheduled: r.scheduled,
+        has_more: r.hasMore,
+      }),
+      ({ caller, path, body }) => hooks.recover(caller, path.id, body.since),
+    ),
+    listWebhookEndpointDeliveries: async ({ caller, path, query }) => ({
+      status: 200,
+      body: serialize.list(
+        await hooks.listDeliveries(caller, path.id, { status: query.status }, page(query)),
+        serialize.webhookDelivery,
+      ),
+    }),
+    getWebhookDelivery: async ({ caller, path }) => ({
+      status: 200,
+      body: serialize.webhookDelivery(await hooks.getDelivery(caller, path.id)),
+    }),
   };
 }

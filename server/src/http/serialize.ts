@@ -1,15 +1,22 @@
 import type { components } from "@payments/contract/types";
+import { eventObject } from "../domain/events.ts";
+import type { FraudSettings } from "../domain/fraud/settings.ts";
 import type { LinkPayment } from "../domain/payment-links/index.ts";
 import type {
   BalanceDoc,
   CashoutDoc,
   ChargeDoc,
   EventDoc,
+  FraudEvaluationDoc,
+  FraudListDoc,
+  FraudListItemDoc,
   MerchantDoc,
   PaymentLinkDoc,
   RefundDoc,
   ServiceKeyDoc,
   TokenDoc,
+  WebhookDeliveryDoc,
+  WebhookEndpointDoc,
 } from "../domain/records.ts";
 import type { PageResult } from "../store/port.ts";
 
@@ -64,9 +71,8 @@ export const serviceKeyWithSecret = ({ key, secret }: { key: ServiceKeyDoc; secr
   secret,
 });
 
-/** Events are flat (DESIGN §11): envelope first, then the type's own fields. */
-export const event = (e: EventDoc): Schemas["Event"] =>
-  ({ id: e.id, type: e.type, created_at: e.created_at, livemode: e.livemode, ...e.payload }) as Schemas["Event"];
+/** Events are flat: envelope first, then the type's own fields; webhook bodies are the same object. */
+export const event = (e: EventDoc): Schemas["Event"] => eventObject(e) as Schemas["Event"];
 
 export const charge = (c: ChargeDoc): Schemas["Charge"] => ({
   id: c.id,
@@ -84,10 +90,65 @@ export const charge = (c: ChargeDoc): Schemas["Charge"] => ({
   description: c.description,
   metadata: c.metadata,
   customer: c.customer,
+  fraud_evaluation_id: c.fraud_evaluation_id ?? null,
+  review: c.review
+    ? {
+        status: c.review.status,
+        opened_at: c.review.opened_at,
+        expires_at: c.review.expires_at,
+        closed_at: c.review.closed_at,
+      }
+    : null,
   ...(c.payment_link_id ? { payment_link_id: c.payment_link_id } : {}),
   livemode: c.livemode,
   created_at: c.created_at,
   updated_at: c.updated_at,
+});
+
+export const fraudEvaluation = (e: FraudEvaluationDoc): Schemas["FraudEvaluation"] => ({
+  id: e.id,
+  object: "fraud_evaluation",
+  tx_id: e.tx_id,
+  source: e.source,
+  merchant_id: e.merchant_id,
+  amount: e.amount,
+  currency: e.currency,
+  score: e.score,
+  decision: e.decision,
+  signals: e.signals,
+  rules: e.rules.map((r) => ({ rule: r.rule, points: r.points, reason: r.reason })),
+  thresholds: { review: e.thresholds.review, block: e.thresholds.block },
+  livemode: e.livemode,
+  created_at: e.created_at,
+});
+
+export const fraudList = (l: FraudListDoc): Schemas["FraudList"] => ({
+  id: l.id,
+  object: "fraud_list",
+  name: l.name,
+  kind: l.kind,
+  action: l.action,
+  item_count: l.item_count,
+  livemode: l.livemode,
+  created_at: l.created_at,
+});
+
+export const fraudListItem = (i: FraudListItemDoc): Schemas["FraudListItem"] => ({
+  id: i.id,
+  object: "fraud_list_item",
+  list_id: i.list_id,
+  value: i.value,
+  livemode: i.livemode,
+  created_at: i.created_at,
+});
+
+export const fraudSettings = (s: FraudSettings): Schemas["FraudSettings"] => ({
+  object: "fraud_settings",
+  review_threshold: s.reviewThreshold,
+  block_threshold: s.blockThreshold,
+  review_window_seconds: s.reviewWindowSeconds,
+  livemode: s.livemode,
+  updated_at: s.updatedAt,
 });
 
 export const refund = (r: RefundDoc): Schemas["Refund"] => ({
@@ -184,3 +245,50 @@ export function list<D, T>(
 ): { object: "list"; data: T[]; has_more: boolean } {
   return { object: "list", data: page.data.map(serialize), has_more: page.hasMore };
 }
+
+export const webhookEndpoint = (e: WebhookEndpointDoc): Schemas["WebhookEndpoint"] => ({
+  id: e.id,
+  object: "webhook_endpoint",
+  url: e.url,
+  description: e.description,
+  enabled_events: e.enabled_events as Schemas["EnabledEvent"][],
+  status: e.status,
+  disabled_reason: e.disabled_reason,
+  failing_since: e.failing_since,
+  previous_secret_expires_at: e.previous_secret_expires_at,
+  livemode: e.livemode,
+  created_at: e.created_at,
+  updated_at: e.updated_at,
+});
+
+/** Create and rotate_secret answer with the secret, once (WebhookEndpointWithSecret; never stored for replay). */
+export const webhookEndpointWithSecret = ({ endpoint, secret }: { endpoint: WebhookEndpointDoc; secret: string }) => ({
+  ...webhookEndpoint(endpoint),
+  secret,
+});
+
+export const webhookDelivery = (d: WebhookDeliveryDoc): Schemas["WebhookDelivery"] => ({
+  id: d.id,
+  object: "webhook_delivery",
+  endpoint_id: d.endpoint_id,
+  event_id: d.event_id,
+  event_type: d.event_type as Schemas["EventType"],
+  status: d.status,
+  attempt_count: d.attempts.length,
+  next_attempt_at: d.next_attempt_at,
+  attempts: d.attempts.map((a) => ({
+    number: a.number,
+    trigger: a.trigger,
+    attempted_at: a.attempted_at,
+    status_code: a.status_code,
+    error: a.error,
+    error_message: a.error_message,
+    latency_ms: a.latency_ms,
+    response_body: a.response_body,
+    succeeded: a.succeeded,
+    next_attempt_at: a.next_attempt_at,
+  })),
+  livemode: d.livemode,
+  created_at: d.created_at,
+  updated_at: d.updated_at,
+});

@@ -2,7 +2,7 @@
 // and translate the same normalized conditions.
 
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { BaseDoc, Changes, CollectionSpecs, Page, Scalar, Where } from "./port.ts";
+import type { BaseDoc, Changes, CollectionSpecs, Order, Page, Scalar, Where } from "./port.ts";
 
 /**
  * Collection and field names end up inside SQL text (table names, JSON paths) and Mongo filter keys,
@@ -187,4 +187,12 @@ export class TxGuard {
 
 export function assertActive(scope: TxScope): void {
   if (!scope.active) throw new Error("transaction already finished: tx cannot be used after transaction(fn) settles");
+}
+
+export function assertOrder(order: Order<BaseDoc> | undefined): void {
+  if (order === undefined) return;
+  assertIdentifier("field", order.by);
+  if (order.direction !== "asc" && order.direction !== "desc") {
+    throw new TypeError(`order direction must be "asc" or "desc", got ${JSON.stringify(order.direction)}`);
+  }
 }

@@ -137,6 +137,44 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
         expect(await store.findAll("accounts", { status: "closed" })).toEqual([]);
       });
 
+      it("findAll in a given order: by a field, then id; missing and null first when ascending", async () => {
+        await store.insert("accounts", account("acc_1", { created_at: at(1), balance: 300, nickname: "cat" }));
+        await store.insert("accounts", account("acc_2", { created_at: at(2), balance: 100 }));
+        await store.insert("accounts", account("acc_3", { created_at: at(3), balance: 200, nickname: "ann" }));
+        await store.insert("accounts", account("acc_4", { created_at: at(4), balance: 100, nickname: "bob" }));
+        expect(ids(await store.findAll("accounts", {}, undefined, { by: "balance", direction: "asc" }))).toEqual([
+          "acc_2",
+          "acc_4",
+          "acc_3",
+          "acc_1",
+        ]);
+        expect(ids(await store.findAll("accounts", {}, 3, { by: "balance", direction: "desc" }))).toEqual([
+          "acc_1",
+          "acc_3",
+          "acc_4",
+        ]);
+        expect(ids(await store.findAll("accounts", {}, undefined, { by: "nickname", direction: "asc" }))).toEqual([
+          "acc_2",
+          "acc_3",
+          "acc_4",
+          "acc_1",
+        ]);
+        expect(
+          ids(await store.findAll("accounts", { balance: { $lte: 200 } }, 2, { by: "created_at", direction: "asc" })),
+        ).toEqual(["acc_2", "acc_3"]);
+        expect(ids(await store.findAll("accounts", {}, 2, { by: "id", direction: "desc" }))).toEqual([
+          "acc_4",
+          "acc_3",
+        ]);
+        const badOrder = (order: unknown) => order as { by: "balance"; direction: "asc" };
+        await expect(
+          store.findAll("accounts", {}, 1, badOrder({ by: "balance; DROP TABLE accounts", direction: "asc" })),
+        ).rejects.toThrow(TypeError);
+        await expect(
+          store.findAll("accounts", {}, 1, badOrder({ by: "balance", direction: "sideways" })),
+        ).rejects.toThrow(TypeError);
+      });
+
       it("keeps collections apart: the same id may exist in two collections", async () => {
         await store.insert("accounts", account("shared"));
         await store.insert("entries", entry("shared", { amount: 5 }));

@@ -22,6 +22,7 @@ import {
   assertCollection,
   assertDoc,
   assertLimit,
+  assertOrder,
   assertPage,
   collectionNames,
   Mutex,
@@ -167,11 +168,18 @@ export async function openMongoStore<Docs extends Record<string, BaseDoc>>(optio
           ),
         ),
 
-      findAll: (name, where, limit) =>
+      findAll: (name, where, limit, order) =>
         run(async () => {
           const collection = collectionOf(name);
           assertLimit(limit);
-          const cursor = collection.find(and(filterOf(where)), { sort: NEWEST_FIRST, projection: WITHOUT_ID, session });
+          assertOrder(order);
+          const direction = order?.direction === "asc" ? 1 : -1;
+          const sort: Sort = order
+            ? order.by === "id"
+              ? { _id: direction }
+              : { [order.by]: direction, _id: direction }
+            : NEWEST_FIRST;
+          const cursor = collection.find(and(filterOf(where)), { sort, projection: WITHOUT_ID, session });
           if (limit !== undefined) cursor.limit(limit);
           return plainAll(await cursor.toArray());
         }),

@@ -32,6 +32,16 @@ export interface Page {
   endingBefore?: string | undefined;
 }
 
+/**
+ * The order findAll returns documents in: by one top-level field, then by id, in one direction.
+ * Documents whose field is missing or null come first in ascending order (as MongoDB sorts them).
+ * Without an order, findAll returns newest first (created_at, then id, descending).
+ */
+export interface Order<T> {
+  by: keyof T & string;
+  direction: "asc" | "desc";
+}
+
 export interface PageResult<T> {
   /** Newest first, whatever the cursor direction. */
   data: T[];
@@ -68,8 +78,17 @@ export interface StoreOps<Docs extends Record<string, BaseDoc>> {
   get<C extends keyof Docs & string>(collection: C, id: string): Promise<Docs[C] | null>;
   /** The newest matching document. */
   findOne<C extends keyof Docs & string>(collection: C, where: Where<Docs[C]>): Promise<Docs[C] | null>;
-  /** Every matching document, newest first (for small sets: a charge's refunds, a key's secrets). */
-  findAll<C extends keyof Docs & string>(collection: C, where: Where<Docs[C]>, limit?: number): Promise<Docs[C][]>;
+  /**
+   * Every matching document, newest first or in `order` (for small sets, or with a limit: a charge's
+   * refunds, the webhook deliveries due soonest). Give an order a queue needs an index for: an index
+   * whose fields are the equality conditions and then the order's field.
+   */
+  findAll<C extends keyof Docs & string>(
+    collection: C,
+    where: Where<Docs[C]>,
+    limit?: number,
+    order?: Order<Docs[C]>,
+  ): Promise<Docs[C][]>;
   /** A page of matching documents, newest first by (created_at, id). A cursor id that does not match `where` gives an empty page. */
   list<C extends keyof Docs & string>(collection: C, where: Where<Docs[C]>, page: Page): Promise<PageResult<Docs[C]>>;
   /**

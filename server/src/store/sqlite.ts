@@ -14,6 +14,7 @@ import {
   assertCollection,
   assertDoc,
   assertLimit,
+  assertOrder,
   assertPage,
   collectionNames,
   Mutex,
@@ -28,6 +29,7 @@ import {
   type Changes,
   type CollectionSpecs,
   DuplicateKeyError,
+  type Order,
   type Page,
   type PageResult,
   type Scalar,
@@ -44,7 +46,7 @@ interface SyncOps {
   insert(collection: string, doc: BaseDoc): void;
   get(collection: string, id: string): BaseDoc | null;
   findOne(collection: string, where: Where<BaseDoc>): BaseDoc | null;
-  findAll(collection: string, where: Where<BaseDoc>, limit?: number): BaseDoc[];
+  findAll(collection: string, where: Where<BaseDoc>, limit?: number, order?: Order<BaseDoc>): BaseDoc[];
   list(collection: string, where: Where<BaseDoc>, page: Page): PageResult<BaseDoc>;
   update(collection: string, id: string, changes: Changes<BaseDoc>, expect?: Where<BaseDoc>): BaseDoc | null;
   delete(collection: string, id: string, expect?: Where<BaseDoc>): boolean;
@@ -192,12 +194,22 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
     return JSON.parse(raw as string) as BaseDoc;
   }
 
-  function selectDocs(collection: string, where: Where<BaseDoc>, limit: number | undefined): BaseDoc[] {
+  function selectDocs(
+    collection: string,
+    where: Where<BaseDoc>,
+    limit: number | undefined,
+    order?: Order<BaseDoc>,
+  ): BaseDoc[] {
     assertCollection(names, collection);
     assertLimit(limit);
+    assertOrder(order);
     const params: Param[] = [];
     const conditions = whereSql(where, params);
-    let sql = `SELECT doc FROM "${collection}"${clause(conditions)} ORDER BY created_at DESC, id DESC`;
+    // NULLs sort first in ascending order, as MongoDB puts null and missing fields first.
+    const orderBy = order
+      ? `${expression(order.by)} ${order.direction.toUpperCase()}, id ${order.direction.toUpperCase()}`
+      : "created_at DESC, id DESC";
+    let sql = `SELECT doc FROM "${collection}"${clause(conditions)} ORDER BY ${orderBy}`;
     if (limit !== undefined) {
       sql += " LIMIT ?";
       params.push(limit);
@@ -272,8 +284,8 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
       return selectDocs(collection, where, 1)[0] ?? null;
     },
 
-    findAll(collection, where, limit) {
-      return selectDocs(collection, where, limit);
+    findAll(collection, where, limit, order) {
+      return selectDocs(collection, where, limit, order);
     },
 
     list(collection, where, page) {
@@ -347,7 +359,7 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
       insert: (collection, doc) => run(() => sync.insert(collection, doc)),
       get: (collection, id) => run(() => sync.get(collection, id)),
       findOne: (collection, where) => run(() => sync.findOne(collection, where)),
-      findAll: (collection, where, limit) => run(() => sync.findAll(collection, where, limit)),
+      findAll: (collection, where, limit, order) => run(() => sync.findAll(collection, where, limit, order)),
       list: (collection, where, page) => run(() => sync.list(collection, where, page)),
       update: (collection, id, changes, expect) => run(() => sync.update(collection, id, changes, expect)),
       delete: (collection, id, expect) => run(() => sync.delete(collection, id, expect)),

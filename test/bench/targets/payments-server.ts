@@ -1,7 +1,14 @@
 // Benchmark target: the real payments server with production-like settings (response validation
 // off, the request log on) on a random loopback port, in-memory store.
+import { recordEvent } from "@payments/server";
 import { startTestServer } from "../../support/server.ts";
-import { exitWithParent, type ReadyMessage, TOKEN_BODY } from "./protocol.ts";
+import {
+  type EmitEventsMessage,
+  type EmittedMessage,
+  exitWithParent,
+  type ReadyMessage,
+  TOKEN_BODY,
+} from "./protocol.ts";
 
 const server = await startTestServer({ VALIDATE_RESPONSES: "false", REQUEST_LOG: "true" });
 exitWithParent(() => server.close());
@@ -28,3 +35,29 @@ const ready: ReadyMessage = {
   merchantId: merchant.id,
 };
 process.send?.(ready);
+
+// The webhook throughput run: events written as a burst, each transaction like a change's own outbox
+// write; the dispatcher finds them by polling and delivers them to the parent's receiver.
+process.on("message", async (message: EmitEventsMessage) => {
+  if (message?.type !== "emit-events") return;
+  const { store } = server.running;
+  const now = () => new Date();
+  for (let done = 0; done < message.count; done += message.batch) {
+    const n = Math.min(message.batch, message.count - done);
+    await store.transaction(async (tx) => {
+      for (let i = 0; i < n; i++) {
+        await recordEvent(tx, now, false, "payment.captured", {
+          tx_id: `tx_bench${String(done + i).padStart(20, "0")}`,
+          merchant_id: merchant.id,
+          amount: 2500,
+          currency: "USD",
+          status: "captured",
+          payment_method_type: "card",
+          amount_captured: 2500,
+        });
+      }
+    });
+  }
+  const reply: EmittedMessage = { type: "emitted", count: message.count };
+  process.send?.(reply);
+});

@@ -13,12 +13,42 @@ export interface ReadyMessage {
   merchantId?: string;
 }
 
+/**
+ * Parent → payments target: record `count` events straight into the store (as the change that causes
+ * an event would, outbox flag set), in transactions of `batch`, for the webhook throughput run. The
+ * target answers with EmittedMessage once they are committed.
+ */
+export interface EmitEventsMessage {
+  type: "emit-events";
+  count: number;
+  batch: number;
+}
+
+export interface EmittedMessage {
+  type: "emitted";
+  count: number;
+}
+
 /** The body every card-tokenizing request of the benchmark sends (the sandbox test card). */
 export const TOKEN_BODY = { card: "4242424242424242", holder: "Bench Holder", exp_month: 12, exp_year: 2030 };
 
 /** The body of every POST /v1/charges of the benchmark: a card charge on the prepared merchant and token. */
 export function chargeBody(merchantId: string, tokenId: string) {
   return { merchant_id: merchantId, amount: 2500, currency: "USD", payment_method: { type: "card", token: tokenId } };
+}
+
+/**
+ * The body of every POST /v1/fraud/evaluations of the benchmark: a prospective transaction on the
+ * prepared merchant and token, from a customer IP address (the sandbox's VPN range: one signal).
+ */
+export function evaluationBody(merchantId: string, tokenId: string) {
+  return {
+    merchant_id: merchantId,
+    amount: 2500,
+    currency: "USD",
+    card: { token: tokenId },
+    customer: { email: "bench@example.com", ip: "203.0.113.7", country: "US" },
+  };
 }
 
 /** Ends the process when the parent goes away, so a crashed benchmark leaves no server behind. */

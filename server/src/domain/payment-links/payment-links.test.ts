@@ -2,7 +2,6 @@ import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import type { OutcomeRecorder } from "../commit.ts";
 import { DomainError } from "../errors.ts";
-import type { FraudScreen } from "../fraud.ts";
 import type { PaymentLinkDoc } from "../records.ts";
 import { testDomain } from "../testing.ts";
 import { type LinkPayment, linkState, methodsFor, type PayMethodInput } from "./index.ts";
@@ -176,7 +175,12 @@ describe("paying a link", () => {
     });
     expect(await w.reload(link.id)).toMatchObject({ uses: 1, pending_uses: 0, claimed: 1 });
     const events = await w.store.findAll("events", {}, 100);
-    expect(events.map((e) => e.type)).toEqual(["payment_link.completed", "payment.captured", "payment.authorized"]);
+    // The link's event comes last in the charge's transaction: newest first, it leads.
+    expect(events.map((e) => e.type).slice(0, 3)).toEqual([
+      "payment_link.completed",
+      "payment.captured",
+      "payment.authorized",
+    ]);
     expect(events[0]?.payload).toMatchObject({ payment_link_id: link.id, tx_id: charge.id, uses: 1 });
   });
 
@@ -194,16 +198,16 @@ describe("paying a link", () => {
   });
 
   it("declined or blocked: an answer, not an error; no use taken", async () => {
-    const blockAll: FraudScreen = { evaluate: async () => ({ decision: "block", score: 99, signals: ["x"] }) };
     const w = await world();
     const link = await w.link({ max_uses: 1 });
     const { charge } = await w.pay(link.id, card("4000000000000002"));
     expect(charge).toMatchObject({ status: "declined", failure_code: "card_declined" });
     expect(await w.reload(link.id)).toMatchObject({ uses: 0, pending_uses: 0, claimed: 0 });
-    const blocked = await world({ fraud: blockAll });
-    const other = await blocked.link({ max_uses: 1 });
-    expect((await blocked.pay(other.id)).charge.status).toBe("blocked");
-    expect(await blocked.reload(other.id)).toMatchObject({ claimed: 0 });
+    // The sandbox's always-blocked test card (fraud evaluation runs on every payment through a link).
+    const blocked = await w.pay(link.id, card("4100000000000019"));
+    expect(blocked.charge.status).toBe("blocked");
+    expect(blocked.charge.fraud_evaluation_id).toMatch(/^fe_/);
+    expect(await w.reload(link.id)).toMatchObject({ claimed: 0 });
   });
 
   it("never passes max_uses, with 20 payers at once", async () => {
@@ -260,10 +264,28 @@ describe("paying a link", () => {
     expect(await w.reload(link.id)).toMatchObject({ pending_uses: 0, claimed: 0 });
   });
 
-  it("an authorized (held) card payment holds a use; captured it counts, voided it is freed", async () => {
+  it("a card payment held for fraud review holds a use: approved it counts, rejected it is freed", async () => {
     const w = await world();
     const link = await w.link({ max_uses: 2 });
-    // The pay operation captures at once; a held authorization (as fraud review will make) is made here directly.
+    // The sandbox's elevated-risk test card goes to review: authorized and held, not captured.
+    const a = (await w.pay(link.id, card("4000000000009235"))).charge;
+    const b = (await w.pay(link.id, card("4000000000009235"))).charge;
+    expect(a).toMatchObject({ status: "authorized", review: { status: "open" } });
+    expect(await w.reload(link.id)).toMatchObject({ uses: 0, pending_uses: 2, claimed: 2 });
+    expect((await w.domain.paymentLinks.page(link.id)).state).toBe("used_up");
+    await w.domain.charges.approveReview(w.caller, a.id);
+    expect(await w.reload(link.id)).toMatchObject({ uses: 1, pending_uses: 1, claimed: 2 });
+    const completed = await w.store.findAll("events", { type: "payment_link.completed" });
+    expect(completed.map((e) => e.payload.tx_id)).toEqual([a.id]);
+    await w.domain.charges.rejectReview(w.caller, b.id);
+    expect(await w.reload(link.id)).toMatchObject({ uses: 1, pending_uses: 0, claimed: 1 });
+    expect((await w.domain.paymentLinks.page(link.id)).state).toBe("open");
+  });
+
+  it("an authorized charge captured or voided later moves its link's counts too", async () => {
+    const w = await world();
+    const link = await w.link({ max_uses: 2 });
+    // The pay operation always captures; a held authorization is made here directly, as it would be linked.
     const hold = async () => {
       const token = await w.domain.tokens.create(w.caller, {
         card: "4242424242424242",

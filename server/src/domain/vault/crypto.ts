@@ -45,9 +45,9 @@ function open(key: Buffer, sealed: string, aad: string, what: string): Buffer {
   }
 }
 
-/** The data key is bound to its master key and token: a wrapped key copied onto another token will not open. */
-function wrapAad(kekId: string, tokenId: string): string {
-  return `${kekId}:${tokenId}`;
+/** The data key is bound to its master key and owner (a token id, or a secret's context): a wrapped key copied onto another will not open. */
+function wrapAad(kekId: string, owner: string): string {
+  return `${kekId}:${owner}`;
 }
 
 /** Encrypts a card number for one token under a fresh data key. */
@@ -100,4 +100,50 @@ export function fingerprintPan(pan: string, livemode: boolean, keys: VaultKeys):
     .update(`${livemode ? "live" : "test"}:${pan}`, "utf8")
     .digest("hex");
   return `fp_${digest.slice(0, 32)}`;
+}
+
+/**
+ * A secret the server must be able to use again (a webhook endpoint's signing secret), sealed the same
+ * way as a card number: AES-256-GCM under a fresh data key wrapped by the master key. `context` names
+ * its owner (`webhook_endpoint:we_…`) and is the associated data, so a sealed secret copied onto another
+ * record does not open there.
+ */
+export interface SealedSecret {
+  kek_id: string;
+  /** base64: nonce(12) | ciphertext | tag(16) of the data key under the master key. */
+  wrapped_dek: string;
+  /** base64: nonce(12) | ciphertext | tag(16) of the secret under the data key. */
+  sealed: string;
+}
+
+export function sealSecret(secret: string, context: string, keys: VaultKeys): SealedSecret {
+  const dek = randomBytes(KEY_BYTES);
+  const plaintext = Buffer.from(secret, "utf8");
+  try {
+    return {
+      kek_id: keys.kekId,
+      wrapped_dek: seal(keys.kek, dek, wrapAad(keys.kekId, context)),
+      sealed: seal(dek, plaintext, context),
+    };
+  } finally {
+    dek.fill(0);
+    plaintext.fill(0);
+  }
+}
+
+export function openSecret(
+  sealed: SealedSecret,
+  context: string,
+  keys: VaultKeys | ((kekId: string) => VaultKeys),
+): string {
+  const { kek, kekId } = typeof keys === "function" ? keys(sealed.kek_id) : keys;
+  if (kekId !== sealed.kek_id) {
+    throw new Error(`The secret was sealed under master key ${sealed.kek_id}, but the key given is ${kekId}.`);
+  }
+  const dek = open(kek, sealed.wrapped_dek, wrapAad(sealed.kek_id, context), "wrapped data key");
+  try {
+    return open(dek, sealed.sealed, context, "sealed secret").toString("utf8");
+  } finally {
+    dek.fill(0);
+  }
 }

@@ -1,0 +1,261 @@
+import { DuplicateKeyError, type Page, type PageResult } from "../../store/port.ts";
+import { commit } from "../commit.ts";
+import type { Caller, Now } from "../context.ts";
+import { DomainError, invalid, notFound } from "../errors.ts";
+import { recordEvent } from "../events.ts";
+import { newId } from "../ids.ts";
+import type { Merchants } from "../merchants.ts";
+import { assertMoney, type MoneyRules } from "../money.ts";
+import type { AppStore, AppTx, ChargeDoc, FraudEvaluationDoc } from "../records.ts";
+import { createdAt } from "../time.ts";
+import type { Tokens } from "../tokens.ts";
+import type { Counters } from "./counters.ts";
+import { evaluate } from "./engine.ts";
+import type { FactGatherer, Observed } from "./facts.ts";
+import { isIpAddress } from "./ip.ts";
+import type { ChargeAssessment, ChargeAttempt, FraudScreen } from "./port.ts";
+import type { Decision } from "./rules.ts";
+import type { FraudSettingsService } from "./settings.ts";
+
+// Fraud evaluations (spec: FraudEvaluation; POST/GET /v1/fraud/evaluations) and the screen charges
+// use (./port.ts). Every evaluation is stored and emits `fraud.evaluated` with exactly the seed's
+// fields, in one transaction: the charge's own for a charge, its own for one made through the API.
+
+export interface FraudEvaluationCreate {
+  tx_id?: string | undefined;
+  merchant_id?: string | undefined;
+  amount?: number | undefined;
+  currency?: string | undefined;
+  card?: { token?: string; bin?: string; fingerprint?: string; country?: string } | undefined;
+  customer?: { email?: string; ip?: string; country?: string; ip_country?: string } | undefined;
+}
+
+/** The customer's IP address must be an address (spec: Customer.ip): 400 naming the field otherwise. */
+export function assertIp(ip: string | undefined, param: string): void {
+  if (ip !== undefined && !isIpAddress(ip)) throw invalid(param, "must be an IPv4 or IPv6 address");
+}
+
+/** The `fraud.evaluated` payload: exactly the seed's fields (the envelope is added by recordEvent). */
+function eventPayload(e: FraudEvaluationDoc) {
+  return { tx_id: e.tx_id, score: e.score, decision: e.decision, signals: e.signals };
+}
+
+async function persist(tx: AppTx, now: Now, evaluation: FraudEvaluationDoc): Promise<void> {
+  await tx.insert("fraud_evaluations", evaluation);
+  await recordEvent(tx, now, evaluation.livemode, "fraud.evaluated", eventPayload(evaluation));
+}
+
+export interface FraudEvaluationsDeps {
+  store: AppStore;
+  now: Now;
+  tokens: Tokens;
+  merchants: Merchants;
+  money: MoneyRules;
+  settings: FraudSettingsService;
+  gatherer: FactGatherer;
+  counters: Counters;
+}
+
+export function createFraudEvaluations(deps: FraudEvaluationsDeps) {
+  const { now, settings, gatherer, counters } = deps;
+
+  /** Runs the rules on the observed facts and builds the (unstored) evaluation. */
+  async function run(
+    observed: Observed,
+    ids: { txId: string; source: FraudEvaluationDoc["source"] },
+    count: boolean,
+  ): Promise<{ evaluation: FraudEvaluationDoc; buckets: string[]; reviewWindowSeconds: number }> {
+    const at = now();
+    const [config, gathered] = await Promise.all([
+      settings.load(observed.livemode),
+      gatherer.gather(observed, at, count),
+    ]);
+    const thresholds = { review: config.reviewThreshold, block: config.blockThreshold };
+    const outcome = evaluate(gathered.facts, thresholds);
+    return {
+      evaluation: {
+        id: newId("fe"),
+        livemode: observed.livemode,
+        created_at: createdAt(at),
+        tx_id: ids.txId,
+        source: ids.source,
+        merchant_id: observed.merchantId,
+        amount: observed.amount,
+        currency: observed.currency,
+        score: outcome.score,
+        decision: outcome.decision,
+        signals: outcome.signals,
+        rules: outcome.rules,
+        thresholds,
+      },
+      buckets: gathered.buckets,
+      reviewWindowSeconds: config.reviewWindowSeconds,
+    };
+  }
+
+  /** The facts of an existing charge: its card's BIN is read from the vault while the token exists. */
+  async function observedCharge(charge: ChargeDoc): Promise<Observed> {
+    let pan: string | undefined;
+    if (charge.payment_method.token) {
+      try {
+        pan = (await deps.tokens.pan(charge.livemode, charge.payment_method.token)).pan;
+      } catch (err) {
+        // A deleted token: the card's BIN is gone with it; the fingerprint on the charge remains.
+        if (!(err instanceof DomainError && err.code === "not_found")) throw err;
+      }
+    }
+    return {
+      livemode: charge.livemode,
+      merchantId: charge.merchant_id,
+      amount: charge.amount,
+      currency: charge.currency,
+      pan,
+      fingerprint: charge.payment_method.fingerprint,
+      email: charge.customer?.email,
+      ip: charge.customer?.ip,
+      customerCountry: charge.customer?.country,
+    };
+  }
+
+  /** The facts of a prospective transaction, checked field by field (400s and 404s name the field). */
+  async function observedFacts(caller: Caller, input: FraudEvaluationCreate): Promise<Observed> {
+    if (input.amount === undefined) throw invalid("amount", "is required unless tx_id is sent");
+    if (input.currency === undefined) throw invalid("currency", "is required unless tx_id is sent");
+    assertMoney(input.amount, input.currency, deps.money);
+    const card = input.card ?? {};
+    if (card.token !== undefined) {
+      for (const field of ["bin", "fingerprint"] as const) {
+        if (card[field] !== undefined)
+          throw invalid(`card.${field}`, "send either card.token or what is known of the card, not both");
+      }
+    }
+    assertIp(input.customer?.ip, "customer.ip");
+    if (input.merchant_id !== undefined) await deps.merchants.load(caller.livemode, input.merchant_id, "merchant_id");
+    let pan: string | undefined;
+    let fingerprint = card.fingerprint;
+    if (card.token !== undefined) {
+      const found = await deps.tokens.pan(caller.livemode, card.token, "card.token");
+      pan = found.pan;
+      fingerprint = found.token.fingerprint;
+    }
+    return {
+      livemode: caller.livemode,
+      merchantId: input.merchant_id ?? null,
+      amount: input.amount,
+      currency: input.currency,
+      pan,
+      bin: card.bin,
+      fingerprint,
+      cardCountry: card.country,
+      email: input.customer?.email,
+      ip: input.customer?.ip,
+      customerCountry: input.customer?.country,
+      ipCountry: input.customer?.ip_country,
+    };
+  }
+
+  async function load(livemode: boolean, id: string): Promise<FraudEvaluationDoc> {
+    const evaluation = await deps.store.get("fraud_evaluations", id);
+    if (!evaluation || evaluation.livemode !== livemode) throw notFound("fraud evaluation", id);
+    return evaluation;
+  }
+
+  const screen: FraudScreen = {
+    async assessCharge(attempt: ChargeAttempt): Promise<ChargeAssessment> {
+      const { evaluation, buckets, reviewWindowSeconds } = await run(
+        {
+          livemode: attempt.livemode,
+          merchantId: attempt.merchantId,
+          amount: attempt.amount,
+          currency: attempt.currency,
+          pan: attempt.card?.pan,
+          fingerprint: attempt.card?.fingerprint,
+          email: attempt.customer?.email,
+          ip: attempt.customer?.ip,
+          customerCountry: attempt.customer?.country,
+        },
+        { txId: attempt.chargeId, source: "charge" },
+        true,
+      );
+      const statsId = `${attempt.merchantId}:${attempt.currency}`;
+      if (evaluation.decision !== "block") await ensureStats(attempt.livemode, statsId);
+      return {
+        evaluationId: evaluation.id,
+        decision: evaluation.decision,
+        score: evaluation.score,
+        signals: evaluation.signals,
+        reviewWindowSeconds,
+        async record(tx, charge) {
+          await persist(tx, now, evaluation);
+          if (charge.status === "declined") {
+            for (const bucket of buckets) await counters.decline(tx, bucket);
+          } else if (charge.status !== "blocked") {
+            // An accepted charge joins the merchant's history (amount_anomaly).
+            await tx.update("fraud_merchant_stats", statsId, { inc: { count: 1, sum: charge.amount } });
+          }
+        },
+      };
+    },
+  };
+
+  /** Makes the merchant's history document exist before the charge's transaction increments it. */
+  async function ensureStats(livemode: boolean, id: string): Promise<void> {
+    if (await deps.store.get("fraud_merchant_stats", id)) return;
+    try {
+      await deps.store.insert("fraud_merchant_stats", { id, livemode, created_at: createdAt(now()), count: 0, sum: 0 });
+    } catch (err) {
+      if (!(err instanceof DuplicateKeyError)) throw err;
+    }
+  }
+
+  return {
+    screen,
+
+    /**
+     * POST /v1/fraud/evaluations: `tx_id` alone re-evaluates an existing charge without changing it;
+     * otherwise the facts describe a prospective transaction, which gets a `tx_id` of its own. Counts
+     * are read, never added to: an evaluation is a question, not an attempt.
+     */
+    async create(caller: Caller, input: FraudEvaluationCreate): Promise<FraudEvaluationDoc> {
+      let observed: Observed;
+      let ids: { txId: string; source: FraudEvaluationDoc["source"] };
+      if (input.tx_id !== undefined) {
+        const extra = (["merchant_id", "amount", "currency", "card", "customer"] as const).find(
+          (field) => input[field] !== undefined,
+        );
+        if (extra) throw invalid(extra, "send either tx_id alone or the facts of a transaction, not both");
+        const charge = await deps.store.get("charges", input.tx_id);
+        if (!charge || charge.livemode !== caller.livemode) throw notFound("charge", input.tx_id, "tx_id");
+        observed = await observedCharge(charge);
+        ids = { txId: charge.id, source: "transaction" };
+      } else {
+        observed = await observedFacts(caller, input);
+        ids = { txId: newId("tx"), source: "facts" };
+      }
+      const { evaluation } = await run(observed, ids, false);
+      return commit(deps.store, caller, async (tx) => {
+        await persist(tx, now, evaluation);
+        return evaluation;
+      });
+    },
+
+    get: (caller: Caller, id: string) => load(caller.livemode, id),
+
+    list: (
+      caller: Caller,
+      filter: { tx_id?: string | undefined; decision?: Decision | undefined },
+      page: Page,
+    ): Promise<PageResult<FraudEvaluationDoc>> =>
+      deps.store.list(
+        "fraud_evaluations",
+        {
+          livemode: caller.livemode,
+          ...(filter.tx_id ? { tx_id: filter.tx_id } : {}),
+          ...(filter.decision ? { decision: filter.decision } : {}),
+        },
+        page,
+      ),
+  };
+}
+
+export type FraudEvaluations = ReturnType<typeof createFraudEvaluations>;

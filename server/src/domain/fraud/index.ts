@@ -1,0 +1,45 @@
+import type { Now } from "../context.ts";
+import type { Merchants } from "../merchants.ts";
+import type { MoneyRules } from "../money.ts";
+import type { AppStore } from "../records.ts";
+import type { Tokens } from "../tokens.ts";
+import { createCounters } from "./counters.ts";
+import { createFraudEvaluations } from "./evaluations.ts";
+import { createFactGatherer } from "./facts.ts";
+import { createFraudLists } from "./lists.ts";
+import { createFraudSettings } from "./settings.ts";
+
+// Fraud evaluation (spec: the Fraud operations and FraudEvaluation), wired to one store: the pure
+// rules and engine (rules.ts, engine.ts), the store-backed facts they read (facts.ts: lists,
+// counters, history, settings), the evaluations and the screen charges use (evaluations.ts).
+
+export type { ChargeAssessment, ChargeAttempt, FraudScreen } from "./port.ts";
+
+export function createFraud(deps: {
+  store: AppStore;
+  now: Now;
+  tokens: Tokens;
+  merchants: Merchants;
+  money: MoneyRules;
+}) {
+  const { store, now } = deps;
+  const counters = createCounters(store);
+  const settings = createFraudSettings(store, now);
+  const lists = createFraudLists(store, now);
+  const evaluations = createFraudEvaluations({
+    ...deps,
+    settings,
+    counters,
+    gatherer: createFactGatherer(store, counters),
+  });
+  return {
+    settings,
+    lists,
+    evaluations,
+    screen: evaluations.screen,
+    /** Deletes velocity buckets that have left every window (housekeeping). */
+    sweepCounters: () => counters.sweep(now()),
+  };
+}
+
+export type Fraud = ReturnType<typeof createFraud>;

@@ -1,0 +1,550 @@
+import { describe, expect, it } from "vitest";
+import { openSqliteStore } from "../../store/sqlite.ts";
+import type { Caller } from "../context.ts";
+import { DomainError } from "../errors.ts";
+import { eventObject, recordEvent } from "../events.ts";
+import { COLLECTIONS, type Docs, type EventDoc } from "../records.ts";
+import { testDomain } from "../testing.ts";
+import { LEASE_MARGIN_MS, USER_AGENT } from "./dispatcher.ts";
+import { parseSchedule } from "./schedule.ts";
+import type { DeliveryRequest, DeliveryResult, WebhookSender } from "./sender.ts";
+import { signature } from "./signing.ts";
+
+// The dispatcher with a scripted sender and a clock the test moves: the attempt log, the retry
+// schedule, auto-disable, redelivery, recovery, rotation and the lease, without a network and without
+// waiting for a retry to come due.
+
+const SANDBOX_SCHEDULE = "5,30,120,600,1800,3600";
+const ok = (status = 200, body = "ok"): DeliveryResult => ({ kind: "response", status, body, latencyMs: 12 });
+const fail = (error: "timeout" | "connection_error" = "timeout"): DeliveryResult => ({
+  kind: "error",
+  error,
+  message: error === "timeout" ? "no answer within 10000 ms" : "connect ECONNREFUSED 127.0.0.1:9",
+  latencyMs: 10_000,
+});
+
+/** A sender that answers from a script and records every request. */
+function scripted(answer: (request: DeliveryRequest, n: number) => DeliveryResult | Promise<DeliveryResult>) {
+  const sent: DeliveryRequest[] = [];
+  const sender: WebhookSender = {
+    send: async (request) => {
+      sent.push(request);
+      return answer(request, sent.length);
+    },
+  };
+  return { sent, sender };
+}
+
+function setup(answer: Parameters<typeof scripted>[0], options: { disableAfterSeconds?: number; start?: Date } = {}) {
+  const { sent, sender } = scripted(answer);
+  const t = testDomain({
+    ...(options.start ? { start: options.start } : {}),
+    webhooks: {
+      sender,
+      random: () => 0.5, // no jitter: the schedule exactly
+      options: {
+        sandboxSchedule: parseSchedule(SANDBOX_SCHEDULE),
+        liveSchedule: parseSchedule("60,300"),
+        disableAfterMs: (options.disableAfterSeconds ?? 5 * 86400) * 1000,
+        pollIntervalMs: 60_000,
+      },
+    },
+  });
+  const { endpoints, dispatcher } = t.domain.webhooks;
+  return { ...t, t, sent, endpoints, dispatcher, caller: t.caller() };
+}
+
+type Setup = ReturnType<typeof setup>;
+
+async function endpoint(s: Setup, enabled_events: string[] = ["*"], url = "http://127.0.0.1:4242/hooks") {
+  return s.endpoints.create(s.caller, { url, enabled_events });
+}
+
+async function event(s: Setup, type = "payment.captured", livemode = false): Promise<EventDoc> {
+  s.advance(1);
+  return s.store.transaction((tx) =>
+    recordEvent(tx, s.now, livemode, type, { tx_id: "tx_9Lm2QwErTy7UiOp3AsDf5GhJ", amount: 2500, currency: "USD" }),
+  );
+}
+
+async function deliveryOf(s: Setup, eventId: string, endpointId: string) {
+  const found = await s.store.findOne("webhook_deliveries", { event_id: eventId, endpoint_id: endpointId });
+  if (!found) throw new Error("no delivery");
+  return found;
+}
+
+/** Runs every due attempt, then moves the clock to the next one due, until none is scheduled. */
+async function runToEnd(s: Setup, deliveryId: string) {
+  for (let i = 0; i < 100; i++) {
+    await s.dispatcher.runOnce();
+    const d = await s.store.get("webhook_deliveries", deliveryId);
+    if (!d?.next_attempt_at || d.status !== "pending") return;
+    s.at(d.next_attempt_at);
+  }
+  throw new Error("the delivery never finished");
+}
+
+async function domainError(promise: Promise<unknown>): Promise<DomainError> {
+  const err = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(DomainError);
+  return err as DomainError;
+}
+
+describe("fan-out and signed delivery", () => {
+  it("sends each event to the enabled endpoints that subscribe to it, signed over the exact body", async () => {
+    const s = setup(() => ok());
+    const all = await endpoint(s, ["*"]);
+    const refunds = await endpoint(s, ["payment.refunded"], "http://127.0.0.1:4243/refunds");
+    const captured = await event(s, "payment.captured");
+    s.advance(1);
+    await s.dispatcher.runOnce();
+
+    expect(s.sent).toHaveLength(1); // the refunds endpoint does not take payment.captured
+    const [request] = s.sent as [DeliveryRequest];
+    expect(request.url).toBe("http://127.0.0.1:4242/hooks");
+    expect(request.body).toBe(JSON.stringify(eventObject(captured)));
+    const t = Math.floor(s.now().getTime() / 1000);
+    expect(request.headers).toEqual({
+      "content-type": "application/json",
+      "user-agent": USER_AGENT,
+      "x-service-signature": `t=${t},v1=${signature(t, request.body, all.secret)}`,
+      "x-service-event-id": captured.id,
+      "x-service-delivery-id": expect.stringMatching(/^whd_[0-9A-Za-z]{24}$/),
+      "x-service-delivery-attempt": "1",
+    });
+    const delivery = await deliveryOf(s, captured.id, all.endpoint.id);
+    expect(delivery).toMatchObject({ status: "succeeded", next_attempt_at: null, claim: null });
+    expect(delivery.attempts).toEqual([
+      {
+        number: 1,
+        trigger: "automatic",
+        attempted_at: expect.any(String),
+        status_code: 200,
+        error: null,
+        error_message: null,
+        latency_ms: 12,
+        response_body: "ok",
+        succeeded: true,
+        next_attempt_at: null,
+      },
+    ]);
+    expect(await s.store.findOne("webhook_deliveries", { endpoint_id: refunds.endpoint.id })).toBeNull();
+    // The outbox flag is cleared with the fan-out, so a second pass creates nothing.
+    expect((await s.store.get("events", captured.id))?.delivery_pending).toBe(false);
+    await s.dispatcher.runOnce();
+    expect(s.sent).toHaveLength(1);
+  });
+
+  it("does not send events from before an endpoint existed, or of the other environment, or to a disabled one", async () => {
+    const s = setup(() => ok());
+    const before = await event(s);
+    const ep = await endpoint(s);
+    const disabled = await endpoint(s, ["*"], "http://127.0.0.1:4244/off");
+    await s.endpoints.update(s.caller, disabled.endpoint.id, { disabled: true });
+    await event(s, "payment.captured", true);
+    const after = await event(s);
+    await s.dispatcher.runOnce();
+    expect(s.sent.map((r) => r.headers["x-service-event-id"])).toEqual([after.id]);
+    expect(await s.store.findOne("webhook_deliveries", { event_id: before.id })).toBeNull();
+    expect(s.sent[0]?.url).toBe(ep.endpoint.url);
+  });
+
+  it("never stores the signing secret in clear", async () => {
+    const s = setup(() => ok());
+    const { endpoint: ep, secret } = await endpoint(s);
+    expect(secret).toMatch(/^whsec_[0-9A-Za-z]{32}$/);
+    const stored = JSON.stringify(await s.store.get("webhook_endpoints", ep.id));
+    expect(stored).not.toContain(secret);
+    expect(stored).not.toContain("whsec_");
+  });
+});
+
+describe("retries and the attempt log", () => {
+  it("retries on the sandbox schedule, then fails; every attempt is logged with its next retry", async () => {
+    const s = setup(() => ok(500, "upstream unavailable"));
+    const ep = await endpoint(s);
+    const ev = await event(s);
+    const started = s.now().getTime();
+    await s.dispatcher.runOnce();
+    const first = await deliveryOf(s, ev.id, ep.endpoint.id);
+    await runToEnd(s, first.id);
+
+    const d = await deliveryOf(s, ev.id, ep.endpoint.id);
+    const schedule = parseSchedule(SANDBOX_SCHEDULE);
+    expect(d.status).toBe("failed");
+    expect(d.next_attempt_at).toBeNull();
+    expect(d.attempts).toHaveLength(schedule.length + 1);
+    let expected = started;
+    d.attempts.forEach((a, i) => {
+      expect(a).toMatchObject({ number: i + 1, trigger: "automatic", status_code: 500, succeeded: false });
+      expect(a.response_body).toBe("upstream unavailable");
+      expect(Date.parse(a.attempted_at)).toBe(expected);
+      const delay = schedule[i];
+      if (delay === undefined) expect(a.next_attempt_at).toBeNull();
+      else {
+        expected += delay * 1000;
+        expect(Date.parse(a.next_attempt_at ?? "")).toBe(expected);
+      }
+    });
+    expect(s.sent).toHaveLength(schedule.length + 1);
+    expect(s.sent.map((r) => r.headers["x-service-delivery-attempt"])).toEqual(
+      schedule.concat(0).map((_, i) => String(i + 1)),
+    );
+  });
+
+  it("logs a timeout, a network error, a redirect (not followed) and a 500 before the success", async () => {
+    const answers = [fail("timeout"), fail("connection_error"), ok(302, ""), ok(500, "oops"), ok(204, "")];
+    const s = setup((_r, n) => answers[n - 1] ?? ok());
+    const ep = await endpoint(s);
+    const ev = await event(s);
+    await s.dispatcher.runOnce();
+    await runToEnd(s, (await deliveryOf(s, ev.id, ep.endpoint.id)).id);
+    const d = await deliveryOf(s, ev.id, ep.endpoint.id);
+    expect(d.status).toBe("succeeded");
+    expect(
+      d.attempts.map((a) => [a.status_code, a.error, a.succeeded, a.next_attempt_at === null, a.response_body]),
+    ).toEqual([
+      [null, "timeout", false, false, null],
+      [null, "connection_error", false, false, null],
+      [302, null, false, false, ""],
+      [500, null, false, false, "oops"],
+      [204, null, true, true, ""],
+    ]);
+    expect(d.attempts[0]?.error_message).toBe("no answer within 10000 ms");
+    // A success ends the endpoint's failure streak.
+    expect((await s.endpoints.get(s.caller, ep.endpoint.id)).failing_since).toBeNull();
+  });
+
+  it("marks the failure streak on the endpoint and masks card numbers in what it keeps", async () => {
+    const s = setup(() => ok(400, "bad card 4242424242424242"));
+    const ep = await endpoint(s);
+    const ev = await event(s);
+    await s.dispatcher.runOnce();
+    const d = await deliveryOf(s, ev.id, ep.endpoint.id);
+    expect(d.attempts[0]?.response_body).toBe("bad card 4242********4242");
+    expect((await s.endpoints.get(s.caller, ep.endpoint.id)).failing_since).toBe(d.attempts[0]?.attempted_at);
+  });
+
+  it("a 410 disables the endpoint at once, ends the delivery and tells the other endpoints", async () => {
+    const s = setup((request) => (request.url.endsWith("/gone") ? ok(410, "gone") : ok()));
+    const gone = await endpoint(s, ["payment.captured"], "http://127.0.0.1:4242/gone");
+    const watcher = await endpoint(s, ["webhook_endpoint.disabled"], "http://127.0.0.1:4242/watch");
+    const ev = await event(s);
+    await s.dispatcher.runOnce();
+
+    const d = await deliveryOf(s, ev.id, gone.endpoint.id);
+    expect(d).toMatchObject({ status: "failed", next_attempt_at: null });
+    expect(d.attempts).toHaveLength(1);
+    expect(await s.endpoints.get(s.caller, gone.endpoint.id)).toMatchObject({
+      status: "disabled",
+      disabled_reason: "gone",
+    });
+    const disabledEvent = await s.store.findOne("events", { type: "webhook_endpoint.disabled" });
+    expect(disabledEvent?.payload).toEqual({
+      endpoint_id: gone.endpoint.id,
+      url: "http://127.0.0.1:4242/gone",
+      reason: "gone",
+      failing_since: null,
+    });
+    const toWatcher = s.sent.filter((r) => r.url.endsWith("/watch"));
+    expect(toWatcher.map((r) => JSON.parse(r.body).type)).toEqual(["webhook_endpoint.disabled"]);
+    expect(await s.store.findOne("webhook_deliveries", { endpoint_id: watcher.endpoint.id })).toMatchObject({
+      status: "succeeded",
+    });
+    // Nothing more goes to it.
+    await event(s);
+    await s.dispatcher.runOnce();
+    expect(s.sent.filter((r) => r.url.endsWith("/gone"))).toHaveLength(1);
+  });
+
+  it("disables an endpoint that fails every attempt for WEBHOOK_DISABLE_AFTER_SECONDS, with an event", async () => {
+    const s = setup(() => fail("connection_error"), { disableAfterSeconds: 3 * 3600 });
+    const ep = await endpoint(s);
+    const first = await event(s);
+    await s.dispatcher.runOnce();
+    const failingSince = (await s.endpoints.get(s.caller, ep.endpoint.id)).failing_since;
+    expect(failingSince).not.toBeNull();
+    // A new event every hour, each failing: after three hours of failures the endpoint is disabled.
+    for (let hour = 1; hour <= 3; hour++) {
+      s.advance(3600);
+      await event(s);
+      await s.dispatcher.runOnce();
+      const status = (await s.endpoints.get(s.caller, ep.endpoint.id)).status;
+      expect(status).toBe(hour < 3 ? "enabled" : "disabled");
+    }
+    expect(await s.endpoints.get(s.caller, ep.endpoint.id)).toMatchObject({
+      disabled_reason: "failing",
+      failing_since: failingSince,
+    });
+    expect((await s.store.findOne("events", { type: "webhook_endpoint.disabled" }))?.payload).toMatchObject({
+      reason: "failing",
+      failing_since: failingSince,
+    });
+    // Its deliveries still waiting for a retry end as failed, without another attempt.
+    const before = s.sent.length;
+    s.advance(86_400);
+    await s.dispatcher.runOnce();
+    expect(s.sent).toHaveLength(before);
+    expect((await deliveryOf(s, first.id, ep.endpoint.id)).status).toBe("failed");
+    // Enabling it again clears the streak.
+    expect(await s.endpoints.update(s.caller, ep.endpoint.id, { disabled: false })).toMatchObject({
+      status: "enabled",
+      disabled_reason: null,
+      failing_since: null,
+    });
+  });
+});
+
+describe("redelivery, recovery and test events", () => {
+  it("redelivers a failed event once, without retries, and then succeeds", async () => {
+    let up = false;
+    const s = setup(() => (up ? ok() : ok(503)));
+    const ep = await endpoint(s);
+    const ev = await event(s);
+    await s.dispatcher.runOnce();
+    await runToEnd(s, (await deliveryOf(s, ev.id, ep.endpoint.id)).id);
+    const failed = await deliveryOf(s, ev.id, ep.endpoint.id);
+    expect(failed.status).toBe("failed");
+
+    const again = await s.endpoints.redeliver(s.caller, ev.id, ep.endpoint.id);
+    expect(again).toMatchObject({
+      id: failed.id,
+      status: "pending",
+      mode: "manual",
+      next_attempt_at: expect.any(String),
+    });
+    await s.dispatcher.runOnce();
+    const stillDown = await deliveryOf(s, ev.id, ep.endpoint.id);
+    expect(stillDown.status).toBe("failed"); // a manual attempt is not retried
+    expect(stillDown.attempts.at(-1)).toMatchObject({ trigger: "manual", status_code: 503, next_attempt_at: null });
+
+    up = true;
+    await s.endpoints.redeliver(s.caller, ev.id, ep.endpoint.id);
+    await s.dispatcher.runOnce();
+    const done = await deliveryOf(s, ev.id, ep.endpoint.id);
+    expect(done.status).toBe("succeeded");
+    expect(done.attempts).toHaveLength(failed.attempts.length + 2);
+    expect(s.sent.at(-1)?.headers["x-service-delivery-attempt"]).toBe(String(done.attempts.length));
+  });
+
+  it("redelivers to an endpoint that never had the event, and refuses a disabled one or an attempt in flight", async () => {
+    let release: (r: DeliveryResult) => void = () => {};
+    let hold = false;
+    const s = setup(() => (hold ? new Promise<DeliveryResult>((r) => (release = r)) : ok()));
+    const ev = await event(s);
+    const ep = await endpoint(s, ["payment.refunded"]);
+    const created = await s.endpoints.redeliver(s.caller, ev.id, ep.endpoint.id);
+    expect(created).toMatchObject({ event_id: ev.id, endpoint_id: ep.endpoint.id, mode: "manual" });
+
+    hold = true;
+    const running = s.dispatcher.runOnce();
+    while (s.sent.length < 1) await new Promise((r) => setImmediate(r));
+    const busy = await domainError(s.endpoints.redeliver(s.caller, ev.id, ep.endpoint.id));
+    expect(busy.code).toBe("conflict");
+    release(ok());
+    await running;
+
+    await s.endpoints.update(s.caller, ep.endpoint.id, { disabled: true });
+    const refused = await domainError(s.endpoints.redeliver(s.caller, ev.id, ep.endpoint.id));
+    expect(refused).toMatchObject({ code: "invalid_state_transition", param: "endpoint_id" });
+    const unknown = await domainError(s.endpoints.redeliver(s.caller, "evt_000000000000000000000000", ep.endpoint.id));
+    expect(unknown).toMatchObject({ code: "not_found", param: "id" });
+    const otherEnvironment = await domainError(s.endpoints.redeliver(s.t.caller(true), ev.id, ep.endpoint.id));
+    expect(otherEnvironment.code).toBe("not_found");
+  });
+
+  it("recovers the failed deliveries since a time, once each", async () => {
+    let up = false;
+    // Creation times are strictly increasing per process (time.ts createdAt), so after earlier tests moved
+    // their clocks days ahead, this one starts later still for `since` to fall between its deliveries.
+    const s = setup(() => (up ? ok() : fail("connection_error")), { start: new Date("2030-01-01T00:00:00Z") });
+    const ep = await endpoint(s);
+    const old = await event(s);
+    await s.dispatcher.runOnce();
+    await runToEnd(s, (await deliveryOf(s, old.id, ep.endpoint.id)).id);
+    const since = s.now().toISOString();
+    const recent = [await event(s), await event(s)];
+    await s.dispatcher.runOnce();
+    for (const ev of recent) await runToEnd(s, (await deliveryOf(s, ev.id, ep.endpoint.id)).id);
+
+    up = true;
+    const result = await s.endpoints.recover(s.caller, ep.endpoint.id, since);
+    expect(result).toMatchObject({ scheduled: 2, hasMore: false });
+    await s.dispatcher.runOnce();
+    for (const ev of recent) expect((await deliveryOf(s, ev.id, ep.endpoint.id)).status).toBe("succeeded");
+    expect((await deliveryOf(s, old.id, ep.endpoint.id)).status).toBe("failed");
+    const future = await domainError(s.endpoints.recover(s.caller, ep.endpoint.id, "2999-01-01T00:00:00Z"));
+    expect(future).toMatchObject({ code: "invalid_request", param: "since" });
+  });
+
+  it("sends a test event to one endpoint only, whatever it subscribes to", async () => {
+    const s = setup(() => ok());
+    const a = await endpoint(s, ["payment.refunded"]);
+    await endpoint(s, ["*"], "http://127.0.0.1:4242/other");
+    const delivery = await s.endpoints.test(s.caller, a.endpoint.id);
+    expect(delivery).toMatchObject({ event_type: "webhook_endpoint.test", status: "pending", mode: "manual" });
+    await s.dispatcher.runOnce();
+    expect(s.sent).toHaveLength(1);
+    expect(s.sent[0]?.url).toBe(a.endpoint.url);
+    expect(JSON.parse(s.sent[0]?.body ?? "")).toMatchObject({
+      type: "webhook_endpoint.test",
+      endpoint_id: a.endpoint.id,
+      livemode: false,
+    });
+  });
+
+  it("fails the pending deliveries of a deleted endpoint without sending them", async () => {
+    const s = setup(() => ok(500));
+    const ep = await endpoint(s);
+    const ev = await event(s);
+    await s.dispatcher.runOnce();
+    await s.endpoints.delete(s.caller, ep.endpoint.id);
+    s.advance(60);
+    await s.dispatcher.runOnce();
+    expect(s.sent).toHaveLength(1);
+    expect(await deliveryOf(s, ev.id, ep.endpoint.id)).toMatchObject({ status: "failed", next_attempt_at: null });
+  });
+});
+
+describe("secret rotation", () => {
+  it("signs with the new and the old secret during the grace period, then with the new one only", async () => {
+    const s = setup(() => ok());
+    const { endpoint: ep, secret: old } = await endpoint(s);
+    const { secret: fresh, endpoint: rotated } = await s.endpoints.rotateSecret(s.caller, ep.id, 3600);
+    expect(fresh).not.toBe(old);
+    expect(rotated.previous_secret_expires_at).toBe(
+      new Date(s.now().getTime() + 3600_000).toISOString().replace("Z", "000Z"),
+    );
+    await event(s);
+    await s.dispatcher.runOnce();
+    const during = s.sent[0] as DeliveryRequest;
+    const t1 = Math.floor(s.now().getTime() / 1000);
+    expect(during.headers["x-service-signature"]).toBe(
+      `t=${t1},v1=${signature(t1, during.body, fresh)},v1=${signature(t1, during.body, old)}`,
+    );
+
+    s.advance(3601);
+    expect((await s.endpoints.get(s.caller, ep.id)).previous_secret_expires_at).toBeNull();
+    await event(s);
+    await s.dispatcher.runOnce();
+    const after = s.sent[1] as DeliveryRequest;
+    const t2 = Math.floor(s.now().getTime() / 1000);
+    expect(after.headers["x-service-signature"]).toBe(`t=${t2},v1=${signature(t2, after.body, fresh)}`);
+  });
+
+  it("a rotation with no grace period drops the old secret at once", async () => {
+    const s = setup(() => ok());
+    const { endpoint: ep } = await endpoint(s);
+    const { secret } = await s.endpoints.rotateSecret(s.caller, ep.id, 0);
+    await event(s);
+    await s.dispatcher.runOnce();
+    const request = s.sent[0] as DeliveryRequest;
+    const t = Math.floor(s.now().getTime() / 1000);
+    expect(request.headers["x-service-signature"]).toBe(`t=${t},v1=${signature(t, request.body, secret)}`);
+  });
+});
+
+describe("claims across instances", () => {
+  it("an instance that dies mid-attempt loses its claim when the lease ends, and the attempt is made again", async () => {
+    const store = openSqliteStore<Docs>({ path: ":memory:", collections: COLLECTIONS });
+    // Instance A hangs in its attempt forever (it "died"); B is healthy.
+    const a = testDomain({ store, webhooks: { sender: { send: () => new Promise<DeliveryResult>(() => {}) } } });
+    const b = scripted(() => ok());
+    const second = testDomain({ store, vaultKeys: a.vaultKeys, webhooks: { sender: b.sender } });
+    const caller: Caller = a.caller();
+    const ep = await a.domain.webhooks.endpoints.create(caller, {
+      url: "http://127.0.0.1:4242/",
+      enabled_events: ["*"],
+    });
+    a.advance(1);
+    second.at(a.now());
+    const ev = await store.transaction((tx) => recordEvent(tx, a.now, false, "payment.captured", { tx_id: "tx_1" }));
+    void a.domain.webhooks.dispatcher.runOnce(); // claims, then hangs
+    while ((await store.findOne("webhook_deliveries", { event_id: ev.id }))?.claim == null) {
+      await new Promise((r) => setImmediate(r));
+    }
+    await second.domain.webhooks.dispatcher.runOnce();
+    expect(b.sent).toHaveLength(0); // leased to A
+
+    second.advance((10_000 + LEASE_MARGIN_MS) / 1000 + 1);
+    await second.domain.webhooks.dispatcher.runOnce();
+    expect(b.sent).toHaveLength(1);
+    const d = await store.findOne("webhook_deliveries", { event_id: ev.id, endpoint_id: ep.endpoint.id });
+    expect(d).toMatchObject({ status: "succeeded", claim: null });
+    expect(d?.attempts).toHaveLength(1);
+  });
+
+  it("two instances on one store never send the same attempt twice", async () => {
+    const store = openSqliteStore<Docs>({ path: ":memory:", collections: COLLECTIONS });
+    const seen = new Map<string, number>();
+    const count = () =>
+      scripted(async (request) => {
+        const key = `${request.headers["x-service-delivery-id"]}#${request.headers["x-service-delivery-attempt"]}`;
+        seen.set(key, (seen.get(key) ?? 0) + 1);
+        await new Promise((r) => setTimeout(r, Math.random() * 3));
+        return Math.random() < 0.2 ? ok(500) : ok();
+      });
+    const sa = count();
+    const sb = count();
+    const options = { concurrency: 8, endpointConcurrency: 8, sandboxSchedule: [1] };
+    const a = testDomain({ store, webhooks: { sender: sa.sender, options } });
+    const b = testDomain({ store, vaultKeys: a.vaultKeys, webhooks: { sender: sb.sender, options } });
+    const caller = a.caller();
+    for (const port of [4242, 4243]) {
+      await a.domain.webhooks.endpoints.create(caller, { url: `http://127.0.0.1:${port}/`, enabled_events: ["*"] });
+    }
+    a.advance(1);
+    for (let i = 0; i < 150; i++) {
+      await store.transaction((tx) => recordEvent(tx, a.now, false, "payment.captured", { tx_id: `tx_${i}` }));
+    }
+    b.at(a.now());
+    await Promise.all([a.domain.webhooks.dispatcher.runOnce(), b.domain.webhooks.dispatcher.runOnce()]);
+    a.advance(2);
+    b.at(a.now());
+    await Promise.all([a.domain.webhooks.dispatcher.runOnce(), b.domain.webhooks.dispatcher.runOnce()]);
+
+    const deliveries = await store.findAll("webhook_deliveries", {}, 10_000);
+    expect(deliveries).toHaveLength(300);
+    expect([...seen.values()].filter((n) => n > 1)).toEqual([]);
+    const attempts = deliveries.reduce((n, d) => n + d.attempts.length, 0);
+    expect(seen.size).toBe(attempts);
+    expect(sa.sent.length).toBeGreaterThan(0);
+    expect(sb.sent.length).toBeGreaterThan(0);
+  });
+});
+
+describe("waking", () => {
+  it("a commit that records an event wakes a started dispatcher without waiting for the poll", async () => {
+    const s = setup(() => ok());
+    await endpoint(s);
+    s.dispatcher.start(); // polls only every 60 s here
+    try {
+      const merchant = await s.domain.merchants.create(s.caller, { name: "Wake" });
+      const token = await s.domain.tokens.create(s.caller, {
+        card: "4242424242424242",
+        holder: "Ada",
+        exp_month: 12,
+        exp_year: 2031,
+      });
+      s.advance(1);
+      await s.domain.charges.create(s.caller, {
+        merchant_id: merchant.id,
+        amount: 2500,
+        currency: "USD",
+        payment_method: { type: "card", token: token.id },
+      });
+      for (let i = 0; i < 2000 && s.sent.length < 4; i++) await new Promise((r) => setTimeout(r, 1));
+      expect(s.sent.map((r) => JSON.parse(r.body).type).sort()).toEqual([
+        "fraud.evaluated",
+        "merchant.created",
+        "payment.authorized",
+        "payment.captured",
+      ]);
+    } finally {
+      await s.dispatcher.stop();
+    }
+  });
+});

@@ -1,0 +1,468 @@
+import type { Now } from "../context.ts";
+import { eventObject, recordEvent } from "../events.ts";
+import { newId, randomBase62 } from "../ids.ts";
+import { maskCardNumbers } from "../mask.ts";
+import type {
+  AppStore,
+  AppTx,
+  EventDoc,
+  WebhookAttemptRecord,
+  WebhookDeliveryDoc,
+  WebhookEndpointDoc,
+} from "../records.ts";
+import { createdAt, iso } from "../time.ts";
+import type { VaultKeys } from "../vault/crypto.ts";
+import { signingSecrets } from "./endpoints.ts";
+import type { OutboxSignal } from "./outbox.ts";
+import { retryDelayMs } from "./schedule.ts";
+import type { DeliveryResult, WebhookSender } from "./sender.ts";
+import { signatureHeader } from "./signing.ts";
+import type { AddressPolicy } from "./ssrf.ts";
+
+// The webhook dispatcher: turns events into deliveries and sends them (the contract's
+// WebhookDeliveryHeaders describes the promise to receivers).
+//
+// 1. Fan-out. Each event is written with `delivery_pending: true` in the transaction of the change that
+//    causes it (events.ts). One transaction here sets the flag false, conditionally, and inserts a
+//    delivery for every enabled endpoint of its environment subscribed to its type and created before
+//    it: so an event is fanned out exactly once, whichever instance does it, and a crash before that
+//    commit leaves the flag set for the next pass. Deliveries this instance has room for are inserted
+//    already claimed by it, saving a round trip.
+// 2. Claim. A due delivery is claimed by a conditional update that sets `claim` to a token of this
+//    instance and moves `next_attempt_at` to the end of a lease (the timeout plus LEASE_MARGIN_MS).
+//    Only one instance can win that update, so two instances never send the same attempt. If the
+//    claimant dies, the delivery is due again when the lease ends and another instance (or the same one,
+//    restarted) takes it over: at least once, never lost.
+// 3. Attempt and outcome. The attempt's result is written, with the endpoint's health (failing_since,
+//    auto-disable), in one transaction conditional on still holding the claim.
+//
+// Work is found two ways: this instance's commits wake it at once (the outbox signal), and a poll every
+// WEBHOOK_POLL_INTERVAL_MS finds work made by other instances and retries that have come due.
+
+export const USER_AGENT = "PaymentsWebhooks/1.0";
+/** A claim's lease outlasts the attempt's timeout by this much. */
+export const LEASE_MARGIN_MS = 5_000;
+/** Events fanned out per transaction. */
+const FANOUT_BATCH = 100;
+/** Endpoints of one environment read per fan-out pass. */
+const MAX_ENDPOINTS = 10_000;
+
+export interface WebhookSettings {
+  /** One attempt's time limit (WEBHOOK_TIMEOUT_SECONDS). */
+  timeoutMs: number;
+  /** Delays before each automatic retry, in seconds, production and sandbox. */
+  liveSchedule: readonly number[];
+  sandboxSchedule: readonly number[];
+  /** An endpoint failing every attempt for this long is disabled; 0: never. */
+  disableAfterMs: number;
+  /** Attempts in flight at once in this instance, and per endpoint. */
+  concurrency: number;
+  endpointConcurrency: number;
+  /** How often the store is polled for work other instances made and retries that came due. */
+  pollIntervalMs: number;
+}
+
+/** What the dispatcher logs through (pino's Logger fits); the domain does not depend on a logger library. */
+export interface DispatcherLog {
+  error(details: object, message: string): void;
+  warn(details: object, message: string): void;
+  /** One line per attempt (debug level: an operator's trace, too many lines for `info`). */
+  debug?(details: object, message: string): void;
+}
+
+export interface DispatcherDeps {
+  /** The plain store: the dispatcher's own writes must not wake it again. */
+  store: AppStore;
+  now: Now;
+  vaultKeys: VaultKeys;
+  sender: WebhookSender;
+  settings: WebhookSettings;
+  policyFor: (livemode: boolean) => AddressPolicy;
+  signal?: OutboxSignal;
+  /** [0, 1), for the retry jitter. */
+  random?: () => number;
+  log?: DispatcherLog;
+}
+
+interface Launch {
+  delivery: WebhookDeliveryDoc;
+  event?: EventDoc;
+  endpoint?: WebhookEndpointDoc;
+}
+
+const silent: DispatcherLog = { error: () => {}, warn: () => {} };
+
+function subscribes(endpoint: WebhookEndpointDoc, event: EventDoc): boolean {
+  if (event.type === "webhook_endpoint.test") return false;
+  if (endpoint.created_at > event.created_at) return false;
+  return endpoint.enabled_events.includes("*") || endpoint.enabled_events.includes(event.type);
+}
+
+export function createDispatcher(deps: DispatcherDeps) {
+  const { store, now, settings } = deps;
+  const random = deps.random ?? Math.random;
+  const log = deps.log ?? silent;
+  const leaseMs = settings.timeoutMs + LEASE_MARGIN_MS;
+
+  const instance = randomBase62(12);
+  let claims = 0;
+  const newClaim = () => `${instance}:${++claims}`;
+
+  /** Attempts running in this instance, by delivery id, and how many per endpoint. */
+  const inFlight = new Map<string, Promise<void>>();
+  const perEndpoint = new Map<string, number>();
+
+  let started = false;
+  let stopping = false;
+  let again = false;
+  let loop: Promise<void> | null = null;
+  let poll: NodeJS.Timeout | null = null;
+  let unsubscribe: (() => void) | null = null;
+
+  const schedule = (livemode: boolean) => (livemode ? settings.liveSchedule : settings.sandboxSchedule);
+  const freeSlots = () => settings.concurrency - inFlight.size;
+
+  async function fanOut(): Promise<number> {
+    const events = await store.findAll("events", { delivery_pending: true }, FANOUT_BATCH, {
+      by: "created_at",
+      direction: "asc",
+    });
+    if (events.length === 0) return 0;
+    const endpoints = new Map<boolean, WebhookEndpointDoc[]>();
+    for (const livemode of new Set(events.map((e) => e.livemode))) {
+      endpoints.set(livemode, await store.findAll("webhook_endpoints", { livemode, status: "enabled" }, MAX_ENDPOINTS));
+    }
+    const at = now();
+    let launches: Launch[] = [];
+    await store.transaction(async (tx) => {
+      launches = []; // the transaction may run again (MongoDB)
+      let free = stopping ? 0 : freeSlots();
+      const load = new Map(perEndpoint);
+      for (const event of events) {
+        const taken = await tx.update(
+          "events",
+          event.id,
+          { set: { delivery_pending: false } },
+          { delivery_pending: true },
+        );
+        if (!taken) continue; // another instance fanned it out
+        for (const endpoint of endpoints.get(event.livemode) ?? []) {
+          if (!subscribes(endpoint, event)) continue;
+          // A redelivery may have made it already; the unique index would refuse a second one anyway.
+          if (await tx.findOne("webhook_deliveries", { event_id: event.id, endpoint_id: endpoint.id })) continue;
+          const claimNow = free > 0 && (load.get(endpoint.id) ?? 0) < settings.endpointConcurrency;
+          const stamp = createdAt(at);
+          const delivery: WebhookDeliveryDoc = {
+            id: newId("whd"),
+            livemode: event.livemode,
+            created_at: stamp,
+            updated_at: stamp,
+            endpoint_id: endpoint.id,
+            event_id: event.id,
+            event_type: event.type,
+            status: "pending",
+            mode: "automatic",
+            next_attempt_at: iso(claimNow ? new Date(at.getTime() + leaseMs) : at),
+            claim: claimNow ? newClaim() : null,
+            attempts: [],
+          };
+          await tx.insert("webhook_deliveries", delivery);
+          if (claimNow) {
+            free--;
+            load.set(endpoint.id, (load.get(endpoint.id) ?? 0) + 1);
+            launches.push({ delivery, event, endpoint });
+          }
+        }
+      }
+    });
+    for (const l of launches) launch(l);
+    return events.length;
+  }
+
+  async function claimDue(): Promise<number> {
+    const free = freeSlots();
+    if (free <= 0 || stopping) return 0;
+    const at = now();
+    // Soonest due first, so a backlog is worked off in order and no delivery waits behind newer ones.
+    const due = await store.findAll(
+      "webhook_deliveries",
+      { status: "pending", next_attempt_at: { $lte: iso(at) } },
+      Math.min(free * 2, 200),
+      { by: "next_attempt_at", direction: "asc" },
+    );
+    const load = new Map(perEndpoint);
+    const picked: WebhookDeliveryDoc[] = [];
+    for (const d of due) {
+      if (picked.length >= free) break;
+      if (inFlight.has(d.id) || (load.get(d.endpoint_id) ?? 0) >= settings.endpointConcurrency) continue;
+      picked.push(d);
+      load.set(d.endpoint_id, (load.get(d.endpoint_id) ?? 0) + 1);
+    }
+    if (picked.length === 0) return 0;
+    const leaseEnd = iso(new Date(at.getTime() + leaseMs));
+    let claimed: WebhookDeliveryDoc[] = [];
+    await store.transaction(async (tx) => {
+      claimed = [];
+      for (const d of picked) {
+        const won = await tx.update(
+          "webhook_deliveries",
+          d.id,
+          { set: { next_attempt_at: leaseEnd, claim: newClaim() } },
+          // Exactly the state read: if another instance claimed it meanwhile, this changes nothing.
+          { status: "pending", next_attempt_at: d.next_attempt_at, claim: d.claim },
+        );
+        if (won) claimed.push(won);
+      }
+    });
+    for (const delivery of claimed) launch({ delivery });
+    return claimed.length;
+  }
+
+  function launch(l: Launch): void {
+    const { delivery } = l;
+    perEndpoint.set(delivery.endpoint_id, (perEndpoint.get(delivery.endpoint_id) ?? 0) + 1);
+    const run = attempt(l)
+      .catch((err: unknown) => log.error({ err, delivery: delivery.id }, "webhook attempt failed"))
+      .finally(() => {
+        inFlight.delete(delivery.id);
+        const left = (perEndpoint.get(delivery.endpoint_id) ?? 1) - 1;
+        if (left > 0) perEndpoint.set(delivery.endpoint_id, left);
+        else perEndpoint.delete(delivery.endpoint_id);
+        wake();
+      });
+    inFlight.set(delivery.id, run);
+  }
+
+  /** Ends a claimed delivery without an attempt (its endpoint was deleted or disabled). */
+  async function abandon(d: WebhookDeliveryDoc): Promise<void> {
+    await store.update(
+      "webhook_deliveries",
+      d.id,
+      { set: { status: "failed", next_attempt_at: null, claim: null, updated_at: iso(now()) } },
+      { claim: d.claim },
+    );
+  }
+
+  async function attempt({ delivery: d, event: givenEvent, endpoint: givenEndpoint }: Launch): Promise<void> {
+    const endpoint = givenEndpoint ?? (await store.get("webhook_endpoints", d.endpoint_id));
+    if (endpoint?.status !== "enabled") return abandon(d);
+    const event = givenEvent ?? (await store.get("events", d.event_id));
+    if (!event) return abandon(d);
+    const at = now();
+    // A claim this instance sat on too long (a stalled process) might outlive its lease mid-attempt;
+    // leave it to be taken over rather than risk two instances sending the same attempt.
+    if (d.next_attempt_at === null || Date.parse(d.next_attempt_at) - at.getTime() < settings.timeoutMs) return;
+    const body = JSON.stringify(eventObject(event));
+    const number = d.attempts.length + 1;
+    const headers = {
+      "content-type": "application/json",
+      "user-agent": USER_AGENT,
+      "x-service-signature": signatureHeader(
+        Math.floor(at.getTime() / 1000),
+        body,
+        signingSecrets(endpoint, at, deps.vaultKeys),
+      ),
+      "x-service-event-id": event.id,
+      "x-service-delivery-id": d.id,
+      "x-service-delivery-attempt": String(number),
+    };
+    const result = await deps.sender.send({
+      url: endpoint.url,
+      headers,
+      body,
+      timeoutMs: settings.timeoutMs,
+      policy: deps.policyFor(endpoint.livemode),
+    });
+    await record(d, endpoint, at, number, result);
+  }
+
+  async function record(
+    d: WebhookDeliveryDoc,
+    endpoint: WebhookEndpointDoc,
+    at: Date,
+    number: number,
+    result: DeliveryResult,
+  ): Promise<void> {
+    const ok = result.kind === "response" && result.status >= 200 && result.status < 300;
+    const gone = result.kind === "response" && result.status === 410;
+    const finished = now();
+    let next: string | null = null;
+    if (!ok && !gone && d.mode === "automatic") {
+      const made = d.attempts.filter((a) => a.trigger === "automatic").length + 1;
+      const delay = retryDelayMs(schedule(endpoint.livemode), made, random);
+      if (delay !== null) next = iso(new Date(finished.getTime() + delay));
+    }
+    const entry: WebhookAttemptRecord = {
+      number,
+      trigger: d.mode,
+      attempted_at: iso(at),
+      status_code: result.kind === "response" ? result.status : null,
+      error: result.kind === "error" ? result.error : null,
+      error_message: result.kind === "error" ? maskCardNumbers(result.message) : null,
+      latency_ms: Math.max(0, Math.round(result.latencyMs)),
+      response_body: result.kind === "response" ? maskCardNumbers(result.body) : null,
+      succeeded: ok,
+      next_attempt_at: next,
+    };
+    let disabled = false;
+    const recorded = await store.transaction(async (tx) => {
+      disabled = false;
+      const updated = await tx.update(
+        "webhook_deliveries",
+        d.id,
+        {
+          set: {
+            status: ok ? "succeeded" : next ? "pending" : "failed",
+            next_attempt_at: next,
+            claim: null,
+            attempts: [...d.attempts, entry],
+            updated_at: iso(finished),
+          },
+        },
+        { claim: d.claim },
+      );
+      if (!updated) return false;
+      if (ok) {
+        await tx.update(
+          "webhook_endpoints",
+          endpoint.id,
+          { set: { failing_since: null } },
+          { failing_since: { $ne: null } },
+        );
+      } else {
+        disabled = await noteFailure(tx, endpoint.id, gone, at);
+      }
+      return true;
+    });
+    log.debug?.(
+      {
+        dispatcher: instance,
+        delivery: d.id,
+        event: d.event_id,
+        endpoint: endpoint.id,
+        attempt: number,
+        status: entry.status_code,
+        error: entry.error,
+        latency_ms: entry.latency_ms,
+        recorded,
+      },
+      "webhook attempt",
+    );
+    if (!recorded) {
+      // Only when this instance held the attempt past its lease and another took the delivery over.
+      log.warn({ delivery: d.id, attempt: number }, "webhook attempt outlived its claim; its result was not recorded");
+    }
+    if (disabled) wake(); // the webhook_endpoint.disabled event waits to be fanned out
+  }
+
+  /** The endpoint's health after a failed attempt. Returns true when this disabled it. */
+  async function noteFailure(tx: AppTx, endpointId: string, gone: boolean, at: Date): Promise<boolean> {
+    const endpoint = await tx.get("webhook_endpoints", endpointId);
+    if (endpoint?.status !== "enabled") return false;
+    if (gone) return disable(tx, endpoint, "gone");
+    if (endpoint.failing_since === null) {
+      await tx.update("webhook_endpoints", endpointId, { set: { failing_since: iso(at) } }, { failing_since: null });
+      return false;
+    }
+    if (settings.disableAfterMs > 0 && at.getTime() - Date.parse(endpoint.failing_since) >= settings.disableAfterMs) {
+      return disable(tx, endpoint, "failing");
+    }
+    return false;
+  }
+
+  async function disable(tx: AppTx, endpoint: WebhookEndpointDoc, reason: "gone" | "failing"): Promise<boolean> {
+    const done = await tx.update(
+      "webhook_endpoints",
+      endpoint.id,
+      { set: { status: "disabled", disabled_reason: reason, updated_at: iso(now()) } },
+      { status: "enabled" },
+    );
+    if (!done) return false;
+    await recordEvent(tx, now, endpoint.livemode, "webhook_endpoint.disabled", {
+      endpoint_id: endpoint.id,
+      url: endpoint.url,
+      reason,
+      failing_since: reason === "failing" ? endpoint.failing_since : null,
+    });
+    return true;
+  }
+
+  /** One pass: fan out every pending event, then claim what is due as far as there is room. */
+  async function pass(): Promise<number> {
+    let work = 0;
+    for (;;) {
+      const n = await fanOut();
+      work += n;
+      if (n < FANOUT_BATCH) break;
+    }
+    return work + (await claimDue());
+  }
+
+  async function run(): Promise<void> {
+    try {
+      do {
+        again = false;
+        await pass();
+      } while (again && !stopping);
+    } catch (err) {
+      log.error({ err }, "webhook dispatcher pass failed; the next poll retries");
+    } finally {
+      loop = null;
+    }
+  }
+
+  /** Asks for a pass soon; passes never overlap, and requests during one make one more. */
+  function wake(): void {
+    if (!started || stopping) return;
+    if (loop) {
+      again = true;
+      return;
+    }
+    loop = new Promise<void>((resolve) => setImmediate(resolve)).then(run);
+  }
+
+  return {
+    /** Starts dispatching: a pass now, on every commit of this instance that made work, and every poll. */
+    start(): void {
+      if (started) return;
+      started = true;
+      unsubscribe = deps.signal?.subscribe(wake) ?? null;
+      poll = setInterval(wake, settings.pollIntervalMs);
+      poll.unref();
+      wake();
+    },
+
+    wake,
+
+    /**
+     * Runs passes until nothing is left to do now, waiting for every attempt (tests drive the dispatcher
+     * this way with a controlled clock and sender, instead of timers).
+     */
+    async runOnce(): Promise<void> {
+      for (;;) {
+        const work = await pass();
+        if (inFlight.size > 0) {
+          await Promise.all(inFlight.values());
+          continue;
+        }
+        if (work === 0) return;
+      }
+    },
+
+    /** Stops taking work and waits for the attempts under way to finish and be recorded. */
+    async stop(): Promise<void> {
+      stopping = true;
+      if (poll) clearInterval(poll);
+      unsubscribe?.();
+      await loop;
+      await Promise.allSettled([...inFlight.values()]);
+    },
+
+    /** Attempts running now in this instance. */
+    get inFlight(): number {
+      return inFlight.size;
+    },
+  };
+}
+
+export type Dispatcher = ReturnType<typeof createDispatcher>;

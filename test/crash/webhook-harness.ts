@@ -1,0 +1,215 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { type AddressInfo, createServer } from "node:net";
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { verifyWebhook } from "@payments/client/webhooks";
+
+// What the webhook reliability tests share: a server run as its own process (`node --import tsx
+// src/main.ts`, as test/crash/idempotency-crash.test.ts does) on a file-backed store, so it can be
+// killed with SIGKILL and restarted on the same data; and a receiver on 127.0.0.1 that verifies every
+// delivery and counts what arrived.
+
+const serverDir = resolve(dirname(fileURLToPath(import.meta.url)), "../../server");
+// Vitest puts Vite's BASE_URL ("/") into the environment; the server must see only its own settings.
+const { BASE_URL: _vite, ...inherited } = process.env;
+
+export const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A seeded generator (mulberry32), so a failing run can be reproduced. */
+export function seeded(seed: number): () => number {
+  let s = seed;
+  return () => {
+    s = (s + 0x6d2b79f5) | 0;
+    let t = Math.imul(s ^ (s >>> 15), 1 | s);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+export interface ServerProcess {
+  child: ChildProcess;
+  url: string;
+  /** Lines the process wrote to stdout (pino JSON when LOG_LEVEL allows). */
+  lines: string[];
+  dead(): boolean;
+  /** SIGKILL, and wait for the exit. */
+  kill(): Promise<void>;
+  /** SIGTERM (a clean stop), and wait for the exit. */
+  stop(): Promise<void>;
+}
+
+/** Starts `npm start`'s entry point on `port` and `dataDir`, and waits until it answers with `key`. */
+export async function startServerProcess(options: {
+  port: number;
+  dataDir: string;
+  key: string;
+  env?: Record<string, string>;
+}): Promise<ServerProcess> {
+  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    cwd: serverDir,
+    env: {
+      ...inherited,
+      NODE_ENV: "development",
+      PORT: String(options.port),
+      DATA_DIR: options.dataDir,
+      LOG_LEVEL: "silent",
+      ...options.env,
+    },
+    stdio: ["ignore", "pipe", "ignore"],
+  });
+  const lines: string[] = [];
+  let partial = "";
+  child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
+    const parts = (partial + chunk).split("\n");
+    partial = parts.pop() ?? "";
+    lines.push(...parts);
+  });
+  const url = `http://127.0.0.1:${options.port}`;
+  const dead = () => child.exitCode !== null || child.signalCode !== null;
+  const waitExit = () => (dead() ? Promise.resolve() : new Promise<void>((r) => child.once("exit", () => r())));
+  const proc: ServerProcess = {
+    child,
+    url,
+    lines,
+    dead,
+    async kill() {
+      if (dead()) return;
+      const exited = waitExit();
+      child.kill("SIGKILL");
+      await exited;
+    },
+    async stop() {
+      if (dead()) return;
+      const exited = waitExit();
+      child.kill("SIGTERM");
+      await exited;
+    },
+  };
+  for (let i = 0; i < 1200; i++) {
+    if (dead()) throw new Error(`the server exited during start-up (${child.exitCode ?? child.signalCode})`);
+    try {
+      const res = await fetch(`${url}/v1/merchants?limit=1`, { headers: { authorization: `Bearer ${options.key}` } });
+      if (res.status === 200) return proc;
+    } catch {
+      // not listening yet
+    }
+    await pause(50);
+  }
+  await proc.kill();
+  throw new Error("the server did not start");
+}
+
+export interface Receipt {
+  eventId: string;
+  deliveryId: string;
+  attempt: string;
+  type: string;
+  valid: boolean;
+}
+
+/**
+ * Receives deliveries on 127.0.0.1, verifies each signature with the client's verifier and answers 200
+ * after a short random delay (so kills land while attempts are in flight). `onReceipt` runs before the
+ * answer, so a test can kill the sender between "received" and "acknowledged".
+ */
+export class CountingReceiver {
+  readonly receipts: Receipt[] = [];
+  secret = "";
+  onReceipt: (receipt: Receipt) => void = () => {};
+  url = "";
+  private server!: Server;
+
+  constructor(private readonly random: () => number) {}
+
+  async start(): Promise<void> {
+    this.server = createHttpServer((req: IncomingMessage, res: ServerResponse) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", () => {
+        const body = Buffer.concat(chunks).toString("utf8");
+        let valid = true;
+        let type = "";
+        try {
+          type = verifyWebhook({
+            payload: body,
+            header: req.headers["x-service-signature"] as string,
+            secret: this.secret,
+          }).type;
+        } catch {
+          valid = false;
+        }
+        const receipt = {
+          eventId: String(req.headers["x-service-event-id"]),
+          deliveryId: String(req.headers["x-service-delivery-id"]),
+          attempt: String(req.headers["x-service-delivery-attempt"]),
+          type,
+          valid,
+        };
+        this.receipts.push(receipt);
+        this.onReceipt(receipt);
+        setTimeout(() => res.writeHead(valid ? 200 : 401).end(), Math.floor(this.random() * 8));
+      });
+      req.on("error", () => {});
+    });
+    this.server.keepAliveTimeout = 30_000;
+    await new Promise<void>((r) => this.server.listen(0, "127.0.0.1", r));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/webhooks`;
+  }
+
+  /** Distinct event ids received with a valid signature. */
+  events(): Set<string> {
+    return new Set(this.receipts.filter((r) => r.valid).map((r) => r.eventId));
+  }
+
+  /** How many receipts repeat an event already received (at-least-once duplicates). */
+  duplicateEvents(): number {
+    return this.receipts.filter((r) => r.valid).length - this.events().size;
+  }
+
+  /** How many receipts repeat the same attempt (delivery id and attempt number) of another. */
+  repeatedAttempts(): number {
+    const seen = new Set<string>();
+    let repeats = 0;
+    for (const r of this.receipts) {
+      const key = `${r.deliveryId}#${r.attempt}`;
+      if (seen.has(key)) repeats++;
+      seen.add(key);
+    }
+    return repeats;
+  }
+
+  async stop(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise((r) => this.server.close(r));
+  }
+}
+
+/** POSTs JSON with the key; null when the connection failed (the server died). */
+export async function post(
+  url: string,
+  key: string,
+  body: unknown,
+): Promise<{ status: number; body: Record<string, unknown> } | null> {
+  try {
+    const res = await fetch(url, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  } catch {
+    return null;
+  }
+}

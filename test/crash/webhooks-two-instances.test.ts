@@ -1,0 +1,118 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadConfig, openStore, startServer } from "@payments/server";
+import { afterAll, describe, expect, it } from "vitest";
+import {
+  CountingReceiver,
+  freePort,
+  pause,
+  post,
+  type ServerProcess,
+  seeded,
+  startServerProcess,
+} from "./webhook-harness.ts";
+
+// Two server processes on one store (DESIGN §16: any number of instances run the dispatcher): events
+// committed through either are delivered by whichever claims them first, and no attempt is ever sent by
+// both (the claim is a conditional update in the store). Charges (two events each) go to both instances
+// at once; both dispatch, woken by their own commits and polling for the other's. The receiver counts
+// every (delivery, attempt) pair; each instance logs its attempts (LOG_LEVEL=debug), which shows that
+// both took part.
+
+const EVENTS = Number(process.env.TWO_INSTANCE_EVENTS ?? 1000);
+const random = seeded(Number(process.env.CRASH_SEED ?? 20261123));
+
+const dataDir = mkdtempSync(join(tmpdir(), "payments-webhook-two-"));
+const receiver = new CountingReceiver(random);
+const servers: ServerProcess[] = [];
+afterAll(async () => {
+  for (const s of servers) await s.kill();
+  await receiver.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+/** The dispatcher instance ids and attempt counts a process logged. */
+function attemptsLogged(server: ServerProcess): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const line of server.lines) {
+    if (!line.includes('"webhook attempt"')) continue;
+    const entry = JSON.parse(line) as { dispatcher: string; recorded: boolean };
+    if (entry.recorded) counts.set(entry.dispatcher, (counts.get(entry.dispatcher) ?? 0) + 1);
+  }
+  return counts;
+}
+
+describe("two instances on one store", { timeout: 300_000 }, () => {
+  it(`deliver ${EVENTS} events without sending any attempt twice`, async () => {
+    await receiver.start();
+    const setup = await startServer({ config: loadConfig({ PORT: "0", DATA_DIR: dataDir, LOG_LEVEL: "silent" }) });
+    const key = setup.bootstrapSecret as string;
+    const created = async (path: string, body: unknown) => (await post(`${setup.url}${path}`, key, body))?.body ?? {};
+    const endpoint = await created("/v1/webhook_endpoints", { url: receiver.url, enabled_events: ["*"] });
+    receiver.secret = String(endpoint.secret);
+    const merchant = await created("/v1/merchants", { name: "Two instances" });
+    const token = await created("/v1/tokens", {
+      card: "4242424242424242",
+      holder: "Ada",
+      exp_month: 12,
+      exp_year: 2031,
+    });
+    await setup.close();
+
+    const env = { LOG_LEVEL: "debug", REQUEST_LOG: "false", WEBHOOK_POLL_INTERVAL_MS: "50" };
+    for (const port of [await freePort(), await freePort()]) {
+      servers.push(await startServerProcess({ port, dataDir, key, env }));
+    }
+    const charge = {
+      merchant_id: merchant.id,
+      amount: 1000,
+      currency: "USD",
+      payment_method: { type: "card", token: token.id },
+    };
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 8 }, async (_, worker) => {
+        const target = servers[worker % 2] as ServerProcess;
+        while (next < EVENTS / 2) {
+          next++;
+          const answer = await post(`${target.url}/v1/charges`, key, charge);
+          expect(answer?.status).toBe(201);
+        }
+      }),
+    );
+
+    const store = await openStore(loadConfig({ DATA_DIR: dataDir }));
+    try {
+      const events = (await store.findAll("events", { livemode: false }, 1_000_000)).map((e) => e.id);
+      for (let i = 0; i < 600 && !events.every((id) => receiver.events().has(id)); i++) await pause(100);
+      for (let i = 0; i < 100; i++) {
+        const open = await store.findAll("webhook_deliveries", { status: "pending" }, 1);
+        if (open.length === 0) break;
+        await pause(100);
+      }
+      for (const s of servers) await s.stop();
+      const deliveries = await store.findAll("webhook_deliveries", {}, 1_000_000);
+      const perInstance = servers.map(attemptsLogged);
+      const figures = {
+        events: events.length,
+        receipts: receiver.receipts.length,
+        same_attempt_sent_twice: receiver.repeatedAttempts(),
+        duplicate_event_receipts: receiver.duplicateEvents(),
+        lost_events: events.filter((id) => !receiver.events().has(id)).length,
+        attempts_recorded: deliveries.reduce((n, d) => n + d.attempts.length, 0),
+        attempts_per_instance: perInstance.map((m) => [...m.values()].reduce((a, b) => a + b, 0)),
+      };
+      console.log(`two-instance webhook figures: ${JSON.stringify(figures)}`);
+      expect(events).toHaveLength(EVENTS);
+      expect(figures).toMatchObject({ same_attempt_sent_twice: 0, duplicate_event_receipts: 0, lost_events: 0 });
+      expect(deliveries.every((d) => d.status === "succeeded" && d.attempts.length === 1)).toBe(true);
+      expect(figures.receipts).toBe(figures.attempts_recorded);
+      // Both instances delivered (each logged under its own dispatcher id).
+      for (const counts of perInstance) expect([...counts.values()].reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
+      expect(new Set(perInstance.flatMap((m) => [...m.keys()])).size).toBe(2);
+    } finally {
+      await store.close();
+    }
+  });
+});
