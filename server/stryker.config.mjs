@@ -59,6 +59,13 @@ export default {
   //   compares false, so no expiry is still accepted.
   // - vault/crypto.ts `{ authTagLength: TAG_BYTES }` → {}: 16 bytes is GCM's default tag length;
   //   `"utf8"` → "" in Buffer.from / hmac.update: Node reads an empty encoding as utf8.
+  // - cashouts/index.ts the status pre-checks of cancel(), sandboxPay() and sandboxFail() (→ false) and
+  //   transition()'s `CASHOUT_TRANSITIONS` check (so the table's entries): each use case checks the status
+  //   it needs first, and transition()'s update is conditional on the status it read; either alone gives
+  //   the same 409.
+  // - payment-links/page-token.ts the shape checks of a token's parts (version, expiry digits, nonce):
+  //   the HMAC covers every part, so an altered part fails the MAC check with the same 403.
+  // - payment-links/usage.ts `set: { updated_at }` → {}: a timestamp no rule reads.
   // Known survivors that are not equivalent, left untested on purpose:
   // - charges.ts refund `charge.processor_ref ?? ""`: a local payment has no acquirer reference, and
   //   what its refund sends is for a real acquirer adapter to define; a test would pin a placeholder.

@@ -196,6 +196,10 @@ describe("ending a cashout", () => {
       Array.from({ length: 10 }, () => w.domain.cashouts.cancel(w.caller, cashout.id)),
     );
     expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
+    // The losers lost on the conditional update: a 409 each, nothing else.
+    for (const r of results.filter((x) => x.status === "rejected")) {
+      expect((r as PromiseRejectedResult).reason).toMatchObject({ code: "invalid_state_transition" });
+    }
     expect(await w.balance()).toEqual({ available: 1000, pending: 0 });
     await w.ledgerBalances();
   });
@@ -234,6 +238,21 @@ describe("ending a cashout", () => {
     const entries = await w.ledgerBalances();
     expect(entries.filter((e) => e.source_id === cashout.id)).toHaveLength(1);
     expect(await w.events(cashout.id)).toEqual(["cashout.paid", "cashout.created"]);
+  });
+
+  it("the sandbox pays an in_transit cashout too, sending it to the rail once in all", async () => {
+    const { rail, sent } = countingRail();
+    const w = await world({ payoutRail: rail, cashoutPendingSeconds: 0 });
+    const direct = await w.create(100);
+    expect(await w.domain.cashouts.sandboxPay(w.caller, direct.id)).toMatchObject({ status: "paid" });
+    expect(sent.map((r) => r.cashoutId)).toEqual([direct.id]);
+    const viaJob = await w.create(100);
+    await w.domain.jobs.payouts();
+    expect((await w.store.get("cashouts", viaJob.id))?.payout_ref).toMatch(/^sim_po_/);
+    const paid = await w.domain.cashouts.sandboxPay(w.caller, viaJob.id);
+    expect(paid).toMatchObject({ status: "paid" });
+    expect(sent.map((r) => r.cashoutId)).toEqual([direct.id, viaJob.id]);
+    expect(await w.balance()).toEqual({ available: 800, pending: 0 });
   });
 
   it("a magic failing destination fails when the bank processes it, and its funds come back", async () => {

@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { createHmac, hkdfSync, randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import type { OutcomeRecorder } from "../commit.ts";
 import { DomainError } from "../errors.ts";
@@ -6,7 +6,7 @@ import type { PaymentLinkDoc } from "../records.ts";
 import { testDomain } from "../testing.ts";
 import { type LinkPayment, linkState, methodsFor, type PayMethodInput } from "./index.ts";
 import { createPageTokens } from "./page-token.ts";
-import { claimUse } from "./usage.ts";
+import { claimUse, followTransition } from "./usage.ts";
 
 // The rules of payment links (domain/payment-links): the public payment can only charge the link's
 // merchant its amount; uses are counted in the charge's transaction and never pass max_uses, even at
@@ -396,6 +396,40 @@ describe("paying a link", () => {
   });
 });
 
+describe("counting uses in the charge's transaction (usage.ts)", () => {
+  it("refuses the claim of a link turned off after the payer's request was checked", async () => {
+    const w = await world();
+    const link = await w.link({ max_uses: 5 });
+    const { charge } = await w.pay(link.id);
+    await w.store.update("payment_links", link.id, { set: { active: false } });
+    const err = await refusal(w.store.transaction((tx) => claimUse(tx, () => new Date(), link, charge)));
+    expect(err).toMatchObject({ code: "payment_link_unavailable" });
+    expect(await w.reload(link.id)).toMatchObject({ uses: 1, claimed: 1 });
+  });
+
+  it("follows only a held use's end: pending or authorized → captured, expired or voided", async () => {
+    const w = await world();
+    const link = await w.link({ currency: "BRL", amount: 100 });
+    const { charge } = await w.pay(link.id, { type: "pix" });
+    const follow = (from: Parameters<typeof followTransition>[2], status: typeof charge.status, linkId = link.id) =>
+      w.store.transaction((tx) =>
+        followTransition(tx, () => new Date(), from, { ...charge, status, payment_link_id: linkId }),
+      );
+    // Not the end of a held use: nothing moves.
+    await follow("captured", "partially_refunded");
+    await follow("captured", "refunded");
+    await follow("pending", "pending");
+    await follow("pending", "declined");
+    await follow("pending", "captured", "");
+    expect(await w.reload(link.id)).toMatchObject({ uses: 0, pending_uses: 1, claimed: 1 });
+    await follow("pending", "captured");
+    expect(await w.reload(link.id)).toMatchObject({ uses: 1, pending_uses: 0, claimed: 1 });
+    // A held use that was never counted is a bug, not a silent negative count.
+    await expect(follow("authorized", "voided")).rejects.toThrow(/no pending use/);
+    expect(await w.reload(link.id)).toMatchObject({ uses: 1, pending_uses: 0, claimed: 1 });
+  });
+});
+
 describe("page tokens", () => {
   const key = randomBytes(32);
   const now = new Date("2026-11-21T10:00:00Z");
@@ -438,6 +472,26 @@ describe("page tokens", () => {
     for (const [name, fn] of cases) {
       expect(refused(fn), name).toMatchObject({ code: "forbidden", param: "page_token" });
     }
+  });
+
+  it("is an HMAC-SHA256 under a key derived with its own label from the fingerprint key (pinned)", () => {
+    const fingerprintKey = Buffer.alloc(32, 7);
+    const derived = Buffer.from(
+      hkdfSync("sha256", fingerprintKey, Buffer.alloc(0), "payments/payment-page-token/v1", 32),
+    );
+    const expires = String(Math.floor(now.getTime() / 1000) + 60);
+    const nonce = "AbCdEfGhIjKlMnOp";
+    const mac = createHmac("sha256", derived).update(`v1.plink_a.${expires}.${nonce}`, "utf8").digest("base64url");
+    const pinned = createPageTokens(fingerprintKey, 60);
+    expect(refused(() => pinned.verify("plink_a", `v1.${expires}.${nonce}.${mac}`, now))).toBeNull();
+    // The fingerprint key itself (no derivation) does not make a valid token.
+    const underRawKey = createHmac("sha256", fingerprintKey)
+      .update(`v1.plink_a.${expires}.${nonce}`)
+      .digest("base64url");
+    expect(refused(() => pinned.verify("plink_a", `v1.${expires}.${nonce}.${underRawKey}`, now))).toMatchObject({
+      code: "forbidden",
+    });
+    expect(pinned.issue("plink_a", now).split(".")[1]).toBe(expires);
   });
 
   it("issues a fresh token for every page", () => {
