@@ -1,9 +1,16 @@
+import { defaultServerConditions } from "vite";
 import { defineConfig } from "vitest/config";
 
 // These suites start real servers, Prism and dredd on a two-core machine that runs other suites at the
 // same time: generous limits keep a busy moment from failing a correct test. Nothing here is timed.
+//
+// `@payments/source` (clients/typescript/package.json `exports`) resolves the client to its TypeScript
+// sources, as tsconfig.json's customConditions does for tsc: the suites test the code in the
+// repository without a build. The packed, built client has its own test (test/package/).
 export default defineConfig({
+  ssr: { resolve: { conditions: ["@payments/source", ...defaultServerConditions] } },
   test: {
+    setupFiles: ["./support/quiet-warnings.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
   },

@@ -2,10 +2,26 @@
 
 /**
  * Every API operation of the contract, with the scopes its security requirement lists (any one grants
- * access) and whether its success answer carries a secret or a card number (`sensitive`: never stored);
- * `public` operations (`security: []`) need no key and list no scope.
+ * access), whether its success answer carries a secret or a card number (`sensitive`: never stored),
+ * and whether it is `public` (`security: []`: no key, no scope).
  */
 export const OPERATIONS = [
+  {
+    "operationId": "getLiveness",
+    "method": "get",
+    "path": "/healthz",
+    "scopes": [],
+    "sensitive": false,
+    "public": true
+  },
+  {
+    "operationId": "getReadiness",
+    "method": "get",
+    "path": "/readyz",
+    "scopes": [],
+    "sensitive": false,
+    "public": true
+  },
   {
     "operationId": "listCashouts",
     "method": "get",

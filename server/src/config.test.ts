@@ -69,3 +69,32 @@ describe("configuration (one schema, validated at start-up)", () => {
     expect(loadConfig({ WEBHOOK_SANDBOX_RETRY_SCHEDULE: "" }).WEBHOOK_SANDBOX_RETRY_SCHEDULE).toBe("");
   });
 });
+
+describe("numeric settings", () => {
+  it("refuse an empty value instead of reading it as 0 (PORT= would otherwise pick a random port)", () => {
+    expect(() => loadConfig({ PORT: "" })).toThrow(/PORT: must be a whole number/);
+    expect(() => loadConfig({ SETTLEMENT_DELAY_SECONDS: "" })).toThrow(/SETTLEMENT_DELAY_SECONDS/);
+  });
+
+  it("accept digits only, within their range", () => {
+    expect(loadConfig({ PORT: "0" }).PORT).toBe(0);
+    expect(loadConfig({ PORT: "8080" }).PORT).toBe(8080);
+    for (const bad of [" 80", "1e3", "0x50", "-1", "80.5", "70000"]) {
+      expect(() => loadConfig({ PORT: bad }), bad).toThrow(/PORT/);
+    }
+  });
+});
+
+describe("operations settings", () => {
+  it("log human-readable lines in development only, unless LOG_FORMAT says otherwise", () => {
+    expect(loadConfig({}).LOG_FORMAT).toBe("pretty");
+    expect(loadConfig({ NODE_ENV: "test" }).LOG_FORMAT).toBe("json");
+    expect(loadConfig({ LOG_FORMAT: "json" }).LOG_FORMAT).toBe("json");
+    expect(() => loadConfig({ LOG_FORMAT: "fancy" })).toThrow(/LOG_FORMAT/);
+  });
+
+  it("bound the shutdown drain", () => {
+    expect(loadConfig({}).SHUTDOWN_TIMEOUT_SECONDS).toBe(10);
+    expect(() => loadConfig({ SHUTDOWN_TIMEOUT_SECONDS: "601" })).toThrow(/SHUTDOWN_TIMEOUT_SECONDS/);
+  });
+});

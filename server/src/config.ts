@@ -6,7 +6,14 @@ import { DEFAULT_LIVE_SCHEDULE, DEFAULT_SANDBOX_SCHEDULE, parseSchedule } from "
 // here at start-up and documented in .env.example and the README. Nothing else reads process.env.
 
 const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
-const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+// Whole numbers in decimal digits only: an empty value (`PORT=`) is an error, not 0 (which for PORT
+// would mean "any free port"), and neither "1e3" nor " 80" nor "0x50" passes.
+const int = (min: number, max: number) =>
+  z
+    .string()
+    .regex(/^[0-9]+$/, "must be a whole number written in digits")
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max));
 /** A retry schedule: comma-separated whole seconds (domain/webhooks/schedule.ts). */
 const schedule = (fallback: string) =>
   z
@@ -129,6 +136,15 @@ export const ConfigSchema = z
      * change a request commits, before the answer is sent. Refused in production.
      */
     TEST_CRASH_AFTER_COMMITS: int(1, 1_000_000).optional(),
+
+    // Operations (issue #13): logs and shutdown.
+    /** `pretty` (human-readable lines, pino-pretty) or `json` (one JSON object a line). Default: pretty in development only. */
+    LOG_FORMAT: z.enum(["pretty", "json"]).optional(),
+    /**
+     * On SIGTERM/SIGINT: how long in-flight requests and background jobs may take to finish before
+     * their connections are cut and the store is closed anyway.
+     */
+    SHUTDOWN_TIMEOUT_SECONDS: int(0, 600).default(10),
   })
   .superRefine((c, ctx) => {
     if (c.NODE_ENV === "production") {
@@ -156,9 +172,10 @@ export const ConfigSchema = z
 
 export type RawConfig = z.infer<typeof ConfigSchema>;
 
-export interface Config extends Omit<RawConfig, "BASE_URL" | "VALIDATE_RESPONSES"> {
+export interface Config extends Omit<RawConfig, "BASE_URL" | "VALIDATE_RESPONSES" | "LOG_FORMAT"> {
   BASE_URL: string;
   VALIDATE_RESPONSES: boolean;
+  LOG_FORMAT: "pretty" | "json";
 }
 
 export class ConfigError extends Error {
@@ -177,5 +194,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     ...c,
     BASE_URL: (c.BASE_URL ?? `http://${c.HOST}:${c.PORT}`).replace(/\/+$/, ""),
     VALIDATE_RESPONSES: c.VALIDATE_RESPONSES ?? c.NODE_ENV !== "production",
+    LOG_FORMAT: c.LOG_FORMAT ?? (c.NODE_ENV === "development" ? "pretty" : "json"),
   };
 }

@@ -1,17 +1,42 @@
+import { createRequire } from "node:module";
 import { type DestinationStream, type Logger, pino } from "pino";
 import { maskCardNumbers } from "./domain/mask.ts";
 
 /**
- * Structured JSON lines. Every line passes through maskCardNumbers before it is written, so a card
- * number that reaches a log by any path (a URL, an error message, a stack) shows only its first four
- * and last four digits (seed §2). Bodies are never logged, so a CVC never is.
+ * Structured log lines: JSON (one object a line: production, tests, anything that ships logs), or
+ * human-readable lines through pino-pretty (`LOG_FORMAT=pretty`, the development default). Every line
+ * passes through maskCardNumbers before it is written, in either format (pino-pretty formats the
+ * already masked JSON), so a card number that reaches a log by any path (a URL, an error message, a
+ * stack) shows only its first four and last four digits. Bodies are never logged, so a CVC
+ * never is.
  */
-export function createLogger(level: string, destination?: DestinationStream): Logger {
-  const options = {
+export function createLogger(
+  level: string,
+  destination?: DestinationStream,
+  options: { format?: "json" | "pretty" } = {},
+): Logger {
+  const settings = {
     level,
     base: undefined,
     timestamp: pino.stdTimeFunctions.isoTime,
     hooks: { streamWrite: (line: string) => maskCardNumbers(line) },
   };
-  return destination ? pino(options, destination) : pino(options);
+  if (options.format === "pretty") return pino(settings, prettyStream(destination));
+  return destination ? pino(settings, destination) : pino(settings);
+}
+
+/**
+ * pino-pretty as a synchronous stream in this thread (not a worker transport), loaded only when asked
+ * for, so JSON logging never pays for it.
+ */
+function prettyStream(destination?: DestinationStream): DestinationStream {
+  const pretty = createRequire(import.meta.url)("pino-pretty") as typeof import("pino-pretty");
+  return pretty({
+    sync: true,
+    colorize: destination === undefined && process.stdout.isTTY === true,
+    translateTime: "SYS:HH:MM:ss.l",
+    singleLine: true,
+    ignore: "pid,hostname",
+    ...(destination === undefined ? {} : { destination }),
+  });
 }

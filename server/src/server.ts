@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { join } from "node:path";
+import { join, resolve as resolvePath } from "node:path";
 import type { Logger } from "pino";
 import { createHttpWebhookSender, systemResolver } from "./adapters/http-webhook-sender.ts";
 import type { Config } from "./config.ts";
@@ -125,27 +125,174 @@ export interface RunningServer {
   domain: Domain;
   /** The secret of the sandbox key created on this start, when the store was empty; otherwise null. */
   bootstrapSecret: string | null;
+  /**
+   * Graceful: readiness turns 503, no new connections; requests and job runs under way finish (for at
+   * most SHUTDOWN_TIMEOUT_SECONDS), then the request log is flushed and the store closed.
+   */
   close(): Promise<void>;
 }
 
 const HOUSEKEEPING_INTERVAL_MS = 10 * 60_000;
 
+/** A background job's schedule; stop() ends it and resolves once a run under way has finished. */
+interface Scheduled {
+  stop(): Promise<void>;
+}
+
 /** Runs `job` every `ms`, skipping a turn while the previous run is still going; failures are logged. */
-function every(ms: number, name: string, logger: Logger, job: () => Promise<unknown>): NodeJS.Timeout {
-  let running = false;
+function every(ms: number, name: string, logger: Logger, job: () => Promise<unknown>): Scheduled {
+  let current: Promise<void> | null = null;
   const timer = setInterval(() => {
-    if (running) return;
-    running = true;
-    job()
-      .catch((err: unknown) => logger.error({ err, job: name }, "background job failed"))
+    if (current) return;
+    current = job()
+      .then(
+        () => {},
+        (err: unknown) => logger.error({ err, job: name }, "background job failed"),
+      )
       .finally(() => {
-        running = false;
+        current = null;
       });
   }, ms);
   timer.unref();
-  return timer;
+  return {
+    async stop() {
+      clearInterval(timer);
+      await current;
+    },
+  };
 }
 
+/**
+ * A start-up failure an operator fixes by changing one setting (a busy PORT, an unusable DATA_DIR, an
+ * unreachable MONGODB_URI): `npm start` prints its message, one line naming the setting, instead of a
+ * stack trace.
+ */
+export class StartupError extends Error {
+  override name = "StartupError";
+  constructor(
+    readonly setting: string,
+    reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`${setting}: ${reason}`.replace(/\s*\n\s*/g, " "), options);
+  }
+}
+
+function codeOf(err: unknown): string | undefined {
+  return err instanceof Error && "code" in err && typeof err.code === "string" ? err.code : undefined;
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Where the embedded store keeps its data, as an absolute path (start-up log and errors). */
+export function dataLocation(config: Config): string {
+  return config.DATA_DIR === IN_MEMORY ? IN_MEMORY : resolvePath(config.DATA_DIR);
+}
+
+/** Why DATA_DIR cannot hold the store, in words; the code stays in the message for searching. */
+function dataDirProblem(config: Config, err: unknown): StartupError {
+  const code = codeOf(err);
+  const where = dataLocation(config);
+  const why =
+    code === "ENOTDIR" || code === "EEXIST"
+      ? "is a file, or lies under one; it must be a directory"
+      : code === "EACCES" || code === "EPERM" || code === "EROFS" || code === "SQLITE_CANTOPEN"
+        ? "cannot be written by this process (check its permissions, or point DATA_DIR elsewhere)"
+        : code === "SQLITE_READONLY"
+          ? "holds a database this process cannot write (check the permissions of the files in it)"
+          : "cannot hold the embedded store";
+  return new StartupError("DATA_DIR", `${where} ${why} (${code ?? messageOf(err)})`, { cause: err });
+}
+
+/** openStore, with failures as StartupErrors naming DATA_DIR or MONGODB_URI (the server and the CLI). */
+export async function openConfiguredStore(config: Config): Promise<AppStore> {
+  try {
+    return await openStore(config);
+  } catch (err) {
+    if (!config.MONGODB_URI) throw dataDirProblem(config, err);
+    // The URI may hold a password, so only the driver's reason is shown, never the URI.
+    throw new StartupError("MONGODB_URI", `cannot use MongoDB: ${messageOf(err)}`, { cause: err });
+  }
+}
+
+function configuredDomain(
+  config: Config,
+  store: AppStore,
+  now: Now,
+  webhooks: Parameters<typeof domainFor>[3] = {},
+  baseUrl?: () => string,
+): Domain {
+  try {
+    return domainFor(config, store, now, webhooks, baseUrl);
+  } catch (err) {
+    if (config.VAULT_MASTER_KEY) throw new StartupError("VAULT_MASTER_KEY", messageOf(err), { cause: err });
+    if (codeOf(err)) throw dataDirProblem(config, err);
+    throw new StartupError("DATA_DIR", `${dataLocation(config)}/vault-keys.json: ${messageOf(err)}`, { cause: err });
+  }
+}
+
+function listenProblem(config: Config, err: unknown): unknown {
+  const code = codeOf(err);
+  if (code === "EADDRINUSE") {
+    return new StartupError(
+      "PORT",
+      `${config.PORT} is already in use on ${config.HOST}; stop what holds it or set PORT to a free port`,
+      { cause: err },
+    );
+  }
+  if (code === "EACCES") {
+    return new StartupError("PORT", `${config.PORT} needs privileges this process lacks; use a port above 1023`, {
+      cause: err,
+    });
+  }
+  if (code === "EADDRNOTAVAIL" || code === "ENOTFOUND" || code === "EAI_AGAIN") {
+    return new StartupError("HOST", `${config.HOST} is not an address of this machine (${code})`, { cause: err });
+  }
+  return err;
+}
+
+/**
+ * Graceful shutdown: readiness turns 503 and the server stops accepting connections; requests under
+ * way finish (each connection closes once idle) and so do background-job runs under way, for at most
+ * `timeoutMs`; then whatever is left is cut, and `after` (flush the request log, close the store) runs.
+ */
+async function drainAndClose(options: {
+  server: Server;
+  jobs: Scheduled[];
+  timeoutMs: number;
+  logger: Logger;
+  before: () => void;
+  after: () => Promise<void>;
+}): Promise<void> {
+  const { server, logger } = options;
+  options.before();
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  // server.close() closes the idle keep-alive connections once; a busy one becomes idle when its
+  // response is sent, so look again until none is left.
+  const sweep = setInterval(() => server.closeIdleConnections(), 25);
+  let timer: NodeJS.Timeout | undefined;
+  const drained = await Promise.race([
+    Promise.all([closed, ...options.jobs.map((job) => job.stop())]).then(() => true),
+    new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), options.timeoutMs);
+    }),
+  ]);
+  clearInterval(sweep);
+  clearTimeout(timer);
+  if (!drained) {
+    logger.warn({ timeout_ms: options.timeoutMs }, "shutdown timeout: cutting the requests still under way");
+    server.closeAllConnections();
+    await closed;
+  }
+  await options.after();
+}
+
+/**
+ * Opens the store, binds the port, and only then creates the first start's sandbox key: a start that
+ * cannot listen leaves the store as it found it, so the next start still makes (and prints) the key.
+ */
 export async function startServer(options: {
   config: Config;
   logger?: Logger;
@@ -155,22 +302,12 @@ export async function startServer(options: {
   const { config } = options;
   const logger = options.logger ?? createLogger(config.LOG_LEVEL);
   const now = options.now ?? (() => new Date());
-  const store = await openStore(config);
+  const store = await openConfiguredStore(config);
   try {
     // BASE_URL on port 0 (PORT=0 and no BASE_URL: tests) is no address anyone can open: once the server
     // listens, the address it listens on takes its place.
     let publicUrl = config.BASE_URL;
-    const domain = domainFor(config, store, now, { ...options.webhooks, log: logger }, () => publicUrl);
-
-    // DESIGN §5: on first start with an empty store, one sandbox key with scope `*`, shown once.
-    let bootstrapSecret: string | null = null;
-    if (await domain.serviceKeys.none()) {
-      const { secret } = await domain.serviceKeys.issue(false, {
-        name: "sandbox (created on first start)",
-        scopes: ["*"],
-      });
-      bootstrapSecret = secret;
-    }
+    const domain = configuredDomain(config, store, now, { ...options.webhooks, log: logger }, () => publicUrl);
 
     // Request-log records are written in batches, and rate-limit counts shared every 100 ms; close()
     // writes what is left of both before the store closes.
@@ -188,16 +325,26 @@ export async function startServer(options: {
         },
         app,
       );
-      s.listen(config.PORT, config.HOST, () => resolve(s));
-      s.once("error", reject);
+      s.listen(config.PORT, config.HOST);
+      s.once("listening", () => resolve(s));
+      s.once("error", (err) => reject(listenProblem(config, err)));
     });
     const { port } = server.address() as AddressInfo;
     const url = `http://${config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST}:${port}`;
     if (new URL(config.BASE_URL).port === "0") publicUrl = url;
 
+    let bootstrapSecret: string | null;
+    try {
+      // On first start with an empty store, one sandbox key with scope `*`, shown once (README "Quick start").
+      bootstrapSecret = (await domain.serviceKeys.bootstrap())?.secret ?? null;
+    } catch (err) {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      throw err;
+    }
+
     // Background jobs. Each pass is safe on several instances at once (every change in it is
     // conditional); a pass still running when the next is due is not started twice.
-    const timers = [
+    const jobs = [
       every(config.JOBS_INTERVAL_SECONDS * 1000, "charge jobs", logger, () =>
         Promise.all([domain.jobs.expire(), domain.jobs.expireReviews(), domain.jobs.settle()]),
       ),
@@ -216,21 +363,29 @@ export async function startServer(options: {
     const { dispatcher, sender } = domain.webhooks;
     if (config.WEBHOOK_DISPATCHER) dispatcher.start();
 
+    let closing: Promise<void> | null = null;
     return {
       url,
       server,
       store,
       domain,
       bootstrapSecret,
-      async close() {
-        for (const timer of timers) clearInterval(timer);
-        server.closeAllConnections();
-        await new Promise<void>((resolve) => server.close(() => resolve()));
-        // Attempts under way finish and are recorded before the store closes.
-        await dispatcher.stop();
-        sender.close?.();
-        await Promise.all([requestLog.close(), limits.flush()]);
-        await store.close();
+      close() {
+        closing ??= drainAndClose({
+          server,
+          jobs,
+          timeoutMs: config.SHUTDOWN_TIMEOUT_SECONDS * 1000,
+          logger,
+          before: () => domain.health.drain(),
+          after: async () => {
+            // Attempts under way finish and are recorded before the store closes.
+            await dispatcher.stop();
+            sender.close?.();
+            await Promise.all([requestLog.close(), limits.flush()]);
+            await store.close();
+          },
+        });
+        return closing;
       },
     };
   } catch (err) {

@@ -185,6 +185,7 @@ const GENERIC_PROBLEMS = {
     "Too many requests with this key: at most 25 per second in the sandbox. Retry after the number of seconds in Retry-After.",
   ],
   500: ["internal_error", "Internal error", "An unexpected error occurred; it has been logged with this request id."],
+  503: ["service_unavailable", "Service unavailable", "The instance cannot serve requests now; retry shortly."],
 };
 
 /**
@@ -294,8 +295,8 @@ function operationTable(doc) {
     "",
     "/**",
     " * Every API operation of the contract, with the scopes its security requirement lists (any one grants",
-    " * access) and whether its success answer carries a secret or a card number (`sensitive`: never stored);",
-    " * `public` operations (`security: []`) need no key and list no scope.",
+    " * access), whether its success answer carries a secret or a card number (`sensitive`: never stored),",
+    " * and whether it is `public` (`security: []`: no key, no scope).",
     " */",
     `export const OPERATIONS = ${JSON.stringify(ops, null, 2)} as const;`,
     "",

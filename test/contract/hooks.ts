@@ -105,16 +105,32 @@ export function isRunnable(op: Pick<Operation, "path">, status: number): boolean
   return (status >= 200 && status < 300) || (status === 404 && op.path.includes("{"));
 }
 
+let summaries: Map<Operation, string | undefined> | undefined;
+
 /**
  * The operation a transaction exercises. dredd names the action after the operation's `summary` when
- * it has one (its method otherwise), so the method is read from the request.
+ * it has one (`/healthz > Liveness probe > 200`) and by its method otherwise; the method is read from
+ * the request when there is one, and the summary is matched too.
  */
 export function operationOf(transaction: {
   origin: Pick<DreddTransaction["origin"], "resourceName" | "actionName">;
   request?: Pick<DreddTransaction["request"], "method"> | undefined;
 }): Operation | undefined {
-  const method = (transaction.request?.method ?? transaction.origin.actionName).toLowerCase();
-  return OPERATIONS.find((op) => op.method === method && op.path === transaction.origin.resourceName);
+  const { resourceName, actionName } = transaction.origin;
+  const method = transaction.request?.method?.toLowerCase();
+  if (summaries === undefined) {
+    const document = loadOpenApi30();
+    summaries = new Map(
+      OPERATIONS.map((op) => [op, (document.paths[op.path]?.[op.method] as { summary?: string } | undefined)?.summary]),
+    );
+  }
+  return OPERATIONS.find(
+    (op) =>
+      op.path === resourceName &&
+      (method !== undefined
+        ? op.method === method
+        : op.method === actionName.toLowerCase() || summaries?.get(op) === actionName),
+  );
 }
 
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
@@ -203,7 +219,7 @@ export function registerContractHooks(hooks: DreddHooks, ctx: ContractHooksConte
     const doc = documented(op);
     const headers = transaction.request.headers;
 
-    // Public operations (`security: []`) are called without a key, as a payer's browser would.
+    // Public operations (`security: []`) are called without a key, as a load balancer or a payer's browser would.
     deleteHeader(headers, "Authorization");
     if (!op.public) headers.Authorization = `Bearer ${ctx.secret}`;
 

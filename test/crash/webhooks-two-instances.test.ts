@@ -84,7 +84,11 @@ describe("two instances on one store", { timeout: 300_000 }, () => {
 
     const store = await openStore(loadConfig({ DATA_DIR: dataDir }));
     try {
-      const events = (await store.findAll("events", { livemode: false }, 1_000_000)).map((e) => e.id);
+      // What the endpoint must receive: every event from its creation on (one made before it, such as the
+      // bootstrap key's service_key.created, is not for it).
+      const events = (
+        await store.findAll("events", { livemode: false, created_at: { $gte: String(endpoint.created_at) } }, 1_000_000)
+      ).map((e) => e.id);
       for (let i = 0; i < 600 && !events.every((id) => receiver.events().has(id)); i++) await pause(100);
       for (let i = 0; i < 100; i++) {
         const open = await store.findAll("webhook_deliveries", { status: "pending" }, 1);
@@ -104,7 +108,7 @@ describe("two instances on one store", { timeout: 300_000 }, () => {
         attempts_per_instance: perInstance.map((m) => [...m.values()].reduce((a, b) => a + b, 0)),
       };
       console.log(`two-instance webhook figures: ${JSON.stringify(figures)}`);
-      expect(events).toHaveLength(EVENTS);
+      expect(events.length).toBeGreaterThanOrEqual(EVENTS); // each charge makes two or more events
       expect(figures).toMatchObject({ same_attempt_sent_twice: 0, duplicate_event_receipts: 0, lost_events: 0 });
       expect(deliveries.every((d) => d.status === "succeeded" && d.attempts.length === 1)).toBe(true);
       expect(figures.receipts).toBe(figures.attempts_recorded);

@@ -59,7 +59,7 @@ describe("HTTP conventions", () => {
     const unknown = await fetch(`${server.url}/v1/nothing-here`, { headers: auth });
     expect(unknown.status).toBe(404);
     expect(await problemOf(unknown)).toMatchObject({ code: "not_found" });
-    const outside = await fetch(`${server.url}/`, { headers: auth });
+    const outside = await fetch(`${server.url}/v2/merchants`, { headers: auth });
     expect(outside.status).toBe(404);
     await problemOf(outside);
     const wrong = await fetch(`${server.url}/v1/merchants`, { method: "DELETE", headers: auth });

@@ -148,6 +148,8 @@ const RECIPES: Record<(typeof OPERATIONS)[number]["operationId"], Recipe> = {
     );
     return { path: { id: delivery.id } };
   },
+  getLiveness: async () => ({ path: {} }),
+  getReadiness: async () => ({ path: {} }),
 };
 
 /**

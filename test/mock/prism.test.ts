@@ -11,6 +11,7 @@ import { createServer, Socket } from "node:net";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createPaymentsClient, PaymentsApiError, type PaymentsClient, unwrap } from "@payments/client";
+import { OPERATIONS } from "@payments/contract/operations";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadContract, OPENAPI_31_PATH, type ResponseCheck } from "../support/openapi.ts";
 
@@ -211,6 +212,8 @@ const calls: Record<string, (client: PaymentsClient) => Promise<unknown>> = {
       params: { path: { id: ids.event } },
       body: { endpoint_id: ids.endpoint },
     }),
+  getLiveness: (c) => c.GET("/healthz"),
+  getReadiness: (c) => c.GET("/readyz"),
 };
 
 let prism: ChildProcess | undefined;
@@ -293,6 +296,20 @@ describe("Prism mock of the contract", () => {
     expect(result.error).toMatchObject({ status: 404, code: "not_found" });
     expect(() => unwrap(result)).toThrow(PaymentsApiError);
     expect(() => unwrap(result)).toThrow(expect.objectContaining({ status: 404, code: "not_found" }));
+  });
+
+  it("answers the public operations without a key, and the others not", async () => {
+    // The probes take no parameters; the public pay operation (below) a link id and a body.
+    const publicOps = OPERATIONS.filter((op) => op.public && op.method === "get");
+    expect(publicOps.length).toBeGreaterThan(0);
+    for (const op of publicOps) {
+      const res = await fetch(`${baseUrl}${op.path}`, { method: op.method.toUpperCase() });
+      const check = await contract.checkFetchResponse(op.method.toUpperCase(), op.path, res);
+      expect(res.status, op.operationId).toBe(200);
+      expect(check.errors).toEqual([]);
+    }
+    const keyless = await fetch(`${baseUrl}/v1/merchants`);
+    expect(keyless.status).toBe(401);
   });
 
   it("answers the public pay operation without a key, and a keyed operation not", async () => {

@@ -1,8 +1,12 @@
+import { randomBytes } from "node:crypto";
 import { IN_MEMORY, loadConfig, type RunningServer, startServer, type WebhookOverrides } from "@payments/server";
+import { MongoClient } from "mongodb";
 
-// A real server on a random loopback port with an in-memory store and response validation on: what
-// the e2e, contract and benchmark runs talk to. Each call gets its own store, so suites can run in
-// parallel without seeing each other's data.
+// A real server on a random loopback port with response validation on: what the e2e, contract and
+// benchmark runs talk to. Each call gets its own store, so suites can run in parallel without seeing
+// each other's data: an in-memory SQLite store, or, when MONGODB_URI is set in the environment (the
+// GitHub Actions workflow, a developer with a replica set), a MongoDB database of its own with a
+// unique name, dropped again by close().
 //
 // Webhook endpoint host names resolve through `loopbackResolver` unless a test passes its own: tests
 // send traffic only to loopback, so no test ever asks a DNS server, and an endpoint on any other name
@@ -29,6 +33,9 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
+/** The MongoDB deployment the suites run on instead of SQLite, when the environment names one. */
+export const MONGODB_URI = process.env.MONGODB_URI || undefined;
+
 /**
  * `now`: the server's clock (default: the real one); tests that need time to pass (review windows,
  * velocity windows) pass a clock they move. `webhooks`: the webhook sender and resolver to use.
@@ -37,6 +44,7 @@ export async function startTestServer(
   env: Record<string, string> = {},
   options: { now?: () => Date; webhooks?: WebhookOverrides } = {},
 ): Promise<TestServer> {
+  const mongo = MONGODB_URI ? { MONGODB_URI, MONGODB_DB: `test_${randomBytes(12).toString("hex")}` } : {};
   const config = loadConfig({
     NODE_ENV: "test",
     HOST: "127.0.0.1",
@@ -50,6 +58,7 @@ export async function startTestServer(
     RATE_LIMIT_ANONYMOUS_PER_MINUTE: "1000000",
     RATE_LIMIT_PAYMENT_LINK_PER_MINUTE: "1000000",
     RATE_LIMIT_PAYMENT_ADDRESS_PER_MINUTE: "1000000",
+    ...mongo,
     ...env,
   });
   const running = await startServer({
@@ -69,6 +78,18 @@ export async function startTestServer(
       });
       return secret;
     },
-    close: () => running.close(),
+    async close() {
+      await running.close();
+      if (config.MONGODB_URI) await dropDatabase(config.MONGODB_URI, config.MONGODB_DB);
+    },
   };
+}
+
+async function dropDatabase(uri: string, name: string): Promise<void> {
+  const client = new MongoClient(uri);
+  try {
+    await client.db(name).dropDatabase();
+  } finally {
+    await client.close();
+  }
 }

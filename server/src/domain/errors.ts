@@ -20,7 +20,8 @@ export type ErrorCode =
   | "card_declined"
   | "payment_link_unavailable"
   | "rate_limited"
-  | "internal_error";
+  | "internal_error"
+  | "service_unavailable";
 
 export interface FieldIssue {
   param?: string;
@@ -32,8 +33,12 @@ export class DomainError extends Error {
   readonly param: string | undefined;
   readonly errors: FieldIssue[] | undefined;
 
-  constructor(code: ErrorCode, message: string, options: { param?: string; errors?: FieldIssue[] } = {}) {
-    super(message);
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options: { param?: string; errors?: FieldIssue[]; cause?: unknown } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = "DomainError";
     this.code = code;
     this.param = options.param;

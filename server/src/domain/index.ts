@@ -4,6 +4,7 @@ import { createCharges } from "./charges.ts";
 import type { Caller, Now } from "./context.ts";
 import { createEvents } from "./events.ts";
 import { createFraud, type FraudScreen } from "./fraud/index.ts";
+import { createHealth } from "./health.ts";
 import { settleDue } from "./ledger.ts";
 import { createMerchants } from "./merchants.ts";
 import type { MoneyRules } from "./money.ts";
@@ -106,6 +107,7 @@ export function createDomain(deps: DomainDeps) {
     serviceKeys: createServiceKeys(store, now),
     events: createEvents(store),
     webhooks,
+    health: createHealth(store),
     charges,
     fraud,
     balances: {

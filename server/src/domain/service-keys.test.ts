@@ -3,7 +3,7 @@ import { openSqliteStore } from "../store/sqlite.ts";
 import type { Caller } from "./context.ts";
 import { DomainError } from "./errors.ts";
 import { COLLECTIONS, type Docs } from "./records.ts";
-import { AUTH_CACHE_TTL_MS, createServiceKeys } from "./service-keys.ts";
+import { AUTH_CACHE_TTL_MS, BOOTSTRAP_SETTING, createServiceKeys } from "./service-keys.ts";
 
 // authenticate reuses a key record it found for AUTH_CACHE_TTL_MS. What must not change with it:
 // rotation and revocation through this instance count from the next request, expiry and the end of a
@@ -160,5 +160,39 @@ describe("service key events", () => {
     const text = JSON.stringify(events);
     for (const hidden of [secret, rotated.secret, key.secret_hash, rotated.key.secret_hash])
       expect(text).not.toContain(hidden);
+  });
+});
+
+describe("the first start's sandbox key", () => {
+  it("is made once per store, even by two instances that both saw an empty store", async () => {
+    const shared = openSqliteStore<Docs>({ path: ":memory:", collections: COLLECTIONS });
+    // The second instance read "no key yet" before the first committed: its `none()` look-up is
+    // answered from before, so only the claim of the settings record can stop it.
+    const stale = new Proxy(shared, {
+      get(target, prop, receiver) {
+        if (prop === "findAll") return async () => [];
+        return Reflect.get(target, prop, receiver);
+      },
+    });
+    const first = createServiceKeys(shared, now);
+    const second = createServiceKeys(stale, now);
+    const made = await first.bootstrap();
+    expect(made?.secret).toMatch(/^key_test_[0-9A-Za-z]{32}$/);
+    expect(made?.key.scopes).toEqual(["*"]);
+    expect(await second.bootstrap()).toBeNull();
+    expect(await shared.findAll("service_keys", {})).toHaveLength(1);
+    expect(await shared.get("settings", BOOTSTRAP_SETTING)).toMatchObject({ value: made?.key.id });
+    // A later start on the same store makes none either.
+    expect(await first.bootstrap()).toBeNull();
+    await shared.close();
+  });
+
+  it("is not made on a store that already has a key (one made by the CLI, or before this record existed)", async () => {
+    const other = openSqliteStore<Docs>({ path: ":memory:", collections: COLLECTIONS });
+    const keys = createServiceKeys(other, now);
+    await keys.issue(true, { name: "live key from the CLI", scopes: ["charges"] });
+    expect(await keys.bootstrap()).toBeNull();
+    expect(await other.get("settings", BOOTSTRAP_SETTING)).toBeNull();
+    await other.close();
   });
 });

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { Page, PageResult } from "../store/port.ts";
+import { DuplicateKeyError, type Page, type PageResult } from "../store/port.ts";
 import { commit } from "./commit.ts";
 import type { Caller, Now } from "./context.ts";
 import { DomainError, invalid, notFound } from "./errors.ts";
@@ -30,6 +30,9 @@ const prefixOf = (secret: string) => secret.slice(0, "key_test_".length + PREFIX
 
 const SECRET_SHAPE = /^key_(test|live)_[0-9A-Za-z]{32}$/;
 
+/** The `settings` record whose unique id the first start claims along with the bootstrap key. */
+export const BOOTSTRAP_SETTING = "bootstrap_sandbox_key";
+
 export interface CreateKeyInput {
   name: string;
   scopes: string[];
@@ -42,12 +45,8 @@ function keyEventFields(key: ServiceKeyDoc) {
 }
 
 export function createServiceKeys(store: AppStore, now: Now) {
-  /** `caller` is null for the CLI and the first start, which act without one. */
-  async function issue(
-    livemode: boolean,
-    input: CreateKeyInput,
-    caller: Caller | null = null,
-  ): Promise<{ key: ServiceKeyDoc; secret: string }> {
+  /** A new key record and its secret, not yet stored. */
+  function build(livemode: boolean, input: CreateKeyInput): { key: ServiceKeyDoc; secret: string } {
     const scopes = [...new Set(input.scopes)];
     const at = now();
     if (input.expires_at !== undefined && Date.parse(input.expires_at) <= at.getTime()) {
@@ -68,10 +67,24 @@ export function createServiceKeys(store: AppStore, now: Now) {
       expires_at: input.expires_at ? iso(new Date(input.expires_at)) : null,
       revoked_at: null,
     };
+    return { key, secret };
+  }
+
+  async function none(): Promise<boolean> {
+    return (await store.findAll("service_keys", {}, 1)).length === 0;
+  }
+
+  /** `caller` is null for the CLI, which acts without one. */
+  async function issue(
+    livemode: boolean,
+    input: CreateKeyInput,
+    caller: Caller | null = null,
+  ): Promise<{ key: ServiceKeyDoc; secret: string }> {
+    const built = build(livemode, input);
     return commit(store, caller, async (tx) => {
-      await tx.insert("service_keys", key);
-      await recordEvent(tx, now, key.livemode, "service_key.created", keyEventFields(key));
-      return { key, secret };
+      await tx.insert("service_keys", built.key);
+      await recordEvent(tx, now, built.key.livemode, "service_key.created", keyEventFields(built.key));
+      return built;
     });
   }
 
@@ -226,8 +239,33 @@ export function createServiceKeys(store: AppStore, now: Now) {
     },
 
     /** True when no key exists at all: the first start creates the sandbox key (DESIGN §5). */
-    async none(): Promise<boolean> {
-      return (await store.findAll("service_keys", {}, 1)).length === 0;
+    none,
+
+    /**
+     * The first start's sandbox key with scope `*` (README "Quick start"), or null when this store already has a
+     * key or another instance made the first one. Two instances starting together on an empty store
+     * both see no key; each then claims the `settings` record BOOTSTRAP_SETTING in the same
+     * transaction as its key, and the record's unique id lets exactly one of them commit.
+     */
+    async bootstrap(): Promise<{ key: ServiceKeyDoc; secret: string } | null> {
+      if (!(await none())) return null;
+      const built = build(false, { name: "sandbox (created on first start)", scopes: ["*"] });
+      try {
+        await store.transaction(async (tx) => {
+          await tx.insert("settings", {
+            id: BOOTSTRAP_SETTING,
+            livemode: false,
+            created_at: built.key.created_at,
+            value: built.key.id,
+          });
+          await tx.insert("service_keys", built.key);
+          await recordEvent(tx, now, built.key.livemode, "service_key.created", keyEventFields(built.key));
+        });
+      } catch (err) {
+        if (err instanceof DuplicateKeyError && err.collection === "settings") return null;
+        throw err;
+      }
+      return built;
     },
   };
 }

@@ -87,6 +87,22 @@ function integerQueryParameters(doc: OpenApiDocument, op: OpenApiOperation | und
     .map((p) => p?.name ?? "");
 }
 
+/** The health probes (spec/resources/health.tsp): public, and never in the request log. */
+const HEALTH_OPERATIONS = new Set<OperationId>(["getLiveness", "getReadiness"]);
+
+/** What GET / answers: links to the reference, the console, the contract and the health probes. */
+export function homePage(operations: readonly { operationId: string; path: string }[]) {
+  const pathOf = (id: OperationId) => operations.find((op) => op.operationId === id)?.path;
+  return {
+    name: "Payments API",
+    api: "/v1",
+    docs: "/docs",
+    console: "/console",
+    health: { liveness: pathOf("getLiveness"), readiness: pathOf("getReadiness") },
+    authentication: "Authorization: Bearer <service key>",
+  };
+}
+
 /** Builds the Express app from the generated contract. Throws if an operation has no handler. */
 export function createApp(deps: AppDeps): Express {
   const { config, domain, store, logger } = deps;
@@ -124,8 +140,15 @@ export function createApp(deps: AppDeps): Express {
       },
     });
   const publicUrl = deps.publicUrl ?? (() => config.BASE_URL);
-  app.use(observability({ logger, now, requestLog }));
+  const quietPaths = new Set(operations.filter((op) => HEALTH_OPERATIONS.has(op.operationId)).map((op) => op.path));
+  app.use(observability({ logger, now, requestLog, quietPaths }));
   app.use(securityHeaders());
+
+  // GET / is for people who open the server's address: where to go next. It is not an API operation
+  // (not in the contract, like /docs and /console), so it sits before the validator.
+  app.get("/", (_req, res) => {
+    res.json(homePage(operations));
+  });
   // Who is calling, then whether they may call this often, before any body is read.
   app.use(authenticate(domain.serviceKeys));
   app.use(limits.perKey, limits.anonymous, ...limits.paymentLinks);

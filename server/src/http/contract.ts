@@ -1,4 +1,4 @@
-import { createRequire } from "node:module";
+import document from "@payments/contract/openapi.3.1.json" with { type: "json" };
 import { OPERATIONS, type OperationId } from "@payments/contract/operations";
 import type { operations } from "@payments/contract/types";
 
@@ -6,8 +6,6 @@ import type { operations } from "@payments/contract/types";
 // response validation and the scope each operation needs all come from it (DESIGN §3, §15).
 
 export type { OperationId };
-
-const require = createRequire(import.meta.url);
 
 export interface OpenApiOperation {
   operationId: string;
@@ -27,7 +25,8 @@ export type ContractOperation = (typeof OPERATIONS)[number];
 
 /** A fresh copy each call: express-openapi-validator mutates the document it is given. */
 export function loadContract(): OpenApiDocument {
-  return structuredClone(require("@payments/contract/openapi.3.1.json") as OpenApiDocument);
+  // A static import, so the production build (esbuild, server/build.mjs) carries the document inside dist/ (README "Production").
+  return structuredClone(document as unknown as OpenApiDocument);
 }
 
 /** The API operations, generated from the document's paths and security requirements. */

@@ -41,6 +41,8 @@ const VALIDATOR_CODES: Record<number, ErrorCode> = {
 
 export function toProblem(err: unknown, requestId: string, logger: Logger): ProblemBody {
   if (err instanceof DomainError) {
+    // An outage the domain noticed (service_unavailable): the caller gets the fact, the log the cause.
+    if (err.cause !== undefined) logger.warn({ err: err.cause, request_id: requestId, code: err.code }, err.message);
     if (err.code === "unauthorized") return problem("unauthorized", UNAUTHORIZED_DETAIL, { requestId });
     return problem(err.code, maskCardNumbers(err.message), {
       param: err.param,

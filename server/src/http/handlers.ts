@@ -348,5 +348,12 @@ export function createHandlers(domain: Domain, options: HandlerOptions = {}): Ha
       status: 200,
       body: serialize.webhookDelivery(await hooks.getDelivery(caller, path.id)),
     }),
+
+    // Health (public: no key, no caller; never in the request log, see app.ts)
+    getLiveness: async () => ({ status: 200, body: { status: "ok" } }),
+    getReadiness: async () => {
+      await domain.health.ready();
+      return { status: 200, body: { status: "ready", checks: { store: "ok" } } };
+    },
   };
 }

@@ -106,8 +106,18 @@ export const MAX_LOGGED_URL = 1024;
  * request log: anonymous ones (no key, a bad key) go to the log stream alone, so nobody without a key
  * can fill the store.
  */
-export function observability(deps: { logger: Logger; now: Now; requestLog: RequestLogWriter | null }) {
+export function observability(deps: {
+  logger: Logger;
+  now: Now;
+  requestLog: RequestLogWriter | null;
+  /**
+   * Paths whose requests are never recorded in the request log and are logged at debug level only:
+   * the health probes (getLiveness, getReadiness), which a load balancer calls every few seconds.
+   */
+  quietPaths?: ReadonlySet<string>;
+}) {
   const { logger, now, requestLog } = deps;
+  const quietPaths = deps.quietPaths ?? new Set<string>();
   return (req: Request, res: Response, next: NextFunction) => {
     const started = process.hrtime.bigint();
     const requestId = newId("req");
@@ -125,6 +135,10 @@ export function observability(deps: { logger: Logger; now: Now; requestLog: Requ
         latency_ms: Math.round(latencyMs * 100) / 100,
         key_prefix: caller?.keyPrefix ?? null,
       };
+      if (quietPaths.has(req.path)) {
+        logger.debug(line, "request");
+        return;
+      }
       // Why a presented key was refused goes to the log only; the caller gets one 401 for every reason.
       const authFailure = res.locals.authFailure as string | undefined;
       logger.info(authFailure ? { ...line, auth_failure: authFailure } : line, "request");

@@ -1,6 +1,7 @@
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { OPERATIONS } from "@payments/contract/operations";
 import { type NextFunction, type Request, type Response, Router } from "express";
 import { DomainError } from "../domain/errors.ts";
@@ -42,9 +43,15 @@ export interface PageAssets {
   files: Map<string, { type: string; body: string }>;
 }
 
-/** The page's sources from the @payments/pay-page workspace. */
+/**
+ * The page's sources: beside the bundle in the production build (server/build.mjs copies them to
+ * dist/pay-page/), else from the @payments/pay-page workspace.
+ */
 export function loadPageAssets(): PageAssets {
-  const dir = join(dirname(createRequire(import.meta.url).resolve("@payments/pay-page/package.json")), "src");
+  const bundled = fileURLToPath(new URL("./pay-page/", import.meta.url));
+  const dir = existsSync(join(bundled, "pay.html"))
+    ? bundled
+    : join(dirname(createRequire(import.meta.url).resolve("@payments/pay-page/package.json")), "src");
   const read = (name: string) => readFileSync(join(dir, name), "utf8");
   return {
     pay: read("pay.html"),

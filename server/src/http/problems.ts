@@ -23,6 +23,7 @@ export const PROBLEM_TYPES: Record<ErrorCode, { status: number; title: string }>
   insufficient_balance: { status: 422, title: "Insufficient balance" },
   rate_limited: { status: 429, title: "Too many requests" },
   internal_error: { status: 500, title: "Internal error" },
+  service_unavailable: { status: 503, title: "Service unavailable" },
 };
 
 export const PROBLEM_BASE_URI = "https://docs.payments.dev/errors/";

@@ -1,0 +1,47 @@
+// `npm run build`: the production build (README "Production"). esbuild bundles the server and the
+// admin CLI into server/dist as plain JavaScript, so production runs `node dist/main.js` without the
+// TypeScript loader. The generated contract (@payments/contract: the OpenAPI document and the
+// operation table) is bundled in; this package's npm dependencies stay imports, resolved from
+// node_modules at run time (better-sqlite3 is a native addon and cannot be bundled anyway), so dist/
+// needs `npm ci --omit=dev -w @payments/server` and nothing else.
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const pkg = JSON.parse(readFileSync(join(here, "package.json"), "utf8"));
+const outdir = join(here, "dist");
+
+rmSync(outdir, { recursive: true, force: true });
+await build({
+  absWorkingDir: here,
+  entryPoints: { main: "src/main.ts", cli: "src/cli.ts" },
+  outdir,
+  bundle: true,
+  platform: "node",
+  format: "esm",
+  target: "node20",
+  // One shared chunk for the code main and cli have in common.
+  splitting: true,
+  sourcemap: true,
+  // Runtime dependencies (and their subpaths) stay imports; everything else, the workspace contract
+  // included, is bundled.
+  external: Object.keys(pkg.dependencies),
+  logLevel: "warning",
+});
+
+// The hosted payment page's sources (the @payments/pay-page workspace, read at start-up by
+// src/http/pay-page.ts) are copied next to the bundle, so dist/ serves the page without the workspace.
+const pageSources = join(dirname(createRequire(import.meta.url).resolve("@payments/pay-page/package.json")), "src");
+mkdirSync(join(outdir, "pay-page"));
+for (const file of readdirSync(pageSources).filter((f) => !f.includes(".test."))) {
+  copyFileSync(join(pageSources, file), join(outdir, "pay-page", file));
+}
+
+// src/cli.ts starts `#!/usr/bin/env -S npx tsx` (it runs from source in the repository); the built
+// CLI runs on plain Node.
+const cli = join(outdir, "cli.js");
+writeFileSync(cli, readFileSync(cli, "utf8").replace(/^#!.*\n/, "#!/usr/bin/env node\n"));
+console.log(`built ${outdir}: main.js (the server), cli.js (the admin CLI), pay-page/ (the hosted payment page)`);

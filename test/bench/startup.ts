@@ -1,0 +1,110 @@
+// `npm run bench:startup -w @payments/tests`: start-up time and memory of the production build
+// (`node server/dist/main.js`) against the TypeScript sources run through tsx's loader in the same
+// process (`node --import tsx server/src/main.ts`, what `npm start` does in development). A
+// measurement, not a test (README "Production"); build first with `npm run build`.
+//
+// For each variant and round: spawn with NODE_ENV=production on a fresh data directory, poll
+// GET /healthz every 5 ms from the moment of the spawn until it answers 200 (the start-up time),
+// then send 200 requests (GET /readyz, POST /v1/merchants) and read VmRSS and VmHWM from
+// /proc/<pid>/status. Medians over the rounds are printed.
+
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROUNDS = 5;
+const server = resolve(dirname(fileURLToPath(import.meta.url)), "../../server");
+const variants = {
+  "built (node dist/main.js)": ["dist/main.js"],
+  "tsx (node --import tsx src/main.ts)": ["--import", "tsx", "src/main.ts"],
+};
+
+function freePort(): Promise<number> {
+  return new Promise((done) => {
+    const s = createServer().listen(0, "127.0.0.1", () => {
+      const address = s.address();
+      s.close(() => done(typeof address === "object" && address ? address.port : 0));
+    });
+  });
+}
+
+function status(pid: number, field: "VmRSS" | "VmHWM"): number {
+  const line = readFileSync(`/proc/${pid}/status`, "utf8").match(new RegExp(`^${field}:\\s+(\\d+) kB`, "m"));
+  return Number(line?.[1] ?? 0) / 1024;
+}
+
+async function once(args: string[]) {
+  const port = await freePort();
+  const dataDir = mkdtempSync(join(tmpdir(), "payments-startup-bench-"));
+  const started = performance.now();
+  const child = spawn(process.execPath, args, {
+    cwd: server,
+    stdio: ["ignore", "pipe", "inherit"],
+    env: {
+      PATH: process.env.PATH,
+      NODE_ENV: "production",
+      PORT: String(port),
+      DATA_DIR: dataDir,
+      LOG_LEVEL: "warn",
+      VAULT_MASTER_KEY: Buffer.alloc(32, 1).toString("base64"),
+      VAULT_FINGERPRINT_KEY: Buffer.alloc(32, 2).toString("base64"),
+    },
+  });
+  let out = "";
+  child.stdout?.on("data", (chunk) => {
+    out += chunk;
+  });
+  const url = `http://127.0.0.1:${port}`;
+  let startupMs = 0;
+  for (;;) {
+    try {
+      const res = await fetch(`${url}/healthz`);
+      if (res.status === 200) {
+        startupMs = performance.now() - started;
+        break;
+      }
+    } catch {
+      // not listening yet
+    }
+    if (performance.now() - started > 60_000) throw new Error("no answer within 60 s");
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  const rssAtStart = status(child.pid as number, "VmRSS");
+  const key = out.match(/key_test_[0-9A-Za-z]{32}/)?.[0];
+  for (let i = 0; i < 100; i++) {
+    await (await fetch(`${url}/readyz`)).text();
+    const res = await fetch(`${url}/v1/merchants`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ name: `Bench ${i}` }),
+    });
+    if (res.status !== 201) throw new Error(`POST /v1/merchants: ${res.status}`);
+    await res.text();
+  }
+  const rssAfter = status(child.pid as number, "VmRSS");
+  const peak = status(child.pid as number, "VmHWM");
+  child.kill("SIGTERM");
+  await new Promise((r) => child.once("exit", r));
+  rmSync(dataDir, { recursive: true, force: true });
+  return { startupMs, rssAtStart, rssAfter, peak };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
+
+if (!existsSync(join(server, "dist/main.js"))) {
+  console.error("server/dist/main.js is missing: run `npm run build` first.");
+  process.exit(1);
+}
+console.log(`median of ${ROUNDS} rounds; RSS in MiB`);
+console.log("variant | start-up to first answer | RSS after start | RSS after 200 requests | peak RSS");
+for (const [name, args] of Object.entries(variants)) {
+  const runs: Awaited<ReturnType<typeof once>>[] = [];
+  for (let i = 0; i < ROUNDS; i++) runs.push(await once(args));
+  const m = (k: keyof (typeof runs)[number]) => median(runs.map((r) => r[k]));
+  console.log(
+    `${name} | ${m("startupMs").toFixed(0)} ms | ${m("rssAtStart").toFixed(0)} | ${m("rssAfter").toFixed(0)} | ${m("peak").toFixed(0)}`,
+  );
+}

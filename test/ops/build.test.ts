@@ -1,0 +1,83 @@
+import { execFile } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ROOT, SERVER_DIR, spawnServer } from "../support/process.ts";
+
+// The production build (README "Production"): `npm run build` turns the server into plain JavaScript
+// in server/dist, which runs on Node without the TypeScript loader and carries the generated contract
+// inside it, so only the server's npm dependencies are needed at run time.
+
+const run = promisify(execFile);
+const dataDir = mkdtempSync(join(tmpdir(), "payments-build-"));
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+const production = {
+  NODE_ENV: "production",
+  PORT: "0",
+  DATA_DIR: dataDir,
+  VAULT_MASTER_KEY: Buffer.alloc(32, 7).toString("base64"),
+  VAULT_FINGERPRINT_KEY: Buffer.alloc(32, 9).toString("base64"),
+};
+
+describe("the production build", { timeout: 120_000 }, () => {
+  beforeAll(async () => {
+    await run("npm", ["run", "build", "-w", "@payments/server"], { cwd: ROOT });
+  }, 120_000);
+
+  it("bundles the generated contract: nothing in dist/ imports a workspace package or TypeScript", () => {
+    const dist = resolve(SERVER_DIR, "dist");
+    const files = readdirSync(dist).filter((f) => f.endsWith(".js"));
+    expect(files).toEqual(expect.arrayContaining(["main.js", "cli.js"]));
+    for (const file of files) {
+      const code = readFileSync(join(dist, file), "utf8");
+      expect(code, file).not.toMatch(/from ["']@payments\//);
+      expect(code, file).not.toMatch(/from ["'][^"']+\.ts["']/);
+      expect(code, file).not.toMatch(/["']tsx["']/);
+    }
+  });
+
+  it("starts with plain node in production and answers readiness, health and the API", async () => {
+    const server = spawnServer(production, { mode: "built" });
+    try {
+      const url = await server.listening;
+      const ready = await fetch(`${url}/readyz`);
+      expect(ready.status).toBe(200);
+      expect(await ready.json()).toEqual({ status: "ready", checks: { store: "ok" } });
+      const key = server.stdout().match(/key_test_[0-9A-Za-z]{32}/)?.[0];
+      expect(key).toBeDefined();
+      const merchants = await fetch(`${url}/v1/merchants`, { headers: { authorization: `Bearer ${key}` } });
+      expect(merchants.status).toBe(200);
+      // The hosted payment page's sources travel in dist/ (pay-page/), not in the workspace.
+      const page = await fetch(`${url}/pay/plink_000000000000000000000000`);
+      expect(page.status).toBe(404);
+      expect(await page.text()).toContain("Payment link not found");
+      expect((await fetch(`${url}/pay/assets/pay.js`)).status).toBe(200);
+      expect(server.stdout()).toMatch(/"code":"dist"/);
+    } finally {
+      expect((await server.stop()).code).toBe(0);
+    }
+    // Production logs are JSON.
+    expect(server.stdout()).toMatch(/^\{"level":30,.*"mode":"production"/m);
+  });
+
+  it("npm start runs the built server when NODE_ENV=production, and the sources otherwise", async () => {
+    const launched = spawnServer({ ...production, DATA_DIR: join(dataDir, "launcher") }, { mode: "launcher" });
+    try {
+      const url = await launched.listening;
+      expect((await fetch(`${url}/healthz`)).status).toBe(200);
+      expect(launched.stdout()).toMatch(/"code":"dist"/);
+    } finally {
+      await launched.stop();
+    }
+    const development = spawnServer({ PORT: "0", DATA_DIR: ":memory:", LOG_FORMAT: "json" }, { mode: "launcher" });
+    try {
+      await development.listening;
+      expect(development.stdout()).toMatch(/"code":"source"/);
+    } finally {
+      await development.stop();
+    }
+  });
+});
