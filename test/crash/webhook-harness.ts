@@ -67,6 +67,8 @@ export async function startServerProcess(options: {
       LOG_LEVEL: "silent",
       // The harness makes events as fast as the server takes them, with one sandbox key.
       RATE_LIMIT_TEST_PER_SECOND: "1000000",
+      // The tests read the dispatcher's log lines as JSON; development's default format is pino-pretty.
+      LOG_FORMAT: "json",
       ...options.env,
     },
     stdio: ["ignore", "pipe", "ignore"],
