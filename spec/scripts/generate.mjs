@@ -173,6 +173,11 @@ const GENERIC_PROBLEMS = {
     "Idempotency-Key",
   ],
   413: ["payload_too_large", "Payload too large", "The request body is too large."],
+  415: [
+    "unsupported_media_type",
+    "Unsupported media type",
+    "unsupported media type text/plain: send Content-Type: application/json",
+  ],
   422: [
     "idempotency_key_reused",
     "Idempotency key reused",

@@ -65,10 +65,10 @@ export async function startServerProcess(options: {
       PORT: String(options.port),
       DATA_DIR: options.dataDir,
       LOG_LEVEL: "silent",
+      // Log lines are read as JSON (the two-instance test counts attempts per instance from them).
+      LOG_FORMAT: "json",
       // The harness makes events as fast as the server takes them, with one sandbox key.
       RATE_LIMIT_TEST_PER_SECOND: "1000000",
-      // The tests read the dispatcher's log lines as JSON; development's default format is pino-pretty.
-      LOG_FORMAT: "json",
       ...options.env,
     },
     stdio: ["ignore", "pipe", "ignore"],

@@ -131,6 +131,12 @@ describe("webhook delivery across kill -9", { timeout: 600_000 }, () => {
         if (events.every((id) => got.has(id))) break;
         await pause(100);
       }
+      // An attempt that reached the receiver just before a kill is retried once its claim's lease runs
+      // out (timeout + 5 s): wait for those too, so every delivery has its outcome recorded.
+      for (let i = 0; i < 300; i++) {
+        if ((await store.findAll("webhook_deliveries", { status: "pending" }, 1)).length === 0) break;
+        await pause(100);
+      }
       await last.stop();
       const deliveries = await store.findAll("webhook_deliveries", {}, 1_000_000);
       const received = receiver.events();

@@ -155,6 +155,20 @@ describe("protocol hygiene", () => {
     expect(created.id).toMatch(/^mch_/);
   });
 
+  it("answers a method a path does not have with 405 and Allow, and oversized headers with 431", async () => {
+    const put = await fetch(`${server.url}/v1/merchants`, { method: "PUT", headers: auth });
+    expect(put.status).toBe(405);
+    expect(put.headers.get("allow")?.split(", ").sort()).toEqual(["GET", "POST"]);
+    expect(await json(put)).toMatchObject({ code: "method_not_allowed" });
+    const one = await fetch(`${server.url}/v1/merchants/mch_000000000000000000000000`, {
+      method: "POST",
+      headers: auth,
+    });
+    expect(one.headers.get("allow")?.split(", ").sort()).toEqual(["GET", "PATCH"]);
+    const big = await fetch(`${server.url}/v1/merchants`, { headers: { ...auth, "x-padding": "a".repeat(20_000) } });
+    expect(big.status).toBe(431);
+  });
+
   it("takes query numbers only in decimal digits", async () => {
     for (const limit of ["0x10", "1e1", "5.0", "+5", " 5", "0o7"]) {
       const res = await fetch(`${server.url}/v1/merchants?limit=${encodeURIComponent(limit)}`, { headers: auth });

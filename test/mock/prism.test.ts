@@ -1,22 +1,14 @@
 /**
- * The Prism sandbox mock (DESIGN §1: QA runs it from the same document) answers every operation of
- * the contract, through the typed client, with answers the contract allows.
- *
- * Prism runs from its own bin (not npx, so killing it stops it) on 127.0.0.1 and a free port, with
- * `--errors` so that a request the document does not allow fails instead of being mocked.
+ * The Prism sandbox mock (QA runs it from the same document: `npm run mock`) answers every operation of
+ * the contract, through the typed client, with answers the contract allows. What it shares with the
+ * real server is in agreement.test.ts.
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
-import { createServer, Socket } from "node:net";
-import { dirname, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 import { createPaymentsClient, PaymentsApiError, type PaymentsClient, unwrap } from "@payments/client";
 import { OPERATIONS } from "@payments/contract/operations";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadContract, OPENAPI_31_PATH, type ResponseCheck } from "../support/openapi.ts";
+import { loadContract, type ResponseCheck } from "../support/openapi.ts";
+import { type RunningPrism, startPrism } from "../support/prism.ts";
 
-const HOST = "127.0.0.1";
-const START_TIMEOUT_MS = 30_000;
 const contract = loadContract();
 
 /** Ids of the document's examples, so the calls look like what an integrator would send. */
@@ -216,7 +208,7 @@ const calls: Record<string, (client: PaymentsClient) => Promise<unknown>> = {
   getReadiness: (c) => c.GET("/readyz"),
 };
 
-let prism: ChildProcess | undefined;
+let prism: RunningPrism | undefined;
 let baseUrl = "";
 /** operationIds that Prism answered, filled by the checking middleware. */
 const exercised = new Set<string>();
@@ -237,37 +229,11 @@ function checkedClient(): { client: PaymentsClient; checks: Array<ResponseCheck 
 }
 
 beforeAll(async () => {
-  const port = await freePort();
-  const bin = prismBin();
-  prism = spawn(bin, ["mock", "-h", HOST, "-p", String(port), "--errors", OPENAPI_31_PATH], {
-    // Its own process group, so afterAll can stop Prism and anything it started in one signal.
-    detached: true,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  // Keep the tail of its output for the error message, and keep the pipes drained so Prism never blocks.
-  let output = "";
-  const keep = (chunk: Buffer) => {
-    output = (output + chunk.toString("utf8")).slice(-4000);
-  };
-  prism.stdout?.on("data", keep);
-  prism.stderr?.on("data", keep);
-  try {
-    await waitForPort(port, prism);
-  } catch (error) {
-    throw new Error(`Prism did not start: ${(error as Error).message}\n${output}`);
-  }
-  baseUrl = `http://${HOST}:${port}`;
-}, START_TIMEOUT_MS + 5_000);
+  prism = await startPrism();
+  baseUrl = prism.url;
+}, 35_000);
 
-afterAll(async () => {
-  const child = prism;
-  if (!child?.pid || child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once("exit", resolve));
-  process.kill(-child.pid, "SIGTERM");
-  const timer = setTimeout(() => process.kill(-(child.pid as number), "SIGKILL"), 5_000);
-  await exited;
-  clearTimeout(timer);
-});
+afterAll(() => prism?.stop());
 
 describe("Prism mock of the contract", () => {
   for (const [operationId, call] of Object.entries(calls)) {
@@ -340,54 +306,3 @@ describe("Prism mock of the contract", () => {
     expect([...exercised].sort()).toEqual(documented);
   });
 });
-
-/** A port that was free a moment ago: listen on port 0, note the port, close. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, HOST, () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port")),
-      );
-    });
-  });
-}
-
-/** Prism's bin from test/node_modules or the repository root's node_modules (npm workspaces hoist it there). */
-function prismBin(): string {
-  const testDir = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-  const candidates = [resolve(testDir, "node_modules/.bin/prism"), resolve(testDir, "../node_modules/.bin/prism")];
-  const found = candidates.find((file) => existsSync(file));
-  if (!found) throw new Error(`Prism is not installed (looked at ${candidates.join(", ")}); run npm install`);
-  return found;
-}
-
-/** Resolves once the port accepts a connection; rejects if Prism exits first or the time runs out. */
-async function waitForPort(port: number, child: ChildProcess): Promise<void> {
-  const deadline = Date.now() + START_TIMEOUT_MS;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(`it exited (${child.exitCode ?? child.signalCode})`);
-    }
-    if (await accepts(port)) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`port ${port} not open after ${START_TIMEOUT_MS} ms`);
-}
-
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = new Socket();
-    socket.once("connect", () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once("error", () => {
-      socket.destroy();
-      resolve(false);
-    });
-    socket.connect(port, HOST);
-  });
-}

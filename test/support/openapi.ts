@@ -77,8 +77,9 @@ export interface Contract {
   checkFetchResponse(method: string, path: string, response: Response): Promise<ResponseCheck>;
 }
 
-export function loadContract(file: string = OPENAPI_31_PATH): Contract {
-  const document = JSON.parse(readFileSync(file, "utf8")) as OpenApiDocument;
+/** The checker for the canonical document, or for a file or document given (a test's altered copy). */
+export function loadContract(source: string | OpenApiDocument = OPENAPI_31_PATH): Contract {
+  const document = typeof source === "string" ? (JSON.parse(readFileSync(source, "utf8")) as OpenApiDocument) : source;
   const ajv = createAjv(document);
   const validators = new Map<string, ValidateFunction>();
 

@@ -199,6 +199,11 @@ export function createApp(deps: AppDeps): Express {
   }
 
   app.use(notFoundMiddleware());
-  app.use(errorMiddleware(logger));
+  // The contract's methods per path template, for the Allow header of a 405.
+  const templates = operations.map((op) => ({
+    pattern: new RegExp(`^${op.path.replace(/\{\w+\}/g, "[^/]+")}$`),
+    method: op.method.toUpperCase(),
+  }));
+  app.use(errorMiddleware(logger, (path) => templates.filter((t) => t.pattern.test(path)).map((t) => t.method)));
   return app;
 }

@@ -92,10 +92,16 @@ export function sendProblem(res: Response, body: ProblemBody): void {
   res.status(body.status).type("application/problem+json").send(JSON.stringify(body));
 }
 
-export function errorMiddleware(logger: Logger) {
-  return (err: unknown, _req: Request, res: Response, next: NextFunction) => {
+/**
+ * `allowedMethods`: the methods the contract has for a request path, sent as `Allow` with a 405 (RFC
+ * 9110 §15.5.6), so a client sees what the path does take.
+ */
+export function errorMiddleware(logger: Logger, allowedMethods: (path: string) => string[] = () => []) {
+  return (err: unknown, req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent) return next(err);
-    sendProblem(res, toProblem(err, String(res.locals.requestId ?? ""), logger));
+    const body = toProblem(err, String(res.locals.requestId ?? ""), logger);
+    if (body.status === 405) res.setHeader("Allow", allowedMethods(req.path).join(", "));
+    sendProblem(res, body);
   };
 }
 

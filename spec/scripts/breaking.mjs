@@ -1,0 +1,84 @@
+#!/usr/bin/env node
+// The breaking-change gate for /v1 (spec/main.tsp: "additive changes only within v1"). Compares the
+// last released document, spec/released/v1.json, with the one generated from spec/ now, and fails on
+// any change that could break a client built against the release: a removed or renamed operation,
+// response field or response enum value; a new required request field or parameter; a narrowed type
+// (a stricter pattern, length or range, a removed request enum value, a changed type).
+//
+//   node scripts/breaking.mjs            check (npm run check:breaking; part of npm test)
+//   node scripts/breaking.mjs --release  make the current document the released one (an intentional
+//                                        release: commit it with its CHANGELOG entry)
+//
+// The comparison is api-smart-diff's (a maintained OpenAPI differ); on top of its classification one
+// rule is stricter: removing an enum value from a response is breaking here, because a client that
+// switches on a value it was promised stops working.
+import { copyFileSync, mkdirSync, readFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { apiCompare } from "api-smart-diff";
+
+const specDir = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+export const RELEASED = resolve(specDir, "released/v1.json");
+export const CURRENT = resolve(specDir, "../generated/openapi/openapi.3.1.json");
+
+/** Where in the document a diff is, readably: `POST /v1/charges response 201 body.failure_message`. */
+function where(path) {
+  const [root, p, method, ...rest] = path;
+  if (root === "webhooks") return `webhook ${p} ${rest.join(".")}`;
+  if (root !== "paths") return path.join(".");
+  return `${String(method ?? "").toUpperCase()} ${p} ${rest.join(".")}`.trim();
+}
+
+/**
+ * The breaking changes between two documents: operations and webhooks only (component schemas count
+ * through the operations that use them, so one change is reported where a client meets it).
+ */
+export function breakingChanges(before, after) {
+  // Values of the extensible enums (x-extensible-enum: error codes, event types, statuses...), which the
+  // contract says grow within v1: adding one is not a break, whatever a generic differ assumes.
+  const extensible = new Set();
+  for (const schema of Object.values(after.components?.schemas ?? {})) {
+    if (schema["x-extensible-enum"] === true) for (const v of schema.anyOf?.[0]?.enum ?? []) extensible.add(v);
+  }
+  // Compared on copies: the differ resolves references in the documents it is given.
+  const { diffs } = apiCompare(structuredClone(before), structuredClone(after));
+  const breaking = [];
+  for (const diff of diffs) {
+    const path = diff.path ?? [];
+    if (path[0] !== "paths" && path[0] !== "webhooks") continue;
+    const inResponse = path.includes("responses");
+    const isEnumValue = path.includes("enum");
+    if (diff.action === "add" && isEnumValue && extensible.has(diff.after)) continue;
+    const removedEnumValue = diff.action === "remove" && inResponse && isEnumValue;
+    if (diff.type === "breaking" || removedEnumValue) {
+      breaking.push({ action: diff.action, where: where(path), before: diff.before, after: diff.after });
+    }
+  }
+  return breaking;
+}
+
+function main() {
+  if (process.argv.includes("--release")) {
+    mkdirSync(dirname(RELEASED), { recursive: true });
+    copyFileSync(CURRENT, RELEASED);
+    console.log(`spec/released/v1.json is now the released /v1 document; add its CHANGELOG entry in the same commit.`);
+    return;
+  }
+  const read = (file) => JSON.parse(readFileSync(file, "utf8"));
+  const changes = breakingChanges(read(RELEASED), read(CURRENT));
+  if (changes.length === 0) {
+    console.log("No breaking change against the released /v1 document (spec/released/v1.json).");
+    return;
+  }
+  console.error(`${changes.length} breaking change(s) against the released /v1 document (spec/released/v1.json):`);
+  for (const c of changes.slice(0, 50)) {
+    console.error(`  ${c.action} ${c.where}${c.before !== undefined ? `: ${JSON.stringify(c.before)}` : ""}`);
+  }
+  if (changes.length > 50) console.error(`  ... and ${changes.length - 50} more`);
+  console.error(
+    "A /v1 client could break. Make the change additive (an optional field, a new operation or value), or, for a deliberate release, see README 'Changing the API'.",
+  );
+  process.exit(1);
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) main();

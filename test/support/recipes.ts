@@ -1,0 +1,210 @@
+import type { PaymentsClient } from "@payments/client";
+import { unwrap } from "@payments/client";
+import type { OPERATIONS } from "@payments/contract/operations";
+import {
+  cardBody,
+  cardChargeBody,
+  cardPayment,
+  createCharge,
+  createEvaluation,
+  createFraudList,
+  createFraudListItem,
+  createMerchant,
+  createPaymentLink,
+  createPixCharge,
+  createToken,
+  createWebhookEndpoint,
+  insertEvent,
+  pageTokenOf,
+  REVIEW_CARD,
+} from "../e2e/fixtures.ts";
+import type { TestServer } from "./server.ts";
+
+// A valid request for every operation of the contract, made from fresh fixtures in the given
+// environment: the scope matrix (e2e/scope-matrix.test.ts) and the suite the Prism mock and the server
+// share (support/agreement.ts) both use them. An operation without a recipe fails both.
+
+export type Recipe = (env: Env) => Promise<{ path: Record<string, string>; body?: unknown }>;
+export interface Env {
+  server: TestServer;
+  client: PaymentsClient;
+  live: boolean;
+}
+
+/** How to make a valid request for each operation; ids come from fresh fixtures in the given environment. */
+export const RECIPES: Record<(typeof OPERATIONS)[number]["operationId"], Recipe> = {
+  createMerchant: async () => ({ path: {}, body: { name: "Matrix merchant" } }),
+  getMerchant: async ({ client }) => ({ path: { id: (await createMerchant(client)).id } }),
+  listMerchants: async () => ({ path: {} }),
+  updateMerchant: async ({ client }) => ({
+    path: { id: (await createMerchant(client)).id },
+    body: { name: "Renamed" },
+  }),
+  createToken: async () => ({ path: {}, body: cardBody() }),
+  getToken: async ({ client }) => ({ path: { id: (await createToken(client)).id } }),
+  deleteToken: async ({ client }) => ({ path: { id: (await createToken(client)).id } }),
+  revealToken: async ({ client }) => ({ path: { id: (await createToken(client)).id } }),
+  createServiceKey: async () => ({ path: {}, body: { name: "matrix", scopes: ["merchants"] } }),
+  listServiceKeys: async () => ({ path: {} }),
+  getServiceKey: async ({ server, live }) => ({ path: { id: await keyId(server, live) } }),
+  rotateServiceKey: async ({ server, live }) => ({ path: { id: await keyId(server, live) }, body: {} }),
+  revokeServiceKey: async ({ server, live }) => ({ path: { id: await keyId(server, live) } }),
+  getMerchantBalance: async ({ client }) => ({ path: { id: (await createMerchant(client)).id } }),
+  createCharge: async ({ client }) => ({ path: {}, body: await cardChargeBody(client) }),
+  getCharge: async ({ client }) => ({ path: { id: (await createCharge(client)).id } }),
+  listCharges: async () => ({ path: {} }),
+  captureCharge: async ({ client }) => ({
+    path: { id: (await createCharge(client, { capture: false })).id },
+    body: {},
+  }),
+  voidCharge: async ({ client }) => ({ path: { id: (await createCharge(client, { capture: false })).id } }),
+  createRefund: async ({ client }) => ({ path: { id: (await createCharge(client)).id }, body: { amount: 100 } }),
+  listRefunds: async ({ client }) => ({ path: { id: (await createCharge(client)).id } }),
+  sandboxCompleteCharge: async ({ client }) => ({ path: { id: (await createPixCharge(client)).id } }),
+  sandboxExpireCharge: async ({ client }) => ({ path: { id: (await createPixCharge(client)).id } }),
+  approveChargeReview: async ({ client }) => ({ path: { id: (await createCharge(client, { card: REVIEW_CARD })).id } }),
+  rejectChargeReview: async ({ client }) => ({ path: { id: (await createCharge(client, { card: REVIEW_CARD })).id } }),
+  createFraudEvaluation: async () => ({ path: {}, body: { amount: 2500, currency: "USD" } }),
+  getFraudEvaluation: async ({ client }) => ({ path: { id: (await createEvaluation(client)).id } }),
+  listFraudEvaluations: async () => ({ path: {} }),
+  createFraudList: async () => ({ path: {}, body: { name: "Matrix list", kind: "email", action: "block" } }),
+  listFraudLists: async () => ({ path: {} }),
+  getFraudList: async ({ client }) => ({ path: { id: (await createFraudList(client)).id } }),
+  deleteFraudList: async ({ client }) => ({ path: { id: (await createFraudList(client)).id } }),
+  createFraudListItem: async ({ client }) => ({
+    path: { id: (await createFraudList(client)).id },
+    body: { value: "matrix@example.com" },
+  }),
+  listFraudListItems: async ({ client }) => ({ path: { id: (await createFraudList(client)).id } }),
+  deleteFraudListItem: async ({ client }) => ({ path: { id: (await createFraudListItem(client)).id } }),
+  getFraudSettings: async () => ({ path: {} }),
+  // The default value: the matrix's other charges must keep the default thresholds.
+  updateFraudSettings: async () => ({ path: {}, body: { review_threshold: 65 } }),
+  listEvents: async () => ({ path: {} }),
+  getEvent: async ({ server, live }) => ({ path: { id: (await insertEvent(server, live)).id } }),
+  listEventDeliveries: async ({ server, live }) => ({ path: { id: (await insertEvent(server, live)).id } }),
+  redeliverEvent: async ({ server, client, live }) => ({
+    path: { id: (await insertEvent(server, live)).id },
+    body: { endpoint_id: (await createWebhookEndpoint(client, live)).id },
+  }),
+  createWebhookEndpoint: async () => ({
+    path: {},
+    body: { url: "http://127.0.0.1:9/matrix", enabled_events: ["webhook_endpoint.test"] },
+  }),
+  listWebhookEndpoints: async () => ({ path: {} }),
+  getWebhookEndpoint: async ({ client, live }) => ({ path: { id: (await createWebhookEndpoint(client, live)).id } }),
+  updateWebhookEndpoint: async ({ client, live }) => ({
+    path: { id: (await createWebhookEndpoint(client, live)).id },
+    body: { description: "renamed" },
+  }),
+  deleteWebhookEndpoint: async ({ client, live }) => ({
+    path: { id: (await createWebhookEndpoint(client, live)).id },
+  }),
+  rotateWebhookEndpointSecret: async ({ client, live }) => ({
+    path: { id: (await createWebhookEndpoint(client, live)).id },
+    body: {},
+  }),
+  testWebhookEndpoint: async ({ client, live }) => ({ path: { id: (await createWebhookEndpoint(client, live)).id } }),
+  recoverWebhookEndpoint: async ({ client, live }) => ({
+    path: { id: (await createWebhookEndpoint(client, live)).id },
+    body: { since: new Date(Date.now() - 3_600_000).toISOString() },
+  }),
+  listWebhookEndpointDeliveries: async ({ client, live }) => ({
+    path: { id: (await createWebhookEndpoint(client, live)).id },
+  }),
+  getWebhookDelivery: async ({ client, live }) => {
+    const endpoint = await createWebhookEndpoint(client, live);
+    const delivery = unwrap(
+      await client.POST("/v1/webhook_endpoints/{id}/test", { params: { path: { id: endpoint.id } } }),
+    );
+    return { path: { id: delivery.id } };
+  },
+  getLiveness: async () => ({ path: {} }),
+  getReadiness: async () => ({ path: {} }),
+  createCashout: async (env) => ({ path: {}, body: await cashoutBody(env) }),
+  getCashout: async (env) => ({ path: { id: await cashoutId(env) } }),
+  listCashouts: async () => ({ path: {} }),
+  cancelCashout: async (env) => ({ path: { id: await cashoutId(env) } }),
+  sandboxPayCashout: async (env) => ({ path: { id: await cashoutId(env) } }),
+  sandboxFailCashout: async (env) => ({ path: { id: await cashoutId(env) }, body: {} }),
+  createPaymentLink: async ({ client }) => ({
+    path: {},
+    body: { merchant_id: (await createMerchant(client)).id, amount: 2500, currency: "USD", description: "Matrix" },
+  }),
+  getPaymentLink: async ({ client }) => ({ path: { id: (await createPaymentLink(client)).id } }),
+  listPaymentLinks: async () => ({ path: {} }),
+  updatePaymentLink: async ({ client }) => ({
+    path: { id: (await createPaymentLink(client)).id },
+    body: { description: "Renamed" },
+  }),
+  payPaymentLink: async ({ client, server }) => {
+    const link = await createPaymentLink(client);
+    return {
+      path: { id: link.id },
+      body: { page_token: await pageTokenOf(server, link.id), payment_method: cardPayment() },
+    };
+  },
+};
+
+/**
+ * A valid cashout body: a fresh merchant with 1,000 available. Production captures wait for settlement,
+ * so the funds are put straight into the balance, in whichever environment the recipe runs.
+ */
+async function cashoutBody({ server, client, live }: Env) {
+  const merchant = await createMerchant(client);
+  const at = new Date().toISOString();
+  await server.running.store.insert("balances", {
+    id: `${merchant.id}:USD`,
+    livemode: live,
+    created_at: at,
+    updated_at: at,
+    merchant_id: merchant.id,
+    currency: "USD",
+    available: 1000,
+    pending: 0,
+  });
+  return {
+    merchant_id: merchant.id,
+    amount: 100,
+    currency: "USD",
+    destination: {
+      type: "us_bank_account" as const,
+      routing_number: "110000000",
+      account_number: "000123456789",
+      account_holder: "Matrix Inc.",
+    },
+  };
+}
+
+/** A pending cashout in the recipe's environment. */
+async function cashoutId(env: Env): Promise<string> {
+  const { id } = await env.server.running.domain.cashouts.create(
+    { keyId: "kid_matrix", livemode: env.live, scopes: ["*"], keyPrefix: "key_test_matrix", requestId: "req_matrix" },
+    await cashoutBody(env),
+  );
+  return id;
+}
+
+async function keyId(server: TestServer, live: boolean): Promise<string> {
+  const { key } = await server.running.domain.serviceKeys.issue(live, { name: "fixture", scopes: ["fraud"] });
+  return key.id;
+}
+
+export function call(
+  client: PaymentsClient,
+  op: (typeof OPERATIONS)[number],
+  path: Record<string, string>,
+  body?: unknown,
+  header?: Record<string, string>,
+) {
+  const method = op.method.toUpperCase() as "GET" | "POST" | "PATCH" | "DELETE";
+  // The matrix is generic over operations, so the call is untyped here; the per-resource suites use the typed client.
+  const fn = (
+    client as unknown as Record<
+      string,
+      (url: string, init: unknown) => Promise<{ response: Response; data?: unknown; error?: unknown }>
+    >
+  )[method];
+  if (!fn) throw new Error(`client has no ${method}`);
+  return fn(op.path, { params: { path, ...(header ? { header } : {}) }, ...(body === undefined ? {} : { body }) });
+}
