@@ -63,7 +63,7 @@ export interface paths {
          *     balance does not cover is a 422 `insufficient_balance`, also when several arrive at once. The
          *     destination is validated by kind (IBAN check digits, ABA routing check digit, CPF/CNPJ check
          *     digits, CLABE check digit: 400 naming the field) and shown masked from then on. The merchant must
-         *     be `active` (409 otherwise).
+         *     exist in the caller's environment (404 naming `merchant_id`) and be `active` (409 otherwise).
          */
         post: operations["createCashout"];
         delete?: never;
@@ -568,7 +568,8 @@ export interface paths {
         /**
          * Create a payment link
          * @description Creates a payment link for a merchant (201). Its `url` opens the hosted payment page, where a payer
-         *     pays `amount` without any key. The merchant must be `active` (409 otherwise).
+         *     pays `amount` without any key. The merchant must exist in the caller's environment (404 naming
+         *     `merchant_id`) and be `active` (409 otherwise).
          */
         post: operations["createPaymentLink"];
         delete?: never;
@@ -3594,6 +3595,16 @@ export interface operations {
             };
             /** @description The key is valid but lacks the scope this operation needs. */
             403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object in the caller's environment. */
+            404: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
@@ -7465,6 +7476,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description No such object in the caller's environment. */
+            404: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description The object's state does not allow this change; or a request with the same Idempotency-Key is still running; or it finished but its answer carried a secret or a card number, which is never kept for replay (`idempotency_replay_unavailable`). */
             409: {
                 headers: {
@@ -7697,6 +7718,26 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is not `application/json` (or an `application/*+json` type). */
+            415: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
             429: {
                 headers: {
@@ -7805,6 +7846,16 @@ export interface operations {
             };
             /** @description The request body is larger than the server accepts. */
             413: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is not `application/json` (or an `application/*+json` type). */
+            415: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
