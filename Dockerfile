@@ -26,12 +26,15 @@ COPY package.json package-lock.json tsconfig.json ./
 COPY spec/package.json spec/
 COPY generated/package.json generated/
 COPY clients/typescript/package.json clients/typescript/
+COPY clients/pay-page/package.json clients/pay-page/
 COPY server/package.json server/
 COPY test/package.json test/
 RUN npm ci --no-audit --no-fund
 COPY generated/ generated/
+COPY clients/pay-page/ clients/pay-page/
 COPY server/ server/
-# server/dist: the server and the admin CLI with the generated contract bundled in.
+# server/dist: the server and the admin CLI with the generated contract bundled in, and the hosted
+# payment page's sources beside them (dist/pay-page/).
 RUN npm run build -w @payments/server
 # Only what server/dist needs at run time: the server workspace's production dependencies.
 RUN rm -rf node_modules server/node_modules \

@@ -4,7 +4,8 @@
 // operation table) is bundled in; this package's npm dependencies stay imports, resolved from
 // node_modules at run time (better-sqlite3 is a native addon and cannot be bundled anyway), so dist/
 // needs `npm ci --omit=dev -w @payments/server` and nothing else.
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
@@ -31,8 +32,16 @@ await build({
   logLevel: "warning",
 });
 
+// The hosted payment page's sources (the @payments/pay-page workspace, read at start-up by
+// src/http/pay-page.ts) are copied next to the bundle, so dist/ serves the page without the workspace.
+const pageSources = join(dirname(createRequire(import.meta.url).resolve("@payments/pay-page/package.json")), "src");
+mkdirSync(join(outdir, "pay-page"));
+for (const file of readdirSync(pageSources).filter((f) => !f.includes(".test."))) {
+  copyFileSync(join(pageSources, file), join(outdir, "pay-page", file));
+}
+
 // src/cli.ts starts `#!/usr/bin/env -S npx tsx` (it runs from source in the repository); the built
 // CLI runs on plain Node.
 const cli = join(outdir, "cli.js");
 writeFileSync(cli, readFileSync(cli, "utf8").replace(/^#!.*\n/, "#!/usr/bin/env node\n"));
-console.log(`built ${outdir}: main.js (the server), cli.js (the admin CLI)`);
+console.log(`built ${outdir}: main.js (the server), cli.js (the admin CLI), pay-page/ (the hosted payment page)`);

@@ -31,6 +31,8 @@ export default {
     "src/domain/webhooks/dispatcher.ts",
     "src/domain/webhooks/schedule.ts",
     "src/domain/webhooks/signing.ts",
+    "src/domain/cashouts/**/*.ts",
+    "src/domain/payment-links/**/*.ts",
     "!**/*.test.ts",
   ],
 
@@ -71,6 +73,13 @@ export default {
   //   true, and `if (id === null) return` → false: a request that did not win the key still cannot
   //   commit, because the outcome is written conditionally on owning the key, in the change's own
   //   transaction (the guard tested in "a slow first request that lost its key to a retry").
+  // - cashouts/index.ts the status pre-checks of cancel(), sandboxPay() and sandboxFail() (→ false) and
+  //   transition()'s `CASHOUT_TRANSITIONS` check (so the table's entries): each use case checks the status
+  //   it needs first, and transition()'s update is conditional on the status it read; either alone gives
+  //   the same 409.
+  // - payment-links/page-token.ts the shape checks of a token's parts (version, expiry digits, nonce):
+  //   the HMAC covers every part, so an altered part fails the MAC check with the same 403.
+  // - payment-links/usage.ts `set: { updated_at }` → {}: a timestamp no rule reads.
   // Known survivors that are not equivalent, left untested on purpose:
   // - charges.ts refund `charge.processor_ref ?? ""`: a local payment has no acquirer reference, and
   //   what its refund sends is for a real acquirer adapter to define; a test would pin a placeholder.

@@ -43,6 +43,11 @@ export type Scope = Schemas["Scope"];
 export type Event = Schemas["Event"];
 export type EventList = Schemas["EventList"];
 export type EventType = Schemas["EventType"];
+export type Cashout = Schemas["Cashout"];
+export type CashoutCreate = Schemas["CashoutCreate"];
+export type PaymentLink = Schemas["PaymentLink"];
+export type PaymentLinkCreate = Schemas["PaymentLinkCreate"];
+export type PaymentLinkPayment = Schemas["PaymentLinkPayment"];
 
 /** The client: `GET`, `POST`, `PATCH`, `DELETE`… typed by the contract's `paths`. */
 export type PaymentsClient = Client<paths>;

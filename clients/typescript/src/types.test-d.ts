@@ -63,10 +63,17 @@ describe("webhook typing", () => {
     expectTypeOf<"fraud.evaluated" | "payment.captured">().toMatchTypeOf<WebhookEventType>();
     // @ts-expect-error not an event type of the contract
     expectTypeOf<"payment.nope">().toMatchTypeOf<WebhookEventType>();
+    expectTypeOf<
+      "cashout.created" | "cashout.paid" | "cashout.failed" | "cashout.canceled" | "payment_link.completed"
+    >().toMatchTypeOf<WebhookEventType>();
     expectTypeOf<WebhookEvent["type"]>().toEqualTypeOf<WebhookEventType>();
     // Every webhook's payload carries its own name as `type`.
     expectTypeOf<WebhookEventOf<"fraud.evaluated">["type"]>().toEqualTypeOf<"fraud.evaluated">();
     expectTypeOf<WebhookEventOf<"payment.captured">["type"]>().toEqualTypeOf<"payment.captured">();
+    expectTypeOf<WebhookEventOf<"cashout.failed">["failure_code"]>().toEqualTypeOf<
+      "account_closed" | "no_account" | "declined" | "could_not_process"
+    >();
+    expectTypeOf<WebhookEventOf<"payment_link.completed">["uses"]>().toEqualTypeOf<number>();
   });
 
   it("narrows the verified event on `type`", () => {

@@ -1,3 +1,5 @@
+import { createCashouts } from "./cashouts/index.ts";
+import { createSimulatorPayoutRail, type PayoutRail } from "./cashouts/payouts.ts";
 import { createCharges } from "./charges.ts";
 import type { Caller, Now } from "./context.ts";
 import { createEvents } from "./events.ts";
@@ -6,6 +8,8 @@ import { createHealth } from "./health.ts";
 import { settleDue } from "./ledger.ts";
 import { createMerchants } from "./merchants.ts";
 import type { MoneyRules } from "./money.ts";
+import { createPaymentLinks } from "./payment-links/index.ts";
+import { createPageTokens } from "./payment-links/page-token.ts";
 import { createSimulatorProcessor, type Processor } from "./processor.ts";
 import type { AppStore } from "./records.ts";
 import { createServiceKeys } from "./service-keys.ts";
@@ -36,6 +40,15 @@ export interface DomainDeps {
     random?: (() => number) | undefined;
     log?: DispatcherLog | undefined;
   };
+  /** The payout rail cashouts are sent through; default: the simulator. */
+  payoutRail?: PayoutRail;
+  /** The server's public address, for payment links' `url` (a function: known once the server listens). */
+  baseUrl?: () => string;
+  /** Cashout schedule: seconds pending (cancelable) before sending, and in transit before the outcome. */
+  cashoutPendingSeconds?: number;
+  cashoutTransitSeconds?: number;
+  /** How long a hosted payment page's token stays valid. */
+  paymentPageTokenTtlSeconds?: number;
 }
 
 /** Every use case, wired to one store. Knows nothing of HTTP or of which database is behind the store. */
@@ -66,9 +79,31 @@ export function createDomain(deps: DomainDeps) {
     money: deps.money,
     settlementDelaySeconds: deps.settlementDelaySeconds,
   });
+  const cashouts = createCashouts({
+    store,
+    now,
+    merchants,
+    money: deps.money,
+    vaultKeys: deps.vaultKeys,
+    rail: deps.payoutRail ?? createSimulatorPayoutRail(),
+    pendingSeconds: deps.cashoutPendingSeconds ?? 3600,
+    transitSeconds: deps.cashoutTransitSeconds ?? 86400,
+  });
+  const paymentLinks = createPaymentLinks({
+    store,
+    now,
+    merchants,
+    tokens,
+    charges,
+    money: deps.money,
+    pageTokens: createPageTokens(deps.vaultKeys.fingerprintKey, deps.paymentPageTokenTtlSeconds ?? 3600),
+    baseUrl: deps.baseUrl ?? (() => "http://127.0.0.1:3000"),
+  });
   return {
     merchants,
     tokens,
+    cashouts,
+    paymentLinks,
     serviceKeys: createServiceKeys(store, now),
     events: createEvents(store),
     webhooks,
@@ -90,6 +125,8 @@ export function createDomain(deps: DomainDeps) {
       expireReviews: () => charges.expireReviewsDue(),
       /** Moves pending credits whose settlement time has come to available. */
       settle: () => settleDue(store, now),
+      /** Sends pending cashouts whose time has come, and records the outcome of those in transit. */
+      payouts: () => cashouts.advance(),
       /** Forgets Idempotency-Keys older than their time to live. */
       sweepIdempotency: () => store.deleteMany("idempotency", { expires_at: { $lt: iso(now()) } }),
       /** Deletes request-log records older than the retention period. */

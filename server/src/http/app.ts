@@ -1,4 +1,4 @@
-import express, { type Express } from "express";
+import express, { type Express, type RequestHandler } from "express";
 import * as OpenApiValidator from "express-openapi-validator";
 import type { Logger } from "pino";
 import type { Config } from "../config.ts";
@@ -18,6 +18,7 @@ import { noBody, securityHeaders, strictIntegers } from "./guards.ts";
 import { createHandlers, type Handlers, toExpress } from "./handlers.ts";
 import { idempotency } from "./idempotency.ts";
 import { observability, type RequestLogWriter, requestLogWriter } from "./observability.ts";
+import { paymentLinkEnvironment, payPages, sameOriginOnly } from "./pay-page.ts";
 import { type RateLimits, rateLimits } from "./rate-limits.ts";
 
 export interface AppDeps {
@@ -32,7 +33,10 @@ export interface AppDeps {
     | "RATE_LIMIT_LIVE_PER_SECOND"
     | "RATE_LIMIT_TEST_PER_SECOND"
     | "RATE_LIMIT_ANONYMOUS_PER_MINUTE"
+    | "RATE_LIMIT_PAYMENT_LINK_PER_MINUTE"
+    | "RATE_LIMIT_PAYMENT_ADDRESS_PER_MINUTE"
     | "TRUST_PROXY"
+    | "BASE_URL"
   >;
   domain: Domain;
   store: AppStore;
@@ -46,6 +50,18 @@ export interface AppDeps {
   requestLog?: RequestLogWriter;
   /** The rate limiters; startServer passes its own so it can sweep and flush their shared counts. */
   limits?: RateLimits;
+  /** The server's public address (default BASE_URL); startServer's is known once it listens. */
+  publicUrl?: () => string;
+}
+
+/**
+ * The guards of public operations (`security: []`), which take no key: each must tell the idempotency
+ * middleware the environment of the object it acts on, and defend itself as its exposure requires.
+ */
+function publicGuards(domain: Domain, publicUrl: () => string): Partial<Record<OperationId, RequestHandler[]>> {
+  return {
+    payPaymentLink: [sameOriginOnly(publicUrl), paymentLinkEnvironment(domain)],
+  };
 }
 
 /**
@@ -119,8 +135,11 @@ export function createApp(deps: AppDeps): Express {
         livePerSecond: config.RATE_LIMIT_LIVE_PER_SECOND,
         testPerSecond: config.RATE_LIMIT_TEST_PER_SECOND,
         anonymousPerMinute: config.RATE_LIMIT_ANONYMOUS_PER_MINUTE,
+        paymentLinkPerMinute: config.RATE_LIMIT_PAYMENT_LINK_PER_MINUTE,
+        paymentAddressPerMinute: config.RATE_LIMIT_PAYMENT_ADDRESS_PER_MINUTE,
       },
     });
+  const publicUrl = deps.publicUrl ?? (() => config.BASE_URL);
   const quietPaths = new Set(operations.filter((op) => HEALTH_OPERATIONS.has(op.operationId)).map((op) => op.path));
   app.use(observability({ logger, now, requestLog, quietPaths }));
   app.use(securityHeaders());
@@ -132,7 +151,10 @@ export function createApp(deps: AppDeps): Express {
   });
   // Who is calling, then whether they may call this often, before any body is read.
   app.use(authenticate(domain.serviceKeys));
-  app.use(limits.perKey, limits.anonymous);
+  app.use(limits.perKey, limits.anonymous, ...limits.paymentLinks);
+  // The hosted payment page (GET /pay/{id}): a page for payers, not an API operation, so it sits before
+  // the contract's validator, like the other pages.
+  app.use(payPages({ domain }));
   app.use(express.json({ limit: config.BODY_LIMIT_BYTES, type: ["application/json", "application/*+json"] }));
 
   // Paths in the document are absolute (/v1/...); its `servers` entry is a template for clients.
@@ -158,6 +180,7 @@ export function createApp(deps: AppDeps): Express {
     lockSeconds: config.IDEMPOTENCY_LOCK_SECONDS,
     logger,
   };
+  const guardsOfPublic = publicGuards(domain, publicUrl);
   for (const op of operations) {
     const route = op.path.replace(/\{(\w+)\}/g, ":$1");
     // biome-ignore lint/suspicious/noExplicitAny: each handler is typed by its own operation id
@@ -167,6 +190,7 @@ export function createApp(deps: AppDeps): Express {
     const guards = spec?.requestBody === undefined ? [noBody()] : [];
     const integers = integerQueryParameters(doc, spec);
     if (integers.length > 0) guards.push(strictIntegers(integers));
+    if (op.public) guards.push(...(guardsOfPublic[op.operationId] ?? []));
     if (op.method === "post") {
       app.post(route, ...guards, idempotency(keys, op), handler);
     } else {

@@ -16,6 +16,7 @@ export const PROBLEM_TYPES: Record<ErrorCode, { status: number; title: string }>
   idempotency_request_in_progress: { status: 409, title: "Request in progress" },
   idempotency_replay_unavailable: { status: 409, title: "Replay unavailable" },
   merchant_inactive: { status: 409, title: "Merchant not active" },
+  payment_link_unavailable: { status: 409, title: "Payment link unavailable" },
   payload_too_large: { status: 413, title: "Payload too large" },
   unsupported_media_type: { status: 415, title: "Unsupported media type" },
   idempotency_key_reused: { status: 422, title: "Idempotency key reused" },
