@@ -323,6 +323,16 @@ export const OPERATIONS = [
     "public": false
   },
   {
+    "operationId": "listRequestLog",
+    "method": "get",
+    "path": "/v1/request_log",
+    "scopes": [
+      "*"
+    ],
+    "sensitive": false,
+    "public": false
+  },
+  {
     "operationId": "sandboxCompleteCharge",
     "method": "post",
     "path": "/v1/sandbox/charges/{id}/complete",

@@ -89,6 +89,7 @@ export function domainFor(
     },
     settlementDelaySeconds: config.SETTLEMENT_DELAY_SECONDS,
     requestLogRetentionDays: config.REQUEST_LOG_RETENTION_DAYS,
+    consoleSessionTtlSeconds: config.CONSOLE_SESSION_TTL_SECONDS,
     webhooks: {
       options: webhookOptions(config),
       sender: createHttpWebhookSender({ resolve }),
@@ -317,6 +318,8 @@ export async function startServer(options: {
     });
     const { port } = server.address() as AddressInfo;
     const url = `http://${config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST}:${port}`;
+    // PORT=0 lets the system pick the port, so a BASE_URL derived from it (…:0) is corrected here.
+    if (config.PORT === 0 && /:0$/.test(config.BASE_URL)) app.locals.publicUrl = url;
 
     let bootstrapSecret: string | null;
     try {
@@ -339,6 +342,7 @@ export async function startServer(options: {
           domain.jobs.sweepRequestLog(),
           domain.jobs.sweepFraudCounters(),
           domain.jobs.sweepWebhookLog(),
+          domain.jobs.sweepConsoleSessions(),
           limits.sweep(),
         ]),
       ),

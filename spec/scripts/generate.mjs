@@ -160,6 +160,12 @@ function addLimits(doc) {
   if (metadata) Object.assign(metadata, { maxProperties: 50, propertyNames: { minLength: 1, maxLength: 40 } });
 }
 
+/**
+ * Where the examples' problem `type` URIs point: `<BASE_URL>/docs/errors#<code>` on the server
+ * (server/src/http/problems.ts), here with the `servers` entry's default base URL (spec/main.tsp).
+ */
+const PROBLEM_TYPE_BASE = "http://127.0.0.1:3000/docs/errors#";
+
 /** What each status means when an operation's spec gives no example of its own. */
 const GENERIC_PROBLEMS = {
   400: ["invalid_request", "Invalid request", "name: must NOT have fewer than 1 characters", "name"],
@@ -205,7 +211,7 @@ function addProblemExamples(doc) {
         [code]: {
           summary: code,
           value: {
-            type: `https://docs.payments.dev/errors/${code}`,
+            type: `${PROBLEM_TYPE_BASE}${code}`,
             title,
             status: Number(status),
             detail,

@@ -122,6 +122,7 @@ const RECIPES: Record<(typeof OPERATIONS)[number]["operationId"], Recipe> = {
     );
     return { path: { id: delivery.id } };
   },
+  listRequestLog: async () => ({ path: {} }),
   getLiveness: async () => ({ path: {} }),
   getReadiness: async () => ({ path: {} }),
 };

@@ -6,6 +6,7 @@ import type { Now } from "../domain/context.ts";
 import type { Domain } from "../domain/index.ts";
 import type { AppStore } from "../domain/records.ts";
 import { authenticate, scopeCheck } from "./auth.ts";
+import { consoleApi, consoleCookie, sessionRoutes } from "./console.ts";
 import {
   contractOperations,
   loadContract,
@@ -18,6 +19,7 @@ import { noBody, securityHeaders, strictIntegers } from "./guards.ts";
 import { createHandlers, type Handlers, toExpress } from "./handlers.ts";
 import { idempotency } from "./idempotency.ts";
 import { observability, type RequestLogWriter, requestLogWriter } from "./observability.ts";
+import { mountPages } from "./pages.ts";
 import { type RateLimits, rateLimits } from "./rate-limits.ts";
 
 export interface AppDeps {
@@ -33,6 +35,9 @@ export interface AppDeps {
     | "RATE_LIMIT_TEST_PER_SECOND"
     | "RATE_LIMIT_ANONYMOUS_PER_MINUTE"
     | "TRUST_PROXY"
+    | "BASE_URL"
+    | "CONSOLE_ENABLED"
+    | "CONSOLE_SESSION_TTL_SECONDS"
   >;
   domain: Domain;
   store: AppStore;
@@ -103,6 +108,9 @@ export function createApp(deps: AppDeps): Express {
   }
 
   const app = express();
+  // The public address: problem `type` URIs and the reference's `servers` entry name it. startServer
+  // corrects it once the port is known when the configuration left the port to the system (PORT=0).
+  app.locals.publicUrl = config.BASE_URL;
   app.disable("x-powered-by");
   app.set("etag", false);
   app.set("query parser", "simple");
@@ -130,10 +138,20 @@ export function createApp(deps: AppDeps): Express {
   app.get("/", (_req, res) => {
     res.json(homePage(operations));
   });
-  // Who is calling, then whether they may call this often, before any body is read.
+  // The reference and the console's pages (not API operations either).
+  mountPages(app, { console: config.CONSOLE_ENABLED });
+  const consoleDeps = {
+    sessions: domain.consoleSessions,
+    cookie: consoleCookie(config.BASE_URL, config.CONSOLE_SESSION_TTL_SECONDS),
+    logger,
+  };
+  // Who is calling, then whether they may call this often, before any body is read. The console's
+  // requests (/console/api/v1/...) identify their caller by session and go on as /v1/... requests.
+  if (config.CONSOLE_ENABLED) app.use(consoleApi(consoleDeps));
   app.use(authenticate(domain.serviceKeys));
   app.use(limits.perKey, limits.anonymous);
   app.use(express.json({ limit: config.BODY_LIMIT_BYTES, type: ["application/json", "application/*+json"] }));
+  if (config.CONSOLE_ENABLED) app.use(sessionRoutes(consoleDeps));
 
   // Paths in the document are absolute (/v1/...); its `servers` entry is a template for clients.
   doc.servers = [{ url: "/" }];

@@ -205,8 +205,11 @@ export function rateLimits(deps: {
     limit: settings.anonymousPerMinute,
     standardHeaders: "draft-8",
     legacyHeaders: false,
-    // Requests with a valid key are counted per key instead; pages and health checks outside /v1 are not counted.
-    skip: (req, res) => callerOf(res) !== undefined || !req.path.startsWith("/v1/"),
+    // Requests with a valid key are counted per key instead; pages and health checks outside /v1 are
+    // not counted, but the console's sign-in is (each attempt presents a key, like an API request).
+    skip: (req, res) =>
+      callerOf(res) !== undefined ||
+      !(req.path.startsWith("/v1/") || (req.method === "POST" && req.path === "/console/session")),
     handler: refuse(
       `Too many requests without a valid service key from this address: at most ${settings.anonymousPerMinute} per minute. Retry after the number of seconds in Retry-After.`,
     ),
