@@ -67,7 +67,7 @@ export function expectSameOrigin(watched: Watched, origin: string): void {
 /** Signs in through the page's form, as a person would. */
 export async function signIn(page: Page, url: string, key: string): Promise<void> {
   await page.goto(`${url}/console`);
-  await page.getByLabel("Service key").fill(key);
+  await page.getByLabel("Service key", { exact: true }).fill(key);
   await page.getByRole("button", { name: "Sign in" }).click();
   await page.getByRole("navigation", { name: "Console" }).waitFor();
 }

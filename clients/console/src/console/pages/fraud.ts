@@ -2,7 +2,7 @@ import type { components } from "@payments/client";
 import { need } from "../api.ts";
 import { type Ctx, link, type PageDef, pageHeader, type Route, time } from "../app.ts";
 import { money } from "../format.ts";
-import { listView, table } from "../list.ts";
+import { listView } from "../list.ts";
 import { announce, badge, button, confirmDialog, details, errorBox, field, h, openDialog, select } from "../ui.ts";
 
 // Fraud (scope `fraud`): evaluations with the rules that fired, value lists and their items, and the

@@ -72,11 +72,7 @@ function createKey(ctx: Ctx): void {
           }),
         );
         close();
-        await ctx.showSecret(
-          `Key "${created.name}" created`,
-          created.secret,
-          "This is the only time the secret is shown.",
-        );
+        await ctx.showSecret(`Key "${created.name}" created`, created.secret, "From now on only its prefix is listed.");
         ctx.refresh();
       } catch (error) {
         errors.show(error instanceof Error ? error.message : String(error));
