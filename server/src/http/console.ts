@@ -180,8 +180,8 @@ export function consoleApi(deps: ConsoleHttpDeps) {
 }
 
 /**
- * Sign-in (`POST /console/session {"key": "<secret>"}`), the current session (`GET`) and sign-out
- * (`DELETE`). Not API operations (the contract describes what integrations call; these exist for the
+ * Sign-in (`POST /console/session {"key": "<secret>"}`), the current session (`GET`: 200 with it, or
+ * 204 when there is none) and sign-out (`DELETE`). Not API operations (the contract describes what integrations call; these exist for the
  * console page alone), so they sit outside the validator; they answer in the API's JSON and problems.
  */
 export function sessionRoutes(deps: ConsoleHttpDeps) {
@@ -229,11 +229,9 @@ export function sessionRoutes(deps: ConsoleHttpDeps) {
       }
 
       if (req.method === "GET") {
+        // No session is an answer, not a failure: 204, so the sign-in page loads without an error.
         const resolved = token ? await sessions.resolve(token) : { refused: "no session cookie" };
-        if (!token || "refused" in resolved) {
-          res.locals.authFailure = `console: ${"refused" in resolved ? resolved.refused : "no session"}`;
-          return refuse(res, "unauthorized", SESSION_ENDED);
-        }
+        if (!token || "refused" in resolved) return res.status(204).end();
         return res.status(200).json(sessionBody(resolved.key, resolved.session.expires_at, csrfTokenFor(token)));
       }
 

@@ -248,7 +248,9 @@ describe("console: sign-in and service keys", () => {
     const replay = await fetch(`${server.url}/console/session`, {
       headers: { cookie: `${cookie?.name}=${cookie?.value}` },
     });
-    expect(replay.status).toBe(401);
+    expect(replay.status).toBe(204); // no session
+    const id = (await server.running.domain.serviceKeys.authenticate(server.sandboxKey)).id;
+    expect(await server.running.store.findAll("console_sessions", { key_id: id }, 10)).toEqual([]);
     await page.goto(`${server.url}/console#/keys`);
     await page.getByLabel("Service key", { exact: true }).waitFor();
   });

@@ -27,7 +27,7 @@ const JSON_HEADERS = { "Content-Type": "application/json", Accept: "application/
 /** The session this browser has, or null (not signed in, or it has ended). */
 export async function currentSession(): Promise<Session | null> {
   const res = await fetch("/console/session", { headers: { Accept: "application/json" }, cache: "no-store" });
-  if (res.status === 401) return null;
+  if (res.status === 204) return null;
   if (!res.ok) throw new Error(await problemText(res));
   return (await res.json()) as Session;
 }
