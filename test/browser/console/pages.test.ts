@@ -413,7 +413,7 @@ describe("console: scopes and environments", () => {
     expect(await page.content()).not.toContain(charge.id.slice(3));
     // The page's own session, used by hand: the API answers 403.
     const statuses = await page.evaluate(async (id) => {
-      const session = await (await fetch("/console/session")).json();
+      const session = (await (await fetch("/console/session")).json()) as { csrf_token: string };
       const headers = { "X-CSRF-Token": session.csrf_token, "Content-Type": "application/json" };
       const list = await fetch("/console/api/v1/charges", { headers });
       const refund = await fetch(`/console/api/v1/charges/${id}/refunds`, { method: "POST", headers, body: "{}" });

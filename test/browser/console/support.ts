@@ -17,7 +17,7 @@ export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 
 /** Builds the pages the server serves, unless they are newer than their sources (clients/console/build.mjs). */
 export async function buildPages(): Promise<void> {
-  const build = (await import("../../../clients/console/build.mjs")) as { ensureBuilt(): Promise<string> };
+  const build = await import("../../../clients/console/build.mjs");
   await build.ensureBuilt();
 }
 
