@@ -340,3 +340,29 @@ describe("CONSOLE_ENABLED=false", () => {
     }
   });
 });
+
+describe("console requests without a valid session", () => {
+  it("count against the client address's limit, like API requests without a valid key", async () => {
+    const server = await startTestServer({ RATE_LIMIT_ANONYMOUS_PER_MINUTE: "3" });
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        const res = await fetch(`${server.url}/console/api/v1/merchants`, {
+          headers: { cookie: "payments_console=forged", "x-csrf-token": "x", "sec-fetch-site": "same-origin" },
+        });
+        statuses.push(res.status);
+      }
+      expect(statuses.slice(0, 3)).toEqual([403, 403, 403]);
+      expect(statuses.slice(3)).toEqual([429, 429]);
+      // Sign-in attempts are counted too.
+      const signIn = await fetch(`${server.url}/console/session`, {
+        method: "POST",
+        headers: { "content-type": "application/json", origin: server.url },
+        body: JSON.stringify({ key: server.sandboxKey }),
+      });
+      expect(signIn.status).toBe(429);
+    } finally {
+      await server.close();
+    }
+  });
+});

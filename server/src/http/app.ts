@@ -6,7 +6,7 @@ import type { Now } from "../domain/context.ts";
 import type { Domain } from "../domain/index.ts";
 import type { AppStore } from "../domain/records.ts";
 import { authenticate, scopeCheck } from "./auth.ts";
-import { consoleApi, consoleCookie, sessionRoutes } from "./console.ts";
+import { consoleApi, consoleCookie, consoleRefusals, sessionRoutes } from "./console.ts";
 import {
   contractOperations,
   loadContract,
@@ -150,6 +150,7 @@ export function createApp(deps: AppDeps): Express {
   if (config.CONSOLE_ENABLED) app.use(consoleApi(consoleDeps));
   app.use(authenticate(domain.serviceKeys));
   app.use(limits.perKey, limits.anonymous);
+  if (config.CONSOLE_ENABLED) app.use(consoleRefusals());
   app.use(express.json({ limit: config.BODY_LIMIT_BYTES, type: ["application/json", "application/*+json"] }));
   if (config.CONSOLE_ENABLED) app.use(sessionRoutes(consoleDeps));
 

@@ -122,6 +122,23 @@ function refuse(res: Response, code: "unauthorized" | "forbidden", detail: strin
   sendProblem(res, problem(code, detail, { requestId: String(res.locals.requestId ?? "") }));
 }
 
+interface Refusal {
+  code: "unauthorized" | "forbidden";
+  detail: string;
+}
+
+/**
+ * Answers a console API request that `consoleApi` refused. It runs after the rate limiters, so refused
+ * requests count against their address like any request without a valid key.
+ */
+export function consoleRefusals() {
+  return (_req: Request, res: Response, next: NextFunction) => {
+    const refusal = res.locals.consoleRefusal as Refusal | undefined;
+    if (refusal) return refuse(res, refusal.code, refusal.detail);
+    next();
+  };
+}
+
 const SESSION_ENDED =
   "No console session, or it has ended (signed out, expired, or its key was revoked, expired or rotated). Sign in again.";
 
@@ -142,30 +159,30 @@ export function consoleApi(deps: ConsoleHttpDeps) {
     req.url = apiUrl;
     req.originalUrl = apiUrl;
 
+    // A refusal is answered after the rate limiters (consoleRefusals), so it counts per address.
+    const refused = (why: string, refusal: Refusal) => {
+      res.locals.authFailure = `console: ${why}`;
+      res.locals.consoleRefusal = refusal;
+      next();
+    };
     const crossSite = crossSiteRefusal(req, publicUrlOf(res));
     if (crossSite) {
-      res.locals.authFailure = `console: ${crossSite}`;
-      return refuse(
-        res,
-        "forbidden",
-        "Cross-site request refused: the console's API accepts requests from its own pages only.",
-      );
+      return refused(crossSite, {
+        code: "forbidden",
+        detail: "Cross-site request refused: the console's API accepts requests from its own pages only.",
+      });
     }
     const token = readCookie(req, cookie.name);
-    if (!token) {
-      res.locals.authFailure = "console: no session cookie";
-      return refuse(res, "unauthorized", SESSION_ENDED);
-    }
+    if (!token) return refused("no session cookie", { code: "unauthorized", detail: SESSION_ENDED });
     if (req.get(CSRF_HEADER) !== csrfTokenFor(token)) {
-      res.locals.authFailure = "console: missing or wrong CSRF token";
-      return refuse(res, "forbidden", `Missing or wrong ${CSRF_HEADER}: reload the console.`);
+      return refused("missing or wrong CSRF token", {
+        code: "forbidden",
+        detail: `Missing or wrong ${CSRF_HEADER}: reload the console.`,
+      });
     }
     try {
       const resolved = await sessions.resolve(token);
-      if ("refused" in resolved) {
-        res.locals.authFailure = `console: ${resolved.refused}`;
-        return refuse(res, "unauthorized", SESSION_ENDED);
-      }
+      if ("refused" in resolved) return refused(resolved.refused, { code: "unauthorized", detail: SESSION_ENDED });
       res.locals.caller = callerOf(resolved.key, String(res.locals.requestId));
       res.locals.serviceKey = resolved.key;
       // express-openapi-validator refuses a bearer-secured operation before calling the scope check

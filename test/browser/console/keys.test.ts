@@ -230,6 +230,7 @@ describe("console: sign-in and service keys", () => {
     await page.keyboard.press("Escape");
     await row("keyboard only").waitFor();
     expect(await row("keyboard only").getByRole("cell").nth(1).textContent()).toBe("merchants");
+    await screenshots(page, "console-keys-several");
   });
 
   it("never stored a key or card number in the browser, and loaded nothing from another host", async () => {
