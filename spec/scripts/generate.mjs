@@ -58,6 +58,8 @@ function* operations(paths) {
 function applyScopes(doc) {
   for (const { path, method, op } of operations(doc.paths)) {
     const where = `${method.toUpperCase()} ${path} (${op.operationId})`;
+    // The reference (/docs) titles every operation by its summary, and dredd names transactions after it.
+    if (!op.summary) throw new Error(`${where} has no summary: add @summary("...") to it in spec/`);
     const scopes = op["x-scopes"];
     const isPublic = op["x-public"];
     if (isPublic !== undefined && isPublic !== true) {
@@ -88,7 +90,11 @@ function moveWebhooks(doc, key) {
   for (const path of Object.keys(doc.paths)) {
     if (!path.startsWith(WEBHOOK_PREFIX)) continue;
     const item = doc.paths[path];
-    for (const method of METHODS) if (item[method]) item[method].security = [];
+    for (const method of METHODS) {
+      if (!item[method]) continue;
+      if (!item[method].summary) throw new Error(`webhook ${path} has no summary: add @summary("<event type>") to it`);
+      item[method].security = [];
+    }
     webhooks[path.slice(WEBHOOK_PREFIX.length)] = item;
     delete doc.paths[path];
   }

@@ -2,7 +2,7 @@ import type { components } from "@payments/client";
 import { need } from "../api.ts";
 import { type Ctx, link, type PageDef, pageHeader, type Route, time } from "../app.ts";
 import { money } from "../format.ts";
-import { listView, table } from "../list.ts";
+import { listView } from "../list.ts";
 import {
   announce,
   badge,
@@ -248,11 +248,8 @@ function chargeActions(ctx: Ctx, c: Charge): HTMLElement {
   );
 }
 
-async function chargeDetail(ctx: Ctx, id: string): Promise<HTMLElement> {
+async function chargeDetail(ctx: Ctx, route: Route, id: string): Promise<HTMLElement> {
   const c = need(await ctx.api.GET("/v1/charges/{id}", { params: { path: { id } } }));
-  const refunds = ctx.can("listRefunds")
-    ? need(await ctx.api.GET("/v1/charges/{id}/refunds", { params: { path: { id }, query: { limit: 100 } } }))
-    : null;
   const pageError = h("div", { class: "error-box", role: "alert", id: "page-error", hidden: true });
   return h(
     "div",
@@ -293,21 +290,23 @@ async function chargeDetail(ctx: Ctx, id: string): Promise<HTMLElement> {
       ],
       ["Created", time(c.created_at)],
     ]),
-    refunds
+    ctx.can("listRefunds")
       ? [
           h("h2", null, "Refunds"),
-          refunds.data.length === 0
-            ? h("p", { class: "muted" }, "No refunds.")
-            : table<Refund>(
-                "Refunds",
-                [
-                  { header: "Refund", rowHeader: true, cell: (r) => h("code", null, r.id) },
-                  { header: "Amount", cell: (r) => money(r.amount, r.currency) },
-                  { header: "Reason", cell: (r) => r.reason ?? "" },
-                  { header: "Created", cell: (r) => time(r.created_at) },
-                ],
-                refunds.data,
-              ),
+          listView<Refund>({
+            caption: "Refunds",
+            query: route.query,
+            navigate: (q) => ctx.go(`charges/${id}`, q),
+            empty: "No refunds.",
+            load: async (q) =>
+              need(await ctx.api.GET("/v1/charges/{id}/refunds", { params: { path: { id }, query: q } })),
+            columns: [
+              { header: "Refund", rowHeader: true, cell: (r) => h("code", null, r.id) },
+              { header: "Amount", cell: (r) => money(r.amount, r.currency) },
+              { header: "Reason", cell: (r) => r.reason ?? "" },
+              { header: "Created", cell: (r) => time(r.created_at) },
+            ],
+          }),
         ]
       : null,
   );
@@ -319,7 +318,7 @@ export const chargesPage: PageDef = {
   needs: ["listCharges"],
   render(ctx: Ctx, route: Route) {
     const id = route.segments[1];
-    if (id) return chargeDetail(ctx, id);
+    if (id) return chargeDetail(ctx, route, id);
     return h(
       "div",
       null,

@@ -11,14 +11,18 @@ import { deliveriesView } from "./webhooks.ts";
 
 type Event = components["schemas"]["Event"];
 
-/** The object an event is about, as a console link when there is one. */
-function subject(e: Event): HTMLElement | string {
+/** The object an event is about: a console link when the key may open it, its id otherwise. */
+function subject(ctx: Ctx, e: Event): HTMLElement | string {
   const fields = e as unknown as Record<string, unknown>;
-  if (typeof fields.tx_id === "string") return link(`charges/${fields.tx_id}`, fields.tx_id);
-  if (typeof fields.merchant_id === "string") return link(`merchants/${fields.merchant_id}`, fields.merchant_id);
-  if (typeof fields.key_id === "string") return h("code", null, fields.key_id);
-  if (typeof fields.endpoint_id === "string") return link(`webhooks/${fields.endpoint_id}`, fields.endpoint_id);
-  return "";
+  const to = (path: string, id: unknown, allowed: boolean) =>
+    typeof id === "string" ? (allowed ? link(`${path}/${id}`, id) : h("code", null, id)) : null;
+  return (
+    to("charges", fields.tx_id, ctx.can("getCharge")) ??
+    to("merchants", fields.merchant_id, ctx.can("getMerchant")) ??
+    to("keys", fields.key_id, false) ??
+    to("webhooks", fields.endpoint_id, ctx.can("getWebhookEndpoint")) ??
+    ""
+  );
 }
 
 async function eventDetail(ctx: Ctx, route: Route, id: string): Promise<HTMLElement> {
@@ -30,7 +34,7 @@ async function eventDetail(ctx: Ctx, route: Route, id: string): Promise<HTMLElem
     pageHeader(event.type),
     details([
       ["Id", h("code", null, event.id)],
-      ["About", subject(event)],
+      ["About", subject(ctx, event)],
       ["Created", time(event.created_at)],
     ]),
     h("h2", null, "Payload"),
@@ -69,7 +73,7 @@ export const eventsPage: PageDef = {
         columns: [
           { header: "Event", rowHeader: true, cell: (e) => link(`events/${e.id}`, e.id) },
           { header: "Type", cell: (e) => h("code", null, e.type) },
-          { header: "About", cell: subject },
+          { header: "About", cell: (e) => subject(ctx, e) },
           { header: "Created", cell: (e) => time(e.created_at) },
         ],
       }),

@@ -348,10 +348,6 @@ export function deliveriesView(
       { header: "Attempts", cell: (d) => String(d.attempt_count) },
       { header: "Next attempt", cell: (d) => time(d.next_attempt_at, "none") },
       {
-        header: "Log",
-        cell: (d) => h("details", null, h("summary", null, `Attempts (${d.attempt_count})`), attemptsTable(d)),
-      },
-      {
         header: "Actions",
         cell: (d) =>
           ctx.can("redeliverEvent")
@@ -379,6 +375,10 @@ export function deliveriesView(
                 "Redeliver",
               )
             : null,
+      },
+      {
+        header: "Log",
+        cell: (d) => h("details", null, h("summary", null, `Attempts (${d.attempt_count})`), attemptsTable(d)),
       },
     ],
   });
