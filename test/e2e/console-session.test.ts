@@ -239,6 +239,26 @@ describe("console sessions", () => {
   });
 });
 
+describe("console cookie outside localhost", () => {
+  it("is Secure, with the __Host- prefix, when BASE_URL is not a loopback http address", async () => {
+    const server = await startTestServer({ BASE_URL: "https://pay.example.com" });
+    try {
+      const res = await fetch(`${server.url}/console/session`, {
+        method: "POST",
+        headers: { "content-type": "application/json", origin: "https://pay.example.com" },
+        body: JSON.stringify({ key: server.sandboxKey }),
+      });
+      expect(res.status).toBe(200);
+      const cookie = res.headers.get("set-cookie") ?? "";
+      expect(cookie).toMatch(
+        /^__Host-payments_console=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Strict; Max-Age=3600; Secure$/,
+      );
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe("the request log (GET /v1/request_log)", () => {
   let server: TestServer;
 
