@@ -46,6 +46,8 @@ export interface SignedIn {
   /** Goes into the cookie only; never stored. */
   token: string;
   csrfToken: string;
+  /** How long the session lasts from now (the setting, or less when the key expires sooner). */
+  lifetimeSeconds: number;
   session: ConsoleSessionDoc;
   key: ServiceKeyDoc;
 }
@@ -81,7 +83,8 @@ export function createConsoleSessions(deps: {
         expires_at: iso(new Date(expires)),
       };
       await store.insert("console_sessions", session);
-      return { token, csrfToken: csrfTokenFor(token), session, key };
+      const lifetimeSeconds = Math.max(0, Math.floor((expires - at.getTime()) / 1000));
+      return { token, csrfToken: csrfTokenFor(token), lifetimeSeconds, session, key };
     },
 
     /**

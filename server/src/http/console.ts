@@ -236,9 +236,7 @@ export function sessionRoutes(deps: ConsoleHttpDeps) {
         }
         const { key, session } = signedIn;
         // The cookie lives as long as the session (shorter than the setting when the key expires first).
-        // (Rounded: created_at may be a microsecond past the instant expires_at was counted from.)
-        const lifetime = Math.round((Date.parse(session.expires_at) - Date.parse(session.created_at)) / 1000);
-        setCookie(res, cookie, signedIn.token, Math.max(0, Math.min(lifetime, cookie.maxAgeSeconds)));
+        setCookie(res, cookie, signedIn.token, Math.min(signedIn.lifetimeSeconds, cookie.maxAgeSeconds));
         // The key's prefix, never its secret, in the log; the caller is set so the request log keeps it.
         res.locals.caller = callerOf(key, String(res.locals.requestId));
         res.locals.console = true;
