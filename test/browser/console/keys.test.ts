@@ -6,6 +6,7 @@ import {
   expectNothingSecretStored,
   expectSameOrigin,
   launch,
+  POLL,
   screenshots,
   signIn,
   startConsoleServer,
@@ -21,7 +22,7 @@ import {
 
 const SECRET = /key_test_[0-9A-Za-z]{32}/;
 
-describe("console: sign-in and service keys", () => {
+describe("console: sign-in and service keys", { timeout: 120_000 }, () => {
   let server: TestServer;
   let browser: Browser;
   let context: BrowserContext;
@@ -72,7 +73,7 @@ describe("console: sign-in and service keys", () => {
   it("refuses a wrong key with a message and no session", async () => {
     await page.getByLabel("Service key", { exact: true }).fill(`key_test_${"x".repeat(32)}`);
     await page.getByRole("button", { name: "Sign in" }).click();
-    await expect.poll(() => page.getByRole("alert").textContent()).toMatch(/valid service key/);
+    await expect.poll(() => page.getByRole("alert").textContent(), POLL).toMatch(/valid service key/);
     expect((await storage(context, page)).cookies).toEqual([]);
   });
 
@@ -90,7 +91,7 @@ describe("console: sign-in and service keys", () => {
     const lastUsed = bootstrap.getByRole("cell").nth(2).locator("time");
     expect(await lastUsed.getAttribute("title")).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/);
     expect(cells[4]).toBe("never");
-    await expect.poll(() => bootstrap.getByRole("button", { name: /^Rotate/ }).count()).toBe(1);
+    await expect.poll(() => bootstrap.getByRole("button", { name: /^Rotate/ }).count(), POLL).toBe(1);
     expect(await page.content()).not.toContain(server.sandboxKey);
     await screenshots(page, "console-keys");
     await expectAccessible(page, "the keys page");
@@ -128,7 +129,7 @@ describe("console: sign-in and service keys", () => {
     await screenshots(page, "console-key-secret", false);
     await expectAccessible(page, "the secret dialog");
     await secretDialog.getByRole("button", { name: "Copy secret" }).click();
-    await expect.poll(() => secretDialog.getByRole("status").textContent()).toMatch(/Copied/);
+    await expect.poll(() => secretDialog.getByRole("status").textContent(), POLL).toMatch(/Copied/);
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(created);
     await secretDialog.getByRole("button", { name: "I have stored it" }).click();
 
@@ -151,7 +152,7 @@ describe("console: sign-in and service keys", () => {
           await showKeys();
           return (await row(createdName).getByRole("cell").nth(2).textContent()) ?? "";
         },
-        { timeout: 10_000, interval: 300 },
+        { timeout: 20_000, interval: 300 },
       )
       .toMatch(/just now|second/);
   });
@@ -173,7 +174,9 @@ describe("console: sign-in and service keys", () => {
     secretsSeen.push(rotated);
     expect(await secretDialog.textContent()).toMatch(/old secret keeps working for 1 hour/);
     await secretDialog.getByRole("button", { name: "I have stored it" }).click();
-    await expect.poll(() => row(createdName).getByRole("cell").first().textContent()).toBe(`${rotated.slice(0, 13)}…`);
+    await expect
+      .poll(() => row(createdName).getByRole("cell").first().textContent(), POLL)
+      .toBe(`${rotated.slice(0, 13)}…`);
 
     expect(await apiStatus(rotated)).toBe(200);
     expect(await apiStatus(created)).toBe(200); // still within its grace period
@@ -195,7 +198,7 @@ describe("console: sign-in and service keys", () => {
       .getByRole("dialog", { name: `Revoke "${createdName}"?` })
       .getByRole("button", { name: "Revoke key" })
       .click();
-    await expect.poll(() => row(createdName).getByRole("cell").nth(5).textContent()).toBe("revoked");
+    await expect.poll(() => row(createdName).getByRole("cell").nth(5).textContent(), POLL).toBe("revoked");
     expect(await apiStatus(rotated)).toBe(401);
     expect(await apiStatus(created)).toBe(401);
     expect(await row(createdName).getByRole("button").count()).toBe(0);
@@ -267,7 +270,7 @@ describe("console: sign-in and service keys", () => {
       headers: { authorization: `Bearer ${server.sandboxKey}` },
     });
     await page.getByRole("link", { name: "Events" }).click();
-    await expect.poll(() => page.getByRole("alert").textContent()).toMatch(/session has ended/);
+    await expect.poll(() => page.getByRole("alert").textContent(), POLL).toMatch(/session has ended/);
     await page.getByLabel("Service key", { exact: true }).waitFor();
   });
 });

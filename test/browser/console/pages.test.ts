@@ -19,6 +19,7 @@ import {
   expectNothingSecretStored,
   expectSameOrigin,
   launch,
+  POLL,
   screenshots,
   signIn,
   startConsoleServer,
@@ -34,7 +35,7 @@ import {
 // event and redelivery; the environment banner follows the key. Every page is checked by axe (no
 // serious or critical violation) and by Tab (every action is reachable from the keyboard).
 
-describe("console pages", () => {
+describe("console pages", { timeout: 120_000 }, () => {
   let server: TestServer;
   let browser: Browser;
   let context: BrowserContext;
@@ -127,7 +128,7 @@ describe("console pages", () => {
         return log.data.some(
           (e) => e.path === `/v1/charges/${charge.id}/refunds` && e.source === "console" && e.status === 201,
         );
-      })
+      }, POLL)
       .toBe(true);
   });
 
@@ -180,7 +181,10 @@ describe("console pages", () => {
     await dialog.getByLabel("Status").selectOption("suspended");
     await dialog.getByRole("button", { name: "Save" }).click();
     await expect
-      .poll(async () => unwrap(await api.GET("/v1/merchants/{id}", { params: { path: { id: merchant.id } } })).status)
+      .poll(
+        async () => unwrap(await api.GET("/v1/merchants/{id}", { params: { path: { id: merchant.id } } })).status,
+        POLL,
+      )
       .toBe("suspended");
 
     await open("merchants", "Merchants");
@@ -202,15 +206,15 @@ describe("console pages", () => {
     expect(first).toHaveLength(20);
     expect(first[0]).toBe("Paged merchant 21");
     await page.getByRole("button", { name: "Older →" }).click();
-    await expect.poll(async () => (await names())[0]).not.toBe(first[0]);
+    await expect.poll(async () => (await names())[0], POLL).not.toBe(first[0]);
     const second = await names();
     expect(second.some((n) => first.includes(n))).toBe(false);
     await page.getByRole("button", { name: "← Newer" }).click();
-    await expect.poll(names).toEqual(first);
+    await expect.poll(names, POLL).toEqual(first);
     // A filter is a query parameter of the list operation.
     await page.getByLabel("Status").selectOption("suspended");
     await page.getByRole("button", { name: "Apply filters" }).click();
-    await expect.poll(names).toEqual(["Balance Roasters"]);
+    await expect.poll(names, POLL).toEqual(["Balance Roasters"]);
     expect(page.url()).toContain("status=suspended");
   });
 
@@ -228,7 +232,7 @@ describe("console pages", () => {
           await open("requests", "Request log");
           return page.getByText(probeId).count();
         },
-        { timeout: 10_000, interval: 300 },
+        { timeout: 20_000, interval: 300 },
       )
       .toBe(1);
     const table = page.getByRole("table", { name: "Requests" });
@@ -247,7 +251,7 @@ describe("console pages", () => {
     const statuses = () =>
       page.getByRole("table", { name: "Requests" }).locator("tbody tr td:nth-child(4)").allTextContents();
     await expect
-      .poll(async () => (await statuses()).length > 0 && (await statuses()).every((s) => Number(s) >= 400))
+      .poll(async () => (await statuses()).length > 0 && (await statuses()).every((s) => Number(s) >= 400), POLL)
       .toBe(true);
     expectNothingSecretStored(await storage(context, page), [server.sandboxKey, VISA]);
   });
@@ -274,11 +278,11 @@ describe("console pages", () => {
     const edit = page.getByRole("dialog", { name: "Edit the endpoint" });
     await edit.getByLabel("payment.refunded").check();
     await edit.getByRole("button", { name: "Save" }).click();
-    await expect.poll(() => page.locator("dd").filter({ hasText: "payment.refunded" }).count()).toBe(1);
+    await expect.poll(() => page.locator("dd").filter({ hasText: "payment.refunded" }).count(), POLL).toBe(1);
 
     // A test event reaches the receiver and shows in the attempt log.
     await page.getByRole("button", { name: "Send test event" }).click();
-    await expect.poll(() => received, { timeout: 10_000 }).toBeGreaterThan(0);
+    await expect.poll(() => received, { timeout: 20_000 }).toBeGreaterThan(0);
     const deliveries = page.getByRole("table", { name: "Deliveries" });
     await expect
       .poll(
@@ -287,17 +291,17 @@ describe("console pages", () => {
           await deliveries.waitFor();
           return deliveries.getByRole("row").filter({ hasText: "succeeded" }).count();
         },
-        { timeout: 10_000, interval: 300 },
+        { timeout: 20_000, interval: 300 },
       )
       .toBe(1);
     await page.getByText("Attempts (1)").click();
-    await expect.poll(() => deliveries.locator("table.compact").textContent()).toContain("200");
+    await expect.poll(() => deliveries.locator("table.compact").textContent(), POLL).toContain("200");
     await checkPage("a webhook endpoint with its attempt log", "console-webhook-endpoint");
 
     // Redeliver: one more (manual) attempt of the same delivery.
     const before = received;
     await deliveries.getByRole("button", { name: /^Redeliver/ }).click();
-    await expect.poll(() => received, { timeout: 10_000 }).toBe(before + 1);
+    await expect.poll(() => received, { timeout: 20_000 }).toBe(before + 1);
 
     // The event's own page shows its deliveries (the attempt log per event).
     await deliveries.getByRole("link", { name: /^evt_/ }).first().click();
@@ -321,11 +325,13 @@ describe("console pages", () => {
     expect(rotated).not.toBe(secret);
     await page.getByRole("button", { name: "I have stored it" }).click();
     await expect
-      .poll(() =>
-        page
-          .locator("dd")
-          .filter({ has: page.locator("time") })
-          .count(),
+      .poll(
+        () =>
+          page
+            .locator("dd")
+            .filter({ has: page.locator("time") })
+            .count(),
+        POLL,
       )
       .toBeGreaterThan(1);
   });
@@ -336,7 +342,7 @@ describe("console pages", () => {
     await page.getByRole("button", { name: "Apply filters" }).click();
     await page.waitForURL(/type=payment\.refunded/);
     const types = () => page.getByRole("table", { name: "Events" }).locator("tbody td:nth-child(2)").allTextContents();
-    await expect.poll(async () => [...new Set(await types())]).toEqual(["payment.refunded"]);
+    await expect.poll(async () => [...new Set(await types())], POLL).toEqual(["payment.refunded"]);
     await checkPage("the events list", "console-events");
   });
 
@@ -369,7 +375,10 @@ describe("console pages", () => {
       .getByRole("button", { name: "Delete token" })
       .click();
     await expect
-      .poll(async () => (await api.GET("/v1/tokens/{id}", { params: { path: { id: token.id } } })).response.status)
+      .poll(
+        async () => (await api.GET("/v1/tokens/{id}", { params: { path: { id: token.id } } })).response.status,
+        POLL,
+      )
       .toBe(404);
   });
 
@@ -380,7 +389,7 @@ describe("console pages", () => {
   });
 });
 
-describe("console: scopes and environments", () => {
+describe("console: scopes and environments", { timeout: 120_000 }, () => {
   let server: TestServer;
   let browser: Browser;
 

@@ -15,6 +15,9 @@ const here = dirname(fileURLToPath(import.meta.url));
 export const ARTIFACTS = join(here, "../artifacts");
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 
+/** expect.poll's limits for page changes: vitest's one second is too short on a busy two-core machine. */
+export const POLL = { timeout: 15_000, interval: 100 };
+
 /** Builds the pages the server serves, unless they are newer than their sources (clients/console/build.mjs). */
 export async function buildPages(): Promise<void> {
   const build = await import("../../../clients/console/build.mjs");

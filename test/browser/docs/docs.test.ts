@@ -23,7 +23,7 @@ import {
 /** The generated document, as committed. */
 const contract = () => JSON.parse(readFileSync(OPENAPI_31_PATH, "utf8"));
 
-describe("the API reference", () => {
+describe("the API reference", { timeout: 120_000 }, () => {
   let server: TestServer;
   let browser: Browser;
   let context: BrowserContext;
@@ -103,7 +103,7 @@ describe("the API reference", () => {
   });
 });
 
-describe("the error reference", () => {
+describe("the error reference", { timeout: 120_000 }, () => {
   let server: TestServer;
   let browser: Browser;
 
