@@ -3,8 +3,10 @@
 // TypeScript loader. The generated contract (@payments/contract: the OpenAPI document and the
 // operation table) is bundled in; this package's npm dependencies stay imports, resolved from
 // node_modules at run time (better-sqlite3 is a native addon and cannot be bundled anyway), so dist/
-// needs `npm ci --omit=dev -w @payments/server` and nothing else.
-import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+// needs `npm ci --omit=dev -w @payments/server` and nothing else. The pages the server serves (the
+// console and the API reference, built by clients/console) are copied into dist/public, where the
+// built server looks for them (src/http/pages.ts).
+import { copyFileSync, cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -44,4 +46,8 @@ for (const file of readdirSync(pageSources).filter((f) => !f.includes(".test."))
 // CLI runs on plain Node.
 const cli = join(outdir, "cli.js");
 writeFileSync(cli, readFileSync(cli, "utf8").replace(/^#!.*\n/, "#!/usr/bin/env node\n"));
-console.log(`built ${outdir}: main.js (the server), cli.js (the admin CLI), pay-page/ (the hosted payment page)`);
+const pages = await import("../clients/console/build.mjs");
+cpSync(await pages.buildPages({ quiet: true }), join(outdir, "public"), { recursive: true });
+console.log(
+  `built ${outdir}: main.js (the server), cli.js (the admin CLI), pay-page/ (the hosted payment page), public/ (the console and the API reference)`,
+);

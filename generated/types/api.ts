@@ -119,10 +119,14 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Lists charges, newest first, optionally of one merchant and/or one status. */
+        /**
+         * List charges
+         * @description Lists charges, newest first, optionally of one merchant and/or one status.
+         */
         get: operations["listCharges"];
         put?: never;
         /**
+         * Create a charge
          * @description Charges a card token or starts a local payment (201). Every charge is evaluated for fraud first
          *     (`fraud_evaluation_id`, event `fraud.evaluated`). The answer's `status` tells the outcome:
          *     `captured` or `authorized` for an accepted card, `declined` with a `failure_code`, `blocked`
@@ -144,7 +148,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Returns a charge of the caller's environment. */
+        /**
+         * Retrieve a charge
+         * @description Returns a charge of the caller's environment.
+         */
         get: operations["getCharge"];
         put?: never;
         post?: never;
@@ -164,6 +171,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
+         * Capture a charge
          * @description Captures an `authorized` charge, in full or in part, once (409 otherwise; 409 too while the
          *     charge is held for review: approve it instead).
          */
@@ -181,10 +189,14 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Lists a charge's refunds, newest first. */
+        /**
+         * List a charge's refunds
+         * @description Lists a charge's refunds, newest first.
+         */
         get: operations["listRefunds"];
         put?: never;
         /**
+         * Refund a charge
          * @description Refunds part or all of a captured charge (201). Several refunds are allowed; their sum never
          *     exceeds the captured amount, even under concurrent requests (409 beyond it). The merchant's
          *     available balance must cover the refund (422 `insufficient_balance` otherwise).
@@ -247,6 +259,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
+         * Void a charge
          * @description Releases an `authorized` charge without capturing it (409 in any other status, and while the
          *     charge is held for review: reject it instead).
          */
@@ -264,7 +277,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Lists the events of the caller's environment, newest first. */
+        /**
+         * List events
+         * @description Lists the events of the caller's environment, newest first.
+         */
         get: operations["listEvents"];
         put?: never;
         post?: never;
@@ -281,7 +297,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Returns one event of the caller's environment. */
+        /**
+         * Retrieve an event
+         * @description Returns one event of the caller's environment.
+         */
         get: operations["getEvent"];
         put?: never;
         post?: never;
@@ -506,10 +525,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Lists the merchants of the caller's environment, newest first. */
+        /**
+         * List merchants
+         * @description Lists the merchants of the caller's environment, newest first.
+         */
         get: operations["listMerchants"];
         put?: never;
-        /** @description Creates a merchant (seed §4: 201, `id` prefixed `mch_`, `status` defaults to `active`). */
+        /**
+         * Create a merchant
+         * @description Creates a merchant (seed §4: 201, `id` prefixed `mch_`, `status` defaults to `active`).
+         */
         post: operations["createMerchant"];
         delete?: never;
         options?: never;
@@ -524,14 +549,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Returns a merchant of the caller's environment. */
+        /**
+         * Retrieve a merchant
+         * @description Returns a merchant of the caller's environment.
+         */
         get: operations["getMerchant"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
         head?: never;
-        /** @description Changes a merchant's name, status or metadata. Status changes follow { */
+        /**
+         * Update a merchant
+         * @description Changes a merchant's name, status or metadata. Status changes follow {
+         */
         patch: operations["updateMerchant"];
         trace?: never;
     };
@@ -542,7 +573,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Returns the merchant's balance per currency. Every movement behind it is an immutable ledger entry. */
+        /**
+         * Retrieve a merchant's balance
+         * @description Returns the merchant's balance per currency. Every movement behind it is an immutable ledger entry.
+         */
         get: operations["getMerchantBalance"];
         put?: never;
         post?: never;
@@ -635,6 +669,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/request_log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List logged requests
+         * @description Lists the latest requests of the caller's environment, newest first: method, path, status,
+         *     latency, the key that made each and its request id. What the developer console's request log
+         *     shows.
+         *
+         *     Needs scope `*`: the log spans every area (its paths name charges, tokens, keys and endpoints), so
+         *     only a key that may see every area may read it, as with service-key management.
+         */
+        get: operations["listRequestLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sandbox/cashouts/{id}/fail": {
         parameters: {
             query?: never;
@@ -686,7 +745,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Pays a `pending` local-method charge as the payer would: it becomes `captured` (`payment.captured`). */
+        /**
+         * Complete a pending payment (sandbox)
+         * @description Pays a `pending` local-method charge as the payer would: it becomes `captured` (`payment.captured`).
+         */
         post: operations["sandboxCompleteCharge"];
         delete?: never;
         options?: never;
@@ -703,7 +765,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Lets a `pending` local-method charge run out now, as if its payer never paid (`payment.expired`). */
+        /**
+         * Expire a pending payment (sandbox)
+         * @description Lets a `pending` local-method charge run out now, as if its payer never paid (`payment.expired`).
+         */
         post: operations["sandboxExpireCharge"];
         delete?: never;
         options?: never;
@@ -718,10 +783,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Lists the keys of the caller's environment, newest first (revoked ones included). */
+        /**
+         * List service keys
+         * @description Lists the keys of the caller's environment, newest first (revoked ones included).
+         */
         get: operations["listServiceKeys"];
         put?: never;
-        /** @description Creates a key in the caller's environment and returns its secret, once. Needs scope `*`. */
+        /**
+         * Create a service key
+         * @description Creates a key in the caller's environment and returns its secret, once. Needs scope `*`.
+         */
         post: operations["createServiceKey"];
         delete?: never;
         options?: never;
@@ -736,7 +807,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Returns one key (without its secret). */
+        /**
+         * Retrieve a service key
+         * @description Returns one key (without its secret).
+         */
         get: operations["getServiceKey"];
         put?: never;
         post?: never;
@@ -755,7 +829,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Revokes the key at once, including any secret still in a rotation grace period. Revoking twice is a no-op. */
+        /**
+         * Revoke a service key
+         * @description Revokes the key at once, including any secret still in a rotation grace period. Revoking twice is a no-op.
+         */
         post: operations["revokeServiceKey"];
         delete?: never;
         options?: never;
@@ -773,6 +850,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
+         * Rotate a service key
          * @description Issues a new secret for the key and returns it, once. The old secret keeps working for the grace
          *     period, then stops. A revoked or expired key cannot be rotated (409).
          */
@@ -793,6 +871,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
+         * Tokenize a card
          * @description Tokenizes a card (seed §4: 200 OK). The card number is Luhn- and brand-checked, encrypted with
          *     AES-256-GCM under a per-token data key and never stored in clear; the CVC is checked and
          *     discarded.
@@ -811,11 +890,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Returns a token (never the card number). */
+        /**
+         * Retrieve a token
+         * @description Returns a token (never the card number).
+         */
         get: operations["getToken"];
         put?: never;
         post?: never;
-        /** @description Deletes a token: its encrypted card number and data key are erased, so the number is unrecoverable. */
+        /**
+         * Delete a token
+         * @description Deletes a token: its encrypted card number and data key are erased, so the number is unrecoverable.
+         */
         delete: operations["deleteToken"];
         options?: never;
         head?: never;
@@ -832,6 +917,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
+         * Reveal a token's card number
          * @description Returns the card number of a token to a key with the `vault` scope, and writes an audit record
          *     (key id, token id, time, request id). Its response is never kept for idempotent replay, because it
          *     holds the card number: a retry with the same Idempotency-Key after the reveal happened answers 409
@@ -1015,7 +1101,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** @description A pending cashout was canceled; its amount is back in the merchant's available balance. */
+        /**
+         * cashout.canceled
+         * @description A pending cashout was canceled; its amount is back in the merchant's available balance.
+         */
         post: operations["cashoutCanceled"];
         delete?: never;
         options?: never;
@@ -1032,7 +1121,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** @description A cashout was created; its amount left the merchant's available balance. */
+        /**
+         * cashout.created
+         * @description A cashout was created; its amount left the merchant's available balance.
+         */
         post: operations["cashoutCreated"];
         delete?: never;
         options?: never;
@@ -1049,7 +1141,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** @description A cashout failed; its amount is back in the merchant's available balance. */
+        /**
+         * cashout.failed
+         * @description A cashout failed; its amount is back in the merchant's available balance.
+         */
         post: operations["cashoutFailed"];
         delete?: never;
         options?: never;
@@ -1066,7 +1161,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** @description A cashout was paid by the destination's bank. */
+        /**
+         * cashout.paid
+         * @description A cashout was paid by the destination's bank.
+         */
         post: operations["cashoutPaid"];
         delete?: never;
         options?: never;
@@ -1083,7 +1181,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** @description Sent after every fraud evaluation (seed §6). */
+        /**
+         * fraud.evaluated
+         * @description Sent after every fraud evaluation (seed §6).
+         */
         post: operations["fraudEvaluated"];
         delete?: never;
         options?: never;
@@ -1100,7 +1201,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** @description A merchant was created. */
+        /**
+         * merchant.created
+         * @description A merchant was created.
+         */
         post: operations["merchantCreated"];
         delete?: never;
         options?: never;
@@ -1117,7 +1221,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** @description A merchant's name, status or metadata changed. */
+        /**
+         * merchant.updated
+         * @description A merchant's name, status or metadata changed.
+         */
         post: operations["merchantUpdated"];
         delete?: never;
         options?: never;
@@ -1134,7 +1241,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** @description A card charge was authorized (funds held, capture pending). */
+        /**
+         * payment.authorized
+         * @description A card charge was authorized (funds held, capture pending).
+         */
         post: operations["paymentAuthorized"];
         delete?: never;
         options?: never;
@@ -1151,7 +1261,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** @description Sent when a charge is captured (seed §6). */
+        /**
+         * payment.captured
+         * @description Sent when a charge is captured (seed §6).
+         */
         post: operations["paymentCaptured"];
         delete?: never;
         options?: never;
@@ -1168,7 +1281,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** @description A local-method charge was not paid in time. */
+        /**
+         * payment.expired
+         * @description A local-method charge was not paid in time.
+         */
         post: operations["paymentExpired"];
         delete?: never;
         options?: never;
@@ -1185,7 +1301,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** @description A charge was declined. */
+        /**
+         * payment.failed
+         * @description A charge was declined.
+         */
         post: operations["paymentFailed"];
         delete?: never;
         options?: never;
@@ -1202,7 +1321,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** @description Part or all of a charge was refunded. */
+        /**
+         * payment.refunded
+         * @description Part or all of a charge was refunded.
+         */
         post: operations["paymentRefunded"];
         delete?: never;
         options?: never;
@@ -1219,7 +1341,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** @description An authorized charge was released. */
+        /**
+         * payment.voided
+         * @description An authorized charge was released.
+         */
         post: operations["paymentVoided"];
         delete?: never;
         options?: never;
@@ -1236,7 +1361,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** @description A payment through a payment link completed. */
+        /**
+         * payment_link.completed
+         * @description A payment through a payment link completed.
+         */
         post: operations["paymentLinkCompleted"];
         delete?: never;
         options?: never;
@@ -1253,7 +1381,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** @description A service key was created (never with its secret). */
+        /**
+         * service_key.created
+         * @description A service key was created (never with its secret).
+         */
         post: operations["serviceKeyCreated"];
         delete?: never;
         options?: never;
@@ -1270,7 +1401,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** @description A service key was revoked. */
+        /**
+         * service_key.revoked
+         * @description A service key was revoked.
+         */
         post: operations["serviceKeyRevoked"];
         delete?: never;
         options?: never;
@@ -1287,7 +1421,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** @description A service key got a new secret (never sent). */
+        /**
+         * service_key.rotated
+         * @description A service key got a new secret (never sent).
+         */
         post: operations["serviceKeyRotated"];
         delete?: never;
         options?: never;
@@ -1304,7 +1441,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** @description The platform disabled an endpoint by itself (a 410 answer, or failing for too long). */
+        /**
+         * webhook_endpoint.disabled
+         * @description The platform disabled an endpoint by itself (a 410 answer, or failing for too long).
+         */
         post: operations["webhookEndpointDisabled"];
         delete?: never;
         options?: never;
@@ -1321,7 +1461,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** @description Sent to one endpoint by POST /v1/webhook_endpoints/{id}/test. */
+        /**
+         * webhook_endpoint.test
+         * @description Sent to one endpoint by POST /v1/webhook_endpoints/{id}/test.
+         */
         post: operations["webhookEndpointTest"];
         delete?: never;
         options?: never;
@@ -2618,7 +2761,8 @@ export interface components {
         Problem: {
             /**
              * Format: uri
-             * @description A URI naming the problem type; it resolves to this API's error reference.
+             * @description A URI naming the problem type: `<base URL>/docs/errors#<code>`, the entry for this `code` in the
+             *     server's error reference (status and meaning of every code).
              */
             type: string;
             /** @description A short, human-readable summary of the problem type. */
@@ -2706,6 +2850,52 @@ export interface components {
          * @example req_6YhTg5RfEd4WsQa3ZxCv2BnM
          */
         RequestId: string;
+        /**
+         * @description One request the server answered, as the request log keeps it. Only requests made with a valid
+         *     service key are kept (a request without one cannot fill the log); the health probes never are.
+         *     Card numbers are masked wherever they appear in the path or query (first four and last four digits
+         *     shown). Kept for the server's REQUEST_LOG_RETENTION_DAYS (default 30).
+         */
+        RequestLogEntry: {
+            /** @description The request's id, as sent in its `Request-Id` response header. */
+            id: components["schemas"]["RequestId"];
+            /** @enum {string} */
+            object: "request_log_entry";
+            /** @description The HTTP method. */
+            method: string;
+            /** @description The path and query as received, decoded, with card numbers masked; cut at 1,024 characters. */
+            path: string;
+            /**
+             * Format: int32
+             * @description The HTTP status of the answer.
+             */
+            status: number;
+            /**
+             * Format: double
+             * @description How long the server took to answer, in milliseconds.
+             */
+            latency_ms: number;
+            /** @description The key that made the request. `null` for requests logged before key ids were recorded. */
+            key_id: components["schemas"]["ServiceKeyId"] | null;
+            /** @description The leading part of that key's secret at the time (the key's `prefix`). */
+            key_prefix: string;
+            /**
+             * @description `api`: sent with `Authorization: Bearer`; `console`: sent by the developer console for a signed-in key.
+             * @enum {string}
+             */
+            source: "api" | "console";
+            livemode: boolean;
+            /** Format: date-time */
+            created_at: string;
+        };
+        /** @description A page of objects, newest first. */
+        RequestLogEntryList: {
+            /** @enum {string} */
+            object: "list";
+            data: components["schemas"]["RequestLogEntry"][];
+            /** @description Whether more objects follow in the direction of the cursor. */
+            has_more: boolean;
+        };
         /** @description The first 1024 bytes of an answer's body, decoded as UTF-8, card-number-like digit runs masked. */
         ResponseBodyExcerpt: string;
         /** @description The card number of a token, returned only by the audited reveal operation. */
@@ -3315,6 +3505,12 @@ export interface components {
         "PaymentLinkListParameters.active": boolean;
         /** @description Only links of this merchant. */
         "PaymentLinkListParameters.merchant_id": components["schemas"]["MerchantId"];
+        /** @description Only requests made with this key. */
+        "RequestLogListParameters.key_id": components["schemas"]["ServiceKeyId"];
+        /** @description Only requests with this HTTP method. */
+        "RequestLogListParameters.method": "GET" | "POST" | "PATCH" | "DELETE";
+        /** @description `succeeded`: answered with a status below 400; `failed`: 400 or above. */
+        "RequestLogListParameters.outcome": "succeeded" | "failed";
         /** @description The attempt's number within the delivery: 1, then 2, 3, ... on retries and redeliveries. */
         "WebhookDeliveryHeaders.attempt": number;
         /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
@@ -7866,6 +8062,101 @@ export interface operations {
             };
             /** @description The Idempotency-Key was already used with a different request, or the request is well-formed but cannot be processed. */
             422: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listRequestLog: {
+        parameters: {
+            query?: {
+                /** @description How many objects to return, 1 to 100. */
+                limit?: components["parameters"]["ListParameters.limit"];
+                /** @description An object id: return the objects after it (older ones). */
+                starting_after?: components["parameters"]["ListParameters.starting_after"];
+                /** @description An object id: return the objects before it (newer ones). */
+                ending_before?: components["parameters"]["ListParameters.ending_before"];
+                /** @description Only requests made with this key. */
+                key_id?: components["parameters"]["RequestLogListParameters.key_id"];
+                /** @description Only requests with this HTTP method. */
+                method?: components["parameters"]["RequestLogListParameters.method"];
+                /** @description `succeeded`: answered with a status below 400; `failed`: 400 or above. */
+                outcome?: components["parameters"]["RequestLogListParameters.outcome"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestLogEntryList"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;

@@ -411,6 +411,16 @@ export const OPERATIONS = [
     "public": true
   },
   {
+    "operationId": "listRequestLog",
+    "method": "get",
+    "path": "/v1/request_log",
+    "scopes": [
+      "*"
+    ],
+    "sensitive": false,
+    "public": false
+  },
+  {
     "operationId": "sandboxFailCashout",
     "method": "post",
     "path": "/v1/sandbox/cashouts/{id}/fail",

@@ -137,6 +137,15 @@ export const ConfigSchema = z
      */
     TEST_CRASH_AFTER_COMMITS: int(1, 1_000_000).optional(),
 
+    // The developer console and the API reference (README "Console and API reference").
+    /** Whether /console (and its sign-in) is served. The API reference at /docs always is. */
+    CONSOLE_ENABLED: bool.default(true),
+    /**
+     * How long a console session lasts from sign-in, in seconds; it is never extended, and ends sooner
+     * when its key is revoked, expires or has the signed-in secret rotated out.
+     */
+    CONSOLE_SESSION_TTL_SECONDS: int(60, 86400).default(3600),
+
     // Operations (issue #13): logs and shutdown.
     /** `pretty` (human-readable lines, pino-pretty) or `json` (one JSON object a line). Default: pretty in development only. */
     LOG_FORMAT: z.enum(["pretty", "json"]).optional(),

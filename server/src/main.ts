@@ -71,6 +71,9 @@ if (running.bootstrapSecret) {
       `    ${running.bootstrapSecret}`,
       "",
       `  Try: curl -H "Authorization: Bearer ${running.bootstrapSecret}" ${running.url}/v1/merchants`,
+      config.CONSOLE_ENABLED
+        ? `  or sign in with it at ${running.url}/console (the API reference is at ${running.url}/docs).`
+        : `  The API reference is at ${running.url}/docs.`,
       "",
       "",
     ].join("\n"),

@@ -93,6 +93,7 @@ export function domainFor(
     },
     settlementDelaySeconds: config.SETTLEMENT_DELAY_SECONDS,
     requestLogRetentionDays: config.REQUEST_LOG_RETENTION_DAYS,
+    consoleSessionTtlSeconds: config.CONSOLE_SESSION_TTL_SECONDS,
     webhooks: {
       options: webhookOptions(config),
       sender: createHttpWebhookSender({ resolve }),
@@ -355,6 +356,7 @@ export async function startServer(options: {
           domain.jobs.sweepRequestLog(),
           domain.jobs.sweepFraudCounters(),
           domain.jobs.sweepWebhookLog(),
+          domain.jobs.sweepConsoleSessions(),
           limits.sweep(),
         ]),
       ),

@@ -102,6 +102,8 @@ const calls: Record<string, (client: PaymentsClient) => Promise<unknown>> = {
     c.PATCH("/v1/fraud/settings", {
       body: { review_threshold: 50, block_threshold: 80, review_window_seconds: 86400 },
     }),
+  listRequestLog: (c) =>
+    c.GET("/v1/request_log", { params: { query: { limit: 2, method: "GET", outcome: "failed" } } }),
   listEvents: (c) => c.GET("/v1/events", { params: { query: { limit: 2, type: "fraud.evaluated" } } }),
   getEvent: (c) => c.GET("/v1/events/{id}", { params: { path: { id: ids.event } } }),
   createMerchant: (c) =>

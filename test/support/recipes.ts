@@ -81,6 +81,7 @@ export const RECIPES: Record<(typeof OPERATIONS)[number]["operationId"], Recipe>
   // The default value: the matrix's other charges must keep the default thresholds.
   updateFraudSettings: async () => ({ path: {}, body: { review_threshold: 65 } }),
   listEvents: async () => ({ path: {} }),
+  listRequestLog: async () => ({ path: {} }),
   getEvent: async ({ server, live }) => ({ path: { id: (await insertEvent(server, live)).id } }),
   listEventDeliveries: async ({ server, live }) => ({ path: { id: (await insertEvent(server, live)).id } }),
   redeliverEvent: async ({ server, client, live }) => ({

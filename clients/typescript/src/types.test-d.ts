@@ -15,6 +15,10 @@ import {
 import { verifyWebhook, type WebhookEvent, type WebhookEventOf } from "./webhooks.ts";
 
 const client = createPaymentsClient({ apiKey: "key_test_x" });
+// A session page authenticates with headers instead; with neither, there is no way in.
+createPaymentsClient({ headers: { "X-CSRF-Token": "t" } });
+// @ts-expect-error a key or the headers that stand for one are required
+createPaymentsClient({ baseUrl: "http://127.0.0.1:3000" });
 
 describe("client typing", () => {
   it("types a POST's body and answer by the contract", async () => {

@@ -1,6 +1,7 @@
 import { createCashouts } from "./cashouts/index.ts";
 import { createSimulatorPayoutRail, type PayoutRail } from "./cashouts/payouts.ts";
 import { createCharges } from "./charges.ts";
+import { createConsoleSessions } from "./console-sessions.ts";
 import type { Caller, Now } from "./context.ts";
 import { createEvents } from "./events.ts";
 import { createFraud, type FraudScreen } from "./fraud/index.ts";
@@ -12,6 +13,7 @@ import { createPaymentLinks } from "./payment-links/index.ts";
 import { createPageTokens } from "./payment-links/page-token.ts";
 import { createSimulatorProcessor, type Processor } from "./processor.ts";
 import type { AppStore } from "./records.ts";
+import { createRequestLog } from "./request-log.ts";
 import { createServiceKeys } from "./service-keys.ts";
 import { iso } from "./time.ts";
 import { createTokens } from "./tokens.ts";
@@ -29,6 +31,8 @@ export interface DomainDeps {
   settlementDelaySeconds: number;
   /** How long request-log records are kept (the console's request log). */
   requestLogRetentionDays?: number;
+  /** How long a developer-console session lasts from sign-in (default one hour). */
+  consoleSessionTtlSeconds?: number;
   now?: Now;
   processor?: Processor;
   fraud?: FraudScreen;
@@ -67,6 +71,7 @@ export function createDomain(deps: DomainDeps) {
     ...deps.webhooks,
   });
   const merchants = createMerchants(store, now);
+  const serviceKeys = createServiceKeys(store, now);
   const tokens = createTokens(store, deps.vaultKeys, now);
   const fraud = createFraud({ store, now, tokens, merchants, money: deps.money });
   const charges = createCharges({
@@ -104,8 +109,15 @@ export function createDomain(deps: DomainDeps) {
     tokens,
     cashouts,
     paymentLinks,
-    serviceKeys: createServiceKeys(store, now),
+    serviceKeys,
+    consoleSessions: createConsoleSessions({
+      store: deps.store,
+      now,
+      serviceKeys,
+      ttlSeconds: deps.consoleSessionTtlSeconds ?? 3600,
+    }),
     events: createEvents(store),
+    requestLog: createRequestLog(deps.store),
     webhooks,
     health: createHealth(store),
     charges,
@@ -138,6 +150,8 @@ export function createDomain(deps: DomainDeps) {
       sweepFraudCounters: () => fraud.sweepCounters(),
       /** Forgets finished webhook deliveries older than the attempt log's retention. */
       sweepWebhookLog: () => webhooks.sweepLog(),
+      /** Deletes console sessions past their end. */
+      sweepConsoleSessions: () => deps.store.deleteMany("console_sessions", { expires_at: { $lt: iso(now()) } }),
     },
   };
 }

@@ -104,6 +104,10 @@ export interface RequestLogDoc extends BaseDoc {
   status: number;
   latency_ms: number;
   key_prefix: string | null;
+  /** The key that made the request; absent on records written before it was kept. */
+  key_id?: string | null;
+  /** `console`: sent by the developer console for a signed-in key; absent (`api`) on older records. */
+  source?: "api" | "console";
 }
 
 export type ChargeStatus =
@@ -334,6 +338,19 @@ export interface WebhookDeliveryDoc extends BaseDoc {
   updated_at: string;
 }
 
+/**
+ * A developer-console session (domain/console-sessions.ts), stored under the SHA-256 digest of its
+ * random token: the token itself lives only in the browser's HttpOnly cookie.
+ */
+export interface ConsoleSessionDoc extends BaseDoc {
+  /** The service key the holder signed in with; re-checked on every request. */
+  key_id: string;
+  /** SHA-256 of the secret that signed in (as service_keys stores it): the session ends when it stops working. */
+  secret_hash: string;
+  /** When the session ends, whatever happens: sign-in time plus CONSOLE_SESSION_TTL_SECONDS (or the key's expiry). */
+  expires_at: string;
+}
+
 /** One-off facts about the installation (e.g. "the bootstrap sandbox key was created"). */
 export interface SettingDoc extends BaseDoc {
   value: string;
@@ -424,6 +441,7 @@ export type Docs = {
   webhook_deliveries: WebhookDeliveryDoc;
   cashouts: CashoutDoc;
   payment_links: PaymentLinkDoc;
+  console_sessions: ConsoleSessionDoc;
 };
 
 export type AppStore = Store<Docs>;
@@ -444,7 +462,7 @@ export const COLLECTIONS: CollectionSpecs<Docs> = {
   idempotency: { indexes: [{ fields: ["expires_at"] }] },
   audit_log: { indexes: [{ fields: ["object_id"] }] },
   // created_at alone: the retention job deletes by age across both environments.
-  request_log: { indexes: [{ fields: ["livemode"] }, { fields: ["created_at"] }] },
+  request_log: { indexes: [{ fields: ["livemode"] }, { fields: ["created_at"] }, { fields: ["livemode", "key_id"] }] },
   settings: { indexes: [] },
   charges: {
     indexes: [
@@ -491,4 +509,5 @@ export const COLLECTIONS: CollectionSpecs<Docs> = {
     ],
   },
   payment_links: { indexes: [{ fields: ["livemode", "merchant_id"] }] },
+  console_sessions: { indexes: [{ fields: ["expires_at"] }] },
 };

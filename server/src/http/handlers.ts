@@ -349,6 +349,19 @@ export function createHandlers(domain: Domain, options: HandlerOptions = {}): Ha
       body: serialize.webhookDelivery(await hooks.getDelivery(caller, path.id)),
     }),
 
+    // The request log (scope `*`)
+    listRequestLog: async ({ caller, query }) => ({
+      status: 200,
+      body: serialize.list(
+        await domain.requestLog.list(
+          caller,
+          { key_id: query.key_id, method: query.method, outcome: query.outcome },
+          page(query),
+        ),
+        serialize.requestLogEntry,
+      ),
+    }),
+
     // Health (public: no key, no caller; never in the request log, see app.ts)
     getLiveness: async () => ({ status: 200, body: { status: "ok" } }),
     getReadiness: async () => {

@@ -85,7 +85,7 @@ function app() {
     // A sensitive operation's refusal carries no secret: stored and replayed like any refusal.
     res.status(409).type("application/problem+json").send('{"code":"conflict"}');
   });
-  a.post("/secret-without-id", idempotency(options, { sensitive: true }), async (req: Request, res: Response) => {
+  a.post("/secret-without-id", idempotency(options, { sensitive: true }), async (_req: Request, res: Response) => {
     const scope = res.locals.idempotency as IdempotencyScope;
     const caller: Caller = {
       ...(res.locals.caller as Caller),

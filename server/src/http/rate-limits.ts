@@ -229,9 +229,13 @@ export function rateLimits(deps: {
     limit: settings.anonymousPerMinute,
     standardHeaders: "draft-8",
     legacyHeaders: false,
-    // Requests with a valid key are counted per key instead; pages and health checks outside /v1 are not
-    // counted, nor is the public pay operation, which has limits of its own (below): a payer is keyless by design.
-    skip: (req, res) => callerOf(res) !== undefined || !req.path.startsWith("/v1/") || payPath.test(req.path),
+    // Requests with a valid key are counted per key instead; pages and health checks outside /v1 are
+    // not counted, nor is the public pay operation, which has limits of its own (below): a payer is
+    // keyless by design. The console's sign-in is counted (each attempt presents a key, like an API request).
+    skip: (req, res) =>
+      callerOf(res) !== undefined ||
+      payPath.test(req.path) ||
+      !(req.path.startsWith("/v1/") || (req.method === "POST" && req.path === "/console/session")),
     handler: refuse(
       `Too many requests without a valid service key from this address: at most ${settings.anonymousPerMinute} per minute. Retry after the number of seconds in Retry-After.`,
     ),

@@ -13,6 +13,7 @@ import type {
   MerchantDoc,
   PaymentLinkDoc,
   RefundDoc,
+  RequestLogDoc,
   ServiceKeyDoc,
   TokenDoc,
   WebhookDeliveryDoc,
@@ -291,4 +292,19 @@ export const webhookDelivery = (d: WebhookDeliveryDoc): Schemas["WebhookDelivery
   livemode: d.livemode,
   created_at: d.created_at,
   updated_at: d.updated_at,
+});
+
+/** A request-log record (RequestLogEntry); records are only ever written for requests made with a key. */
+export const requestLogEntry = (r: RequestLogDoc): Schemas["RequestLogEntry"] => ({
+  id: r.id,
+  object: "request_log_entry",
+  method: r.method,
+  path: r.path,
+  status: r.status,
+  latency_ms: r.latency_ms,
+  key_id: r.key_id ?? null,
+  key_prefix: r.key_prefix ?? "",
+  source: r.source ?? "api",
+  livemode: r.livemode,
+  created_at: r.created_at,
 });
