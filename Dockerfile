@@ -26,14 +26,20 @@ COPY package.json package-lock.json tsconfig.json ./
 COPY spec/package.json spec/
 COPY generated/package.json generated/
 COPY clients/typescript/package.json clients/typescript/
+COPY clients/pay-page/package.json clients/pay-page/
+COPY clients/console/package.json clients/console/
 COPY server/package.json server/
 COPY test/package.json test/
 # The root postinstall applies these to the installed dependencies (patches/README.md).
 COPY patches/ patches/
 RUN npm ci --no-audit --no-fund
 COPY generated/ generated/
+# The console and the reference (clients/console) bundle the typed client's sources; the hosted
+# payment page's sources (clients/pay-page) are copied beside the server.
+COPY clients/ clients/
 COPY server/ server/
-# server/dist: the server and the admin CLI with the generated contract bundled in.
+# server/dist: the server and the admin CLI with the generated contract bundled in, the hosted payment
+# page's sources (dist/pay-page/) and public/ (the console's and the reference's pages).
 RUN npm run build -w @payments/server
 # Only what server/dist needs at run time: the server workspace's production dependencies.
 RUN rm -rf node_modules server/node_modules \

@@ -3,8 +3,11 @@
 // TypeScript loader. The generated contract (@payments/contract: the OpenAPI document and the
 // operation table) is bundled in; this package's npm dependencies stay imports, resolved from
 // node_modules at run time (better-sqlite3 is a native addon and cannot be bundled anyway), so dist/
-// needs `npm ci --omit=dev -w @payments/server` and nothing else.
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+// needs `npm ci --omit=dev -w @payments/server` and nothing else. The pages the server serves (the
+// console and the API reference, built by clients/console) are copied into dist/public, where the
+// built server looks for them (src/http/pages.ts).
+import { copyFileSync, cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
@@ -31,8 +34,20 @@ await build({
   logLevel: "warning",
 });
 
+// The hosted payment page's sources (the @payments/pay-page workspace, read at start-up by
+// src/http/pay-page.ts) are copied next to the bundle, so dist/ serves the page without the workspace.
+const pageSources = join(dirname(createRequire(import.meta.url).resolve("@payments/pay-page/package.json")), "src");
+mkdirSync(join(outdir, "pay-page"));
+for (const file of readdirSync(pageSources).filter((f) => !f.includes(".test."))) {
+  copyFileSync(join(pageSources, file), join(outdir, "pay-page", file));
+}
+
 // src/cli.ts starts `#!/usr/bin/env -S npx tsx` (it runs from source in the repository); the built
 // CLI runs on plain Node.
 const cli = join(outdir, "cli.js");
 writeFileSync(cli, readFileSync(cli, "utf8").replace(/^#!.*\n/, "#!/usr/bin/env node\n"));
-console.log(`built ${outdir}: main.js (the server), cli.js (the admin CLI)`);
+const pages = await import("../clients/console/build.mjs");
+cpSync(await pages.buildPages({ quiet: true }), join(outdir, "public"), { recursive: true });
+console.log(
+  `built ${outdir}: main.js (the server), cli.js (the admin CLI), pay-page/ (the hosted payment page), public/ (the console and the API reference)`,
+);

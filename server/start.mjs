@@ -1,6 +1,7 @@
 // `npm start`. In production (NODE_ENV=production) it runs the built server, dist/main.js, with plain
 // Node: build it first with `npm run build` (README "Production"). Otherwise it runs the TypeScript
-// sources through tsx, in this same process, so edits apply on the next start without a build.
+// sources through tsx, in this same process, so edits apply on the next start without a build (the
+// console's pages are rebuilt first when their sources changed: clients/console/build.mjs).
 //
 // NODE_ENV is read from the environment, or else from the same `.env` file the server reads
 // (src/env-file.ts: the one in npm's INIT_CWD, or the working directory).
@@ -32,6 +33,9 @@ if (nodeEnv() === "production") {
   }
   await import(pathToFileURL(built).href);
 } else {
+  // The console's and the reference's pages, built now if they are missing or older than their sources.
+  const pages = resolve(here, "../clients/console/build.mjs");
+  if (existsSync(pages)) await (await import(pathToFileURL(pages).href)).ensureBuilt();
   const { register } = await import("tsx/esm/api");
   register();
   await import(pathToFileURL(resolve(here, "src/main.ts")).href);

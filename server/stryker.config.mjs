@@ -26,6 +26,13 @@ export default {
     "src/domain/vault/crypto.ts",
     "src/domain/mask.ts",
     "src/http/idempotency.ts",
+    "src/domain/fraud/engine.ts",
+    "src/domain/fraud/rules.ts",
+    "src/domain/webhooks/dispatcher.ts",
+    "src/domain/webhooks/schedule.ts",
+    "src/domain/webhooks/signing.ts",
+    "src/domain/cashouts/**/*.ts",
+    "src/domain/payment-links/**/*.ts",
     "!**/*.test.ts",
   ],
 
@@ -57,6 +64,22 @@ export default {
   //   compares false, so no expiry is still accepted.
   // - vault/crypto.ts `{ authTagLength: TAG_BYTES }` → {}: 16 bytes is GCM's default tag length;
   //   `"utf8"` → "" in Buffer.from / hmac.update: Node reads an empty encoding as utf8.
+  // - http/idempotency.ts: `status < 300` → `<= 300` (no operation answers 300); the claim loop's bound
+  //   `attempt < 3` → `<= 3` / `attempt--` (a fourth pass, or more, finds the same record); `withheld:
+  //   false` / `atomic: false` → true in the in-flight record (both are only read once `done`, which sets
+  //   them); `if (!existing) continue` → false and the expiry delete's condition → {} (the record vanishing
+  //   or changing between two reads of one request: a sweep racing a retry, not reachable in a unit
+  //   test without a hook in the middleware); the takeover's condition → {} and `if (taken) return id` →
+  //   true, and `if (id === null) return` → false: a request that did not win the key still cannot
+  //   commit, because the outcome is written conditionally on owning the key, in the change's own
+  //   transaction (the guard tested in "a slow first request that lost its key to a retry").
+  // - cashouts/index.ts the status pre-checks of cancel(), sandboxPay() and sandboxFail() (→ false) and
+  //   transition()'s `CASHOUT_TRANSITIONS` check (so the table's entries): each use case checks the status
+  //   it needs first, and transition()'s update is conditional on the status it read; either alone gives
+  //   the same 409.
+  // - payment-links/page-token.ts the shape checks of a token's parts (version, expiry digits, nonce):
+  //   the HMAC covers every part, so an altered part fails the MAC check with the same 403.
+  // - payment-links/usage.ts `set: { updated_at }` → {}: a timestamp no rule reads.
   // - mask.ts countDigits `i < text.length` → `<=`: the character past the end is undefined, which is
   //   neither a percent escape nor a digit.
   // Known survivors that are not equivalent, left untested on purpose:

@@ -43,6 +43,75 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/cashouts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List cashouts
+         * @description Lists cashouts, newest first, optionally of one merchant and/or one status.
+         */
+        get: operations["listCashouts"];
+        put?: never;
+        /**
+         * Create a cashout
+         * @description Sends money from a merchant's available balance to a bank account, pix key or CLABE (201). The
+         *     amount leaves the available balance at once, in the same transaction as the cashout: a cashout the
+         *     balance does not cover is a 422 `insufficient_balance`, also when several arrive at once. The
+         *     destination is validated by kind (IBAN check digits, ABA routing check digit, CPF/CNPJ check
+         *     digits, CLABE check digit: 400 naming the field) and shown masked from then on. The merchant must
+         *     exist in the caller's environment (404 naming `merchant_id`) and be `active` (409 otherwise).
+         */
+        post: operations["createCashout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/cashouts/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a cashout
+         * @description Returns a cashout of the caller's environment.
+         */
+        get: operations["getCashout"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/cashouts/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a cashout
+         * @description Cancels a `pending` cashout: its funds return to the available balance (409 in any other status).
+         */
+        post: operations["cancelCashout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/charges": {
         parameters: {
             query?: never;
@@ -50,10 +119,14 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Lists charges, newest first, optionally of one merchant and/or one status. */
+        /**
+         * List charges
+         * @description Lists charges, newest first, optionally of one merchant and/or one status.
+         */
         get: operations["listCharges"];
         put?: never;
         /**
+         * Create a charge
          * @description Charges a card token or starts a local payment (201). Every charge is evaluated for fraud first
          *     (`fraud_evaluation_id`, event `fraud.evaluated`). The answer's `status` tells the outcome:
          *     `captured` or `authorized` for an accepted card, `declined` with a `failure_code`, `blocked`
@@ -75,7 +148,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Returns a charge of the caller's environment. */
+        /**
+         * Retrieve a charge
+         * @description Returns a charge of the caller's environment.
+         */
         get: operations["getCharge"];
         put?: never;
         post?: never;
@@ -95,6 +171,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
+         * Capture a charge
          * @description Captures an `authorized` charge, in full or in part, once (409 otherwise; 409 too while the
          *     charge is held for review: approve it instead).
          */
@@ -112,10 +189,14 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Lists a charge's refunds, newest first. */
+        /**
+         * List a charge's refunds
+         * @description Lists a charge's refunds, newest first.
+         */
         get: operations["listRefunds"];
         put?: never;
         /**
+         * Refund a charge
          * @description Refunds part or all of a captured charge (201). Several refunds are allowed; their sum never
          *     exceeds the captured amount, even under concurrent requests (409 beyond it). The merchant's
          *     available balance must cover the refund (422 `insufficient_balance` otherwise).
@@ -178,6 +259,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
+         * Void a charge
          * @description Releases an `authorized` charge without capturing it (409 in any other status, and while the
          *     charge is held for review: reject it instead).
          */
@@ -195,7 +277,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Lists the events of the caller's environment, newest first. */
+        /**
+         * List events
+         * @description Lists the events of the caller's environment, newest first.
+         */
         get: operations["listEvents"];
         put?: never;
         post?: never;
@@ -212,7 +297,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Returns one event of the caller's environment. */
+        /**
+         * Retrieve an event
+         * @description Returns one event of the caller's environment.
+         */
         get: operations["getEvent"];
         put?: never;
         post?: never;
@@ -437,10 +525,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Lists the merchants of the caller's environment, newest first. */
+        /**
+         * List merchants
+         * @description Lists the merchants of the caller's environment, newest first.
+         */
         get: operations["listMerchants"];
         put?: never;
-        /** @description Creates a merchant (seed §4: 201, `id` prefixed `mch_`, `status` defaults to `active`). */
+        /**
+         * Create a merchant
+         * @description Creates a merchant (seed §4: 201, `id` prefixed `mch_`, `status` defaults to `active`).
+         */
         post: operations["createMerchant"];
         delete?: never;
         options?: never;
@@ -455,14 +549,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Returns a merchant of the caller's environment. */
+        /**
+         * Retrieve a merchant
+         * @description Returns a merchant of the caller's environment.
+         */
         get: operations["getMerchant"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
         head?: never;
-        /** @description Changes a merchant's name, status or metadata. Status changes follow { */
+        /**
+         * Update a merchant
+         * @description Changes a merchant's name, status or metadata. Status changes follow {
+         */
         patch: operations["updateMerchant"];
         trace?: never;
     };
@@ -473,10 +573,163 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Returns the merchant's balance per currency. Every movement behind it is an immutable ledger entry. */
+        /**
+         * Retrieve a merchant's balance
+         * @description Returns the merchant's balance per currency. Every movement behind it is an immutable ledger entry.
+         */
         get: operations["getMerchantBalance"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/payment_links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List payment links
+         * @description Lists payment links, newest first, optionally of one merchant and/or only active or inactive ones.
+         */
+        get: operations["listPaymentLinks"];
+        put?: never;
+        /**
+         * Create a payment link
+         * @description Creates a payment link for a merchant (201). Its `url` opens the hosted payment page, where a payer
+         *     pays `amount` without any key. The merchant must exist in the caller's environment (404 naming
+         *     `merchant_id`) and be `active` (409 otherwise).
+         */
+        post: operations["createPaymentLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/payment_links/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a payment link
+         * @description Returns a payment link of the caller's environment.
+         */
+        get: operations["getPaymentLink"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Update a payment link
+         * @description Turns a link off or on, or changes its description, expiry or metadata.
+         */
+        patch: operations["updatePaymentLink"];
+        trace?: never;
+    };
+    "/v1/payment_links/{id}/pay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pay a payment link (public, used by the hosted page)
+         * @description **Public: no service key.** The hosted payment page (`GET /pay/{id}`) pays through this operation,
+         *     and it can only ever make a charge of this link's amount and currency for this link's merchant. The
+         *     card is tokenized server-side for this one charge and its token erased afterwards; the charge goes
+         *     through the same checks as `POST /v1/charges` and carries `payment_link_id`.
+         *
+         *     Protection against cross-site posting: a request whose `Origin` is not the server's own base
+         *     address, or whose `Sec-Fetch-Site` is other than `same-origin`, is a 403; so is one without a valid
+         *     `page_token` from the link's page. JSON bodies only, and no cross-origin (CORS) access is granted.
+         *     Rate limited per link and per client address (429 with `Retry-After`).
+         *
+         *     The answer is 201 whenever a charge was made, paid or not: `status` tells (`captured`, `pending` with
+         *     a `next_action`, or `declined` with a `failure_message` the payer may see). An inactive, expired or
+         *     used-up link is a 409 `payment_link_unavailable`. `Idempotency-Key` works as everywhere, its keys
+         *     kept apart per link.
+         */
+        post: operations["payPaymentLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/request_log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List logged requests
+         * @description Lists the latest requests of the caller's environment, newest first: method, path, status,
+         *     latency, the key that made each and its request id. What the developer console's request log
+         *     shows.
+         *
+         *     Needs scope `*`: the log spans every area (its paths name charges, tokens, keys and endpoints), so
+         *     only a key that may see every area may read it, as with service-key management.
+         */
+        get: operations["listRequestLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sandbox/cashouts/{id}/fail": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sandbox: fail a cashout now
+         * @description Fails a `pending` or `in_transit` cashout now (`cashout.failed`): its funds return to the available balance.
+         */
+        post: operations["sandboxFailCashout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sandbox/cashouts/{id}/pay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sandbox: pay a cashout now
+         * @description Processes a `pending` or `in_transit` cashout now, as the bank would: it becomes `paid`
+         *     (`cashout.paid`), unless its destination is one of the sandbox's failing destinations (README,
+         *     "Magic destinations"), which fail with their `failure_code` (`cashout.failed`, funds returned).
+         */
+        post: operations["sandboxPayCashout"];
         delete?: never;
         options?: never;
         head?: never;
@@ -492,7 +745,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Pays a `pending` local-method charge as the payer would: it becomes `captured` (`payment.captured`). */
+        /**
+         * Complete a pending payment (sandbox)
+         * @description Pays a `pending` local-method charge as the payer would: it becomes `captured` (`payment.captured`).
+         */
         post: operations["sandboxCompleteCharge"];
         delete?: never;
         options?: never;
@@ -509,7 +765,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Lets a `pending` local-method charge run out now, as if its payer never paid (`payment.expired`). */
+        /**
+         * Expire a pending payment (sandbox)
+         * @description Lets a `pending` local-method charge run out now, as if its payer never paid (`payment.expired`).
+         */
         post: operations["sandboxExpireCharge"];
         delete?: never;
         options?: never;
@@ -524,10 +783,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Lists the keys of the caller's environment, newest first (revoked ones included). */
+        /**
+         * List service keys
+         * @description Lists the keys of the caller's environment, newest first (revoked ones included).
+         */
         get: operations["listServiceKeys"];
         put?: never;
-        /** @description Creates a key in the caller's environment and returns its secret, once. Needs scope `*`. */
+        /**
+         * Create a service key
+         * @description Creates a key in the caller's environment and returns its secret, once. Needs scope `*`.
+         */
         post: operations["createServiceKey"];
         delete?: never;
         options?: never;
@@ -542,7 +807,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Returns one key (without its secret). */
+        /**
+         * Retrieve a service key
+         * @description Returns one key (without its secret).
+         */
         get: operations["getServiceKey"];
         put?: never;
         post?: never;
@@ -561,7 +829,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Revokes the key at once, including any secret still in a rotation grace period. Revoking twice is a no-op. */
+        /**
+         * Revoke a service key
+         * @description Revokes the key at once, including any secret still in a rotation grace period. Revoking twice is a no-op.
+         */
         post: operations["revokeServiceKey"];
         delete?: never;
         options?: never;
@@ -579,6 +850,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
+         * Rotate a service key
          * @description Issues a new secret for the key and returns it, once. The old secret keeps working for the grace
          *     period, then stops. A revoked or expired key cannot be rotated (409).
          */
@@ -599,6 +871,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
+         * Tokenize a card
          * @description Tokenizes a card (seed §4: 200 OK). The card number is Luhn- and brand-checked, encrypted with
          *     AES-256-GCM under a per-token data key and never stored in clear; the CVC is checked and
          *     discarded.
@@ -617,11 +890,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Returns a token (never the card number). */
+        /**
+         * Retrieve a token
+         * @description Returns a token (never the card number).
+         */
         get: operations["getToken"];
         put?: never;
         post?: never;
-        /** @description Deletes a token: its encrypted card number and data key are erased, so the number is unrecoverable. */
+        /**
+         * Delete a token
+         * @description Deletes a token: its encrypted card number and data key are erased, so the number is unrecoverable.
+         */
         delete: operations["deleteToken"];
         options?: never;
         head?: never;
@@ -638,6 +917,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
+         * Reveal a token's card number
          * @description Returns the card number of a token to a key with the `vault` scope, and writes an audit record
          *     (key id, token id, time, request id). Its response is never kept for idempotent replay, because it
          *     holds the card number: a retry with the same Idempotency-Key after the reveal happened answers 409
@@ -812,6 +1092,86 @@ export interface paths {
     };
 }
 export interface webhooks {
+    "cashout.canceled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * cashout.canceled
+         * @description A pending cashout was canceled; its amount is back in the merchant's available balance.
+         */
+        post: operations["cashoutCanceled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "cashout.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * cashout.created
+         * @description A cashout was created; its amount left the merchant's available balance.
+         */
+        post: operations["cashoutCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "cashout.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * cashout.failed
+         * @description A cashout failed; its amount is back in the merchant's available balance.
+         */
+        post: operations["cashoutFailed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "cashout.paid": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * cashout.paid
+         * @description A cashout was paid by the destination's bank.
+         */
+        post: operations["cashoutPaid"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "fraud.evaluated": {
         parameters: {
             query?: never;
@@ -821,7 +1181,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** @description Sent after every fraud evaluation (seed §6). */
+        /**
+         * fraud.evaluated
+         * @description Sent after every fraud evaluation (seed §6).
+         */
         post: operations["fraudEvaluated"];
         delete?: never;
         options?: never;
@@ -838,7 +1201,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** @description A merchant was created. */
+        /**
+         * merchant.created
+         * @description A merchant was created.
+         */
         post: operations["merchantCreated"];
         delete?: never;
         options?: never;
@@ -855,7 +1221,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** @description A merchant's name, status or metadata changed. */
+        /**
+         * merchant.updated
+         * @description A merchant's name, status or metadata changed.
+         */
         post: operations["merchantUpdated"];
         delete?: never;
         options?: never;
@@ -872,7 +1241,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** @description A card charge was authorized (funds held, capture pending). */
+        /**
+         * payment.authorized
+         * @description A card charge was authorized (funds held, capture pending).
+         */
         post: operations["paymentAuthorized"];
         delete?: never;
         options?: never;
@@ -889,7 +1261,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** @description Sent when a charge is captured (seed §6). */
+        /**
+         * payment.captured
+         * @description Sent when a charge is captured (seed §6).
+         */
         post: operations["paymentCaptured"];
         delete?: never;
         options?: never;
@@ -906,7 +1281,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** @description A local-method charge was not paid in time. */
+        /**
+         * payment.expired
+         * @description A local-method charge was not paid in time.
+         */
         post: operations["paymentExpired"];
         delete?: never;
         options?: never;
@@ -923,7 +1301,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** @description A charge was declined. */
+        /**
+         * payment.failed
+         * @description A charge was declined.
+         */
         post: operations["paymentFailed"];
         delete?: never;
         options?: never;
@@ -940,7 +1321,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** @description Part or all of a charge was refunded. */
+        /**
+         * payment.refunded
+         * @description Part or all of a charge was refunded.
+         */
         post: operations["paymentRefunded"];
         delete?: never;
         options?: never;
@@ -957,8 +1341,31 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** @description An authorized charge was released. */
+        /**
+         * payment.voided
+         * @description An authorized charge was released.
+         */
         post: operations["paymentVoided"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment_link.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment_link.completed
+         * @description A payment through a payment link completed.
+         */
+        post: operations["paymentLinkCompleted"];
         delete?: never;
         options?: never;
         head?: never;
@@ -974,7 +1381,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** @description A service key was created (never with its secret). */
+        /**
+         * service_key.created
+         * @description A service key was created (never with its secret).
+         */
         post: operations["serviceKeyCreated"];
         delete?: never;
         options?: never;
@@ -991,7 +1401,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** @description A service key was revoked. */
+        /**
+         * service_key.revoked
+         * @description A service key was revoked.
+         */
         post: operations["serviceKeyRevoked"];
         delete?: never;
         options?: never;
@@ -1008,7 +1421,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** @description A service key got a new secret (never sent). */
+        /**
+         * service_key.rotated
+         * @description A service key got a new secret (never sent).
+         */
         post: operations["serviceKeyRotated"];
         delete?: never;
         options?: never;
@@ -1025,7 +1441,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** @description The platform disabled an endpoint by itself (a 410 answer, or failing for too long). */
+        /**
+         * webhook_endpoint.disabled
+         * @description The platform disabled an endpoint by itself (a 410 answer, or failing for too long).
+         */
         post: operations["webhookEndpointDisabled"];
         delete?: never;
         options?: never;
@@ -1042,7 +1461,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** @description Sent to one endpoint by POST /v1/webhook_endpoints/{id}/test. */
+        /**
+         * webhook_endpoint.test
+         * @description Sent to one endpoint by POST /v1/webhook_endpoints/{id}/test.
+         */
         post: operations["webhookEndpointTest"];
         delete?: never;
         options?: never;
@@ -1053,6 +1475,21 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
+        /** @description What the payer sees after paying; `type` says which. */
+        AfterCompletion: components["schemas"]["AfterCompletionMessage"] | components["schemas"]["AfterCompletionRedirect"];
+        /** @description After a completed payment the hosted page shows this message. */
+        AfterCompletionMessage: {
+            /** @enum {string} */
+            type: "message";
+            message: string;
+        };
+        /** @description After a completed payment the hosted page sends the payer to this address (http or https). */
+        AfterCompletionRedirect: {
+            /** @enum {string} */
+            type: "redirect";
+            /** Format: uri */
+            url: string;
+        };
         /** @description A merchant's balance in every currency it has moved money in (DESIGN §8). */
         Balance: {
             /** @enum {string} */
@@ -1069,6 +1506,200 @@ export interface components {
             type: "card";
             token: components["schemas"]["TokenId"];
         };
+        /** @description Money a merchant takes out of its available balance to an account of its own. */
+        Cashout: {
+            id: components["schemas"]["CashoutId"];
+            /** @enum {string} */
+            object: "cashout";
+            merchant_id: components["schemas"]["MerchantId"];
+            /** @description In minor units of `currency`; taken from the merchant's available balance when the cashout is created. */
+            amount: components["schemas"]["MinorUnits"];
+            currency: components["schemas"]["CurrencyCode"];
+            status: components["schemas"]["CashoutStatus"];
+            destination: components["schemas"]["CashoutDestination"];
+            /** @description Why the cashout failed, or null. */
+            failure_code: components["schemas"]["CashoutFailureCode"] | null;
+            failure_message: string | null;
+            description: string | null;
+            metadata: components["schemas"]["Metadata"];
+            livemode: boolean;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** @description `cashout.canceled`: the merchant canceled a pending cashout; its amount is back in the available balance. */
+        CashoutCanceledEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * Format: date-time
+             * @description When the event happened.
+             */
+            created_at: string;
+            /** @description `false` for sandbox events, `true` for production ones. */
+            livemode: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "cashout.canceled";
+            cashout_id: components["schemas"]["CashoutId"];
+            merchant_id: components["schemas"]["MerchantId"];
+            /** @description The cashout's amount, in minor units of `currency`. */
+            amount: components["schemas"]["MinorUnits"];
+            currency: components["schemas"]["CurrencyCode"];
+            /** @description The cashout's status after the change. */
+            status: components["schemas"]["CashoutStatus"];
+            /** @description The kind of destination (`iban`, `us_bank_account`, `pix`, `clabe`); never the account itself. */
+            destination_type: string;
+        };
+        /** @description The body of POST /v1/cashouts. */
+        CashoutCreate: {
+            merchant_id: components["schemas"]["MerchantId"];
+            /** @description In minor units of `currency`; the merchant's available balance in that currency must cover it (422 otherwise). */
+            amount: components["schemas"]["MinorUnits"];
+            /**
+             * @description A currency the platform supports, and the destination's: pix → BRL, CLABE → MXN, US account → USD;
+             *     an IBAN takes any supported currency.
+             */
+            currency: components["schemas"]["CurrencyCode"];
+            destination: components["schemas"]["CashoutDestinationInput"];
+            /** @description Shown to the merchant; at most 1,000 characters. */
+            description?: string;
+            metadata?: components["schemas"]["Metadata"];
+        };
+        /** @description `cashout.created`: a cashout was created; its amount left the available balance. */
+        CashoutCreatedEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * Format: date-time
+             * @description When the event happened.
+             */
+            created_at: string;
+            /** @description `false` for sandbox events, `true` for production ones. */
+            livemode: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "cashout.created";
+            cashout_id: components["schemas"]["CashoutId"];
+            merchant_id: components["schemas"]["MerchantId"];
+            /** @description The cashout's amount, in minor units of `currency`. */
+            amount: components["schemas"]["MinorUnits"];
+            currency: components["schemas"]["CurrencyCode"];
+            /** @description The cashout's status after the change. */
+            status: components["schemas"]["CashoutStatus"];
+            /** @description The kind of destination (`iban`, `us_bank_account`, `pix`, `clabe`); never the account itself. */
+            destination_type: string;
+        };
+        /**
+         * @description A cashout's destination as shown: the account number is always masked (only its last four
+         *     characters, and for an IBAN its country and check digits, are visible).
+         */
+        CashoutDestination: {
+            /** @enum {string} */
+            type: "iban" | "us_bank_account" | "pix" | "clabe";
+            /** @description The account identifier, masked: `DE89 **** **** **** **30 00`, `********6789`, `***.456.789-**`. */
+            masked: string;
+            /** @description The last four characters of the account identifier (for pix keys, of the key). */
+            last4: string;
+            /** @description The account holder, for bank accounts; null for pix keys. */
+            account_holder: string | null;
+            /** @description For IBANs: the account's country (ISO 3166-1 alpha-2). */
+            country?: string;
+            /** @description For US accounts: the routing number (a bank's public identifier). */
+            routing_number?: string;
+            /**
+             * @description For US accounts.
+             * @enum {string}
+             */
+            account_type?: "checking" | "savings";
+            /** @description For CLABEs: the bank's three-digit code. */
+            bank_code?: string;
+            /** @description For pix keys. */
+            key_type?: components["schemas"]["PixKeyType"];
+        };
+        /** @description Where a cashout is sent; `type` says which kind of account (each variant allows exactly its own fields). */
+        CashoutDestinationInput: components["schemas"]["IbanDestinationInput"] | components["schemas"]["UsBankAccountDestinationInput"] | components["schemas"]["PixDestinationInput"] | components["schemas"]["ClabeDestinationInput"];
+        /** @description `cashout.failed`: the bank refused the cashout; its amount is back in the available balance. */
+        CashoutFailedEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * Format: date-time
+             * @description When the event happened.
+             */
+            created_at: string;
+            /** @description `false` for sandbox events, `true` for production ones. */
+            livemode: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "cashout.failed";
+            cashout_id: components["schemas"]["CashoutId"];
+            merchant_id: components["schemas"]["MerchantId"];
+            /** @description The cashout's amount, in minor units of `currency`. */
+            amount: components["schemas"]["MinorUnits"];
+            currency: components["schemas"]["CurrencyCode"];
+            /** @description The cashout's status after the change. */
+            status: components["schemas"]["CashoutStatus"];
+            /** @description The kind of destination (`iban`, `us_bank_account`, `pix`, `clabe`); never the account itself. */
+            destination_type: string;
+            failure_code: components["schemas"]["CashoutFailureCode"];
+            failure_message: string;
+        };
+        /**
+         * @description Why a cashout failed. New codes may be added within v1.
+         * @enum {string}
+         */
+        CashoutFailureCode: "account_closed" | "no_account" | "declined" | "could_not_process";
+        /**
+         * @description A cashout id: `co_` and 24 base62 characters.
+         * @example co_8Hn3Jk5Lp7Qr9St2Uv4Wx6Yz
+         */
+        CashoutId: string;
+        /** @description A page of objects, newest first. */
+        CashoutList: {
+            /** @enum {string} */
+            object: "list";
+            data: components["schemas"]["Cashout"][];
+            /** @description Whether more objects follow in the direction of the cursor. */
+            has_more: boolean;
+        };
+        /** @description `cashout.paid`: the destination's bank paid the cashout. */
+        CashoutPaidEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * Format: date-time
+             * @description When the event happened.
+             */
+            created_at: string;
+            /** @description `false` for sandbox events, `true` for production ones. */
+            livemode: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "cashout.paid";
+            cashout_id: components["schemas"]["CashoutId"];
+            merchant_id: components["schemas"]["MerchantId"];
+            /** @description The cashout's amount, in minor units of `currency`. */
+            amount: components["schemas"]["MinorUnits"];
+            currency: components["schemas"]["CurrencyCode"];
+            /** @description The cashout's status after the change. */
+            status: components["schemas"]["CashoutStatus"];
+            /** @description The kind of destination (`iban`, `us_bank_account`, `pix`, `clabe`); never the account itself. */
+            destination_type: string;
+        };
+        /**
+         * @description The status of a cashout. `pending` (funds already taken from the available balance; it can still be
+         *     canceled) → `in_transit` (sent to the destination's bank) → `paid`; or `failed` (the bank refused it:
+         *     the funds return to the available balance, see `failure_code`) or `canceled` (only while `pending`:
+         *     the funds return too). `paid`, `failed` and `canceled` are final.
+         * @enum {string}
+         */
+        CashoutStatus: "pending" | "in_transit" | "paid" | "failed" | "canceled";
         /** @description A charge (seed §2: a transaction, `tx_` id). */
         Charge: {
             id: components["schemas"]["TransactionId"];
@@ -1102,6 +1733,8 @@ export interface components {
             fraud_evaluation_id: components["schemas"]["FraudEvaluationId"] | null;
             /** @description The review, when the evaluation decided `review` for a card charge; otherwise null. */
             review: components["schemas"]["ChargeReview"] | null;
+            /** @description Present when the charge was made through a payment link's hosted page: that link. */
+            payment_link_id?: components["schemas"]["PaymentLinkId"];
             livemode: boolean;
             /** Format: date-time */
             created_at: string;
@@ -1183,6 +1816,13 @@ export interface components {
          *     within v1.
          */
         ChargeStatus: "pending" | "authorized" | "captured" | "partially_refunded" | "refunded" | "declined" | "blocked" | "voided" | "expired";
+        /** @description A Mexican bank account by CLABE (18 digits with its check digit; spaces allowed). MXN only. */
+        ClabeDestinationInput: {
+            /** @enum {string} */
+            type: "clabe";
+            clabe: string;
+            account_holder: string;
+        };
         /** @description A merchant's funds in one currency, in minor units. Neither amount is ever negative. */
         CurrencyBalance: {
             currency: components["schemas"]["CurrencyCode"];
@@ -1249,9 +1889,9 @@ export interface components {
          * @description Stable, machine-readable error codes. Extensible: new codes may be added within v1; handle an unknown
          *     one by its HTTP status.
          */
-        ErrorCode: "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "invalid_state_transition" | "idempotency_key_reused" | "idempotency_request_in_progress" | "idempotency_replay_unavailable" | "payload_too_large" | "unsupported_media_type" | "method_not_allowed" | "invalid_card" | "insufficient_balance" | "merchant_inactive" | "card_declined" | "rate_limited" | "internal_error" | "service_unavailable";
+        ErrorCode: "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "invalid_state_transition" | "idempotency_key_reused" | "idempotency_request_in_progress" | "idempotency_replay_unavailable" | "payload_too_large" | "unsupported_media_type" | "method_not_allowed" | "invalid_card" | "insufficient_balance" | "merchant_inactive" | "card_declined" | "payment_link_unavailable" | "rate_limited" | "internal_error" | "service_unavailable";
         /** @description Any event; `type` says which. */
-        Event: components["schemas"]["FraudEvaluatedEvent"] | components["schemas"]["PaymentAuthorizedEvent"] | components["schemas"]["PaymentCapturedEvent"] | components["schemas"]["PaymentFailedEvent"] | components["schemas"]["PaymentVoidedEvent"] | components["schemas"]["PaymentRefundedEvent"] | components["schemas"]["PaymentExpiredEvent"] | components["schemas"]["MerchantCreatedEvent"] | components["schemas"]["MerchantUpdatedEvent"] | components["schemas"]["ServiceKeyCreatedEvent"] | components["schemas"]["ServiceKeyRotatedEvent"] | components["schemas"]["ServiceKeyRevokedEvent"] | components["schemas"]["WebhookEndpointDisabledEvent"] | components["schemas"]["WebhookEndpointTestEvent"];
+        Event: components["schemas"]["FraudEvaluatedEvent"] | components["schemas"]["PaymentAuthorizedEvent"] | components["schemas"]["PaymentCapturedEvent"] | components["schemas"]["PaymentFailedEvent"] | components["schemas"]["PaymentVoidedEvent"] | components["schemas"]["PaymentRefundedEvent"] | components["schemas"]["PaymentExpiredEvent"] | components["schemas"]["MerchantCreatedEvent"] | components["schemas"]["MerchantUpdatedEvent"] | components["schemas"]["ServiceKeyCreatedEvent"] | components["schemas"]["ServiceKeyRotatedEvent"] | components["schemas"]["ServiceKeyRevokedEvent"] | components["schemas"]["WebhookEndpointDisabledEvent"] | components["schemas"]["WebhookEndpointTestEvent"] | components["schemas"]["CashoutCreatedEvent"] | components["schemas"]["CashoutPaidEvent"] | components["schemas"]["CashoutFailedEvent"] | components["schemas"]["CashoutCanceledEvent"] | components["schemas"]["PaymentLinkCompletedEvent"];
         /**
          * @description An event id: `evt_` and 24 base62 characters.
          * @example evt_5Tg7YhUj9IkOl2PzXc4VbNm6
@@ -1271,7 +1911,7 @@ export interface components {
             endpoint_id: components["schemas"]["WebhookEndpointId"];
         };
         /** @description The types of event. Extensible: new types are added within v1; ignore the ones you do not handle. */
-        EventType: "fraud.evaluated" | "payment.authorized" | "payment.captured" | "payment.failed" | "payment.voided" | "payment.refunded" | "payment.expired" | "merchant.created" | "merchant.updated" | "service_key.created" | "service_key.rotated" | "service_key.revoked" | "webhook_endpoint.disabled" | "webhook_endpoint.test";
+        EventType: "fraud.evaluated" | "payment.authorized" | "payment.captured" | "payment.failed" | "payment.voided" | "payment.refunded" | "payment.expired" | "merchant.created" | "merchant.updated" | "service_key.created" | "service_key.rotated" | "service_key.revoked" | "webhook_endpoint.disabled" | "webhook_endpoint.test" | "cashout.created" | "cashout.paid" | "cashout.failed" | "cashout.canceled" | "payment_link.completed";
         /** @description Why a charge was declined (sandbox: see the test cards in the README). Extensible: codes may be added within v1. */
         FailureCode: "card_declined" | "insufficient_funds" | "expired_card" | "processing_error" | "fraud_blocked";
         /** @description Card facts of a prospective transaction: a token of the vault, or what is known of the card. */
@@ -1577,6 +2217,14 @@ export interface components {
             /** Format: int32 */
             block: number;
         };
+        /** @description A bank account by IBAN. The IBAN's check digits and its country's format are verified (spaces allowed). */
+        IbanDestinationInput: {
+            /** @enum {string} */
+            type: "iban";
+            /** @description The IBAN, e.g. `DE89 3704 0044 0532 0130 00`; upper or lower case, spaces allowed. */
+            iban: string;
+            account_holder: string;
+        };
         /** @description The process is up and serving HTTP. */
         Liveness: {
             /** @enum {string} */
@@ -1814,6 +2462,227 @@ export interface components {
             failure_code: components["schemas"]["FailureCode"];
             failure_message: string;
         };
+        /**
+         * @description A link a merchant shares: whoever opens `url` sees the hosted payment page and pays `amount` to the
+         *     merchant. Each payment is a charge with this link's `payment_link_id`. A link takes payments while it
+         *     is `active`, before `expires_at` and while fewer than `max_uses` payments hold a use: a completed
+         *     payment is a use (`uses`); a local payment still awaiting the payer, or a card authorization held for
+         *     review, holds one (`pending_uses`) until it is paid (then it counts in `uses`) or expires or is voided
+         *     (then the use is free again).
+         */
+        PaymentLink: {
+            id: components["schemas"]["PaymentLinkId"];
+            /** @enum {string} */
+            object: "payment_link";
+            merchant_id: components["schemas"]["MerchantId"];
+            amount: components["schemas"]["MinorUnits"];
+            currency: components["schemas"]["CurrencyCode"];
+            /** @description Shown to the payer on the page. */
+            description: string;
+            /** @description The methods the page offers. */
+            payment_methods: components["schemas"]["PaymentLinkMethod"][];
+            /** @description Whether the link takes payments; a merchant can turn it off and on again. */
+            active: boolean;
+            /** @description After this instant the link takes no payments; null: never. */
+            expires_at: string | null;
+            /** @description How many completed payments the link takes at most; null: no limit. */
+            max_uses: number | null;
+            /**
+             * Format: int32
+             * @description Completed payments.
+             */
+            uses: number;
+            /**
+             * Format: int32
+             * @description Payments started and not yet completed (a local payment awaiting its payer), which hold a use.
+             */
+            pending_uses: number;
+            after_completion: components["schemas"]["AfterCompletion"] | null;
+            /**
+             * Format: uri
+             * @description The hosted payment page: `<server base address>/pay/<id>`. No key is needed to open it.
+             */
+            url: string;
+            metadata: components["schemas"]["Metadata"];
+            livemode: boolean;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** @description The payer's card, as typed on the hosted page. It is tokenized server-side and never stored in clear. */
+        PaymentLinkCardInput: {
+            /** @enum {string} */
+            type: "card";
+            /** @description The card number: 12 to 19 digits (spaces and dashes between digit groups are accepted). */
+            number: string;
+            /** Format: int32 */
+            exp_month: number;
+            /**
+             * Format: int32
+             * @description Four-digit year.
+             */
+            exp_year: number;
+            /** @description 3 digits, 4 for American Express. Checked, then discarded. */
+            cvc: string;
+            /** @description The name on the card. */
+            holder: string;
+        };
+        /**
+         * @description `payment_link.completed`: a payment through a link completed (its charge was captured), in the same
+         *     transaction that counted the use.
+         */
+        PaymentLinkCompletedEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * Format: date-time
+             * @description When the event happened.
+             */
+            created_at: string;
+            /** @description `false` for sandbox events, `true` for production ones. */
+            livemode: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "payment_link.completed";
+            payment_link_id: components["schemas"]["PaymentLinkId"];
+            /** @description The charge that paid. */
+            tx_id: components["schemas"]["TransactionId"];
+            merchant_id: components["schemas"]["MerchantId"];
+            /** @description The amount paid, in minor units of `currency`. */
+            amount: components["schemas"]["MinorUnits"];
+            currency: components["schemas"]["CurrencyCode"];
+            /** @description The payment method type (`card`, `pix`, ...). */
+            payment_method_type: string;
+            /**
+             * Format: int32
+             * @description The link's completed payments, this one included.
+             */
+            uses: number;
+        };
+        /** @description The body of POST /v1/payment_links. */
+        PaymentLinkCreate: {
+            merchant_id: components["schemas"]["MerchantId"];
+            /** @description What the payer pays, in minor units of `currency` (at most the configured maximum). */
+            amount: components["schemas"]["MinorUnits"];
+            currency: components["schemas"]["CurrencyCode"];
+            /** @description Shown to the payer. */
+            description: string;
+            /**
+             * @description The methods the page offers: `card`, and the local methods of the currency (pix and boleto for
+             *     BRL, oxxo and spei for MXN, sepa_debit for EUR); another method is a 400 naming `payment_methods`.
+             *     Default: `card` and every local method of the currency.
+             */
+            payment_methods?: components["schemas"]["PaymentLinkMethod"][];
+            /**
+             * Format: date-time
+             * @description When the link stops taking payments; must be in the future.
+             */
+            expires_at?: string;
+            /**
+             * Format: int32
+             * @description How many completed payments the link takes at most (1 for a one-off invoice).
+             */
+            max_uses?: number;
+            /** @description What the payer sees after paying. Default: a thank-you message. */
+            after_completion?: components["schemas"]["AfterCompletion"];
+            metadata?: components["schemas"]["Metadata"];
+        };
+        /**
+         * @description A payment link id: `plink_` and 24 base62 characters.
+         * @example plink_3Xc5Vb7Nm9Qw2Er4Ty6Ui8Op
+         */
+        PaymentLinkId: string;
+        /** @description A page of objects, newest first. */
+        PaymentLinkList: {
+            /** @enum {string} */
+            object: "list";
+            data: components["schemas"]["PaymentLink"][];
+            /** @description Whether more objects follow in the direction of the cursor. */
+            has_more: boolean;
+        };
+        /**
+         * @description How a payer may pay through a link: a card, or a local method of the link's currency.
+         * @enum {string}
+         */
+        PaymentLinkMethod: "card" | "pix" | "boleto" | "oxxo" | "spei" | "sepa_debit";
+        /** @description The body of POST /v1/payment_links/{id}/pay. */
+        PaymentLinkPay: {
+            /**
+             * @description The token of the page the payment is made from: the hosted page `GET /pay/{id}` carries it (its
+             *     form's `data-page-token`). It is bound to this link and valid for a limited time (an hour by
+             *     default); a missing, altered, expired or other link's token is a 403.
+             */
+            page_token: string;
+            payment_method: components["schemas"]["PaymentLinkPaymentMethodInput"];
+            /**
+             * Format: email
+             * @description Where the payer wants the receipt; kept on the charge as `customer.email`.
+             */
+            email?: string;
+        };
+        /**
+         * @description The outcome of a payment through a link, as the payer may see it: never the merchant's metadata, the
+         *     card's token or fingerprint. `charge_id` is the receipt reference.
+         */
+        PaymentLinkPayment: {
+            /** @enum {string} */
+            object: "payment_link_payment";
+            payment_link_id: components["schemas"]["PaymentLinkId"];
+            /** @description The charge the payment made: the payer's receipt reference. */
+            charge_id: components["schemas"]["TransactionId"];
+            /**
+             * @description `captured`: paid. `pending`: the payer must still act (`next_action`). `authorized`: accepted, held
+             *     for review. `declined` or `blocked`: not paid (`failure_message` says why, in words a payer may see).
+             */
+            status: components["schemas"]["ChargeStatus"];
+            amount: components["schemas"]["MinorUnits"];
+            currency: components["schemas"]["CurrencyCode"];
+            payment_method: components["schemas"]["PaymentLinkPaymentMethod"];
+            next_action: components["schemas"]["NextAction"] | null;
+            failure_code: components["schemas"]["FailureCode"] | null;
+            failure_message: string | null;
+            /** @description The link's `after_completion`, for a paid or pending payment; null otherwise. */
+            after_completion: components["schemas"]["AfterCompletion"] | null;
+            livemode: boolean;
+            /** Format: date-time */
+            created_at: string;
+        };
+        /** @description The payment method of a payment through a link, as the payer may see it. */
+        PaymentLinkPaymentMethod: {
+            /** @enum {string} */
+            type: "card" | "pix" | "boleto" | "oxxo" | "spei" | "sepa_debit";
+            /** @description For cards. */
+            brand?: components["schemas"]["CardBrand"];
+            /** @description For cards and SEPA debits: the last four digits or characters. */
+            last4?: string;
+        };
+        /** @description How the payer pays; `type` says which, and must be one of the link's `payment_methods`. */
+        PaymentLinkPaymentMethodInput: components["schemas"]["PaymentLinkCardInput"] | components["schemas"]["PaymentLinkVoucherInput"] | components["schemas"]["PaymentLinkSepaDebitInput"];
+        /** @description Pay by SEPA Direct Debit from the payer's IBAN. */
+        PaymentLinkSepaDebitInput: {
+            /** @enum {string} */
+            type: "sepa_debit";
+            /** @description The payer's IBAN (spaces allowed). */
+            iban: string;
+            account_holder: string;
+        };
+        /** @description The body of PATCH /v1/payment_links/{id}: absent fields keep their value. */
+        PaymentLinkUpdate: {
+            /** @description `false` stops the link taking payments (its page says so); `true` opens it again. */
+            active?: boolean;
+            description?: string;
+            /** @description A new expiry (in the future), or null for none. */
+            expires_at?: string | null;
+            /** @description Replaces the whole metadata map. */
+            metadata?: components["schemas"]["Metadata"];
+        };
+        /** @description Pay with pix, boleto, oxxo or spei: the answer carries what the payer must do (`next_action`). */
+        PaymentLinkVoucherInput: {
+            /** @enum {string} */
+            type: "pix" | "boleto" | "oxxo" | "spei";
+        };
         /** @description How the payer pays; `type` says which (each variant allows exactly its own types). */
         PaymentMethodInput: components["schemas"]["CardPaymentMethodInput"] | components["schemas"]["VoucherPaymentMethodInput"] | components["schemas"]["SepaDebitPaymentMethodInput"];
         /** @description `payment.refunded`: part or all of a captured charge was refunded. */
@@ -1871,11 +2740,29 @@ export interface components {
             /** @description The payment method type (`card`, `pix`, ...). */
             payment_method_type: string;
         };
+        /** @description A pix key (Brazil). BRL only. */
+        PixDestinationInput: {
+            /** @enum {string} */
+            type: "pix";
+            /**
+             * @description The key: a CPF or CNPJ (with its check digits; mask characters allowed), an e-mail address, a
+             *     mobile phone written `+55` and the number, or a random key (a UUID).
+             */
+            key: string;
+            /** @description The kind of key; when given it must be the kind the key is. Default: recognised from the key. */
+            key_type?: components["schemas"]["PixKeyType"];
+        };
+        /**
+         * @description The kind of a pix key (DICT): CPF, CNPJ, e-mail, mobile phone (+55…) or random key (EVP, a UUID).
+         * @enum {string}
+         */
+        PixKeyType: "cpf" | "cnpj" | "email" | "phone" | "evp";
         /** @description An RFC 9457 problem. */
         Problem: {
             /**
              * Format: uri
-             * @description A URI naming the problem type; it resolves to this API's error reference.
+             * @description A URI naming the problem type: `<base URL>/docs/errors#<code>`, the entry for this `code` in the
+             *     server's error reference (status and meaning of every code).
              */
             type: string;
             /** @description A short, human-readable summary of the problem type. */
@@ -1963,6 +2850,52 @@ export interface components {
          * @example req_6YhTg5RfEd4WsQa3ZxCv2BnM
          */
         RequestId: string;
+        /**
+         * @description One request the server answered, as the request log keeps it. Only requests made with a valid
+         *     service key are kept (a request without one cannot fill the log); the health probes never are.
+         *     Card numbers are masked wherever they appear in the path or query (first four and last four digits
+         *     shown). Kept for the server's REQUEST_LOG_RETENTION_DAYS (default 30).
+         */
+        RequestLogEntry: {
+            /** @description The request's id, as sent in its `Request-Id` response header. */
+            id: components["schemas"]["RequestId"];
+            /** @enum {string} */
+            object: "request_log_entry";
+            /** @description The HTTP method. */
+            method: string;
+            /** @description The path and query as received, decoded, with card numbers masked; cut at 1,024 characters. */
+            path: string;
+            /**
+             * Format: int32
+             * @description The HTTP status of the answer.
+             */
+            status: number;
+            /**
+             * Format: double
+             * @description How long the server took to answer, in milliseconds.
+             */
+            latency_ms: number;
+            /** @description The key that made the request. `null` for requests logged before key ids were recorded. */
+            key_id: components["schemas"]["ServiceKeyId"] | null;
+            /** @description The leading part of that key's secret at the time (the key's `prefix`). */
+            key_prefix: string;
+            /**
+             * @description `api`: sent with `Authorization: Bearer`; `console`: sent by the developer console for a signed-in key.
+             * @enum {string}
+             */
+            source: "api" | "console";
+            livemode: boolean;
+            /** Format: date-time */
+            created_at: string;
+        };
+        /** @description A page of objects, newest first. */
+        RequestLogEntryList: {
+            /** @enum {string} */
+            object: "list";
+            data: components["schemas"]["RequestLogEntry"][];
+            /** @description Whether more objects follow in the direction of the cursor. */
+            has_more: boolean;
+        };
         /** @description The first 1024 bytes of an answer's body, decoded as UTF-8, card-number-like digit runs masked. */
         ResponseBodyExcerpt: string;
         /** @description The card number of a token, returned only by the audited reveal operation. */
@@ -1973,6 +2906,11 @@ export interface components {
             exp_month: number;
             /** Format: int32 */
             exp_year: number;
+        };
+        /** @description The body of POST /v1/sandbox/cashouts/{id}/fail. */
+        SandboxCashoutFail: {
+            /** @description The failure to simulate; default `could_not_process`. */
+            failure_code?: components["schemas"]["CashoutFailureCode"];
         };
         /**
          * @description The scopes a service key can hold (seed §5: `vault`, `tokenization`, `fraud`, `*`; DESIGN §3 for the rest).
@@ -2208,6 +3146,21 @@ export interface components {
          * @example tx_9Lm2QwErTy7UiOp3AsDf5GhJ
          */
         TransactionId: string;
+        /** @description A US bank account (ACH). USD only. */
+        UsBankAccountDestinationInput: {
+            /** @enum {string} */
+            type: "us_bank_account";
+            /** @description The 9-digit ABA routing number; its check digit and Federal Reserve prefix are verified. */
+            routing_number: string;
+            /** @description The account number: 4 to 17 digits. */
+            account_number: string;
+            /**
+             * @default checking
+             * @enum {string}
+             */
+            account_type?: "checking" | "savings";
+            account_holder: string;
+        };
         /** @description Pay with pix, boleto, oxxo or spei: the charge starts `pending` with a `next_action` for the payer. */
         VoucherPaymentMethodInput: {
             /** @enum {string} */
@@ -2517,8 +3470,14 @@ export interface components {
     };
     responses: never;
     parameters: {
+        /** @description Only cashouts of this merchant. */
+        "CashoutListParameters.merchant_id": components["schemas"]["MerchantId"];
+        /** @description Only cashouts with this status. */
+        "CashoutListParameters.status": components["schemas"]["CashoutStatus"];
         /** @description Only charges of this merchant. */
         "ChargeListParameters.merchant_id": components["schemas"]["MerchantId"];
+        /** @description Only charges made through this payment link. */
+        "ChargeListParameters.payment_link_id": components["schemas"]["PaymentLinkId"];
         /** @description Only charges with this status. */
         "ChargeListParameters.status": components["schemas"]["ChargeStatus"];
         /** @description Only events of this type. */
@@ -2542,6 +3501,16 @@ export interface components {
         "ListParameters.starting_after": string;
         /** @description Only merchants with this status. */
         "MerchantListParameters.status": components["schemas"]["MerchantStatus"];
+        /** @description Only active (`true`) or inactive (`false`) links. */
+        "PaymentLinkListParameters.active": boolean;
+        /** @description Only links of this merchant. */
+        "PaymentLinkListParameters.merchant_id": components["schemas"]["MerchantId"];
+        /** @description Only requests made with this key. */
+        "RequestLogListParameters.key_id": components["schemas"]["ServiceKeyId"];
+        /** @description Only requests with this HTTP method. */
+        "RequestLogListParameters.method": "GET" | "POST" | "PATCH" | "DELETE";
+        /** @description `succeeded`: answered with a status below 400; `failed`: 400 or above. */
+        "RequestLogListParameters.outcome": "succeeded" | "failed";
         /** @description The attempt's number within the delivery: 1, then 2, 3, ... on retries and redeliveries. */
         "WebhookDeliveryHeaders.attempt": number;
         /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
@@ -2671,6 +3640,479 @@ export interface operations {
             };
         };
     };
+    listCashouts: {
+        parameters: {
+            query?: {
+                /** @description How many objects to return, 1 to 100. */
+                limit?: components["parameters"]["ListParameters.limit"];
+                /** @description An object id: return the objects after it (older ones). */
+                starting_after?: components["parameters"]["ListParameters.starting_after"];
+                /** @description An object id: return the objects before it (newer ones). */
+                ending_before?: components["parameters"]["ListParameters.ending_before"];
+                /** @description Only cashouts of this merchant. */
+                merchant_id?: components["parameters"]["CashoutListParameters.merchant_id"];
+                /** @description Only cashouts with this status. */
+                status?: components["parameters"]["CashoutListParameters.status"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CashoutList"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createCashout: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (at most 255 characters) that makes a retried POST safe: the same key with the same
+                 *     body within 24 hours replays the first response.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CashoutCreate"];
+            };
+        };
+        responses: {
+            /** @description The request has succeeded and a new resource has been created as a result. */
+            201: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    /** @description `true` when this response is a replay of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Cashout"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object in the caller's environment. */
+            404: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The object's state does not allow this change; or a request with the same Idempotency-Key is still running; or it finished but its answer carried a secret or a card number, which is never kept for replay (`idempotency_replay_unavailable`). */
+            409: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is not `application/json` (or an `application/*+json` type). */
+            415: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request, or the request is well-formed but cannot be processed. */
+            422: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getCashout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["schemas"]["CashoutId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Cashout"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object in the caller's environment. */
+            404: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    cancelCashout: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (at most 255 characters) that makes a retried POST safe: the same key with the same
+                 *     body within 24 hours replays the first response.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+            };
+            path: {
+                id: components["schemas"]["CashoutId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    /** @description `true` when this response is a replay of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Cashout"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object in the caller's environment. */
+            404: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The object's state does not allow this change; or a request with the same Idempotency-Key is still running; or it finished but its answer carried a secret or a card number, which is never kept for replay (`idempotency_replay_unavailable`). */
+            409: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is not `application/json` (or an `application/*+json` type). */
+            415: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request, or the request is well-formed but cannot be processed. */
+            422: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listCharges: {
         parameters: {
             query?: {
@@ -2684,6 +4126,8 @@ export interface operations {
                 merchant_id?: components["parameters"]["ChargeListParameters.merchant_id"];
                 /** @description Only charges with this status. */
                 status?: components["parameters"]["ChargeListParameters.status"];
+                /** @description Only charges made through this payment link. */
+                payment_link_id?: components["parameters"]["ChargeListParameters.payment_link_id"];
             };
             header?: never;
             path?: never;
@@ -6069,6 +7513,974 @@ export interface operations {
             };
         };
     };
+    listPaymentLinks: {
+        parameters: {
+            query?: {
+                /** @description How many objects to return, 1 to 100. */
+                limit?: components["parameters"]["ListParameters.limit"];
+                /** @description An object id: return the objects after it (older ones). */
+                starting_after?: components["parameters"]["ListParameters.starting_after"];
+                /** @description An object id: return the objects before it (newer ones). */
+                ending_before?: components["parameters"]["ListParameters.ending_before"];
+                /** @description Only links of this merchant. */
+                merchant_id?: components["parameters"]["PaymentLinkListParameters.merchant_id"];
+                /** @description Only active (`true`) or inactive (`false`) links. */
+                active?: components["parameters"]["PaymentLinkListParameters.active"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaymentLinkList"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createPaymentLink: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (at most 255 characters) that makes a retried POST safe: the same key with the same
+                 *     body within 24 hours replays the first response.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PaymentLinkCreate"];
+            };
+        };
+        responses: {
+            /** @description The request has succeeded and a new resource has been created as a result. */
+            201: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    /** @description `true` when this response is a replay of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaymentLink"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object in the caller's environment. */
+            404: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The object's state does not allow this change; or a request with the same Idempotency-Key is still running; or it finished but its answer carried a secret or a card number, which is never kept for replay (`idempotency_replay_unavailable`). */
+            409: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is not `application/json` (or an `application/*+json` type). */
+            415: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request, or the request is well-formed but cannot be processed. */
+            422: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getPaymentLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["schemas"]["PaymentLinkId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaymentLink"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object in the caller's environment. */
+            404: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updatePaymentLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["schemas"]["PaymentLinkId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PaymentLinkUpdate"];
+            };
+        };
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaymentLink"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object in the caller's environment. */
+            404: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is not `application/json` (or an `application/*+json` type). */
+            415: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    payPaymentLink: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (at most 255 characters) that makes a retried POST safe: the same key with the same
+                 *     body within 24 hours replays the first response.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+            };
+            path: {
+                id: components["schemas"]["PaymentLinkId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PaymentLinkPay"];
+            };
+        };
+        responses: {
+            /** @description The request has succeeded and a new resource has been created as a result. */
+            201: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    /** @description `true` when this response is a replay of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaymentLinkPayment"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object in the caller's environment. */
+            404: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The object's state does not allow this change; or a request with the same Idempotency-Key is still running; or it finished but its answer carried a secret or a card number, which is never kept for replay (`idempotency_replay_unavailable`). */
+            409: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is not `application/json` (or an `application/*+json` type). */
+            415: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request, or the request is well-formed but cannot be processed. */
+            422: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listRequestLog: {
+        parameters: {
+            query?: {
+                /** @description How many objects to return, 1 to 100. */
+                limit?: components["parameters"]["ListParameters.limit"];
+                /** @description An object id: return the objects after it (older ones). */
+                starting_after?: components["parameters"]["ListParameters.starting_after"];
+                /** @description An object id: return the objects before it (newer ones). */
+                ending_before?: components["parameters"]["ListParameters.ending_before"];
+                /** @description Only requests made with this key. */
+                key_id?: components["parameters"]["RequestLogListParameters.key_id"];
+                /** @description Only requests with this HTTP method. */
+                method?: components["parameters"]["RequestLogListParameters.method"];
+                /** @description `succeeded`: answered with a status below 400; `failed`: 400 or above. */
+                outcome?: components["parameters"]["RequestLogListParameters.outcome"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestLogEntryList"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    sandboxFailCashout: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (at most 255 characters) that makes a retried POST safe: the same key with the same
+                 *     body within 24 hours replays the first response.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+            };
+            path: {
+                id: components["schemas"]["CashoutId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SandboxCashoutFail"];
+            };
+        };
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    /** @description `true` when this response is a replay of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Cashout"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object in the caller's environment. */
+            404: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The object's state does not allow this change; or a request with the same Idempotency-Key is still running; or it finished but its answer carried a secret or a card number, which is never kept for replay (`idempotency_replay_unavailable`). */
+            409: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is not `application/json` (or an `application/*+json` type). */
+            415: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request, or the request is well-formed but cannot be processed. */
+            422: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    sandboxPayCashout: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (at most 255 characters) that makes a retried POST safe: the same key with the same
+                 *     body within 24 hours replays the first response.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+            };
+            path: {
+                id: components["schemas"]["CashoutId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    /** @description `true` when this response is a replay of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Cashout"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object in the caller's environment. */
+            404: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The object's state does not allow this change; or a request with the same Idempotency-Key is still running; or it finished but its answer carried a secret or a card number, which is never kept for replay (`idempotency_replay_unavailable`). */
+            409: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is not `application/json` (or an `application/*+json` type). */
+            415: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request, or the request is well-formed but cannot be processed. */
+            422: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     sandboxCompleteCharge: {
         parameters: {
             query?: never;
@@ -8592,6 +11004,198 @@ export interface operations {
             };
         };
     };
+    cashoutCanceled: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
+                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
+                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
+                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
+                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
+                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
+                 */
+                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /** @description The event's id, the same on every attempt: the key to deduplicate on. */
+                "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
+                /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
+                "X-Service-Delivery-Id": components["parameters"]["WebhookDeliveryHeaders.deliveryId"];
+                /** @description The attempt's number within the delivery: 1, then 2, 3, ... on retries and redeliveries. */
+                "X-Service-Delivery-Attempt": components["parameters"]["WebhookDeliveryHeaders.attempt"];
+                /** @description `PaymentsWebhooks/1.0`. */
+                "User-Agent": components["parameters"]["WebhookDeliveryHeaders.userAgent"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CashoutCanceledEvent"];
+            };
+        };
+        responses: {
+            /** @description The receiver acknowledges the delivery (any 2xx counts; seed §6 names 200). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The receiver refuses a delivery whose signature does not verify (seed §5). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    cashoutCreated: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
+                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
+                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
+                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
+                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
+                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
+                 */
+                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /** @description The event's id, the same on every attempt: the key to deduplicate on. */
+                "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
+                /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
+                "X-Service-Delivery-Id": components["parameters"]["WebhookDeliveryHeaders.deliveryId"];
+                /** @description The attempt's number within the delivery: 1, then 2, 3, ... on retries and redeliveries. */
+                "X-Service-Delivery-Attempt": components["parameters"]["WebhookDeliveryHeaders.attempt"];
+                /** @description `PaymentsWebhooks/1.0`. */
+                "User-Agent": components["parameters"]["WebhookDeliveryHeaders.userAgent"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CashoutCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description The receiver acknowledges the delivery (any 2xx counts; seed §6 names 200). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The receiver refuses a delivery whose signature does not verify (seed §5). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    cashoutFailed: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
+                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
+                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
+                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
+                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
+                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
+                 */
+                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /** @description The event's id, the same on every attempt: the key to deduplicate on. */
+                "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
+                /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
+                "X-Service-Delivery-Id": components["parameters"]["WebhookDeliveryHeaders.deliveryId"];
+                /** @description The attempt's number within the delivery: 1, then 2, 3, ... on retries and redeliveries. */
+                "X-Service-Delivery-Attempt": components["parameters"]["WebhookDeliveryHeaders.attempt"];
+                /** @description `PaymentsWebhooks/1.0`. */
+                "User-Agent": components["parameters"]["WebhookDeliveryHeaders.userAgent"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CashoutFailedEvent"];
+            };
+        };
+        responses: {
+            /** @description The receiver acknowledges the delivery (any 2xx counts; seed §6 names 200). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The receiver refuses a delivery whose signature does not verify (seed §5). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    cashoutPaid: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
+                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
+                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
+                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
+                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
+                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
+                 */
+                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /** @description The event's id, the same on every attempt: the key to deduplicate on. */
+                "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
+                /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
+                "X-Service-Delivery-Id": components["parameters"]["WebhookDeliveryHeaders.deliveryId"];
+                /** @description The attempt's number within the delivery: 1, then 2, 3, ... on retries and redeliveries. */
+                "X-Service-Delivery-Attempt": components["parameters"]["WebhookDeliveryHeaders.attempt"];
+                /** @description `PaymentsWebhooks/1.0`. */
+                "User-Agent": components["parameters"]["WebhookDeliveryHeaders.userAgent"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CashoutPaidEvent"];
+            };
+        };
+        responses: {
+            /** @description The receiver acknowledges the delivery (any 2xx counts; seed §6 names 200). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The receiver refuses a delivery whose signature does not verify (seed §5). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     fraudEvaluated: {
         parameters: {
             query?: never;
@@ -9005,6 +11609,54 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["PaymentVoidedEvent"];
+            };
+        };
+        responses: {
+            /** @description The receiver acknowledges the delivery (any 2xx counts; seed §6 names 200). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The receiver refuses a delivery whose signature does not verify (seed §5). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    paymentLinkCompleted: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
+                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
+                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
+                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
+                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
+                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
+                 */
+                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /** @description The event's id, the same on every attempt: the key to deduplicate on. */
+                "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
+                /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
+                "X-Service-Delivery-Id": components["parameters"]["WebhookDeliveryHeaders.deliveryId"];
+                /** @description The attempt's number within the delivery: 1, then 2, 3, ... on retries and redeliveries. */
+                "X-Service-Delivery-Attempt": components["parameters"]["WebhookDeliveryHeaders.attempt"];
+                /** @description `PaymentsWebhooks/1.0`. */
+                "User-Agent": components["parameters"]["WebhookDeliveryHeaders.userAgent"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PaymentLinkCompletedEvent"];
             };
         };
         responses: {

@@ -23,6 +23,46 @@ export const OPERATIONS = [
     "public": true
   },
   {
+    "operationId": "listCashouts",
+    "method": "get",
+    "path": "/v1/cashouts",
+    "scopes": [
+      "cashouts"
+    ],
+    "sensitive": false,
+    "public": false
+  },
+  {
+    "operationId": "createCashout",
+    "method": "post",
+    "path": "/v1/cashouts",
+    "scopes": [
+      "cashouts"
+    ],
+    "sensitive": false,
+    "public": false
+  },
+  {
+    "operationId": "getCashout",
+    "method": "get",
+    "path": "/v1/cashouts/{id}",
+    "scopes": [
+      "cashouts"
+    ],
+    "sensitive": false,
+    "public": false
+  },
+  {
+    "operationId": "cancelCashout",
+    "method": "post",
+    "path": "/v1/cashouts/{id}/cancel",
+    "scopes": [
+      "cashouts"
+    ],
+    "sensitive": false,
+    "public": false
+  },
+  {
     "operationId": "listCharges",
     "method": "get",
     "path": "/v1/charges",
@@ -323,6 +363,84 @@ export const OPERATIONS = [
     "public": false
   },
   {
+    "operationId": "listPaymentLinks",
+    "method": "get",
+    "path": "/v1/payment_links",
+    "scopes": [
+      "payment_links"
+    ],
+    "sensitive": false,
+    "public": false
+  },
+  {
+    "operationId": "createPaymentLink",
+    "method": "post",
+    "path": "/v1/payment_links",
+    "scopes": [
+      "payment_links"
+    ],
+    "sensitive": false,
+    "public": false
+  },
+  {
+    "operationId": "getPaymentLink",
+    "method": "get",
+    "path": "/v1/payment_links/{id}",
+    "scopes": [
+      "payment_links"
+    ],
+    "sensitive": false,
+    "public": false
+  },
+  {
+    "operationId": "updatePaymentLink",
+    "method": "patch",
+    "path": "/v1/payment_links/{id}",
+    "scopes": [
+      "payment_links"
+    ],
+    "sensitive": false,
+    "public": false
+  },
+  {
+    "operationId": "payPaymentLink",
+    "method": "post",
+    "path": "/v1/payment_links/{id}/pay",
+    "scopes": [],
+    "sensitive": false,
+    "public": true
+  },
+  {
+    "operationId": "listRequestLog",
+    "method": "get",
+    "path": "/v1/request_log",
+    "scopes": [
+      "*"
+    ],
+    "sensitive": false,
+    "public": false
+  },
+  {
+    "operationId": "sandboxFailCashout",
+    "method": "post",
+    "path": "/v1/sandbox/cashouts/{id}/fail",
+    "scopes": [
+      "cashouts"
+    ],
+    "sensitive": false,
+    "public": false
+  },
+  {
+    "operationId": "sandboxPayCashout",
+    "method": "post",
+    "path": "/v1/sandbox/cashouts/{id}/pay",
+    "scopes": [
+      "cashouts"
+    ],
+    "sensitive": false,
+    "public": false
+  },
+  {
     "operationId": "sandboxCompleteCharge",
     "method": "post",
     "path": "/v1/sandbox/charges/{id}/complete",
@@ -542,6 +660,6 @@ export const SCOPES = ["*","merchants","tokenization","vault","charges","payment
 export type Scope = (typeof SCOPES)[number];
 
 /** The event types delivered by webhook (the document's `webhooks` section). */
-export const WEBHOOK_EVENT_TYPES = ["fraud.evaluated","merchant.created","merchant.updated","payment.authorized","payment.captured","payment.expired","payment.failed","payment.refunded","payment.voided","service_key.created","service_key.revoked","service_key.rotated","webhook_endpoint.disabled","webhook_endpoint.test"] as const;
+export const WEBHOOK_EVENT_TYPES = ["cashout.canceled","cashout.created","cashout.failed","cashout.paid","fraud.evaluated","merchant.created","merchant.updated","payment.authorized","payment.captured","payment.expired","payment.failed","payment.refunded","payment.voided","payment_link.completed","service_key.created","service_key.revoked","service_key.rotated","webhook_endpoint.disabled","webhook_endpoint.test"] as const;
 
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];

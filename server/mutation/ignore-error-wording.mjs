@@ -13,6 +13,7 @@ const MESSAGE_ARGUMENTS = new Map([
   ["open", [3]], // vault/crypto open(key, sealed, aad, what): "what" names the part in the message
   ["refusal", [1]], // charges refusal(charge, action): the action picks the sentence
   ["transition", [4]], // charges transition(tx, charge, to, set, action): passed on to refusal
+  ["keyError", [1]], // http/idempotency keyError(code, message)
 ]);
 
 /**

@@ -99,8 +99,18 @@ export const ConfigSchema = z
     MAX_AMOUNT: int(1, 1_000_000_000).default(999_999),
     /** How long production captures stay `pending` before they are `available`; the sandbox settles at once. */
     SETTLEMENT_DELAY_SECONDS: int(0, 30 * 86400).default(2 * 86400),
-    /** How often the background jobs run: expiring unpaid local payments and settling pending funds. */
+    /** How often the background jobs run: expiring unpaid local payments, settling pending funds, moving cashouts. */
     JOBS_INTERVAL_SECONDS: int(1, 86400).default(60),
+    /** How long a cashout stays `pending` (and can be canceled) before the payout job sends it. */
+    CASHOUT_PENDING_SECONDS: int(0, 30 * 86400).default(3600),
+    /** How long after sending a cashout the payout job asks the payout rail whether it was paid. */
+    CASHOUT_TRANSIT_SECONDS: int(1, 30 * 86400).default(86400),
+    /** How long the token in a hosted payment page stays valid (a payer must pay within it, or reload). */
+    PAYMENT_PAGE_TOKEN_TTL_SECONDS: int(60, 86400).default(3600),
+    /** Payments per minute one payment link's public pay operation accepts, from all payers together. */
+    RATE_LIMIT_PAYMENT_LINK_PER_MINUTE: int(1, 1_000_000).default(120),
+    /** Payment attempts per minute one client address may make through payment links' public pay operation. */
+    RATE_LIMIT_PAYMENT_ADDRESS_PER_MINUTE: int(1, 1_000_000).default(10),
     /** Whether this instance runs the webhook dispatcher (any number of instances may). */
     WEBHOOK_DISPATCHER: bool.default(true),
     /** One delivery attempt's time limit: a 2xx must arrive within it. */
@@ -127,6 +137,15 @@ export const ConfigSchema = z
      * change a request commits, before the answer is sent. Refused in production.
      */
     TEST_CRASH_AFTER_COMMITS: int(1, 1_000_000).optional(),
+
+    // The developer console and the API reference (README "Console and API reference").
+    /** Whether /console (and its sign-in) is served. The API reference at /docs always is. */
+    CONSOLE_ENABLED: bool.default(true),
+    /**
+     * How long a console session lasts from sign-in, in seconds; it is never extended, and ends sooner
+     * when its key is revoked, expires or has the signed-in secret rotated out.
+     */
+    CONSOLE_SESSION_TTL_SECONDS: int(60, 86400).default(3600),
 
     // Operations (issue #13): logs and shutdown.
     /** `pretty` (human-readable lines, pino-pretty) or `json` (one JSON object a line). Default: pretty in development only. */

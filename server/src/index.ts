@@ -6,6 +6,6 @@ export { newId } from "./domain/ids.ts";
 export { createDomain, type Domain } from "./domain/index.ts";
 export { createApp } from "./http/app.ts";
 export { type ContractOperation, contractOperations, loadContract } from "./http/contract.ts";
-export { recordId as idempotencyRecordId } from "./http/idempotency.ts";
+export { publicKeyNamespace, recordId as idempotencyRecordId } from "./http/idempotency.ts";
 export { createLogger } from "./logger.ts";
 export { IN_MEMORY, openStore, type RunningServer, startServer, type WebhookOverrides } from "./server.ts";

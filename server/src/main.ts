@@ -111,6 +111,9 @@ async function serve(): Promise<void> {
         `    ${running.bootstrapSecret}`,
         "",
         `  Try: curl -H "Authorization: Bearer ${running.bootstrapSecret}" ${running.url}/v1/merchants`,
+        config.CONSOLE_ENABLED
+          ? `  or sign in with it at ${running.url}/console (the API reference is at ${running.url}/docs).`
+          : `  The API reference is at ${running.url}/docs.`,
         "",
         "",
       ].join("\n"),

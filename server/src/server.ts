@@ -79,12 +79,16 @@ export interface WebhookOverrides {
   random?: () => number;
 }
 
-/** The domain as the configuration describes it (also used by the CLI). */
+/**
+ * The domain as the configuration describes it (also used by the CLI). `baseUrl` gives the server's public
+ * address (payment links' `url`); by default BASE_URL.
+ */
 export function domainFor(
   config: Config,
   store: AppStore,
   now: Now = () => new Date(),
   webhooks: WebhookOverrides & { log?: DispatcherLog } = {},
+  baseUrl: () => string = () => config.BASE_URL,
 ): Domain {
   const resolve = webhooks.resolve ?? systemResolver;
   return createDomain({
@@ -97,6 +101,7 @@ export function domainFor(
     },
     settlementDelaySeconds: config.SETTLEMENT_DELAY_SECONDS,
     requestLogRetentionDays: config.REQUEST_LOG_RETENTION_DAYS,
+    consoleSessionTtlSeconds: config.CONSOLE_SESSION_TTL_SECONDS,
     webhooks: {
       options: webhookOptions(config),
       sender: createHttpWebhookSender({ resolve }),
@@ -104,7 +109,22 @@ export function domainFor(
       random: webhooks.random,
       log: webhooks.log,
     },
+    baseUrl,
+    cashoutPendingSeconds: config.CASHOUT_PENDING_SECONDS,
+    cashoutTransitSeconds: config.CASHOUT_TRANSIT_SECONDS,
+    paymentPageTokenTtlSeconds: config.PAYMENT_PAGE_TOKEN_TTL_SECONDS,
   });
+}
+
+/** The rate-limit settings of the configuration (rate-limits.ts). */
+export function rateLimitSettings(config: Config) {
+  return {
+    livePerSecond: config.RATE_LIMIT_LIVE_PER_SECOND,
+    testPerSecond: config.RATE_LIMIT_TEST_PER_SECOND,
+    anonymousPerMinute: config.RATE_LIMIT_ANONYMOUS_PER_MINUTE,
+    paymentLinkPerMinute: config.RATE_LIMIT_PAYMENT_LINK_PER_MINUTE,
+    paymentAddressPerMinute: config.RATE_LIMIT_PAYMENT_ADDRESS_PER_MINUTE,
+  };
 }
 
 export interface RunningServer {
@@ -211,9 +231,10 @@ function configuredDomain(
   store: AppStore,
   now: Now,
   webhooks: Parameters<typeof domainFor>[3] = {},
+  baseUrl?: () => string,
 ): Domain {
   try {
-    return domainFor(config, store, now, webhooks);
+    return domainFor(config, store, now, webhooks, baseUrl);
   } catch (err) {
     if (config.VAULT_MASTER_KEY) throw new StartupError("VAULT_MASTER_KEY", messageOf(err), { cause: err });
     if (codeOf(err)) throw dataDirProblem(config, err);
@@ -292,22 +313,16 @@ export async function startServer(options: {
   const now = options.now ?? (() => new Date());
   const store = await openConfiguredStore(config);
   try {
-    const domain = configuredDomain(config, store, now, { ...options.webhooks, log: logger });
+    // BASE_URL on port 0 (PORT=0 and no BASE_URL: tests) is no address anyone can open: once the server
+    // listens, the address it listens on takes its place.
+    let publicUrl = config.BASE_URL;
+    const domain = configuredDomain(config, store, now, { ...options.webhooks, log: logger }, () => publicUrl);
 
     // Request-log records are written in batches, and rate-limit counts shared every 100 ms; close()
     // writes what is left of both before the store closes.
     const requestLog = requestLogWriter({ store, logger });
-    const limits = rateLimits({
-      store,
-      now,
-      logger,
-      settings: {
-        livePerSecond: config.RATE_LIMIT_LIVE_PER_SECOND,
-        testPerSecond: config.RATE_LIMIT_TEST_PER_SECOND,
-        anonymousPerMinute: config.RATE_LIMIT_ANONYMOUS_PER_MINUTE,
-      },
-    });
-    const app = createApp({ config, domain, store, logger, now, requestLog, limits });
+    const limits = rateLimits({ store, now, logger, settings: rateLimitSettings(config) });
+    const app = createApp({ config, domain, store, logger, now, requestLog, limits, publicUrl: () => publicUrl });
     const server = await new Promise<Server>((resolve, reject) => {
       // A request must arrive whole within REQUEST_TIMEOUT_SECONDS (its headers within
       // HEADERS_TIMEOUT_SECONDS), checked every second, so slow senders cannot hold connections open.
@@ -325,6 +340,7 @@ export async function startServer(options: {
     });
     const { port } = server.address() as AddressInfo;
     const url = `http://${config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST}:${port}`;
+    if (new URL(config.BASE_URL).port === "0") publicUrl = url;
 
     let bootstrapSecret: string | null;
     try {
@@ -341,12 +357,14 @@ export async function startServer(options: {
       every(config.JOBS_INTERVAL_SECONDS * 1000, "charge jobs", logger, () =>
         Promise.all([domain.jobs.expire(), domain.jobs.expireReviews(), domain.jobs.settle()]),
       ),
+      every(config.JOBS_INTERVAL_SECONDS * 1000, "payout job", logger, () => domain.jobs.payouts()),
       every(HOUSEKEEPING_INTERVAL_MS, "retention sweep", logger, () =>
         Promise.all([
           domain.jobs.sweepIdempotency(),
           domain.jobs.sweepRequestLog(),
           domain.jobs.sweepFraudCounters(),
           domain.jobs.sweepWebhookLog(),
+          domain.jobs.sweepConsoleSessions(),
           limits.sweep(),
         ]),
       ),

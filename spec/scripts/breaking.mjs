@@ -29,6 +29,23 @@ function where(path) {
   return `${String(method ?? "").toUpperCase()} ${p} ${rest.join(".")}`.trim();
 }
 
+/** The schema at `path` in `doc`, following `$ref`s on the way (the differ reports dereferenced paths). */
+function at(doc, path) {
+  const deref = (node) => {
+    let n = node;
+    for (let i = 0; n && typeof n.$ref === "string" && i < 20; i++) {
+      n = n.$ref
+        .replace(/^#\//, "")
+        .split("/")
+        .reduce((o, k) => o?.[k], doc);
+    }
+    return n;
+  };
+  let node = doc;
+  for (const key of path) node = deref(node)?.[key];
+  return deref(node);
+}
+
 /**
  * The breaking changes between two documents: operations and webhooks only (component schemas count
  * through the operations that use them, so one change is reported where a client meets it).
@@ -49,6 +66,15 @@ export function breakingChanges(before, after) {
     const inResponse = path.includes("responses");
     const isEnumValue = path.includes("enum");
     if (diff.action === "add" && isEnumValue && extensible.has(diff.after)) continue;
+    // A new member of a discriminated union whose discriminator value is extensible (Event: new event
+    // types appear within v1, with their own payloads): a client already meets types it does not know.
+    if (diff.action === "add" && inResponse && path.at(-2) === "oneOf") {
+      const union = at(after, path.slice(0, -2));
+      const member = union?.oneOf?.[Number(path.at(-1))];
+      const mapping = Object.entries(union?.discriminator?.mapping ?? {});
+      const value = mapping.find(([, ref]) => ref === member?.$ref)?.[0];
+      if (value !== undefined && extensible.has(value)) continue;
+    }
     const removedEnumValue = diff.action === "remove" && inResponse && isEnumValue;
     if (diff.type === "breaking" || removedEnumValue) {
       breaking.push({ action: diff.action, where: where(path), before: diff.before, after: diff.after });

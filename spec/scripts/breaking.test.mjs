@@ -25,6 +25,24 @@ describe("breaking-change gate", () => {
     expect(reported(after)).toEqual([]);
   });
 
+  it("passes a new event type: a member of the discriminated Event union whose type value is extensible", () => {
+    const after = copy();
+    schemas(after).WidgetMadeEvent = structuredClone(schemas(after).MerchantCreatedEvent);
+    schemas(after).WidgetMadeEvent.properties.type = { type: "string", enum: ["widget.made"] };
+    schemas(after).Event.oneOf.push({ $ref: "#/components/schemas/WidgetMadeEvent" });
+    schemas(after).Event.discriminator.mapping["widget.made"] = "#/components/schemas/WidgetMadeEvent";
+    schemas(after).EventType.anyOf[0].enum.push("widget.made");
+    expect(reported(after)).toEqual([]);
+  });
+
+  it("fails on a new member of a response union whose discriminator value is not extensible", () => {
+    const after = copy();
+    schemas(after).WidgetMadeEvent = structuredClone(schemas(after).MerchantCreatedEvent);
+    schemas(after).Event.oneOf.push({ $ref: "#/components/schemas/WidgetMadeEvent" });
+    schemas(after).Event.discriminator.mapping["widget.made"] = "#/components/schemas/WidgetMadeEvent";
+    expect(reported(after).length).toBeGreaterThan(0);
+  });
+
   it("fails on a removed operation", () => {
     const after = copy();
     delete after.paths["/v1/events/{id}"];

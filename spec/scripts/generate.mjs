@@ -58,6 +58,8 @@ function* operations(paths) {
 function applyScopes(doc) {
   for (const { path, method, op } of operations(doc.paths)) {
     const where = `${method.toUpperCase()} ${path} (${op.operationId})`;
+    // The reference (/docs) titles every operation by its summary, and dredd names transactions after it.
+    if (!op.summary) throw new Error(`${where} has no summary: add @summary("...") to it in spec/`);
     const scopes = op["x-scopes"];
     const isPublic = op["x-public"];
     if (isPublic !== undefined && isPublic !== true) {
@@ -88,7 +90,11 @@ function moveWebhooks(doc, key) {
   for (const path of Object.keys(doc.paths)) {
     if (!path.startsWith(WEBHOOK_PREFIX)) continue;
     const item = doc.paths[path];
-    for (const method of METHODS) if (item[method]) item[method].security = [];
+    for (const method of METHODS) {
+      if (!item[method]) continue;
+      if (!item[method].summary) throw new Error(`webhook ${path} has no summary: add @summary("<event type>") to it`);
+      item[method].security = [];
+    }
     webhooks[path.slice(WEBHOOK_PREFIX.length)] = item;
     delete doc.paths[path];
   }
@@ -160,6 +166,12 @@ function addLimits(doc) {
   if (metadata) Object.assign(metadata, { maxProperties: 50, propertyNames: { minLength: 1, maxLength: 40 } });
 }
 
+/**
+ * Where the examples' problem `type` URIs point: `<BASE_URL>/docs/errors#<code>` on the server
+ * (server/src/http/problems.ts), here with the `servers` entry's default base URL (spec/main.tsp).
+ */
+const PROBLEM_TYPE_BASE = "http://127.0.0.1:3000/docs/errors#";
+
 /** What each status means when an operation's spec gives no example of its own. */
 const GENERIC_PROBLEMS = {
   400: ["invalid_request", "Invalid request", "name: must NOT have fewer than 1 characters", "name"],
@@ -210,7 +222,7 @@ function addProblemExamples(doc) {
         [code]: {
           summary: code,
           value: {
-            type: `https://docs.payments.dev/errors/${code}`,
+            type: `${PROBLEM_TYPE_BASE}${code}`,
             title,
             status: Number(status),
             detail,

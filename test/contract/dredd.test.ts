@@ -68,6 +68,8 @@ interface Fixtures {
   byOperation: Partial<Record<OperationId, string>>;
   /** The id that replaces an example id of this prefix in a request body (see hooks.ts). */
   byPrefix: Partial<Record<string, string>>;
+  /** Body fields set per operation (see hooks.ts). */
+  bodyFields: Partial<Record<OperationId, Record<string, unknown>>>;
 }
 
 /**
@@ -153,6 +155,37 @@ async function createFixtures(server: TestServer): Promise<Fixtures> {
   const redeliverTarget = await endpoint();
   const testDelivery = await api(server, "POST", `/v1/webhook_endpoints/${hookEndpoint.id}/test`);
 
+  // Cashouts draw on the charge merchant's EUR (createCashout's 2xx example cashes out EUR 500.00), so
+  // the USD that createRefund's example refunds stays untouched. Each transition gets a pending cashout.
+  await charge("captured", { ...cardCharge(true), amount: 100_000, currency: "EUR" });
+  const cashout = () =>
+    api(server, "POST", "/v1/cashouts", {
+      merchant_id: chargeMerchant.id,
+      amount: 1000,
+      currency: "EUR",
+      destination: { type: "iban", iban: "DE89370400440532013000", account_holder: "dredd fixture" },
+    });
+  const [cashoutToGet, cashoutToCancel, cashoutToPay, cashoutToFail] = [
+    await cashout(),
+    await cashout(),
+    await cashout(),
+    await cashout(),
+  ];
+
+  // Payment links: updatePaymentLink's example turns its link off, so the pay operation gets its own,
+  // and the page token its body needs comes from that link's hosted page, as a payer's browser gets it.
+  const link = () =>
+    api(server, "POST", "/v1/payment_links", {
+      merchant_id: chargeMerchant.id,
+      amount: 2500,
+      currency: "USD",
+      description: "dredd fixture",
+    });
+  const [linkToGet, linkToUpdate, linkToPay] = [await link(), await link(), await link()];
+  const page = await (await fetch(`${server.url}/pay/${linkToPay.id}`)).text();
+  const pageToken = /data-page-token="([^"]+)"/.exec(page)?.[1];
+  if (!pageToken) throw new Error("the payment page of the fixture link carries no page token");
+
   return {
     byOperation: {
       getEvent: eventId,
@@ -190,8 +223,16 @@ async function createFixtures(server: TestServer): Promise<Fixtures> {
       getWebhookDelivery: testDelivery.id,
       listEventDeliveries: eventId,
       redeliverEvent: eventId,
+      getCashout: cashoutToGet.id,
+      cancelCashout: cashoutToCancel.id,
+      sandboxPayCashout: cashoutToPay.id,
+      sandboxFailCashout: cashoutToFail.id,
+      getPaymentLink: linkToGet.id,
+      updatePaymentLink: linkToUpdate.id,
+      payPaymentLink: linkToPay.id,
     },
     byPrefix: { mch: chargeMerchant.id, tok: token.id, tx: captured.id, we: redeliverTarget.id },
+    bodyFields: { payPaymentLink: { page_token: pageToken } },
   };
 }
 
@@ -241,6 +282,7 @@ describe("dredd against the 3.0 document", () => {
       secret: server.sandboxKey,
       fixtures: fixtures.byOperation,
       bodyIds: fixtures.byPrefix,
+      bodyFields: fixtures.bodyFields,
       contract: loadContract(),
       document: loadOpenApi30(),
       skipped: [],

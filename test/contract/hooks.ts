@@ -19,7 +19,9 @@
 //   the 2xx response's request example, so that only the id is wrong. Ids in a request example
 //   (createCharge's `merchant_id` and `payment_method.token`) name objects that exist nowhere; each
 //   id-shaped string in the body is replaced by the fixture of its prefix (`mch`, `tok`), and a body
-//   naming an id of a prefix without a fixture fails the transaction instead of drawing a 404.
+//   naming an id of a prefix without a fixture fails the transaction instead of drawing a 404. Fields
+//   no example can hold (the public pay operation's page token, issued by the page at run time) are
+//   set from `bodyFields`.
 // - dredd sends the optional `Idempotency-Key` header with an empty value (which the contract rightly
 //   refuses); POSTs get a fresh key instead.
 // - Response checks dredd cannot do: it treats every documented response header as required (its
@@ -86,6 +88,8 @@ export interface ContractHooksContext {
   fixtures: Partial<Record<OperationId, string>>;
   /** The id that replaces every example id of this prefix (`mch`, `tok`, ...) in a request body. */
   bodyIds: Partial<Record<string, string>>;
+  /** Top-level body fields set per operation over its example (values only known at run time). */
+  bodyFields?: Partial<Record<OperationId, Record<string, unknown>>>;
   /** The canonical contract, for the response checks. */
   contract: Contract;
   /** The document dredd reads. */
@@ -215,7 +219,7 @@ export function registerContractHooks(hooks: DreddHooks, ctx: ContractHooksConte
     const doc = documented(op);
     const headers = transaction.request.headers;
 
-    // Public operations (`security: []`) are called without a key, as a load balancer would.
+    // Public operations (`security: []`) are called without a key, as a load balancer or a payer's browser would.
     deleteHeader(headers, "Authorization");
     if (!op.public) headers.Authorization = `Bearer ${ctx.secret}`;
 
@@ -258,7 +262,8 @@ export function registerContractHooks(hooks: DreddHooks, ctx: ContractHooksConte
         fail(transaction, `no body fixture for ${missing.join(", ")}: add its prefix in test/contract/dredd.test.ts`);
         return;
       }
-      transaction.request.body = JSON.stringify(withIds);
+      const fields = ctx.bodyFields?.[op.operationId] ?? {};
+      transaction.request.body = JSON.stringify({ ...(withIds as Record<string, unknown>), ...fields });
       headers["Content-Type"] = "application/json";
     }
   });

@@ -115,3 +115,51 @@ export async function createWebhookEndpoint(client: PaymentsClient, live = false
     }),
   );
 }
+
+/** A merchant whose available balance in `currency` is `amount` (one captured card charge; the sandbox settles at once). */
+export async function fundedMerchant(client: PaymentsClient, amount: number, currency = "USD") {
+  const body = await cardChargeBody(client, amount, currency);
+  const charge = unwrap(await client.POST("/v1/charges", { body }));
+  if (charge.status !== "captured") throw new Error(`funding charge is ${charge.status}`);
+  return { id: body.merchant_id, chargeId: charge.id };
+}
+
+/** A payment link of a fresh merchant; `body` overrides the defaults (USD 25.00, card only). */
+export async function createPaymentLink(
+  client: PaymentsClient,
+  body: Partial<{
+    merchant_id: string;
+    amount: number;
+    currency: string;
+    description: string;
+    payment_methods: ("card" | "pix" | "boleto" | "oxxo" | "spei" | "sepa_debit")[];
+    max_uses: number;
+    expires_at: string;
+    after_completion: { type: "message"; message: string } | { type: "redirect"; url: string };
+  }> = {},
+) {
+  const merchantId = body.merchant_id ?? (await createMerchant(client, "Acme Coffee Roasters")).id;
+  return unwrap(
+    await client.POST("/v1/payment_links", {
+      body: { amount: 2500, currency: "USD", description: "Coffee subscription", ...body, merchant_id: merchantId },
+    }),
+  );
+}
+
+/** The page token of a link's hosted page, as a payer's browser gets it (GET /pay/{id}, no key). */
+export async function pageTokenOf(server: TestServer, linkId: string): Promise<string> {
+  const res = await fetch(`${server.url}/pay/${linkId}`);
+  const html = await res.text();
+  const token = /data-page-token="([^"]+)"/.exec(html)?.[1];
+  if (!token) throw new Error(`no page token on /pay/${linkId} (status ${res.status})`);
+  return token;
+}
+
+export const cardPayment = (number = VISA) => ({
+  type: "card" as const,
+  number,
+  exp_month: 12,
+  exp_year: 2031,
+  cvc: "123",
+  holder: "Ada Lovelace",
+});

@@ -20,7 +20,8 @@ describe("HTTP conventions", () => {
     expect(res.headers.get("request-id")).toMatch(/^req_[0-9A-Za-z]{24}$/);
     const body = await json(res);
     expect(body.request_id).toBe(res.headers.get("request-id"));
-    expect(body.type).toBe(`https://docs.payments.dev/errors/${body.code}`);
+    // The type is the entry for its code in this server's error reference (GET /docs/errors).
+    expect(body.type).toBe(`${server.url}/docs/errors#${body.code}`);
     expect(body.status).toBe(res.status);
     return body;
   }

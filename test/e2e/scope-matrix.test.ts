@@ -1,5 +1,5 @@
 import { OPERATIONS, SCOPES } from "@payments/contract/operations";
-import { idempotencyRecordId } from "@payments/server";
+import { idempotencyRecordId, publicKeyNamespace } from "@payments/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, type Env, RECIPES } from "../support/recipes.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
@@ -57,6 +57,23 @@ describe("scope matrix (every operation in the contract)", () => {
           expect(response.status, JSON.stringify(error)).toBeLessThan(300);
         }
       });
+
+      if (op.method === "post") {
+        // The idempotency rule holds for public POSTs too; their keys live apart, per object (its path).
+        it("records its Idempotency-Key outcome with the change, in its own key space", async () => {
+          const { path, body } = await RECIPES[op.operationId](sandbox);
+          const key = `matrix-${op.operationId}-${Math.random()}`;
+          const first = await call(sandbox.client, op, path, body, { "Idempotency-Key": key });
+          expect(first.response.status, JSON.stringify(first.error)).toBeLessThan(300);
+          const namespace = publicKeyNamespace(urlOf(op, path).pathname);
+          const record = await server.running.store.get("idempotency", idempotencyRecordId(false, key, namespace));
+          expect(record).toMatchObject({ state: "done", atomic: true, withheld: op.sensitive });
+          expect(await server.running.store.get("idempotency", idempotencyRecordId(false, key))).toBeNull();
+          const again = await call(sandbox.client, op, path, body, { "Idempotency-Key": key });
+          expect(again.response.headers.get("idempotent-replayed")).toBe("true");
+          expect(again.data).toEqual(first.data);
+        });
+      }
     });
   }
 

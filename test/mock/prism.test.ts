@@ -24,6 +24,21 @@ const ids = {
   token: "tok_7Hs2KdP9qLm3XvB8nRt5YwZc",
   endpoint: "we_3Fg7Hj2Kl9Zx4Cv8Bn1Mq6Wa",
   delivery: "whd_7Yh2Nb5Vc8Xz1Lk4Jh6Gf9Ds",
+  cashout: "co_8Hn3Jk5Lp7Qr9St2Uv4Wx6Yz",
+  paymentLink: "plink_3Xc5Vb7Nm9Qw2Er4Ty6Ui8Op",
+};
+
+/** The public pay operation's body, as the hosted page sends it. */
+const payBody = {
+  page_token: "v1.1763724135.Tb3kR9mQ2xW7pL4c.Jr5Xq0cW2v8tKn1bY6zHf3uLd9gSe4aPoM7iNwQxRk",
+  payment_method: {
+    type: "card" as const,
+    number: "4242 4242 4242 4242",
+    exp_month: 12,
+    exp_year: 2031,
+    cvc: "123",
+    holder: "Ada Lovelace",
+  },
 };
 
 /** One call per operation, keyed by the operationId it must reach. */
@@ -87,6 +102,8 @@ const calls: Record<string, (client: PaymentsClient) => Promise<unknown>> = {
     c.PATCH("/v1/fraud/settings", {
       body: { review_threshold: 50, block_threshold: 80, review_window_seconds: 86400 },
     }),
+  listRequestLog: (c) =>
+    c.GET("/v1/request_log", { params: { query: { limit: 2, method: "GET", outcome: "failed" } } }),
   listEvents: (c) => c.GET("/v1/events", { params: { query: { limit: 2, type: "fraud.evaluated" } } }),
   getEvent: (c) => c.GET("/v1/events/{id}", { params: { path: { id: ids.event } } }),
   createMerchant: (c) =>
@@ -112,6 +129,45 @@ const calls: Record<string, (client: PaymentsClient) => Promise<unknown>> = {
   getToken: (c) => c.GET("/v1/tokens/{id}", { params: { path: { id: ids.token } } }),
   deleteToken: (c) => c.DELETE("/v1/tokens/{id}", { params: { path: { id: ids.token } } }),
   revealToken: (c) => c.POST("/v1/tokens/{id}/reveal", { params: { path: { id: ids.token } } }),
+  createCashout: (c) =>
+    c.POST("/v1/cashouts", {
+      body: {
+        merchant_id: ids.merchant,
+        amount: 50000,
+        currency: "EUR",
+        destination: { type: "iban", iban: "DE89 3704 0044 0532 0130 00", account_holder: "Acme GmbH" },
+        description: "Weekly payout",
+      },
+    }),
+  getCashout: (c) => c.GET("/v1/cashouts/{id}", { params: { path: { id: ids.cashout } } }),
+  listCashouts: (c) =>
+    c.GET("/v1/cashouts", { params: { query: { merchant_id: ids.merchant, status: "pending", limit: 10 } } }),
+  cancelCashout: (c) => c.POST("/v1/cashouts/{id}/cancel", { params: { path: { id: ids.cashout } } }),
+  sandboxPayCashout: (c) => c.POST("/v1/sandbox/cashouts/{id}/pay", { params: { path: { id: ids.cashout } } }),
+  sandboxFailCashout: (c) =>
+    c.POST("/v1/sandbox/cashouts/{id}/fail", {
+      params: { path: { id: ids.cashout } },
+      body: { failure_code: "account_closed" },
+    }),
+  createPaymentLink: (c) =>
+    c.POST("/v1/payment_links", {
+      body: {
+        merchant_id: ids.merchant,
+        amount: 2500,
+        currency: "USD",
+        description: "Coffee subscription",
+        payment_methods: ["card"],
+        max_uses: 100,
+        after_completion: { type: "redirect", url: "https://shop.example.com/thanks" },
+      },
+    }),
+  getPaymentLink: (c) => c.GET("/v1/payment_links/{id}", { params: { path: { id: ids.paymentLink } } }),
+  listPaymentLinks: (c) =>
+    c.GET("/v1/payment_links", { params: { query: { merchant_id: ids.merchant, active: true, limit: 10 } } }),
+  updatePaymentLink: (c) =>
+    c.PATCH("/v1/payment_links/{id}", { params: { path: { id: ids.paymentLink } }, body: { active: false } }),
+  payPaymentLink: (c) =>
+    c.POST("/v1/payment_links/{id}/pay", { params: { path: { id: ids.paymentLink } }, body: payBody }),
   createWebhookEndpoint: (c) =>
     c.POST("/v1/webhook_endpoints", {
       body: {
@@ -211,7 +267,8 @@ describe("Prism mock of the contract", () => {
   });
 
   it("answers the public operations without a key, and the others not", async () => {
-    const publicOps = OPERATIONS.filter((op) => op.public);
+    // The probes take no parameters; the public pay operation (below) a link id and a body.
+    const publicOps = OPERATIONS.filter((op) => op.public && op.method === "get");
     expect(publicOps.length).toBeGreaterThan(0);
     for (const op of publicOps) {
       const res = await fetch(`${baseUrl}${op.path}`, { method: op.method.toUpperCase() });
@@ -220,6 +277,19 @@ describe("Prism mock of the contract", () => {
       expect(check.errors).toEqual([]);
     }
     const keyless = await fetch(`${baseUrl}/v1/merchants`);
+    expect(keyless.status).toBe(401);
+  });
+
+  it("answers the public pay operation without a key, and a keyed operation not", async () => {
+    const res = await fetch(`${baseUrl}/v1/payment_links/${ids.paymentLink}/pay`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(payBody),
+    });
+    const check = await contract.checkFetchResponse("POST", "/v1/payment_links/{id}/pay", res);
+    expect(res.status).toBe(201);
+    expect(check.errors).toEqual([]);
+    const keyless = await fetch(`${baseUrl}/v1/payment_links/${ids.paymentLink}`);
     expect(keyless.status).toBe(401);
   });
 

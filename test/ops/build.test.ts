@@ -50,7 +50,19 @@ describe("the production build", { timeout: 120_000 }, () => {
       expect(key).toBeDefined();
       const merchants = await fetch(`${url}/v1/merchants`, { headers: { authorization: `Bearer ${key}` } });
       expect(merchants.status).toBe(200);
+      // The hosted payment page's sources travel in dist/ (pay-page/), not in the workspace.
+      const page = await fetch(`${url}/pay/plink_000000000000000000000000`);
+      expect(page.status).toBe(404);
+      expect(await page.text()).toContain("Payment link not found");
+      expect((await fetch(`${url}/pay/assets/pay.js`)).status).toBe(200);
       expect(server.stdout()).toMatch(/"code":"dist"/);
+      // The console and the reference are served from dist/public.
+      const console = await fetch(`${url}/console`);
+      expect(console.status).toBe(200);
+      expect(await console.text()).toContain("/console/assets/console.js");
+      expect((await fetch(`${url}/console/assets/console.js`)).status).toBe(200);
+      expect((await fetch(`${url}/docs/assets/redoc.standalone.js`)).status).toBe(200);
+      expect((await fetch(`${url}/docs/errors`)).status).toBe(200);
     } finally {
       expect((await server.stop()).code).toBe(0);
     }

@@ -4,15 +4,18 @@ import type { OPERATIONS } from "@payments/contract/operations";
 import {
   cardBody,
   cardChargeBody,
+  cardPayment,
   createCharge,
   createEvaluation,
   createFraudList,
   createFraudListItem,
   createMerchant,
+  createPaymentLink,
   createPixCharge,
   createToken,
   createWebhookEndpoint,
   insertEvent,
+  pageTokenOf,
   REVIEW_CARD,
 } from "../e2e/fixtures.ts";
 import type { TestServer } from "./server.ts";
@@ -78,6 +81,7 @@ export const RECIPES: Record<(typeof OPERATIONS)[number]["operationId"], Recipe>
   // The default value: the matrix's other charges must keep the default thresholds.
   updateFraudSettings: async () => ({ path: {}, body: { review_threshold: 65 } }),
   listEvents: async () => ({ path: {} }),
+  listRequestLog: async () => ({ path: {} }),
   getEvent: async ({ server, live }) => ({ path: { id: (await insertEvent(server, live)).id } }),
   listEventDeliveries: async ({ server, live }) => ({ path: { id: (await insertEvent(server, live)).id } }),
   redeliverEvent: async ({ server, client, live }) => ({
@@ -118,7 +122,69 @@ export const RECIPES: Record<(typeof OPERATIONS)[number]["operationId"], Recipe>
   },
   getLiveness: async () => ({ path: {} }),
   getReadiness: async () => ({ path: {} }),
+  createCashout: async (env) => ({ path: {}, body: await cashoutBody(env) }),
+  getCashout: async (env) => ({ path: { id: await cashoutId(env) } }),
+  listCashouts: async () => ({ path: {} }),
+  cancelCashout: async (env) => ({ path: { id: await cashoutId(env) } }),
+  sandboxPayCashout: async (env) => ({ path: { id: await cashoutId(env) } }),
+  sandboxFailCashout: async (env) => ({ path: { id: await cashoutId(env) }, body: {} }),
+  createPaymentLink: async ({ client }) => ({
+    path: {},
+    body: { merchant_id: (await createMerchant(client)).id, amount: 2500, currency: "USD", description: "Matrix" },
+  }),
+  getPaymentLink: async ({ client }) => ({ path: { id: (await createPaymentLink(client)).id } }),
+  listPaymentLinks: async () => ({ path: {} }),
+  updatePaymentLink: async ({ client }) => ({
+    path: { id: (await createPaymentLink(client)).id },
+    body: { description: "Renamed" },
+  }),
+  payPaymentLink: async ({ client, server }) => {
+    const link = await createPaymentLink(client);
+    return {
+      path: { id: link.id },
+      body: { page_token: await pageTokenOf(server, link.id), payment_method: cardPayment() },
+    };
+  },
 };
+
+/**
+ * A valid cashout body: a fresh merchant with 1,000 available. Production captures wait for settlement,
+ * so the funds are put straight into the balance, in whichever environment the recipe runs.
+ */
+async function cashoutBody({ server, client, live }: Env) {
+  const merchant = await createMerchant(client);
+  const at = new Date().toISOString();
+  await server.running.store.insert("balances", {
+    id: `${merchant.id}:USD`,
+    livemode: live,
+    created_at: at,
+    updated_at: at,
+    merchant_id: merchant.id,
+    currency: "USD",
+    available: 1000,
+    pending: 0,
+  });
+  return {
+    merchant_id: merchant.id,
+    amount: 100,
+    currency: "USD",
+    destination: {
+      type: "us_bank_account" as const,
+      routing_number: "110000000",
+      account_number: "000123456789",
+      account_holder: "Matrix Inc.",
+    },
+  };
+}
+
+/** A pending cashout in the recipe's environment. */
+async function cashoutId(env: Env): Promise<string> {
+  const { id } = await env.server.running.domain.cashouts.create(
+    { keyId: "kid_matrix", livemode: env.live, scopes: ["*"], keyPrefix: "key_test_matrix", requestId: "req_matrix" },
+    await cashoutBody(env),
+  );
+  return id;
+}
 
 async function keyId(server: TestServer, live: boolean): Promise<string> {
   const { key } = await server.running.domain.serviceKeys.issue(live, { name: "fixture", scopes: ["fraud"] });

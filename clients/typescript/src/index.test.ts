@@ -115,6 +115,16 @@ describe("createPaymentsClient", () => {
     expect(seen[0]?.headers["idempotency-key"]).toBeUndefined();
   });
 
+  it("sends given headers in place of a key (a console session) and no Authorization then", async () => {
+    const { baseUrl, seen } = await serve(json(200, merchant), json(201, merchant));
+    const client = createPaymentsClient({ baseUrl, headers: { "X-CSRF-Token": "csrf" }, maxRetries: 0 });
+    await client.GET("/v1/merchants/{id}", { params: { path: { id: merchant.id } } });
+    await client.POST("/v1/merchants", { body: create });
+    expect(seen.map((s) => s.headers["x-csrf-token"])).toEqual(["csrf", "csrf"]);
+    expect(seen.map((s) => s.headers.authorization)).toEqual([undefined, undefined]);
+    expect(seen[1]?.headers["idempotency-key"]).toMatch(UUID);
+  });
+
   it("adds a fresh Idempotency-Key to each POST", async () => {
     const { baseUrl, seen } = await serve(json(201, merchant));
     const client = createPaymentsClient(options(baseUrl).opts);

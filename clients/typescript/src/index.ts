@@ -43,13 +43,36 @@ export type Scope = Schemas["Scope"];
 export type Event = Schemas["Event"];
 export type EventList = Schemas["EventList"];
 export type EventType = Schemas["EventType"];
+export type Cashout = Schemas["Cashout"];
+export type CashoutCreate = Schemas["CashoutCreate"];
+export type PaymentLink = Schemas["PaymentLink"];
+export type PaymentLinkCreate = Schemas["PaymentLinkCreate"];
+export type PaymentLinkPayment = Schemas["PaymentLinkPayment"];
 
 /** The client: `GET`, `POST`, `PATCH`, `DELETE`… typed by the contract's `paths`. */
 export type PaymentsClient = Client<paths>;
 
-export interface PaymentsClientOptions {
-  /** A service key secret (`key_test_…` or `key_live_…`), sent as `Authorization: Bearer <key>` (DESIGN §5). */
-  apiKey: string;
+/**
+ * The client's options. Requests authenticate with `apiKey`; a page served by the payments server
+ * itself (the developer console) instead passes `headers` that stand for its session (its CSRF token;
+ * the browser adds the session cookie) and no key.
+ */
+export type PaymentsClientOptions = PaymentsClientSettings &
+  (
+    | {
+        /** A service key secret (`key_test_…` or `key_live_…`), sent as `Authorization: Bearer <key>` (DESIGN §5). */
+        apiKey: string;
+        /** More headers for every request. */
+        headers?: Record<string, string>;
+      }
+    | {
+        apiKey?: never;
+        /** Headers that authenticate every request in place of a key (a same-origin console session). */
+        headers: Record<string, string>;
+      }
+  );
+
+export interface PaymentsClientSettings {
   /** Default `http://127.0.0.1:3000` (the local server). */
   baseUrl?: string;
   /** The fetch to send requests with; default `globalThis.fetch`. */
@@ -80,7 +103,10 @@ export const MAX_RETRY_AFTER_MS = 60_000;
 export function createPaymentsClient(options: PaymentsClientOptions): PaymentsClient {
   return createClient<paths>({
     baseUrl: options.baseUrl ?? DEFAULT_BASE_URL,
-    headers: { Authorization: `Bearer ${options.apiKey}` },
+    headers: {
+      ...options.headers,
+      ...(options.apiKey === undefined ? {} : { Authorization: `Bearer ${options.apiKey}` }),
+    },
     fetch: retryingFetch(options),
   });
 }
@@ -89,7 +115,7 @@ export function createPaymentsClient(options: PaymentsClientOptions): PaymentsCl
  * The fetch handed to openapi-fetch: one call of it is one API call, so the idempotency key chosen
  * here is the one every retry of that call sends.
  */
-function retryingFetch(options: PaymentsClientOptions): (request: Request) => Promise<Response> {
+function retryingFetch(options: PaymentsClientSettings): (request: Request) => Promise<Response> {
   const send = options.fetch ?? ((request: Request) => globalThis.fetch(request));
   const maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;

@@ -15,6 +15,10 @@ import {
 import { verifyWebhook, type WebhookEvent, type WebhookEventOf } from "./webhooks.ts";
 
 const client = createPaymentsClient({ apiKey: "key_test_x" });
+// A session page authenticates with headers instead; with neither, there is no way in.
+createPaymentsClient({ headers: { "X-CSRF-Token": "t" } });
+// @ts-expect-error a key or the headers that stand for one are required
+createPaymentsClient({ baseUrl: "http://127.0.0.1:3000" });
 
 describe("client typing", () => {
   it("types a POST's body and answer by the contract", async () => {
@@ -63,10 +67,17 @@ describe("webhook typing", () => {
     expectTypeOf<"fraud.evaluated" | "payment.captured">().toMatchTypeOf<WebhookEventType>();
     // @ts-expect-error not an event type of the contract
     expectTypeOf<"payment.nope">().toMatchTypeOf<WebhookEventType>();
+    expectTypeOf<
+      "cashout.created" | "cashout.paid" | "cashout.failed" | "cashout.canceled" | "payment_link.completed"
+    >().toMatchTypeOf<WebhookEventType>();
     expectTypeOf<WebhookEvent["type"]>().toEqualTypeOf<WebhookEventType>();
     // Every webhook's payload carries its own name as `type`.
     expectTypeOf<WebhookEventOf<"fraud.evaluated">["type"]>().toEqualTypeOf<"fraud.evaluated">();
     expectTypeOf<WebhookEventOf<"payment.captured">["type"]>().toEqualTypeOf<"payment.captured">();
+    expectTypeOf<WebhookEventOf<"cashout.failed">["failure_code"]>().toEqualTypeOf<
+      "account_closed" | "no_account" | "declined" | "could_not_process"
+    >();
+    expectTypeOf<WebhookEventOf<"payment_link.completed">["uses"]>().toEqualTypeOf<number>();
   });
 
   it("narrows the verified event on `type`", () => {

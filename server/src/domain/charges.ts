@@ -9,6 +9,7 @@ import { newId } from "./ids.ts";
 import { drawFromPendingCredit, ensureBalance, post } from "./ledger.ts";
 import type { Merchants } from "./merchants.ts";
 import { assertMinorUnits, assertMoney, type MoneyRules } from "./money.ts";
+import { followTransition } from "./payment-links/usage.ts";
 import { LOCAL_METHODS, type LocalMethod, type Processor } from "./processor.ts";
 import type { AppStore, AppTx, ChargeDoc, ChargeReviewDoc, ChargeStatus, RefundDoc } from "./records.ts";
 import { createdAt, iso } from "./time.ts";
@@ -104,6 +105,13 @@ export interface ChargeCreate {
   customer?: { email?: string; ip?: string; country?: string } | undefined;
 }
 
+/** For charges made through a payment link's hosted page (domain/payment-links). */
+export interface ChargeCreateOptions {
+  paymentLinkId?: string | undefined;
+  /** Runs inside the charge's transaction, after the charge is written: counts it against its link. */
+  inTransaction?: ((tx: AppTx, charge: ChargeDoc) => Promise<void>) | undefined;
+}
+
 export interface RefundCreate {
   amount?: number | undefined;
   reason?: RefundDoc["reason"] | undefined;
@@ -173,6 +181,8 @@ export function createCharges(deps: ChargesDeps) {
       const current = await tx.get("charges", charge.id);
       throw current ? refusal(current, action) : notFound("charge", charge.id);
     }
+    // A charge made through a payment link moves its link's counts in the same transaction.
+    if (updated.payment_link_id) await followTransition(tx, now, charge.status, updated);
     return updated;
   }
 
@@ -184,7 +194,7 @@ export function createCharges(deps: ChargesDeps) {
   return {
     load,
 
-    async create(caller: Caller, input: ChargeCreate): Promise<ChargeDoc> {
+    async create(caller: Caller, input: ChargeCreate, options: ChargeCreateOptions = {}): Promise<ChargeDoc> {
       assertMoney(input.amount, input.currency, deps.money);
       assertIp(input.customer?.ip, "customer.ip");
       const method = input.payment_method;
@@ -228,6 +238,7 @@ export function createCharges(deps: ChargesDeps) {
         fraud_evaluation_id: null,
         review: null,
         review_expires_at: null,
+        ...(options.paymentLinkId ? { payment_link_id: options.paymentLinkId } : {}),
       };
 
       /** Every charge is evaluated before the processor is called (spec: POST /v1/charges). */
@@ -339,6 +350,7 @@ export function createCharges(deps: ChargesDeps) {
             failure_message: charge.failure_message,
           });
         }
+        await options.inTransaction?.(tx, charge);
         return charge;
       });
     },
@@ -347,7 +359,11 @@ export function createCharges(deps: ChargesDeps) {
 
     list: (
       caller: Caller,
-      filter: { merchant_id?: string | undefined; status?: ChargeStatus | undefined },
+      filter: {
+        merchant_id?: string | undefined;
+        status?: ChargeStatus | undefined;
+        payment_link_id?: string | undefined;
+      },
       page: Page,
     ): Promise<PageResult<ChargeDoc>> =>
       store.list(
@@ -356,6 +372,7 @@ export function createCharges(deps: ChargesDeps) {
           livemode: caller.livemode,
           ...(filter.merchant_id ? { merchant_id: filter.merchant_id } : {}),
           ...(filter.status ? { status: filter.status } : {}),
+          ...(filter.payment_link_id ? { payment_link_id: filter.payment_link_id } : {}),
         },
         page,
       ),
@@ -616,6 +633,8 @@ export function createCharges(deps: ChargesDeps) {
       assertOpenReview(current);
       throw new DomainError("conflict", "The charge changed while its review was being closed; retry.");
     }
+    // A held charge made through a payment link: its held use becomes a use (captured) or is freed (voided).
+    if (updated.payment_link_id) await followTransition(tx, now, charge.status, updated);
     return updated;
   }
 

@@ -18,6 +18,7 @@ export type ErrorCode =
   | "insufficient_balance"
   | "merchant_inactive"
   | "card_declined"
+  | "payment_link_unavailable"
   | "rate_limited"
   | "internal_error"
   | "service_unavailable";

@@ -1,4 +1,7 @@
+import { createCashouts } from "./cashouts/index.ts";
+import { createSimulatorPayoutRail, type PayoutRail } from "./cashouts/payouts.ts";
 import { createCharges } from "./charges.ts";
+import { createConsoleSessions } from "./console-sessions.ts";
 import type { Caller, Now } from "./context.ts";
 import { createEvents } from "./events.ts";
 import { createFraud, type FraudScreen } from "./fraud/index.ts";
@@ -6,8 +9,11 @@ import { createHealth } from "./health.ts";
 import { settleDue } from "./ledger.ts";
 import { createMerchants } from "./merchants.ts";
 import type { MoneyRules } from "./money.ts";
+import { createPaymentLinks } from "./payment-links/index.ts";
+import { createPageTokens } from "./payment-links/page-token.ts";
 import { createSimulatorProcessor, type Processor } from "./processor.ts";
 import type { AppStore } from "./records.ts";
+import { createRequestLog } from "./request-log.ts";
 import { createServiceKeys } from "./service-keys.ts";
 import { iso } from "./time.ts";
 import { createTokens } from "./tokens.ts";
@@ -25,6 +31,8 @@ export interface DomainDeps {
   settlementDelaySeconds: number;
   /** How long request-log records are kept (the console's request log). */
   requestLogRetentionDays?: number;
+  /** How long a developer-console session lasts from sign-in (default one hour). */
+  consoleSessionTtlSeconds?: number;
   now?: Now;
   processor?: Processor;
   fraud?: FraudScreen;
@@ -36,6 +44,15 @@ export interface DomainDeps {
     random?: (() => number) | undefined;
     log?: DispatcherLog | undefined;
   };
+  /** The payout rail cashouts are sent through; default: the simulator. */
+  payoutRail?: PayoutRail;
+  /** The server's public address, for payment links' `url` (a function: known once the server listens). */
+  baseUrl?: () => string;
+  /** Cashout schedule: seconds pending (cancelable) before sending, and in transit before the outcome. */
+  cashoutPendingSeconds?: number;
+  cashoutTransitSeconds?: number;
+  /** How long a hosted payment page's token stays valid. */
+  paymentPageTokenTtlSeconds?: number;
 }
 
 /** Every use case, wired to one store. Knows nothing of HTTP or of which database is behind the store. */
@@ -54,6 +71,7 @@ export function createDomain(deps: DomainDeps) {
     ...deps.webhooks,
   });
   const merchants = createMerchants(store, now);
+  const serviceKeys = createServiceKeys(store, now);
   const tokens = createTokens(store, deps.vaultKeys, now);
   const fraud = createFraud({ store, now, tokens, merchants, money: deps.money });
   const charges = createCharges({
@@ -66,11 +84,40 @@ export function createDomain(deps: DomainDeps) {
     money: deps.money,
     settlementDelaySeconds: deps.settlementDelaySeconds,
   });
+  const cashouts = createCashouts({
+    store,
+    now,
+    merchants,
+    money: deps.money,
+    vaultKeys: deps.vaultKeys,
+    rail: deps.payoutRail ?? createSimulatorPayoutRail(),
+    pendingSeconds: deps.cashoutPendingSeconds ?? 3600,
+    transitSeconds: deps.cashoutTransitSeconds ?? 86400,
+  });
+  const paymentLinks = createPaymentLinks({
+    store,
+    now,
+    merchants,
+    tokens,
+    charges,
+    money: deps.money,
+    pageTokens: createPageTokens(deps.vaultKeys.fingerprintKey, deps.paymentPageTokenTtlSeconds ?? 3600),
+    baseUrl: deps.baseUrl ?? (() => "http://127.0.0.1:3000"),
+  });
   return {
     merchants,
     tokens,
-    serviceKeys: createServiceKeys(store, now),
+    cashouts,
+    paymentLinks,
+    serviceKeys,
+    consoleSessions: createConsoleSessions({
+      store: deps.store,
+      now,
+      serviceKeys,
+      ttlSeconds: deps.consoleSessionTtlSeconds ?? 3600,
+    }),
     events: createEvents(store),
+    requestLog: createRequestLog(deps.store),
     webhooks,
     health: createHealth(store),
     charges,
@@ -90,6 +137,8 @@ export function createDomain(deps: DomainDeps) {
       expireReviews: () => charges.expireReviewsDue(),
       /** Moves pending credits whose settlement time has come to available. */
       settle: () => settleDue(store, now),
+      /** Sends pending cashouts whose time has come, and records the outcome of those in transit. */
+      payouts: () => cashouts.advance(),
       /** Forgets Idempotency-Keys older than their time to live. */
       sweepIdempotency: () => store.deleteMany("idempotency", { expires_at: { $lt: iso(now()) } }),
       /** Deletes request-log records older than the retention period. */
@@ -101,6 +150,8 @@ export function createDomain(deps: DomainDeps) {
       sweepFraudCounters: () => fraud.sweepCounters(),
       /** Forgets finished webhook deliveries older than the attempt log's retention. */
       sweepWebhookLog: () => webhooks.sweepLog(),
+      /** Deletes console sessions past their end. */
+      sweepConsoleSessions: () => deps.store.deleteMany("console_sessions", { expires_at: { $lt: iso(now()) } }),
     },
   };
 }

@@ -104,6 +104,10 @@ export interface RequestLogDoc extends BaseDoc {
   status: number;
   latency_ms: number;
   key_prefix: string | null;
+  /** The key that made the request; absent on records written before it was kept. */
+  key_id?: string | null;
+  /** `console`: sent by the developer console for a signed-in key; absent (`api`) on older records. */
+  source?: "api" | "console";
 }
 
 export type ChargeStatus =
@@ -156,6 +160,8 @@ export interface ChargeDoc extends BaseDoc {
   review?: ChargeReviewDoc | null;
   /** review.expires_at while the review is open (null otherwise), top-level so the expiry job can query it. */
   review_expires_at?: string | null;
+  /** Set when the charge was made through a payment link's hosted page (domain/payment-links). */
+  payment_link_id?: string | null;
   updated_at: string;
 }
 
@@ -178,8 +184,8 @@ export interface LedgerEntryDoc extends BaseDoc {
   currency: string;
   bucket: "available" | "pending";
   amount: number;
-  type: "capture" | "refund" | "settlement";
-  /** The charge, refund or settled entry that caused it. */
+  type: "capture" | "refund" | "settlement" | "cashout" | "cashout_reversal";
+  /** The charge, refund, settled entry or cashout that caused it. */
   source_id: string;
   /** For pending capture credits: when they become available, and whether that has happened. */
   available_on: string | null;
@@ -198,6 +204,75 @@ export interface BalanceDoc extends BaseDoc {
   currency: string;
   available: number;
   pending: number;
+  updated_at: string;
+}
+
+export type CashoutStatus = "pending" | "in_transit" | "paid" | "failed" | "canceled";
+export type CashoutFailureCode = "account_closed" | "no_account" | "declined" | "could_not_process";
+export type DestinationType = "iban" | "us_bank_account" | "pix" | "clabe";
+export type PixKeyType = "cpf" | "cnpj" | "email" | "phone" | "evp";
+
+/** A cashout's destination as it may be shown (CashoutDestination in the contract): the account masked. */
+export interface DestinationView {
+  type: DestinationType;
+  masked: string;
+  last4: string;
+  account_holder: string | null;
+  country?: string;
+  routing_number?: string;
+  account_type?: "checking" | "savings";
+  bank_code?: string;
+  key_type?: PixKeyType;
+}
+
+/** Money a merchant sends out of its available balance (spec/resources/cashouts.tsp). */
+export interface CashoutDoc extends BaseDoc {
+  merchant_id: string;
+  amount: number;
+  currency: string;
+  status: CashoutStatus;
+  destination: DestinationView;
+  /**
+   * The full destination (account number, key), sealed like a card number under the vault keys with the
+   * cashout id as associated data: only the payout rail opens it (domain/cashouts/index.ts).
+   */
+  sealed_destination: SealedCard;
+  failure_code: CashoutFailureCode | null;
+  failure_message: string | null;
+  description: string | null;
+  metadata: Record<string, string>;
+  /** The payout rail's reference, once the cashout was handed to it. */
+  payout_ref: string | null;
+  /** When the payout job next acts on it (sends a pending one, asks about an in_transit one); null when final. */
+  next_step_at: string | null;
+  updated_at: string;
+}
+
+export type PaymentLinkMethod = "card" | "pix" | "boleto" | "oxxo" | "spei" | "sepa_debit";
+
+export type AfterCompletion = { type: "message"; message: string } | { type: "redirect"; url: string };
+
+/** A shareable link to the hosted payment page (spec/resources/payment-links.tsp). */
+export interface PaymentLinkDoc extends BaseDoc {
+  merchant_id: string;
+  amount: number;
+  currency: string;
+  description: string;
+  payment_methods: PaymentLinkMethod[];
+  active: boolean;
+  expires_at: string | null;
+  max_uses: number | null;
+  /** Completed payments (captured charges). */
+  uses: number;
+  /** Charges started and not yet completed (pending local payments, held authorizations). */
+  pending_uses: number;
+  /**
+   * uses + pending_uses, kept as one field so that one conditional increment (`claimed < max_uses`)
+   * guards the limit under concurrency (domain/payment-links/usage.ts).
+   */
+  claimed: number;
+  after_completion: AfterCompletion | null;
+  metadata: Record<string, string>;
   updated_at: string;
 }
 
@@ -261,6 +336,19 @@ export interface WebhookDeliveryDoc extends BaseDoc {
   claim: string | null;
   attempts: WebhookAttemptRecord[];
   updated_at: string;
+}
+
+/**
+ * A developer-console session (domain/console-sessions.ts), stored under the SHA-256 digest of its
+ * random token: the token itself lives only in the browser's HttpOnly cookie.
+ */
+export interface ConsoleSessionDoc extends BaseDoc {
+  /** The service key the holder signed in with; re-checked on every request. */
+  key_id: string;
+  /** SHA-256 of the secret that signed in (as service_keys stores it): the session ends when it stops working. */
+  secret_hash: string;
+  /** When the session ends, whatever happens: sign-in time plus CONSOLE_SESSION_TTL_SECONDS (or the key's expiry). */
+  expires_at: string;
 }
 
 /** One-off facts about the installation (e.g. "the bootstrap sandbox key was created"). */
@@ -351,6 +439,9 @@ export type Docs = {
   fraud_merchant_stats: FraudMerchantStatsDoc;
   webhook_endpoints: WebhookEndpointDoc;
   webhook_deliveries: WebhookDeliveryDoc;
+  cashouts: CashoutDoc;
+  payment_links: PaymentLinkDoc;
+  console_sessions: ConsoleSessionDoc;
 };
 
 export type AppStore = Store<Docs>;
@@ -371,7 +462,7 @@ export const COLLECTIONS: CollectionSpecs<Docs> = {
   idempotency: { indexes: [{ fields: ["expires_at"] }] },
   audit_log: { indexes: [{ fields: ["object_id"] }] },
   // created_at alone: the retention job deletes by age across both environments.
-  request_log: { indexes: [{ fields: ["livemode"] }, { fields: ["created_at"] }] },
+  request_log: { indexes: [{ fields: ["livemode"] }, { fields: ["created_at"] }, { fields: ["livemode", "key_id"] }] },
   settings: { indexes: [] },
   charges: {
     indexes: [
@@ -379,6 +470,7 @@ export const COLLECTIONS: CollectionSpecs<Docs> = {
       { fields: ["livemode", "status"] },
       { fields: ["status", "expires_at"] },
       { fields: ["review_expires_at"] },
+      { fields: ["livemode", "payment_link_id"] },
     ],
   },
   refunds: { indexes: [{ fields: ["charge_id"] }] },
@@ -409,4 +501,13 @@ export const COLLECTIONS: CollectionSpecs<Docs> = {
       { fields: ["event_id", "endpoint_id"], unique: true },
     ],
   },
+  cashouts: {
+    indexes: [
+      { fields: ["livemode", "merchant_id"] },
+      { fields: ["livemode", "status"] },
+      { fields: ["status", "next_step_at"] },
+    ],
+  },
+  payment_links: { indexes: [{ fields: ["livemode", "merchant_id"] }] },
+  console_sessions: { indexes: [{ fields: ["expires_at"] }] },
 };

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { openSqliteStore } from "../store/sqlite.ts";
+import type { PayoutRail } from "./cashouts/payouts.ts";
 import type { Caller } from "./context.ts";
 import type { FraudScreen } from "./fraud/port.ts";
 import { createDomain, type DomainDeps } from "./index.ts";
@@ -22,6 +23,9 @@ export function testDomain(
     store?: ReturnType<typeof openSqliteStore<Docs>>;
     /** Vault keys to share with another domain on the same store. */
     vaultKeys?: VaultKeys;
+    payoutRail?: PayoutRail;
+    cashoutPendingSeconds?: number;
+    cashoutTransitSeconds?: number;
   } = {},
 ) {
   const store = options.store ?? openSqliteStore<Docs>({ path: ":memory:", collections: COLLECTIONS });
@@ -41,6 +45,10 @@ export function testDomain(
     processor: options.processor,
     fraud: options.fraud,
     webhooks: options.webhooks,
+    payoutRail: options.payoutRail,
+    cashoutPendingSeconds: options.cashoutPendingSeconds,
+    cashoutTransitSeconds: options.cashoutTransitSeconds,
+    baseUrl: () => "https://pay.example.com",
   });
   const caller = (livemode = false): Caller => ({
     keyId: "kid_test",

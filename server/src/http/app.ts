@@ -6,6 +6,7 @@ import type { Now } from "../domain/context.ts";
 import type { Domain } from "../domain/index.ts";
 import type { AppStore } from "../domain/records.ts";
 import { authenticate, scopeCheck } from "./auth.ts";
+import { consoleApi, consoleCookie, consoleRefusals, sessionRoutes } from "./console.ts";
 import {
   contractOperations,
   loadContract,
@@ -18,6 +19,8 @@ import { noBody, securityHeaders, strictIntegers } from "./guards.ts";
 import { createHandlers, type Handlers, toExpress } from "./handlers.ts";
 import { idempotency } from "./idempotency.ts";
 import { observability, type RequestLogWriter, requestLogWriter } from "./observability.ts";
+import { mountPages } from "./pages.ts";
+import { paymentLinkEnvironment, payPages, sameOriginOnly } from "./pay-page.ts";
 import { type RateLimits, rateLimits } from "./rate-limits.ts";
 
 export interface AppDeps {
@@ -32,7 +35,12 @@ export interface AppDeps {
     | "RATE_LIMIT_LIVE_PER_SECOND"
     | "RATE_LIMIT_TEST_PER_SECOND"
     | "RATE_LIMIT_ANONYMOUS_PER_MINUTE"
+    | "RATE_LIMIT_PAYMENT_LINK_PER_MINUTE"
+    | "RATE_LIMIT_PAYMENT_ADDRESS_PER_MINUTE"
     | "TRUST_PROXY"
+    | "BASE_URL"
+    | "CONSOLE_ENABLED"
+    | "CONSOLE_SESSION_TTL_SECONDS"
   >;
   domain: Domain;
   store: AppStore;
@@ -46,6 +54,18 @@ export interface AppDeps {
   requestLog?: RequestLogWriter;
   /** The rate limiters; startServer passes its own so it can sweep and flush their shared counts. */
   limits?: RateLimits;
+  /** The server's public address (default BASE_URL); startServer's is known once it listens. */
+  publicUrl?: () => string;
+}
+
+/**
+ * The guards of public operations (`security: []`), which take no key: each must tell the idempotency
+ * middleware the environment of the object it acts on, and defend itself as its exposure requires.
+ */
+function publicGuards(domain: Domain, publicUrl: () => string): Partial<Record<OperationId, RequestHandler[]>> {
+  return {
+    payPaymentLink: [sameOriginOnly(publicUrl), paymentLinkEnvironment(domain)],
+  };
 }
 
 /**
@@ -134,6 +154,11 @@ export function createApp(deps: AppDeps): Express {
   }
 
   const app = express();
+  // The public address: problem `type` URIs, the reference's `servers` entry, the console's and the
+  // pay page's same-origin checks name it. Read through startServer's getter, which knows the port once
+  // it listens when the configuration left the port to the system (PORT=0).
+  const publicUrl = deps.publicUrl ?? (() => config.BASE_URL);
+  Object.defineProperty(app.locals, "publicUrl", { get: publicUrl, enumerable: true });
   app.disable("x-powered-by");
   app.set("etag", false);
   app.set("query parser", "simple");
@@ -150,6 +175,8 @@ export function createApp(deps: AppDeps): Express {
         livePerSecond: config.RATE_LIMIT_LIVE_PER_SECOND,
         testPerSecond: config.RATE_LIMIT_TEST_PER_SECOND,
         anonymousPerMinute: config.RATE_LIMIT_ANONYMOUS_PER_MINUTE,
+        paymentLinkPerMinute: config.RATE_LIMIT_PAYMENT_LINK_PER_MINUTE,
+        paymentAddressPerMinute: config.RATE_LIMIT_PAYMENT_ADDRESS_PER_MINUTE,
       },
     });
   const quietPaths = new Set(operations.filter((op) => HEALTH_OPERATIONS.has(op.operationId)).map((op) => op.path));
@@ -161,10 +188,24 @@ export function createApp(deps: AppDeps): Express {
   app.get("/", (_req, res) => {
     res.json(homePage(operations));
   });
-  // Who is calling, then whether they may call this often, before any body is read.
+  // The reference and the console's pages (not API operations either).
+  mountPages(app, { console: config.CONSOLE_ENABLED });
+  const consoleDeps = {
+    sessions: domain.consoleSessions,
+    cookie: consoleCookie(config.BASE_URL, config.CONSOLE_SESSION_TTL_SECONDS),
+    logger,
+  };
+  // Who is calling, then whether they may call this often, before any body is read. The console's
+  // requests (/console/api/v1/...) identify their caller by session and go on as /v1/... requests.
+  if (config.CONSOLE_ENABLED) app.use(consoleApi(consoleDeps));
   app.use(authenticate(domain.serviceKeys));
-  app.use(limits.perKey, limits.anonymous);
+  app.use(limits.perKey, limits.anonymous, ...limits.paymentLinks);
+  if (config.CONSOLE_ENABLED) app.use(consoleRefusals());
+  // The hosted payment page (GET /pay/{id}): a page for payers, not an API operation, so it sits before
+  // the contract's validator, like the other pages.
+  app.use(payPages({ domain }));
   app.use(express.json({ limit: config.BODY_LIMIT_BYTES, type: ["application/json", "application/*+json"] }));
+  if (config.CONSOLE_ENABLED) app.use(sessionRoutes(consoleDeps));
 
   // Paths in the document are absolute (/v1/...); its `servers` entry is a template for clients.
   doc.servers = [{ url: "/" }];
@@ -190,6 +231,7 @@ export function createApp(deps: AppDeps): Express {
     logger,
   };
   const chains = new Map<string, RequestHandler[]>();
+  const guardsOfPublic = publicGuards(domain, publicUrl);
   for (const op of operations) {
     // biome-ignore lint/suspicious/noExplicitAny: each handler is typed by its own operation id
     const handler = toExpress(handlers[op.operationId] as any);
@@ -198,6 +240,7 @@ export function createApp(deps: AppDeps): Express {
     const chain: RequestHandler[] = spec?.requestBody === undefined ? [noBody()] : [];
     const integers = integerQueryParameters(doc, spec);
     if (integers.length > 0) chain.push(strictIntegers(integers));
+    if (op.public) chain.push(...(guardsOfPublic[op.operationId] ?? []));
     if (op.method === "post") chain.push(idempotency(keys, op));
     chain.push(handler);
     chains.set(`${op.method.toUpperCase()} ${op.path}`, chain);

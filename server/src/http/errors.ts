@@ -3,7 +3,7 @@ import type { Logger } from "pino";
 import { DomainError, type ErrorCode, type FieldIssue } from "../domain/errors.ts";
 import { displayUrl, maskCardNumbers } from "../domain/mask.ts";
 import { UNAUTHORIZED_DETAIL } from "./auth.ts";
-import { type ProblemBody, problem } from "./problems.ts";
+import { type ProblemBody, problem, problemTypeUri } from "./problems.ts";
 
 // The one error middleware (DESIGN §4): every failure — domain errors, express-openapi-validator's
 // request and security errors, body-parser errors, unknown routes, bugs — leaves as an RFC 9457
@@ -87,9 +87,16 @@ export function toProblem(err: unknown, requestId: string, logger: Logger): Prob
   });
 }
 
+/**
+ * Sends a problem. Its `type` becomes absolute here, `<BASE_URL>/docs/errors#<code>`: the public address
+ * is the app's (`app.locals.publicUrl`, set by createApp and corrected by startServer once the port is
+ * known), so the URI resolves to the error reference this very server serves.
+ */
 export function sendProblem(res: Response, body: ProblemBody): void {
   if (body.status === 401) res.setHeader("WWW-Authenticate", 'Bearer realm="payments"');
-  res.status(body.status).type("application/problem+json").send(JSON.stringify(body));
+  const publicUrl = String(res.app?.locals.publicUrl ?? "");
+  const sent = { ...body, type: problemTypeUri(publicUrl, body.code) };
+  res.status(body.status).type("application/problem+json").send(JSON.stringify(sent));
 }
 
 /**

@@ -2,6 +2,7 @@ import type { Request, Response } from "express";
 import type { Caller } from "../domain/context.ts";
 import { DomainError } from "../domain/errors.ts";
 import type { Domain } from "../domain/index.ts";
+import type { LinkPayment } from "../domain/payment-links/index.ts";
 import type { Revealed } from "../domain/tokens.ts";
 import type { Page } from "../store/port.ts";
 import type { OperationId, PathParams, QueryParams, Reply, RequestBody } from "./contract.ts";
@@ -17,6 +18,10 @@ export interface OperationInput<K extends OperationId> {
   path: PathParams<K>;
   query: QueryParams<K>;
   caller: Caller;
+  /** The request's id (Request-Id), for operations that have no caller (public ones). */
+  requestId: string;
+  /** The client's address (Express's req.ip, TRUST_PROXY aware). */
+  ip: string | undefined;
   /** Present when the request carries an Idempotency-Key (POST only). */
   idempotency?: IdempotencyScope | undefined;
 }
@@ -32,6 +37,8 @@ export function toExpress<K extends OperationId>(handler: OperationHandler<K>) {
       path: req.params as PathParams<K>,
       query: req.query as QueryParams<K>,
       caller: res.locals.caller as Caller,
+      requestId: String(res.locals.requestId),
+      ip: req.ip,
       idempotency: res.locals.idempotency as IdempotencyScope | undefined,
     });
     res.status(reply.status as number).json(reply.body);
@@ -85,9 +92,11 @@ function page(query: { limit?: number; starting_after?: string; ending_before?: 
 }
 
 export function createHandlers(domain: Domain, options: HandlerOptions = {}): Handlers {
-  const { merchants, tokens, serviceKeys, events, charges, fraud } = domain;
+  const { merchants, tokens, serviceKeys, events, charges, fraud, cashouts, paymentLinks } = domain;
   const hooks = domain.webhooks.endpoints;
-  const answer = answering(options.afterCommit ?? (() => {}));
+  const afterCommit = options.afterCommit ?? (() => {});
+  const answer = answering(afterCommit);
+  const link = (l: Parameters<typeof paymentLinks.url>[0]) => serialize.paymentLink(l, paymentLinks.url(l));
   return {
     // Merchants (scope `merchants`)
     createMerchant: answer(201, serialize.merchant, ({ caller, body }) => merchants.create(caller, body)),
@@ -156,7 +165,11 @@ export function createHandlers(domain: Domain, options: HandlerOptions = {}): Ha
     listCharges: async ({ caller, query }) => ({
       status: 200,
       body: serialize.list(
-        await charges.list(caller, { merchant_id: query.merchant_id, status: query.status }, page(query)),
+        await charges.list(
+          caller,
+          { merchant_id: query.merchant_id, status: query.status, payment_link_id: query.payment_link_id },
+          page(query),
+        ),
         serialize.charge,
       ),
     }),
@@ -222,6 +235,56 @@ export function createHandlers(domain: Domain, options: HandlerOptions = {}): Ha
       body: serialize.fraudSettings(await fraud.settings.update(caller, body)),
     }),
 
+    // Cashouts (scope `cashouts`)
+    createCashout: answer(201, serialize.cashout, ({ caller, body }) => cashouts.create(caller, body)),
+    getCashout: async ({ caller, path }) => ({
+      status: 200,
+      body: serialize.cashout(await cashouts.get(caller, path.id)),
+    }),
+    listCashouts: async ({ caller, query }) => ({
+      status: 200,
+      body: serialize.list(
+        await cashouts.list(caller, { merchant_id: query.merchant_id, status: query.status }, page(query)),
+        serialize.cashout,
+      ),
+    }),
+    cancelCashout: answer(200, serialize.cashout, ({ caller, path }) => cashouts.cancel(caller, path.id)),
+    sandboxPayCashout: answer(200, serialize.cashout, ({ caller, path }) => cashouts.sandboxPay(caller, path.id)),
+    sandboxFailCashout: answer(200, serialize.cashout, ({ caller, path, body }) =>
+      cashouts.sandboxFail(caller, path.id, body.failure_code),
+    ),
+
+    // Payment links (scope `payment_links`)
+    createPaymentLink: answer(201, link, ({ caller, body }) => paymentLinks.create(caller, body)),
+    getPaymentLink: async ({ caller, path }) => ({ status: 200, body: link(await paymentLinks.get(caller, path.id)) }),
+    listPaymentLinks: async ({ caller, query }) => ({
+      status: 200,
+      body: serialize.list(
+        await paymentLinks.list(
+          caller,
+          {
+            merchant_id: query.merchant_id,
+            active: query.active === undefined ? undefined : String(query.active) === "true",
+          },
+          page(query),
+        ),
+        link,
+      ),
+    }),
+    updatePaymentLink: async ({ caller, path, body }) => ({
+      status: 200,
+      body: link(await paymentLinks.update(caller, path.id, body)),
+    }),
+    // Public (no key): the hosted page's payment. The domain builds the link's own caller; the answer is
+    // recorded with the charge through the Idempotency-Key's recorder, as answer() does for keyed POSTs.
+    payPaymentLink: async ({ path, body, requestId, ip, idempotency }) => {
+      const toReply = (result: LinkPayment) => ({ status: 201 as const, body: serialize.paymentLinkPayment(result) });
+      const outcome = idempotency?.recorder((result) => toReply(result as LinkPayment));
+      const result = await paymentLinks.pay(path.id, body, { requestId, ip, outcome });
+      afterCommit();
+      return toReply(result);
+    },
+
     // Events (scope `webhooks`)
     listEvents: async ({ caller, query }) => ({
       status: 200,
@@ -284,6 +347,19 @@ export function createHandlers(domain: Domain, options: HandlerOptions = {}): Ha
     getWebhookDelivery: async ({ caller, path }) => ({
       status: 200,
       body: serialize.webhookDelivery(await hooks.getDelivery(caller, path.id)),
+    }),
+
+    // The request log (scope `*`)
+    listRequestLog: async ({ caller, query }) => ({
+      status: 200,
+      body: serialize.list(
+        await domain.requestLog.list(
+          caller,
+          { key_id: query.key_id, method: query.method, outcome: query.outcome },
+          page(query),
+        ),
+        serialize.requestLogEntry,
+      ),
     }),
 
     // Health (public: no key, no caller; never in the request log, see app.ts)

@@ -19,6 +19,9 @@ import { type IdempotencyScope, idempotency, recordId } from "./idempotency.ts";
 type CrashPoint = "none" | "before_commit" | "after_commit";
 
 const silent = pino({ level: "silent" });
+/** Error lines the middleware logged (it logs one when an answer is stored after its change, not with it). */
+const logged: string[] = [];
+const watching = pino({ level: "error" }, { write: (line: string) => logged.push(line) });
 let store: AppStore;
 let server: Server;
 let url: string;
@@ -41,7 +44,7 @@ function app() {
     res.locals.caller = caller;
     next();
   });
-  const options = { store, now: () => clock, ttlSeconds: 3600, lockSeconds: 60, logger: silent };
+  const options = { store, now: () => clock, ttlSeconds: 3600, lockSeconds: 60, logger: watching };
   const handler = (sensitive: boolean) => async (req: Request, res: Response) => {
     const crash = (req.get("x-crash") ?? "none") as CrashPoint;
     if (crash === "before_commit") return req.socket.destroy();
@@ -78,6 +81,22 @@ function app() {
     h(req, res).catch(next);
   a.post("/things", idempotency(options, { sensitive: false }), wrap(handler(false)));
   a.post("/secrets", idempotency(options, { sensitive: true }), wrap(handler(true)));
+  a.post("/secret-refusal", idempotency(options, { sensitive: true }), (_req: Request, res: Response) => {
+    // A sensitive operation's refusal carries no secret: stored and replayed like any refusal.
+    res.status(409).type("application/problem+json").send('{"code":"conflict"}');
+  });
+  a.post("/secret-without-id", idempotency(options, { sensitive: true }), async (_req: Request, res: Response) => {
+    const scope = res.locals.idempotency as IdempotencyScope;
+    const caller: Caller = {
+      ...(res.locals.caller as Caller),
+      outcome: scope.recorder((r) => ({ status: 200, body: r })),
+    };
+    const result = await commit(store, caller, async () => ({ secret: "s3cr3t", id: 42 }));
+    res.status(200).json(result);
+  });
+  a.post("/no-commit", idempotency(options, { sensitive: false }), (_req: Request, res: Response) => {
+    res.status(201).json({ made: "without commit()" });
+  });
   a.post("/plain", idempotency(options, { sensitive: false }), (req: Request, res: Response) => {
     // A handler that changes nothing and answers without a transaction: stored after the answer.
     res
@@ -106,6 +125,7 @@ beforeEach(async () => {
   store = openSqliteStore<Docs>({ path: ":memory:", collections: COLLECTIONS });
   clock = new Date("2026-11-22T10:00:00Z");
   gate = null;
+  logged.length = 0;
   await listen();
 });
 
@@ -281,5 +301,82 @@ describe("idempotency middleware", () => {
     expect(again?.status).toBe(201);
     expect(again?.replayed).toBeNull();
     expect(await merchants("K")).toHaveLength(2);
+  });
+
+  it("keeps the environments' keys apart and stores only `<env>:<SHA-256>`", () => {
+    expect(recordId(true, "k")).toMatch(/^live:[0-9a-f]{64}$/);
+    expect(recordId(false, "k")).toMatch(/^test:[0-9a-f]{64}$/);
+    expect(recordId(true, "k").slice(5)).toBe(recordId(false, "k").slice(5));
+    expect(recordId(false, "k")).not.toBe(recordId(false, "l"));
+  });
+
+  it("passes a request without a key straight through, storing nothing", async () => {
+    const res = await fetch(`${url}/things`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ name: "L" }),
+    });
+    expect(res.status).toBe(201);
+    expect(await store.findAll("idempotency", {})).toEqual([]);
+    expect(await merchants("L")).toHaveLength(1);
+  });
+
+  it("records a committed answer with the change, and logs nothing about it afterwards", async () => {
+    expect((await post("k12", { name: "M" }))?.status).toBe(201);
+    expect((await store.get("idempotency", recordId(false, "k12")))?.atomic).toBe(true);
+    expect(logged).toEqual([]);
+    // A success answered without a transaction is stored too, but it is the mistake the log names.
+    expect((await post("k12b", {}, { path: "/no-commit" }))?.status).toBe(201);
+    expect((await store.get("idempotency", recordId(false, "k12b")))?.atomic).toBe(false);
+    expect(logged.join("")).toContain("idempotent answer stored after its change, not with it");
+  });
+
+  it("stores a sensitive operation's refusal (it holds no secret) and replays it", async () => {
+    expect((await post("k13", {}, { path: "/secret-refusal" }))?.status).toBe(409);
+    const record = await store.get("idempotency", recordId(false, "k13"));
+    expect(record).toMatchObject({ state: "done", withheld: false, status: 409, body: '{"code":"conflict"}' });
+    const replay = await post("k13", {}, { path: "/secret-refusal" });
+    expect(replay?.status).toBe(409);
+    expect(replay?.replayed).toBe("true");
+    expect(replay?.text).toBe('{"code":"conflict"}');
+  });
+
+  it("withholds a secret-bearing answer without an id, naming no object", async () => {
+    expect((await post("k14", {}, { path: "/secret-without-id" }))?.status).toBe(200);
+    expect(await store.get("idempotency", recordId(false, "k14"))).toMatchObject({ withheld: true, object_id: null });
+    const retry = await post("k14", {}, { path: "/secret-without-id" });
+    expect(retry?.status).toBe(409);
+    expect(retry?.text).not.toContain("s3cr3t");
+  });
+
+  it("counts a key as expired from the very moment its time to live ends", async () => {
+    await post("k15", { name: "N" });
+    advance(3600); // exactly the time to live
+    const again = await post("k15", { name: "N" });
+    expect(again?.replayed).toBeNull();
+    expect(await merchants("N")).toHaveLength(2);
+  });
+
+  it("lets a retry take over exactly when the dead request's lock ends, not a moment before", async () => {
+    expect(await post("k16", { name: "O" }, { crash: "before_commit" })).toBeNull();
+    advance(59);
+    expect((await post("k16", { name: "O" }))?.status).toBe(409);
+    advance(1); // exactly the lock's 60 s
+    expect((await post("k16", { name: "O" }))?.status).toBe(201);
+    expect(await merchants("O")).toHaveLength(1);
+  });
+
+  it("answers a store failure while claiming as a failure, never as someone else's key", async () => {
+    const insert = store.insert.bind(store);
+    store.insert = (async () => {
+      throw new Error("disk full");
+    }) as typeof store.insert;
+    try {
+      const res = await post("k17", { name: "P" });
+      expect(res?.status).toBe(500);
+      expect(await merchants("P")).toHaveLength(0);
+    } finally {
+      store.insert = insert;
+    }
   });
 });

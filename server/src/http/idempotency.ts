@@ -52,9 +52,35 @@ export interface IdempotencyOptions {
 /** res.json's Content-Type, stored with every answer so a replay carries the same one. */
 const JSON_TYPE = "application/json; charset=utf-8";
 
-/** `<environment>:<SHA-256 of the key>`: keys are per environment, and never stored in clear (one may hold a card number). */
-export function recordId(livemode: boolean, key: string): string {
-  return `${livemode ? "live" : "test"}:${createHash("sha256").update(key).digest("hex")}`;
+/**
+ * `<environment>:<SHA-256 of the key>`: keys are per environment, and never stored in clear (one may hold
+ * a card number). A public operation's keys carry a namespace (publicKeyNamespace) in the digest too, so
+ * an anonymous payer's key can never meet, or probe, a key holder's.
+ */
+export function recordId(livemode: boolean, key: string, namespace?: string): string {
+  const digest = createHash("sha256")
+    .update(namespace === undefined ? key : `${namespace}\n${key}`)
+    .digest("hex");
+  return `${livemode ? "live" : "test"}:${digest}`;
+}
+
+/** The namespace of a public operation's keys: its path, which names the one object it acts on. */
+export function publicKeyNamespace(path: string): string {
+  return `public ${path}`;
+}
+
+/**
+ * The guard of a public operation sets this in res.locals: the environment of the object the request acts
+ * on (public requests have no key, hence no caller to take it from).
+ */
+export const PUBLIC_LIVEMODE = "publicLivemode";
+
+/** A request's key space: its caller's environment, or for a public operation its object's and its path. */
+function keySpace(req: Request, res: Response, isPublic: boolean): { livemode: boolean; namespace?: string } {
+  if (!isPublic) return { livemode: (res.locals.caller as Caller).livemode };
+  const livemode = res.locals[PUBLIC_LIVEMODE];
+  if (typeof livemode !== "boolean") throw new Error(`public operation ${req.path} set no ${PUBLIC_LIVEMODE}`);
+  return { livemode, namespace: publicKeyNamespace(req.path) };
 }
 
 function requestHash(req: Request): string {
@@ -83,23 +109,25 @@ function outcome(status: number, body: string, sensitive: boolean, atomic: boole
 
 /**
  * The middleware for one POST operation. `sensitive`: its success answer carries a secret or a card
- * number (generated/types/operations.ts), so it is never stored.
+ * number (generated/types/operations.ts), so it is never stored. `public`: it takes no key
+ * (`security: []`), so its keys live in the space keySpace() gives it.
  */
-export function idempotency(options: IdempotencyOptions, operation: { sensitive: boolean }) {
+export function idempotency(options: IdempotencyOptions, operation: { sensitive: boolean; public?: boolean }) {
   const { store, now, ttlSeconds, lockSeconds, logger } = options;
   const { sensitive } = operation;
+  const isPublic = operation.public === true;
 
   /** Takes the key for this request, or answers for it. Returns the record id when this request now owns the key. */
   async function claim(req: Request, res: Response, key: string, owner: string): Promise<string | null> {
-    const caller = res.locals.caller as Caller;
-    const id = recordId(caller.livemode, key);
+    const space = keySpace(req, res, isPublic);
+    const id = recordId(space.livemode, key, space.namespace);
     const hash = requestHash(req);
     for (let attempt = 0; attempt < 3; attempt++) {
       const at = now();
       const lockedUntil = iso(new Date(at.getTime() + lockSeconds * 1000));
       const record: IdempotencyDoc = {
         id,
-        livemode: caller.livemode,
+        livemode: space.livemode,
         created_at: iso(at),
         request_hash: hash,
         state: "in_flight",

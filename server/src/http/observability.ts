@@ -142,8 +142,16 @@ export function observability(deps: {
       // Why a presented key was refused goes to the log only; the caller gets one 401 for every reason.
       const authFailure = res.locals.authFailure as string | undefined;
       logger.info(authFailure ? { ...line, auth_failure: authFailure } : line, "request");
-      if (caller)
-        requestLog?.record({ id: requestId, livemode: caller.livemode, created_at: createdAt(now()), ...line });
+      if (caller) {
+        requestLog?.record({
+          id: requestId,
+          livemode: caller.livemode,
+          created_at: createdAt(now()),
+          ...line,
+          key_id: caller.keyId,
+          source: res.locals.console ? "console" : "api",
+        });
+      }
     });
     next();
   };

@@ -1,31 +1,140 @@
 import type { ErrorCode } from "../domain/errors.ts";
 
-// DESIGN §4: the one table from error code to HTTP status and title. Every problem the API sends is
-// built here, so `type`, `title` and `status` can never disagree.
+// DESIGN §4: the one table from error code to HTTP status, title and meaning. Every problem the API
+// sends is built here, so `type`, `title` and `status` can never disagree, and the error reference
+// (GET /docs/errors, server/src/http/pages.ts) is rendered from the same table, so every code a
+// problem can carry has its entry there.
 
-export const PROBLEM_TYPES: Record<ErrorCode, { status: number; title: string }> = {
-  invalid_request: { status: 400, title: "Invalid request" },
-  invalid_card: { status: 400, title: "Invalid card" },
-  unauthorized: { status: 401, title: "Unauthorized" },
-  card_declined: { status: 402, title: "Card declined" },
-  forbidden: { status: 403, title: "Forbidden" },
-  not_found: { status: 404, title: "Not found" },
-  method_not_allowed: { status: 405, title: "Method not allowed" },
-  conflict: { status: 409, title: "Conflict" },
-  invalid_state_transition: { status: 409, title: "Invalid state transition" },
-  idempotency_request_in_progress: { status: 409, title: "Request in progress" },
-  idempotency_replay_unavailable: { status: 409, title: "Replay unavailable" },
-  merchant_inactive: { status: 409, title: "Merchant not active" },
-  payload_too_large: { status: 413, title: "Payload too large" },
-  unsupported_media_type: { status: 415, title: "Unsupported media type" },
-  idempotency_key_reused: { status: 422, title: "Idempotency key reused" },
-  insufficient_balance: { status: 422, title: "Insufficient balance" },
-  rate_limited: { status: 429, title: "Too many requests" },
-  internal_error: { status: 500, title: "Internal error" },
-  service_unavailable: { status: 503, title: "Service unavailable" },
+export interface ProblemType {
+  status: number;
+  title: string;
+  /** What the code means and what to do about it: the error reference's entry. */
+  meaning: string;
+}
+
+export const PROBLEM_TYPES: Record<ErrorCode, ProblemType> = {
+  invalid_request: {
+    status: 400,
+    title: "Invalid request",
+    meaning:
+      "The request is malformed or a field is invalid: `param` names the field and `errors` lists every failure. Fix the request; retrying it unchanged fails again.",
+  },
+  invalid_card: {
+    status: 400,
+    title: "Invalid card",
+    meaning:
+      "The card number fails the Luhn check or its brand's length, or the expiry is in the past. The number is masked in the detail.",
+  },
+  unauthorized: {
+    status: 401,
+    title: "Unauthorized",
+    meaning:
+      "No service key, or a malformed, unknown, expired or revoked one (or a rotated-out secret past its grace period). The answer never says which: the server's log does.",
+  },
+  card_declined: {
+    status: 402,
+    title: "Card declined",
+    meaning: "The card issuer declined the payment.",
+  },
+  forbidden: {
+    status: 403,
+    title: "Forbidden",
+    meaning:
+      "The key is valid but lacks the scope this operation needs; the detail names both. Use a key with that scope (or `*`).",
+  },
+  not_found: {
+    status: 404,
+    title: "Not found",
+    meaning:
+      "No object with this id in the caller's environment (an id from the other environment is not found either), or no such route.",
+  },
+  method_not_allowed: {
+    status: 405,
+    title: "Method not allowed",
+    meaning: "The path exists but not with this HTTP method.",
+  },
+  conflict: {
+    status: 409,
+    title: "Conflict",
+    meaning: "The object changed while the request was being applied (a concurrent change). Retry.",
+  },
+  invalid_state_transition: {
+    status: 409,
+    title: "Invalid state transition",
+    meaning:
+      "The object's state does not allow this change (capturing a voided charge, refunding more than was captured, rotating a revoked key); the detail says why.",
+  },
+  idempotency_request_in_progress: {
+    status: 409,
+    title: "Request in progress",
+    meaning:
+      "A request with this Idempotency-Key is still being processed. Retry shortly with the same key: you then get its answer.",
+  },
+  idempotency_replay_unavailable: {
+    status: 409,
+    title: "Replay unavailable",
+    meaning:
+      "The request with this Idempotency-Key already succeeded, but its answer carried a secret or a card number, which is never kept for replay. Look the named object up instead.",
+  },
+  merchant_inactive: {
+    status: 409,
+    title: "Merchant not active",
+    meaning: "The merchant is suspended or closed; only active merchants can take payments.",
+  },
+  payment_link_unavailable: {
+    status: 409,
+    title: "Payment link unavailable",
+    meaning:
+      "The payment link cannot take a payment now: it is turned off, expired, or used up (`max_uses`). The detail says which.",
+  },
+  payload_too_large: {
+    status: 413,
+    title: "Payload too large",
+    meaning: "The request body is larger than the server accepts (its BODY_LIMIT_BYTES).",
+  },
+  unsupported_media_type: {
+    status: 415,
+    title: "Unsupported media type",
+    meaning: "The body is not `application/json` in UTF-8.",
+  },
+  idempotency_key_reused: {
+    status: 422,
+    title: "Idempotency key reused",
+    meaning:
+      "This Idempotency-Key was already used with a different request (method, path or body) within 24 hours. Use a new key for a new request.",
+  },
+  insufficient_balance: {
+    status: 422,
+    title: "Insufficient balance",
+    meaning: "The merchant's available balance cannot cover the refund or the cashout; nothing was written.",
+  },
+  rate_limited: {
+    status: 429,
+    title: "Too many requests",
+    meaning:
+      "More requests than this key may make per second, or, without a valid key, more than this address may make per minute. Wait the seconds in `Retry-After`.",
+  },
+  internal_error: {
+    status: 500,
+    title: "Internal error",
+    meaning:
+      "An unexpected error; the body carries no internals. It was logged with the request id: quote it when reporting. A POST's Idempotency-Key is forgotten, so a retry runs again.",
+  },
+  service_unavailable: {
+    status: 503,
+    title: "Service unavailable",
+    meaning:
+      "The instance cannot serve requests now (its store does not answer, or it is shutting down). Retry shortly.",
+  },
 };
 
-export const PROBLEM_BASE_URI = "https://docs.payments.dev/errors/";
+/** Where the error reference is served; a problem's `type` is `<BASE_URL><this>#<code>`. */
+export const ERROR_REFERENCE_PATH = "/docs/errors";
+
+/** The `type` of a problem with this code, on the server whose public address is `baseUrl` (BASE_URL). */
+export function problemTypeUri(baseUrl: string, code: ErrorCode): string {
+  return `${baseUrl}${ERROR_REFERENCE_PATH}#${code}`;
+}
 
 export interface ProblemBody {
   type: string;
@@ -38,13 +147,18 @@ export interface ProblemBody {
   errors?: { param?: string; message: string }[];
 }
 
+/**
+ * A problem body. Its `type` is the reference's path and anchor (`/docs/errors#<code>`) until
+ * sendProblem (./errors.ts) makes it absolute with the server's BASE_URL, which a problem built here
+ * does not know.
+ */
 export function problem(
   code: ErrorCode,
   detail: string | undefined,
   extra: { param?: string | undefined; requestId?: string; errors?: { param?: string; message: string }[] } = {},
 ): ProblemBody {
   const { status, title } = PROBLEM_TYPES[code];
-  const body: ProblemBody = { type: PROBLEM_BASE_URI + code, title, status, code };
+  const body: ProblemBody = { type: problemTypeUri("", code), title, status, code };
   if (detail) body.detail = detail;
   if (extra.param) body.param = extra.param;
   if (extra.requestId) body.request_id = extra.requestId;

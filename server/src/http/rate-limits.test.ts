@@ -58,7 +58,13 @@ describe("SharedCounters", () => {
       store,
       now: () => clock,
       logger: silent,
-      settings: { livePerSecond: 10, testPerSecond: 5, anonymousPerMinute: 60 },
+      settings: {
+        livePerSecond: 10,
+        testPerSecond: 5,
+        anonymousPerMinute: 60,
+        paymentLinkPerMinute: 120,
+        paymentAddressPerMinute: 10,
+      },
     });
     await limits.flush();
     expect(await store.findAll("rate_limits", {})).toEqual([]);

@@ -1,3 +1,4 @@
+import { OPERATIONS } from "@payments/contract/operations";
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import { type Options, rateLimit, type Store } from "express-rate-limit";
 import type { Logger } from "pino";
@@ -153,13 +154,19 @@ export interface RateLimitSettings {
   testPerSecond: number;
   /** Requests per minute per client address made without a valid key. */
   anonymousPerMinute: number;
+  /** Public pay operations per minute per payment link (all payers together). */
+  paymentLinkPerMinute: number;
+  /** Public pay operations per minute per client address. */
+  paymentAddressPerMinute: number;
 }
 
 export interface RateLimits {
   /** Counts per service key; runs after the caller is known. */
   perKey: RequestHandler;
-  /** Counts requests without a valid key per client address. */
+  /** Counts requests without a valid key per client address (except the public pay operation's). */
   anonymous: RequestHandler;
+  /** The public pay operation's own limits, per payment link and per client address. */
+  paymentLinks: RequestHandler[];
   /** Deletes the shared counts of finished windows. */
   sweep(): Promise<number>;
   /** Writes the counts still held locally. */
@@ -167,6 +174,20 @@ export interface RateLimits {
 }
 
 const callerOf = (res: Response) => res.locals.caller as Caller | undefined;
+
+/**
+ * The public pay operation's path (payPaymentLink in the contract) as a pattern whose group 1 is the link
+ * id. Taken from the generated operation table so the path is written in one place, the spec.
+ */
+function paymentLinkPayPath(): RegExp {
+  const op = OPERATIONS.find((o) => o.operationId === "payPaymentLink");
+  if (!op) throw new Error("the contract has no payPaymentLink operation");
+  const pattern = op.path
+    .split(/\{id\}/)
+    .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
+    .join("([^/]+)");
+  return new RegExp(`^${pattern}$`);
+}
 
 export function rateLimits(deps: {
   store: AppStore;
@@ -177,6 +198,9 @@ export function rateLimits(deps: {
   const { store, now, logger, settings } = deps;
   const keyCounts = new SharedCounters({ store, now, logger, name: "key" });
   const addressCounts = new SharedCounters({ store, now, logger, name: "address" });
+  const linkPayCounts = new SharedCounters({ store, now, logger, name: "link_pay" });
+  const addressPayCounts = new SharedCounters({ store, now, logger, name: "address_pay" });
+  const payPath = paymentLinkPayPath();
 
   const refuse = (detail: string) => (_req: Request, res: Response, _next: NextFunction) =>
     sendProblem(res, problem("rate_limited", detail, { requestId: String(res.locals.requestId ?? "") }));
@@ -200,13 +224,20 @@ export function rateLimits(deps: {
     validate: { keyGeneratorIpFallback: false, ip: false, xForwardedForHeader: false },
   });
 
+  // Requests with a valid key are counted per key instead; pages and health checks outside /v1 are
+  // not counted, nor is the public pay operation, which has limits of its own (below): a payer is
+  // keyless by design. The console's sign-in is counted (each attempt presents a key, like an API request).
+  const notAnonymous = (req: Request, res: Response) =>
+    callerOf(res) !== undefined ||
+    payPath.test(req.path) ||
+    !(req.path.startsWith("/v1/") || (req.method === "POST" && req.path === "/console/session"));
+
   const anonymousLimiter = rateLimit({
     windowMs: 60_000,
     limit: settings.anonymousPerMinute,
     standardHeaders: "draft-8",
     legacyHeaders: false,
-    // Requests with a valid key are counted per key instead; pages and health checks outside /v1 are not counted.
-    skip: (req, res) => callerOf(res) !== undefined || !req.path.startsWith("/v1/"),
+    skip: notAnonymous,
     handler: refuse(
       `Too many requests without a valid service key from this address: at most ${settings.anonymousPerMinute} per minute. Retry after the number of seconds in Retry-After.`,
     ),
@@ -218,14 +249,55 @@ export function rateLimits(deps: {
   const perKey: RequestHandler = (req, res, next) =>
     callerOf(res) === undefined ? next() : perKeyLimiter(req, res, next);
   const anonymous: RequestHandler = (req, res, next) =>
-    callerOf(res) !== undefined || !req.path.startsWith("/v1/") ? next() : anonymousLimiter(req, res, next);
+    notAnonymous(req, res) ? next() : anonymousLimiter(req, res, next);
+
+  // The public pay operation (payPaymentLink): per link, so nobody can hammer one merchant's link, and per
+  // client address, so one client cannot test cards across many links. Counted before the body is read,
+  // whatever the request turns out to be, key or no key.
+  const isPay = (req: Request) => payPath.test(req.path);
+  const paymentLinkLimit = rateLimit({
+    windowMs: 60_000,
+    limit: settings.paymentLinkPerMinute,
+    standardHeaders: "draft-8",
+    legacyHeaders: false,
+    skip: (req) => !isPay(req),
+    // Only a well-formed link id gets a count of its own, so made-up paths cannot fill the store with counters.
+    keyGenerator: (req) => {
+      const id = payPath.exec(req.path)?.[1] ?? "";
+      return /^plink_[0-9A-Za-z]{24}$/.test(id) ? id : "malformed";
+    },
+    handler: refuse(
+      `Too many payments through this payment link: at most ${settings.paymentLinkPerMinute} per minute. Retry after the number of seconds in Retry-After.`,
+    ),
+    store: linkPayCounts,
+    // The key is a link id, not an address.
+    validate: { keyGeneratorIpFallback: false, ip: false, xForwardedForHeader: false },
+  });
+  const paymentAddressLimit = rateLimit({
+    windowMs: 60_000,
+    limit: settings.paymentAddressPerMinute,
+    standardHeaders: "draft-8",
+    legacyHeaders: false,
+    skip: (req) => !isPay(req),
+    handler: refuse(
+      `Too many payment attempts from this address: at most ${settings.paymentAddressPerMinute} per minute. Retry after the number of seconds in Retry-After.`,
+    ),
+    store: addressPayCounts,
+  });
 
   return {
     perKey,
     anonymous,
+    // Per address first: a client over its limit is refused before it adds to any link's count. Any
+    // other request is passed over synchronously, as above.
+    paymentLinks: [paymentAddressLimit, paymentLinkLimit].map(
+      (limiter): RequestHandler =>
+        (req, res, next) =>
+          isPay(req) ? limiter(req, res, next) : next(),
+    ),
     sweep: () => store.deleteMany("rate_limits", { expires_at: { $lt: iso(now()) } }),
     flush: async () => {
-      await Promise.all([keyCounts.flush(), addressCounts.flush()]);
+      await Promise.all([keyCounts.flush(), addressCounts.flush(), linkPayCounts.flush(), addressPayCounts.flush()]);
     },
   };
 }

@@ -1,15 +1,19 @@
 import type { components } from "@payments/contract/types";
 import { eventObject } from "../domain/events.ts";
 import type { FraudSettings } from "../domain/fraud/settings.ts";
+import type { LinkPayment } from "../domain/payment-links/index.ts";
 import type {
   BalanceDoc,
+  CashoutDoc,
   ChargeDoc,
   EventDoc,
   FraudEvaluationDoc,
   FraudListDoc,
   FraudListItemDoc,
   MerchantDoc,
+  PaymentLinkDoc,
   RefundDoc,
+  RequestLogDoc,
   ServiceKeyDoc,
   TokenDoc,
   WebhookDeliveryDoc,
@@ -96,6 +100,7 @@ export const charge = (c: ChargeDoc): Schemas["Charge"] => ({
         closed_at: c.review.closed_at,
       }
     : null,
+  ...(c.payment_link_id ? { payment_link_id: c.payment_link_id } : {}),
   livemode: c.livemode,
   created_at: c.created_at,
   updated_at: c.updated_at,
@@ -169,6 +174,72 @@ export const balance = (merchantId: string, livemode: boolean, rows: BalanceDoc[
     .sort((a, b) => a.currency.localeCompare(b.currency)),
 });
 
+export const cashout = (c: CashoutDoc): Schemas["Cashout"] => ({
+  id: c.id,
+  object: "cashout",
+  merchant_id: c.merchant_id,
+  amount: c.amount,
+  currency: c.currency,
+  status: c.status,
+  // The stored view is already masked; the sealed full destination is never serialized.
+  destination: { ...c.destination },
+  failure_code: c.failure_code,
+  failure_message: c.failure_message,
+  description: c.description,
+  metadata: c.metadata,
+  livemode: c.livemode,
+  created_at: c.created_at,
+  updated_at: c.updated_at,
+});
+
+export const paymentLink = (l: PaymentLinkDoc, url: string): Schemas["PaymentLink"] => ({
+  id: l.id,
+  object: "payment_link",
+  merchant_id: l.merchant_id,
+  amount: l.amount,
+  currency: l.currency,
+  description: l.description,
+  payment_methods: l.payment_methods,
+  active: l.active,
+  expires_at: l.expires_at,
+  max_uses: l.max_uses,
+  uses: l.uses,
+  pending_uses: l.pending_uses,
+  after_completion: l.after_completion,
+  url,
+  metadata: l.metadata,
+  livemode: l.livemode,
+  created_at: l.created_at,
+  updated_at: l.updated_at,
+});
+
+/** What a payer may see when a fraud rule blocked the payment: never which rule, or that one did. */
+const BLOCKED_FOR_PAYER = "The payment could not be completed. Try another card or payment method.";
+
+/** The public pay operation's answer (PaymentLinkPayment): no metadata, token, fingerprint or customer. */
+export const paymentLinkPayment = ({ link, charge: c }: LinkPayment): Schemas["PaymentLinkPayment"] => {
+  const paid = c.status === "captured" || c.status === "pending" || c.status === "authorized";
+  return {
+    object: "payment_link_payment",
+    payment_link_id: link.id,
+    charge_id: c.id,
+    status: c.status,
+    amount: c.amount,
+    currency: c.currency,
+    payment_method: {
+      type: c.payment_method.type,
+      ...(c.payment_method.brand ? { brand: c.payment_method.brand as Schemas["CardBrand"] } : {}),
+      ...(c.payment_method.last4 ? { last4: c.payment_method.last4 } : {}),
+    },
+    next_action: c.next_action,
+    failure_code: c.failure_code,
+    failure_message: c.status === "blocked" ? BLOCKED_FOR_PAYER : c.failure_message,
+    after_completion: paid ? link.after_completion : null,
+    livemode: c.livemode,
+    created_at: c.created_at,
+  };
+};
+
 export function list<D, T>(
   page: PageResult<D>,
   serialize: (d: D) => T,
@@ -221,4 +292,19 @@ export const webhookDelivery = (d: WebhookDeliveryDoc): Schemas["WebhookDelivery
   livemode: d.livemode,
   created_at: d.created_at,
   updated_at: d.updated_at,
+});
+
+/** A request-log record (RequestLogEntry); records are only ever written for requests made with a key. */
+export const requestLogEntry = (r: RequestLogDoc): Schemas["RequestLogEntry"] => ({
+  id: r.id,
+  object: "request_log_entry",
+  method: r.method,
+  path: r.path,
+  status: r.status,
+  latency_ms: r.latency_ms,
+  key_id: r.key_id ?? null,
+  key_prefix: r.key_prefix ?? "",
+  source: r.source ?? "api",
+  livemode: r.livemode,
+  created_at: r.created_at,
 });

@@ -1,0 +1,102 @@
+import { createPaymentsClient, type PaymentsClient, type Problem } from "@payments/client";
+import { OPERATIONS, type OperationId } from "@payments/contract/operations";
+
+// The console's link to the server. Sign-in exchanges the pasted key for a session: the server sets
+// an HttpOnly cookie the page cannot read, and answers with the key's public attributes and the
+// session's CSRF token, which this module keeps in memory only (never in localStorage, sessionStorage
+// or a cookie of ours). Every API call goes through the typed client to /console/api/v1/..., the same
+// operations an integration calls with a Bearer key (server/src/http/console.ts).
+
+export interface SessionKey {
+  id: string;
+  name: string;
+  prefix: string;
+  scopes: string[];
+  livemode: boolean;
+  expires_at: string | null;
+}
+
+export interface Session {
+  key: SessionKey;
+  expires_at: string;
+  csrf_token: string;
+}
+
+const JSON_HEADERS = { "Content-Type": "application/json", Accept: "application/json" };
+
+/** The session this browser has, or null (not signed in, or it has ended). */
+export async function currentSession(): Promise<Session | null> {
+  const res = await fetch("/console/session", { headers: { Accept: "application/json" }, cache: "no-store" });
+  if (res.status === 204) return null;
+  if (!res.ok) throw new Error(await problemText(res));
+  return (await res.json()) as Session;
+}
+
+/** Signs in with a service key's secret; throws with the server's reason when it is refused. */
+export async function signIn(secret: string): Promise<Session> {
+  const res = await fetch("/console/session", {
+    method: "POST",
+    headers: JSON_HEADERS,
+    body: JSON.stringify({ key: secret }),
+  });
+  if (!res.ok) throw new Error(await problemText(res));
+  return (await res.json()) as Session;
+}
+
+export async function signOut(session: Session): Promise<void> {
+  await fetch("/console/session", { method: "DELETE", headers: { "X-CSRF-Token": session.csrf_token } });
+}
+
+async function problemText(res: Response): Promise<string> {
+  try {
+    const p = (await res.json()) as Partial<Problem>;
+    return p.detail ?? p.title ?? `HTTP ${res.status}`;
+  } catch {
+    return `HTTP ${res.status}`;
+  }
+}
+
+/**
+ * The typed client for this session. `onUnauthorized` runs when an answer says the session has
+ * ended (401), so the page can ask to sign in again.
+ */
+export function apiFor(session: Session, onUnauthorized: () => void): PaymentsClient {
+  return createPaymentsClient({
+    baseUrl: `${location.origin}/console/api`,
+    headers: { "X-CSRF-Token": session.csrf_token },
+    // One retry at most: a person is waiting, and the page says what failed.
+    maxRetries: 1,
+    fetch: async (request) => {
+      const res = await fetch(request);
+      if (res.status === 401) onUnauthorized();
+      return res;
+    },
+  });
+}
+
+/** Whether the session's key may call an operation: its scopes from the contract, or `*`. */
+export function allows(session: Session, operationId: OperationId): boolean {
+  const op = OPERATIONS.find((o) => o.operationId === operationId);
+  if (!op) return false;
+  if (op.public) return true;
+  // The sandbox helpers answer 404 in production.
+  if (op.path.startsWith("/v1/sandbox/") && session.key.livemode) return false;
+  const scopes = session.key.scopes;
+  return scopes.includes("*") || (op.scopes as readonly string[]).some((s) => scopes.includes(s));
+}
+
+/** A problem (or any failure) as one line for the page: title, detail, request id. */
+export function describeError(error: unknown): string {
+  if (error && typeof error === "object" && "code" in error && "status" in error) {
+    const p = error as Problem;
+    const id = p.request_id ? ` (request ${p.request_id})` : "";
+    return `${p.title}: ${p.detail ?? p.code}${id}`;
+  }
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** openapi-fetch's result: the data, or a thrown Error carrying the problem's text. */
+export function need<T>(result: { data?: T; error?: unknown; response: Response }): T {
+  if (result.data !== undefined && result.response.ok) return result.data;
+  throw new Error(describeError(result.error ?? `HTTP ${result.response.status}`));
+}

@@ -1,0 +1,56 @@
+import { describe, expect, it } from "vitest";
+import { currencyExponent, exactTime, money, relativeTime, truncatedPrefix } from "./format.ts";
+
+describe("relativeTime", () => {
+  const now = new Date("2026-11-22T12:00:00Z");
+  const ago = (seconds: number) => new Date(now.getTime() - seconds * 1000).toISOString();
+
+  it("says how long ago, in the unit a person would use", () => {
+    expect(relativeTime(ago(5), now)).toBe("just now");
+    expect(relativeTime(ago(44), now)).toBe("just now");
+    expect(relativeTime(ago(50), now)).toBe("1 minute ago");
+    expect(relativeTime(ago(3 * 60), now)).toBe("3 minutes ago");
+    expect(relativeTime(ago(50 * 60), now)).toBe("50 minutes ago");
+    expect(relativeTime(ago(55 * 60), now)).toBe("1 hour ago");
+    expect(relativeTime(ago(5 * 3600), now)).toBe("5 hours ago");
+    expect(relativeTime(ago(86_400), now)).toBe("yesterday");
+    expect(relativeTime(ago(3 * 86_400), now)).toBe("3 days ago");
+    expect(relativeTime(ago(14 * 86_400), now)).toBe("2 weeks ago");
+    expect(relativeTime(ago(400 * 86_400), now)).toBe("last year");
+  });
+
+  it("speaks of the future too (an expiry)", () => {
+    expect(relativeTime(ago(-10), now)).toBe("in a few seconds");
+    expect(relativeTime(ago(-2 * 3600), now)).toBe("in 2 hours");
+    expect(relativeTime(ago(-30 * 86_400), now)).toBe("next month");
+  });
+});
+
+describe("exactTime", () => {
+  it("is UTC to the second, and leaves what is not a date alone", () => {
+    expect(exactTime("2026-11-21T10:19:44.123456Z")).toBe("2026-11-21 10:19:44 UTC");
+    expect(exactTime("soon")).toBe("soon");
+  });
+});
+
+describe("money", () => {
+  it("shows minor units with the currency's own exponent, exactly", () => {
+    expect(currencyExponent("USD")).toBe(2);
+    expect(currencyExponent("JPY")).toBe(0);
+    expect(currencyExponent("KWD")).toBe(3);
+    expect(money(2500, "USD")).toBe("USD 25.00");
+    expect(money(5, "EUR")).toBe("EUR 0.05");
+    expect(money(123456789, "USD")).toBe("USD 1,234,567.89");
+    expect(money(500, "JPY")).toBe("JPY 500");
+    expect(money(1234, "KWD")).toBe("KWD 1.234");
+    // No floating point on the way: 0.1 + 0.2 style errors cannot appear.
+    expect(money(30, "USD")).toBe("USD 0.30");
+    expect(money(900719925474099, "USD")).toBe("USD 9,007,199,254,740.99");
+  });
+});
+
+describe("truncatedPrefix", () => {
+  it("adds an ellipsis and nothing more of the secret", () => {
+    expect(truncatedPrefix("key_test_4fQx")).toBe("key_test_4fQx…");
+  });
+});

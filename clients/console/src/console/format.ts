@@ -1,0 +1,58 @@
+// Formatting for people: relative times ("3 minutes ago"), exact times, money in minor units.
+// Pure functions of their inputs (the clock is a parameter), unit-tested in format.test.ts.
+
+const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
+  ["year", 365 * 86_400],
+  ["month", 30 * 86_400],
+  ["week", 7 * 86_400],
+  ["day", 86_400],
+  ["hour", 3_600],
+  ["minute", 60],
+];
+
+const relative = new Intl.RelativeTimeFormat("en", { numeric: "auto" });
+
+/** "just now", "3 minutes ago", "in 2 hours", "yesterday"…: how long from `now` to `iso`. */
+export function relativeTime(iso: string, now: Date): string {
+  const seconds = (Date.parse(iso) - now.getTime()) / 1000;
+  const abs = Math.abs(seconds);
+  if (abs < 45) return seconds <= 0 ? "just now" : "in a few seconds";
+  for (const [unit, size] of UNITS) {
+    // A unit is used from 0.9 of it on (45 s shows as a minute ago, 54 min as an hour).
+    if (abs >= size * 0.9 || unit === "minute") {
+      return relative.format(Math.round(seconds / size) || Math.sign(seconds), unit);
+    }
+  }
+  return relative.format(Math.round(seconds / 60), "minute");
+}
+
+/** The exact time, in UTC, unambiguous: `2026-11-21 10:19:44 UTC`. */
+export function exactTime(iso: string): string {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  return `${d.toISOString().slice(0, 19).replace("T", " ")} UTC`;
+}
+
+/** Digits after the decimal point of a currency (ISO 4217 exponent, as the browser knows it). */
+export function currencyExponent(currency: string): number {
+  try {
+    return new Intl.NumberFormat("en", { style: "currency", currency }).resolvedOptions().maximumFractionDigits ?? 2;
+  } catch {
+    return 2;
+  }
+}
+
+/** An amount in minor units, for display: 2500 USD → "$25.00"; 500 JPY → "¥500"; 1234 KWD → "KWD 1.234". */
+export function money(amount: number, currency: string): string {
+  const digits = currencyExponent(currency);
+  // Exact: the integer part and the fraction are cut from the integer, never computed in floating point.
+  const sign = amount < 0 ? "-" : "";
+  const abs = Math.abs(Math.trunc(amount));
+  const major = Math.floor(abs / 10 ** digits);
+  const minor = digits > 0 ? String(abs % 10 ** digits).padStart(digits, "0") : "";
+  const grouped = major.toLocaleString("en");
+  return `${sign}${currency.toUpperCase()} ${grouped}${digits > 0 ? `.${minor}` : ""}`;
+}
+
+/** A key prefix as listings show it: the prefix and an ellipsis, never more of the secret. */
+export const truncatedPrefix = (prefix: string) => `${prefix}…`;

@@ -1,0 +1,161 @@
+import type { components } from "@payments/client";
+import { need } from "../api.ts";
+import { type Ctx, link, type PageDef, pageHeader, type Route, time } from "../app.ts";
+import { money } from "../format.ts";
+import { listView, table } from "../list.ts";
+import { announce, badge, button, details, errorBox, field, h, openDialog, select } from "../ui.ts";
+
+// Merchants and their balances (scope `merchants`): list filtered by status, create, rename, change
+// status (active ⇄ suspended, or closed for good), and the balance per currency.
+
+type Merchant = components["schemas"]["Merchant"];
+type CurrencyBalance = components["schemas"]["CurrencyBalance"];
+
+const statusBadge = (m: Merchant) =>
+  badge(m.status, m.status === "active" ? "ok" : m.status === "suspended" ? "warn" : "bad");
+
+function merchantForm(ctx: Ctx, merchant: Merchant | null): void {
+  const errors = errorBox();
+  errors.show(null);
+  const name = h("input", {
+    name: "name",
+    required: true,
+    maxlength: 200,
+    value: merchant?.name ?? "",
+    autocomplete: "off",
+  });
+  const status = select(
+    "status",
+    merchant?.status === "closed"
+      ? [["closed", "Closed (final)"]]
+      : [
+          ["active", "Active: can take payments"],
+          ["suspended", "Suspended: cannot take payments"],
+          ...(merchant ? ([["closed", "Closed: final, cannot be undone"]] as [string, string][]) : []),
+        ],
+    merchant?.status ?? "active",
+  );
+  openDialog(merchant ? `Edit ${merchant.name}` : "Create a merchant", (close) => {
+    const form = h(
+      "form",
+      null,
+      errors.el,
+      field("Name", name),
+      field("Status", status),
+      h(
+        "div",
+        { class: "actions" },
+        button("Cancel", close),
+        h("button", { type: "submit", class: "btn primary" }, merchant ? "Save" : "Create merchant"),
+      ),
+    );
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const body = { name: name.value.trim(), status: status.value as Merchant["status"] };
+      try {
+        if (merchant) {
+          need(await ctx.api.PATCH("/v1/merchants/{id}", { params: { path: { id: merchant.id } }, body }));
+          close();
+          announce("Merchant saved");
+          ctx.refresh();
+        } else {
+          const created = need(await ctx.api.POST("/v1/merchants", { body }));
+          close();
+          ctx.go(`merchants/${created.id}`);
+        }
+      } catch (error) {
+        errors.show(error instanceof Error ? error.message : String(error));
+      }
+    });
+    return [form];
+  });
+}
+
+async function merchantDetail(ctx: Ctx, id: string): Promise<HTMLElement> {
+  const m = need(await ctx.api.GET("/v1/merchants/{id}", { params: { path: { id } } }));
+  const balance = ctx.can("getMerchantBalance")
+    ? need(await ctx.api.GET("/v1/merchants/{id}/balance", { params: { path: { id } } }))
+    : null;
+  return h(
+    "div",
+    null,
+    h("p", { class: "crumbs" }, link("merchants", "Merchants"), " / ", h("code", null, m.id)),
+    pageHeader(m.name, ctx.can("updateMerchant") ? button("Edit", () => merchantForm(ctx, m)) : null),
+    details([
+      ["Id", h("code", null, m.id)],
+      ["Status", statusBadge(m)],
+      [
+        "Metadata",
+        Object.keys(m.metadata).length
+          ? h("code", null, JSON.stringify(m.metadata))
+          : h("span", { class: "muted" }, "none"),
+      ],
+      ["Created", time(m.created_at)],
+      ["Updated", time(m.updated_at)],
+      [
+        "Charges",
+        ctx.can("listCharges")
+          ? link("charges", "This merchant's charges", { merchant_id: m.id })
+          : h("span", { class: "muted" }, "not in this key's scopes"),
+      ],
+    ]),
+    balance
+      ? [
+          h("h2", null, "Balance"),
+          balance.balances.length === 0
+            ? h("p", { class: "muted" }, "No money has moved yet.")
+            : table<CurrencyBalance>(
+                "Balance per currency",
+                [
+                  { header: "Currency", rowHeader: true, cell: (b) => b.currency },
+                  { header: "Available", cell: (b) => money(b.available, b.currency) },
+                  { header: "Pending", cell: (b) => money(b.pending, b.currency) },
+                ],
+                balance.balances,
+              ),
+        ]
+      : null,
+  );
+}
+
+export const merchantsPage: PageDef = {
+  path: "merchants",
+  title: "Merchants",
+  needs: ["listMerchants"],
+  render(ctx: Ctx, route: Route) {
+    const id = route.segments[1];
+    if (id) return merchantDetail(ctx, id);
+    return h(
+      "div",
+      null,
+      pageHeader(
+        "Merchants",
+        ctx.can("createMerchant") ? button("Create merchant", () => merchantForm(ctx, null), "primary") : null,
+      ),
+      listView<Merchant>({
+        caption: "Merchants",
+        query: route.query,
+        navigate: (q) => ctx.go("merchants", q),
+        empty: "No merchants match.",
+        filters: [
+          {
+            name: "status",
+            label: "Status",
+            options: [
+              ["active", "active"],
+              ["suspended", "suspended"],
+              ["closed", "closed"],
+            ],
+          },
+        ],
+        load: async (q) => need(await ctx.api.GET("/v1/merchants", { params: { query: q as never } })),
+        columns: [
+          { header: "Name", rowHeader: true, cell: (m) => link(`merchants/${m.id}`, m.name) },
+          { header: "Id", cell: (m) => h("code", null, m.id) },
+          { header: "Status", cell: statusBadge },
+          { header: "Created", cell: (m) => time(m.created_at) },
+        ],
+      }),
+    );
+  },
+};

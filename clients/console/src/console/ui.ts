@@ -1,0 +1,160 @@
+// A few DOM helpers. Every page is built with them and never with innerHTML, so text from the API
+// (names, descriptions, paths) is always text, and the page runs under a CSP without inline code.
+
+export type Child = Node | string | number | null | undefined | false | Child[];
+
+type Attrs = Record<string, string | number | boolean | null | undefined | EventListener>;
+
+/** An element with attributes (`on<event>` ones become listeners; `false`/`null` ones are left out) and children. */
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Attrs | null = null,
+  ...children: Child[]
+): HTMLElementTagNameMap[K] {
+  const el = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs ?? {})) {
+    if (value === null || value === undefined || value === false) continue;
+    if (name.startsWith("on") && typeof value === "function") {
+      el.addEventListener(name.slice(2), value);
+    } else if (name === "value" && "value" in el) {
+      (el as HTMLInputElement).value = String(value);
+    } else if (name === "checked" && "checked" in el) {
+      (el as HTMLInputElement).checked = Boolean(value);
+    } else {
+      el.setAttribute(name, value === true ? "" : String(value));
+    }
+  }
+  append(el, children);
+  return el;
+}
+
+export function append(parent: Node, children: Child[]): void {
+  for (const child of children) {
+    if (child === null || child === undefined || child === false) continue;
+    if (Array.isArray(child)) append(parent, child);
+    else parent.appendChild(typeof child === "object" ? child : document.createTextNode(String(child)));
+  }
+}
+
+let uid = 0;
+/** A fresh element id, for labels and descriptions. */
+export const newUid = (prefix: string) => `${prefix}-${++uid}`;
+
+/** A labelled form field. */
+export function field(
+  label: string,
+  control: HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement,
+  hint?: string,
+): HTMLElement {
+  control.id ||= newUid("f");
+  const hintEl = hint ? h("p", { class: "hint", id: `${control.id}-hint` }, hint) : null;
+  if (hintEl) control.setAttribute("aria-describedby", hintEl.id);
+  return h("div", { class: "field" }, h("label", { for: control.id }, label), control, hintEl);
+}
+
+/** A <select> of options `[value, label]`, with `selected` chosen. */
+export function select(name: string, options: [string, string][], selected?: string): HTMLSelectElement {
+  return h(
+    "select",
+    { name },
+    options.map(([value, label]) => h("option", { value, selected: value === selected }, label)),
+  );
+}
+
+/** A button; `kind` picks its look (`primary`, `danger`, plain). */
+export function button(
+  label: string,
+  onclick: (event: Event) => void,
+  kind?: "primary" | "danger" | "link",
+): HTMLButtonElement {
+  return h("button", { type: "button", class: kind ? `btn ${kind}` : "btn", onclick: onclick as EventListener }, label);
+}
+
+/** A status badge. */
+export function badge(text: string, tone: "ok" | "warn" | "bad" | "muted" | "info" = "muted"): HTMLElement {
+  return h("span", { class: `badge ${tone}` }, text);
+}
+
+/** Live region for short messages ("Copied", "Key revoked"). */
+export function announce(message: string): void {
+  const region = document.getElementById("announcer");
+  if (!region) return;
+  region.textContent = "";
+  // A separate task, so repeating the same message is announced again.
+  setTimeout(() => {
+    region.textContent = message;
+  }, 30);
+}
+
+/**
+ * A modal dialog (native <dialog>: focus moves into it and Escape closes it). `build` receives a
+ * `close` function; the dialog is removed from the page when closed.
+ */
+export function openDialog(
+  title: string,
+  build: (close: () => void) => Child[],
+  options: { wide?: boolean } = {},
+): HTMLDialogElement {
+  const titleId = newUid("dlg");
+  const dialog = h("dialog", { "aria-labelledby": titleId, class: options.wide ? "wide" : null });
+  const close = () => dialog.close();
+  dialog.addEventListener("close", () => {
+    dialog.remove();
+    opener?.focus();
+  });
+  const opener = document.activeElement instanceof HTMLElement ? document.activeElement : null;
+  append(dialog, [h("h2", { id: titleId }, title), ...build(close)]);
+  document.body.appendChild(dialog);
+  dialog.showModal();
+  return dialog;
+}
+
+/** Asks for confirmation; resolves true when the holder confirms. */
+export function confirmDialog(title: string, message: Child, confirmLabel: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    let confirmed = false;
+    const dialog = openDialog(title, (close) => [
+      h("div", { class: "dialog-body" }, message),
+      h(
+        "div",
+        { class: "actions" },
+        button("Cancel", close),
+        button(
+          confirmLabel,
+          () => {
+            confirmed = true;
+            close();
+          },
+          "danger",
+        ),
+      ),
+    ]);
+    dialog.addEventListener("close", () => resolve(confirmed));
+  });
+}
+
+/** A region that shows an API problem (or any failure) next to what caused it. */
+export function errorBox(): { el: HTMLElement; show(message: string | null): void } {
+  const el = h("div", { class: "error-box", role: "alert" });
+  return {
+    el,
+    show(message) {
+      el.textContent = message ?? "";
+      el.hidden = !message;
+    },
+  };
+}
+
+/** A definition list of `[term, value]` pairs. */
+export function details(rows: [string, Child][]): HTMLElement {
+  return h(
+    "dl",
+    { class: "details" },
+    rows.map(([term, value]) => [h("dt", null, term), h("dd", null, value)]),
+  );
+}
+
+/** Pretty JSON, as text. */
+export function jsonBlock(value: unknown, label: string): HTMLElement {
+  return h("pre", { class: "json", tabindex: 0, "aria-label": label }, JSON.stringify(value, null, 2));
+}

@@ -1,0 +1,28 @@
+import type { Page, PageResult, Where } from "../store/port.ts";
+import type { Caller } from "./context.ts";
+import type { AppStore, RequestLogDoc } from "./records.ts";
+
+// The request log (the contract's listRequestLog, spec/resources/request-log.tsp): what the HTTP layer
+// recorded for each request made with a valid key (server/src/http/observability.ts), read back
+// newest first within the caller's environment. Records are written masked; nothing here unmasks.
+
+export interface RequestLogFilter {
+  key_id?: string | undefined;
+  method?: string | undefined;
+  /** `succeeded`: status below 400; `failed`: 400 or above. */
+  outcome?: "succeeded" | "failed" | undefined;
+}
+
+export function createRequestLog(store: AppStore) {
+  return {
+    list(caller: Caller, filter: RequestLogFilter, page: Page): Promise<PageResult<RequestLogDoc>> {
+      const where: Where<RequestLogDoc> = { livemode: caller.livemode };
+      if (filter.key_id !== undefined) where.key_id = filter.key_id;
+      if (filter.method !== undefined) where.method = filter.method;
+      if (filter.outcome !== undefined) where.status = filter.outcome === "failed" ? { $gte: 400 } : { $lt: 400 };
+      return store.list("request_log", where, page);
+    },
+  };
+}
+
+export type RequestLog = ReturnType<typeof createRequestLog>;

@@ -1,0 +1,171 @@
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import express, { type Express, type Request, type Response } from "express";
+import type { ErrorCode } from "../domain/errors.ts";
+import { loadContract } from "./contract.ts";
+import { ERROR_REFERENCE_PATH, PROBLEM_TYPES } from "./problems.ts";
+
+// The pages people open (README "Console and API reference"): the developer console at /console,
+// the API reference at /docs (Redoc, bundled locally, rendering the very document this server
+// validates against, served at /docs/openapi.json) and the error reference at /docs/errors, which
+// every problem's `type` points into. They are not API operations, so they sit outside the contract
+// and before authentication. Their HTML, scripts and styles are built by the clients/console workspace;
+// nothing is loaded from another host, and each page gets a Content-Security-Policy that allows its
+// own scripts and nothing inline.
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+/**
+ * Where the built pages are: `server/dist/public` in the production build (server/build.mjs copies
+ * them there), `clients/console/dist` when the server runs from its sources.
+ */
+export function findPagesDir(): string | null {
+  const candidates = [join(here, "public"), join(here, "../../../clients/console/dist")];
+  return candidates.find((dir) => existsSync(join(dir, "console", "index.html"))) ?? null;
+}
+
+const COMMON = ["default-src 'none'", "base-uri 'none'", "frame-ancestors 'none'"];
+
+/** Content-Security-Policy of each page. */
+export const CSP = {
+  /** The console: its own script and stylesheet, calls to its own origin, no inline code or style. */
+  console: [
+    ...COMMON,
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self'",
+    "connect-src 'self'",
+    "form-action 'self'",
+  ].join("; "),
+  /**
+   * The reference: Redoc's bundle is its own script, but it styles itself with styled-components,
+   * which writes `<style>` elements at run time, so styles (not scripts) may be inline here; its
+   * search index runs in a worker it starts from a blob.
+   */
+  docs: [
+    ...COMMON,
+    "script-src 'self'",
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data:",
+    "font-src 'self'",
+    "connect-src 'self'",
+    "worker-src 'self' blob:",
+    "form-action 'none'",
+  ].join("; "),
+  /** The error reference: static HTML and one stylesheet. */
+  errors: [...COMMON, "style-src 'self'", "img-src 'self'", "form-action 'none'"].join("; "),
+};
+
+function pageHeaders(res: Response, csp: string): void {
+  res.setHeader("Content-Security-Policy", csp);
+  res.setHeader("X-Frame-Options", "DENY");
+  res.setHeader("Referrer-Policy", "no-referrer");
+  res.setHeader("Cross-Origin-Opener-Policy", "same-origin");
+  res.setHeader("Cross-Origin-Resource-Policy", "same-origin");
+}
+
+const escapeHtml = (s: string) =>
+  s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c] ?? c);
+
+/** `code` spans in the table's prose become <code>. */
+const prose = (s: string) => escapeHtml(s).replace(/`([^`]+)`/g, "<code>$1</code>");
+
+/** The error reference: every error code with its status, title and meaning, each under its own anchor. */
+export function errorReferenceHtml(): string {
+  const entries = (Object.entries(PROBLEM_TYPES) as [ErrorCode, (typeof PROBLEM_TYPES)[ErrorCode]][]).sort(
+    ([a, x], [b, y]) => x.status - y.status || a.localeCompare(b),
+  );
+  const rows = entries
+    .map(
+      ([code, t]) => `      <section class="error" id="${code}" aria-labelledby="${code}-title">
+        <h2 id="${code}-title"><a href="#${code}"><code>${code}</code></a> <span class="status">${t.status}</span> ${escapeHtml(t.title)}</h2>
+        <p>${prose(t.meaning)}</p>
+        <p class="type">type: <code>&lt;base URL&gt;${ERROR_REFERENCE_PATH}#${code}</code></p>
+      </section>`,
+    )
+    .join("\n");
+  return `<!doctype html>
+<html lang="en">
+  <head>
+    <meta charset="utf-8">
+    <meta name="viewport" content="width=device-width, initial-scale=1">
+    <title>Error reference · Payments API</title>
+    <link rel="icon" href="/docs/assets/favicon.svg" type="image/svg+xml">
+    <link rel="stylesheet" href="/docs/assets/errors.css">
+  </head>
+  <body>
+    <header>
+      <p><a href="/docs">API reference</a> · <a href="/console">Console</a></p>
+      <h1>Error reference</h1>
+      <p>Every error is an RFC 9457 problem (<code>application/problem+json</code>) whose <code>type</code> is this page
+      with the error's <code>code</code> as the anchor. Handle errors by <code>code</code>, and an unknown code by its HTTP status:
+      new codes may be added within <code>/v1</code>.</p>
+    </header>
+    <main>
+${rows}
+    </main>
+  </body>
+</html>
+`;
+}
+
+const NOT_BUILT = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Not built</title></head>
+<body><h1>These pages are not built</h1>
+<p>Run <code>npm run build -w @payments/console</code> (or <code>npm start</code>, which builds them) and reload.</p>
+</body></html>
+`;
+
+/**
+ * Mounts /docs (always) and /console (when `console` is true) on the app. `publicUrl` is read at
+ * request time: it is the address the served document names as its server.
+ */
+export function mountPages(app: Express, options: { console: boolean; dir?: string | null }): void {
+  const dir = options.dir === undefined ? findPagesDir() : options.dir;
+  const errorsPage = errorReferenceHtml();
+
+  const sendPage = (csp: string, file: string) => (_req: Request, res: Response) => {
+    pageHeaders(res, csp);
+    if (dir === null) {
+      res.status(503).type("html").send(NOT_BUILT);
+      return;
+    }
+    res.sendFile(join(dir, file), { headers: { "Content-Type": "text/html; charset=utf-8" } });
+  };
+  // Assets are revalidated (ETag) rather than never stored: the answers carry no secret.
+  const assets = (sub: string, csp: string) =>
+    dir === null
+      ? (_req: Request, res: Response) => {
+          res.status(404).end();
+        }
+      : express.static(join(dir, sub, "assets"), {
+          fallthrough: false,
+          index: false,
+          redirect: false,
+          setHeaders: (res) => {
+            res.setHeader("Cache-Control", "no-cache");
+            res.setHeader("Content-Security-Policy", csp);
+            res.setHeader("Cross-Origin-Resource-Policy", "same-origin");
+          },
+        });
+
+  app.get(["/docs", "/docs/"], sendPage(CSP.docs, "docs/index.html"));
+  app.get(ERROR_REFERENCE_PATH, (_req, res) => {
+    pageHeaders(res, CSP.errors);
+    res.status(200).type("html").send(errorsPage);
+  });
+  // The document the server runs on, with its `servers` entry set to this server's public address.
+  app.get("/docs/openapi.json", (_req, res) => {
+    const doc = loadContract();
+    doc.servers = [{ url: String(res.app.locals.publicUrl), description: "This server" }];
+    res.setHeader("Cache-Control", "no-cache");
+    res.status(200).json(doc);
+  });
+  app.use("/docs/assets", assets("docs", CSP.docs));
+
+  if (options.console) {
+    app.get(["/console", "/console/"], sendPage(CSP.console, "console/index.html"));
+    app.use("/console/assets", assets("console", CSP.console));
+  }
+}

@@ -1,0 +1,267 @@
+import { existsSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { OPERATIONS } from "@payments/contract/operations";
+import { type NextFunction, type Request, type Response, Router } from "express";
+import { DomainError } from "../domain/errors.ts";
+import type { Domain } from "../domain/index.ts";
+import { currencyExponent } from "../domain/money.ts";
+import type { LinkState } from "../domain/payment-links/index.ts";
+import type { PaymentLinkDoc } from "../domain/records.ts";
+import { PUBLIC_LIVEMODE } from "./idempotency.ts";
+
+// The hosted payment page (PaymentLink.url in spec/resources/payment-links.tsp): GET /pay/{id} serves a page rendered with the link's data, which
+// pays through the public operation payPaymentLink (spec/resources/payment-links.tsp). No key ever
+// reaches the browser. The page's sources (HTML templates, CSS, browser JavaScript) live in the
+// @payments/pay-page workspace (clients/pay-page) and are read once at start-up; this module fills the
+// templates, sends them with a strict Content-Security-Policy (nothing but this server's own scripts,
+// styles and images; no inline script or style), and guards the public operation against cross-site use.
+
+/** Nothing from another host, no inline script or style, no framing, no form posts, no <base>. */
+export const PAGE_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self'",
+  "connect-src 'self'",
+  "form-action 'none'",
+  "base-uri 'none'",
+  "frame-ancestors 'none'",
+].join("; ");
+
+const ASSET_TYPES: Record<string, string> = {
+  "pay.js": "text/javascript; charset=utf-8",
+  "validate.js": "text/javascript; charset=utf-8",
+  "pay.css": "text/css; charset=utf-8",
+  "favicon.svg": "image/svg+xml",
+};
+
+export interface PageAssets {
+  pay: string;
+  notice: string;
+  files: Map<string, { type: string; body: string }>;
+}
+
+/**
+ * The page's sources: beside the bundle in the production build (server/build.mjs copies them to
+ * dist/pay-page/), else from the @payments/pay-page workspace.
+ */
+export function loadPageAssets(): PageAssets {
+  const bundled = fileURLToPath(new URL("./pay-page/", import.meta.url));
+  const dir = existsSync(join(bundled, "pay.html"))
+    ? bundled
+    : join(dirname(createRequire(import.meta.url).resolve("@payments/pay-page/package.json")), "src");
+  const read = (name: string) => readFileSync(join(dir, name), "utf8");
+  return {
+    pay: read("pay.html"),
+    notice: read("notice.html"),
+    files: new Map(Object.entries(ASSET_TYPES).map(([name, type]) => [name, { type, body: read(name) }])),
+  };
+}
+
+export function escapeHtml(text: string): string {
+  return text.replace(
+    /[&<>"']/g,
+    (ch) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[ch] as string,
+  );
+}
+
+/**
+ * Fills a template: `<!--if:flag-->…<!--endif:flag-->` is kept only when the flag is true, and each
+ * `{{name}}` becomes its value, HTML-escaped. A flag or name the caller did not give is a bug: it throws
+ * rather than send a half-filled page.
+ */
+export function renderTemplate(template: string, values: Record<string, string>, flags: Record<string, boolean>) {
+  const section = /<!--if:(\w+)-->([\s\S]*?)<!--endif:\1-->/g;
+  let sections = template;
+  // Blocks may nest (the method choice holds one block per method): repeat until none is left.
+  for (let before = ""; before !== sections; ) {
+    before = sections;
+    sections = sections.replace(section, (_, flag: string, body: string) => {
+      if (!(flag in flags)) throw new Error(`template flag ${flag} not given`);
+      return flags[flag] ? body : "";
+    });
+  }
+  return sections.replace(/\{\{(\w+)\}\}/g, (_, name: string) => {
+    const value = values[name];
+    if (value === undefined) throw new Error(`template value ${name} not given`);
+    return escapeHtml(value);
+  });
+}
+
+/**
+ * An amount in minor units as the payer reads it: `Intl.NumberFormat` with the currency's ISO 4217
+ * exponent (JPY 0, USD 2, KWD 3). The decimal is built as a string from the integer, and Intl formats
+ * strings exactly, so no float ever rounds a payer's amount.
+ */
+export function formatAmount(amount: number, currency: string, locale: string): string {
+  const exponent = currencyExponent(currency) ?? 2;
+  const digits = String(amount).padStart(exponent + 1, "0");
+  const decimal = exponent === 0 ? digits : `${digits.slice(0, -exponent)}.${digits.slice(-exponent)}`;
+  const format = new Intl.NumberFormat(locale, {
+    style: "currency",
+    currency,
+    minimumFractionDigits: exponent,
+    maximumFractionDigits: exponent,
+  });
+  // Typed for numbers only in TypeScript's lib; Node's Intl (ECMA-402 NumberFormat v3) takes decimal strings.
+  return format.format(decimal as unknown as number);
+}
+
+/** The payer's language from Accept-Language when Intl supports it, else English. */
+export function localeOf(req: Request): string {
+  for (const tag of req.acceptsLanguages()) {
+    if (tag === "*") continue;
+    try {
+      const [supported] = Intl.NumberFormat.supportedLocalesOf([tag]);
+      if (supported) return supported;
+    } catch {
+      // not a language tag
+    }
+  }
+  return "en";
+}
+
+/** The public pay operation's path for a link (from the contract, so it is written in one place). */
+function payPathOf(linkId: string): string {
+  const op = OPERATIONS.find((o) => o.operationId === "payPaymentLink");
+  if (!op) throw new Error("the contract has no payPaymentLink operation");
+  return op.path.replace("{id}", encodeURIComponent(linkId));
+}
+
+/** Headers of every page: the CSP, and no referrer, framing or powerful features. */
+function pageHeaders(res: Response): void {
+  res.setHeader("Content-Security-Policy", PAGE_CSP);
+  res.setHeader("Referrer-Policy", "no-referrer");
+  res.setHeader("X-Frame-Options", "DENY");
+  res.setHeader("Cross-Origin-Opener-Policy", "same-origin");
+  res.setHeader("Permissions-Policy", "camera=(), microphone=(), geolocation=(), payment=()");
+  res.type("html");
+}
+
+const NOTICES: Record<Exclude<LinkState, "open"> | "not_found", { title: string; message: (m: string) => string }> = {
+  not_found: {
+    title: "Payment link not found",
+    message: () => "This payment link does not exist. Check the address, or ask the seller for a new link.",
+  },
+  inactive: {
+    title: "This payment link is not active",
+    message: (m) => `${m} is not taking payments through this link right now. Contact them for another way to pay.`,
+  },
+  expired: {
+    title: "This payment link has expired",
+    message: (m) => `It no longer takes payments. Ask ${m} for a new link if you still need to pay.`,
+  },
+  used_up: {
+    title: "This payment link has already been used",
+    message: (m) => `It has taken all the payments it allows. Ask ${m} for a new link if you still need to pay.`,
+  },
+};
+
+const METHODS = ["card", "pix", "boleto", "oxxo", "spei", "sepa_debit"] as const;
+
+/** GET /pay/{id} and its assets. Mounted before the contract's validator: these are pages, not API operations. */
+export function payPages(deps: { domain: Domain; assets?: PageAssets }): Router {
+  const assets = deps.assets ?? loadPageAssets();
+  const router = Router();
+
+  router.get("/pay/assets/:file", (req, res, next) => {
+    const file = assets.files.get(String(req.params.file));
+    if (!file) return next();
+    res.type(file.type).send(file.body);
+  });
+
+  router.get("/pay/:id", async (req, res, next) => {
+    const locale = localeOf(req);
+    let view: Awaited<ReturnType<Domain["paymentLinks"]["page"]>>;
+    try {
+      view = await deps.domain.paymentLinks.page(String(req.params.id));
+    } catch (err) {
+      if (!(err instanceof DomainError && err.code === "not_found")) return next(err);
+      pageHeaders(res);
+      return res.status(404).send(notice(locale, "not_found", null, ""));
+    }
+    const { link, merchantName, state, pageToken } = view;
+    pageHeaders(res);
+    if (state !== "open" || pageToken === null) {
+      return res.status(410).send(notice(locale, state === "open" ? "inactive" : state, link, merchantName));
+    }
+    const offered = new Set<string>(link.payment_methods);
+    const first = METHODS.find((m) => offered.has(m));
+    const values: Record<string, string> = {
+      lang: locale,
+      merchant: merchantName,
+      description: link.description,
+      amount: formatAmount(link.amount, link.currency, locale),
+      page_token: pageToken,
+      pay_path: payPathOf(link.id),
+    };
+    const flags: Record<string, boolean> = { test: !link.livemode, choice: offered.size > 1 };
+    for (const method of METHODS) {
+      flags[method] = offered.has(method);
+      values[`checked_${method}`] = method === first ? "checked" : "";
+      values[`hidden_${method}`] = method === first ? "" : "hidden";
+    }
+    res.status(200).send(renderTemplate(assets.pay, values, flags));
+  });
+
+  function notice(
+    locale: string,
+    state: keyof typeof NOTICES,
+    link: PaymentLinkDoc | null,
+    merchantName: string,
+  ): string {
+    const { title, message } = NOTICES[state];
+    return renderTemplate(
+      assets.notice,
+      {
+        lang: locale,
+        state,
+        title,
+        message: message(merchantName || "the seller"),
+        merchant: merchantName,
+        description: link?.description ?? "",
+        amount: link ? formatAmount(link.amount, link.currency, locale) : "",
+      },
+      { link: link !== null },
+    );
+  }
+
+  return router;
+}
+
+const forbidden = (message: string) => new DomainError("forbidden", message);
+
+/**
+ * The public pay operation's guard against cross-site posting: a browser tells where a request comes
+ * from (`Sec-Fetch-Site`, and `Origin` on every POST), and only the server's own pages may pay. Requests
+ * without either header (not from a browser: curl, a server) still need the page token that only the
+ * page carries (domain/payment-links/page-token.ts). Nothing answers CORS preflights, so another site's
+ * script cannot even send the JSON body this operation takes.
+ */
+export function sameOriginOnly(publicUrl: () => string) {
+  return (req: Request, _res: Response, next: NextFunction) => {
+    const site = req.get("Sec-Fetch-Site");
+    if (site !== undefined && site !== "same-origin") {
+      return next(forbidden(`Payments are taken only from this server's own payment page (Sec-Fetch-Site: ${site}).`));
+    }
+    const origin = req.get("Origin");
+    if (origin !== undefined && origin !== new URL(publicUrl()).origin) {
+      return next(forbidden("Payments are taken only from this server's own payment page (cross-origin request)."));
+    }
+    next();
+  };
+}
+
+/** Tells the idempotency middleware the environment of the link a public payment is for (it has no caller). */
+export function paymentLinkEnvironment(domain: Domain) {
+  return async (req: Request, res: Response, next: NextFunction) => {
+    try {
+      res.locals[PUBLIC_LIVEMODE] = (await domain.paymentLinks.livemodeOf(String(req.params.id))) ?? false;
+      next();
+    } catch (err) {
+      next(err);
+    }
+  };
+}

@@ -1,0 +1,193 @@
+import { existsSync, mkdirSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import AxeBuilder from "@axe-core/playwright";
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { expect } from "vitest";
+import { startTestServer, type TestServer } from "../../support/server.ts";
+
+// Helpers of the console and reference browser suites (test/browser/console/, test/browser/docs/):
+// Debian's Chromium driven by playwright-core (no browser download is possible on these machines),
+// the pages built from clients/console, a real server per suite, and the checks every page gets
+// (accessibility, storage, keyboard reach). Screenshots go to test/browser/artifacts/ (ignored by git).
+
+const here = dirname(fileURLToPath(import.meta.url));
+export const ARTIFACTS = join(here, "../artifacts");
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+
+/** expect.poll's limits for page changes: vitest's one second is too short on a busy two-core machine. */
+export const POLL = { timeout: 15_000, interval: 100 };
+
+/** Builds the pages the server serves, unless they are newer than their sources (clients/console/build.mjs). */
+export async function buildPages(): Promise<void> {
+  const build = await import("../../../clients/console/build.mjs");
+  await build.ensureBuilt();
+}
+
+export async function launch(): Promise<Browser> {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium), as .ci/run does`);
+  }
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+  });
+}
+
+/** A server with the pages built, for one suite. */
+export async function startConsoleServer(env: Record<string, string> = {}): Promise<TestServer> {
+  await buildPages();
+  return startTestServer(env);
+}
+
+export interface Watched {
+  /** Console messages of level error, and CSP violations, seen on the page. */
+  problems: string[];
+  /** Every URL the page requested. */
+  requests: string[];
+}
+
+/** Records what a page logs as errors (CSP refusals included) and every request it makes. */
+export function watch(page: Page): Watched {
+  const watched: Watched = { problems: [], requests: [] };
+  page.on("console", (msg) => {
+    if (msg.type() === "error") watched.problems.push(msg.text());
+  });
+  page.on("pageerror", (err) => watched.problems.push(`page error: ${err.message}`));
+  page.on("request", (req) => watched.requests.push(req.url()));
+  return watched;
+}
+
+/** Nothing was requested from another host. */
+export function expectSameOrigin(watched: Watched, origin: string): void {
+  const foreign = watched.requests.filter(
+    (url) => !url.startsWith(origin) && !url.startsWith("data:") && !url.startsWith("blob:"),
+  );
+  expect(foreign).toEqual([]);
+}
+
+/** Signs in through the page's form, as a person would. */
+export async function signIn(page: Page, url: string, key: string): Promise<void> {
+  await page.goto(`${url}/console`);
+  await page.getByLabel("Service key", { exact: true }).fill(key);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("navigation", { name: "Console" }).waitFor();
+}
+
+/** No serious or critical accessibility violation (axe-core's WCAG 2.1 A and AA rules and best practices). */
+export async function expectAccessible(page: Page, what: string): Promise<void> {
+  const results = await new AxeBuilder({ page })
+    .withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"])
+    .analyze();
+  const serious = results.violations
+    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+  expect(serious, `accessibility of ${what}`).toEqual([]);
+}
+
+export interface StorageSnapshot {
+  cookies: { name: string; value: string; httpOnly: boolean; sameSite: string; secure: boolean }[];
+  localStorage: Record<string, string>;
+  sessionStorage: Record<string, string>;
+  /** What document.cookie shows to the page's own scripts. */
+  documentCookie: string;
+}
+
+/** Everything the browser stores for the page: its cookies (HttpOnly ones too), localStorage, sessionStorage. */
+export async function storage(context: BrowserContext, page: Page): Promise<StorageSnapshot> {
+  const cookies = (await context.cookies()).map((c) => ({
+    name: c.name,
+    value: c.value,
+    httpOnly: c.httpOnly,
+    sameSite: c.sameSite,
+    secure: c.secure,
+  }));
+  const inPage = await page.evaluate(() => {
+    const dump = (s: Storage) =>
+      Object.fromEntries(
+        Array.from({ length: s.length }, (_, i) => s.key(i) ?? "").map((k) => [k, s.getItem(k) ?? ""]),
+      );
+    return { localStorage: dump(localStorage), sessionStorage: dump(sessionStorage), documentCookie: document.cookie };
+  });
+  return { cookies, ...inPage };
+}
+
+/** No service key secret and no card number anywhere in the browser's storage. */
+export function expectNothingSecretStored(snapshot: StorageSnapshot, secrets: string[]): void {
+  const text = JSON.stringify(snapshot);
+  for (const secret of secrets) expect(text).not.toContain(secret);
+  expect(text).not.toMatch(/key_(test|live)_[0-9A-Za-z]{32}/);
+  // A run of 12 or more digits (with or without separators) would be a card number.
+  expect(text).not.toMatch(/(?:\d[ -]?){12,19}/);
+}
+
+/**
+ * Presses Tab until focus comes back round, and returns a description of every element focus reached.
+ * Each description is the element's accessible name, or its label text, or its text.
+ */
+export async function tabThrough(page: Page, limit = 400): Promise<string[]> {
+  await page.evaluate(() => {
+    (document.activeElement as HTMLElement | null)?.blur();
+    window.getSelection()?.removeAllRanges();
+  });
+  const reached: string[] = [];
+  let first: string | null = null;
+  for (let i = 0; i < limit; i++) {
+    await page.keyboard.press("Tab");
+    const id = await page.evaluate(() => {
+      const el = document.activeElement as HTMLElement | null;
+      if (!el || el === document.body) return null;
+      if (!el.dataset.tabProbe) el.dataset.tabProbe = String(Math.random());
+      const name =
+        el.getAttribute("aria-label") ??
+        (el.id ? document.querySelector(`label[for="${el.id}"]`)?.textContent : null) ??
+        el.textContent ??
+        "";
+      return `${el.dataset.tabProbe}|${el.tagName.toLowerCase()}|${name.trim().replace(/\s+/g, " ")}`;
+    });
+    if (id === null) continue;
+    if (id === first) break;
+    first ??= id;
+    reached.push(id.split("|").slice(1).join("|"));
+  }
+  return reached;
+}
+
+/** Every enabled, visible control of the page (buttons, links, fields), described as tabThrough does. */
+export async function actionsOf(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const controls = Array.from(
+      document.querySelectorAll<HTMLElement>(
+        "a[href], button, input, select, textarea, summary, [tabindex]:not([tabindex='-1'])",
+      ),
+    ).filter((el) => {
+      if ((el as HTMLButtonElement).disabled) return false;
+      if (el.closest("[hidden], details:not([open]) > :not(summary)")) return false;
+      const rect = el.getBoundingClientRect();
+      const style = getComputedStyle(el);
+      // The skip link is off-screen until focused; it is reached first by Tab.
+      const offscreenSkip = el.classList.contains("skip");
+      return offscreenSkip || (rect.width > 0 && rect.height > 0 && style.visibility !== "hidden");
+    });
+    return controls.map((el) => {
+      const name =
+        el.getAttribute("aria-label") ??
+        (el.id ? document.querySelector(`label[for="${el.id}"]`)?.textContent : null) ??
+        el.textContent ??
+        "";
+      return `${el.tagName.toLowerCase()}|${name.trim().replace(/\s+/g, " ")}`;
+    });
+  });
+}
+
+/** Screenshots at desktop and phone widths into the artifacts folder (the whole page, or the first screen). */
+export async function screenshots(page: Page, name: string, fullPage = true): Promise<void> {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const size = page.viewportSize();
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.screenshot({ path: join(ARTIFACTS, `${name}-desktop.png`), fullPage });
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.screenshot({ path: join(ARTIFACTS, `${name}-phone.png`), fullPage });
+  if (size) await page.setViewportSize(size);
+}

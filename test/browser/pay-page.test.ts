@@ -1,0 +1,352 @@
+/**
+ * The hosted payment page in a real headless Chromium (issue #9 §4): a payer opens a
+ * payment link, pays with a test card and sees the result; a declined card shows its reason; a
+ * mistyped number is caught before anything is sent; expired and used-up links show their pages; a
+ * pix link shows its QR payload; axe-core finds no serious or critical accessibility violation; no
+ * request leaves the server's origin, the CSP is never violated, and the card number is in no console
+ * message and no server log line. Screenshots at desktop and phone widths are kept in
+ * test/browser/artifacts/ (not committed).
+ *
+ * Chromium comes from Debian (`apt-get install -y chromium`; .ci/run installs it), driven by
+ * playwright-core: browser downloads are impossible on the project's machines. CHROMIUM_PATH points
+ * elsewhere if needed.
+ */
+import { existsSync, mkdirSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { Writable } from "node:stream";
+import { fileURLToPath } from "node:url";
+import { createPaymentsClient, type PaymentsClient, unwrap } from "@payments/client";
+import { createLogger, IN_MEMORY, loadConfig, type RunningServer, startServer } from "@payments/server";
+import axe from "axe-core";
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const ARTIFACTS = join(dirname(fileURLToPath(import.meta.url)), "artifacts");
+const VISA = "4242424242424242";
+const DESKTOP = { width: 1280, height: 900 };
+const PHONE = { width: 390, height: 844 };
+
+let server: RunningServer;
+let client: PaymentsClient;
+let browser: Browser;
+const logLines: string[] = [];
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(
+      `No Chromium at ${CHROMIUM}. Install Debian's (apt-get install -y chromium) or set CHROMIUM_PATH; .ci/run installs it.`,
+    );
+  }
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const stream = new Writable({
+    write(chunk, _enc, done) {
+      logLines.push(String(chunk));
+      done();
+    },
+  });
+  server = await startServer({
+    config: loadConfig({
+      NODE_ENV: "test",
+      HOST: "127.0.0.1",
+      PORT: "0",
+      DATA_DIR: IN_MEMORY,
+      LOG_LEVEL: "info",
+      RATE_LIMIT_TEST_PER_SECOND: "100000",
+      RATE_LIMIT_PAYMENT_ADDRESS_PER_MINUTE: "100000",
+    }),
+    logger: createLogger("info", stream),
+  });
+  client = createPaymentsClient({ baseUrl: server.url, apiKey: server.bootstrapSecret ?? "", maxRetries: 0 });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-dev-shm-usage"],
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+  // The server's own log never held a card number, whatever the payer typed.
+  const log = logLines.join("");
+  expect(log).toContain("/v1/payment_links/");
+  for (const number of [VISA, "4000000000000002", "4242424242424241"]) expect(log).not.toContain(number);
+});
+
+interface Visit {
+  context: BrowserContext;
+  page: Page;
+  console: string[];
+  requests: string[];
+}
+const visits: Visit[] = [];
+
+/** A fresh browser context (no shared state) at a viewport size, recording console messages and requests. */
+async function open(viewport = DESKTOP): Promise<Visit> {
+  const context = await browser.newContext({ viewport, locale: "en-US" });
+  const page = await context.newPage();
+  const visit: Visit = { context, page, console: [], requests: [] };
+  page.on("console", (message) => visit.console.push(message.text()));
+  page.on("pageerror", (error) => visit.console.push(`pageerror: ${error.message}`));
+  page.on("request", (request) => visit.requests.push(request.url()));
+  visits.push(visit);
+  return visit;
+}
+
+afterEach(async () => {
+  for (const visit of visits.splice(0)) {
+    // Nothing from another host, no CSP violation, no script error, no card number in the console.
+    const origin = new URL(server.url).origin;
+    expect(visit.requests.filter((url) => !url.startsWith(origin) && !url.startsWith("data:"))).toEqual([]);
+    expect(visit.console.filter((m) => /Content Security Policy|Refused to|pageerror/i.test(m))).toEqual([]);
+    for (const message of visit.console) expect(message).not.toMatch(/4242\s?4242\s?4242\s?4242|4000000000000002/);
+    await visit.context.close();
+  }
+});
+
+async function merchant(name: string) {
+  return unwrap(await client.POST("/v1/merchants", { body: { name } }));
+}
+
+async function link(body: {
+  amount?: number;
+  currency?: string;
+  description?: string;
+  max_uses?: number;
+  payment_methods?: ("card" | "pix" | "boleto" | "oxxo" | "spei" | "sepa_debit")[];
+  after_completion?: { type: "message"; message: string } | { type: "redirect"; url: string };
+  name?: string;
+}) {
+  const { name, ...rest } = body;
+  const m = await merchant(name ?? "Acme Coffee Roasters");
+  return unwrap(
+    await client.POST("/v1/payment_links", {
+      body: { merchant_id: m.id, amount: 2500, currency: "USD", description: "Coffee subscription, November", ...rest },
+    }),
+  );
+}
+
+/** axe-core in the page (evaluated through the DevTools protocol, so the page's CSP stays as it is). */
+async function accessibilityProblems(page: Page): Promise<string[]> {
+  await page.evaluate(axe.source);
+  // Expressions as strings: they run in the page, whose globals (document, axe) this Node program does not type.
+  const results = (await page.evaluate("axe.run(document, { resultTypes: ['violations'] })")) as {
+    violations: { id: string; impact: string | null; help: string; nodes: { target: string[] }[] }[];
+  };
+  return results.violations
+    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map((v) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`);
+}
+
+async function fillCard(page: Page, number: string, expiry = "12 / 31") {
+  await page.getByLabel("Card number").fill(number);
+  await page.getByLabel(/Expiry/).fill(expiry);
+  await page.getByLabel("Security code").fill("123");
+  await page.getByLabel("Name on the card").fill("Ada Lovelace");
+}
+
+describe("the hosted payment page in Chromium", () => {
+  it("pays with 4242 4242 4242 4242: success with a receipt reference, and the charge, balance and event in the API", async () => {
+    const paymentLink = await link({
+      after_completion: { type: "message", message: "Thank you! Your beans ship on Monday." },
+    });
+    const { page } = await open(DESKTOP);
+    const response = await page.goto(paymentLink.url);
+    expect(response?.status()).toBe(200);
+    expect(response?.headers()["content-security-policy"]).toContain("default-src 'none'");
+    await expect(page.title()).resolves.toBe("Pay Acme Coffee Roasters: $25.00");
+    await page.getByText("Acme Coffee Roasters").first().waitFor();
+    expect(await page.locator("#amount").textContent()).toBe("$25.00");
+    expect(await page.getByRole("heading", { level: 1 }).textContent()).toBe("Coffee subscription, November");
+    await expect(page.getByText("Test mode").isVisible()).resolves.toBe(true);
+    expect(await accessibilityProblems(page)).toEqual([]);
+
+    // The number groups itself as it is typed.
+    await page.getByLabel("Card number").pressSequentially(VISA);
+    expect(await page.getByLabel("Card number").inputValue()).toBe("4242 4242 4242 4242");
+    await page.getByLabel(/Expiry/).fill("12 / 31");
+    await page.getByLabel("Security code").fill("123");
+    await page.getByLabel("Name on the card").fill("Ada Lovelace");
+    await page.getByLabel(/E-mail for the receipt/).fill("ada@example.com");
+    await page.screenshot({ path: join(ARTIFACTS, "pay-form-desktop.png"), fullPage: true });
+    await page.getByRole("button", { name: "Pay $25.00" }).click();
+
+    await page.getByRole("heading", { name: "Payment received" }).waitFor();
+    const result = page.locator("#result");
+    // The result takes the focus, so a screen reader reads it at once.
+    expect(await page.evaluate("document.activeElement?.id")).toBe("result");
+    await expect(result.getByText("You paid $25.00 to Acme Coffee Roasters.").isVisible()).resolves.toBe(true);
+    await expect(result.getByText("Visa ending in 4242").isVisible()).resolves.toBe(true);
+    await expect(result.getByText("Thank you! Your beans ship on Monday.").isVisible()).resolves.toBe(true);
+    const receipt = (await result.locator("dd").first().textContent()) ?? "";
+    expect(receipt).toMatch(/^tx_[0-9A-Za-z]{24}$/);
+    // The card fields are emptied once answered.
+    expect(await page.getByLabel("Card number").inputValue()).toBe("");
+    expect(await accessibilityProblems(page)).toEqual([]);
+    await page.screenshot({ path: join(ARTIFACTS, "pay-success-desktop.png"), fullPage: true });
+
+    const charge = await client.GET("/v1/charges/{id}", { params: { path: { id: receipt } } });
+    expect(charge.data).toMatchObject({
+      status: "captured",
+      amount: 2500,
+      currency: "USD",
+      merchant_id: paymentLink.merchant_id,
+      payment_link_id: paymentLink.id,
+      payment_method: { brand: "visa", last4: "4242" },
+      customer: { email: "ada@example.com" },
+    });
+    const balance = await client.GET("/v1/merchants/{id}/balance", {
+      params: { path: { id: paymentLink.merchant_id } },
+    });
+    expect(balance.data?.balances).toEqual([{ currency: "USD", available: 2500, pending: 0 }]);
+    const events = await client.GET("/v1/events", {
+      params: { query: { type: "payment_link.completed", limit: 100 } },
+    });
+    expect(events.data?.data.find((e) => "tx_id" in e && e.tx_id === receipt)).toMatchObject({
+      payment_link_id: paymentLink.id,
+      uses: 1,
+    });
+  });
+
+  it("works on a phone-sized screen, with the keyboard alone", async () => {
+    const paymentLink = await link({ amount: 1990, description: "Two flat whites" });
+    const { page } = await open(PHONE);
+    await page.goto(paymentLink.url);
+    // Everything fits the width: nothing scrolls sideways.
+    const overflow = await page.evaluate("document.documentElement.scrollWidth - window.innerWidth");
+    expect(overflow).toBeLessThanOrEqual(0);
+    expect(await accessibilityProblems(page)).toEqual([]);
+    await page.screenshot({ path: join(ARTIFACTS, "pay-form-phone.png"), fullPage: true });
+
+    // Tab into the form and type, as a keyboard user would; Enter submits.
+    const focused = async () => page.evaluate("document.activeElement?.id ?? ''");
+    for (let i = 0; i < 10 && (await focused()) !== "card-number"; i++) await page.keyboard.press("Tab");
+    expect(await focused()).toBe("card-number");
+    await page.keyboard.type(VISA);
+    await page.keyboard.press("Tab");
+    expect(await focused()).toBe("card-expiry");
+    await page.keyboard.type("1231");
+    await page.keyboard.press("Tab");
+    await page.keyboard.type("123");
+    await page.keyboard.press("Tab");
+    await page.keyboard.type("Grace Hopper");
+    await page.keyboard.press("Enter");
+    await page.getByRole("heading", { name: "Payment received" }).waitFor();
+    await page.screenshot({ path: join(ARTIFACTS, "pay-success-phone.png"), fullPage: true });
+  });
+
+  it("shows a declined card's reason, and lets the payer try another card", async () => {
+    const paymentLink = await link({ max_uses: 1 });
+    const { page } = await open(PHONE);
+    await page.goto(paymentLink.url);
+    await fillCard(page, "4000 0000 0000 0002");
+    await page.getByRole("button", { name: "Pay $25.00" }).click();
+    await page.getByRole("heading", { name: "Payment declined" }).waitFor();
+    await expect(page.getByText("The card was declined.").isVisible()).resolves.toBe(true);
+    expect(await accessibilityProblems(page)).toEqual([]);
+    await page.screenshot({ path: join(ARTIFACTS, "pay-declined-phone.png"), fullPage: true });
+
+    await page.getByRole("button", { name: "Try another card" }).click();
+    expect(await page.evaluate("document.activeElement?.id")).toBe("card-number");
+    // The declined number was cleared; the link's one use is still free.
+    expect(await page.getByLabel("Card number").inputValue()).toBe("");
+    await fillCard(page, "5555 5555 5555 4444");
+    await page.getByRole("button", { name: "Pay $25.00" }).click();
+    await page.getByRole("heading", { name: "Payment received" }).waitFor();
+    await expect(page.getByText("Mastercard ending in 4444").isVisible()).resolves.toBe(true);
+  });
+
+  it("catches a mistyped number and a past expiry before sending anything", async () => {
+    const paymentLink = await link({});
+    const { page, requests } = await open(DESKTOP);
+    await page.goto(paymentLink.url);
+    await fillCard(page, "4242 4242 4242 4241", "01 / 20");
+    await page.getByRole("button", { name: "Pay $25.00" }).click();
+
+    const number = page.getByLabel("Card number");
+    await page.getByText("This card number is not valid. Check it for a typo.").waitFor();
+    expect(await number.getAttribute("aria-invalid")).toBe("true");
+    // The message is tied to its field, and the field has the focus.
+    expect(await number.getAttribute("aria-describedby")).toBe("card-number-error");
+    expect(await page.evaluate("document.activeElement?.id")).toBe("card-number");
+    await expect(page.getByText("This card has expired.").isVisible()).resolves.toBe(true);
+    expect(requests.filter((url) => url.includes("/pay") && url.includes("/v1/"))).toEqual([]);
+    expect(await accessibilityProblems(page)).toEqual([]);
+    await page.screenshot({ path: join(ARTIFACTS, "pay-invalid-desktop.png"), fullPage: true });
+
+    // Fixed, the message goes away as the payer types.
+    await number.fill("4242 4242 4242 4242");
+    await expect(page.getByText("This card number is not valid. Check it for a typo.").isVisible()).resolves.toBe(
+      false,
+    );
+    const charges = await client.GET("/v1/charges", { params: { query: { payment_link_id: paymentLink.id } } });
+    expect(charges.data?.data).toEqual([]);
+  });
+
+  it("shows a clear page for an expired link and for a used-up one", async () => {
+    const expiring = await link({ description: "Workshop ticket" });
+    await server.store.update("payment_links", expiring.id, { set: { expires_at: "2026-01-01T00:00:00.000000Z" } });
+    const { page } = await open(PHONE);
+    const expired = await page.goto(expiring.url);
+    expect(expired?.status()).toBe(410);
+    await page.getByRole("heading", { name: "This payment link has expired" }).waitFor();
+    await expect(page.getByText("Ask Acme Coffee Roasters for a new link").isVisible()).resolves.toBe(true);
+    expect(await page.locator("form").count()).toBe(0);
+    expect(await accessibilityProblems(page)).toEqual([]);
+    await page.screenshot({ path: join(ARTIFACTS, "notice-expired-phone.png"), fullPage: true });
+
+    const once = await link({ max_uses: 1, description: "Invoice #77" });
+    const pageToken = /data-page-token="([^"]+)"/.exec(await (await fetch(once.url)).text())?.[1] ?? "";
+    const paid = await client.POST("/v1/payment_links/{id}/pay", {
+      params: { path: { id: once.id } },
+      body: {
+        page_token: pageToken,
+        payment_method: { type: "card", number: VISA, exp_month: 12, exp_year: 2031, cvc: "123", holder: "A" },
+      },
+    });
+    expect(paid.data?.status).toBe("captured");
+    const usedUp = await page.goto(once.url);
+    expect(usedUp?.status()).toBe(410);
+    await page.getByRole("heading", { name: "This payment link has already been used" }).waitFor();
+    expect(await accessibilityProblems(page)).toEqual([]);
+
+    const unknown = await page.goto(`${server.url}/pay/plink_000000000000000000000000`);
+    expect(unknown?.status()).toBe(404);
+    await page.getByRole("heading", { name: "Payment link not found" }).waitFor();
+  });
+
+  it("has an accessibility check that does find problems (so its silence above means something)", async () => {
+    const { page } = await open(DESKTOP);
+    await page.setContent('<main><input type="text"><img src="data:,"><button></button></main>');
+    const problems = await accessibilityProblems(page);
+    expect(problems.some((p) => p.includes("label"))).toBe(true);
+    expect(problems.some((p) => p.includes("button-name"))).toBe(true);
+  });
+
+  it("a pix link shows its QR payload to copy", async () => {
+    const pixLink = await link({ amount: 15_000, currency: "BRL", description: "Aula de violão", name: "Escola Luz" });
+    const { context, page } = await open(PHONE);
+    await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: new URL(server.url).origin });
+    await page.goto(pixLink.url);
+    expect(await page.locator("#amount").textContent()).toMatch(/^R\$\s?150\.00$/);
+    // Card is offered first; the payer picks pix.
+    await page.getByRole("radio", { name: "Pix" }).check();
+    await expect(page.getByLabel("Card number").isVisible()).resolves.toBe(false);
+    expect(await accessibilityProblems(page)).toEqual([]);
+    await page.getByRole("button", { name: "Get the pix code" }).click();
+    await page.getByRole("heading", { name: "Pay with pix" }).waitFor();
+    const payload = await page.getByLabel("Pix code (copy and paste)").inputValue();
+    expect(payload).toMatch(/^000201.*br\.gov\.bcb\.pix/);
+    await page.getByRole("button", { name: "Copy the pix code" }).click();
+    await page.getByRole("button", { name: "Copied" }).waitFor();
+    expect(await page.evaluate("navigator.clipboard.readText()")).toBe(payload);
+    expect(await accessibilityProblems(page)).toEqual([]);
+    await page.screenshot({ path: join(ARTIFACTS, "pay-pix-phone.png"), fullPage: true });
+
+    const charges = await client.GET("/v1/charges", { params: { query: { payment_link_id: pixLink.id } } });
+    expect(charges.data?.data).toMatchObject([{ status: "pending", payment_method: { type: "pix" } }]);
+    const held = await client.GET("/v1/payment_links/{id}", { params: { path: { id: pixLink.id } } });
+    expect(held.data).toMatchObject({ uses: 0, pending_uses: 1 });
+  });
+});
