@@ -2921,8 +2921,8 @@ export interface components {
         };
         /**
          * @description The scopes a service key can hold, one per area of the API. Every operation that takes a key needs
-         *     exactly one of them, named in its security requirement; `*` grants every scope and alone manages
-         *     service keys.
+         *     exactly one of them, named in its security requirement. `*` grants every scope; service-key management
+         *     and the request log need `*` itself.
          * @enum {string}
          */
         Scope: "*" | "merchants" | "tokenization" | "vault" | "charges" | "payment_links" | "cashouts" | "fraud" | "webhooks";
