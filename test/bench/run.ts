@@ -1,6 +1,6 @@
-// `npm run bench` (DESIGN §14): autocannon against the real payments server and, in the same run, a
+// `npm run bench` (README 'Benchmark'): autocannon against the real payments server and, in the same run, a
 // bare Express 5 app as the baseline; results are quoted as ratios to the baseline, because absolute
-// numbers move between runs and machines (TOOLCHAIN.md, "Measured on this machine kind").
+// numbers move between runs and machines (the README quotes one run on the project's machine).
 //
 // A second baseline, Express 5 + express-openapi-validator on the same document with the server's
 // validator options and handlers that do no work, shows the ceiling this stack allows: what is left
@@ -9,7 +9,7 @@
 // Each server runs in its own child process (./targets/*.ts), so the memory figure is the server's
 // own: its VmRSS read from /proc/<pid>/status every 100 ms during a measured run (the peak is kept;
 // VmHWM, the process's lifetime high-water mark, is reported at the end). autocannon runs in this
-// process, on the same cores, as the figures in TOOLCHAIN.md were measured.
+// process, on the same cores, as the README's figures were measured.
 //
 // Webhook delivery (./webhooks.ts) runs last, against the same payments server process: deliveries/s
 // to a receiver on 127.0.0.1, and the lag from an event's commit to its delivery at 100 events/s.
@@ -28,7 +28,7 @@ import autocannon, { type Options, type Result } from "autocannon";
 import { chargeBody, evaluationBody, type ReadyMessage, TOKEN_BODY } from "./targets/protocol.ts";
 import { benchWebhooks, type WebhookBenchResult } from "./webhooks.ts";
 
-/** TOOLCHAIN.md's figures were taken with 50 connections; keep that so ratios stay comparable. */
+/** The README's figures were taken with 50 connections; keep that so ratios stay comparable. */
 const CONNECTIONS = 50;
 const WARMUP_SECONDS = 2;
 const MEASURE_SECONDS = 8;
@@ -267,7 +267,7 @@ const SCENARIOS: Scenario[] = [
   },
   {
     // The same request with a fresh Idempotency-Key each time: every request also stores an
-    // idempotency record and its response (DESIGN §4), which is what this row shows the cost of.
+    // idempotency record and its response (IdempotencyKeyHeader), which is what this row shows the cost of.
     name: "POST /v1/merchants + Idempotency-Key",
     target: "payments",
     kind: "POST",
