@@ -533,7 +533,8 @@ export interface paths {
         put?: never;
         /**
          * Create a merchant
-         * @description Creates a merchant (seed §4: 201, `id` prefixed `mch_`, `status` defaults to `active`).
+         * @description Creates a merchant. Answers 201 with the merchant: `id` prefixed `mch_`, `status` `active` unless the
+         *     body sets it (fixed facts of this API).
          */
         post: operations["createMerchant"];
         delete?: never;
@@ -872,9 +873,9 @@ export interface paths {
         put?: never;
         /**
          * Tokenize a card
-         * @description Tokenizes a card (seed §4: 200 OK). The card number is Luhn- and brand-checked, encrypted with
-         *     AES-256-GCM under a per-token data key and never stored in clear; the CVC is checked and
-         *     discarded.
+         * @description Tokenizes a card. Answers 200, not 201: a fixed fact of this API. The card number is Luhn- and
+         *     brand-checked, encrypted with AES-256-GCM under a per-token data key and never stored in clear; the
+         *     CVC is checked and discarded.
          */
         post: operations["createToken"];
         delete?: never;
@@ -1183,7 +1184,7 @@ export interface webhooks {
         put?: never;
         /**
          * fraud.evaluated
-         * @description Sent after every fraud evaluation (seed §6).
+         * @description Sent after every fraud evaluation, whatever its decision.
          */
         post: operations["fraudEvaluated"];
         delete?: never;
@@ -1263,7 +1264,7 @@ export interface webhooks {
         put?: never;
         /**
          * payment.captured
-         * @description Sent when a charge is captured (seed §6).
+         * @description Sent when a charge is captured, in full or in part.
          */
         post: operations["paymentCaptured"];
         delete?: never;
@@ -1490,7 +1491,10 @@ export interface components {
             /** Format: uri */
             url: string;
         };
-        /** @description A merchant's balance in every currency it has moved money in (DESIGN §8). */
+        /**
+         * @description A merchant's balance in every currency it has moved money in. Each change to it is an immutable ledger
+         *     entry written with it: captures credit it, refunds and cashouts debit it.
+         */
         Balance: {
             /** @enum {string} */
             object: "balance";
@@ -1700,7 +1704,7 @@ export interface components {
          * @enum {string}
          */
         CashoutStatus: "pending" | "in_transit" | "paid" | "failed" | "canceled";
-        /** @description A charge (seed §2: a transaction, `tx_` id). */
+        /** @description A charge: one payment transaction, identified by its `tx_` id. */
         Charge: {
             id: components["schemas"]["TransactionId"];
             /** @enum {string} */
@@ -1806,7 +1810,7 @@ export interface components {
             closed_at: string | null;
         };
         /**
-         * @description The status of a charge (DESIGN §7). Card charges: `authorized` (held, when `capture` is false) →
+         * @description The status of a charge. Card charges: `authorized` (held, when `capture` is false) →
          *     `captured` → `partially_refunded` / `refunded`; or `declined` (see `failure_code`), `blocked`
          *     (fraud evaluation decided `block`; the processor was not called), `voided` (released before
          *     capture). A card charge whose evaluation decided `review` stays `authorized`, held (see `review`),
@@ -1937,14 +1941,16 @@ export interface components {
             ip_country?: string;
         };
         /**
-         * @description The outcome of a fraud evaluation (seed §2: `block`; DESIGN §10: `allow`, `review`).
+         * @description The outcome of a fraud evaluation. For a charge: `allow` lets it proceed, `review` holds a card charge
+         *     authorized until it is approved or rejected, `block` refuses it (status `blocked`) before the processor
+         *     is called.
          * @enum {string}
          */
         FraudDecision: "allow" | "review" | "block";
         /**
-         * @description `fraud.evaluated` (seed §2, §6): exactly `type`, `tx_id`, `score`, `decision` and `signals`, plus
-         *     the envelope fields `id`, `created_at` and `livemode`. Sent for every evaluation: each charge's
-         *     (before authorization) and each made through POST /v1/fraud/evaluations.
+         * @description `fraud.evaluated`: exactly `type`, `tx_id`, `score`, `decision` and `signals` (fields fixed by this
+         *     API), plus the envelope fields `id`, `created_at` and `livemode`. Sent for every evaluation: each
+         *     charge's (before authorization) and each made through POST /v1/fraud/evaluations.
          */
         FraudEvaluatedEvent: {
             id: components["schemas"]["EventId"];
@@ -2230,6 +2236,7 @@ export interface components {
             /** @enum {string} */
             status: "ok";
         };
+        /** @description A business that takes payments through the platform. */
         Merchant: {
             id: components["schemas"]["MerchantId"];
             /** @enum {string} */
@@ -2250,7 +2257,7 @@ export interface components {
             /** @description Display name. */
             name: string;
             /**
-             * @description The initial status (seed §4: it can be set, and is `active` when absent). `closed` is refused.
+             * @description The initial status: `active` when absent. `closed` is refused.
              * @default active
              */
             status?: components["schemas"]["MerchantStatus"];
@@ -2383,7 +2390,7 @@ export interface components {
             /** @description The payment method type (`card`, `pix`, ...). */
             payment_method_type: string;
         };
-        /** @description `payment.captured`: a charge's funds were captured, in full or in part (seed §6). */
+        /** @description `payment.captured`: a charge's funds were captured, in full or in part. */
         PaymentCapturedEvent: {
             id: components["schemas"]["EventId"];
             /**
@@ -2913,7 +2920,9 @@ export interface components {
             failure_code?: components["schemas"]["CashoutFailureCode"];
         };
         /**
-         * @description The scopes a service key can hold (seed §5: `vault`, `tokenization`, `fraud`, `*`; DESIGN §3 for the rest).
+         * @description The scopes a service key can hold, one per area of the API. Every operation that takes a key needs
+         *     exactly one of them, named in its security requirement. `*` grants every scope; service-key management
+         *     and the request log need `*` itself.
          * @enum {string}
          */
         Scope: "*" | "merchants" | "tokenization" | "vault" | "charges" | "payment_links" | "cashouts" | "fraud" | "webhooks";
@@ -2926,8 +2935,8 @@ export interface components {
             account_holder: string;
         };
         /**
-         * @description A service key (seed §2, DESIGN §5). The secret is stored only as a SHA-256 digest; listings show
-         *     its `prefix`, never the whole secret.
+         * @description A service key: a credential with a name and a list of scopes. The secret is stored only as a SHA-256
+         *     digest; listings show its `prefix`, never the whole secret.
          */
         ServiceKey: {
             id: components["schemas"]["ServiceKeyId"];
@@ -3086,7 +3095,10 @@ export interface components {
             /** Format: date-time */
             created_at: string;
         };
-        /** @description What the vault tells about a card without revealing it (seed §2: first four and last four digits). */
+        /**
+         * @description What the vault tells about a card without revealing it: of the number, only the first four and the last
+         *     four digits are ever shown.
+         */
         TokenCard: {
             brand: components["schemas"]["CardBrand"];
             /** @description The first four digits. */
@@ -3103,7 +3115,10 @@ export interface components {
              */
             fingerprint: string;
         };
-        /** @description The body of POST /v1/tokens (seed §4: `card`, `holder`; DESIGN §6: expiry and optional CVC). */
+        /**
+         * @description The body of POST /v1/tokens: the card number and the holder's name, plus the expiry (a card without one
+         *     cannot be charged) and an optional CVC.
+         */
         TokenCreate: {
             /** @description The card number: 12 to 19 digits (spaces and dashes between digit groups are accepted). Luhn-checked. */
             card: string;
@@ -3142,7 +3157,7 @@ export interface components {
             revealed_at: string;
         };
         /**
-         * @description A transaction (charge) id: `tx_` and 24 base62 characters (seed §2).
+         * @description A transaction (charge) id: `tx_` and 24 base62 characters. The `tx_` prefix is a fixed fact of this API.
          * @example tx_9Lm2QwErTy7UiOp3AsDf5GhJ
          */
         TransactionId: string;
@@ -3518,12 +3533,13 @@ export interface components {
         /** @description The event's id, the same on every attempt: the key to deduplicate on. */
         "WebhookDeliveryHeaders.eventId": components["schemas"]["EventId"];
         /**
-         * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
-         *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
-         *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
-         *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
-         *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
-         *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+         * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+         *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
+         *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
+         *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
+         *     `v1` value (two are sent, new secret first, while a secret rotation is in its grace period); refuse
+         *     a timestamp more than 300 seconds from your clock. Answer 401 when verification fails, 2xx to
+         *     acknowledge.
          *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
          */
         "WebhookDeliveryHeaders.signature": string;
@@ -11009,12 +11025,13 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
-                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
-                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
-                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
-                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
-                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
+                 *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
+                 *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
+                 *     `v1` value (two are sent, new secret first, while a secret rotation is in its grace period); refuse
+                 *     a timestamp more than 300 seconds from your clock. Answer 401 when verification fails, 2xx to
+                 *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
                 "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
@@ -11036,14 +11053,14 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The receiver acknowledges the delivery (any 2xx counts; seed §6 names 200). */
+            /** @description The receiver acknowledges the delivery with 200 (any 2xx counts as delivered). */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description The receiver refuses a delivery whose signature does not verify (seed §5). */
+            /** @description The receiver refuses a delivery whose signature does not verify with 401 (a fixed fact of this API). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -11057,12 +11074,13 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
-                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
-                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
-                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
-                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
-                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
+                 *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
+                 *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
+                 *     `v1` value (two are sent, new secret first, while a secret rotation is in its grace period); refuse
+                 *     a timestamp more than 300 seconds from your clock. Answer 401 when verification fails, 2xx to
+                 *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
                 "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
@@ -11084,14 +11102,14 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The receiver acknowledges the delivery (any 2xx counts; seed §6 names 200). */
+            /** @description The receiver acknowledges the delivery with 200 (any 2xx counts as delivered). */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description The receiver refuses a delivery whose signature does not verify (seed §5). */
+            /** @description The receiver refuses a delivery whose signature does not verify with 401 (a fixed fact of this API). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -11105,12 +11123,13 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
-                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
-                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
-                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
-                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
-                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
+                 *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
+                 *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
+                 *     `v1` value (two are sent, new secret first, while a secret rotation is in its grace period); refuse
+                 *     a timestamp more than 300 seconds from your clock. Answer 401 when verification fails, 2xx to
+                 *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
                 "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
@@ -11132,14 +11151,14 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The receiver acknowledges the delivery (any 2xx counts; seed §6 names 200). */
+            /** @description The receiver acknowledges the delivery with 200 (any 2xx counts as delivered). */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description The receiver refuses a delivery whose signature does not verify (seed §5). */
+            /** @description The receiver refuses a delivery whose signature does not verify with 401 (a fixed fact of this API). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -11153,12 +11172,13 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
-                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
-                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
-                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
-                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
-                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
+                 *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
+                 *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
+                 *     `v1` value (two are sent, new secret first, while a secret rotation is in its grace period); refuse
+                 *     a timestamp more than 300 seconds from your clock. Answer 401 when verification fails, 2xx to
+                 *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
                 "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
@@ -11180,14 +11200,14 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The receiver acknowledges the delivery (any 2xx counts; seed §6 names 200). */
+            /** @description The receiver acknowledges the delivery with 200 (any 2xx counts as delivered). */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description The receiver refuses a delivery whose signature does not verify (seed §5). */
+            /** @description The receiver refuses a delivery whose signature does not verify with 401 (a fixed fact of this API). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -11201,12 +11221,13 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
-                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
-                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
-                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
-                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
-                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
+                 *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
+                 *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
+                 *     `v1` value (two are sent, new secret first, while a secret rotation is in its grace period); refuse
+                 *     a timestamp more than 300 seconds from your clock. Answer 401 when verification fails, 2xx to
+                 *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
                 "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
@@ -11228,14 +11249,14 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The receiver acknowledges the delivery (any 2xx counts; seed §6 names 200). */
+            /** @description The receiver acknowledges the delivery with 200 (any 2xx counts as delivered). */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description The receiver refuses a delivery whose signature does not verify (seed §5). */
+            /** @description The receiver refuses a delivery whose signature does not verify with 401 (a fixed fact of this API). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -11249,12 +11270,13 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
-                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
-                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
-                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
-                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
-                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
+                 *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
+                 *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
+                 *     `v1` value (two are sent, new secret first, while a secret rotation is in its grace period); refuse
+                 *     a timestamp more than 300 seconds from your clock. Answer 401 when verification fails, 2xx to
+                 *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
                 "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
@@ -11276,14 +11298,14 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The receiver acknowledges the delivery (any 2xx counts; seed §6 names 200). */
+            /** @description The receiver acknowledges the delivery with 200 (any 2xx counts as delivered). */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description The receiver refuses a delivery whose signature does not verify (seed §5). */
+            /** @description The receiver refuses a delivery whose signature does not verify with 401 (a fixed fact of this API). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -11297,12 +11319,13 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
-                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
-                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
-                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
-                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
-                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
+                 *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
+                 *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
+                 *     `v1` value (two are sent, new secret first, while a secret rotation is in its grace period); refuse
+                 *     a timestamp more than 300 seconds from your clock. Answer 401 when verification fails, 2xx to
+                 *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
                 "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
@@ -11324,14 +11347,14 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The receiver acknowledges the delivery (any 2xx counts; seed §6 names 200). */
+            /** @description The receiver acknowledges the delivery with 200 (any 2xx counts as delivered). */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description The receiver refuses a delivery whose signature does not verify (seed §5). */
+            /** @description The receiver refuses a delivery whose signature does not verify with 401 (a fixed fact of this API). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -11345,12 +11368,13 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
-                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
-                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
-                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
-                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
-                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
+                 *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
+                 *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
+                 *     `v1` value (two are sent, new secret first, while a secret rotation is in its grace period); refuse
+                 *     a timestamp more than 300 seconds from your clock. Answer 401 when verification fails, 2xx to
+                 *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
                 "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
@@ -11372,14 +11396,14 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The receiver acknowledges the delivery (any 2xx counts; seed §6 names 200). */
+            /** @description The receiver acknowledges the delivery with 200 (any 2xx counts as delivered). */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description The receiver refuses a delivery whose signature does not verify (seed §5). */
+            /** @description The receiver refuses a delivery whose signature does not verify with 401 (a fixed fact of this API). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -11393,12 +11417,13 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
-                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
-                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
-                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
-                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
-                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
+                 *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
+                 *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
+                 *     `v1` value (two are sent, new secret first, while a secret rotation is in its grace period); refuse
+                 *     a timestamp more than 300 seconds from your clock. Answer 401 when verification fails, 2xx to
+                 *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
                 "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
@@ -11420,14 +11445,14 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The receiver acknowledges the delivery (any 2xx counts; seed §6 names 200). */
+            /** @description The receiver acknowledges the delivery with 200 (any 2xx counts as delivered). */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description The receiver refuses a delivery whose signature does not verify (seed §5). */
+            /** @description The receiver refuses a delivery whose signature does not verify with 401 (a fixed fact of this API). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -11441,12 +11466,13 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
-                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
-                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
-                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
-                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
-                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
+                 *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
+                 *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
+                 *     `v1` value (two are sent, new secret first, while a secret rotation is in its grace period); refuse
+                 *     a timestamp more than 300 seconds from your clock. Answer 401 when verification fails, 2xx to
+                 *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
                 "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
@@ -11468,14 +11494,14 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The receiver acknowledges the delivery (any 2xx counts; seed §6 names 200). */
+            /** @description The receiver acknowledges the delivery with 200 (any 2xx counts as delivered). */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description The receiver refuses a delivery whose signature does not verify (seed §5). */
+            /** @description The receiver refuses a delivery whose signature does not verify with 401 (a fixed fact of this API). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -11489,12 +11515,13 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
-                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
-                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
-                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
-                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
-                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
+                 *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
+                 *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
+                 *     `v1` value (two are sent, new secret first, while a secret rotation is in its grace period); refuse
+                 *     a timestamp more than 300 seconds from your clock. Answer 401 when verification fails, 2xx to
+                 *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
                 "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
@@ -11516,14 +11543,14 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The receiver acknowledges the delivery (any 2xx counts; seed §6 names 200). */
+            /** @description The receiver acknowledges the delivery with 200 (any 2xx counts as delivered). */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description The receiver refuses a delivery whose signature does not verify (seed §5). */
+            /** @description The receiver refuses a delivery whose signature does not verify with 401 (a fixed fact of this API). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -11537,12 +11564,13 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
-                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
-                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
-                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
-                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
-                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
+                 *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
+                 *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
+                 *     `v1` value (two are sent, new secret first, while a secret rotation is in its grace period); refuse
+                 *     a timestamp more than 300 seconds from your clock. Answer 401 when verification fails, 2xx to
+                 *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
                 "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
@@ -11564,14 +11592,14 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The receiver acknowledges the delivery (any 2xx counts; seed §6 names 200). */
+            /** @description The receiver acknowledges the delivery with 200 (any 2xx counts as delivered). */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description The receiver refuses a delivery whose signature does not verify (seed §5). */
+            /** @description The receiver refuses a delivery whose signature does not verify with 401 (a fixed fact of this API). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -11585,12 +11613,13 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
-                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
-                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
-                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
-                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
-                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
+                 *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
+                 *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
+                 *     `v1` value (two are sent, new secret first, while a secret rotation is in its grace period); refuse
+                 *     a timestamp more than 300 seconds from your clock. Answer 401 when verification fails, 2xx to
+                 *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
                 "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
@@ -11612,14 +11641,14 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The receiver acknowledges the delivery (any 2xx counts; seed §6 names 200). */
+            /** @description The receiver acknowledges the delivery with 200 (any 2xx counts as delivered). */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description The receiver refuses a delivery whose signature does not verify (seed §5). */
+            /** @description The receiver refuses a delivery whose signature does not verify with 401 (a fixed fact of this API). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -11633,12 +11662,13 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
-                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
-                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
-                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
-                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
-                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
+                 *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
+                 *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
+                 *     `v1` value (two are sent, new secret first, while a secret rotation is in its grace period); refuse
+                 *     a timestamp more than 300 seconds from your clock. Answer 401 when verification fails, 2xx to
+                 *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
                 "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
@@ -11660,14 +11690,14 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The receiver acknowledges the delivery (any 2xx counts; seed §6 names 200). */
+            /** @description The receiver acknowledges the delivery with 200 (any 2xx counts as delivered). */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description The receiver refuses a delivery whose signature does not verify (seed §5). */
+            /** @description The receiver refuses a delivery whose signature does not verify with 401 (a fixed fact of this API). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -11681,12 +11711,13 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
-                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
-                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
-                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
-                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
-                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
+                 *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
+                 *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
+                 *     `v1` value (two are sent, new secret first, while a secret rotation is in its grace period); refuse
+                 *     a timestamp more than 300 seconds from your clock. Answer 401 when verification fails, 2xx to
+                 *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
                 "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
@@ -11708,14 +11739,14 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The receiver acknowledges the delivery (any 2xx counts; seed §6 names 200). */
+            /** @description The receiver acknowledges the delivery with 200 (any 2xx counts as delivered). */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description The receiver refuses a delivery whose signature does not verify (seed §5). */
+            /** @description The receiver refuses a delivery whose signature does not verify with 401 (a fixed fact of this API). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -11729,12 +11760,13 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
-                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
-                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
-                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
-                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
-                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
+                 *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
+                 *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
+                 *     `v1` value (two are sent, new secret first, while a secret rotation is in its grace period); refuse
+                 *     a timestamp more than 300 seconds from your clock. Answer 401 when verification fails, 2xx to
+                 *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
                 "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
@@ -11756,14 +11788,14 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The receiver acknowledges the delivery (any 2xx counts; seed §6 names 200). */
+            /** @description The receiver acknowledges the delivery with 200 (any 2xx counts as delivered). */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description The receiver refuses a delivery whose signature does not verify (seed §5). */
+            /** @description The receiver refuses a delivery whose signature does not verify with 401 (a fixed fact of this API). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -11777,12 +11809,13 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
-                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
-                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
-                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
-                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
-                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
+                 *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
+                 *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
+                 *     `v1` value (two are sent, new secret first, while a secret rotation is in its grace period); refuse
+                 *     a timestamp more than 300 seconds from your clock. Answer 401 when verification fails, 2xx to
+                 *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
                 "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
@@ -11804,14 +11837,14 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The receiver acknowledges the delivery (any 2xx counts; seed §6 names 200). */
+            /** @description The receiver acknowledges the delivery with 200 (any 2xx counts as delivered). */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description The receiver refuses a delivery whose signature does not verify (seed §5). */
+            /** @description The receiver refuses a delivery whose signature does not verify with 401 (a fixed fact of this API). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -11825,12 +11858,13 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
-                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
-                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
-                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
-                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
-                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
+                 *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
+                 *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
+                 *     `v1` value (two are sent, new secret first, while a secret rotation is in its grace period); refuse
+                 *     a timestamp more than 300 seconds from your clock. Answer 401 when verification fails, 2xx to
+                 *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
                 "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
@@ -11852,14 +11886,14 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The receiver acknowledges the delivery (any 2xx counts; seed §6 names 200). */
+            /** @description The receiver acknowledges the delivery with 200 (any 2xx counts as delivered). */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description The receiver refuses a delivery whose signature does not verify (seed §5). */
+            /** @description The receiver refuses a delivery whose signature does not verify with 401 (a fixed fact of this API). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -11873,12 +11907,13 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature (seed §5): `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`. To verify: split the
-                 *     header on `,`; in each part take the text after `=`, giving the timestamp and the signature(s);
-                 *     compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's signing secret
-                 *     (the whole `whsec_…` string), as lowercase hex; compare in constant time with each `v1` value (two
-                 *     are sent, new secret first, while a secret rotation is in its grace period); refuse a timestamp more
-                 *     than 300 seconds from your clock. Answer 401 when verification fails, 2xx to acknowledge.
+                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
+                 *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
+                 *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
+                 *     `v1` value (two are sent, new secret first, while a secret rotation is in its grace period); refuse
+                 *     a timestamp more than 300 seconds from your clock. Answer 401 when verification fails, 2xx to
+                 *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
                 "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
@@ -11900,14 +11935,14 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The receiver acknowledges the delivery (any 2xx counts; seed §6 names 200). */
+            /** @description The receiver acknowledges the delivery with 200 (any 2xx counts as delivered). */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description The receiver refuses a delivery whose signature does not verify (seed §5). */
+            /** @description The receiver refuses a delivery whose signature does not verify with 401 (a fixed fact of this API). */
             401: {
                 headers: {
                     [name: string]: unknown;

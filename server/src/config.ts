@@ -3,8 +3,8 @@ import { z } from "zod";
 import { parseCurrencyList } from "./domain/money.ts";
 import { DEFAULT_LIVE_SCHEDULE, DEFAULT_SANDBOX_SCHEDULE, parseSchedule } from "./domain/webhooks/schedule.ts";
 
-// The one configuration schema (DESIGN §15): every setting comes from the environment, is validated
-// here at start-up and documented in .env.example and the README. Nothing else reads process.env.
+// The one configuration schema: every setting comes from the environment, is validated here at start-up and
+// documented in .env.example and the README. Nothing else reads process.env.
 
 const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
 // Whole numbers in decimal digits only: an empty value (`PORT=`) is an error, not 0 (which for PORT
@@ -51,7 +51,7 @@ export const ConfigSchema = z
     VALIDATE_RESPONSES: bool.optional(),
     /** Largest accepted request body, in bytes. */
     BODY_LIMIT_BYTES: int(1024, 10 * 1024 * 1024).default(100 * 1024),
-    /** How long an Idempotency-Key is remembered (DESIGN §4: 24 h). */
+    /** How long an Idempotency-Key is remembered (24 h by default, as IdempotencyKeyHeader documents). */
     IDEMPOTENCY_TTL_SECONDS: int(60, 7 * 24 * 3600).default(24 * 3600),
     /**
      * How long a request holding an Idempotency-Key blocks retries with that key (409) before a retry may
@@ -147,7 +147,7 @@ export const ConfigSchema = z
      */
     CONSOLE_SESSION_TTL_SECONDS: int(60, 86400).default(3600),
 
-    // Operations (issue #13): logs and shutdown.
+    // Operations: logs and shutdown.
     /** `pretty` (human-readable lines, pino-pretty) or `json` (one JSON object a line). Default: pretty in development only. */
     LOG_FORMAT: z.enum(["pretty", "json"]).optional(),
     /**

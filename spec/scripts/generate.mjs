@@ -160,7 +160,7 @@ function openEnums(doc) {
   }
 }
 
-/** Limits TypeSpec 1.11 has no decorator for (DESIGN §4: at most 50 metadata keys). */
+/** Limits TypeSpec 1.11 has no decorator for: `Metadata` holds at most 50 keys of 1 to 40 characters. */
 function addLimits(doc) {
   const metadata = doc.components?.schemas?.Metadata;
   if (metadata) Object.assign(metadata, { maxProperties: 50, propertyNames: { minLength: 1, maxLength: 40 } });

@@ -40,7 +40,7 @@ export interface TargetResult {
   /** The same figure computed from CPU time per request (targets comparing two servers). */
   byCpu?: number | null;
   missing?: string[];
-  /** A figure the issue asks for without a threshold: never met or not met. */
+  /** A figure measured without a threshold: never met or not met. */
   reportOnly?: boolean;
   /** The figures behind the value. */
   detail?: string;

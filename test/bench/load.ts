@@ -1,11 +1,11 @@
 // Sending a scenario's load with autocannon (in this process, on the same cores as the servers, as the
-// figures in TOOLCHAIN.md were measured), for ./run.ts and ./profile.ts.
+// README's figures were measured), for ./run.ts and ./profile.ts.
 
 import autocannon, { type Result } from "autocannon";
 import type { Target } from "./launch.ts";
 import type { Scenario } from "./scenarios.ts";
 
-/** TOOLCHAIN.md's figures were taken with 50 connections; keep that so ratios stay comparable. */
+/** The README's figures were taken with 50 connections; keep that so ratios stay comparable. */
 export const CONNECTIONS = 50;
 /**
  * Connections of a fixed-rate scenario: enough that the rate never waits for a free connection while

@@ -1,6 +1,6 @@
-// `npm run bench` (DESIGN §14): autocannon against the real payments server and, in the same run, the
-// baselines it is judged against; results are quoted as ratios within the run, because absolute numbers
-// move between runs and machines (TOOLCHAIN.md, "Measured on this machine kind").
+// `npm run bench` (README "Benchmark"): autocannon against the real payments server and, in the same
+// run, the baselines it is judged against; results are quoted as ratios within the run, because absolute
+// numbers move between runs and machines.
 //
 // - Throughput scenarios (./scenarios.ts): 50 connections as fast as the server answers; the payments
 //   server (plain JavaScript bundled from the sources, as production runs it; in-memory store), bare Express 5 (the floor of any Express app's cost), and Express 5 +
@@ -16,9 +16,9 @@
 //   same cores, so two workers cannot double it here).
 // - Webhook delivery (./webhooks.ts), against the payments server process.
 //
-// Every target of issue #14 is printed with "met" or "not met" (or "not measured" when BENCH_ONLY left
-// out a scenario it needs); the scaling from one worker to two, which the issue asks for without a
-// threshold, is printed as "reported". Results go to test/bench/results/latest.json and a copy named by the
+// Every performance target (README "Benchmark") is printed with "met" or "not met" (or "not measured"
+// when BENCH_ONLY left out a scenario it needs); the scaling from one worker to two, which is measured
+// without a threshold, is printed as "reported". Results go to test/bench/results/latest.json and a copy named by the
 // start time; `npm run bench -- --compare <file>` prints each scenario's change against a saved run
 // after this one, `npm run bench -- --compare <old> <new>` compares two saved runs without running.
 //
@@ -57,7 +57,7 @@ const RSS_SAMPLE_MS = 100;
 const STARTUP_ROUNDS = 3;
 const RESULTS_DIR = fileURLToPath(new URL("./results/", import.meta.url));
 
-/** The issue's targets (#14), each computed from the rows of this run. */
+/** The performance targets (README "Benchmark"), each computed from the rows of this run. */
 interface TargetSpec {
   text: string;
   /** The scenario ids it needs. */
@@ -70,7 +70,7 @@ interface TargetSpec {
   byCpu?: (row: (id: string) => Row) => number | null;
   /** How the value is shown. */
   unit: "%" | "ms" | "MB" | "x";
-  /** Absent: the issue asks for the figure but sets no threshold (reported, neither met nor not). */
+  /** Absent: a figure measured without a threshold (reported, neither met nor not). */
   met?: (value: number) => boolean;
   /** The figures behind the value, printed beside it. */
   detail?: (row: (id: string) => Row) => string;
@@ -425,7 +425,7 @@ async function run(): Promise<{ results: BenchResults; ok: boolean }> {
       const verdict = t.missing
         ? `not measured (run ${t.missing.join(", ")})`
         : t.reportOnly
-          ? "reported; the issue sets no threshold"
+          ? "reported; no threshold"
           : t.met === null
             ? "not measured"
             : t.met

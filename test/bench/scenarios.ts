@@ -48,7 +48,7 @@ const postCharge = (t: ReadyMessage) => ({
   body: json(chargeBody(t.merchantId ?? "", t.tokenId ?? "")),
 });
 
-/** The fixed rate of the steady-load scenarios (issue #14: p99 at 200 requests/s). */
+/** The fixed rate of the steady-load scenarios (README "Benchmark": p99 at 200 requests/s). */
 export const STEADY_RATE = 200;
 
 export const SCENARIOS: Scenario[] = [
@@ -117,7 +117,7 @@ export const SCENARIOS: Scenario[] = [
   },
   {
     // The same request with a fresh Idempotency-Key each time: every request also stores an
-    // idempotency record and its response (DESIGN §4), which is what this row shows the cost of.
+    // idempotency record and its response (IdempotencyKeyHeader), which is what this row shows the cost of.
     id: "merchants-idem",
     name: "POST /v1/merchants + Idempotency-Key",
     target: "payments",

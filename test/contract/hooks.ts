@@ -5,7 +5,7 @@
 //
 // What the hooks do, and why:
 // - dredd 14 compiles one transaction per documented response and sends the same request for each
-//   (apiaryio/dredd#1281 and TOOLCHAIN.md), so it cannot produce a 401, 403, 409, 413 or 500. Only the
+//   (apiaryio/dredd#1281), so it cannot produce a 401, 403, 409, 413 or 500. Only the
 //   2xx transactions and, for operations that address an object by id, the 404 ones are kept; the rest
 //   are skipped, each with its reason recorded.
 // - Every request gets `Authorization: Bearer <sandbox key with scope *>`, except those to public
@@ -136,7 +136,7 @@ export function operationOf(transaction: {
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
 /**
- * An id of the shape DESIGN §4 fixes (prefix, `_`, 24 base62 characters) that no store holds. The
+ * An id of the shape spec/common/ids.tsp fixes (prefix, `_`, 24 base62 characters) that no store holds. The
  * server's id module is not part of its package exports, so this draws the same way.
  */
 export function unusedId(prefix: string): string {
@@ -145,7 +145,7 @@ export function unusedId(prefix: string): string {
   return `${prefix}_${suffix}`;
 }
 
-/** An id of the DESIGN §4 shape; group 1 is its prefix. */
+/** An id of the shape spec/common/ids.tsp fixes; group 1 is its prefix. */
 const ID_SHAPE = /^([a-z]+)_[0-9A-Za-z]{24}$/;
 
 /**

@@ -13,12 +13,12 @@ import {
   startServerProcess,
 } from "./webhook-harness.ts";
 
-// Two server processes on one store (DESIGN §16: any number of instances run the dispatcher): events
-// committed through either are delivered by whichever claims them first, and no attempt is ever sent by
-// both (the claim is a conditional update in the store). Charges (two events each) go to both instances
-// at once; both dispatch, woken by their own commits and polling for the other's. The receiver counts
-// every (delivery, attempt) pair; each instance logs its attempts (LOG_LEVEL=debug), which shows that
-// both took part.
+// Two server processes on one store (any number of instances may run the dispatcher; README 'How delivery
+// works (and why nothing is lost)'): events committed through either are delivered by whichever claims them
+// first, and no attempt is ever sent by both (the claim is a conditional update in the store). Charges (two
+// events each) go to both instances at once; both dispatch, woken by their own commits and polling for the
+// other's. The receiver counts every (delivery, attempt) pair; each instance logs its attempts
+// (LOG_LEVEL=debug), which shows that both took part.
 
 const EVENTS = Number(process.env.TWO_INSTANCE_EVENTS ?? 1000);
 const random = seeded(Number(process.env.CRASH_SEED ?? 20261123));

@@ -6,10 +6,10 @@ import { createLogger, loadConfig, startServer } from "@payments/server";
 import { afterAll, describe, expect, it } from "vitest";
 import { cardBody, json, MASTERCARD, VISA } from "./fixtures.ts";
 
-// Issue #3 "done when": after tokenizing cards the full number appears nowhere in clear — not in the
-// database files, not in logs, not in any error body — and a restart on the same DATA_DIR keeps the
-// data and prints no new key. Uses a real file-backed store, as `npm start` does. Webhook signing
-// secrets (`whsec_…`) are held to the same rule.
+// The vault's promise (README 'The vault'): after tokenizing cards the full number appears nowhere in clear —
+// not in the database files, not in logs, not in any error body — and a restart on the same DATA_DIR keeps
+// the data and prints no new key. Uses a real file-backed store, as `npm start` does. Webhook signing secrets
+// (`whsec_…`) are held to the same rule.
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -86,7 +86,7 @@ describe("card data at rest, in logs and across restarts", () => {
     });
     const merchantId = (await json(merchant)).id;
 
-    // Webhook signing secrets (issue #8): shown once, stored only sealed under the vault's master key.
+    // Webhook signing secrets: shown once, stored only sealed under the vault's master key.
     // A sandbox endpoint on a closed loopback port, a test delivery (signed, then refused), a rotation.
     const endpointRes = await fetch(`${first.url}/v1/webhook_endpoints`, {
       method: "POST",

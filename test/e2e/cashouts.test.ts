@@ -8,8 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../support/server.ts";
 import { clientFor, createMerchant, fundedMerchant, json } from "./fixtures.ts";
 
-// Issue #9 §1 and §5: cashouts through the typed client. Funds leave `available` at creation, in the
-// same transaction, never past zero (also with 100 at once); a failed or canceled cashout returns them;
+// Cashouts (spec/resources/cashouts.tsp) through the typed client. Funds leave `available` at creation, in
+// the same transaction, never past zero (also with 100 at once); a failed or canceled cashout returns them;
 // destinations are validated by kind and only ever shown masked.
 
 const US_ACCOUNT = "000123456789";

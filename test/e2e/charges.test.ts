@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../support/server.ts";
 import { cardChargeBody, clientFor, createCharge, createMerchant, createToken, eventTypesOf } from "./fixtures.ts";
 
-// Issue #4: charges, captures, voids, refunds, balances and the events they leave, through the
-// generated client against the real server (response validation on).
+// Charges, captures, voids, refunds, balances and the events they leave, through the generated client against
+// the real server (response validation on).
 
 describe("card charges", () => {
   let server: TestServer;
@@ -45,7 +45,7 @@ describe("card charges", () => {
       next_action: null,
     });
     expect(await balanceOf(body.merchant_id)).toEqual([{ currency: "USD", available: 2500, pending: 0 }]);
-    // Every charge is evaluated for fraud first (issue #7), and that evaluation is an event of the charge too.
+    // Every charge is evaluated for fraud first (README 'Fraud evaluation'); that evaluation is its event too.
     expect((await eventsOf(data?.id ?? "")).sort()).toEqual([
       "fraud.evaluated",
       "payment.authorized",

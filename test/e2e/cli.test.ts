@@ -7,8 +7,8 @@ import { promisify } from "node:util";
 import { loadConfig, startServer } from "@payments/server";
 import { afterAll, describe, expect, it } from "vitest";
 
-// DESIGN §5: production keys are made by the operator with the CLI, which prints the secret once;
-// the server itself never prints a production key.
+// Production keys are made by the operator with the CLI, which prints the secret once; the server itself
+// never prints a production key.
 
 const run = promisify(execFile);
 const serverDir = resolve(dirname(fileURLToPath(import.meta.url)), "../../server");

@@ -3,16 +3,16 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../support/server.ts";
 import { clientFor, createMerchant, createToken, eventTypesOf, json } from "./fixtures.ts";
 
-// Issue #7: fraud evaluation through the generated client against the real server (response
-// validation on): each signal and how the sandbox triggers it, each decision and what it does to a
-// charge, the review life cycle, value lists, settings, the `fraud.evaluated` event, and the `fraud`
-// scope. Each block runs its own server, so velocity counts of one block never reach another.
+// Fraud evaluation through the generated client against the real server (response validation on): each signal
+// and how the sandbox triggers it, each decision and what it does to a charge, the review life cycle, value
+// lists, settings, the `fraud.evaluated` event, and the `fraud` scope. Each block runs its own server, so
+// velocity counts of one block never reach another.
 
 const BLOCKED_CARD = "4100000000000019";
 const REVIEW_CARD = "4000000000009235";
 const HIGH_RISK_BIN_CARD = "4000056655665556";
 const GB_CARD = "4000008260000000";
-/** The envelope plus exactly the seed's fields (seed §2, §6). */
+/** The envelope plus exactly FraudEvaluatedEvent's own fields, which are fixed by this API. */
 const EVENT_KEYS = ["created_at", "decision", "id", "livemode", "score", "signals", "tx_id", "type"];
 
 type Customer = { email?: string; ip?: string; country?: string };

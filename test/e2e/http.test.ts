@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../support/server.ts";
 import { json } from "./fixtures.ts";
 
-// HTTP-level behaviour every operation shares: problems for malformed input, unknown routes, wrong
-// methods and oversized bodies, and a Request-Id on every response (DESIGN §4).
+// HTTP-level behaviour every operation shares: problems for malformed input, unknown routes, wrong methods
+// and oversized bodies, and a Request-Id on every response (README 'Conventions').
 
 describe("HTTP conventions", () => {
   let server: TestServer;

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../support/server.ts";
 import { clientFor, json } from "./fixtures.ts";
 
-// DESIGN §4: Idempotency-Key on every POST.
+// Idempotency-Key on every POST (IdempotencyKeyHeader; README 'Conventions', Idempotency).
 
 describe("idempotency", () => {
   let server: TestServer;

@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../support/server.ts";
 import { clientFor, createMerchant, eventTypesOf } from "./fixtures.ts";
 
-// Issue #4 §5: local payment methods start pending with a next_action, complete through the sandbox
-// helper, or expire when unpaid; each has its currency rule.
+// Local payment methods (README 'Charges, refunds, local payments and balances') start pending with a
+// next_action, complete through the sandbox helper, or expire when unpaid; each has its currency rule.
 
 const METHODS = [
   { type: "pix", currency: "BRL", action: "display_qr_code" },

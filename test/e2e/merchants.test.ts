@@ -13,7 +13,7 @@ describe("merchants", () => {
   });
   afterAll(() => server.close());
 
-  it("creates a merchant: 201, mch_ id, active by default (seed §4)", async () => {
+  it("creates a merchant: 201, mch_ id, active by default (fixed facts of createMerchant)", async () => {
     const { data, response } = await client.POST("/v1/merchants", {
       body: { name: "Acme Coffee", metadata: { crm_id: "A-1" } },
     });

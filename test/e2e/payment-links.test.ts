@@ -3,10 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../support/server.ts";
 import { cardPayment, clientFor, createMerchant, createPaymentLink, json, pageTokenOf, VISA } from "./fixtures.ts";
 
-// Issue #9 §2-3: payment links and the public operation their hosted page pays through
-// (payPaymentLink in spec/resources/payment-links.tsp). The page itself is exercised in a real browser
-// by test/browser; here the API: what a link is, what the public operation accepts and refuses, and
-// that each payment is a charge of the link's merchant, counted against the link.
+// Payment links and the public operation their hosted page pays through (payPaymentLink in
+// spec/resources/payment-links.tsp). The page itself is exercised in a real browser by test/browser; here the
+// API: what a link is, what the public operation accepts and refuses, and that each payment is a charge of
+// the link's merchant, counted against the link.
 
 describe("payment links", () => {
   let server: TestServer;

@@ -5,10 +5,10 @@ import { call, type Env, RECIPES } from "../support/recipes.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 import { clientFor } from "./fixtures.ts";
 
-// The security matrix, generated from the contract (issue #3): for every operation in the document,
-// a key with the scope it declares succeeds, a key with any other scope gets 403, no key gets 401,
-// and an object of the other environment answers 404. Public operations (`security: []`) succeed
-// without a key and with any key. Adding an operation without a request recipe (support/recipes.ts) fails this suite.
+// The security matrix, generated from the contract (each operation's `x-scopes`): for every operation in the
+// document, a key with the scope it declares succeeds, a key with any other scope gets 403, no key gets 401,
+// and an object of the other environment answers 404. Public operations (`security: []`) succeed without a
+// key and with any key. Adding an operation without a request recipe (support/recipes.ts) fails this suite.
 
 /** Every scope but `*`, which grants everything. */
 const ALL_SCOPES = SCOPES.filter((s) => s !== "*");

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../support/server.ts";
 import { clientFor } from "./fixtures.ts";
 
-describe("service keys (DESIGN §5)", () => {
+describe("service keys", () => {
   let server: TestServer;
   let admin: PaymentsClient;
 

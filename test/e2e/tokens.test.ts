@@ -15,7 +15,7 @@ describe("tokens (the vault)", () => {
   });
   afterAll(() => server.close());
 
-  it("tokenizes a card with 200 (seed §4) and shows only brand, first four, last four", async () => {
+  it("tokenizes a card with 200 (fixed by createToken), showing only brand, first four, last four", async () => {
     const { data, response } = await tokenization.POST("/v1/tokens", {
       body: { card: "4242 4242 4242 4242", holder: "Ada Lovelace", exp_month: 12, exp_year: 2031, cvc: "123" },
     });

@@ -5,10 +5,10 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { type Exit, linesOf, type ServerProcess, spawnServer } from "../support/process.ts";
 
-// What an operator sees when `npm start` cannot start (issue #13): one line on stderr that names
-// the setting to change, a non-zero exit, no stack trace; and a first start that fails never costs
-// the one-time sandbox key: the key is made only once the port is bound, and only once
-// per store, however many instances start together.
+// What an operator sees when `npm start` cannot start (README 'Operating the server'): one line on stderr
+// that names the setting to change, a non-zero exit, no stack trace; and a first start that fails never costs
+// the one-time sandbox key: the key is made only once the port is bound, and only once per store, however
+// many instances start together.
 
 const SECRET = /key_test_[0-9A-Za-z]{32}/g;
 const tmp = mkdtempSync(join(tmpdir(), "payments-startup-"));

@@ -3,16 +3,16 @@
  * (generated/types/api.ts), so every path, parameter, body and answer is checked by the compiler.
  *
  * What this module adds on top of openapi-fetch, all inside the fetch it is given:
- * - `Authorization: Bearer <key>` on every request (DESIGN §5).
- * - An `Idempotency-Key` on every POST that has none (DESIGN §4), kept across the retries of one
- *   call: the server then replays the first answer instead of acting twice.
+ * - `Authorization: Bearer <key>` on every request (the contract's ServiceKeyAuth).
+ * - An `Idempotency-Key` on every POST that has none (IdempotencyKeyHeader), kept across the retries
+ *   of one call: the server then replays the first answer instead of acting twice.
  * - Retries with exponential backoff and full jitter on network errors, time-outs, 429, 5xx and the
  *   409 `idempotency_request_in_progress` (the same key still in flight), honouring `Retry-After`.
  *   Other 4xx, other 409s included, are final.
  *
- * Results keep openapi-fetch's shape (`{ data, error, response }`, `error` being the RFC 9457 problem
- * of DESIGN §4); `unwrap` turns a result into its data or a thrown `PaymentsApiError` for callers who
- * prefer exceptions.
+ * Results keep openapi-fetch's shape (`{ data, error, response }`, `error` being the RFC 9457 problem,
+ * the contract's Problem model); `unwrap` turns a result into its data or a thrown `PaymentsApiError` for
+ * callers who prefer exceptions.
  */
 import type { components, operations, paths } from "@payments/contract/types";
 import createClient, { type Client } from "openapi-fetch";
@@ -60,7 +60,7 @@ export type PaymentsClient = Client<paths>;
 export type PaymentsClientOptions = PaymentsClientSettings &
   (
     | {
-        /** A service key secret (`key_test_…` or `key_live_…`), sent as `Authorization: Bearer <key>` (DESIGN §5). */
+        /** A service key secret (`key_test_…` or `key_live_…`), sent as `Authorization: Bearer <key>`. */
         apiKey: string;
         /** More headers for every request. */
         headers?: Record<string, string>;
@@ -190,7 +190,7 @@ export class PaymentsApiError extends Error {
   override readonly name = "PaymentsApiError";
   /** The HTTP status of the answer. */
   readonly status: number;
-  /** The RFC 9457 problem (DESIGN §4), or `undefined` when the body was not one (e.g. a proxy's HTML page). */
+  /** The RFC 9457 problem (the contract's Problem), or `undefined` when the body was not one (e.g. a proxy's HTML page). */
   readonly problem: Problem | undefined;
   /** The `Request-Id` the server gave the request; quote it when reporting a problem. */
   readonly requestId: string | undefined;

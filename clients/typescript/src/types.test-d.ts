@@ -62,7 +62,7 @@ describe("client typing", () => {
 
 describe("webhook typing", () => {
   it("derives the event union from the contract's webhooks", () => {
-    // Exactly the contract's webhooks section (generated), which holds the seed's two events.
+    // Exactly the contract's webhooks section (generated), fraud.evaluated and payment.captured among them.
     expectTypeOf<WebhookEventType>().toEqualTypeOf<(typeof WEBHOOK_EVENT_TYPES)[number]>();
     expectTypeOf<"fraud.evaluated" | "payment.captured">().toMatchTypeOf<WebhookEventType>();
     // @ts-expect-error not an event type of the contract

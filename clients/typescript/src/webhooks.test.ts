@@ -8,7 +8,7 @@ import {
   type WebhookVerificationReason,
 } from "./webhooks.ts";
 
-// Stripe's SDK implements the same scheme independently (DESIGN §11: byte-compatible).
+// Stripe's SDK implements the same scheme independently: the signature is byte-compatible with Stripe's.
 const stripe = new Stripe("sk_test_x");
 
 const event = {
@@ -55,7 +55,7 @@ describe("verifyWebhook", () => {
     expect(verified).toEqual(event);
   });
 
-  it("signs the seed's string <t>.<raw body> byte for byte", () => {
+  it("signs the string <t>.<raw body> byte for byte", () => {
     // Non-ASCII and insignificant whitespace must survive: the signature covers the raw body.
     const raw = '{ "type": "fraud.evaluated", "note": "café" }';
     const header = signWebhookPayload({ payload: raw, secret, timestamp: t });

@@ -1,12 +1,13 @@
 /**
- * Webhook signatures (seed §5, DESIGN §11): `X-Service-Signature: t=<unix seconds>,v1=<hex>` where
- * `<hex>` is the lowercase hex HMAC-SHA256 of `<t>.<raw body>` keyed with the endpoint's secret.
- * The scheme is byte-compatible with Stripe's, which the tests use as an independent check.
+ * Webhook signatures (the contract's WebhookDeliveryHeaders.signature, a format fixed by this API):
+ * `X-Service-Signature: t=<unix seconds>,v1=<hex>` where `<hex>` is the lowercase hex HMAC-SHA256 of
+ * `<t>.<raw body>` keyed with the endpoint's secret. The scheme is byte-compatible with Stripe's, which
+ * the tests use as an independent check.
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { webhooks } from "@payments/contract/types";
 
-/** The type names of the events the contract declares (seed §6, DESIGN §11). */
+/** The type names of the events the contract declares (its `webhooks` section). */
 export type WebhookEventType = keyof webhooks;
 
 /** The payload of one event type, read from the contract's `webhooks` section. */
@@ -19,10 +20,10 @@ export type WebhookEventOf<K extends WebhookEventType> = webhooks[K] extends {
 /** Any event: a union discriminated by `type`, which grows by itself when the contract adds an event. */
 export type WebhookEvent = { [K in WebhookEventType]: WebhookEventOf<K> }[WebhookEventType];
 
-/** The header that carries the signature (seed §5). */
+/** The header that carries the signature: its name is a fixed fact of this API. */
 export const SIGNATURE_HEADER = "X-Service-Signature";
 
-/** Default acceptable age of a signature's timestamp, either way (the seed leaves it open; Stripe's default). */
+/** Default acceptable age of a signature's timestamp, either way (Stripe's default; the contract says 300 s). */
 export const DEFAULT_TOLERANCE_SECONDS = 300;
 
 export type WebhookVerificationReason =
@@ -32,7 +33,7 @@ export type WebhookVerificationReason =
   | "timestamp_out_of_tolerance"
   | "signature_mismatch";
 
-/** A delivery that does not verify. The receiver answers it with HTTP 401 (seed §5 step 5, §7). */
+/** A delivery that does not verify. The receiver answers it with HTTP 401 (the contract's WebhookRejected). */
 export class WebhookVerificationError extends Error {
   override readonly name = "WebhookVerificationError";
   readonly reason: WebhookVerificationReason;
@@ -57,9 +58,9 @@ export interface VerifyWebhookOptions {
 }
 
 /**
- * Verifies a webhook delivery and returns its event (seed §5):
+ * Verifies a webhook delivery and returns its event (the steps WebhookDeliveryHeaders.signature lists):
  * 1. split the header on `,` and take the text after `=` of each part: `t` is the timestamp, every
- *    `v1` a signature (two of them while the sender rotates its secret, DESIGN §11);
+ *    `v1` a signature (two of them while the sender rotates its secret);
  * 2. sign `<t>.<raw body>` with HMAC-SHA256 and each secret, as lowercase hex;
  * 3. compare with every `v1` in constant time; any match is enough;
  * 4. refuse a timestamp further than `toleranceSeconds` from now, either way, so a captured delivery
@@ -139,7 +140,7 @@ function parseHeader(header: string | null | undefined): { timestamp: string; si
     } else if (key === "v1") {
       signatures.push(value);
     }
-    // Other schemes (a future v2, say) are skipped, as the seed only defines v1.
+    // Other schemes (a future v2, say) are skipped: the contract defines only v1.
   }
   if (timestamp === undefined) throw malformed("no t");
   if (signatures.length === 0) {

@@ -8,11 +8,11 @@ import type { ChargeDoc, ChargeStatus, EventDoc } from "./records.ts";
 import { testDomain } from "./testing.ts";
 import { iso } from "./time.ts";
 
-// The rules of charges and refunds where money moves (DESIGN §7, §8; spec/resources/charges.tsp:
-// createCharge, captureCharge, voidCharge, createRefund, listRefunds; spec/resources/sandbox.tsp). The
-// state machine table itself is in charges.test.ts; this file checks what each use case refuses, what
-// it asks the processor and the fraud screen, and what it writes (ledger, balances, events). Errors are
-// checked by code and param, never by wording.
+// The rules of charges and refunds where money moves (spec/resources/charges.tsp: createCharge,
+// captureCharge, voidCharge, createRefund, listRefunds; spec/resources/sandbox.tsp). The state machine table
+// itself is in charges.test.ts; this file checks what each use case refuses, what it asks the processor and
+// the fraud screen, and what it writes (ledger, balances, events). Errors are checked by code and param,
+// never by wording.
 
 const VISA = "4242424242424242";
 const DECLINED = "4000000000000002";

@@ -4,7 +4,8 @@ import { DomainError } from "./errors.ts";
 import type { ChargeStatus } from "./records.ts";
 import { testDomain } from "./testing.ts";
 
-// The charge state machine (DESIGN §7, issue #4): every allowed and every refused transition.
+// The charge state machine (ChargeStatus, spec/resources/charges.tsp): every allowed and every refused
+// transition.
 
 const STATUSES = Object.keys(CHARGE_TRANSITIONS) as ChargeStatus[];
 const ALLOWED: [ChargeStatus, ChargeStatus][] = [

@@ -15,7 +15,7 @@ import type { AppStore, AppTx, ChargeDoc, ChargeReviewDoc, ChargeStatus, RefundD
 import { createdAt, iso } from "./time.ts";
 import type { Tokens } from "./tokens.ts";
 
-// Charges, refunds and their money movements (DESIGN §7, §8; spec/resources/charges.tsp).
+// Charges, refunds and their money movements (spec/resources/charges.tsp; README 'Charges').
 //
 // Order of work for every change: checks → the processor (an outside call, never inside a store
 // transaction, which may be retried) → one transaction that writes the state change, its ledger
@@ -187,7 +187,7 @@ export function createCharges(deps: ChargesDeps) {
   }
 
   function assertSandbox(caller: Caller, id: string): void {
-    // DESIGN §2: sandbox helpers do not exist in production.
+    // Sandbox helpers do not exist in production: a live key gets 404 (spec/resources/sandbox.tsp).
     if (caller.livemode) throw notFound("charge", id);
   }
 

@@ -4,7 +4,7 @@ import type { OutcomeRecorder } from "./commit.ts";
 // HTTP layer from the Authorization header; the domain never sees the request itself.
 export interface Caller {
   keyId: string;
-  /** false: sandbox (key_test_…), true: production (key_live_…). Every read and write is confined to it (DESIGN §2). */
+  /** false: sandbox (key_test_…), true: production (key_live_…). Every read and write is confined to it. */
   livemode: boolean;
   scopes: string[];
   /** Leading part of the secret, safe to log. */

@@ -1,7 +1,7 @@
 import { randomInt } from "node:crypto";
 
-// DESIGN §4: every id is a prefix, an underscore and 24 random base62 characters. The spec pins each
-// prefix with a @pattern (spec/common/ids.tsp); this is the only place ids are made.
+// Every id is a prefix, an underscore and 24 random base62 characters. The spec pins each prefix with a
+// @pattern (spec/common/ids.tsp); this is the only place ids are made.
 
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 

@@ -3,9 +3,9 @@ import { describe, expect, it } from "vitest";
 import { DomainError } from "./errors.ts";
 import { testDomain } from "./testing.ts";
 
-// Property-based tests of the ledger invariants (DESIGN §8, issue #4): whatever sequence of charges,
-// captures, voids, refunds and local payments happens — some of them concurrently — every balance
-// equals the sum of its ledger entries, nothing is negative, and refunds never exceed captures.
+// Property-based tests of the ledger invariants: whatever sequence of charges, captures, voids, refunds and
+// local payments happens — some of them concurrently — every balance equals the sum of its ledger entries,
+// nothing is negative, and refunds never exceed captures.
 
 const CURRENCIES = ["USD", "JPY", "KWD"] as const;
 

@@ -6,9 +6,9 @@ import type { AppStore, LedgerEntryDoc } from "./records.ts";
 import { testDomain } from "./testing.ts";
 import { iso } from "./time.ts";
 
-// The ledger primitives (DESIGN §8): every movement is an entry plus a balance change in one
-// transaction; a debit the bucket does not cover is refused and leaves nothing behind; pending capture
-// credits settle once, whoever runs the job.
+// The ledger primitives: every movement is an entry plus a balance change in one transaction; a debit the
+// bucket does not cover is refused and leaves nothing behind; pending capture credits settle once, whoever
+// runs the job.
 
 const MERCHANT = "mch_ledgertest000000000000";
 let ctx: ReturnType<typeof testDomain>;

@@ -5,9 +5,9 @@ import { newId } from "./ids.ts";
 import type { AppStore, AppTx, BalanceDoc, LedgerEntryDoc } from "./records.ts";
 import { createdAt, iso } from "./time.ts";
 
-// DESIGN §8: every money movement is an immutable ledger entry, written in the same transaction as
-// the balance change and the state change that caused it. Balance updates are conditional, so no
-// bucket ever goes below zero, whatever runs concurrently.
+// Every money movement is an immutable ledger entry, written in the same transaction as the balance change
+// and the state change that caused it. Balance updates are conditional, so no bucket ever goes below zero,
+// whatever runs concurrently.
 
 export const balanceId = (merchantId: string, currency: string) => `${merchantId}:${currency}`;
 

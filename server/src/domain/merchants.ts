@@ -47,7 +47,7 @@ export function createMerchants(store: AppStore, now: Now) {
     load,
 
     async create(caller: Caller, input: MerchantCreate): Promise<MerchantDoc> {
-      // Seed §4: status "can be set or is returned as active". Creating an already closed merchant makes no sense.
+      // MerchantCreate.status may be set (default `active`); a merchant created closed makes no sense.
       if (input.status === "closed") throw invalid("status", "a merchant cannot be created closed");
       const at = createdAt(now());
       const merchant: MerchantDoc = {

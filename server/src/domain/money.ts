@@ -1,9 +1,9 @@
 import currencyCodes from "currency-codes";
 import { invalid } from "./errors.ts";
 
-// DESIGN §4: money is an integer count of minor units plus an ISO 4217 code. Exponents come from the
-// maintained `currency-codes` data (JPY 0, USD 2, KWD 3); which currencies the platform accepts and
-// the largest amount are configuration.
+// Money is an integer count of minor units plus an ISO 4217 code. Exponents come from the maintained
+// `currency-codes` data (JPY 0, USD 2, KWD 3); which currencies the platform accepts and the largest amount
+// are configuration.
 
 /** Codes ISO 4217 defines that are not money one can charge in (funds, metals, testing, "no currency"). */
 const NOT_CHARGEABLE = new Set([

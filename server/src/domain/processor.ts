@@ -2,8 +2,8 @@ import { createHash } from "node:crypto";
 import { randomBase62 } from "./ids.ts";
 import { iso } from "./time.ts";
 
-// The Processor port stands for the acquirer (DESIGN §7). The shipped adapter is a deterministic
-// simulator, used in the sandbox and — until a real acquirer adapter exists — in production too.
+// The Processor port stands for the acquirer. The shipped adapter is a deterministic simulator, used in the
+// sandbox and — until a real acquirer adapter exists — in production too.
 
 export type FailureCode = "card_declined" | "insufficient_funds" | "expired_card" | "processing_error";
 
@@ -53,10 +53,10 @@ export interface Processor {
 }
 
 /**
- * DESIGN §7 sandbox test cards (Stripe-compatible numbers). Any other valid card is approved.
- * 4100000000000019 (always blocked) and 4000000000009235 (elevated risk, review) are the fraud
- * engine's (domain/fraud/sandbox.ts): a blocked charge never reaches the processor, and a held one is
- * approved here like any other card.
+ * The sandbox test cards (Stripe-compatible numbers; README 'Test cards (sandbox)'). Any other valid card
+ * is approved. 4100000000000019 (always blocked) and 4000000000009235 (elevated risk, review) are the
+ * fraud engine's (domain/fraud/sandbox.ts): a blocked charge never reaches the processor, and a held one
+ * is approved here like any other card.
  */
 export const TEST_CARD_OUTCOMES: Record<string, { failureCode: FailureCode; failureMessage: string }> = {
   "4000000000000002": { failureCode: "card_declined", failureMessage: "The card was declined." },

@@ -14,7 +14,7 @@ export interface MerchantDoc extends BaseDoc {
   updated_at: string;
 }
 
-/** The encrypted card number (DESIGN §6): AES-256-GCM under a per-token data key, itself wrapped by the master key. */
+/** The encrypted card number: AES-256-GCM under a per-token data key, itself wrapped by the master key. */
 export interface SealedCard {
   /** Which master key wrapped the data key (for rotation of the master key). */
   kek_id: string;
@@ -88,7 +88,7 @@ export interface IdempotencyDoc extends BaseDoc {
   expires_at: string;
 }
 
-/** Who revealed which card, when (DESIGN §6). */
+/** Who revealed which card, when (operation revealToken writes one per reveal). */
 export interface AuditDoc extends BaseDoc {
   action: "token.reveal";
   object_id: string;
@@ -96,7 +96,7 @@ export interface AuditDoc extends BaseDoc {
   request_id: string;
 }
 
-/** One line of the request log the console shows (DESIGN §12); card numbers are masked before writing. */
+/** One line of the request log (operation listRequestLog; the console shows it). Card numbers are masked. */
 export interface RequestLogDoc extends BaseDoc {
   request_id: string;
   method: string;
@@ -176,7 +176,7 @@ export interface RefundDoc extends BaseDoc {
 }
 
 /**
- * One immutable money movement (DESIGN §8). `amount` is signed: credits positive, debits negative.
+ * One immutable money movement. `amount` is signed: credits positive, debits negative.
  * A merchant's balance in a bucket always equals the sum of its entries there.
  */
 export interface LedgerEntryDoc extends BaseDoc {

@@ -8,13 +8,13 @@ import { newId, randomBase62 } from "./ids.ts";
 import type { AppStore, ServiceKeyDoc } from "./records.ts";
 import { createdAt, iso } from "./time.ts";
 
-// DESIGN §5. Secrets are `key_test_` / `key_live_` + 32 base62 characters, stored only as SHA-256
-// digests and looked up by digest, so the comparison is on fixed-length values and a leaked
-// database does not leak usable keys.
+// Service keys (spec/resources/service-keys.tsp). Secrets are `key_test_` / `key_live_` + 32 base62
+// characters, stored only as SHA-256 digests and looked up by digest, so the comparison is on fixed-length
+// values and a leaked database does not leak usable keys.
 
 export const SECRET_RANDOM_LENGTH = 32;
 const PREFIX_RANDOM_LENGTH = 4;
-/** last_used_at is written at most this often per key (DESIGN §5: it may lag by up to a minute). */
+/** last_used_at is written at most this often per key (ServiceKey.last_used_at may lag up to a minute). */
 const LAST_USED_RESOLUTION_MS = 60_000;
 /** How long a key record found by authenticate is reused without reading the store (see byDigest). */
 export const AUTH_CACHE_TTL_MS = 1_000;
@@ -238,7 +238,7 @@ export function createServiceKeys(store: AppStore, now: Now) {
       return updated ?? load(caller.livemode, id);
     },
 
-    /** True when no key exists at all: the first start creates the sandbox key (DESIGN §5). */
+    /** True when no key exists at all: the first start creates the sandbox key (README 'Quick start'). */
     none,
 
     /**

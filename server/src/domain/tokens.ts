@@ -8,8 +8,8 @@ import { createdAt, iso } from "./time.ts";
 import { validateCard } from "./vault/card.ts";
 import { fingerprintPan, openPan, sealPan, type VaultKeys } from "./vault/crypto.ts";
 
-// DESIGN §6: the vault. The card number exists in clear only in this module's local variables: it is
-// sealed before anything is stored, the CVC is checked and dropped, and reveal is audited.
+// The vault (spec/resources/tokens.tsp). The card number exists in clear only in this module's local
+// variables: it is sealed before anything is stored, the CVC is checked and dropped, and reveal is audited.
 
 export interface TokenCreate {
   card: string;

@@ -2,8 +2,9 @@ import document from "@payments/contract/openapi.3.1.json" with { type: "json" }
 import { OPERATIONS, type OperationId } from "@payments/contract/operations";
 import type { operations } from "@payments/contract/types";
 
-// The generated OpenAPI 3.1 document is the server's source of truth: routes, request validation,
-// response validation and the scope each operation needs all come from it (DESIGN §3, §15).
+// The generated OpenAPI 3.1 document is the server's source of truth: routes, request validation, response
+// validation and the scope each operation needs (its `x-scopes`) all come from it, never from a second
+// hand-written table.
 
 export type { OperationId };
 

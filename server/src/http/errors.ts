@@ -5,10 +5,10 @@ import { displayUrl, maskCardNumbers } from "../domain/mask.ts";
 import { UNAUTHORIZED_DETAIL } from "./auth.ts";
 import { type ProblemBody, problem, problemTypeUri } from "./problems.ts";
 
-// The one error middleware (DESIGN §4): every failure — domain errors, express-openapi-validator's
-// request and security errors, body-parser errors, unknown routes, bugs — leaves as an RFC 9457
-// problem. Problems are sent with res.send (not res.json) so response validation, which only wraps
-// res.json, never turns a problem into a 500.
+// The one error middleware: every failure — domain errors, express-openapi-validator's request and
+// security errors, body-parser errors, unknown routes, bugs — leaves as an RFC 9457 problem. Problems
+// are sent with res.send (not res.json) so response validation, which only wraps res.json, never turns a
+// problem into a 500.
 
 interface HttpLikeError {
   status?: number;

@@ -9,9 +9,9 @@ import type { OperationId, PathParams, QueryParams, Reply, RequestBody } from ".
 import type { IdempotencyScope } from "./idempotency.ts";
 import * as serialize from "./serialize.ts";
 
-// One thin handler per operation id (DESIGN §15): validated input → domain use case → serialized
-// output. The map's type lists every operation of the generated contract, so an operation without a
-// handler fails `tsc`; app.ts checks the same at start-up against the document itself.
+// One thin handler per operation id: validated input → domain use case → serialized output. The map's type
+// lists every operation of the generated contract, so an operation without a handler fails `tsc`; app.ts
+// checks the same at start-up against the document itself.
 
 export interface OperationInput<K extends OperationId> {
   body: RequestBody<K>;
@@ -119,7 +119,7 @@ export function createHandlers(domain: Domain, options: HandlerOptions = {}): Ha
     },
 
     // Tokens (create: `tokenization`; the rest: `vault`)
-    // seed §4: tokenization answers 200, not 201
+    // createToken answers 200, not 201: a fixed fact of this API (spec/resources/tokens.tsp).
     createToken: answer(200, serialize.token, ({ caller, body }) => tokens.create(caller, body)),
     getToken: async ({ caller, path }) => ({ status: 200, body: serialize.token(await tokens.get(caller, path.id)) }),
     deleteToken: async ({ caller, path }) => {

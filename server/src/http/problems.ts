@@ -1,9 +1,9 @@
 import type { ErrorCode } from "../domain/errors.ts";
 
-// DESIGN §4: the one table from error code to HTTP status, title and meaning. Every problem the API
-// sends is built here, so `type`, `title` and `status` can never disagree, and the error reference
-// (GET /docs/errors, server/src/http/pages.ts) is rendered from the same table, so every code a
-// problem can carry has its entry there.
+// The one table from error code (ErrorCode, spec/common/problems.tsp) to HTTP status, title and
+// meaning. Every problem the API sends is built here, so `type`, `title` and `status` can never disagree,
+// and the error reference (GET /docs/errors, server/src/http/pages.ts) is rendered from the same table,
+// so every code a problem can carry has its entry there.
 
 export interface ProblemType {
   status: number;

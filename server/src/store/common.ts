@@ -172,7 +172,7 @@ export interface TxScope {
  * would silently run outside the transaction.
  *
  * The memory is an AsyncLocalStorage, and on Node 20 and 22 one in use makes Node run a hook on every
- * promise of the process (about 3 % of a request's CPU in the profiles of issue #14, more counting the
+ * promise of the process (about 3 % of a request's CPU in `npm run bench:profile`'s profiles, more counting the
  * garbage). So the stores take it only where mistakes are made and caught, in development and tests
  * (`guard: true`, their default), and the server switches it off in production (server.ts): a
  * misuse fails the tests long before it ships, and does nothing different in production that it

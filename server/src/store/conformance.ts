@@ -1,6 +1,5 @@
-// The behaviour every store adapter must show (DESIGN §13), as one vitest suite that each adapter's test
-// file runs against a fresh store. It uses its own small collections so it does not depend on the
-// domain's records.
+// The behaviour every store adapter must show, as one vitest suite that each adapter's test file runs against
+// a fresh store. It uses its own small collections so it does not depend on the domain's records.
 
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import {

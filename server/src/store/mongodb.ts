@@ -1,5 +1,5 @@
-// The MongoDB adapter (DESIGN §13): one collection per port collection, documents stored with
-// `_id` = id. Transactions need a replica set (a single node is enough).
+// The MongoDB adapter (used when MONGODB_URI is set; README 'Running on MongoDB'): one collection per port
+// collection, documents stored with `_id` = id. Transactions need a replica set (a single node is enough).
 //
 // Documents go in exactly as given (plus `_id`) and come back with `_id` projected away, so readers get
 // the plain document. `ignoreUndefined` makes undefined fields vanish as they do in the SQLite adapter's

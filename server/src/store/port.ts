@@ -1,6 +1,6 @@
-// The store port: the only way the domain reaches storage (DESIGN §13). Two adapters implement it,
-// embedded SQLite (./sqlite.ts, the default) and MongoDB (./mongodb.ts), and one conformance suite
-// (./conformance.ts) holds both to the same behaviour. Domain code imports this file, never a driver.
+// The store port: the only way the domain reaches storage. Two adapters implement it, embedded SQLite
+// (./sqlite.ts, the default) and MongoDB (./mongodb.ts), and one conformance suite (./conformance.ts) holds
+// both to the same behaviour. Domain code imports this file, never a driver.
 //
 // The model is deliberately small: named collections of flat JSON documents, each with `id`,
 // `livemode` and `created_at`; equality/range filters on top-level fields; conditional updates (the

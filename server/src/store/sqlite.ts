@@ -1,5 +1,5 @@
-// The embedded adapter (DESIGN §13): one better-sqlite3 connection, one table per collection holding
-// the JSON document plus the columns every query orders or partitions by.
+// The embedded adapter (the default, so `npm start` works on a fresh machine): one better-sqlite3 connection,
+// one table per collection holding the JSON document plus the columns every query orders or partitions by.
 //
 // better-sqlite3 is synchronous and the connection is shared, while the port is async. An async mutex
 // therefore serializes everything: a transaction holds it from BEGIN IMMEDIATE to COMMIT, across every

@@ -15,10 +15,10 @@ import {
   watch,
 } from "./support.ts";
 
-// The keys page as seed §2 describes it (name, a truncated prefix starting `key_`, scopes, how long
-// ago each key was last used, a rotate action), and the life of a key in the console: created with
-// its secret shown once, used (its "last used" changes), rotated (the old secret keeps working for the
-// grace period), revoked (refused at once); signing in and out; and what the browser keeps meanwhile.
+// The keys page shows what ServiceKey holds for each key (name, a truncated prefix starting `key_`, scopes,
+// how long ago each key was last used, a rotate action), and the life of a key in the console: created with
+// its secret shown once, used (its "last used" changes), rotated (the old secret keeps working for the grace
+// period), revoked (refused at once); signing in and out; and what the browser keeps meanwhile.
 
 const SECRET = /key_test_[0-9A-Za-z]{32}/;
 

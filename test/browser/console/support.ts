@@ -154,11 +154,14 @@ export async function tabThrough(page: Page, limit = 400): Promise<string[]> {
   return reached;
 }
 
-/** Every enabled, visible control of the page (buttons, links, fields), described as tabThrough does. */
-export async function actionsOf(page: Page): Promise<string[]> {
-  return page.evaluate(() => {
+/**
+ * Every enabled, visible control of the page (buttons, links, fields), described as tabThrough does;
+ * `within`: only those inside the element this selector finds (an open dialog, the rest being inert).
+ */
+export async function actionsOf(page: Page, within = "body"): Promise<string[]> {
+  return page.evaluate((within) => {
     const controls = Array.from(
-      document.querySelectorAll<HTMLElement>(
+      (document.querySelector(within) ?? document).querySelectorAll<HTMLElement>(
         "a[href], button, input, select, textarea, summary, [tabindex]:not([tabindex='-1'])",
       ),
     ).filter((el) => {
@@ -178,7 +181,7 @@ export async function actionsOf(page: Page): Promise<string[]> {
         "";
       return `${el.tagName.toLowerCase()}|${name.trim().replace(/\s+/g, " ")}`;
     });
-  });
+  }, within);
 }
 
 /** Screenshots at desktop and phone widths into the artifacts folder (the whole page, or the first screen). */

@@ -95,8 +95,46 @@ export function describeError(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** openapi-fetch's result: the data, or a thrown Error carrying the problem's text. */
+/** A refused API call: its message is the problem as one line, `problem` the RFC 9457 problem itself. */
+export class ApiError extends Error {
+  constructor(
+    message: string,
+    readonly problem: Problem | undefined,
+  ) {
+    super(message);
+  }
+}
+
+/** openapi-fetch's result: the data, or a thrown ApiError carrying the problem (and its text). */
 export function need<T>(result: { data?: T; error?: unknown; response: Response }): T {
   if (result.data !== undefined && result.response.ok) return result.data;
-  throw new Error(describeError(result.error ?? `HTTP ${result.response.status}`));
+  const error = result.error;
+  const problem =
+    error && typeof error === "object" && "code" in error && "status" in error ? (error as Problem) : undefined;
+  throw new ApiError(describeError(error ?? `HTTP ${result.response.status}`), problem);
+}
+
+/**
+ * The fields a problem names (`param`, and each `errors[].param`) with what is wrong with them, keeping
+ * only the fields `known` accepts when it is given. A body that fails a union (a cashout's destination)
+ * is reported against every variant by the validator; the form knows which variant it sent, so it keeps
+ * the failures of its own fields.
+ */
+export function fieldProblems(
+  problem: Problem,
+  known?: (param: string) => boolean,
+): { param: string; message: string }[] {
+  const all: { param: string; message: string }[] = [];
+  for (const e of problem.errors ?? []) if (e.param) all.push({ param: e.param, message: e.message });
+  if (all.length === 0 && problem.param) {
+    // A problem about one field (422 insufficient_balance names `amount`): its detail is the message.
+    all.push({ param: problem.param, message: problem.detail ?? problem.title });
+  }
+  const seen = new Set<string>();
+  return all.filter((e) => {
+    const key = `${e.param}\n${e.message}`;
+    if (seen.has(key) || (known && !known(e.param))) return false;
+    seen.add(key);
+    return true;
+  });
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { currencyExponent, exactTime, money, relativeTime, truncatedPrefix } from "./format.ts";
+import { currencyExponent, exactTime, localInputValue, money, relativeTime, truncatedPrefix } from "./format.ts";
 
 describe("relativeTime", () => {
   const now = new Date("2026-11-22T12:00:00Z");
@@ -52,5 +52,18 @@ describe("money", () => {
 describe("truncatedPrefix", () => {
   it("adds an ellipsis and nothing more of the secret", () => {
     expect(truncatedPrefix("key_test_4fQx")).toBe("key_test_4fQx…");
+  });
+});
+
+describe("localInputValue", () => {
+  it("gives a datetime-local value that reads back as the same instant, to the minute", () => {
+    for (const iso of ["2026-12-31T23:59:00.000Z", "2027-01-01T00:00:00.000Z", "2026-03-29T01:30:00.000Z"]) {
+      const value = localInputValue(iso);
+      expect(value).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$/);
+      expect(new Date(value).toISOString()).toBe(iso);
+    }
+    // Seconds are dropped (the input shows minutes).
+    expect(new Date(localInputValue("2026-12-31T23:59:42Z")).toISOString()).toBe("2026-12-31T23:59:00.000Z");
+    expect(localInputValue("never")).toBe("");
   });
 });

@@ -54,5 +54,16 @@ export function money(amount: number, currency: string): string {
   return `${sign}${currency.toUpperCase()} ${grouped}${digits > 0 ? `.${minor}` : ""}`;
 }
 
+/**
+ * An instant as a `datetime-local` input's value, in the browser's time zone (`2026-12-31T23:59`); the
+ * input gives back local time, which `new Date(value)` reads as such.
+ */
+export function localInputValue(iso: string): string {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return "";
+  const pad = (n: number) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+
 /** A key prefix as listings show it: the prefix and an ellipsis, never more of the secret. */
 export const truncatedPrefix = (prefix: string) => `${prefix}…`;

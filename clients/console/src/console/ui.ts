@@ -1,3 +1,5 @@
+import { ApiError, describeError, fieldProblems } from "./api.ts";
+
 // A few DOM helpers. Every page is built with them and never with innerHTML, so text from the API
 // (names, descriptions, paths) is always text, and the page runs under a CSP without inline code.
 
@@ -143,6 +145,64 @@ export function errorBox(): { el: HTMLElement; show(message: string | null): voi
       el.hidden = !message;
     },
   };
+}
+
+/** Removes what showFormError marked in a form. */
+export function clearFieldErrors(form: HTMLElement): void {
+  for (const note of form.querySelectorAll(".field-error")) note.remove();
+  for (const el of form.querySelectorAll<HTMLElement>("[data-param]")) {
+    el.removeAttribute("aria-invalid");
+    const before = el.dataset.describedby;
+    if (before) el.setAttribute("aria-describedby", before);
+    else el.removeAttribute("aria-describedby");
+  }
+}
+
+/**
+ * Shows why a form's request failed: the API's problem in the form's error box, and beside each control
+ * the problem names the message for it. A control says which body field it sends with `data-param`
+ * (`destination.iban`); the box names the field by its label and that path. Only the controls the form
+ * shows count (a cashout form hides the fields of the destination kinds not chosen); a problem naming
+ * none of them is shown whole. Focus moves to the first control at fault.
+ */
+export function showFormError(form: HTMLElement, box: { show(message: string | null): void }, error: unknown): void {
+  clearFieldErrors(form);
+  const controls = new Map<string, HTMLElement>();
+  for (const el of form.querySelectorAll<HTMLElement>("[data-param]")) {
+    const off = el.closest("[hidden]") !== null || (el as HTMLInputElement).disabled === true;
+    if (!off && el.dataset.param && !controls.has(el.dataset.param)) controls.set(el.dataset.param, el);
+  }
+  const problem = error instanceof ApiError ? error.problem : undefined;
+  const named = problem ? fieldProblems(problem, (param) => controls.has(param)) : [];
+  if (!problem || named.length === 0) {
+    box.show(error instanceof Error ? error.message : describeError(error));
+    return;
+  }
+  const labelOf = (el: HTMLElement) =>
+    (el.tagName === "FIELDSET"
+      ? el.querySelector("legend")?.textContent
+      : el.id
+        ? form.querySelector(`label[for="${el.id}"]`)?.textContent
+        : null
+    )?.trim() ?? "";
+  const lines: string[] = [];
+  let first: HTMLElement | null = null;
+  for (const { param, message } of named) {
+    const el = controls.get(param) as HTMLElement;
+    const label = labelOf(el);
+    lines.push(`${label ? `${label} (${param})` : param}: ${message}`);
+    const note = h("p", { class: "field-error", id: newUid("err") }, message);
+    if (el.tagName === "FIELDSET") el.append(note);
+    else (el.closest(".field") ?? el.parentElement ?? form).append(note);
+    if (el.dataset.describedby === undefined) el.dataset.describedby = el.getAttribute("aria-describedby") ?? "";
+    el.setAttribute("aria-describedby", [el.dataset.describedby, note.id].filter(Boolean).join(" "));
+    // aria-invalid belongs on the control; a fieldset (a group of checkboxes) gets the message only.
+    if (el.tagName !== "FIELDSET") el.setAttribute("aria-invalid", "true");
+    first ??= el.tagName === "FIELDSET" ? el.querySelector<HTMLElement>("input") : el;
+  }
+  const id = problem.request_id ? ` (request ${problem.request_id})` : "";
+  box.show(`${problem.title}: ${lines.join("; ")}${id}`);
+  first?.focus();
 }
 
 /** A definition list of `[term, value]` pairs. */

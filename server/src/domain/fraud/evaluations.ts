@@ -17,9 +17,10 @@ import type { ChargeAssessment, ChargeAttempt, FraudScreen } from "./port.ts";
 import type { Decision } from "./rules.ts";
 import type { FraudSettingsService } from "./settings.ts";
 
-// Fraud evaluations (spec: FraudEvaluation; POST/GET /v1/fraud/evaluations) and the screen charges
-// use (./port.ts). Every evaluation is stored and emits `fraud.evaluated` with exactly the seed's
-// fields, in one transaction: the charge's own for a charge, its own for one made through the API.
+// Fraud evaluations (spec: FraudEvaluation; POST/GET /v1/fraud/evaluations) and the screen charges use
+// (./port.ts). Every evaluation is stored and emits `fraud.evaluated` with exactly the fields
+// FraudEvaluatedEvent fixes, in one transaction: the charge's own for a charge, its own for one made
+// through the API.
 
 export interface FraudEvaluationCreate {
   tx_id?: string | undefined;
@@ -35,7 +36,7 @@ export function assertIp(ip: string | undefined, param: string): void {
   if (ip !== undefined && !isIpAddress(ip)) throw invalid(param, "must be an IPv4 or IPv6 address");
 }
 
-/** The `fraud.evaluated` payload: exactly the seed's fields (the envelope is added by recordEvent). */
+/** The `fraud.evaluated` payload: exactly FraudEvaluatedEvent's fields (recordEvent adds the envelope). */
 function eventPayload(e: FraudEvaluationDoc) {
   return { tx_id: e.tx_id, score: e.score, decision: e.decision, signals: e.signals };
 }

@@ -172,7 +172,7 @@ describe("list rules", () => {
     }
   });
 
-  it("reproduces the seed's example: highrisk_bin and vpn_detected score 96 and block", () => {
+  it("reproduces the contract's blocked example: highrisk_bin and vpn_detected score 96 and block", () => {
     const outcome = evaluate(
       { ...base, matches: [match({ kind: "card_bin" }), match({ kind: "ip_address" })] },
       thresholds,

@@ -7,9 +7,9 @@ import { createSimulatorProcessor, type Processor } from "../processor.ts";
 import { type AppStore, COLLECTIONS, type Docs } from "../records.ts";
 import { parseVaultKeys } from "../vault/keys.ts";
 
-// The fraud engine wired into the domain (issue #7): what charges do with each decision, the review
-// life cycle, and counters shared by several instances on one store. A spying processor shows whether
-// the acquirer was called; a clock the test moves drives the review window and the velocity window.
+// The fraud engine wired into the domain: what charges do with each decision, the review life cycle, and
+// counters shared by several instances on one store. A spying processor shows whether the acquirer was
+// called; a clock the test moves drives the review window and the velocity window.
 
 const caller: Caller = {
   keyId: "kid_test",

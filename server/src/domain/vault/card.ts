@@ -3,10 +3,10 @@ import creditCardType from "credit-card-type";
 import { DomainError, invalid } from "../errors.ts";
 import { maskPan } from "../mask.ts";
 
-// Card checks for POST /v1/tokens (operation createToken, spec/resources/tokens.tsp; DESIGN §6: Luhn and
-// brand checks with a maintained library for brand detection). Every message that concerns the number
-// shows it only through maskPan (seed §2 Token, DESIGN §6: the PAN appears nowhere else, not in errors);
-// the CVC is never echoed at all.
+// Card checks for POST /v1/tokens (operation createToken, spec/resources/tokens.tsp): Luhn and brand
+// checks, brands from a maintained library. Every message that concerns the number shows it only through
+// maskPan (the card number appears nowhere in clear, not in errors either: README 'The vault'); the CVC
+// is never echoed at all.
 
 export type CardBrand = components["schemas"]["CardBrand"];
 
@@ -170,7 +170,7 @@ export function validateCard(input: CardInput, now: Date): ValidCard {
   if (exp_year === year && exp_month < month) throw cardError("exp_month", `The card expired at the end of ${expiry}.`);
 
   if (input.cvc !== undefined) {
-    // DESIGN §6 / TokenCreate.cvc: 4 digits on amex, 3 on every other brand.
+    // TokenCreate.cvc: 4 digits on amex, 3 on every other brand.
     const digits = brand === "amex" ? 4 : 3;
     if (input.cvc.length !== digits || !/^[0-9]+$/.test(input.cvc)) {
       throw cardError("cvc", `The security code must be ${digits} digits for a card of brand ${brand}.`);

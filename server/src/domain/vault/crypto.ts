@@ -8,12 +8,11 @@ import {
 } from "node:crypto";
 import type { SealedCard } from "../records.ts";
 
-// DESIGN §6: the card number is encrypted with AES-256-GCM (random nonce, the token id as associated
-// data) under a per-token data key, and the data key is wrapped by a master key from configuration
-// (envelope encryption). Deleting a token erases both (crypto-shredding, TokenDoc.sealed); rotating the
-// master key means re-wrapping data keys, never re-encrypting card numbers. The fingerprint is an
-// HMAC-SHA256 under a separate key, so it reveals nothing about the number and cannot be recomputed
-// without that key.
+// The card number is encrypted with AES-256-GCM (random nonce, the token id as associated data) under a
+// per-token data key, and the data key is wrapped by a master key from configuration (envelope encryption).
+// Deleting a token erases both (crypto-shredding, TokenDoc.sealed); rotating the master key means re-wrapping
+// data keys, never re-encrypting card numbers. The fingerprint is an HMAC-SHA256 under a separate key, so it
+// reveals nothing about the number and cannot be recomputed without that key.
 
 export interface VaultKeys {
   /** Names the master key; stored with every sealed card so a key ring can find the right one. */

@@ -13,10 +13,10 @@ import {
 import { join } from "node:path";
 import type { VaultKeys } from "./crypto.ts";
 
-// Key material for the vault (DESIGN §6: a master key from configuration, and a separate fingerprint
-// key). Reading the configuration is the config module's job; this turns its strings into keys, and
-// gives development mode a key file so `npm start` works on a fresh machine (DESIGN §13). Errors name
-// the key and what is wrong with it but never echo a key's value.
+// Key material for the vault: a master key from configuration (VAULT_MASTER_KEY), and a separate
+// fingerprint key (VAULT_FINGERPRINT_KEY). Reading the configuration is the config module's job; this
+// turns its strings into keys, and gives development mode a key file so `npm start` works on a fresh
+// machine. Errors name the key and what is wrong with it but never echo a key's value.
 
 const KEY_BYTES = 32;
 const HEX_KEY = /^[0-9a-fA-F]{64}$/;

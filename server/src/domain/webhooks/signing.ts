@@ -1,9 +1,9 @@
 import { createHmac } from "node:crypto";
 
-// The delivery signature (the contract's WebhookDeliveryHeaders.signature, seed §5):
-// `X-Service-Signature: t=<unix seconds>,v1=<lowercase hex HMAC-SHA256 of "<t>.<raw body>">`, keyed
-// with the endpoint's whole `whsec_…` secret: byte-compatible with Stripe's scheme. During a secret
-// rotation's grace period one `v1=` is sent per secret, the new one first.
+// The delivery signature (the contract's WebhookDeliveryHeaders.signature, a format fixed by this API):
+// `X-Service-Signature: t=<unix seconds>,v1=<lowercase hex HMAC-SHA256 of "<t>.<raw body>">`, keyed with the
+// endpoint's whole `whsec_…` secret: byte-compatible with Stripe's scheme. During a secret rotation's grace
+// period one `v1=` is sent per secret, the new one first.
 
 export const SIGNATURE_HEADER = "X-Service-Signature";
 

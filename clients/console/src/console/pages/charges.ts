@@ -17,7 +17,7 @@ import {
   select,
 } from "../ui.ts";
 
-// Charges (scope `charges`): the list, filtered by merchant and status; one charge with its refunds and
+// Charges (scope `charges`): the list, filtered by merchant, status and payment link; one charge with its refunds and
 // the actions its state allows: capture, void, refund, approve or reject a fraud review, and, in the
 // sandbox, complete or expire a pending local payment. Each action is offered only when the key's
 // scopes allow its operation; the server refuses it anyway (403) otherwise.
@@ -269,6 +269,16 @@ async function chargeDetail(ctx: Ctx, route: Route, id: string): Promise<HTMLEle
         ctx.can("getMerchant") ? link(`merchants/${c.merchant_id}`, c.merchant_id) : h("code", null, c.merchant_id),
       ],
       ["Payment method", method(c)],
+      ...(c.payment_link_id
+        ? ([
+            [
+              "Payment link",
+              ctx.can("getPaymentLink")
+                ? link(`payment-links/${c.payment_link_id}`, c.payment_link_id)
+                : h("code", null, c.payment_link_id),
+            ],
+          ] as [string, Child][])
+        : []),
       ["Description", c.description ?? h("span", { class: "muted" }, "none")],
       [
         "Failure",
@@ -331,6 +341,7 @@ export const chargesPage: PageDef = {
         filters: [
           { name: "merchant_id", label: "Merchant id", placeholder: "mch_…" },
           { name: "status", label: "Status", options: STATUSES.map((s) => [s, s.replace("_", " ")]) },
+          { name: "payment_link_id", label: "Payment link id", placeholder: "plink_…" },
         ],
         load: async (q) => need(await ctx.api.GET("/v1/charges", { params: { query: q as never } })),
         columns: [

@@ -17,7 +17,9 @@ function subject(ctx: Ctx, e: Event): HTMLElement | string {
   const to = (path: string, id: unknown, allowed: boolean) =>
     typeof id === "string" ? (allowed ? link(`${path}/${id}`, id) : h("code", null, id)) : null;
   return (
+    to("payment-links", fields.payment_link_id, ctx.can("getPaymentLink")) ??
     to("charges", fields.tx_id, ctx.can("getCharge")) ??
+    to("cashouts", fields.cashout_id, ctx.can("getCashout")) ??
     to("merchants", fields.merchant_id, ctx.can("getMerchant")) ??
     to("keys", fields.key_id, false) ??
     to("webhooks", fields.endpoint_id, ctx.can("getWebhookEndpoint")) ??

@@ -6,7 +6,7 @@ import { truncatedPrefix } from "../format.ts";
 import { listView } from "../list.ts";
 import { announce, badge, button, confirmDialog, errorBox, field, h, openDialog, select } from "../ui.ts";
 
-// Service keys (seed §2: name, truncated prefix starting `key_`, scopes, how long ago each was last
+// Service keys (ServiceKey: name, truncated prefix starting `key_`, scopes, how long ago each was last
 // used, a rotate action), through listServiceKeys, createServiceKey, rotateServiceKey and
 // revokeServiceKey (scope `*`).
 

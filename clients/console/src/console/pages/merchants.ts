@@ -3,7 +3,7 @@ import { need } from "../api.ts";
 import { type Ctx, link, type PageDef, pageHeader, type Route, time } from "../app.ts";
 import { money } from "../format.ts";
 import { listView, table } from "../list.ts";
-import { announce, badge, button, details, errorBox, field, h, openDialog, select } from "../ui.ts";
+import { announce, badge, button, details, errorBox, field, h, newUid, openDialog, select } from "../ui.ts";
 
 // Merchants and their balances (scope `merchants`): list filtered by status, create, rename, change
 // status (active ⇄ suspended, or closed for good), and the balance per currency.
@@ -13,6 +13,33 @@ type CurrencyBalance = components["schemas"]["CurrencyBalance"];
 
 const statusBadge = (m: Merchant) =>
   badge(m.status, m.status === "active" ? "ok" : m.status === "suspended" ? "warn" : "bad");
+
+/**
+ * The merchant field of a form (cashouts, payment links): the merchant's id, with the active merchants
+ * offered as suggestions when the key may list them (a key without `merchants` types the id).
+ */
+export function merchantField(ctx: Ctx, selected = "", hint?: string): { el: HTMLElement; input: HTMLInputElement } {
+  const input = h("input", {
+    name: "merchant_id",
+    required: true,
+    pattern: "mch_[0-9A-Za-z]{24}",
+    placeholder: "mch_…",
+    value: selected,
+    autocomplete: "off",
+    spellcheck: "false",
+    "data-param": "merchant_id",
+  });
+  const el = field("Merchant id", input, hint);
+  if (ctx.can("listMerchants")) {
+    const list = h("datalist", { id: newUid("merchants") });
+    input.setAttribute("list", list.id);
+    el.append(list);
+    void ctx.api.GET("/v1/merchants", { params: { query: { status: "active", limit: 100 } } }).then(({ data }) => {
+      for (const m of data?.data ?? []) list.append(h("option", { value: m.id }, m.name));
+    });
+  }
+  return { el, input };
+}
 
 function merchantForm(ctx: Ctx, merchant: Merchant | null): void {
   const errors = errorBox();
@@ -98,6 +125,18 @@ async function merchantDetail(ctx: Ctx, id: string): Promise<HTMLElement> {
           ? link("charges", "This merchant's charges", { merchant_id: m.id })
           : h("span", { class: "muted" }, "not in this key's scopes"),
       ],
+      ...(ctx.can("listPaymentLinks")
+        ? ([["Payment links", link("payment-links", "This merchant's payment links", { merchant_id: m.id })]] as [
+            string,
+            HTMLElement,
+          ][])
+        : []),
+      ...(ctx.can("listCashouts")
+        ? ([["Cashouts", link("cashouts", "This merchant's cashouts", { merchant_id: m.id })]] as [
+            string,
+            HTMLElement,
+          ][])
+        : []),
     ]),
     balance
       ? [
