@@ -6,7 +6,8 @@
 // - `prism`: the sandbox mock, as the suites run it (../support/prism.ts).
 // - `built`, `built2`: the production build, `node server/dist/main.js` with NODE_ENV=production on a
 //   SQLite file in WAL mode (what an operator runs), with WORKERS=1 and WORKERS=2; the time from the
-//   spawn to the first answer of GET /healthz is its start-up time. Rate limits are raised (the bench
+//   spawn to the first answer of GET /healthz is its start-up time, and the load starts once every
+//   worker listens. Rate limits are raised (the bench
 //   sends thousands of requests a second with one key); everything else is production's default.
 
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
@@ -239,6 +240,17 @@ export async function startBuiltTarget(name: "built" | "built2"): Promise<Target
     if (key === undefined) await new Promise((r) => setTimeout(r, 20));
   }
   if (key === undefined) throw new Error(`${label} printed no sandbox key:\n${stderr()}`);
+  // With several workers the first answers before the others have started (the primary forks them once
+  // it listens): wait for every one, so no start-up work falls into a measured run.
+  const listening = () => readFileSync(logFile, "utf8").split("payments API listening").length - 1;
+  while (listening() < workers) {
+    if (child.exitCode !== null) throw new Error(`${label} exited (${child.exitCode}) while starting:\n${stderr()}`);
+    if (performance.now() - started > START_TIMEOUT_MS) {
+      child.kill("SIGKILL");
+      throw new Error(`${label}: ${listening()} of ${workers} workers listening after ${START_TIMEOUT_MS} ms`);
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
   const token = await post(url, key, "/v1/tokens", TOKEN_BODY, 200);
   const merchant = await post(url, key, "/v1/merchants", { name: "Bench Merchant" }, 201);
   const pid = child.pid as number;
