@@ -62,7 +62,11 @@ interface TargetSpec {
   text: string;
   /** The scenario ids it needs. */
   needs: string[];
-  value: (row: (id: string) => Row, startup: Partial<Record<TargetName, number>>) => number | null;
+  value: (
+    row: (id: string) => Row,
+    startup: Partial<Record<TargetName, number>>,
+    has: (id: string) => boolean,
+  ) => number | null;
   /**
    * The same figure from the servers' CPU time per request instead of their throughput, for the targets
    * that compare two servers: on a machine other work shares, the steadier of the two.
@@ -136,9 +140,13 @@ const TARGETS: TargetSpec[] = [
     met: (v) => v <= 15,
   },
   {
+    // The highest of the one-worker process's rows (the same process serves them one after the other).
     text: "the built server's peak RSS under load <= 150 MB (1 worker)",
     needs: ["built-charges"],
-    value: (r) => r("built-charges").peakRssMb,
+    value: (r, _startup, has) => {
+      const peaks = ["built-charges", "built-get"].filter(has).map((id) => r(id).peakRssMb);
+      return peaks.includes(null) ? null : Math.max(...(peaks as number[]));
+    },
     unit: "MB",
     met: (v) => v <= 150,
   },
@@ -409,7 +417,7 @@ async function run(): Promise<{ results: BenchResults; ok: boolean }> {
       const missing = t.needs.filter((id) => !byId.has(id));
       if (missing.length > 0) return { target: t.text, value: null, unit: t.unit, met: null, missing };
       const row = (id: string) => byId.get(id) as Row;
-      const value = t.value(row, startup);
+      const value = t.value(row, startup, (id) => byId.has(id));
       return {
         target: t.text,
         value,
