@@ -16,9 +16,9 @@ import { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { createPaymentsClient, type PaymentsClient, unwrap } from "@payments/client";
 import { createLogger, IN_MEMORY, loadConfig, type RunningServer, startServer } from "@payments/server";
-import axe from "axe-core";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { accessibilityProblems } from "./axe.ts";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const ARTIFACTS = join(dirname(fileURLToPath(import.meta.url)), "artifacts");
@@ -124,18 +124,6 @@ async function link(body: {
       body: { merchant_id: m.id, amount: 2500, currency: "USD", description: "Coffee subscription, November", ...rest },
     }),
   );
-}
-
-/** axe-core in the page (evaluated through the DevTools protocol, so the page's CSP stays as it is). */
-async function accessibilityProblems(page: Page): Promise<string[]> {
-  await page.evaluate(axe.source);
-  // Expressions as strings: they run in the page, whose globals (document, axe) this Node program does not type.
-  const results = (await page.evaluate("axe.run(document, { resultTypes: ['violations'] })")) as {
-    violations: { id: string; impact: string | null; help: string; nodes: { target: string[] }[] }[];
-  };
-  return results.violations
-    .filter((v) => v.impact === "serious" || v.impact === "critical")
-    .map((v) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`);
 }
 
 async function fillCard(page: Page, number: string, expiry = "12 / 31") {

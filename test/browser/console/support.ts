@@ -1,10 +1,10 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import AxeBuilder from "@axe-core/playwright";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { expect } from "vitest";
 import { startTestServer, type TestServer } from "../../support/server.ts";
+import { accessibilityProblems } from "../axe.ts";
 
 // Helpers of the console and reference browser suites (test/browser/console/, test/browser/docs/):
 // Debian's Chromium driven by playwright-core (no browser download is possible on these machines),
@@ -77,13 +77,7 @@ export async function signIn(page: Page, url: string, key: string): Promise<void
 
 /** No serious or critical accessibility violation (axe-core's WCAG 2.1 A and AA rules and best practices). */
 export async function expectAccessible(page: Page, what: string): Promise<void> {
-  const results = await new AxeBuilder({ page })
-    .withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"])
-    .analyze();
-  const serious = results.violations
-    .filter((v) => v.impact === "serious" || v.impact === "critical")
-    .map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
-  expect(serious, `accessibility of ${what}`).toEqual([]);
+  expect(await accessibilityProblems(page), `accessibility of ${what}`).toEqual([]);
 }
 
 export interface StorageSnapshot {
