@@ -64,6 +64,8 @@ export default {
   //   compares false, so no expiry is still accepted.
   // - vault/crypto.ts `{ authTagLength: TAG_BYTES }` → {}: 16 bytes is GCM's default tag length;
   //   `"utf8"` → "" in Buffer.from / hmac.update: Node reads an empty encoding as utf8.
+  // - webhooks/signing.ts: the same `"utf8"` → "" in hmac.update; the texts of the RangeError and
+  //   TypeError that refuse a bad timestamp or no secret (programming errors: tests assert their type).
   // - http/idempotency.ts: `status < 300` → `<= 300` (no operation answers 300); the claim loop's bound
   //   `attempt < 3` → `<= 3` / `attempt--` (a fourth pass, or more, finds the same record); `withheld:
   //   false` / `atomic: false` → true in the in-flight record (both are only read once `done`, which sets
