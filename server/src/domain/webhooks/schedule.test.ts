@@ -36,4 +36,13 @@ describe("retry schedule", () => {
     expect(() => parseSchedule("5,,6")).toThrow(/"" is not/);
     expect(() => parseSchedule(Array(51).fill("1").join(","))).toThrow(/at most 50/);
   });
+
+  it("accepts its bounds exactly: 1 second, 7 days, 50 retries, and a list padded with spaces", () => {
+    expect(parseSchedule("1")).toEqual([1]);
+    expect(parseSchedule(String(7 * 86400))).toEqual([7 * 86400]);
+    expect(() => parseSchedule(String(7 * 86400 + 1))).toThrow(/outside 1\.\.604800/);
+    expect(parseSchedule(Array(50).fill("1").join(","))).toHaveLength(50);
+    expect(parseSchedule("  \t ")).toEqual([]);
+    expect(parseSchedule(" 60 ")).toEqual([60]);
+  });
 });
