@@ -65,7 +65,7 @@ export default {
   // - vault/crypto.ts `{ authTagLength: TAG_BYTES }` → {}: 16 bytes is GCM's default tag length;
   //   `"utf8"` → "" in Buffer.from / hmac.update: Node reads an empty encoding as utf8.
   // - fraud/rules.ts: the wording of each hit's `reason` (the explanation shown to people, plural "s"
-  //   included; tests assert the rule, its points, its decision and the values the reason names), and
+  //   included; tests assert the rule, its points and its decision), and
   //   `if (decides)` → true, which only adds `decides: undefined` to a hit.
   // - webhooks/signing.ts: the same `"utf8"` → "" in hmac.update; the texts of the RangeError and
   //   TypeError that refuse a bad timestamp or no secret (programming errors: tests assert their type).
