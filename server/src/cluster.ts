@@ -29,10 +29,15 @@ export function runPrimary(options: { workers: number; logger: Logger; shutdownT
   // its disconnect have been seen, in either order.
   const running = new Set<Worker>();
   const live = () => [...running];
+  /** Workers that have listened: only they can hear the shutdown message (see the signal handler). */
+  const listening = new Set<Worker>();
+  /** Workers stopped while still starting: they served nothing, so how they exit is no failure. */
+  const abandoned = new Set<Worker>();
 
   function fork(): Worker {
     const worker = cluster.fork();
     running.add(worker);
+    worker.once("listening", () => listening.add(worker));
     worker.on("exit", (code, signal) => exited(worker, code, signal));
     return worker;
   }
@@ -40,7 +45,7 @@ export function runPrimary(options: { workers: number; logger: Logger; shutdownT
   function exited(worker: Worker, code: number | null, signal: string | null): void {
     running.delete(worker);
     if (stopping) {
-      if (code !== 0) failed = true;
+      if (code !== 0 && !abandoned.has(worker)) failed = true;
       if (live().length === 0) {
         logger.info({ clean: !failed }, "stopped");
         process.exit(failed ? 1 : 0);
@@ -78,8 +83,15 @@ export function runPrimary(options: { workers: number; logger: Logger; shutdownT
       logger.info({ signal, workers: live().length }, "shutting down the workers");
       if (live().length === 0) process.exit(failed ? 1 : 0);
       for (const worker of live()) {
-        if (worker.isConnected()) worker.send(SHUTDOWN_MESSAGE);
-        else worker.kill("SIGTERM");
+        if (listening.has(worker) && worker.isConnected()) {
+          worker.send(SHUTDOWN_MESSAGE);
+        } else {
+          // Still starting (a worker forked a moment ago is loading its modules and has no message
+          // listener yet, so a message would be lost and it would go on to serve): SIGTERM, which it
+          // drains on if its handler is installed, and which otherwise ends it before it served anything.
+          if (!listening.has(worker)) abandoned.add(worker);
+          worker.kill("SIGTERM");
+        }
       }
       // Each worker cuts what is left after SHUTDOWN_TIMEOUT_SECONDS; one that still has not exited a
       // while after that is stuck.

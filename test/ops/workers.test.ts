@@ -163,6 +163,20 @@ describe("WORKERS=2", { timeout: 90_000 }, () => {
     }
   });
 
+  it("stops cleanly on SIGTERM while the other workers are still starting", async () => {
+    // The first worker listens before the primary forks the second, which then needs a second or more
+    // to load: a shutdown in that window must still end every process, and with 0.
+    const server = spawnServer({ PORT: "0", DATA_DIR: join(tmp, "early"), WORKERS: "2" });
+    try {
+      const url = await server.listening;
+      expect((await getOnce(`${url}/healthz`)).status).toBe(200);
+      const exit = await server.stop();
+      expect(exit.code, server.stdout() + server.stderr()).toBe(0);
+    } finally {
+      await server.stop("SIGKILL");
+    }
+  });
+
   it("reports a start-up failure once, from the first worker, and exits non-zero", async () => {
     const blocker = createServer();
     const port = await new Promise<number>((resolve) => {
