@@ -4,6 +4,7 @@ import { type AddressInfo, createServer } from "node:net";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { verifyWebhook } from "@payments/client/webhooks";
+import { loadConfig, startServer } from "@payments/server";
 
 // What the webhook reliability tests share: a server run as its own process (`node --import tsx
 // src/main.ts`, as test/crash/idempotency-crash.test.ts does) on a file-backed store, so it can be
@@ -215,5 +216,33 @@ export async function post(
     return { status: res.status, body: (await res.json()) as Record<string, unknown> };
   } catch {
     return null;
+  }
+}
+
+/**
+ * Prepares a data directory for a delivery run, in-process: the first start's key, an endpoint on
+ * `receiver` subscribed to every event (its secret given to the receiver), a merchant and a card token.
+ */
+export async function deliveryFixture(
+  dataDir: string,
+  receiver: CountingReceiver,
+  merchantName: string,
+): Promise<{ key: string; endpoint: Record<string, unknown>; merchantId: string; tokenId: string }> {
+  const setup = await startServer({ config: loadConfig({ PORT: "0", DATA_DIR: dataDir, LOG_LEVEL: "silent" }) });
+  try {
+    const key = setup.bootstrapSecret as string;
+    const created = async (path: string, body: unknown) => (await post(`${setup.url}${path}`, key, body))?.body ?? {};
+    const endpoint = await created("/v1/webhook_endpoints", { url: receiver.url, enabled_events: ["*"] });
+    receiver.secret = String(endpoint.secret);
+    const merchant = await created("/v1/merchants", { name: merchantName });
+    const token = await created("/v1/tokens", {
+      card: "4242424242424242",
+      holder: "Ada",
+      exp_month: 12,
+      exp_year: 2031,
+    });
+    return { key, endpoint, merchantId: String(merchant.id), tokenId: String(token.id) };
+  } finally {
+    await setup.close();
   }
 }

@@ -1,10 +1,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadConfig, openStore, startServer } from "@payments/server";
+import { loadConfig, openStore } from "@payments/server";
 import { afterAll, describe, expect, it } from "vitest";
 import {
   CountingReceiver,
+  deliveryFixture,
   freePort,
   pause,
   post,
@@ -42,19 +43,7 @@ describe("webhook delivery across kill -9", { timeout: 600_000 }, () => {
   it(`loses no event across ${KILLS} crashes while ${EVENTS} events are delivered`, async () => {
     await receiver.start();
     // Set up in-process on the same data directory: the bootstrap key, the endpoint, a merchant, a card.
-    const setup = await startServer({ config: loadConfig({ PORT: "0", DATA_DIR: dataDir, LOG_LEVEL: "silent" }) });
-    const key = setup.bootstrapSecret as string;
-    const created = async (path: string, body: unknown) => (await post(`${setup.url}${path}`, key, body))?.body ?? {};
-    const endpoint = await created("/v1/webhook_endpoints", { url: receiver.url, enabled_events: ["*"] });
-    receiver.secret = String(endpoint.secret);
-    const merchant = await created("/v1/merchants", { name: "Crash shop" });
-    const token = await created("/v1/tokens", {
-      card: "4242424242424242",
-      holder: "Ada",
-      exp_month: 12,
-      exp_year: 2031,
-    });
-    await setup.close();
+    const { key, endpoint, merchantId, tokenId } = await deliveryFixture(dataDir, receiver, "Crash shop");
 
     const port = await freePort();
     const env = {
@@ -67,10 +56,10 @@ describe("webhook delivery across kill -9", { timeout: 600_000 }, () => {
       return server;
     };
     const charge = {
-      merchant_id: merchant.id,
+      merchant_id: merchantId,
       amount: 1000,
       currency: "USD",
-      payment_method: { type: "card", token: token.id },
+      payment_method: { type: "card", token: tokenId },
     };
     /** Each acknowledged capture charge committed at least two events (payment.authorized, payment.captured). */
     let acknowledgedEvents = 0;

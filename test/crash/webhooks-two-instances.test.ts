@@ -1,10 +1,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadConfig, openStore, startServer } from "@payments/server";
+import { loadConfig, openStore } from "@payments/server";
 import { afterAll, describe, expect, it } from "vitest";
 import {
   CountingReceiver,
+  deliveryFixture,
   freePort,
   pause,
   post,
@@ -46,29 +47,18 @@ function attemptsLogged(server: ServerProcess): Map<string, number> {
 describe("two instances on one store", { timeout: 300_000 }, () => {
   it(`deliver ${EVENTS} events without sending any attempt twice`, async () => {
     await receiver.start();
-    const setup = await startServer({ config: loadConfig({ PORT: "0", DATA_DIR: dataDir, LOG_LEVEL: "silent" }) });
-    const key = setup.bootstrapSecret as string;
-    const created = async (path: string, body: unknown) => (await post(`${setup.url}${path}`, key, body))?.body ?? {};
-    const endpoint = await created("/v1/webhook_endpoints", { url: receiver.url, enabled_events: ["*"] });
-    receiver.secret = String(endpoint.secret);
-    const merchant = await created("/v1/merchants", { name: "Two instances" });
-    const token = await created("/v1/tokens", {
-      card: "4242424242424242",
-      holder: "Ada",
-      exp_month: 12,
-      exp_year: 2031,
-    });
-    await setup.close();
+    // Set up in-process on the same data directory: the bootstrap key, the endpoint, a merchant, a card.
+    const { key, endpoint, merchantId, tokenId } = await deliveryFixture(dataDir, receiver, "Two instances");
 
     const env = { LOG_LEVEL: "debug", REQUEST_LOG: "false", WEBHOOK_POLL_INTERVAL_MS: "50" };
     for (const port of [await freePort(), await freePort()]) {
       servers.push(await startServerProcess({ port, dataDir, key, env }));
     }
     const charge = {
-      merchant_id: merchant.id,
+      merchant_id: merchantId,
       amount: 1000,
       currency: "USD",
-      payment_method: { type: "card", token: token.id },
+      payment_method: { type: "card", token: tokenId },
     };
     let next = 0;
     await Promise.all(

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { openSqliteStore } from "../store/sqlite.ts";
 import type { PayoutRail } from "./cashouts/payouts.ts";
 import type { Caller } from "./context.ts";
+import { DomainError } from "./errors.ts";
 import type { FraudScreen } from "./fraud/port.ts";
 import { createDomain, type DomainDeps } from "./index.ts";
 import type { Processor } from "./processor.ts";
@@ -71,4 +72,15 @@ export function testDomain(
     },
     now: () => clock,
   };
+}
+
+/** The DomainError a use case refused with; fails when it succeeded or threw anything else. */
+export async function refusal(promise: Promise<unknown>): Promise<DomainError> {
+  try {
+    await promise;
+  } catch (err) {
+    if (err instanceof DomainError) return err;
+    throw err;
+  }
+  throw new Error("expected a refusal");
 }

@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Caller } from "../context.ts";
-import { DomainError } from "../errors.ts";
-import { testDomain } from "../testing.ts";
+import { refusal, testDomain } from "../testing.ts";
 import type { DestinationInput } from "./destinations.ts";
 import { createSimulatorPayoutRail, type PayoutOutcome, type PayoutRail, type PayoutRequest } from "./payouts.ts";
 
@@ -57,16 +56,6 @@ async function world(options: Parameters<typeof testDomain>[0] = {}, funds = 100
   const events = async (cashoutId: string) =>
     (await t.store.findAll("events", {}, 10_000)).filter((e) => e.payload.cashout_id === cashoutId).map((e) => e.type);
   return { ...t, caller, live: t.caller(true), merchant, create, balance, ledgerBalances, events };
-}
-
-async function refusal(promise: Promise<unknown>): Promise<DomainError> {
-  try {
-    await promise;
-  } catch (err) {
-    if (err instanceof DomainError) return err;
-    throw err;
-  }
-  throw new Error("expected a refusal");
 }
 
 /** A rail that counts what it is asked, and answers as the simulator unless told otherwise. */

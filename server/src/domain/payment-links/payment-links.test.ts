@@ -1,9 +1,8 @@
 import { createHmac, hkdfSync, randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import type { OutcomeRecorder } from "../commit.ts";
-import { DomainError } from "../errors.ts";
 import type { PaymentLinkDoc } from "../records.ts";
-import { testDomain } from "../testing.ts";
+import { refusal, testDomain } from "../testing.ts";
 import { type LinkPayment, linkState, methodsFor, type PayMethodInput } from "./index.ts";
 import { createPageTokens } from "./page-token.ts";
 import { claimUse, followTransition } from "./usage.ts";
@@ -47,16 +46,6 @@ async function world(options: Parameters<typeof testDomain>[0] = {}) {
     );
   const reload = async (id: string) => (await t.store.get("payment_links", id)) as PaymentLinkDoc;
   return { ...t, caller, live: t.caller(true), merchant, link, token, pay, reload };
-}
-
-async function refusal(promise: Promise<unknown>): Promise<DomainError> {
-  try {
-    await promise;
-  } catch (err) {
-    if (err instanceof DomainError) return err;
-    throw err;
-  }
-  throw new Error("expected a refusal");
 }
 
 describe("creating and changing links", () => {
