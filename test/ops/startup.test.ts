@@ -1,7 +1,8 @@
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { type Exit, linesOf, type ServerProcess, spawnServer } from "../support/process.ts";
 
@@ -100,8 +101,19 @@ describe("npm start on a bad setting", { timeout: 60_000 }, () => {
     const dataDir = freshDir();
     mkdirSync(dataDir);
     chmodSync(dataDir, 0o555);
-    // root writes anywhere: run the server as an unprivileged user then (nobody).
+    // root writes anywhere: run the server as an unprivileged user then (nobody), who must be able to
+    // reach the checkout's code (a clone inside `mktemp -d`, mode 0700, is out of its reach).
     const asRoot = process.getuid?.() === 0;
+    if (asRoot) {
+      const repo = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+      for (let dir = repo; ; dir = dirname(dir)) {
+        const othersMayEnter = (statSync(dir).mode & 0o001) !== 0;
+        expect(othersMayEnter, `${dir} must be searchable by other users to run the server as nobody (chmod o+x)`).toBe(
+          true,
+        );
+        if (dir === dirname(dir)) break;
+      }
+    }
     const line = await failsWithOneLine(
       spawnServer({ PORT: "0", DATA_DIR: dataDir }, asRoot ? { uid: 65534, gid: 65534 } : {}),
     );
