@@ -1,7 +1,7 @@
 #!/usr/bin/env -S npx tsx
 import { parseCommand, scopeList, USAGE } from "./cli-args.ts";
 import { ConfigError, loadConfig } from "./config.ts";
-import { iso } from "./domain/time.ts";
+import { iso } from "./domain/kernel/time.ts";
 import { loadEnvFile } from "./env-file.ts";
 import { domainFor, openConfiguredStore, StartupError } from "./server.ts";
 

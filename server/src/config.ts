@@ -1,6 +1,6 @@
 import { availableParallelism } from "node:os";
 import { z } from "zod";
-import { parseCurrencyList } from "./domain/money.ts";
+import { parseCurrencyList } from "./domain/kernel/money.ts";
 import { DEFAULT_LIVE_SCHEDULE, DEFAULT_SANDBOX_SCHEDULE, parseSchedule } from "./domain/webhooks/schedule.ts";
 
 // The one configuration schema: every setting comes from the environment, is validated here at start-up and

@@ -1,6 +1,6 @@
 import type { BaseDoc, CollectionSpecs, Store, StoreOps } from "../store/port.ts";
+import type { FailureCode, NextAction } from "./charges/processor.ts";
 import type { Decision, Hit, ListAction, ListKind } from "./fraud/rules.ts";
-import type { FailureCode, NextAction } from "./processor.ts";
 import type { SealedSecret } from "./vault/crypto.ts";
 
 // The persisted shape of every object, one collection each. API objects are serialized from these

@@ -1,11 +1,11 @@
 import { randomBytes } from "node:crypto";
 import { openSqliteStore } from "../store/sqlite.ts";
-import type { PayoutRail } from "./cashouts/payouts.ts";
-import type { Caller } from "./context.ts";
-import { DomainError } from "./errors.ts";
+import type { PayoutRail } from "./cashouts/payout-rail.ts";
+import type { Processor } from "./charges/processor.ts";
 import type { FraudScreen } from "./fraud/port.ts";
 import { createDomain, type DomainDeps } from "./index.ts";
-import type { Processor } from "./processor.ts";
+import type { Caller } from "./kernel/caller.ts";
+import { DomainError } from "./kernel/errors.ts";
 import { COLLECTIONS, type Docs } from "./records.ts";
 import type { VaultKeys } from "./vault/crypto.ts";
 import { parseVaultKeys } from "./vault/keys.ts";

@@ -2,8 +2,8 @@ import express, { type Express, type Request, type RequestHandler } from "expres
 import * as OpenApiValidator from "express-openapi-validator";
 import type { Logger } from "pino";
 import type { Config } from "../config.ts";
-import type { Now } from "../domain/context.ts";
 import type { Domain } from "../domain/index.ts";
+import type { Now } from "../domain/kernel/caller.ts";
 import type { AppStore } from "../domain/records.ts";
 import { authenticate, scopeCheck } from "./auth.ts";
 import { consoleApi, consoleCookie, consoleRefusals, sessionRoutes } from "./console.ts";

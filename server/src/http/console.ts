@@ -1,8 +1,8 @@
 import type { NextFunction, Request, Response } from "express";
 import type { Logger } from "pino";
-import { type ConsoleSessions, csrfTokenFor } from "../domain/console-sessions.ts";
-import type { Caller } from "../domain/context.ts";
-import { DomainError } from "../domain/errors.ts";
+import { type ConsoleSessions, csrfTokenFor } from "../domain/console-sessions/console-sessions.ts";
+import type { Caller } from "../domain/kernel/caller.ts";
+import { DomainError } from "../domain/kernel/errors.ts";
 import type { ServiceKeyDoc } from "../domain/records.ts";
 import { sendProblem } from "./errors.ts";
 import { problem } from "./problems.ts";

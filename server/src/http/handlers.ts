@@ -1,9 +1,9 @@
 import type { Request, Response } from "express";
-import type { Caller } from "../domain/context.ts";
-import { DomainError } from "../domain/errors.ts";
 import type { Domain } from "../domain/index.ts";
+import type { Caller } from "../domain/kernel/caller.ts";
+import { DomainError } from "../domain/kernel/errors.ts";
 import type { LinkPayment } from "../domain/payment-links/index.ts";
-import type { Revealed } from "../domain/tokens.ts";
+import type { Revealed } from "../domain/vault/tokens.ts";
 import type { Page } from "../store/port.ts";
 import type { OperationId, PathParams, QueryParams, Reply, RequestBody } from "./contract.ts";
 import type { IdempotencyScope } from "./idempotency.ts";

@@ -1,11 +1,11 @@
 import { createHash } from "node:crypto";
 import type { NextFunction, Request, Response } from "express";
 import type { Logger } from "pino";
-import type { OutcomeRecorder } from "../domain/commit.ts";
-import type { Caller, Now } from "../domain/context.ts";
-import { DomainError } from "../domain/errors.ts";
+import type { Caller, Now } from "../domain/kernel/caller.ts";
+import type { OutcomeRecorder } from "../domain/kernel/commit.ts";
+import { DomainError } from "../domain/kernel/errors.ts";
+import { iso } from "../domain/kernel/time.ts";
 import type { AppStore, IdempotencyDoc } from "../domain/records.ts";
-import { iso } from "../domain/time.ts";
 import { DuplicateKeyError } from "../store/port.ts";
 
 // Idempotency-Key on every POST (the contract's rules: spec/main.tsp). The record lives in the store, so

@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import express, { type Express, type Request, type Response } from "express";
-import type { ErrorCode } from "../domain/errors.ts";
+import type { ErrorCode } from "../domain/kernel/errors.ts";
 import { loadContract } from "./contract.ts";
 import { ERROR_REFERENCE_PATH, PROBLEM_TYPES } from "./problems.ts";
 

@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response } from "express";
 import { describe, expect, it } from "vitest";
-import { DomainError } from "../domain/errors.ts";
+import { DomainError } from "../domain/kernel/errors.ts";
 import { escapeHtml, formatAmount, loadPageAssets, PAGE_CSP, renderTemplate, sameOriginOnly } from "./pay-page.ts";
 
 // The hosted page's server side (http/pay-page.ts): templates filled with escaped values, amounts

@@ -1,6 +1,6 @@
 import type { components } from "@payments/contract/types";
-import { eventObject } from "../domain/events.ts";
 import type { FraudSettings } from "../domain/fraud/settings.ts";
+import { eventObject } from "../domain/kernel/events.ts";
 import type { LinkPayment } from "../domain/payment-links/index.ts";
 import type {
   BalanceDoc,

@@ -1,17 +1,17 @@
 import type { Page, PageResult } from "../../store/port.ts";
-import { commit } from "../commit.ts";
-import type { Caller, Now } from "../context.ts";
-import { DomainError, notFound } from "../errors.ts";
-import { recordEvent } from "../events.ts";
-import { newId } from "../ids.ts";
-import { balanceId, post } from "../ledger.ts";
-import type { Merchants } from "../merchants.ts";
-import { assertMoney, type MoneyRules } from "../money.ts";
+import type { Caller, Now } from "../kernel/caller.ts";
+import { commit } from "../kernel/commit.ts";
+import { DomainError, notFound } from "../kernel/errors.ts";
+import { recordEvent } from "../kernel/events.ts";
+import { newId } from "../kernel/ids.ts";
+import { assertMoney, type MoneyRules } from "../kernel/money.ts";
+import { createdAt, iso } from "../kernel/time.ts";
+import { balanceId, post } from "../ledger/ledger.ts";
+import type { Merchants } from "../merchants/merchants.ts";
 import type { AppStore, AppTx, CashoutDoc, CashoutFailureCode, CashoutStatus } from "../records.ts";
-import { createdAt, iso } from "../time.ts";
 import { openPan, sealPan, type VaultKeys } from "../vault/crypto.ts";
 import { type Destination, type DestinationInput, validateDestination, viewOf } from "./destinations.ts";
-import { FAILURE_MESSAGES, type PayoutRail, type PayoutRequest } from "./payouts.ts";
+import { FAILURE_MESSAGES, type PayoutRail, type PayoutRequest } from "./payout-rail.ts";
 
 // Cashouts (spec/resources/cashouts.tsp, operations createCashout … sandboxFailCashout): a merchant takes money out of its available balance.
 //

@@ -1,4 +1,4 @@
-import { currencyExponent } from "../money.ts";
+import { currencyExponent } from "../kernel/money.ts";
 import type { AppStore, FraudListItemDoc } from "../records.ts";
 import type { Counters } from "./counters.ts";
 import { networksOf, parseNetwork } from "./ip.ts";

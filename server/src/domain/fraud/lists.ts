@@ -1,10 +1,10 @@
 import { DuplicateKeyError, type Page, type PageResult } from "../../store/port.ts";
-import { commit } from "../commit.ts";
-import type { Caller, Now } from "../context.ts";
-import { DomainError, invalid, notFound } from "../errors.ts";
-import { newId } from "../ids.ts";
+import type { Caller, Now } from "../kernel/caller.ts";
+import { commit } from "../kernel/commit.ts";
+import { DomainError, invalid, notFound } from "../kernel/errors.ts";
+import { newId } from "../kernel/ids.ts";
+import { createdAt } from "../kernel/time.ts";
 import type { AppStore, FraudListDoc, FraudListItemDoc } from "../records.ts";
-import { createdAt } from "../time.ts";
 import { parseNetwork } from "./ip.ts";
 import type { ListAction, ListKind } from "./rules.ts";
 

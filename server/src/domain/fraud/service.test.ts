@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import { openSqliteStore } from "../../store/sqlite.ts";
-import type { Caller } from "../context.ts";
+import { createSimulatorProcessor, type Processor } from "../charges/processor.ts";
 import { createDomain, type Domain } from "../index.ts";
-import { createSimulatorProcessor, type Processor } from "../processor.ts";
+import type { Caller } from "../kernel/caller.ts";
 import { type AppStore, COLLECTIONS, type Docs } from "../records.ts";
 import { parseVaultKeys } from "../vault/keys.ts";
 

@@ -1,13 +1,14 @@
 import type { Page, PageResult } from "../../store/port.ts";
-import type { Charges } from "../charges.ts";
-import type { OutcomeRecorder } from "../commit.ts";
-import { commit } from "../commit.ts";
-import type { Caller, Now } from "../context.ts";
-import { DomainError, invalid, notFound } from "../errors.ts";
-import { newId } from "../ids.ts";
-import type { Merchants } from "../merchants.ts";
-import { assertMoney, type MoneyRules } from "../money.ts";
-import { LOCAL_METHODS, type LocalMethod } from "../processor.ts";
+import type { Charges } from "../charges/charges.ts";
+import { LOCAL_METHODS, type LocalMethod } from "../charges/processor.ts";
+import type { Caller, Now } from "../kernel/caller.ts";
+import type { OutcomeRecorder } from "../kernel/commit.ts";
+import { commit } from "../kernel/commit.ts";
+import { DomainError, invalid, notFound } from "../kernel/errors.ts";
+import { newId } from "../kernel/ids.ts";
+import { assertMoney, type MoneyRules } from "../kernel/money.ts";
+import { createdAt, iso } from "../kernel/time.ts";
+import type { Merchants } from "../merchants/merchants.ts";
 import type {
   AfterCompletion,
   AppStore,
@@ -16,8 +17,7 @@ import type {
   PaymentLinkDoc,
   PaymentLinkMethod,
 } from "../records.ts";
-import { createdAt, iso } from "../time.ts";
-import type { Tokens } from "../tokens.ts";
+import type { Tokens } from "../vault/tokens.ts";
 import type { PageTokens } from "./page-token.ts";
 import { claimUse, linkUnavailable } from "./usage.ts";
 

@@ -1,6 +1,6 @@
 import { createHmac, hkdfSync, randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import type { OutcomeRecorder } from "../commit.ts";
+import type { OutcomeRecorder } from "../kernel/commit.ts";
 import type { PaymentLinkDoc } from "../records.ts";
 import { refusal, testDomain } from "../testing.ts";
 import { type LinkPayment, linkState, methodsFor, type PayMethodInput } from "./index.ts";

@@ -1,9 +1,9 @@
 import type { Where } from "../../store/port.ts";
-import type { Now } from "../context.ts";
-import { DomainError } from "../errors.ts";
-import { recordEvent } from "../events.ts";
+import type { Now } from "../kernel/caller.ts";
+import { DomainError } from "../kernel/errors.ts";
+import { recordEvent } from "../kernel/events.ts";
+import { iso } from "../kernel/time.ts";
 import type { AppTx, ChargeDoc, ChargeStatus, PaymentLinkDoc } from "../records.ts";
-import { iso } from "../time.ts";
 
 // How a payment link counts its payments (PaymentLink.uses / pending_uses / max_uses in
 // spec/resources/payment-links.tsp). Every change here runs inside the transaction that creates or

@@ -1,7 +1,7 @@
 import creditCardType from "credit-card-type";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { DomainError } from "../errors.ts";
+import { DomainError } from "../kernel/errors.ts";
 import {
   BRAND_PREFIX_DIGITS,
   detectBrand,

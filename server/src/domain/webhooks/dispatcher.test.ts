@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { openSqliteStore } from "../../store/sqlite.ts";
-import type { Caller } from "../context.ts";
-import { DomainError } from "../errors.ts";
-import { eventObject, recordEvent } from "../events.ts";
+import type { Caller } from "../kernel/caller.ts";
+import { DomainError } from "../kernel/errors.ts";
+import { eventObject, recordEvent } from "../kernel/events.ts";
 import { COLLECTIONS, type Docs, type EventDoc } from "../records.ts";
 import { testDomain } from "../testing.ts";
 import { LEASE_MARGIN_MS, USER_AGENT } from "./dispatcher.ts";

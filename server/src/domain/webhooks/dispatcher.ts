@@ -1,7 +1,8 @@
-import type { Now } from "../context.ts";
-import { eventObject, recordEvent } from "../events.ts";
-import { newId, randomBase62 } from "../ids.ts";
-import { maskCardNumbers } from "../mask.ts";
+import type { Now } from "../kernel/caller.ts";
+import { eventObject, recordEvent } from "../kernel/events.ts";
+import { newId, randomBase62 } from "../kernel/ids.ts";
+import { maskCardNumbers } from "../kernel/mask.ts";
+import { createdAt, iso } from "../kernel/time.ts";
 import type {
   AppStore,
   AppTx,
@@ -10,7 +11,6 @@ import type {
   WebhookDeliveryDoc,
   WebhookEndpointDoc,
 } from "../records.ts";
-import { createdAt, iso } from "../time.ts";
 import type { VaultKeys } from "../vault/crypto.ts";
 import { signingSecrets } from "./endpoints.ts";
 import type { OutboxSignal } from "./outbox.ts";

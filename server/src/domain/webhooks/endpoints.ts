@@ -1,12 +1,12 @@
 import type { Page, PageResult } from "../../store/port.ts";
 import { DuplicateKeyError } from "../../store/port.ts";
-import { commit } from "../commit.ts";
-import type { Caller, Now } from "../context.ts";
-import { DomainError, invalid, notFound } from "../errors.ts";
-import { recordEvent } from "../events.ts";
-import { newId, randomBase62 } from "../ids.ts";
+import type { Caller, Now } from "../kernel/caller.ts";
+import { commit } from "../kernel/commit.ts";
+import { DomainError, invalid, notFound } from "../kernel/errors.ts";
+import { recordEvent } from "../kernel/events.ts";
+import { newId, randomBase62 } from "../kernel/ids.ts";
+import { createdAt, iso } from "../kernel/time.ts";
 import type { AppStore, EventDoc, WebhookDeliveryDoc, WebhookEndpointDoc } from "../records.ts";
-import { createdAt, iso } from "../time.ts";
 import { openSecret, sealSecret, type VaultKeys } from "../vault/crypto.ts";
 import { type AddressPolicy, checkEndpointUrl, type Resolver } from "./ssrf.ts";
 

@@ -1,6 +1,6 @@
-import type { Now } from "../context.ts";
+import type { Now } from "../kernel/caller.ts";
+import { iso } from "../kernel/time.ts";
 import type { AppStore } from "../records.ts";
-import { iso } from "../time.ts";
 import type { VaultKeys } from "../vault/crypto.ts";
 import { createDispatcher, type DispatcherLog, type WebhookSettings } from "./dispatcher.ts";
 import { createWebhookEndpoints } from "./endpoints.ts";

@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
+import type { ChargeAttempt, FraudScreen } from "../fraud/port.ts";
+import type { Decision } from "../fraud/rules.ts";
+import { DomainError } from "../kernel/errors.ts";
+import { iso } from "../kernel/time.ts";
+import type { ChargeDoc, ChargeStatus, EventDoc } from "../records.ts";
+import { testDomain } from "../testing.ts";
 import { CHARGE_TRANSITIONS } from "./charges.ts";
-import { DomainError } from "./errors.ts";
-import type { ChargeAttempt, FraudScreen } from "./fraud/port.ts";
-import type { Decision } from "./fraud/rules.ts";
 import { createSimulatorProcessor } from "./processor.ts";
-import type { ChargeDoc, ChargeStatus, EventDoc } from "./records.ts";
-import { testDomain } from "./testing.ts";
-import { iso } from "./time.ts";
 
 // The rules of charges and refunds where money moves (spec/resources/charges.tsp: createCharge,
 // captureCharge, voidCharge, createRefund, listRefunds; spec/resources/sandbox.tsp). The state machine table

@@ -1,9 +1,9 @@
-import { DuplicateKeyError, type Where } from "../store/port.ts";
-import type { Now } from "./context.ts";
-import { DomainError } from "./errors.ts";
-import { newId } from "./ids.ts";
-import type { AppStore, AppTx, BalanceDoc, LedgerEntryDoc } from "./records.ts";
-import { createdAt, iso } from "./time.ts";
+import { DuplicateKeyError, type Where } from "../../store/port.ts";
+import type { Now } from "../kernel/caller.ts";
+import { DomainError } from "../kernel/errors.ts";
+import { newId } from "../kernel/ids.ts";
+import { createdAt, iso } from "../kernel/time.ts";
+import type { AppStore, AppTx, BalanceDoc, LedgerEntryDoc } from "../records.ts";
 
 // Every money movement is an immutable ledger entry, written in the same transaction as the balance change
 // and the state change that caused it. Balance updates are conditional, so no bucket ever goes below zero,

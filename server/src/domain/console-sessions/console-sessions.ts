@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from "node:crypto";
-import type { Now } from "./context.ts";
-import type { AppStore, ConsoleSessionDoc, ServiceKeyDoc } from "./records.ts";
-import { hashSecret, type ServiceKeys } from "./service-keys.ts";
-import { createdAt, iso } from "./time.ts";
+import type { Now } from "../kernel/caller.ts";
+import { createdAt, iso } from "../kernel/time.ts";
+import type { AppStore, ConsoleSessionDoc, ServiceKeyDoc } from "../records.ts";
+import { hashSecret, type ServiceKeys } from "../service-keys/service-keys.ts";
 
 // Sessions of the developer console (README "Console"). A key holder signs in by pasting a service
 // key; the browser then holds only a random session token in an HttpOnly cookie, never the key. The

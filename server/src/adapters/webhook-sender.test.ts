@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DeliveryRequest } from "../domain/webhooks/sender.ts";
 import { addressPolicy, type Resolver } from "../domain/webhooks/ssrf.ts";
-import { createHttpWebhookSender } from "./http-webhook-sender.ts";
+import { createHttpWebhookSender } from "./webhook-sender.ts";
 
 // The HTTP sender against a receiver on 127.0.0.1. Every connection this test makes goes to loopback;
 // the production refusals are checked with addresses and names refused before any connection (names

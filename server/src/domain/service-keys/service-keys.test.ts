@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { openSqliteStore } from "../store/sqlite.ts";
-import type { Caller } from "./context.ts";
-import { DomainError } from "./errors.ts";
-import { COLLECTIONS, type Docs } from "./records.ts";
+import { openSqliteStore } from "../../store/sqlite.ts";
+import type { Caller } from "../kernel/caller.ts";
+import { DomainError } from "../kernel/errors.ts";
+import { COLLECTIONS, type Docs } from "../records.ts";
 import { AUTH_CACHE_TTL_MS, BOOTSTRAP_SETTING, createServiceKeys } from "./service-keys.ts";
 
 // authenticate reuses a key record it found for AUTH_CACHE_TTL_MS. What must not change with it:
@@ -144,7 +144,7 @@ describe("service key authentication with a short-lived cache", () => {
 
 describe("service key events", () => {
   it("records created, rotated and revoked, never with a secret or digest", async () => {
-    const { testDomain } = await import("./testing.ts");
+    const { testDomain } = await import("../testing.ts");
     const { domain, caller, store } = testDomain();
     const { key, secret } = await domain.serviceKeys.create(caller(), { name: "backend", scopes: ["charges"] });
     const rotated = await domain.serviceKeys.rotate(caller(), key.id, 3600);

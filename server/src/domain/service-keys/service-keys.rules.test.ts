@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { DomainError } from "./errors.ts";
-import type { ServiceKeyDoc } from "./records.ts";
+import { DomainError } from "../kernel/errors.ts";
+import type { ServiceKeyDoc } from "../records.ts";
+import { testDomain } from "../testing.ts";
 import { AUTH_CACHE_TTL_MS } from "./service-keys.ts";
-import { testDomain } from "./testing.ts";
 
 // Service keys (spec/resources/service-keys.tsp: createServiceKey, getServiceKey, listServiceKeys,
 // rotateServiceKey, revokeServiceKey; the bearer scheme in main.tsp): the secret's shape and where it

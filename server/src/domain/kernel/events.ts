@@ -1,8 +1,8 @@
-import type { Page } from "../store/port.ts";
-import type { Caller, Now } from "./context.ts";
+import type { Page } from "../../store/port.ts";
+import type { AppStore, AppTx, EventDoc } from "../records.ts";
+import type { Caller, Now } from "./caller.ts";
 import { notFound } from "./errors.ts";
 import { newId } from "./ids.ts";
-import type { AppStore, AppTx, EventDoc } from "./records.ts";
 import { createdAt } from "./time.ts";
 
 // An event is written through the same transaction handle as the change that causes it, and is

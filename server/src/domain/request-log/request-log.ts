@@ -1,6 +1,6 @@
-import type { Page, PageResult, Where } from "../store/port.ts";
-import type { Caller } from "./context.ts";
-import type { AppStore, RequestLogDoc } from "./records.ts";
+import type { Page, PageResult, Where } from "../../store/port.ts";
+import type { Caller } from "../kernel/caller.ts";
+import type { AppStore, RequestLogDoc } from "../records.ts";
 
 // The request log (the contract's listRequestLog, spec/resources/request-log.tsp): what the HTTP layer
 // recorded for each request made with a valid key (server/src/http/observability.ts), read back

@@ -1,12 +1,12 @@
 import { createHash } from "node:crypto";
-import { DuplicateKeyError, type Page, type PageResult } from "../store/port.ts";
-import { commit } from "./commit.ts";
-import type { Caller, Now } from "./context.ts";
-import { DomainError, invalid, notFound } from "./errors.ts";
-import { recordEvent } from "./events.ts";
-import { newId, randomBase62 } from "./ids.ts";
-import type { AppStore, ServiceKeyDoc } from "./records.ts";
-import { createdAt, iso } from "./time.ts";
+import { DuplicateKeyError, type Page, type PageResult } from "../../store/port.ts";
+import type { Caller, Now } from "../kernel/caller.ts";
+import { commit } from "../kernel/commit.ts";
+import { DomainError, invalid, notFound } from "../kernel/errors.ts";
+import { recordEvent } from "../kernel/events.ts";
+import { newId, randomBase62 } from "../kernel/ids.ts";
+import { createdAt, iso } from "../kernel/time.ts";
+import type { AppStore, ServiceKeyDoc } from "../records.ts";
 
 // Service keys (spec/resources/service-keys.tsp). Secrets are `key_test_` / `key_live_` + 32 base62
 // characters, stored only as SHA-256 digests and looked up by digest, so the comparison is on fixed-length

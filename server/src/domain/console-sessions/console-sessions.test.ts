@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { testDomain } from "../testing.ts";
 import { csrfTokenFor, sessionDigest } from "./console-sessions.ts";
-import { testDomain } from "./testing.ts";
 
 // Console sessions (README "Console and API reference"): what the store keeps, and when a session ends.
 

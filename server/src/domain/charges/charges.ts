@@ -1,19 +1,19 @@
-import type { Page, PageResult } from "../store/port.ts";
-import { commit } from "./commit.ts";
-import type { Caller, Now } from "./context.ts";
-import { DomainError, invalid, notFound } from "./errors.ts";
-import { recordEvent } from "./events.ts";
-import { assertIp } from "./fraud/evaluations.ts";
-import type { ChargeAssessment, FraudScreen } from "./fraud/port.ts";
-import { newId } from "./ids.ts";
-import { drawFromPendingCredit, ensureBalance, post } from "./ledger.ts";
-import type { Merchants } from "./merchants.ts";
-import { assertMinorUnits, assertMoney, type MoneyRules } from "./money.ts";
-import { followTransition } from "./payment-links/usage.ts";
+import type { Page, PageResult } from "../../store/port.ts";
+import { assertIp } from "../fraud/evaluations.ts";
+import type { ChargeAssessment, FraudScreen } from "../fraud/port.ts";
+import type { Caller, Now } from "../kernel/caller.ts";
+import { commit } from "../kernel/commit.ts";
+import { DomainError, invalid, notFound } from "../kernel/errors.ts";
+import { recordEvent } from "../kernel/events.ts";
+import { newId } from "../kernel/ids.ts";
+import { assertMinorUnits, assertMoney, type MoneyRules } from "../kernel/money.ts";
+import { createdAt, iso } from "../kernel/time.ts";
+import { drawFromPendingCredit, ensureBalance, post } from "../ledger/ledger.ts";
+import type { Merchants } from "../merchants/merchants.ts";
+import { followTransition } from "../payment-links/usage.ts";
+import type { AppStore, AppTx, ChargeDoc, ChargeReviewDoc, ChargeStatus, RefundDoc } from "../records.ts";
+import type { Tokens } from "../vault/tokens.ts";
 import { LOCAL_METHODS, type LocalMethod, type Processor } from "./processor.ts";
-import type { AppStore, AppTx, ChargeDoc, ChargeReviewDoc, ChargeStatus, RefundDoc } from "./records.ts";
-import { createdAt, iso } from "./time.ts";
-import type { Tokens } from "./tokens.ts";
 
 // Charges, refunds and their money movements (spec/resources/charges.tsp; README 'Charges').
 //

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
-import { randomBase62 } from "./ids.ts";
-import { iso } from "./time.ts";
+import { randomBase62 } from "../kernel/ids.ts";
+import { iso } from "../kernel/time.ts";
 
 // The Processor port stands for the acquirer. The shipped adapter is a deterministic simulator, used in the
 // sandbox and — until a real acquirer adapter exists — in production too.

@@ -1,11 +1,11 @@
-import type { Page } from "../store/port.ts";
-import { commit } from "./commit.ts";
-import type { Caller, Now } from "./context.ts";
-import { DomainError, invalid, notFound } from "./errors.ts";
-import { recordEvent } from "./events.ts";
-import { newId } from "./ids.ts";
-import type { AppStore, MerchantDoc } from "./records.ts";
-import { createdAt, iso } from "./time.ts";
+import type { Page } from "../../store/port.ts";
+import type { Caller, Now } from "../kernel/caller.ts";
+import { commit } from "../kernel/commit.ts";
+import { DomainError, invalid, notFound } from "../kernel/errors.ts";
+import { recordEvent } from "../kernel/events.ts";
+import { newId } from "../kernel/ids.ts";
+import { createdAt, iso } from "../kernel/time.ts";
+import type { AppStore, MerchantDoc } from "../records.ts";
 
 export type MerchantStatus = MerchantDoc["status"];
 

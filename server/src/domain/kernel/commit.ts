@@ -1,5 +1,5 @@
-import type { Caller } from "./context.ts";
-import type { AppStore, AppTx } from "./records.ts";
+import type { AppStore, AppTx } from "../records.ts";
+import type { Caller } from "./caller.ts";
 
 // Atomic phases for Idempotency-Key (the contract's idempotency rules in spec/main.tsp): "the change
 // happened" and "the key knows what happened" must be one fact. So every use case that changes state

@@ -1,12 +1,12 @@
 import { randomBytes } from "node:crypto";
-import { commit } from "./commit.ts";
-import type { Caller, Now } from "./context.ts";
-import { notFound } from "./errors.ts";
-import { newId } from "./ids.ts";
-import type { AppStore, TokenDoc } from "./records.ts";
-import { createdAt, iso } from "./time.ts";
-import { validateCard } from "./vault/card.ts";
-import { fingerprintPan, openPan, sealPan, type VaultKeys } from "./vault/crypto.ts";
+import type { Caller, Now } from "../kernel/caller.ts";
+import { commit } from "../kernel/commit.ts";
+import { notFound } from "../kernel/errors.ts";
+import { newId } from "../kernel/ids.ts";
+import { createdAt, iso } from "../kernel/time.ts";
+import type { AppStore, TokenDoc } from "../records.ts";
+import { validateCard } from "./card.ts";
+import { fingerprintPan, openPan, sealPan, type VaultKeys } from "./crypto.ts";
 
 // The vault (spec/resources/tokens.tsp). The card number exists in clear only in this module's local
 // variables: it is sealed before anything is stored, the CVC is checked and dropped, and reveal is audited.
