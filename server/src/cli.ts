@@ -1,5 +1,5 @@
 #!/usr/bin/env -S npx tsx
-import { parseCommand, scopeList, USAGE } from "./cli-args.ts";
+import { keyScopes, parseCommand, USAGE } from "./cli-args.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { iso } from "./domain/kernel/time.ts";
 import { loadEnvFile } from "./env-file.ts";
@@ -33,7 +33,7 @@ async function main(argv: string[]): Promise<number> {
     if (command === "create-key") {
       const { key, secret } = await domain.serviceKeys.issue(values.live, {
         name: values.name ?? "",
-        scopes: scopeList(values.scopes),
+        scopes: keyScopes(values.scopes),
         expires_at: values["expires-at"],
       });
       console.log(

@@ -84,7 +84,7 @@ export async function insertEvent(server: TestServer, livemode = false) {
     id: newId("evt"),
     livemode,
     created_at: new Date().toISOString(),
-    type: "fraud.evaluated",
+    type: "fraud.evaluated" as const,
     payload: {
       tx_id: "tx_9Lm2QwErTy7UiOp3AsDf5GhJ",
       score: 96,

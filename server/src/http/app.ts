@@ -2,9 +2,10 @@ import express, { type Express, type Request, type RequestHandler } from "expres
 import * as OpenApiValidator from "express-openapi-validator";
 import type { Logger } from "pino";
 import type { Config } from "../config.ts";
+import type { AppStore } from "../domain/collections.ts";
+import { createHandlers } from "../domain/handlers.ts";
 import type { Domain } from "../domain/index.ts";
 import type { Now } from "../domain/kernel/caller.ts";
-import type { AppStore } from "../domain/records.ts";
 import { authenticate, scopeCheck } from "./auth.ts";
 import { consoleApi, consoleCookie, consoleRefusals, sessionRoutes } from "./console.ts";
 import {
@@ -16,7 +17,7 @@ import {
 } from "./contract.ts";
 import { errorMiddleware, notFoundMiddleware } from "./errors.ts";
 import { noBody, securityHeaders, strictIntegers } from "./guards.ts";
-import { createHandlers, type Handlers, toExpress } from "./handlers.ts";
+import { toExpress } from "./handlers.ts";
 import { idempotency } from "./idempotency.ts";
 import { observability, type RequestLogWriter, requestLogWriter } from "./observability.ts";
 import { mountPages } from "./pages.ts";
@@ -144,7 +145,7 @@ export function createApp(deps: AppDeps): Express {
   const now = deps.now ?? (() => new Date());
   const doc = loadContract();
   const operations = contractOperations();
-  const handlers: Handlers = createHandlers(domain, {
+  const handlers = createHandlers(domain, {
     afterCommit: crashAfterCommits(config.TEST_CRASH_AFTER_COMMITS),
   });
 

@@ -3,7 +3,7 @@ import type { Logger } from "pino";
 import { type ConsoleSessions, csrfTokenFor } from "../domain/console-sessions/console-sessions.ts";
 import type { Caller } from "../domain/kernel/caller.ts";
 import { DomainError } from "../domain/kernel/errors.ts";
-import type { ServiceKeyDoc } from "../domain/records.ts";
+import type { ServiceKeyDoc } from "../domain/service-keys/records.ts";
 import { sendProblem } from "./errors.ts";
 import { problem } from "./problems.ts";
 

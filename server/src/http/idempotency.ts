@@ -1,11 +1,11 @@
 import { createHash } from "node:crypto";
 import type { NextFunction, Request, Response } from "express";
 import type { Logger } from "pino";
+import type { AppStore } from "../domain/collections.ts";
 import type { Caller, Now } from "../domain/kernel/caller.ts";
-import type { OutcomeRecorder } from "../domain/kernel/commit.ts";
+import type { IdempotencyDoc, IdempotencyScope } from "../domain/kernel/commit.ts";
 import { DomainError } from "../domain/kernel/errors.ts";
 import { iso } from "../domain/kernel/time.ts";
-import type { AppStore, IdempotencyDoc } from "../domain/records.ts";
 import { DuplicateKeyError } from "../store/port.ts";
 
 // Idempotency-Key on every POST (the contract's rules: spec/main.tsp). The record lives in the store, so
@@ -27,18 +27,6 @@ import { DuplicateKeyError } from "../store/port.ts";
 // never stored: the record keeps only the id of the object, and a retry gets 409
 // `idempotency_replay_unavailable` naming it. Keys themselves are stored only as SHA-256 digests.
 // Request-validation failures never reach this middleware, as in Stripe.
-
-/** The answer a handler gives, as the recorder stores it. */
-export interface StoredReply {
-  status: number;
-  body: unknown;
-}
-
-/** What the handler layer gets for a request that carries an Idempotency-Key. */
-export interface IdempotencyScope {
-  /** A recorder that stores `toReply(result)` as this request's answer inside the use case's transaction. */
-  recorder(toReply: (result: unknown) => StoredReply): OutcomeRecorder;
-}
 
 export interface IdempotencyOptions {
   store: AppStore;

@@ -3,9 +3,9 @@ import type { NextFunction, Request, RequestHandler, Response } from "express";
 import { type Options, rateLimit, type Store } from "express-rate-limit";
 import type { Logger } from "pino";
 import type { Caller, Now } from "../domain/kernel/caller.ts";
+import { collection } from "../domain/kernel/records.ts";
 import { iso } from "../domain/kernel/time.ts";
-import type { AppStore } from "../domain/records.ts";
-import { DuplicateKeyError } from "../store/port.ts";
+import { type BaseDoc, DuplicateKeyError, type Store as StorePort } from "../store/port.ts";
 import { sendProblem } from "./errors.ts";
 import { problem } from "./problems.ts";
 
@@ -31,7 +31,9 @@ export class SharedCounters implements Store {
   private timer: NodeJS.Timeout | null = null;
   private syncing: Promise<void> = Promise.resolve();
 
-  constructor(private readonly deps: { store: AppStore; now: Now; logger: Logger; name: string; syncMs?: number }) {
+  constructor(
+    private readonly deps: { store: RateLimitStore; now: Now; logger: Logger; name: string; syncMs?: number },
+  ) {
     this.prefix = `${deps.name}:`;
   }
 
@@ -147,6 +149,25 @@ interface Entry {
   writing: number;
 }
 
+/**
+ * One window's shared count for one rate-limited client (a key or an address), id
+ * `<limiter>:<client>:<window number>`; swept once expired (server/src/http/rate-limits.ts).
+ */
+export interface RateLimitDoc extends BaseDoc {
+  hits: number;
+  expires_at: string;
+}
+
+/**
+ * The shared counts' collection: the HTTP layer's own, opened beside the domain's (server.ts openStore).
+ */
+export const rateLimitCollections = {
+  rate_limits: collection<RateLimitDoc>([{ fields: ["expires_at"] }]),
+};
+
+/** What the limiters need of the store: their own collection. */
+export type RateLimitStore = StorePort<{ rate_limits: RateLimitDoc }>;
+
 export interface RateLimitSettings {
   /** Requests per second per production key. */
   livePerSecond: number;
@@ -190,7 +211,7 @@ function paymentLinkPayPath(): RegExp {
 }
 
 export function rateLimits(deps: {
-  store: AppStore;
+  store: RateLimitStore;
   now: Now;
   logger: Logger;
   settings: RateLimitSettings;

@@ -1,12 +1,13 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { createSimulatorProcessor } from "../../adapters/processor-simulator.ts";
 import type { ChargeAttempt, FraudScreen } from "../fraud/port.ts";
 import type { Decision } from "../fraud/rules.ts";
 import { DomainError } from "../kernel/errors.ts";
+import type { EventDoc } from "../kernel/events.ts";
 import { iso } from "../kernel/time.ts";
-import type { ChargeDoc, ChargeStatus, EventDoc } from "../records.ts";
 import { testDomain } from "../testing.ts";
-import { CHARGE_TRANSITIONS } from "./charges.ts";
-import { createSimulatorProcessor } from "./processor.ts";
+import type { ChargeDoc, ChargeStatus } from "./records.ts";
+import { CHARGE_TRANSITIONS } from "./state.ts";
 
 // The rules of charges and refunds where money moves (spec/resources/charges.tsp: createCharge,
 // captureCharge, voidCharge, createRefund, listRefunds; spec/resources/sandbox.tsp). The state machine table

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { DomainError } from "../kernel/errors.ts";
-import type { ChargeStatus } from "../records.ts";
 import { testDomain } from "../testing.ts";
-import { CHARGE_TRANSITIONS, canTransition } from "./charges.ts";
+import type { ChargeStatus } from "./records.ts";
+import { CHARGE_TRANSITIONS, canTransition } from "./state.ts";
 
 // The charge state machine (ChargeStatus, spec/resources/charges.tsp): every allowed and every refused
 // transition.

@@ -1,9 +1,6 @@
-import { createHash } from "node:crypto";
-import { randomBase62 } from "../kernel/ids.ts";
-import { iso } from "../kernel/time.ts";
-
-// The Processor port stands for the acquirer. The shipped adapter is a deterministic simulator, used in the
-// sandbox and — until a real acquirer adapter exists — in production too.
+// The Processor port stands for the acquirer. The shipped adapter is a deterministic simulator
+// (adapters/processor-simulator.ts), used in the sandbox and — until a real acquirer adapter exists — in
+// production too.
 
 export type FailureCode = "card_declined" | "insufficient_funds" | "expired_card" | "processing_error";
 
@@ -52,18 +49,6 @@ export interface Processor {
   startLocalPayment(request: LocalPaymentRequest): Promise<NextAction>;
 }
 
-/**
- * The sandbox test cards (Stripe-compatible numbers; README 'Test cards (sandbox)'). Any other valid card
- * is approved. 4100000000000019 (always blocked) and 4000000000009235 (elevated risk, review) are the
- * fraud engine's (domain/fraud/sandbox.ts): a blocked charge never reaches the processor, and a held one
- * is approved here like any other card.
- */
-export const TEST_CARD_OUTCOMES: Record<string, { failureCode: FailureCode; failureMessage: string }> = {
-  "4000000000000002": { failureCode: "card_declined", failureMessage: "The card was declined." },
-  "4000000000009995": { failureCode: "insufficient_funds", failureMessage: "The card has insufficient funds." },
-  "4000000000000069": { failureCode: "expired_card", failureMessage: "The card has expired." },
-};
-
 /** How long each local method's payer has, and what they are shown. */
 export const LOCAL_METHODS: Record<
   LocalMethod,
@@ -75,40 +60,3 @@ export const LOCAL_METHODS: Record<
   spei: { currency: "MXN", nextAction: "bank_transfer", ttlSeconds: 86400, referencePrefix: "SPEI" },
   sepa_debit: { currency: "EUR", nextAction: "await_debit", ttlSeconds: 5 * 86400, referencePrefix: "SEPA" },
 };
-
-function cardExpired(expMonth: number, expYear: number, now: Date): boolean {
-  // A card is valid through the last day of its expiry month (UTC).
-  return expYear < now.getUTCFullYear() || (expYear === now.getUTCFullYear() && expMonth < now.getUTCMonth() + 1);
-}
-
-/** A deterministic simulator: outcomes depend only on the card number and expiry, never on chance. */
-export function createSimulatorProcessor(): Processor {
-  return {
-    async authorizeCard(request) {
-      const outcome = TEST_CARD_OUTCOMES[request.pan];
-      if (outcome) return { approved: false, ...outcome };
-      if (cardExpired(request.expMonth, request.expYear, request.now)) {
-        return { approved: false, failureCode: "expired_card", failureMessage: "The card has expired." };
-      }
-      return { approved: true, reference: `sim_auth_${randomBase62(16)}` };
-    },
-    async capture() {},
-    async void() {},
-    async refund() {},
-    async startLocalPayment(request) {
-      const rule = LOCAL_METHODS[request.method];
-      const digest = createHash("sha256").update(request.chargeId).digest("hex").slice(0, 16).toUpperCase();
-      const action: NextAction = {
-        type: rule.nextAction,
-        reference: `${rule.referencePrefix}-${digest}`,
-        expires_at: iso(new Date(request.now.getTime() + rule.ttlSeconds * 1000)),
-      };
-      if (request.method === "pix") {
-        // A static BR Code-like payload (EMV merchant-presented QR); the simulator does not compute a real CRC.
-        const amount = (request.amount / 100).toFixed(2);
-        action.qr_payload = `00020126580014br.gov.bcb.pix0136${request.chargeId}52040000530398654${String(amount.length).padStart(2, "0")}${amount}5802BR6304${digest.slice(0, 4)}`;
-      }
-      return action;
-    },
-  };
-}

@@ -1,8 +1,10 @@
 import { createHash, randomBytes } from "node:crypto";
+import type { AppStore } from "../collections.ts";
 import type { Now } from "../kernel/caller.ts";
 import { createdAt, iso } from "../kernel/time.ts";
-import type { AppStore, ConsoleSessionDoc, ServiceKeyDoc } from "../records.ts";
+import type { ServiceKeyDoc } from "../service-keys/records.ts";
 import { hashSecret, type ServiceKeys } from "../service-keys/service-keys.ts";
+import type { ConsoleSessionDoc } from "./records.ts";
 
 // Sessions of the developer console (README "Console"). A key holder signs in by pasting a service
 // key; the browser then holds only a random session token in an HttpOnly cookie, never the key. The
@@ -112,6 +114,9 @@ export function createConsoleSessions(deps: {
     async signOut(token: string): Promise<void> {
       await store.delete("console_sessions", sessionDigest(token));
     },
+
+    /** Deletes the sessions past their end (housekeeping); returns how many. */
+    sweep: () => store.deleteMany("console_sessions", { expires_at: { $lt: iso(now()) } }),
   };
 }
 

@@ -1,5 +1,5 @@
+import type { AppStore } from "../collections.ts";
 import { DomainError } from "../kernel/errors.ts";
-import type { AppStore } from "../records.ts";
 
 // The instance's health, for getLiveness and getReadiness (the `Health` operations of the contract,
 // spec/resources/health.tsp). Liveness needs nothing from here: answering at all is the proof.

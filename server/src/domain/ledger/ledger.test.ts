@@ -1,10 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { DuplicateKeyError } from "../../store/port.ts";
+import type { AppStore } from "../collections.ts";
 import { DomainError } from "../kernel/errors.ts";
 import { iso } from "../kernel/time.ts";
-import type { AppStore, LedgerEntryDoc } from "../records.ts";
 import { testDomain } from "../testing.ts";
 import { balanceId, ensureBalance, type Movement, post, settleDue } from "./ledger.ts";
+import type { LedgerEntryDoc } from "./records.ts";
 
 // The ledger primitives: every movement is an entry plus a balance change in one transaction; a debit the
 // bucket does not cover is refused and leaves nothing behind; pending capture credits settle once, whoever

@@ -1,9 +1,10 @@
 import { DuplicateKeyError, type Where } from "../../store/port.ts";
+import type { AppStore, AppTx } from "../collections.ts";
 import type { Now } from "../kernel/caller.ts";
 import { DomainError } from "../kernel/errors.ts";
 import { newId } from "../kernel/ids.ts";
 import { createdAt, iso } from "../kernel/time.ts";
-import type { AppStore, AppTx, BalanceDoc, LedgerEntryDoc } from "../records.ts";
+import type { BalanceDoc, LedgerEntryDoc } from "./records.ts";
 
 // Every money movement is an immutable ledger entry, written in the same transaction as the balance change
 // and the state change that caused it. Balance updates are conditional, so no bucket ever goes below zero,

@@ -1,11 +1,13 @@
 import type { Page } from "../../store/port.ts";
+import type { AppStore } from "../collections.ts";
 import type { Caller, Now } from "../kernel/caller.ts";
 import { commit } from "../kernel/commit.ts";
-import { DomainError, invalid, notFound } from "../kernel/errors.ts";
+import { inEnvironment } from "../kernel/environment.ts";
+import { DomainError, invalid } from "../kernel/errors.ts";
 import { recordEvent } from "../kernel/events.ts";
 import { newId } from "../kernel/ids.ts";
 import { createdAt, iso } from "../kernel/time.ts";
-import type { AppStore, MerchantDoc } from "../records.ts";
+import type { MerchantDoc } from "./records.ts";
 
 export type MerchantStatus = MerchantDoc["status"];
 
@@ -38,13 +40,27 @@ export interface MerchantUpdate {
 export function createMerchants(store: AppStore, now: Now) {
   /** `param` names the request field the id came from, for the 404 problem. */
   async function load(livemode: boolean, id: string, param = "id"): Promise<MerchantDoc> {
-    const merchant = await store.get("merchants", id);
-    if (!merchant || merchant.livemode !== livemode) throw notFound("merchant", id, param);
-    return merchant;
+    return inEnvironment(await store.get("merchants", id), livemode, "merchant", id, param);
   }
 
   return {
     load,
+
+    /**
+     * The merchant named in a request that moves its money (a charge, a payment link, a cashout): it must
+     * exist in the caller's environment (404) and be active (409 merchant_inactive, naming the field).
+     */
+    async loadActive(livemode: boolean, id: string, param: string, action: "take payments" | "cash out") {
+      const merchant = await load(livemode, id, param);
+      if (merchant.status !== "active") {
+        throw new DomainError(
+          "merchant_inactive",
+          `The merchant is ${merchant.status}; only active merchants can ${action}.`,
+          { param },
+        );
+      }
+      return merchant;
+    },
 
     async create(caller: Caller, input: MerchantCreate): Promise<MerchantDoc> {
       // MerchantCreate.status may be set (default `active`); a merchant created closed makes no sense.

@@ -1,9 +1,11 @@
 import type { Where } from "../../store/port.ts";
+import type { ChargeDoc, ChargeStatus } from "../charges/records.ts";
+import type { AppTx } from "../collections.ts";
 import type { Now } from "../kernel/caller.ts";
 import { DomainError } from "../kernel/errors.ts";
 import { recordEvent } from "../kernel/events.ts";
 import { iso } from "../kernel/time.ts";
-import type { AppTx, ChargeDoc, ChargeStatus, PaymentLinkDoc } from "../records.ts";
+import type { PaymentLinkDoc } from "./records.ts";
 
 // How a payment link counts its payments (PaymentLink.uses / pending_uses / max_uses in
 // spec/resources/payment-links.tsp). Every change here runs inside the transaction that creates or

@@ -1,6 +1,8 @@
 import type { Page, PageResult, Where } from "../../store/port.ts";
-import type { Caller } from "../kernel/caller.ts";
-import type { AppStore, RequestLogDoc } from "../records.ts";
+import type { AppStore } from "../collections.ts";
+import type { Caller, Now } from "../kernel/caller.ts";
+import { iso } from "../kernel/time.ts";
+import type { RequestLogDoc } from "./records.ts";
 
 // The request log (the contract's listRequestLog, spec/resources/request-log.tsp): what the HTTP layer
 // recorded for each request made with a valid key (server/src/http/observability.ts), read back
@@ -13,8 +15,14 @@ export interface RequestLogFilter {
   outcome?: "succeeded" | "failed" | undefined;
 }
 
-export function createRequestLog(store: AppStore) {
+export function createRequestLog(store: AppStore, now: Now, retentionDays: number) {
   return {
+    /** Deletes records older than the retention period (REQUEST_LOG_RETENTION_DAYS); returns how many. */
+    sweep: () =>
+      store.deleteMany("request_log", {
+        created_at: { $lt: iso(new Date(now().getTime() - retentionDays * 86_400_000)) },
+      }),
+
     list(caller: Caller, filter: RequestLogFilter, page: Page): Promise<PageResult<RequestLogDoc>> {
       const where: Where<RequestLogDoc> = { livemode: caller.livemode };
       if (filter.key_id !== undefined) where.key_id = filter.key_id;

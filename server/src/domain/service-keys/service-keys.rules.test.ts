@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { DomainError } from "../kernel/errors.ts";
-import type { ServiceKeyDoc } from "../records.ts";
 import { testDomain } from "../testing.ts";
+import type { ServiceKeyDoc } from "./records.ts";
 import { AUTH_CACHE_TTL_MS } from "./service-keys.ts";
 
 // Service keys (spec/resources/service-keys.tsp: createServiceKey, getServiceKey, listServiceKeys,

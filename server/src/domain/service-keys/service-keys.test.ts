@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { openSqliteStore } from "../../store/sqlite.ts";
+import { COLLECTIONS, type Docs } from "../collections.ts";
 import type { Caller } from "../kernel/caller.ts";
 import { DomainError } from "../kernel/errors.ts";
-import { COLLECTIONS, type Docs } from "../records.ts";
 import { AUTH_CACHE_TTL_MS, BOOTSTRAP_SETTING, createServiceKeys } from "./service-keys.ts";
 
 // authenticate reuses a key record it found for AUTH_CACHE_TTL_MS. What must not change with it:

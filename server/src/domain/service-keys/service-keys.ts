@@ -1,12 +1,14 @@
 import { createHash } from "node:crypto";
 import { DuplicateKeyError, type Page, type PageResult } from "../../store/port.ts";
+import type { AppStore } from "../collections.ts";
 import type { Caller, Now } from "../kernel/caller.ts";
 import { commit } from "../kernel/commit.ts";
-import { DomainError, invalid, notFound } from "../kernel/errors.ts";
+import { inEnvironment } from "../kernel/environment.ts";
+import { DomainError, invalid } from "../kernel/errors.ts";
 import { recordEvent } from "../kernel/events.ts";
 import { newId, randomBase62 } from "../kernel/ids.ts";
 import { createdAt, iso } from "../kernel/time.ts";
-import type { AppStore, ServiceKeyDoc } from "../records.ts";
+import type { Scope, ServiceKeyDoc } from "./records.ts";
 
 // Service keys (spec/resources/service-keys.tsp). Secrets are `key_test_` / `key_live_` + 32 base62
 // characters, stored only as SHA-256 digests and looked up by digest, so the comparison is on fixed-length
@@ -35,7 +37,7 @@ export const BOOTSTRAP_SETTING = "bootstrap_sandbox_key";
 
 export interface CreateKeyInput {
   name: string;
-  scopes: string[];
+  scopes: Scope[];
   expires_at?: string | undefined;
 }
 
@@ -136,9 +138,7 @@ export function createServiceKeys(store: AppStore, now: Now) {
   }
 
   async function load(livemode: boolean, id: string): Promise<ServiceKeyDoc> {
-    const key = await store.get("service_keys", id);
-    if (!key || key.livemode !== livemode) throw notFound("service key", id);
-    return key;
+    return inEnvironment(await store.get("service_keys", id), livemode, "service key", id);
   }
 
   return {

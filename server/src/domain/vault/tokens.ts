@@ -1,12 +1,14 @@
 import { randomBytes } from "node:crypto";
+import type { AppStore } from "../collections.ts";
 import type { Caller, Now } from "../kernel/caller.ts";
 import { commit } from "../kernel/commit.ts";
+import { inEnvironment } from "../kernel/environment.ts";
 import { notFound } from "../kernel/errors.ts";
 import { newId } from "../kernel/ids.ts";
 import { createdAt, iso } from "../kernel/time.ts";
-import type { AppStore, TokenDoc } from "../records.ts";
 import { validateCard } from "./card.ts";
 import { fingerprintPan, openPan, sealPan, type VaultKeys } from "./crypto.ts";
+import type { TokenDoc } from "./records.ts";
 
 // The vault (spec/resources/tokens.tsp). The card number exists in clear only in this module's local
 // variables: it is sealed before anything is stored, the CVC is checked and dropped, and reveal is audited.
@@ -28,8 +30,9 @@ export interface Revealed {
 export function createTokens(store: AppStore, keys: VaultKeys, now: Now) {
   /** `param` names the request field the id came from, for the 404 problem. */
   async function load(livemode: boolean, id: string, param = "id"): Promise<TokenDoc> {
-    const token = await store.get("tokens", id);
-    if (!token || token.livemode !== livemode || token.deleted_at) throw notFound("token", id, param);
+    const token = inEnvironment(await store.get("tokens", id), livemode, "token", id, param);
+    // A deleted token is gone for every caller: its card number was erased.
+    if (token.deleted_at) throw notFound("token", id, param);
     return token;
   }
 
@@ -99,10 +102,8 @@ export function createTokens(store: AppStore, keys: VaultKeys, now: Now) {
     async reveal(caller: Caller, id: string): Promise<Revealed> {
       const revealedAt = iso(now());
       return commit(store, caller, async (tx) => {
-        const token = await tx.get("tokens", id);
-        if (!token || token.livemode !== caller.livemode || token.deleted_at || !token.sealed) {
-          throw notFound("token", id);
-        }
+        const token = inEnvironment(await tx.get("tokens", id), caller.livemode, "token", id);
+        if (token.deleted_at || !token.sealed) throw notFound("token", id);
         await tx.insert("audit_log", {
           id: newId("aud"),
           livemode: caller.livemode,

@@ -1,11 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { openSqliteStore } from "../../store/sqlite.ts";
+import { COLLECTIONS, type Docs } from "../collections.ts";
 import type { Caller } from "../kernel/caller.ts";
 import { DomainError } from "../kernel/errors.ts";
+import type { EventDoc, EventPayload, EventType } from "../kernel/events.ts";
 import { eventObject, recordEvent } from "../kernel/events.ts";
-import { COLLECTIONS, type Docs, type EventDoc } from "../records.ts";
 import { testDomain } from "../testing.ts";
 import { LEASE_MARGIN_MS, USER_AGENT } from "./dispatcher.ts";
+import type { EnabledEvent } from "./records.ts";
 import { parseSchedule } from "./schedule.ts";
 import type { DeliveryRequest, DeliveryResult, WebhookSender } from "./sender.ts";
 import { signature } from "./signing.ts";
@@ -56,14 +58,26 @@ function setup(answer: Parameters<typeof scripted>[0], options: { disableAfterSe
 
 type Setup = ReturnType<typeof setup>;
 
-async function endpoint(s: Setup, enabled_events: string[] = ["*"], url = "http://127.0.0.1:4242/hooks") {
+async function endpoint(s: Setup, enabled_events: EnabledEvent[] = ["*"], url = "http://127.0.0.1:4242/hooks") {
   return s.endpoints.create(s.caller, { url, enabled_events });
 }
 
-async function event(s: Setup, type = "payment.captured", livemode = false): Promise<EventDoc> {
+/** A `payment.captured` payload as the contract shapes it (the dispatcher sends payloads, never reads them). */
+const captured = (tx_id: string): EventPayload<"payment.captured"> => ({
+  tx_id,
+  merchant_id: "mch_9Lm2QwErTy7UiOp3AsDf5GhJ",
+  amount: 2500,
+  currency: "USD",
+  status: "captured",
+  payment_method_type: "card",
+  amount_captured: 2500,
+});
+
+/** An event of `type` (its payload a payment.captured one: what matters here is how it is routed). */
+async function event(s: Setup, type: EventType = "payment.captured", livemode = false): Promise<EventDoc> {
   s.advance(1);
   return s.store.transaction((tx) =>
-    recordEvent(tx, s.now, livemode, type, { tx_id: "tx_9Lm2QwErTy7UiOp3AsDf5GhJ", amount: 2500, currency: "USD" }),
+    recordEvent(tx, s.now, livemode, type as "payment.captured", captured("tx_9Lm2QwErTy7UiOp3AsDf5GhJ")),
   );
 }
 
@@ -461,7 +475,7 @@ describe("claims across instances", () => {
     });
     a.advance(1);
     second.at(a.now());
-    const ev = await store.transaction((tx) => recordEvent(tx, a.now, false, "payment.captured", { tx_id: "tx_1" }));
+    const ev = await store.transaction((tx) => recordEvent(tx, a.now, false, "payment.captured", captured("tx_1")));
     void a.domain.webhooks.dispatcher.runOnce(); // claims, then hangs
     while ((await store.findOne("webhook_deliveries", { event_id: ev.id }))?.claim == null) {
       await new Promise((r) => setImmediate(r));
@@ -498,7 +512,7 @@ describe("claims across instances", () => {
     }
     a.advance(1);
     for (let i = 0; i < 150; i++) {
-      await store.transaction((tx) => recordEvent(tx, a.now, false, "payment.captured", { tx_id: `tx_${i}` }));
+      await store.transaction((tx) => recordEvent(tx, a.now, false, "payment.captured", captured(`tx_${i}`)));
     }
     b.at(a.now());
     await Promise.all([a.domain.webhooks.dispatcher.runOnce(), b.domain.webhooks.dispatcher.runOnce()]);

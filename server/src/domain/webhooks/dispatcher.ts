@@ -1,19 +1,14 @@
+import type { AppStore, AppTx } from "../collections.ts";
 import type { Now } from "../kernel/caller.ts";
+import type { EventDoc } from "../kernel/events.ts";
 import { eventObject, recordEvent } from "../kernel/events.ts";
 import { newId, randomBase62 } from "../kernel/ids.ts";
 import { maskCardNumbers } from "../kernel/mask.ts";
 import { createdAt, iso } from "../kernel/time.ts";
-import type {
-  AppStore,
-  AppTx,
-  EventDoc,
-  WebhookAttemptRecord,
-  WebhookDeliveryDoc,
-  WebhookEndpointDoc,
-} from "../records.ts";
 import type { VaultKeys } from "../vault/crypto.ts";
 import { signingSecrets } from "./endpoints.ts";
 import type { OutboxSignal } from "./outbox.ts";
+import type { WebhookAttemptRecord, WebhookDeliveryDoc, WebhookEndpointDoc } from "./records.ts";
 import { retryDelayMs } from "./schedule.ts";
 import type { DeliveryResult, WebhookSender } from "./sender.ts";
 import { signatureHeader } from "./signing.ts";

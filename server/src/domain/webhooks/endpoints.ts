@@ -1,13 +1,16 @@
 import type { Page, PageResult } from "../../store/port.ts";
 import { DuplicateKeyError } from "../../store/port.ts";
+import type { AppStore } from "../collections.ts";
 import type { Caller, Now } from "../kernel/caller.ts";
 import { commit } from "../kernel/commit.ts";
+import { inEnvironment } from "../kernel/environment.ts";
 import { DomainError, invalid, notFound } from "../kernel/errors.ts";
+import type { EventDoc } from "../kernel/events.ts";
 import { recordEvent } from "../kernel/events.ts";
 import { newId, randomBase62 } from "../kernel/ids.ts";
 import { createdAt, iso } from "../kernel/time.ts";
-import type { AppStore, EventDoc, WebhookDeliveryDoc, WebhookEndpointDoc } from "../records.ts";
 import { openSecret, sealSecret, type VaultKeys } from "../vault/crypto.ts";
+import type { EnabledEvent, WebhookDeliveryDoc, WebhookEndpointDoc } from "./records.ts";
 import { type AddressPolicy, checkEndpointUrl, type Resolver } from "./ssrf.ts";
 
 // The webhook endpoint use cases (spec/resources/webhook-endpoints.tsp): endpoints and their secrets,
@@ -45,13 +48,13 @@ export function signingSecrets(endpoint: WebhookEndpointDoc, at: Date, keys: Vau
 
 export interface EndpointCreate {
   url: string;
-  enabled_events: string[];
+  enabled_events: EnabledEvent[];
   description?: string | undefined;
 }
 
 export interface EndpointUpdate {
   url?: string | undefined;
-  enabled_events?: string[] | undefined;
+  enabled_events?: EnabledEvent[] | undefined;
   description?: string | null | undefined;
   disabled?: boolean | undefined;
 }
@@ -79,15 +82,12 @@ export function createWebhookEndpoints(deps: WebhookEndpointsDeps) {
   const { store, now, vaultKeys } = deps;
 
   async function load(livemode: boolean, id: string, param = "id"): Promise<WebhookEndpointDoc> {
-    const endpoint = await store.get("webhook_endpoints", id);
-    if (!endpoint || endpoint.livemode !== livemode) throw notFound("webhook endpoint", id, param);
+    const endpoint = inEnvironment(await store.get("webhook_endpoints", id), livemode, "webhook endpoint", id, param);
     return current(endpoint, now());
   }
 
   async function loadEvent(livemode: boolean, id: string): Promise<EventDoc> {
-    const event = await store.get("events", id);
-    if (!event || event.livemode !== livemode) throw notFound("event", id);
-    return event;
+    return inEnvironment(await store.get("events", id), livemode, "event", id);
   }
 
   async function checkUrl(livemode: boolean, url: string): Promise<void> {
@@ -105,7 +105,7 @@ export function createWebhookEndpoints(deps: WebhookEndpointsDeps) {
     }
   }
 
-  const distinct = (events: string[]) => [...new Set(events)];
+  const distinct = (events: EnabledEvent[]) => [...new Set(events)];
 
   /** A delivery due now, for one manual attempt. */
   function manualDelivery(event: EventDoc, endpointId: string, at: Date): WebhookDeliveryDoc {
@@ -326,9 +326,7 @@ export function createWebhookEndpoints(deps: WebhookEndpointsDeps) {
     },
 
     async getDelivery(caller: Caller, id: string): Promise<WebhookDeliveryDoc> {
-      const delivery = await store.get("webhook_deliveries", id);
-      if (!delivery || delivery.livemode !== caller.livemode) throw notFound("webhook delivery", id);
-      return delivery;
+      return inEnvironment(await store.get("webhook_deliveries", id), caller.livemode, "webhook delivery", id);
     },
 
     /** The attempt log of one endpoint, newest first. */

@@ -1,24 +1,21 @@
 import type { Page, PageResult } from "../../store/port.ts";
 import type { Charges } from "../charges/charges.ts";
 import { LOCAL_METHODS, type LocalMethod } from "../charges/processor.ts";
+import type { ChargeDoc } from "../charges/records.ts";
+import type { AppStore } from "../collections.ts";
 import type { Caller, Now } from "../kernel/caller.ts";
 import type { OutcomeRecorder } from "../kernel/commit.ts";
 import { commit } from "../kernel/commit.ts";
+import { inEnvironment } from "../kernel/environment.ts";
 import { DomainError, invalid, notFound } from "../kernel/errors.ts";
 import { newId } from "../kernel/ids.ts";
 import { assertMoney, type MoneyRules } from "../kernel/money.ts";
 import { createdAt, iso } from "../kernel/time.ts";
 import type { Merchants } from "../merchants/merchants.ts";
-import type {
-  AfterCompletion,
-  AppStore,
-  ChargeDoc,
-  MerchantDoc,
-  PaymentLinkDoc,
-  PaymentLinkMethod,
-} from "../records.ts";
+import type { MerchantDoc } from "../merchants/records.ts";
 import type { Tokens } from "../vault/tokens.ts";
 import type { PageTokens } from "./page-token.ts";
+import type { AfterCompletion, PaymentLinkDoc, PaymentLinkMethod } from "./records.ts";
 import { claimUse, linkUnavailable } from "./usage.ts";
 
 // Payment links and the public payment their hosted page makes (spec/resources/payment-links.tsp; the
@@ -124,9 +121,7 @@ export function createPaymentLinks(deps: PaymentLinksDeps) {
   const { store, now } = deps;
 
   async function load(livemode: boolean, id: string): Promise<PaymentLinkDoc> {
-    const link = await store.get("payment_links", id);
-    if (!link || link.livemode !== livemode) throw notFound("payment link", id);
-    return link;
+    return inEnvironment(await store.get("payment_links", id), livemode, "payment link", id);
   }
 
   /** A future instant in the stored format, or a 400 naming `param`. */
@@ -198,14 +193,12 @@ export function createPaymentLinks(deps: PaymentLinksDeps) {
       const methods = checkMethods(input.payment_methods ?? methodsFor(input.currency), input.currency);
       const expiresAt = input.expires_at === undefined ? null : futureInstant(input.expires_at, "expires_at");
       const after = input.after_completion === undefined ? null : checkAfterCompletion(input.after_completion);
-      const merchant = await deps.merchants.load(caller.livemode, input.merchant_id, "merchant_id");
-      if (merchant.status !== "active") {
-        throw new DomainError(
-          "merchant_inactive",
-          `The merchant is ${merchant.status}; only active merchants can take payments.`,
-          { param: "merchant_id" },
-        );
-      }
+      const merchant = await deps.merchants.loadActive(
+        caller.livemode,
+        input.merchant_id,
+        "merchant_id",
+        "take payments",
+      );
       const at = createdAt(now());
       const link: PaymentLinkDoc = {
         id: newId("plink"),

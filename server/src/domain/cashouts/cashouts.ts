@@ -1,6 +1,8 @@
 import type { Page, PageResult } from "../../store/port.ts";
+import type { AppStore, AppTx } from "../collections.ts";
 import type { Caller, Now } from "../kernel/caller.ts";
 import { commit } from "../kernel/commit.ts";
+import { inEnvironment, sandboxOnly } from "../kernel/environment.ts";
 import { DomainError, notFound } from "../kernel/errors.ts";
 import { recordEvent } from "../kernel/events.ts";
 import { newId } from "../kernel/ids.ts";
@@ -8,10 +10,10 @@ import { assertMoney, type MoneyRules } from "../kernel/money.ts";
 import { createdAt, iso } from "../kernel/time.ts";
 import { balanceId, post } from "../ledger/ledger.ts";
 import type { Merchants } from "../merchants/merchants.ts";
-import type { AppStore, AppTx, CashoutDoc, CashoutFailureCode, CashoutStatus } from "../records.ts";
 import { openPan, sealPan, type VaultKeys } from "../vault/crypto.ts";
 import { type Destination, type DestinationInput, validateDestination, viewOf } from "./destinations.ts";
 import { FAILURE_MESSAGES, type PayoutRail, type PayoutRequest } from "./payout-rail.ts";
+import type { CashoutDoc, CashoutFailureCode, CashoutStatus } from "./records.ts";
 
 // Cashouts (spec/resources/cashouts.tsp, operations createCashout … sandboxFailCashout): a merchant takes money out of its available balance.
 //
@@ -82,9 +84,7 @@ export function createCashouts(deps: CashoutsDeps) {
   const later = (seconds: number) => iso(new Date(now().getTime() + seconds * 1000));
 
   async function load(livemode: boolean, id: string): Promise<CashoutDoc> {
-    const cashout = await store.get("cashouts", id);
-    if (!cashout || cashout.livemode !== livemode) throw notFound("cashout", id);
-    return cashout;
+    return inEnvironment(await store.get("cashouts", id), livemode, "cashout", id);
   }
 
   function payoutRequest(cashout: CashoutDoc): PayoutRequest {
@@ -202,25 +202,13 @@ export function createCashouts(deps: CashoutsDeps) {
     });
   }
 
-  function assertSandbox(caller: Caller, id: string): void {
-    // The contract's SandboxCashouts: the helpers do not exist in production (404).
-    if (caller.livemode) throw notFound("cashout", id);
-  }
-
   return {
     load,
 
     async create(caller: Caller, input: CashoutCreate): Promise<CashoutDoc> {
       assertMoney(input.amount, input.currency, deps.money);
       const destination = validateDestination(input.destination, input.currency);
-      const merchant = await deps.merchants.load(caller.livemode, input.merchant_id, "merchant_id");
-      if (merchant.status !== "active") {
-        throw new DomainError(
-          "merchant_inactive",
-          `The merchant is ${merchant.status}; only active merchants can cash out.`,
-          { param: "merchant_id" },
-        );
-      }
+      const merchant = await deps.merchants.loadActive(caller.livemode, input.merchant_id, "merchant_id", "cash out");
       // A merchant that never held this currency has nothing to cash out (and gets no empty balance row).
       if (!(await store.get("balances", balanceId(merchant.id, input.currency)))) {
         throw new DomainError(
@@ -297,7 +285,7 @@ export function createCashouts(deps: CashoutsDeps) {
 
     /** Sandbox: the destination's bank processes the cashout now (paid, or failed for a magic destination). */
     async sandboxPay(caller: Caller, id: string): Promise<CashoutDoc> {
-      assertSandbox(caller, id);
+      sandboxOnly(caller.livemode, "cashout", id);
       let cashout = await load(caller.livemode, id);
       if (cashout.status === "pending") {
         const sent = await send(cashout);
@@ -310,7 +298,7 @@ export function createCashouts(deps: CashoutsDeps) {
 
     /** Sandbox: the destination's bank refuses the cashout now; its amount returns to `available`. */
     async sandboxFail(caller: Caller, id: string, code: CashoutFailureCode = "could_not_process"): Promise<CashoutDoc> {
-      assertSandbox(caller, id);
+      sandboxOnly(caller.livemode, "cashout", id);
       const cashout = await load(caller.livemode, id);
       if (cashout.status !== "pending" && cashout.status !== "in_transit") throw refusal(cashout, "process");
       return failIn(caller, cashout, code, FAILURE_MESSAGES[code]);

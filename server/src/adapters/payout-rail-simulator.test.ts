@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
-import type { CashoutFailureCode } from "../records.ts";
-import { type Destination, type DestinationInput, validateDestination } from "./destinations.ts";
-import { createSimulatorPayoutRail, FAILING_DESTINATIONS, FAILURE_MESSAGES, simulatedFailure } from "./payout-rail.ts";
+import { type Destination, type DestinationInput, validateDestination } from "../domain/cashouts/destinations.ts";
+import { FAILURE_MESSAGES } from "../domain/cashouts/payout-rail.ts";
+import type { CashoutFailureCode } from "../domain/cashouts/records.ts";
+import { createSimulatorPayoutRail, FAILING_DESTINATIONS, simulatedFailure } from "./payout-rail-simulator.ts";
 
 // The payout simulator (README, "Magic destinations"): each documented magic destination passes its
 // kind's validation and always fails with its code; every other destination is paid; sending is
