@@ -7,8 +7,8 @@ import { type NextFunction, type Request, type Response, Router } from "express"
 import type { Domain } from "../domain/index.ts";
 import { DomainError } from "../domain/kernel/errors.ts";
 import { currencyExponent } from "../domain/kernel/money.ts";
-import type { LinkState } from "../domain/payment-links/payment-links.ts";
 import type { PaymentLinkDoc } from "../domain/payment-links/records.ts";
+import type { LinkState } from "../domain/payment-links/state.ts";
 import { PUBLIC_LIVEMODE } from "./idempotency.ts";
 
 // The hosted payment page (PaymentLink.url in spec/resources/payment-links.tsp): GET /pay/{id} serves a page rendered with the link's data, which

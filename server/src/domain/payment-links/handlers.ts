@@ -1,6 +1,6 @@
 import type { Domain } from "../index.ts";
 import { type HandlerKit, type Handlers, list, page } from "../kernel/operations.ts";
-import type { LinkPayment } from "./payment-links.ts";
+import type { LinkPayment } from "./pay.ts";
 import type { PaymentLinkDoc } from "./records.ts";
 import * as serialize from "./serialize.ts";
 

@@ -1,5 +1,5 @@
 import type { components } from "@payments/contract/types";
-import type { LinkPayment } from "./payment-links.ts";
+import type { LinkPayment } from "./pay.ts";
 import type { PaymentLinkDoc } from "./records.ts";
 
 // Stored links → the contract's PaymentLink, and a payment through one → PaymentLinkPayment (what the

@@ -6,7 +6,7 @@ import * as serialize from "./serialize.ts";
 // webhook-endpoints.tsp; scope `webhooks`).
 
 export function webhookHandlers({ events, webhooks }: Domain, { answer }: HandlerKit) {
-  const hooks = webhooks.endpoints;
+  const { endpoints, deliveries } = webhooks;
   return {
     listEvents: async ({ caller, query }) => ({
       status: 200,
@@ -16,50 +16,50 @@ export function webhookHandlers({ events, webhooks }: Domain, { answer }: Handle
     listEventDeliveries: async ({ caller, path, query }) => ({
       status: 200,
       body: list(
-        await hooks.listEventDeliveries(caller, path.id, { status: query.status }, page(query)),
+        await deliveries.listEventDeliveries(caller, path.id, { status: query.status }, page(query)),
         serialize.webhookDelivery,
       ),
     }),
     redeliverEvent: answer(202, serialize.webhookDelivery, ({ caller, path, body }) =>
-      hooks.redeliver(caller, path.id, body.endpoint_id),
+      deliveries.redeliver(caller, path.id, body.endpoint_id),
     ),
 
     createWebhookEndpoint: answer(201, serialize.webhookEndpointWithSecret, ({ caller, body }) =>
-      hooks.create(caller, body),
+      endpoints.create(caller, body),
     ),
     listWebhookEndpoints: async ({ caller, query }) => ({
       status: 200,
-      body: list(await hooks.list(caller, page(query)), serialize.webhookEndpoint),
+      body: list(await endpoints.list(caller, page(query)), serialize.webhookEndpoint),
     }),
     getWebhookEndpoint: async ({ caller, path }) => ({
       status: 200,
-      body: serialize.webhookEndpoint(await hooks.get(caller, path.id)),
+      body: serialize.webhookEndpoint(await endpoints.get(caller, path.id)),
     }),
     updateWebhookEndpoint: async ({ caller, path, body }) => ({
       status: 200,
-      body: serialize.webhookEndpoint(await hooks.update(caller, path.id, body)),
+      body: serialize.webhookEndpoint(await endpoints.update(caller, path.id, body)),
     }),
     deleteWebhookEndpoint: async ({ caller, path }) => ({
       status: 200,
-      body: serialize.deletedWebhookEndpoint(await hooks.delete(caller, path.id)),
+      body: serialize.deletedWebhookEndpoint(await endpoints.delete(caller, path.id)),
     }),
     rotateWebhookEndpointSecret: answer(200, serialize.webhookEndpointWithSecret, ({ caller, path, body }) =>
-      hooks.rotateSecret(caller, path.id, defaulted(body.grace_period_seconds, "grace_period_seconds")),
+      endpoints.rotateSecret(caller, path.id, defaulted(body.grace_period_seconds, "grace_period_seconds")),
     ),
-    testWebhookEndpoint: answer(202, serialize.webhookDelivery, ({ caller, path }) => hooks.test(caller, path.id)),
+    testWebhookEndpoint: answer(202, serialize.webhookDelivery, ({ caller, path }) => deliveries.test(caller, path.id)),
     recoverWebhookEndpoint: answer(202, serialize.webhookRecovery, ({ caller, path, body }) =>
-      hooks.recover(caller, path.id, body.since),
+      deliveries.recover(caller, path.id, body.since),
     ),
     listWebhookEndpointDeliveries: async ({ caller, path, query }) => ({
       status: 200,
       body: list(
-        await hooks.listDeliveries(caller, path.id, { status: query.status }, page(query)),
+        await deliveries.listDeliveries(caller, path.id, { status: query.status }, page(query)),
         serialize.webhookDelivery,
       ),
     }),
     getWebhookDelivery: async ({ caller, path }) => ({
       status: 200,
-      body: serialize.webhookDelivery(await hooks.getDelivery(caller, path.id)),
+      body: serialize.webhookDelivery(await deliveries.getDelivery(caller, path.id)),
     }),
   } satisfies Partial<Handlers>;
 }

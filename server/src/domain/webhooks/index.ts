@@ -1,6 +1,7 @@
 import type { Now } from "../kernel/caller.ts";
 import { iso } from "../kernel/time.ts";
 import type { VaultKeys } from "../vault/crypto.ts";
+import { createWebhookDeliveries } from "./deliveries.ts";
 import { createDispatcher, type DispatcherLog, type WebhookSettings } from "./dispatcher.ts";
 import { createWebhookEndpoints } from "./endpoints.ts";
 import type { Outbox } from "./outbox.ts";
@@ -41,6 +42,7 @@ export function createWebhooks(deps: WebhookDeps) {
     resolve: deps.resolve,
     policyFor,
   });
+  const deliveries = createWebhookDeliveries({ store: outbox.store, now: deps.now, endpoints });
   const dispatcher = createDispatcher({
     store: outbox.unwatched,
     now: deps.now,
@@ -54,6 +56,7 @@ export function createWebhooks(deps: WebhookDeps) {
   });
   return {
     endpoints,
+    deliveries,
     dispatcher,
     sender: deps.sender,
     options,
