@@ -252,7 +252,16 @@ export function moneyRules(config: Config): MoneyRules {
 }
 
 /** The rate limiters' settings (http/rate-limits.ts). */
-export function rateLimitSettings(config: Config): RateLimitSettings {
+export function rateLimitSettings(
+  config: Pick<
+    Config,
+    | "RATE_LIMIT_LIVE_PER_SECOND"
+    | "RATE_LIMIT_TEST_PER_SECOND"
+    | "RATE_LIMIT_ANONYMOUS_PER_MINUTE"
+    | "RATE_LIMIT_PAYMENT_LINK_PER_MINUTE"
+    | "RATE_LIMIT_PAYMENT_ADDRESS_PER_MINUTE"
+  >,
+): RateLimitSettings {
   return {
     livePerSecond: config.RATE_LIMIT_LIVE_PER_SECOND,
     testPerSecond: config.RATE_LIMIT_TEST_PER_SECOND,

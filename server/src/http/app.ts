@@ -1,7 +1,7 @@
 import express, { type Express, type Request, type RequestHandler } from "express";
 import * as OpenApiValidator from "express-openapi-validator";
 import type { Logger } from "pino";
-import type { Config } from "../config.ts";
+import { type Config, rateLimitSettings } from "../config.ts";
 import type { AppStore } from "../domain/collections.ts";
 import { createHandlers } from "../domain/handlers.ts";
 import type { Domain } from "../domain/index.ts";
@@ -21,8 +21,9 @@ import { toExpress } from "./handlers.ts";
 import { idempotency } from "./idempotency.ts";
 import { observability, type RequestLogWriter, requestLogWriter } from "./observability.ts";
 import { mountPages } from "./pages.ts";
-import { paymentLinkEnvironment, payPages, sameOriginOnly } from "./pay-page.ts";
-import { type RateLimits, rateLimits } from "./rate-limits.ts";
+import { payPages } from "./pay-page.ts";
+import { publicGuards } from "./public-operations.ts";
+import { type RateLimitStore, type RateLimits, rateLimits } from "./rate-limits.ts";
 
 export interface AppDeps {
   config: Pick<
@@ -44,7 +45,8 @@ export interface AppDeps {
     | "CONSOLE_SESSION_TTL_SECONDS"
   >;
   domain: Domain;
-  store: AppStore;
+  /** The domain's collections and the rate limiters' own (server.ts openStore opens both). */
+  store: AppStore & RateLimitStore;
   logger: Logger;
   now?: Now;
   /**
@@ -57,16 +59,6 @@ export interface AppDeps {
   limits?: RateLimits;
   /** The server's public address (default BASE_URL); startServer's is known once it listens. */
   publicUrl?: () => string;
-}
-
-/**
- * The guards of public operations (`security: []`), which take no key: each must tell the idempotency
- * middleware the environment of the object it acts on, and defend itself as its exposure requires.
- */
-function publicGuards(domain: Domain, publicUrl: () => string): Partial<Record<OperationId, RequestHandler[]>> {
-  return {
-    payPaymentLink: [sameOriginOnly(publicUrl), paymentLinkEnvironment(domain)],
-  };
 }
 
 /**
@@ -166,20 +158,7 @@ export function createApp(deps: AppDeps): Express {
   app.set("trust proxy", config.TRUST_PROXY);
 
   const requestLog = config.REQUEST_LOG ? (deps.requestLog ?? requestLogWriter({ store, logger })) : null;
-  const limits =
-    deps.limits ??
-    rateLimits({
-      store,
-      now,
-      logger,
-      settings: {
-        livePerSecond: config.RATE_LIMIT_LIVE_PER_SECOND,
-        testPerSecond: config.RATE_LIMIT_TEST_PER_SECOND,
-        anonymousPerMinute: config.RATE_LIMIT_ANONYMOUS_PER_MINUTE,
-        paymentLinkPerMinute: config.RATE_LIMIT_PAYMENT_LINK_PER_MINUTE,
-        paymentAddressPerMinute: config.RATE_LIMIT_PAYMENT_ADDRESS_PER_MINUTE,
-      },
-    });
+  const limits = deps.limits ?? rateLimits({ store, now, logger, settings: rateLimitSettings(config) });
   const quietPaths = new Set(operations.filter((op) => HEALTH_OPERATIONS.has(op.operationId)).map((op) => op.path));
   app.use(observability({ logger, now, requestLog, quietPaths }));
   app.use(securityHeaders());

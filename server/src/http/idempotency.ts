@@ -14,7 +14,7 @@ import { DuplicateKeyError } from "../store/port.ts";
 // 1. Claim. The first request inserts an in-flight record naming itself as owner (the insert is the
 //    lock). Later requests with the same key replay the finished answer byte for byte, get 409 while the
 //    owner is alive, or 422 when they carry a different request.
-// 2. Outcome, with the change. The use case makes its writes through domain/commit.ts, which calls this
+// 2. Outcome, with the change. The use case makes its writes through domain/kernel/commit.ts, which calls this
 //    request's recorder inside that same store transaction: the record becomes `done` with the answer
 //    (atomic phases). The write is conditional on still owning the key, so of a slow first request and a
 //    retry that took its key over, at most one can commit.
@@ -228,7 +228,7 @@ export function idempotency(options: IdempotencyOptions, operation: { sensitive:
       if (recordedWithChange && status < 500) return send(body);
       const text = typeof body === "string" ? body : Buffer.isBuffer(body) ? body.toString("utf8") : String(body ?? "");
       if (status < 500 && status >= 200 && status < 300) {
-        // A success whose change was not committed through domain/commit.ts: stored, but not crash-safe.
+        // A success whose change was not committed through domain/kernel/commit.ts: stored, but not crash-safe.
         logger.error({ path: req.path, status }, "idempotent answer stored after its change, not with it");
       }
       let settle: Promise<unknown>;

@@ -1,4 +1,3 @@
-import { OPERATIONS } from "@payments/contract/operations";
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import { type Options, rateLimit, type Store } from "express-rate-limit";
 import type { Logger } from "pino";
@@ -8,6 +7,7 @@ import { iso } from "../domain/kernel/time.ts";
 import { type BaseDoc, DuplicateKeyError, type Store as StorePort } from "../store/port.ts";
 import { sendProblem } from "./errors.ts";
 import { problem } from "./problems.ts";
+import { payPath } from "./public-operations.ts";
 
 // Rate limits (the contract's 429 `rate_limited`, spec/common/problems.tsp): per service key, and per
 // client address for requests without a valid key (so guessing keys or flooding unknown routes is
@@ -196,20 +196,6 @@ export interface RateLimits {
 
 const callerOf = (res: Response) => res.locals.caller as Caller | undefined;
 
-/**
- * The public pay operation's path (payPaymentLink in the contract) as a pattern whose group 1 is the link
- * id. Taken from the generated operation table so the path is written in one place, the spec.
- */
-function paymentLinkPayPath(): RegExp {
-  const op = OPERATIONS.find((o) => o.operationId === "payPaymentLink");
-  if (!op) throw new Error("the contract has no payPaymentLink operation");
-  const pattern = op.path
-    .split(/\{id\}/)
-    .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
-    .join("([^/]+)");
-  return new RegExp(`^${pattern}$`);
-}
-
 export function rateLimits(deps: {
   store: RateLimitStore;
   now: Now;
@@ -221,7 +207,6 @@ export function rateLimits(deps: {
   const addressCounts = new SharedCounters({ store, now, logger, name: "address" });
   const linkPayCounts = new SharedCounters({ store, now, logger, name: "link_pay" });
   const addressPayCounts = new SharedCounters({ store, now, logger, name: "address_pay" });
-  const payPath = paymentLinkPayPath();
 
   const refuse = (detail: string) => (_req: Request, res: Response, _next: NextFunction) =>
     sendProblem(res, problem("rate_limited", detail, { requestId: String(res.locals.requestId ?? "") }));
@@ -250,7 +235,7 @@ export function rateLimits(deps: {
   // keyless by design. The console's sign-in is counted (each attempt presents a key, like an API request).
   const notAnonymous = (req: Request, res: Response) =>
     callerOf(res) !== undefined ||
-    payPath.test(req.path) ||
+    payPath.linkOf(req.path) !== null ||
     !(req.path.startsWith("/v1/") || (req.method === "POST" && req.path === "/console/session"));
 
   const anonymousLimiter = rateLimit({
@@ -275,7 +260,7 @@ export function rateLimits(deps: {
   // The public pay operation (payPaymentLink): per link, so nobody can hammer one merchant's link, and per
   // client address, so one client cannot test cards across many links. Counted before the body is read,
   // whatever the request turns out to be, key or no key.
-  const isPay = (req: Request) => payPath.test(req.path);
+  const isPay = (req: Request) => payPath.linkOf(req.path) !== null;
   const paymentLinkLimit = rateLimit({
     windowMs: 60_000,
     limit: settings.paymentLinkPerMinute,
@@ -284,7 +269,7 @@ export function rateLimits(deps: {
     skip: (req) => !isPay(req),
     // Only a well-formed link id gets a count of its own, so made-up paths cannot fill the store with counters.
     keyGenerator: (req) => {
-      const id = payPath.exec(req.path)?.[1] ?? "";
+      const id = payPath.linkOf(req.path) ?? "";
       return /^plink_[0-9A-Za-z]{24}$/.test(id) ? id : "malformed";
     },
     handler: refuse(

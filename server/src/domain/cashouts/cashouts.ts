@@ -23,9 +23,9 @@ import { eventFields, refusal } from "./state.ts";
 // - cancel (only while pending) and failure: the amount returns to `available` (a `cashout_reversal`
 //   entry), once, because the state change it rides on is conditional on the state it starts from;
 // - paid: no money moves (it left at creation).
-// The payout rail (payout-rail.ts, used by payouts.ts) is an outside call and is never made inside a store transaction: a cashout
-// is first claimed (pending → in_transit, conditionally, so a concurrent cancel and a send cannot both
-// win), then sent.
+// The payout rail (payout-rail.ts, used by payouts.ts) is an outside call and is never made inside a
+// store transaction: a cashout is first claimed (pending → in_transit, conditionally, so a concurrent
+// cancel and a send cannot both win), then sent.
 
 export interface CashoutCreate {
   merchant_id: string;

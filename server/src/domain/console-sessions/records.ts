@@ -2,7 +2,7 @@ import type { BaseDoc } from "../../store/port.ts";
 import { collection } from "../kernel/records.ts";
 
 /**
- * A developer-console session (domain/console-sessions.ts), stored under the SHA-256 digest of its
+ * A developer-console session (console-sessions.ts), stored under the SHA-256 digest of its
  * random token: the token itself lives only in the browser's HttpOnly cookie.
  */
 export interface ConsoleSessionDoc extends BaseDoc {

@@ -1,27 +1,13 @@
+import type { components } from "@payments/contract/types";
+
 // The one error type the domain throws. The HTTP layer maps `code` to a status through a single
 // table (server/src/http/problems.ts); the domain never knows about HTTP.
 
-export type ErrorCode =
-  | "invalid_request"
-  | "unauthorized"
-  | "forbidden"
-  | "not_found"
-  | "conflict"
-  | "invalid_state_transition"
-  | "idempotency_key_reused"
-  | "idempotency_request_in_progress"
-  | "idempotency_replay_unavailable"
-  | "payload_too_large"
-  | "unsupported_media_type"
-  | "method_not_allowed"
-  | "invalid_card"
-  | "insufficient_balance"
-  | "merchant_inactive"
-  | "card_declined"
-  | "payment_link_unavailable"
-  | "rate_limited"
-  | "internal_error"
-  | "service_unavailable";
+/**
+ * Every error code the API sends, from the contract (ErrorCode, spec/common/problems.tsp): a code the
+ * domain throws that the spec does not list fails `tsc`.
+ */
+export type ErrorCode = components["schemas"]["ErrorCode"];
 
 export interface FieldIssue {
   param?: string;

@@ -23,7 +23,8 @@ export type EventOf<T extends EventType> = Extract<Schemas["Event"], { type: T }
 type Envelope = "id" | "type" | "created_at" | "livemode";
 
 /** What a use case gives for an event of type T: the type's own fields, as its schema declares them. */
-export type EventPayload<T extends EventType> = Omit<EventOf<T>, Envelope>;
+/** Distributive, so a `type` that could be several types needs a payload that fits the one it is. */
+export type EventPayload<T extends EventType> = T extends EventType ? Omit<EventOf<T>, Envelope> : never;
 
 export interface EventDoc extends BaseDoc {
   type: EventType;

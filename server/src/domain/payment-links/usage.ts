@@ -65,7 +65,7 @@ export async function claimUse(tx: AppTx, now: Now, link: PaymentLinkDoc, charge
 }
 
 /**
- * Follows a linked charge's transition `from` → `charge.status` (charges.ts transition()), inside its
+ * Follows a linked charge's transition `from` → `charge.status` (domain/charges/context.ts transition()), inside its
  * transaction: a held use becomes a use on capture, or is freed on expiry or void.
  */
 export async function followTransition(tx: AppTx, now: Now, from: ChargeStatus, charge: ChargeDoc): Promise<void> {

@@ -14,7 +14,7 @@ import type { AddressPolicy } from "./ssrf.ts";
 // WebhookDeliveryHeaders describes the promise to receivers).
 //
 // 1. Fan-out. Each event is written with `delivery_pending: true` in the transaction of the change that
-//    causes it (events.ts). One transaction here sets the flag false, conditionally, and inserts a
+//    causes it (kernel/events.ts). One transaction here sets the flag false, conditionally, and inserts a
 //    delivery for every enabled endpoint of its environment subscribed to its type and created before
 //    it: so an event is fanned out exactly once, whichever instance does it, and a crash before that
 //    commit leaves the flag set for the next pass. Deliveries this instance has room for are inserted
