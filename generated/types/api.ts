@@ -727,8 +727,9 @@ export interface paths {
         /**
          * Sandbox: pay a cashout now
          * @description Processes a `pending` or `in_transit` cashout now, as the bank would: it becomes `paid`
-         *     (`cashout.paid`), unless its destination is one of the sandbox's failing destinations (README,
-         *     "Magic destinations"), which fail with their `failure_code` (`cashout.failed`, funds returned).
+         *     (`cashout.paid`), unless its destination is one of the sandbox's failing destinations
+         *     (docs/cashouts.md "Sandbox helpers and magic destinations"), which fail with their `failure_code`
+         *     (`cashout.failed`, funds returned).
          */
         post: operations["sandboxPayCashout"];
         delete?: never;
@@ -1916,7 +1917,7 @@ export interface components {
         };
         /** @description The types of event. Extensible: new types are added within v1; ignore the ones you do not handle. */
         EventType: "fraud.evaluated" | "payment.authorized" | "payment.captured" | "payment.failed" | "payment.voided" | "payment.refunded" | "payment.expired" | "merchant.created" | "merchant.updated" | "service_key.created" | "service_key.rotated" | "service_key.revoked" | "webhook_endpoint.disabled" | "webhook_endpoint.test" | "cashout.created" | "cashout.paid" | "cashout.failed" | "cashout.canceled" | "payment_link.completed";
-        /** @description Why a charge was declined (sandbox: see the test cards in the README). Extensible: codes may be added within v1. */
+        /** @description Why a charge was declined (sandbox: see the test cards in docs/charges.md). Extensible: codes may be added within v1. */
         FailureCode: "card_declined" | "insufficient_funds" | "expired_card" | "processing_error" | "fraud_blocked";
         /** @description Card facts of a prospective transaction: a token of the vault, or what is known of the card. */
         FraudCardFacts: {
