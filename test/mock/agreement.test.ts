@@ -11,8 +11,8 @@ import { type RunningPrism, startPrism } from "../support/prism.ts";
 // then 400, then `default`, and serves that response's first example), and no option or `Prefer`
 // header changes that order: on the operations whose document also declares 422 (a reused
 // Idempotency-Key, an insufficient balance), the mock answers 422 with that example. Removing 422
-// from those operations would hide real answers of the server; so the mock differs there, and the
-// README says so.
+// from those operations would hide real answers of the server; so the mock differs there, and
+// docs/mock.md "The sandbox mock (Prism)" says so.
 
 const contract = loadContract();
 type Doc = {
