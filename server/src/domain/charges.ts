@@ -15,7 +15,7 @@ import type { AppStore, AppTx, ChargeDoc, ChargeReviewDoc, ChargeStatus, RefundD
 import { createdAt, iso } from "./time.ts";
 import type { Tokens } from "./tokens.ts";
 
-// Charges, refunds and their money movements (spec/resources/charges.tsp; README 'Charges').
+// Charges, refunds and their money movements (spec/resources/charges.tsp; docs/charges.md 'Charges').
 //
 // Order of work for every change: checks → the processor (an outside call, never inside a store
 // transaction, which may be retried) → one transaction that writes the state change, its ledger

@@ -3,7 +3,7 @@ import type { CashoutFailureCode } from "../records.ts";
 import { type Destination, type DestinationInput, validateDestination } from "./destinations.ts";
 import { createSimulatorPayoutRail, FAILING_DESTINATIONS, FAILURE_MESSAGES, simulatedFailure } from "./payouts.ts";
 
-// The payout simulator (README, "Magic destinations"): each documented magic destination passes its
+// The payout simulator (docs/cashouts.md "Sandbox helpers and magic destinations"): each documented magic destination passes its
 // kind's validation and always fails with its code; every other destination is paid; sending is
 // idempotent per cashout.
 

@@ -38,7 +38,7 @@ export const FAILURE_MESSAGES: Record<CashoutFailureCode, string> = {
 };
 
 /**
- * The simulator's magic destinations (README, "Magic destinations"): each always fails with its code,
+ * The simulator's magic destinations (docs/cashouts.md "Sandbox helpers and magic destinations"): each always fails with its code,
  * in the sandbox and in production alike. Every one passes its kind's validation, so it gets as far as a
  * real account would. Any other destination is paid.
  */
