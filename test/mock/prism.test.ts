@@ -254,7 +254,10 @@ describe("the mock's default answers: every operation's first examples are its h
         expect(contract.checkRequestBody(op.method, op.path, request.body)).toEqual([]);
         expect(requestExample, "the first request and success examples are halves of one example").toBe(success?.name);
       }
-      const url = new URL(op.path.replace(/\{(\w+)\}/g, (_, name: string) => request.path[name] ?? ""), baseUrl);
+      const url = new URL(
+        op.path.replace(/\{(\w+)\}/g, (_, name: string) => request.path[name] ?? ""),
+        baseUrl,
+      );
       const headers: Record<string, string> = {};
       if (!op.public) headers.Authorization = "Bearer key_test_4fQx9ZkT2mB7rLp1WcYd8sNa0123";
       if (request.body !== undefined) headers["Content-Type"] = "application/json";
