@@ -5,13 +5,13 @@
 #
 # NOT EXERCISED BY THIS PROJECT'S CI: the build machines have no container engine, so this file has
 # been written against Docker's and the node image's documentation and checked by reading, never
-# built there. README "Deployment files" says what was and was not verified.
+# built there. docs/operating.md "Deployment files" says what was and was not verified.
 #
 #   docker build -t payments .
 #   docker run -p 127.0.0.1:3000:3000 -v payments-data:/data \
 #     -e VAULT_MASTER_KEY="$(openssl rand -base64 32)" -e VAULT_FINGERPRINT_KEY="$(openssl rand -base64 32)" payments
 #
-# Node 24 is the newest LTS line the project supports (README "Supported Node versions").
+# Node 24 is the newest LTS line the project supports (docs/operating.md "Supported Node versions").
 ARG NODE_IMAGE=node:24-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build

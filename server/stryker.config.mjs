@@ -1,5 +1,5 @@
-// Mutation testing of the money-critical code: `npm run test:mutation` (README, "Tests"). A measurement of
-// how strong the server's unit tests are, not part of `npm test`: it takes minutes.
+// Mutation testing of the money-critical code: `npm run test:mutation` (docs/contributing.md "Tests"). A
+// measurement of how strong the server's unit tests are, not part of `npm test`: it takes minutes.
 //
 // Stryker copies this workspace into .stryker-tmp/ (inside server/, so Node still finds the hoisted
 // root node_modules, the symlinked @payments/* workspaces and better-sqlite3's native build), then runs

@@ -6,7 +6,7 @@ import { loadEnvFile } from "./env-file.ts";
 import { domainFor, openConfiguredStore, StartupError } from "./server.ts";
 
 // Administration from the operator's shell, against the same store the server uses (same
-// configuration, same `.env`). Production keys are made here, never by the server (README "Authentication, scopes and environments").
+// configuration, same `.env`). Production keys are made here, never by the server (docs/api.md "Authentication, scopes and environments").
 //
 //   npm run admin -- create-key --name "checkout backend" --scopes tokenization,charges [--live] [--expires-at 2027-01-01T00:00:00Z]
 //   npm run admin -- list-keys [--live]

@@ -6,7 +6,7 @@ import { DEFAULT_LIVE_SCHEDULE, DEFAULT_SANDBOX_SCHEDULE, parseSchedule } from "
 import type { RateLimitSettings } from "./http/rate-limits.ts";
 
 // The one configuration schema: every setting comes from the environment, is validated here at start-up and
-// documented in .env.example and the README. Nothing else reads process.env.
+// documented in .env.example and docs/operating.md "Configuration". Nothing else reads process.env.
 
 const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
 // Whole numbers in decimal digits only: an empty value (`PORT=`) is an error, not 0 (which for PORT
@@ -140,7 +140,7 @@ export const ConfigSchema = z
      */
     TEST_CRASH_AFTER_COMMITS: int(1, 1_000_000).optional(),
 
-    // The developer console and the API reference (README "Console and API reference").
+    // The developer console and the API reference (docs/console.md "Console and API reference").
     /** Whether /console (and its sign-in) is served. The API reference at /docs always is. */
     CONSOLE_ENABLED: bool.default(true),
     /**

@@ -17,5 +17,4 @@ describeAgreement("the server", () => ({
   url: server.url,
   key: server.sandboxKey,
   valid: (op) => RECIPES[op.operationId]({ server, client: clientFor(server, server.sandboxKey), live: false }),
-  invalidBodyStatus: () => 400,
 }));

@@ -6,7 +6,7 @@ import { createLogger, loadConfig, startServer } from "@payments/server";
 import { afterAll, describe, expect, it } from "vitest";
 import { cardBody, json, MASTERCARD, VISA } from "./fixtures.ts";
 
-// The vault's promise (README 'The vault'): after tokenizing cards the full number appears nowhere in clear —
+// The vault's promise (docs/vault.md 'The vault'): after tokenizing cards the full number appears nowhere in clear —
 // not in the database files, not in logs, not in any error body — and a restart on the same DATA_DIR keeps
 // the data and prints no new key. Uses a real file-backed store, as `npm start` does. Webhook signing secrets
 // (`whsec_…`) are held to the same rule.

@@ -3,7 +3,7 @@ import { startTestServer, type TestServer } from "../support/server.ts";
 import { json } from "./fixtures.ts";
 
 // HTTP-level behaviour every operation shares: problems for malformed input, unknown routes, wrong methods
-// and oversized bodies, and a Request-Id on every response (README 'Conventions').
+// and oversized bodies, and a Request-Id on every response (docs/api.md 'Conventions').
 
 describe("HTTP conventions", () => {
   let server: TestServer;

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../support/server.ts";
 import { clientFor, json } from "./fixtures.ts";
 
-// Idempotency-Key on every POST (IdempotencyKeyHeader; README 'Conventions', Idempotency).
+// Idempotency-Key on every POST (IdempotencyKeyHeader; docs/api.md 'Conventions', Idempotency).
 
 describe("idempotency", () => {
   let server: TestServer;

@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { type Exit, linesOf, type ServerProcess, spawnServer } from "../support/process.ts";
 
-// What an operator sees when `npm start` cannot start (README 'Operating the server'): one line on stderr
+// What an operator sees when `npm start` cannot start (docs/operating.md 'Operating the server'): one line on stderr
 // that names the setting to change, a non-zero exit, no stack trace; and a first start that fails never costs
 // the one-time sandbox key: the key is made only once the port is bound, and only once per store, however
 // many instances start together.

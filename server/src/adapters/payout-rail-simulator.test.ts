@@ -4,7 +4,7 @@ import { FAILURE_MESSAGES } from "../domain/cashouts/payout-rail.ts";
 import type { CashoutFailureCode } from "../domain/cashouts/records.ts";
 import { createSimulatorPayoutRail, FAILING_DESTINATIONS, simulatedFailure } from "./payout-rail-simulator.ts";
 
-// The payout simulator (README, "Magic destinations"): each documented magic destination passes its
+// The payout simulator (docs/cashouts.md "Sandbox helpers and magic destinations"): each documented magic destination passes its
 // kind's validation and always fails with its code; every other destination is paid; sending is
 // idempotent per cashout.
 

@@ -7,9 +7,9 @@ import type { CashoutFailureCode } from "../domain/cashouts/records.ts";
 // money leaves this server; the magic destinations below fail, every other is paid.
 
 /**
- * The simulator's magic destinations (README, "Magic destinations"): each always fails with its code,
- * in the sandbox and in production alike. Every one passes its kind's validation, so it gets as far as a
- * real account would. Any other destination is paid.
+ * The simulator's magic destinations (docs/cashouts.md "Sandbox helpers and magic destinations"): each
+ * always fails with its code, in the sandbox and in production alike. Every one passes its kind's
+ * validation, so it gets as far as a real account would. Any other destination is paid.
  */
 export const FAILING_DESTINATIONS: Readonly<Record<string, CashoutFailureCode>> = {
   "iban:DE41370400440000000001": "account_closed",

@@ -7,7 +7,7 @@ import { iso } from "../domain/kernel/time.ts";
 // simulator of an acquirer. Outcomes depend only on the card number and expiry, never on chance.
 
 /**
- * The sandbox test cards (Stripe-compatible numbers; README 'Test cards (sandbox)'). Any other valid card
+ * The sandbox test cards (Stripe-compatible numbers; docs/charges.md 'Test cards (sandbox)'). Any other valid card
  * is approved. 4100000000000019 (always blocked) and 4000000000009235 (elevated risk, review) are the
  * fraud engine's (domain/fraud/sandbox.ts): a blocked charge never reaches the processor, and a held one
  * is approved here like any other card.

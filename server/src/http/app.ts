@@ -106,7 +106,7 @@ export function homePage(operations: readonly { operationId: string; path: strin
  * lookup away. Registering each operation as an Express route instead had the router test, on every
  * request, the pattern of each route before the right one (dozens), and the validator's app.param
  * hooks copy each path parameter once more: together about a tenth of a GET's CPU in the profiles of
- * the bench (README "Benchmark"), for an answer the validator already has. Each chain runs as Express would run the route's
+ * the bench (docs/contributing.md "Benchmark"), for an answer the validator already has. Each chain runs as Express would run the route's
  * handlers: next() moves on, next(err) and a rejected promise go to the error middleware.
  */
 function dispatch(chains: ReadonlyMap<string, RequestHandler[]>): RequestHandler {

@@ -8,7 +8,7 @@ import { sendProblem } from "./errors.ts";
 import { crossSiteRefusal } from "./page-security.ts";
 import { problem } from "./problems.ts";
 
-// The developer console's way into the API (README "Console and API reference").
+// The developer console's way into the API (docs/console.md "Console and API reference").
 //
 // The console is a client of the public API: its pages call the same /v1 operations as any
 // integration, through `/console/api/v1/...`. A request there carries the session cookie and a CSRF

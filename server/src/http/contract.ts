@@ -25,7 +25,7 @@ export type ContractOperation = (typeof OPERATIONS)[number];
 
 /** A fresh copy each call: express-openapi-validator mutates the document it is given. */
 export function loadContract(): OpenApiDocument {
-  // A static import, so the production build (esbuild, server/build.mjs) carries the document inside dist/ (README "Production").
+  // A static import, so the production build (esbuild, server/build.mjs) carries the document inside dist/ (docs/operating.md "Production").
   return structuredClone(document as unknown as OpenApiDocument);
 }
 

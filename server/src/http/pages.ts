@@ -7,7 +7,7 @@ import { loadContract } from "./contract.ts";
 import { CSP_BASE, escapeHtml, pageHeaders } from "./page-security.ts";
 import { ERROR_REFERENCE_PATH, PROBLEM_TYPES } from "./problems.ts";
 
-// The pages people open (README "Console and API reference"): the developer console at /console,
+// The pages people open (docs/console.md "Console and API reference"): the developer console at /console,
 // the API reference at /docs (Redoc, bundled locally, rendering the very document this server
 // validates against, served at /docs/openapi.json) and the error reference at /docs/errors, which
 // every problem's `type` points into. They are not API operations, so they sit outside the contract

@@ -1,4 +1,4 @@
-// The MongoDB adapter (used when MONGODB_URI is set; README 'Running on MongoDB'): one collection per port
+// The MongoDB adapter (used when MONGODB_URI is set; docs/operating.md 'Running on MongoDB'): one collection per port
 // collection, documents stored with `_id` = id. Transactions need a replica set (a single node is enough).
 //
 // Documents go in exactly as given (plus `_id`) and come back with `_id` projected away, so readers get

@@ -8,7 +8,7 @@ import type { ChargeDoc, ChargeStatus } from "./records.ts";
 import { refunds } from "./refunds.ts";
 import { reviews } from "./reviews.ts";
 
-// Charges, refunds and their money movements (spec/resources/charges.tsp; README 'Charges'): the use
+// Charges, refunds and their money movements (spec/resources/charges.tsp; docs/charges.md 'Charges'): the use
 // cases, one file per operation group, over one shared context (context.ts). The state machine is
 // state.ts.
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { testDomain } from "../testing.ts";
 import { csrfTokenFor, sessionDigest } from "./console-sessions.ts";
 
-// Console sessions (README "Console and API reference"): what the store keeps, and when a session ends.
+// Console sessions (docs/console.md "Console and API reference"): what the store keeps, and when a session ends.
 
 describe("console sessions", () => {
   it("store only digests: the token, the CSRF token and the key appear nowhere in the record", async () => {

@@ -6,7 +6,7 @@ import type { ServiceKeyDoc } from "../service-keys/records.ts";
 import { hashSecret, type ServiceKeys } from "../service-keys/service-keys.ts";
 import type { ConsoleSessionDoc } from "./records.ts";
 
-// Sessions of the developer console (README "Console"). A key holder signs in by pasting a service
+// Sessions of the developer console (docs/console.md "The console"). A key holder signs in by pasting a service
 // key; the browser then holds only a random session token in an HttpOnly cookie, never the key. The
 // store keeps, under the SHA-256 digest of that token, the key's id and the digest of the secret that
 // signed in (the digest service_keys already holds), so neither the token nor the key is stored in

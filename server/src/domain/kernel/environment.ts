@@ -2,7 +2,7 @@ import { notFound } from "./errors.ts";
 
 // Every object belongs to one environment, sandbox or production (its `livemode`), and a caller sees
 // only its own key's: an id from the other environment answers 404, never 403, because for that caller
-// the object does not exist (the contract's NotFound; README "Authentication, scopes and environments").
+// the object does not exist (the contract's NotFound; docs/api.md "Authentication, scopes and environments").
 // The check is a security rule, so it is written once, here.
 
 /**

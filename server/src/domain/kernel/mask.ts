@@ -1,6 +1,6 @@
 // Card-number masking for everything a person can read: error messages, log lines, the console's
 // request log. Wherever a card number is displayed or logged, only its first four and last four digits
-// are visible (a fixed fact of this API; README 'The vault'); it appears nowhere else in clear.
+// are visible (a fixed fact of this API; docs/vault.md 'The vault'); it appears nowhere else in clear.
 
 /** The fewest digits a card number the API accepts can have (spec/resources/tokens.tsp, TokenCreate.card). */
 const MIN_PAN_DIGITS = 12;
