@@ -29,7 +29,7 @@ import type { Resolver } from "./webhooks/ssrf.ts";
 
 // The registry of the domain's use cases: every area, wired to one store. Knows nothing of HTTP or of
 // which database is behind the store. A new area adds one line here (and one in collections.ts and in
-// handlers.ts); CONTRIBUTING.md walks through it.
+// handlers.ts); docs/contributing.md "Adding a resource, end to end" walks through it.
 
 /** The domain's settings: each comes from the configuration schema (config.ts domainSettings), their one home. */
 export interface DomainSettings {
