@@ -6,19 +6,11 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { thrownBy } from "../domain/testing.ts";
 import { loadOrCreateDevVaultKeys } from "./vault-key-file.ts";
 
 const MASTER = randomBytes(32);
 const FINGERPRINT = randomBytes(32);
-
-function errorOf(fn: () => unknown): Error {
-  try {
-    fn();
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error("expected a throw");
-}
 
 describe("loadOrCreateDevVaultKeys", () => {
   let root: string;
@@ -73,7 +65,7 @@ describe("loadOrCreateDevVaultKeys", () => {
     const file = join(dataDir, "vault-keys.json");
     for (const mode of [0o644, 0o640, 0o604]) {
       chmodSync(file, mode);
-      const err = errorOf(() => loadOrCreateDevVaultKeys(dataDir));
+      const err = thrownBy(() => loadOrCreateDevVaultKeys(dataDir));
       expect(err.message).toContain(`mode ${mode.toString(8)}`);
       expect(err.message).toContain(`chmod 600 ${file}`);
       expect(err.message).not.toContain(first.kek.toString("base64"));
@@ -87,12 +79,12 @@ describe("loadOrCreateDevVaultKeys", () => {
     const file = join(dataDir, "vault-keys.json");
     const secret = randomBytes(32).toString("base64");
     writeFileSync(file, `{"masterKey": "${secret}",`);
-    const err = errorOf(() => loadOrCreateDevVaultKeys(dataDir));
+    const err = thrownBy(() => loadOrCreateDevVaultKeys(dataDir));
     expect(err.message).toBe(`${file} is not valid JSON.`);
     writeFileSync(file, JSON.stringify({ masterKey: secret }));
     expect(() => loadOrCreateDevVaultKeys(dataDir)).toThrow(/string fields masterKey and fingerprintKey/);
     writeFileSync(file, JSON.stringify({ masterKey: secret, fingerprintKey: "short" }));
-    const short = errorOf(() => loadOrCreateDevVaultKeys(dataDir));
+    const short = thrownBy(() => loadOrCreateDevVaultKeys(dataDir));
     expect(short.message).toMatch(/fingerprint key/);
     expect(short.message).not.toContain(secret);
   });

@@ -125,3 +125,13 @@ export async function refusal(promise: Promise<unknown>): Promise<DomainError> {
   }
   throw new Error("expected a refusal");
 }
+
+/** The error a synchronous call threw; fails when it returned. */
+export function thrownBy(fn: () => unknown): Error {
+  try {
+    fn();
+  } catch (err) {
+    return err as Error;
+  }
+  throw new Error("expected a throw");
+}

@@ -1,7 +1,5 @@
-import type { components } from "@payments/contract/types";
+import type { Schemas } from "../kernel/operations.ts";
 import type { CashoutDoc } from "./records.ts";
-
-type Schemas = components["schemas"];
 
 /** A stored cashout → the contract's Cashout: its destination as stored, already masked. */
 export const cashout = (c: CashoutDoc): Schemas["Cashout"] => ({

@@ -1,10 +1,8 @@
-import type { components } from "@payments/contract/types";
+import type { Schemas } from "../kernel/operations.ts";
 import type { ChargeDoc, RefundDoc } from "./records.ts";
 
 // Stored charges and refunds → the contract's Charge and Refund: the card's brand and last four digits,
 // never its token's number, nor the acquirer's reference.
-
-type Schemas = components["schemas"];
 
 export const charge = (c: ChargeDoc): Schemas["Charge"] => ({
   id: c.id,

@@ -1,11 +1,9 @@
-import type { components } from "@payments/contract/types";
+import type { Schemas } from "../kernel/operations.ts";
 import type { FraudEvaluationDoc, FraudListDoc, FraudListItemDoc } from "./records.ts";
 import type { FraudSettings } from "./settings.ts";
 
 // Stored evaluations, lists and settings → the contract's FraudEvaluation, FraudList, FraudListItem and
 // FraudSettings (spec/resources/fraud).
-
-type Schemas = components["schemas"];
 
 export const fraudEvaluation = (e: FraudEvaluationDoc): Schemas["FraudEvaluation"] => ({
   id: e.id,

@@ -1,5 +1,5 @@
 import type { OperationId } from "@payments/contract/operations";
-import type { operations } from "@payments/contract/types";
+import type { components, operations } from "@payments/contract/types";
 import type { Page, PageResult } from "../../store/port.ts";
 import type { Caller } from "./caller.ts";
 import type { IdempotencyScope } from "./commit.ts";
@@ -13,6 +13,9 @@ import { DomainError } from "./errors.ts";
 // answer.
 
 export type { OperationId };
+
+/** The contract's schemas: what every serializer builds (`Schemas["Charge"]`). */
+export type Schemas = components["schemas"];
 
 type Op<K extends OperationId> = operations[K];
 

@@ -1,7 +1,5 @@
-import type { components } from "@payments/contract/types";
+import type { Schemas } from "../kernel/operations.ts";
 import type { BalanceDoc } from "./records.ts";
-
-type Schemas = components["schemas"];
 
 /** A merchant's balances → the contract's Balance, currencies in alphabetical order. */
 export const balance = (merchantId: string, livemode: boolean, rows: BalanceDoc[]): Schemas["Balance"] => ({

@@ -1,9 +1,7 @@
-import type { components } from "@payments/contract/types";
+import type { Schemas } from "../kernel/operations.ts";
 import type { MerchantDoc } from "./records.ts";
 
 // Stored merchant → the contract's Merchant: exactly the fields the contract shows.
-
-type Schemas = components["schemas"];
 
 export const merchant = (m: MerchantDoc): Schemas["Merchant"] => ({
   id: m.id,

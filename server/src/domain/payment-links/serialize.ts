@@ -1,11 +1,9 @@
-import type { components } from "@payments/contract/types";
+import type { Schemas } from "../kernel/operations.ts";
 import type { LinkPayment } from "./pay.ts";
 import type { PaymentLinkDoc } from "./records.ts";
 
 // Stored links → the contract's PaymentLink, and a payment through one → PaymentLinkPayment (what the
 // hosted page's payer sees).
-
-type Schemas = components["schemas"];
 
 export const paymentLink = (l: PaymentLinkDoc, url: string): Schemas["PaymentLink"] => ({
   id: l.id,

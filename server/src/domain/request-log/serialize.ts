@@ -1,7 +1,5 @@
-import type { components } from "@payments/contract/types";
+import type { Schemas } from "../kernel/operations.ts";
 import type { RequestLogDoc } from "./records.ts";
-
-type Schemas = components["schemas"];
 
 /** A request-log record (RequestLogEntry); records are only ever written for requests made with a key. */
 export const requestLogEntry = (r: RequestLogDoc): Schemas["RequestLogEntry"] => ({

@@ -1,9 +1,7 @@
-import type { components } from "@payments/contract/types";
+import type { Schemas } from "../kernel/operations.ts";
 import type { ServiceKeyDoc } from "./records.ts";
 
 // Stored keys → the contract's ServiceKey: the prefix, never the secret or its digests.
-
-type Schemas = components["schemas"];
 
 export const serviceKey = (k: ServiceKeyDoc): Schemas["ServiceKey"] => ({
   id: k.id,

@@ -1,18 +1,10 @@
 import { createHash, randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { thrownBy } from "../testing.ts";
 import { parseVaultKeys } from "./keys.ts";
 
 const MASTER = randomBytes(32);
 const FINGERPRINT = randomBytes(32);
-
-function errorOf(fn: () => unknown): Error {
-  try {
-    fn();
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error("expected a throw");
-}
 
 describe("parseVaultKeys", () => {
   it("accepts base64 and hex keys, and gives the same keys and id for either encoding", () => {
@@ -59,9 +51,9 @@ describe("parseVaultKeys", () => {
     ["an empty string", ""],
   ];
   it.each(badValues)("refuses %s for either key, naming it without echoing it", (_, value) => {
-    const asMaster = errorOf(() => parseVaultKeys({ masterKey: value, fingerprintKey: FINGERPRINT.toString("hex") }));
+    const asMaster = thrownBy(() => parseVaultKeys({ masterKey: value, fingerprintKey: FINGERPRINT.toString("hex") }));
     expect(asMaster.message).toMatch(/master key.*64 hex characters or 44 base64 characters/);
-    const asFingerprint = errorOf(() => parseVaultKeys({ masterKey: MASTER.toString("hex"), fingerprintKey: value }));
+    const asFingerprint = thrownBy(() => parseVaultKeys({ masterKey: MASTER.toString("hex"), fingerprintKey: value }));
     expect(asFingerprint.message).toMatch(/fingerprint key.*64 hex characters or 44 base64 characters/);
     if (value) {
       expect(asMaster.message).not.toContain(value);
@@ -70,7 +62,7 @@ describe("parseVaultKeys", () => {
   });
 
   it("refuses the same key for both jobs, even written in two encodings", () => {
-    const err = errorOf(() =>
+    const err = thrownBy(() =>
       parseVaultKeys({ masterKey: MASTER.toString("hex"), fingerprintKey: MASTER.toString("base64") }),
     );
     expect(err.message).toMatch(/two different keys/);

@@ -1,11 +1,9 @@
-import type { components } from "@payments/contract/types";
+import type { Schemas } from "../kernel/operations.ts";
 import type { TokenDoc } from "./records.ts";
 import type { Revealed } from "./tokens.ts";
 
 // Stored tokens → the contract's Token and TokenReveal. A token shows the card's brand, first and last
 // four digits and fingerprint; the number itself leaves only through the audited reveal.
-
-type Schemas = components["schemas"];
 
 export const token = (t: TokenDoc): Schemas["Token"] => ({
   id: t.id,

@@ -1,11 +1,9 @@
-import type { components } from "@payments/contract/types";
 import { type EventDoc, eventObject } from "../kernel/events.ts";
+import type { Schemas } from "../kernel/operations.ts";
 import type { WebhookDeliveryDoc, WebhookEndpointDoc } from "./records.ts";
 
 // Stored events, endpoints and deliveries → the contract's Event, WebhookEndpoint and WebhookDelivery.
 // An endpoint's secret leaves only in the answers that create or rotate it.
-
-type Schemas = components["schemas"];
 
 /** Events are flat: envelope first, then the type's own fields; webhook bodies are the same object. */
 export const event = (e: EventDoc): Schemas["Event"] => eventObject(e);
