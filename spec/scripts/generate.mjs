@@ -160,10 +160,21 @@ function openEnums(doc) {
   }
 }
 
-/** Limits TypeSpec 1.11 has no decorator for: `Metadata` holds at most 50 keys of 1 to 40 characters. */
+/** A metadata key: no NUL character and no dot anywhere, no `$` first (the keys a document store refuses). */
+const METADATA_KEY_PATTERN = "^[^$.\\u0000][^.\\u0000]*$";
+
+/**
+ * Limits TypeSpec 1.11 has no decorator for: `Metadata` holds at most 50 keys of 1 to 40 characters,
+ * none with a dot or a NUL character and none starting with `$` (spec/common/ids.tsp, Metadata).
+ */
 function addLimits(doc) {
   const metadata = doc.components?.schemas?.Metadata;
-  if (metadata) Object.assign(metadata, { maxProperties: 50, propertyNames: { minLength: 1, maxLength: 40 } });
+  if (metadata) {
+    Object.assign(metadata, {
+      maxProperties: 50,
+      propertyNames: { minLength: 1, maxLength: 40, pattern: METADATA_KEY_PATTERN },
+    });
+  }
 }
 
 /**
