@@ -8,7 +8,15 @@ import type { Document } from "mongodb";
 import { afterEach, describe, expect, it } from "vitest";
 import { TEST_COLLECTIONS, type TestDocs } from "./conformance.ts";
 import { type Answer, closedPort, startWireFake, type WireFake } from "./mongo-wire.fixture.ts";
-import { indexesFor, indexName, openMongoStore, startupHint, WRITE_TIMEOUT_MS } from "./mongodb.ts";
+import {
+  indexesFor,
+  indexName,
+  openMongoStore,
+  START_TIMEOUT_MS,
+  startTimeoutFor,
+  startupHint,
+  WRITE_TIMEOUT_MS,
+} from "./mongodb.ts";
 import { DuplicateKeyError } from "./port.ts";
 
 const fakes: WireFake[] = [];
@@ -127,6 +135,12 @@ describe("opening the store names the likely cause in one line", () => {
     expect(await openFails(server, `?directConnection=true&${quick}`)).toBe(
       `MONGODB_URI connects directly to ${server.address}, which is secondary in replica set "rs0", and only the primary takes writes: name the set (replicaSet=rs0) instead of directConnection=true`,
     );
+  });
+
+  it("waits START_TIMEOUT_MS, or what the URI's serverSelectionTimeoutMS says, shorter or longer", () => {
+    expect(startTimeoutFor("mongodb://127.0.0.1:27017/?replicaSet=rs0")).toBe(START_TIMEOUT_MS);
+    expect(startTimeoutFor("mongodb://h/?replicaSet=rs0&serverSelectionTimeoutMS=500")).toBe(1_500);
+    expect(startTimeoutFor("mongodb://h/?serverselectiontimeoutms=30000&tls=true")).toBe(31_000);
   });
 
   it("host names that do not resolve, and servers that do not answer, in words (with the code)", () => {

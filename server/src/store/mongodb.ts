@@ -59,10 +59,17 @@ const OLDEST_FIRST: Sort = { created_at: 1, _id: 1 };
 /**
  * How long opening the store waits for a writable primary before it gives up and says why there is
  * none. Short, so that `npm start` against a set that is not ready answers within seconds with the
- * likely cause instead of the driver's 30-second "Server selection timed out"; a URI that sets
- * serverSelectionTimeoutMS lower is answered sooner.
+ * likely cause instead of the driver's 30-second "Server selection timed out". A URI that sets
+ * serverSelectionTimeoutMS is taken at its word, shorter or longer.
  */
 export const START_TIMEOUT_MS = 8_000;
+
+/** The start-up wait for `uri`: its own serverSelectionTimeoutMS when it sets one, else START_TIMEOUT_MS. */
+export function startTimeoutFor(uri: string): number {
+  const given = /[?&]serverSelectionTimeoutMS=(\d+)/i.exec(uri)?.[1];
+  // A little longer than the driver's own timeout, so that its error (with its reason) comes first.
+  return given === undefined ? START_TIMEOUT_MS : Number(given) + 1_000;
+}
 
 /**
  * The bound on waiting for a majority to acknowledge a write. Without it, a set that has lost its
@@ -122,11 +129,11 @@ const TYPE_MISMATCH = 14;
  * throws for it (common.ts, incrementBase). Left as is when the driver may still retry the whole
  * transaction.
  */
-function portError(collection: string, id: string | undefined, error: unknown): unknown {
+function portError(collection: string, updatedId: string | undefined, error: unknown): unknown {
   if (!(error instanceof MongoServerError)) return error;
   if (error.hasErrorLabel("TransientTransactionError")) return error;
-  if (error.code === TYPE_MISMATCH && id !== undefined) {
-    return nonNumericIncrement(id, "a field", `a value of another type (${error.message})`);
+  if (error.code === TYPE_MISMATCH && updatedId !== undefined) {
+    return nonNumericIncrement(updatedId, "a field", `a value of another type (${error.message})`);
   }
   if (error.code !== 11000) return error;
   // Servers since 4.4 report the clashing index's key pattern and values.
@@ -278,7 +285,7 @@ export interface Heartbeat {
 function networkCode(error: unknown): string | undefined {
   for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
     const code = (e as { code?: unknown }).code;
-    if (typeof code === "string" && /^E[A-Z]+$/.test(code)) return code;
+    if (typeof code === "string" && /^E[A-Z_]+$/.test(code)) return code;
     const named = /\b(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|ECONNRESET|ETIMEDOUT)\b/.exec(
       e.message,
     );
@@ -411,7 +418,7 @@ class StartTimeout extends Error {
 }
 
 /**
- * Connects within START_TIMEOUT_MS to a primary that can run transactions, or throws an Error whose
+ * Connects within startTimeoutFor(uri) to a primary that can run transactions, or throws an Error whose
  * message is the one-line hint (startupHint): the server prints it as `MONGODB_URI: cannot use
  * MongoDB: <hint>`.
  */
@@ -438,7 +445,7 @@ async function connect(uri: string): Promise<MongoClient> {
     await Promise.race([
       connecting,
       new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new StartTimeout("start-up timed out")), START_TIMEOUT_MS);
+        timer = setTimeout(() => reject(new StartTimeout("start-up timed out")), startTimeoutFor(uri));
       }),
     ]);
     // Fail at start-up, not at the first payment: transactions need a replica set or a sharded cluster,
@@ -516,7 +523,7 @@ export async function openMongoStore<Docs extends Record<string, BaseDoc>>(optio
           try {
             await collection.insertOne({ _id: doc.id, ...doc }, { session });
           } catch (error) {
-            throw portError(name, doc.id, error);
+            throw portError(name, undefined, error);
           }
         }),
 
