@@ -52,21 +52,31 @@ describe("a run asked to use MongoDB", { timeout: 120_000 }, () => {
     await expect(checkStoreChoice({})).resolves.toMatch(/run on SQLite: MONGODB_URI is not set/);
   });
 
-  it("reaches every test task through turbo (strict environment mode passes on only what turbo.json lists)", async () => {
+  it("reaches every test task through turbo (strict environment mode passes on only what turbo.json lists), and is checked before the suites that use it", async () => {
     const { uri } = await unreachable();
     const turbo = resolve(ROOT, "node_modules/.bin/turbo");
     const env = { MONGODB_URI: uri, REQUIRE_MONGODB: "1", TURBO_TELEMETRY_DISABLED: "1" };
     const { code, output } = await outcome(turbo, ["run", "test", "--dry=json"], ROOT, env);
+    // turbo's own summary is JSON; nothing else is printed with --dry=json.
     expect(code, output).toBe(0);
     const plan = JSON.parse(output.slice(output.indexOf("{"), output.lastIndexOf("}") + 1)) as {
-      tasks: { taskId: string; task: string; environmentVariables: { passthrough: string[] | null } }[];
+      tasks: {
+        taskId: string;
+        task: string;
+        dependencies: string[];
+        environmentVariables: { passthrough: string[] | null };
+      }[];
     };
-    const tests = plan.tasks.filter((task) => task.task === "test");
+    const tests = plan.tasks.filter((task) => task.task === "test" || task.task === "check:mongodb");
     expect(tests.map((task) => task.taskId)).toContain("@payments/server#test");
     expect(tests.map((task) => task.taskId)).toContain("@payments/tests#test");
     for (const task of tests) {
       const names = (task.environmentVariables.passthrough ?? []).map((entry) => entry.split("=")[0]);
       expect(names, task.taskId).toEqual(expect.arrayContaining(["MONGODB_URI", "REQUIRE_MONGODB"]));
+    }
+    // The suites that run on MongoDB wait for the check (support/mongodb.ts), which fails within seconds.
+    for (const id of ["@payments/server#test", "@payments/tests#test"]) {
+      expect(tests.find((task) => task.taskId === id)?.dependencies, id).toContain("@payments/tests#check:mongodb");
     }
   });
 

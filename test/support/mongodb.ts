@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { IN_MEMORY, loadConfig, openStore } from "@payments/server";
+import { fileURLToPath } from "node:url";
 import { MongoClient } from "mongodb";
 
 // Which store the suites run on, decided once before any test file (vitest `globalSetup`,
@@ -7,6 +7,9 @@ import { MongoClient } from "mongodb";
 // so a deployment that cannot be used stops the whole run at once with the server's own one-line reason,
 // instead of every test server failing on its own after a timeout, or a run on SQLite passing for one
 // on MongoDB. REQUIRE_MONGODB (set by the GitHub workflow) makes a missing MONGODB_URI an error too.
+// `npm run check:mongodb -w @payments/tests` runs the same check as a command: turbo runs it before the
+// server's and these suites (turbo.json), so that `npm test` with an unusable MONGODB_URI stops within
+// seconds instead of after the suites that do not need MongoDB.
 
 /** REQUIRE_MONGODB set to anything but empty, 0 or false. */
 export function mongoRequired(env: Record<string, string | undefined>): boolean {
@@ -27,6 +30,8 @@ export async function checkStoreChoice(env: Record<string, string | undefined>):
     return "The suites run on SQLite: MONGODB_URI is not set (README 'Running on MongoDB').";
   }
   const dbName = `test_preflight_${randomBytes(8).toString("hex")}`;
+  // Loaded only now: a run on SQLite need not load the server.
+  const { IN_MEMORY, loadConfig, openStore } = await import("@payments/server");
   let store: Awaited<ReturnType<typeof openStore>>;
   try {
     store = await openStore(
@@ -48,4 +53,13 @@ export async function checkStoreChoice(env: Record<string, string | undefined>):
 
 export default async function setup(): Promise<void> {
   console.info(await checkStoreChoice(process.env));
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  try {
+    console.info(await checkStoreChoice(process.env));
+  } catch (error) {
+    console.error(error instanceof Error ? error.message : String(error));
+    process.exitCode = 1;
+  }
 }
