@@ -2341,7 +2341,8 @@ export interface components {
         };
         /**
          * @description Free-form string pairs the caller attaches to an object: at most 50 keys, keys up to 40 characters,
-         *     values up to 500 characters.
+         *     values up to 500 characters. Keys contain no dot and no NUL character and do not start with `$`; a
+         *     request with such a key is refused with 400.
          */
         Metadata: {
             [key: string]: components["schemas"]["MetadataValue"];

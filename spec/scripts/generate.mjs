@@ -250,15 +250,21 @@ function openEnums(doc) {
   }
 }
 
+/** A metadata key: no NUL character and no dot anywhere, no `$` first (the keys a document store refuses). */
+const METADATA_KEY_PATTERN = "^[^$.\\u0000][^.\\u0000]*$";
+
 /**
- * Limits TypeSpec 1.11 has no decorator for: `Metadata` holds at most 50 keys of 1 to 40 characters.
- * OpenAPI 3.0 schemas have no `propertyNames`: there the key length is in the description only.
+ * Limits TypeSpec 1.11 has no decorator for: `Metadata` holds at most 50 keys of 1 to 40 characters,
+ * none with a dot or a NUL character and none starting with `$` (spec/common/ids.tsp, Metadata).
+ * OpenAPI 3.0 schemas have no `propertyNames`: there the key rules are in the description only.
  */
 function addLimits(doc, version) {
   const metadata = doc.components?.schemas?.Metadata;
   if (!metadata) return;
   metadata.maxProperties = 50;
-  if (version === "3.1") metadata.propertyNames = { minLength: 1, maxLength: 40 };
+  if (version === "3.1") {
+    metadata.propertyNames = { minLength: 1, maxLength: 40, pattern: METADATA_KEY_PATTERN };
+  }
 }
 
 /**

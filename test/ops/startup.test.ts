@@ -130,6 +130,19 @@ describe("npm start on a bad setting", { timeout: 60_000 }, () => {
     expect(line).toMatch(/^MONGODB_URI: /);
     expect(line).not.toContain("s3cret-password");
   });
+
+  it("gives up on an unreachable replica set by itself, with the likely cause, when the URI sets no timeout", async () => {
+    const { blocker, port } = await occupyPort();
+    await new Promise((done) => blocker.close(done));
+    // The URI of README 'Running on MongoDB', pointed where nothing listens: no serverSelectionTimeoutMS,
+    // so the store's own start-up bound (store/mongodb.ts, START_TIMEOUT_MS) ends the wait, not the
+    // driver's 30 seconds.
+    const uri = `mongodb://operator:s3cret-password@127.0.0.1:${port}/?replicaSet=rs0`;
+    const line = await failsWithOneLine(spawnServer({ PORT: "0", MONGODB_URI: uri }));
+    expect(line).toBe(
+      `MONGODB_URI: cannot use MongoDB: cannot connect to 127.0.0.1:${port} (connection refused, ECONNREFUSED): start mongod there, or correct the host and port in MONGODB_URI`,
+    );
+  });
 });
 
 describe("first start", { timeout: 60_000 }, () => {

@@ -6,7 +6,7 @@ import type { Caller, Now } from "../domain/kernel/caller.ts";
 import type { IdempotencyDoc, IdempotencyScope } from "../domain/kernel/commit.ts";
 import { DomainError } from "../domain/kernel/errors.ts";
 import { iso } from "../domain/kernel/time.ts";
-import { DuplicateKeyError } from "../store/port.ts";
+import { afterCommit, DuplicateKeyError } from "../store/port.ts";
 
 // Idempotency-Key on every POST (the contract's rules: spec/main.tsp). The record lives in the store, so
 // it holds across instances, and it goes through three moments:
@@ -194,7 +194,11 @@ export function idempotency(options: IdempotencyOptions, operation: { sensitive:
     const owned = id;
     const stillOwned = { state: "in_flight", owner } as const;
 
-    /** Set once a use case's transaction has written the outcome: nothing is left to store afterwards. */
+    /**
+     * Set once a use case's transaction that wrote the outcome has committed: nothing is left to store
+     * afterwards. Not before: MongoDB may roll a run back and run it again (and that run may end in a
+     * refusal, whose answer res.send must then store).
+     */
     let recordedWithChange = false;
     const scope: IdempotencyScope = {
       recorder: (toReply) => ({
@@ -214,7 +218,9 @@ export function idempotency(options: IdempotencyOptions, operation: { sensitive:
               "Another request with this Idempotency-Key took it over; this one was not applied.",
             );
           }
-          recordedWithChange = true;
+          afterCommit(tx, () => {
+            recordedWithChange = true;
+          });
         },
       }),
     };

@@ -7,15 +7,14 @@ import { DomainError } from "../kernel/errors.ts";
 /** How long readiness waits for the store before answering 503 (the contract says two seconds). */
 export const READINESS_TIMEOUT_MS = 2_000;
 
-/** A record id no one writes: reading it costs one indexed look-up and proves the store answers. */
-const PROBE_ID = "readiness_probe";
-
 export function createHealth(store: AppStore) {
   let draining = false;
   return {
     /**
      * Resolves when the instance can serve requests; throws `service_unavailable` while the store
-     * does not answer (within READINESS_TIMEOUT_MS) and once the instance is shutting down.
+     * cannot take writes (store/port.ts StoreReadiness: on MongoDB a majority-acknowledged write, so a
+     * replica set that lost its majority is not ready) within READINESS_TIMEOUT_MS, and once the
+     * instance is shutting down.
      */
     async ready(): Promise<void> {
       if (draining) throw new DomainError("service_unavailable", "This instance is shutting down.");
@@ -24,7 +23,7 @@ export function createHealth(store: AppStore) {
         timer = setTimeout(() => resolve("timeout"), READINESS_TIMEOUT_MS);
       });
       try {
-        const answer = await Promise.race([store.get("settings", PROBE_ID).then(() => "ok" as const), timeout]);
+        const answer = await Promise.race([store.ready(READINESS_TIMEOUT_MS).then(() => "ok" as const), timeout]);
         if (answer === "timeout") {
           throw new DomainError(
             "service_unavailable",

@@ -77,6 +77,7 @@ export function createOutbox(store: AppStore): Outbox {
       if (wrote) notify();
       return result;
     },
+    ready: (timeoutMs) => store.ready(timeoutMs),
     scrub: () => store.scrub(),
     close: () => store.close(),
   };
