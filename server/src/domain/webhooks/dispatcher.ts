@@ -2,6 +2,7 @@ import type { AppStore } from "../collections.ts";
 import type { Now } from "../kernel/caller.ts";
 import type { EventDoc } from "../kernel/events.ts";
 import { newId, randomBase62 } from "../kernel/ids.ts";
+import { type DomainLog, silentLog } from "../kernel/log.ts";
 import { createdAt, iso } from "../kernel/time.ts";
 import type { VaultKeys } from "../vault/crypto.ts";
 import { attemptLog, deliveryRequest } from "./attempts.ts";
@@ -52,14 +53,6 @@ export interface WebhookSettings {
   pollIntervalMs: number;
 }
 
-/** What the dispatcher logs through (pino's Logger fits); the domain does not depend on a logger library. */
-export interface DispatcherLog {
-  error(details: object, message: string): void;
-  warn(details: object, message: string): void;
-  /** One line per attempt (debug level: an operator's trace, too many lines for `info`). */
-  debug?(details: object, message: string): void;
-}
-
 export interface DispatcherDeps {
   /** The plain store: the dispatcher's own writes must not wake it again. */
   store: AppStore;
@@ -71,7 +64,7 @@ export interface DispatcherDeps {
   signal?: OutboxSignal;
   /** [0, 1), for the retry jitter. */
   random?: () => number;
-  log?: DispatcherLog;
+  log?: DomainLog;
 }
 
 interface Launch {
@@ -79,8 +72,6 @@ interface Launch {
   event?: EventDoc;
   endpoint?: WebhookEndpointDoc;
 }
-
-const silent: DispatcherLog = { error: () => {}, warn: () => {} };
 
 function subscribes(endpoint: WebhookEndpointDoc, event: EventDoc): boolean {
   if (event.type === "webhook_endpoint.test") return false;
@@ -91,7 +82,7 @@ function subscribes(endpoint: WebhookEndpointDoc, event: EventDoc): boolean {
 export function createDispatcher(deps: DispatcherDeps) {
   const { store, now, settings } = deps;
   const random = deps.random ?? Math.random;
-  const log = deps.log ?? silent;
+  const log = deps.log ?? silentLog;
   const leaseMs = settings.timeoutMs + LEASE_MARGIN_MS;
 
   const instance = randomBase62(12);

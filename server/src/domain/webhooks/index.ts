@@ -1,8 +1,9 @@
 import type { Now } from "../kernel/caller.ts";
+import type { DomainLog } from "../kernel/log.ts";
 import { iso } from "../kernel/time.ts";
 import type { VaultKeys } from "../vault/crypto.ts";
 import { createWebhookDeliveries } from "./deliveries.ts";
-import { createDispatcher, type DispatcherLog, type WebhookSettings } from "./dispatcher.ts";
+import { createDispatcher, type WebhookSettings } from "./dispatcher.ts";
 import { createWebhookEndpoints } from "./endpoints.ts";
 import type { Outbox } from "./outbox.ts";
 import type { WebhookSender } from "./sender.ts";
@@ -27,7 +28,7 @@ export interface WebhookDeps {
   sender: WebhookSender;
   resolve: Resolver;
   random?: (() => number) | undefined;
-  log?: DispatcherLog | undefined;
+  log?: DomainLog | undefined;
 }
 
 export function createWebhooks(deps: WebhookDeps) {
