@@ -5,7 +5,7 @@ import { newId, randomBase62 } from "../kernel/ids.ts";
 import { type DomainLog, silentLog } from "../kernel/log.ts";
 import { createdAt, iso } from "../kernel/time.ts";
 import type { VaultKeys } from "../vault/crypto.ts";
-import { attemptLog, deliveryRequest } from "./attempts.ts";
+import { type AttemptSettings, attemptLog, deliveryRequest } from "./attempts.ts";
 import type { OutboxSignal } from "./outbox.ts";
 import type { WebhookDeliveryDoc, WebhookEndpointDoc } from "./records.ts";
 import type { WebhookSender } from "./sender.ts";
@@ -38,14 +38,9 @@ const FANOUT_BATCH = 100;
 /** Endpoints of one environment read per fan-out pass. */
 const MAX_ENDPOINTS = 10_000;
 
-export interface WebhookSettings {
+export interface WebhookSettings extends AttemptSettings {
   /** One attempt's time limit (WEBHOOK_TIMEOUT_SECONDS). */
   timeoutMs: number;
-  /** Delays before each automatic retry, in seconds, production and sandbox. */
-  liveSchedule: readonly number[];
-  sandboxSchedule: readonly number[];
-  /** An endpoint failing every attempt for this long is disabled; 0: never. */
-  disableAfterMs: number;
   /** Attempts in flight at once in this instance, and per endpoint. */
   concurrency: number;
   endpointConcurrency: number;
