@@ -9,6 +9,7 @@ import type { FraudScreen } from "./fraud/port.ts";
 import { createHealth } from "./health/health.ts";
 import type { Now } from "./kernel/caller.ts";
 import type { MoneyRules } from "./kernel/money.ts";
+import { type DomainObserver, unobserved } from "./kernel/observer.ts";
 import { iso } from "./kernel/time.ts";
 import { createBalances } from "./ledger/balances.ts";
 import { settleDue } from "./ledger/ledger.ts";
@@ -67,10 +68,13 @@ export interface DomainDeps {
   /** [0, 1), the webhook retries' jitter (tests fix it). */
   random?: (() => number) | undefined;
   log?: DispatcherLog | undefined;
+  /** Told what the domain does, for the operators' metrics (adapters/metrics.ts); default: nobody. */
+  observer?: DomainObserver | undefined;
 }
 
 export function createDomain(deps: DomainDeps) {
   const { now, settings, money, vaultKeys } = deps;
+  const observer = deps.observer ?? unobserved;
   // Every area writes through the outbox's store, which wakes the webhook dispatcher after each commit
   // that recorded an event (or made a delivery due).
   const outbox = createOutbox(deps.store);
@@ -91,6 +95,7 @@ export function createDomain(deps: DomainDeps) {
     fraud: deps.fraudScreen ?? fraud.screen,
     settlementDelaySeconds: settings.settlementDelaySeconds,
     onTransition: (tx, from, charge) => followTransition(tx, now, from, charge),
+    observer,
   });
   const cashouts = createCashouts({
     store,
@@ -121,6 +126,7 @@ export function createDomain(deps: DomainDeps) {
     resolve: deps.resolve,
     random: deps.random,
     log: deps.log,
+    observer,
   });
   const consoleSessions = createConsoleSessions({
     store,
