@@ -1,9 +1,9 @@
+import type { Request } from "express";
 import { pino } from "pino";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { type AppStore, COLLECTIONS, type Docs } from "../domain/collections.ts";
 import type { RequestLogDoc } from "../domain/request-log/records.ts";
 import { openSqliteStore } from "../store/sqlite.ts";
-import type { Request } from "express";
 import { contractOperations } from "./contract.ts";
 import { OTHER_OPERATION, operationResolver, requestLogWriter } from "./observability.ts";
 
