@@ -222,6 +222,8 @@ export function createDispatcher(deps: DispatcherDeps) {
         const left = (perEndpoint.get(delivery.endpoint_id) ?? 1) - 1;
         if (left > 0) perEndpoint.set(delivery.endpoint_id, left);
         else perEndpoint.delete(delivery.endpoint_id);
+        // A slot is free, and the attempt may have recorded an event (webhook_endpoint.disabled) that
+        // the dispatcher's own unwatched writes did not announce: look for work now.
         wake();
       });
     inFlight.set(delivery.id, run);
@@ -285,7 +287,6 @@ export function createDispatcher(deps: DispatcherDeps) {
       // Only when this instance held the attempt past its lease and another took the delivery over.
       log.warn({ delivery: d.id, attempt: number }, "webhook attempt outlived its claim; its result was not recorded");
     }
-    if (disabled) wake(); // the webhook_endpoint.disabled event waits to be fanned out
   }
 
   /** One pass: fan out every pending event, then claim what is due as far as there is room. */
