@@ -1,3 +1,4 @@
+import { existsSync, readFileSync } from "node:fs";
 import { request } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
 import { createMetrics, METRICS_CONTENT_TYPE, type MetricsListener, serveMetrics } from "./metrics.ts";
@@ -191,5 +192,37 @@ describe("metrics listener", () => {
     await expect(serveMetrics({ host: "127.0.0.1", port, text: async () => "" })).rejects.toMatchObject({
       code: "EADDRINUSE",
     });
+  });
+});
+
+describe("the Grafana dashboard (deploy/grafana-dashboard.json)", () => {
+  // The repository's root: the nearest folder above with deploy/ (two up from here, more from the copy
+  // of server/ that a mutation run tests in).
+  let root = new URL("../../", import.meta.url);
+  while (!existsSync(new URL("deploy/grafana-dashboard.json", root)) && root.pathname !== "/") {
+    root = new URL("../", root);
+  }
+
+  it("queries only series the server exports", async () => {
+    const dashboard = JSON.parse(readFileSync(new URL("deploy/grafana-dashboard.json", root), "utf8")) as {
+      panels: { targets: { expr: string }[] }[];
+    };
+    const queried = new Set(
+      dashboard.panels.flatMap((p) =>
+        p.targets.flatMap((t) => [...t.expr.matchAll(/\b((?:payments|process|nodejs)_\w+)/g)].map((m) => m[1])),
+      ),
+    );
+    expect(queried.size).toBeGreaterThan(10);
+    // Every labelled series exists once something was counted in it.
+    const m = createMetrics({ outboxDepth: async () => ({ eventsPending: 0, deliveriesDue: 0 }) });
+    m.requests.request("getCharge", 200, 0.01);
+    m.requests.replayed("createCharge");
+    m.requests.rateLimited("key");
+    m.observer.chargeStatus("captured", true);
+    m.observer.webhookAttempt({ outcome: "succeeded", livemode: true, lagSeconds: 1 });
+    m.observer.webhookDeliveryFailed(true);
+    m.observer.webhookEndpointDisabled("gone", true);
+    const exported = new Set([...(await m.text()).matchAll(/^(\w+)[{ ]/gm)].map((x) => x[1]));
+    expect([...queried].filter((name) => !exported.has(name))).toEqual([]);
   });
 });
