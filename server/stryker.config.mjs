@@ -80,7 +80,6 @@ export default {
   //   the same 409.
   // - payment-links/page-token.ts the shape checks of a token's parts (version, expiry digits, nonce):
   //   the HMAC covers every part, so an altered part fails the MAC check with the same 403.
-  // - payment-links/usage.ts `set: { updated_at }` → {}: a timestamp no rule reads.
   // - kernel/mask.ts countDigits `i < text.length` → `<=`: the character past the end is undefined, which is
   //   neither a percent escape nor a digit.
   // Known survivors that are not equivalent, left untested on purpose:
