@@ -4,8 +4,9 @@ import { openSqliteStore } from "../../store/sqlite.ts";
 import { type AppStore, type AppTx, COLLECTIONS, type Docs } from "../collections.ts";
 import { type EventType, recordEvent } from "../kernel/events.ts";
 import { recordingObserver, testDomain } from "../testing.ts";
-import { LEASE_MARGIN_MS } from "./dispatcher.ts";
+import { createDispatcher, LEASE_MARGIN_MS } from "./dispatcher.ts";
 import type { DeliveryRequest, DeliveryResult, WebhookSender } from "./sender.ts";
+import { addressPolicy } from "./ssrf.ts";
 
 // The dispatcher's queue (./dispatcher.ts): fan-out, claim and lease, the limits on attempts in flight,
 // what an instance does with a claim it holds too long, waking and stopping, and what it reports to the
@@ -87,6 +88,7 @@ function watchedStore() {
   let eventReads = 0;
   let afterClaim: (() => void) | null = null;
   let holdEventRead: Promise<void> | null = null;
+  let failEventReads = 0;
   const noteClaim = (collection: string, id: string, changes: Changes<never>) => {
     const set = (changes as { set?: { claim?: unknown } }).set;
     if (collection === "webhook_deliveries" && typeof set?.claim === "string") claims.push(id);
@@ -101,6 +103,10 @@ function watchedStore() {
       const found = await (real.findAll as (...a: unknown[]) => Promise<unknown[]>)(collection, ...rest);
       if (collection === "events") {
         eventReads++;
+        if (failEventReads > 0) {
+          failEventReads--;
+          throw new Error("the store is unavailable");
+        }
         if (holdEventRead) await holdEventRead;
       }
       return found;
@@ -133,6 +139,10 @@ function watchedStore() {
     afterClaim(hook: (() => void) | null) {
       afterClaim = hook;
     },
+    /** Makes the next `n` reads of pending events fail. */
+    failEventReads(n: number) {
+      failEventReads = n;
+    },
     /** Holds every read of pending events until the returned function is called. */
     holdEventReads(): () => void {
       let release = () => {};
@@ -158,7 +168,15 @@ afterEach(async () => {
   for (const c of cleanups.splice(0)) await c();
 });
 
-function setup(options: { concurrency?: number; endpointConcurrency?: number; held?: Held; start?: Date } = {}) {
+function setup(
+  options: {
+    concurrency?: number;
+    endpointConcurrency?: number;
+    held?: Held;
+    start?: Date;
+    disableAfterMs?: number;
+  } = {},
+) {
   const held = options.held ?? heldSender();
   const watched = watchedStore();
   const seen = recordingObserver();
@@ -183,6 +201,7 @@ function setup(options: { concurrency?: number; endpointConcurrency?: number; he
         endpointConcurrency: options.endpointConcurrency ?? 10,
         sandboxSchedule: [5, 30],
         pollIntervalMs: 60_000,
+        ...(options.disableAfterMs === undefined ? {} : { disableAfterMs: options.disableAfterMs }),
       },
     },
   });
@@ -450,6 +469,46 @@ describe("waking and stopping", () => {
     expect(JSON.parse(s.held.sent[0]?.body ?? "{}").type).toBe("merchant.created");
   });
 
+  it("logs a pass that failed, and the next wake-up passes again", async () => {
+    const s = setup();
+    await s.endpoint("http://127.0.0.1:4001/a");
+    s.held.answerAutomatically();
+    s.watched.failEventReads(1);
+    s.dispatcher.start();
+    expect(await until(() => s.logged.length === 1)).toBe(true);
+    expect(s.logged).toEqual([
+      {
+        level: "error",
+        details: { err: new Error("the store is unavailable") },
+        message: "webhook dispatcher pass failed; the next poll retries",
+      },
+    ]);
+    s.advance(1);
+    await s.event();
+    s.dispatcher.wake();
+    expect(await until(() => s.held.sent.length === 1)).toBe(true);
+  });
+
+  it("runs without an outbox signal (polling only)", async () => {
+    const s = setup();
+    const held = heldSender();
+    held.answerAutomatically();
+    const alone = createDispatcher({
+      store: s.store,
+      now: s.now,
+      vaultKeys: s.vaultKeys,
+      sender: held.sender,
+      settings: { ...s.domain.webhooks.options, pollIntervalMs: 60_000 },
+      policyFor: () => addressPolicy(false, { allowLoopback: true, allowPrivate: false }),
+    });
+    await s.endpoint("http://127.0.0.1:4001/a");
+    s.advance(1);
+    await s.event();
+    alone.start();
+    expect(await until(() => held.sent.length === 1)).toBe(true);
+    await alone.stop();
+  });
+
   it("does no pass when woken before start or after stop, and stop without start resolves", async () => {
     const s = setup();
     s.dispatcher.wake();
@@ -531,6 +590,19 @@ describe("what the dispatcher reports to the domain's observer", () => {
         .map((r) => r[1]),
     ).toEqual(expect.arrayContaining([{ outcome: "timeout", livemode: false, lagSeconds: null }]));
     expect(s.seen.of("delivery failed")).toHaveLength(2);
+  });
+
+  it("an endpoint disabled for failing through the whole window", async () => {
+    const s = setup({ start: new Date("2029-01-01T00:00:00Z"), disableAfterMs: 3600_000 });
+    await s.endpoint("http://127.0.0.1:4001/down", ["payment.captured"]);
+    s.held.answerAutomatically(() => serverError);
+    s.advance(1);
+    await s.event();
+    await s.dispatcher.runOnce();
+    s.advance(3600);
+    await s.event();
+    await s.dispatcher.runOnce();
+    expect(s.seen.of("endpoint disabled")).toEqual([["endpoint disabled", "failing", false]]);
   });
 
   it("no lag for a manual redelivery, which is not the event's first wait", async () => {
