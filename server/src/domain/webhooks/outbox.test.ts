@@ -3,6 +3,7 @@ import { openSqliteStore } from "../../store/sqlite.ts";
 import { type AppStore, COLLECTIONS, type Docs } from "../collections.ts";
 import { recordEvent } from "../kernel/events.ts";
 import { createOutbox } from "./outbox.ts";
+import type { WebhookDeliveryDoc } from "./records.ts";
 
 // The outbox's watched store (./outbox.ts): every use case writes through it, and it tells the
 // dispatcher after each commit that wrote an event or a delivery, so work starts at once on this
@@ -44,21 +45,20 @@ function setup() {
   };
 }
 
-const delivery = (id: string) =>
-  ({
-    id,
-    livemode: false,
-    created_at: "2026-11-21T10:00:00.000000Z",
-    updated_at: "2026-11-21T10:00:00.000000Z",
-    endpoint_id: "we_1",
-    event_id: `evt_${id}`,
-    event_type: "payment.captured",
-    status: "pending",
-    mode: "automatic",
-    next_attempt_at: "2026-11-21T10:00:00.000000Z",
-    claim: null,
-    attempts: [],
-  }) as const;
+const delivery = (id: string): WebhookDeliveryDoc => ({
+  id,
+  livemode: false,
+  created_at: "2026-11-21T10:00:00.000000Z",
+  updated_at: "2026-11-21T10:00:00.000000Z",
+  endpoint_id: "we_1",
+  event_id: `evt_${id}`,
+  event_type: "payment.captured",
+  status: "pending",
+  mode: "automatic",
+  next_attempt_at: "2026-11-21T10:00:00.000000Z",
+  claim: null,
+  attempts: [],
+});
 
 describe("the outbox's watched store", () => {
   it("signals once after a transaction that recorded events commits, not before", async () => {
