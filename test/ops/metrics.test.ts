@@ -79,13 +79,20 @@ function sample(scrape: string, name: string, labels: Record<string, string>): n
   return undefined;
 }
 
-const requests = (operation: string, status: number) => ({
+const requests = (operation: string, status: number): Omit<Expected, "value"> => ({
   name: "payments_http_request_duration_seconds_count",
   labels: { operation, status: String(status) },
 });
 
+/** One series of a scrape and the value it must show. */
+interface Expected {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
+
 /** Sends a known mix of requests and returns the count each series must show. */
-async function traffic(url: string, secret: string) {
+async function traffic(url: string, secret: string): Promise<Expected[]> {
   const auth = { authorization: `Bearer ${secret}` };
   const merchant = await send(`${url}/v1/merchants`, { method: "POST", headers: auth, body: { name: "Metrics Ltd" } });
   expect(merchant.status).toBe(201);
@@ -138,7 +145,7 @@ async function scrape(url: string): Promise<string> {
   return res.body;
 }
 
-async function expectCounts(url: string, expected: Awaited<ReturnType<typeof traffic>>) {
+async function expectCounts(url: string, expected: Expected[]) {
   // A request is counted when its answer has been handed to the network, so the last one may be
   // counted a moment after its client read it: poll until every series shows its count.
   await expect
@@ -174,7 +181,7 @@ describe("metrics", { timeout: 90_000 }, () => {
 
       const expected = await traffic(url, secret);
       // The two GET /metrics on the API's port above were requests too.
-      const other = expected.find((e) => e.labels.operation === "other") as { value: number };
+      const other = expected.find((e) => e.labels.operation === "other") as Expected;
       other.value += 2;
       await expectCounts(metrics, expected);
       // The dispatcher fans every event out (there is no endpoint to deliver to): the backlog empties.
