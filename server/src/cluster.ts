@@ -73,7 +73,18 @@ export function runPrimary(options: {
     }, RESPAWN_DELAY_MS).unref();
   }
 
+  function startWorkers(): void {
+    const first = fork();
+    first.once("listening", () => {
+      started = true;
+      if (stopping) return;
+      for (let i = 1; i < workers; i++) fork();
+      logger.info({ workers }, "cluster started");
+    });
+  }
+
   if (options.metrics) {
+    // The metrics' address first: a busy METRICS_PORT stops the start before any worker runs.
     const { host, port, problem } = options.metrics;
     serveMetrics({
       host,
@@ -81,25 +92,20 @@ export function runPrimary(options: {
       text: clusterMetrics(() => live().filter((w) => listening.has(w))),
       onError: (err) => logger.warn({ err }, "metrics: a scrape failed"),
     }).then(
-      (listener) => logger.info({ url: listener.url }, "metrics listening"),
+      (listener) => {
+        logger.info({ url: listener.url }, "metrics listening");
+        if (!stopping) startWorkers();
+      },
       (err: unknown) => {
         // Like a worker's start-up failure: one line naming the setting, and nothing left running.
         const reason = problem(err);
         console.error(reason instanceof Error ? reason.message : String(reason));
-        stopping = true;
-        for (const worker of live()) worker.kill("SIGKILL");
         process.exit(1);
       },
     );
+  } else {
+    startWorkers();
   }
-
-  const first = fork();
-  first.once("listening", () => {
-    started = true;
-    if (stopping) return;
-    for (let i = 1; i < workers; i++) fork();
-    logger.info({ workers }, "cluster started");
-  });
 
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
     process.on(signal, () => {

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
-import { request } from "node:http";
+import { createServer, request, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -199,6 +199,31 @@ describe("metrics", { timeout: 90_000 }, () => {
     } finally {
       const exit = await server.stop("SIGTERM");
       expect(exit.code, server.stderr()).toBe(0);
+    }
+  });
+
+  it("a busy METRICS_PORT stops the start with one line naming it, one process or a cluster", async () => {
+    const blocker: Server = createServer();
+    await new Promise<void>((done) => blocker.listen(0, "127.0.0.1", done));
+    const { port } = blocker.address() as { port: number };
+    try {
+      for (const workers of ["1", "2"]) {
+        const server = spawnServer({
+          PORT: "0",
+          METRICS_PORT: String(port),
+          WORKERS: workers,
+          DATA_DIR: join(tmp, `busy${workers}`),
+        });
+        const exit = await server.exited;
+        expect(exit.code, server.stderr()).toBe(1);
+        expect(linesOf(server.stderr())).toEqual([
+          `METRICS_PORT: ${port} is already in use on 127.0.0.1; stop what holds it or set METRICS_PORT to a free port`,
+        ]);
+        // Nothing was started: no sandbox key was made.
+        expect(server.stdout()).not.toMatch(SECRET);
+      }
+    } finally {
+      await new Promise((done) => blocker.close(done));
     }
   });
 
