@@ -12,11 +12,11 @@ import { type Config, domainSettings, moneyRules, rateLimitSettings } from "./co
 import { COLLECTIONS } from "./domain/collections.ts";
 import { createDomain, type Domain } from "./domain/index.ts";
 import type { Now } from "./domain/kernel/caller.ts";
+import type { DomainLog } from "./domain/kernel/log.ts";
 import type { DomainObserver } from "./domain/kernel/observer.ts";
 import type { DocsOf } from "./domain/kernel/records.ts";
 import type { VaultKeys } from "./domain/vault/crypto.ts";
 import { parseVaultKeys } from "./domain/vault/keys.ts";
-import type { DispatcherLog } from "./domain/webhooks/dispatcher.ts";
 import type { Resolver } from "./domain/webhooks/ssrf.ts";
 import { createApp } from "./http/app.ts";
 import { requestLogWriter } from "./http/observability.ts";
@@ -79,7 +79,7 @@ export function domainFor(
   config: Config,
   store: ServerStore,
   now: Now = () => new Date(),
-  webhooks: WebhookOverrides & { log?: DispatcherLog } = {},
+  webhooks: WebhookOverrides & { log?: DomainLog } = {},
   baseUrl: () => string = () => config.BASE_URL,
   observer?: DomainObserver,
 ): Domain {

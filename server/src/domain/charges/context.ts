@@ -1,4 +1,3 @@
-import { afterCommit } from "../../store/port.ts";
 import type { AppStore, AppTx } from "../collections.ts";
 import type { FraudScreen } from "../fraud/port.ts";
 import type { Now } from "../kernel/caller.ts";
@@ -73,7 +72,7 @@ export function chargeContext(deps: ChargesDeps) {
 
   /** Reports, once `tx` commits, the status `charge` is left in: every way a charge gets a status ends here. */
   function reached(tx: AppTx, charge: ChargeDoc): void {
-    afterCommit(tx, () => deps.observer.chargeStatus(charge.status, charge.livemode));
+    tx.afterCommit(() => deps.observer.chargeStatus(charge.status, charge.livemode));
   }
 
   /** deps.onTransition, after noting the charge's new status (a review closed without one is not a change). */

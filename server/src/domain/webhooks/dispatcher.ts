@@ -2,10 +2,11 @@ import type { AppStore } from "../collections.ts";
 import type { Now } from "../kernel/caller.ts";
 import type { EventDoc } from "../kernel/events.ts";
 import { newId, randomBase62 } from "../kernel/ids.ts";
+import { type DomainLog, silentLog } from "../kernel/log.ts";
 import { type DomainObserver, unobserved } from "../kernel/observer.ts";
 import { createdAt, iso } from "../kernel/time.ts";
 import type { VaultKeys } from "../vault/crypto.ts";
-import { attemptLog, deliveryRequest } from "./attempts.ts";
+import { type AttemptSettings, attemptLog, deliveryRequest } from "./attempts.ts";
 import type { OutboxSignal } from "./outbox.ts";
 import type { WebhookDeliveryDoc, WebhookEndpointDoc } from "./records.ts";
 import type { WebhookSender } from "./sender.ts";
@@ -38,27 +39,14 @@ const FANOUT_BATCH = 100;
 /** Endpoints of one environment read per fan-out pass. */
 const MAX_ENDPOINTS = 10_000;
 
-export interface WebhookSettings {
+export interface WebhookSettings extends AttemptSettings {
   /** One attempt's time limit (WEBHOOK_TIMEOUT_SECONDS). */
   timeoutMs: number;
-  /** Delays before each automatic retry, in seconds, production and sandbox. */
-  liveSchedule: readonly number[];
-  sandboxSchedule: readonly number[];
-  /** An endpoint failing every attempt for this long is disabled; 0: never. */
-  disableAfterMs: number;
   /** Attempts in flight at once in this instance, and per endpoint. */
   concurrency: number;
   endpointConcurrency: number;
   /** How often the store is polled for work other instances made and retries that came due. */
   pollIntervalMs: number;
-}
-
-/** What the dispatcher logs through (pino's Logger fits); the domain does not depend on a logger library. */
-export interface DispatcherLog {
-  error(details: object, message: string): void;
-  warn(details: object, message: string): void;
-  /** One line per attempt (debug level: an operator's trace, too many lines for `info`). */
-  debug?(details: object, message: string): void;
 }
 
 export interface DispatcherDeps {
@@ -72,7 +60,7 @@ export interface DispatcherDeps {
   signal?: OutboxSignal;
   /** [0, 1), for the retry jitter. */
   random?: () => number;
-  log?: DispatcherLog;
+  log?: DomainLog;
   /** Told each recorded attempt, each delivery that ends failed and each endpoint disabled (metrics). */
   observer?: DomainObserver;
 }
@@ -83,8 +71,6 @@ interface Launch {
   endpoint?: WebhookEndpointDoc;
 }
 
-const silent: DispatcherLog = { error: () => {}, warn: () => {} };
-
 function subscribes(endpoint: WebhookEndpointDoc, event: EventDoc): boolean {
   if (event.type === "webhook_endpoint.test") return false;
   if (endpoint.created_at > event.created_at) return false;
@@ -94,7 +80,7 @@ function subscribes(endpoint: WebhookEndpointDoc, event: EventDoc): boolean {
 export function createDispatcher(deps: DispatcherDeps) {
   const { store, now, settings } = deps;
   const random = deps.random ?? Math.random;
-  const log = deps.log ?? silent;
+  const log = deps.log ?? silentLog;
   const observer = deps.observer ?? unobserved;
   const leaseMs = settings.timeoutMs + LEASE_MARGIN_MS;
 

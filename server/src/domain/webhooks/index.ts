@@ -1,9 +1,10 @@
 import type { Now } from "../kernel/caller.ts";
+import type { DomainLog } from "../kernel/log.ts";
 import type { DomainObserver } from "../kernel/observer.ts";
 import { iso } from "../kernel/time.ts";
 import type { VaultKeys } from "../vault/crypto.ts";
 import { createWebhookDeliveries } from "./deliveries.ts";
-import { createDispatcher, type DispatcherLog, type WebhookSettings } from "./dispatcher.ts";
+import { createDispatcher, type WebhookSettings } from "./dispatcher.ts";
 import { createWebhookEndpoints } from "./endpoints.ts";
 import type { Outbox } from "./outbox.ts";
 import type { WebhookSender } from "./sender.ts";
@@ -28,7 +29,7 @@ export interface WebhookDeps {
   sender: WebhookSender;
   resolve: Resolver;
   random?: (() => number) | undefined;
-  log?: DispatcherLog | undefined;
+  log?: DomainLog | undefined;
   observer?: DomainObserver | undefined;
 }
 
