@@ -464,6 +464,9 @@ describe("waking and stopping", () => {
     // A use case commits an event while the pass is held after its read.
     s.advance(1);
     await s.domain.merchants.create(s.caller(), { name: "During the pass" });
+    // Passes never overlap: the commit asks for one more, it does not start a second beside it.
+    await until(() => false, 20);
+    expect(s.watched.eventReads).toBe(1);
     release();
     expect(await until(() => s.held.sent.length === 1)).toBe(true);
     expect(JSON.parse(s.held.sent[0]?.body ?? "{}").type).toBe("merchant.created");
@@ -615,7 +618,57 @@ describe("what the dispatcher reports to the domain's observer", () => {
     s.advance(60);
     await s.domain.webhooks.deliveries.redeliver(s.caller(), ev.id, ep.id);
     await s.dispatcher.runOnce();
-    expect(s.seen.of("attempt").map((r) => (r[1] as { lagSeconds: unknown }).lagSeconds)).toEqual([0, null]);
-    expect(s.seen.of("attempt").map((r) => (r[1] as { outcome: unknown }).outcome)).toEqual(["succeeded", "succeeded"]);
+    // An endpoint made after the event never had it: its manual delivery's first attempt has no lag either.
+    const later = await s.endpoint("http://127.0.0.1:4002/later");
+    await s.domain.webhooks.deliveries.redeliver(s.caller(), ev.id, later.id);
+    await s.dispatcher.runOnce();
+    expect(s.seen.of("attempt").map((r) => (r[1] as { lagSeconds: unknown }).lagSeconds)).toEqual([0, null, null]);
+    expect(s.seen.of("attempt").map((r) => (r[1] as { outcome: unknown }).outcome)).toEqual([
+      "succeeded",
+      "succeeded",
+      "succeeded",
+    ]);
+  });
+});
+
+describe("the operator's trace", () => {
+  it("logs one debug line per attempt when the log takes debug lines", async () => {
+    const lines: { details: object; message: string }[] = [];
+    const held = heldSender();
+    const t = testDomain({
+      start: new Date("2030-01-01T00:00:00Z"),
+      webhooks: {
+        sender: held.sender,
+        log: { error: () => {}, warn: () => {}, debug: (details, message) => lines.push({ details, message }) },
+      },
+    });
+    cleanups.push(() => t.domain.webhooks.dispatcher.stop());
+    const { endpoint } = await t.domain.webhooks.endpoints.create(t.caller(), {
+      url: "http://127.0.0.1:4001/a",
+      enabled_events: ["*"],
+    });
+    t.advance(1);
+    const ev = await t.store.transaction((tx) =>
+      recordEvent(tx, t.now, false, "payment.captured", { tx_id: "tx_1" } as never),
+    );
+    held.answerAutomatically(() => serverError);
+    await t.domain.webhooks.dispatcher.runOnce();
+    const [d] = await t.store.findAll("webhook_deliveries", {});
+    expect(lines).toEqual([
+      {
+        message: "webhook attempt",
+        details: {
+          dispatcher: expect.stringMatching(/^[0-9A-Za-z]{12}$/),
+          delivery: d?.id,
+          event: ev.id,
+          endpoint: endpoint.id,
+          attempt: 1,
+          status: 500,
+          error: null,
+          latency_ms: 3,
+          recorded: true,
+        },
+      },
+    ]);
   });
 });
