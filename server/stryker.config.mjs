@@ -53,7 +53,7 @@ export default {
   // - ledger/ledger.ts ensureBalance `if (await store.get(…)) return` → false: the insert then meets the
   //   duplicate key, which is the race path and is swallowed the same way.
   // - ledger/ledger.ts `movement.amount < 0 ? {…$gte…} : {}` → true / `<= 0`, and `movement.amount > 0` →
-  //   `>= 0` in `settled`: post() refuses a zero movement first, and a credit's `$gte` bound is negative,
+  //   `>= 0` in `settled` and `drawn`: post() refuses a zero movement first, and a credit's `$gte` bound is negative,
   //   which every balance meets.
   // - service-keys/service-keys.ts `generation++` → `generation--`: any change of the counter marks the race.
   // - service-keys/service-keys.ts `input.expires_at !== undefined` → true: Date.parse(undefined) is NaN, and NaN
