@@ -83,7 +83,9 @@ export default {
   // - webhooks/dispatcher.ts, bookkeeping whose change no caller can see: `again = false` → true at
   //   start (one extra pass that finds nothing); `if (events.length === 0) return 0` and
   //   `if (picked.length === 0) return 0` → false (an empty transaction); the `launches = []` and
-  //   `claimed = []` initial values (each is reset at the start of its transaction); `Math.min(free * 2,
+  //   `claimed = []` initial values (each is reset at the start of its transaction), and that reset of
+  //   `claimed` → a list holding a string (the string is launched, reads no endpoint for its absent id,
+  //   and its abandon() updates nothing: no delivery, no report, no log line); `Math.min(free * 2,
   //   200)` → max (reads more due deliveries, still claims only `free`); `work += n` / `work + claimDue()`
   //   → `-` and runOnce's `if (work === 0) return` → true (runOnce loops while attempts are in flight
   //   either way); `if (left > 0)` → true / `>= 0` (a count of 0 and no count read the same);
