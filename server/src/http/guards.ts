@@ -1,5 +1,6 @@
 import type { NextFunction, Request, Response } from "express";
 import { DomainError, type FieldIssue } from "../domain/kernel/errors.ts";
+import { displayUrl } from "../domain/kernel/mask.ts";
 import type { FieldErrorCode } from "./validator-errors.ts";
 
 // Small per-request guards that the contract implies but express-openapi-validator does not enforce.
@@ -13,6 +14,25 @@ export function securityHeaders() {
     res.setHeader("Cache-Control", "no-store");
     res.setHeader("X-Content-Type-Options", "nosniff");
     next();
+  };
+}
+
+/**
+ * The contract's paths are matched exactly (spec/main.tsp "Paths"): `/v1/merchants/` is not
+ * `/v1/merchants`, so it is a 404 that says which path was probably meant, rather than the list the
+ * validator's lenient matching would answer (a client relying on that would meet a mock, or another
+ * server, that does not). Mounted after the pages (`/`, `/docs/`, `/console/`), which are not the contract's.
+ */
+export function exactPaths() {
+  return (req: Request, _res: Response, next: NextFunction) => {
+    if (req.path === "/" || !req.path.endsWith("/")) return next();
+    const meant = req.path.replace(/\/+$/, "");
+    next(
+      new DomainError(
+        "not_found",
+        `No route ${req.method} ${displayUrl(req.path, 200)}: paths have no trailing slash (did you mean ${displayUrl(meant, 200)}?).`,
+      ),
+    );
   };
 }
 
