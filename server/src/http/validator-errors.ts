@@ -335,7 +335,8 @@ export function explainFindings(
     } else if (at.value.type === undefined) {
       add(typeParam, "missing", `is required: one of ${types}`);
     } else {
-      add(typeParam, "invalid_value", `must be one of ${types}`);
+      const meant = nearestName(String(at.value.type), union.types);
+      add(typeParam, "invalid_value", `must be one of ${types}${meant ? `; did you mean \`${meant}\`?` : ""}`);
     }
   };
 
@@ -444,7 +445,9 @@ export function explainFindings(
         );
         const words = types.map((t) => TYPE_WORDS[t] ?? t);
         if (nullable && !types.includes("null")) words.push("`null`");
+        // A number sent as a string in a JSON body (query values are always text).
         const quoted =
+          where === "body" &&
           (types.includes("integer") || types.includes("number")) &&
           typeof at.value === "string" &&
           /^-?[0-9]+(\.[0-9]+)?$/.test(at.value.trim());
@@ -459,7 +462,15 @@ export function explainFindings(
       case "const": {
         const allowed = (keyword(at.nodes, "enum") as unknown[] | undefined) ?? [keyword(at.nodes, "const")];
         if (allowed.some((v) => JSON.stringify(v) === JSON.stringify(at.value))) break;
-        add(param, "invalid_value", `must be ${allowed.length > 1 ? "one of " : ""}${orList(allowed)}`);
+        const meant =
+          typeof at.value === "string"
+            ? nearestName(
+                at.value,
+                allowed.filter((v): v is string => typeof v === "string"),
+              )
+            : undefined;
+        const hint = meant ? `; did you mean \`${meant}\`?` : "";
+        add(param, "invalid_value", `must be ${allowed.length > 1 ? "one of " : ""}${orList(allowed)}${hint}`);
         break;
       }
       case "pattern": {
