@@ -28,6 +28,7 @@ describe("console pages at desktop widths", { timeout: 300_000 }, () => {
   let receiver: Server;
   const routes: { route: string; what: string }[] = [];
   let attemptLog = { deliveryId: "", eventId: "", endpointId: "" };
+  const named = { merchant: "", funded: "" };
 
   beforeAll(async () => {
     server = await startConsoleServer({ WEBHOOK_POLL_INTERVAL_MS: "50" });
@@ -88,6 +89,8 @@ describe("console pages at desktop widths", { timeout: 300_000 }, () => {
         },
       }),
     );
+    named.merchant = merchant.id;
+    named.funded = funded.id;
     const listItem = await createFraudListItem(api);
     unwrap(
       await api.POST("/v1/fraud/evaluations", {
@@ -185,6 +188,21 @@ describe("console pages at desktop widths", { timeout: 300_000 }, () => {
     await show(routes[2]?.route ?? "webhooks");
     await screenshots(page, "console-attempts-expanded");
     expect(found).toEqual([]);
+  });
+
+  it("shows merchants by name, with their id, where lists and pages name a merchant", async () => {
+    await page.setViewportSize({ width: 1280, height: 800 });
+    const name = "Acme Coffee Roasters & Bakery International Trading Company Ltd";
+    for (const route of ["charges", "payment-links", routes.find((r) => r.route.startsWith("charges/"))?.route ?? ""]) {
+      await show(route);
+      const cell = page.locator("main .named").filter({ hasText: named.merchant }).first();
+      expect(await cell.getByRole("link").textContent(), route).toBe(name);
+      expect(await cell.getByRole("link").getAttribute("href"), route).toBe(`#/merchants/${named.merchant}`);
+      expect(await cell.locator("code").textContent(), route).toBe(named.merchant);
+    }
+    await show("cashouts");
+    expect(await page.locator("main .named code").first().textContent()).toBe(named.funded);
+    expect(await page.locator("main .named a").first().textContent()).toBe("Acme Coffee");
   });
 
   it("would notice a page pushed off-screen (the check is not blind)", async () => {
