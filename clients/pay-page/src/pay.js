@@ -310,9 +310,13 @@ function start(root) {
     );
   }
 
-  /** @param {string} text */
+  /**
+   * A problem's message as a sentence for the payer: the API marks values and field names as code
+   * (`123`), which the page shows as plain text.
+   * @param {string} text
+   */
   function sentence(text) {
-    const trimmed = text.trim();
+    const trimmed = text.trim().replace(/`/g, "");
     return trimmed.charAt(0).toUpperCase() + trimmed.slice(1);
   }
 
