@@ -190,6 +190,22 @@ describe("console pages at desktop widths", { timeout: 300_000 }, () => {
     expect(found).toEqual([]);
   });
 
+  it("lays out the sign-in page, with a refused key's message, within the screen at 1024 and 1280 px", async () => {
+    const signedOut = await (await browser.newContext({ viewport: { width: 1024, height: 800 } })).newPage();
+    await signedOut.goto(`${server.url}/console`);
+    await signedOut.getByLabel("Service key", { exact: true }).fill(`key_test_${"x".repeat(32)}`);
+    await signedOut.getByRole("button", { name: "Sign in" }).click();
+    await signedOut.getByRole("alert").filter({ hasText: "not accepted" }).waitFor();
+    const found: string[] = [];
+    for (const width of DESKTOP_WIDTHS) {
+      await signedOut.setViewportSize({ width, height: 800 });
+      for (const problem of await horizontalOverflow(signedOut))
+        found.push(`the sign-in page at ${width} px: ${problem}`);
+    }
+    await signedOut.context().close();
+    expect(found).toEqual([]);
+  });
+
   it("shows merchants by name, with their id, where lists and pages name a merchant", async () => {
     await page.setViewportSize({ width: 1280, height: 800 });
     const name = "Acme Coffee Roasters & Bakery International Trading Company Ltd";
