@@ -16,7 +16,7 @@ import {
   type OperationId,
 } from "./contract.ts";
 import { errorMiddleware, notFoundMiddleware } from "./errors.ts";
-import { noBody, securityHeaders, strictIntegers } from "./guards.ts";
+import { exactPaths, noBody, securityHeaders, strictIntegers } from "./guards.ts";
 import { toExpress } from "./handlers.ts";
 import { idempotency } from "./idempotency.ts";
 import {
@@ -198,6 +198,7 @@ export function createApp(deps: AppDeps): Express {
 
   // Paths in the document are absolute (/v1/...); its `servers` entry is a template for clients.
   doc.servers = [{ url: "/" }];
+  app.use(exactPaths());
   app.use(
     OpenApiValidator.middleware({
       // biome-ignore lint/suspicious/noExplicitAny: the validator's document type is stricter than our JSON view of it

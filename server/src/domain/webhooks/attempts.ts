@@ -76,14 +76,19 @@ export function attemptLog(deps: {
     const gone = result.kind === "response" && result.status === 410;
     const finished = now();
     let next: string | null = null;
+    const manual = d.mode === "manual" || d.manual_next === true;
     if (!ok && !gone && d.mode === "automatic") {
-      const made = d.attempts.filter((a) => a.trigger === "automatic").length + 1;
+      // The automatic attempts made so far, this one included: a manual attempt asked for while the
+      // schedule runs uses up no retry, so the retry it stood in for comes after its usual delay.
+      const made = Math.max(1, d.attempts.filter((a) => a.trigger === "automatic").length + (manual ? 0 : 1));
       const delay = retryDelayMs(schedule(endpoint.livemode), made, random);
       if (delay !== null) next = iso(new Date(finished.getTime() + delay));
     }
     const entry: WebhookAttemptRecord = {
       number,
-      trigger: d.mode,
+      // WebhookAttempt.trigger (spec/resources/webhook-endpoints.tsp): `manual` for every attempt a
+      // redelivery, a recovery or a test asked for, scheduled retries being `automatic`.
+      trigger: manual ? "manual" : "automatic",
       attempted_at: iso(at),
       status_code: result.kind === "response" ? result.status : null,
       error: result.kind === "error" ? result.error : null,
@@ -103,6 +108,7 @@ export function attemptLog(deps: {
           set: {
             status: ok ? "succeeded" : next ? "pending" : "failed",
             next_attempt_at: next,
+            manual_next: false,
             claim: null,
             attempts: [...d.attempts, entry],
             updated_at: iso(finished),
