@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response } from "express";
 import type { Logger } from "pino";
 import { DomainError, type ErrorCode, type FieldIssue } from "../domain/kernel/errors.ts";
-import { displayUrl, maskCardNumbers } from "../domain/kernel/mask.ts";
+import { displayUrl, maskSensitive } from "../domain/kernel/mask.ts";
 import { UNAUTHORIZED_DETAIL } from "./auth.ts";
 import { type ProblemBody, problem, problemTypeUri } from "./problems.ts";
 
@@ -44,10 +44,10 @@ export function toProblem(err: unknown, requestId: string, logger: Logger): Prob
     // An outage the domain noticed (service_unavailable): the caller gets the fact, the log the cause.
     if (err.cause !== undefined) logger.warn({ err: err.cause, request_id: requestId, code: err.code }, err.message);
     if (err.code === "unauthorized") return problem("unauthorized", UNAUTHORIZED_DETAIL, { requestId });
-    return problem(err.code, maskCardNumbers(err.message), {
+    return problem(err.code, maskSensitive(err.message), {
       param: err.param,
       requestId,
-      errors: err.errors?.map((e) => ({ ...e, message: maskCardNumbers(e.message) })),
+      errors: err.errors?.map((e) => ({ ...e, message: maskSensitive(e.message) })),
     });
   }
   const e = (err ?? {}) as HttpLikeError;
@@ -59,14 +59,14 @@ export function toProblem(err: unknown, requestId: string, logger: Logger): Prob
     return problem("invalid_request", "The request body is not valid JSON.", { requestId, param: "body" });
   }
   if (e.type === "charset.unsupported" || e.type === "encoding.unsupported") {
-    return problem("unsupported_media_type", maskCardNumbers(e.message ?? "Unsupported encoding."), { requestId });
+    return problem("unsupported_media_type", maskSensitive(e.message ?? "Unsupported encoding."), { requestId });
   }
   // express-openapi-validator
   if (status !== undefined && status < 500 && VALIDATOR_CODES[status]) {
     const code = VALIDATOR_CODES[status] as ErrorCode;
     const errors: FieldIssue[] = (e.errors ?? []).map((x) => {
-      const param = paramOf(maskCardNumbers(x.path ?? ""));
-      return { ...(param ? { param } : {}), message: maskCardNumbers(x.message ?? "is invalid") };
+      const param = paramOf(maskSensitive(x.path ?? ""));
+      return { ...(param ? { param } : {}), message: maskSensitive(x.message ?? "is invalid") };
     });
     const first = errors[0];
     const detail =
@@ -74,7 +74,7 @@ export function toProblem(err: unknown, requestId: string, logger: Logger): Prob
         ? UNAUTHORIZED_DETAIL
         : code === "invalid_request" && first
           ? errors.map((x) => (x.param ? `${x.param} ${x.message}` : x.message)).join("; ")
-          : maskCardNumbers(e.message ?? "");
+          : maskSensitive(e.message ?? "");
     // Only request-validation failures name a field; for 404/405 the validator's "path" is the URL.
     return code === "invalid_request"
       ? problem(code, detail || undefined, { requestId, param: first?.param, errors })
