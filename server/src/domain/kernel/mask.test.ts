@@ -187,7 +187,9 @@ describe("displayUrl", () => {
     expect(displayUrl("/v1/merchants?starting_after=key_live_4fQxT2mB7rLp1WcYd8sNaZkT9QwErTy7", 1024)).toBe(
       "/v1/merchants?starting_after=key_live_4fQx…",
     );
-    expect(displayUrl("/v1/cards/whsec%5F9Kd2Lp7Qw4Er1Ty6Ui3Op8As5Df0GhJk?x=1", 1024)).toBe("/v1/cards/whsec_9Kd2…?x=1");
+    expect(displayUrl("/v1/cards/whsec%5F9Kd2Lp7Qw4Er1Ty6Ui3Op8As5Df0GhJk?x=1", 1024)).toBe(
+      "/v1/cards/whsec_9Kd2…?x=1",
+    );
   });
 
   it("cuts long URLs after masking, so a cut never uncovers digits", () => {

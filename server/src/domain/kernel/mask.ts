@@ -138,11 +138,14 @@ const CREDENTIAL_VISIBLE = 4;
 
 /** `key_live_4fQxT2…` → `key_live_4fQx…`: every credential this API issues, masked in arbitrary text. */
 export function maskCredentials(text: string): string {
-  return text.replace(CREDENTIAL, (_match, marker?: string, secret?: string, pageMarker?: string, pageRest?: string) => {
-    const head = marker ?? pageMarker ?? "";
-    const rest = secret ?? pageRest ?? "";
-    return rest.length <= CREDENTIAL_VISIBLE ? head + rest : `${head}${rest.slice(0, CREDENTIAL_VISIBLE)}…`;
-  });
+  return text.replace(
+    CREDENTIAL,
+    (_match, marker?: string, secret?: string, pageMarker?: string, pageRest?: string) => {
+      const head = marker ?? pageMarker ?? "";
+      const rest = secret ?? pageRest ?? "";
+      return rest.length <= CREDENTIAL_VISIBLE ? head + rest : `${head}${rest.slice(0, CREDENTIAL_VISIBLE)}…`;
+    },
+  );
 }
 
 /**
@@ -161,20 +164,20 @@ export function maskSensitive(text: string): string {
  * credential shapes). A query's `+` reads as a space.
  */
 function decodeLeniently(url: string): string {
-  return url
-    .replaceAll("+", " ")
-    .replace(/(?:%[0-9A-Fa-f]{2})+/g, (escapes) => {
-      try {
-        return decodeURIComponent(escapes);
-      } catch {
-        return decodeBytewise(escapes);
-      }
-    });
+  return url.replaceAll("+", " ").replace(/(?:%[0-9A-Fa-f]{2})+/g, (escapes) => {
+    try {
+      return decodeURIComponent(escapes);
+    } catch {
+      return decodeBytewise(escapes);
+    }
+  });
 }
 
 /** A run of escapes that is not valid UTF-8 as a whole: each escape that is ASCII alone is decoded. */
 function decodeBytewise(escapes: string): string {
-  return escapes.replace(/%([0-7][0-9A-Fa-f])/g, (_escape, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
+  return escapes.replace(/%([0-7][0-9A-Fa-f])/g, (_escape, hex: string) =>
+    String.fromCharCode(Number.parseInt(hex, 16)),
+  );
 }
 
 /**
