@@ -17,7 +17,7 @@ const VISIBLE_TAIL = 4;
  * A percent-encoded character (`%2D`): copied as it is and never counted as digits, so the `2` and `0` of
  * an encoded space are not taken for part of the number around them.
  */
-function escapeAt(text: string, i: number): number {
+export function escapeAt(text: string, i: number): number {
   return text[i] === "%" && HEX.test(text.slice(i + 1, i + 3)) ? 3 : 0;
 }
 const HEX = /^[0-9A-Fa-f]{2}$/;
@@ -76,7 +76,7 @@ export function maskPan(pan: string): string {
  * `%09`, `%0A`, `%0D`, `%2B`, `%2C`, `%2E`, `%5F`, `%C2%A0`), so a number is caught whether or not the
  * text was decoded first.
  */
-const SEPARATOR = String.raw`(?:[\s._,/+-]|%(?:2[0BbCcDdEeFf]|5[Ff]|0[9AaDd]|[Cc]2%[Aa]0))`;
+export const SEPARATOR = String.raw`(?:[\s._,/+-]|%(?:2[0BbCcDdEeFf]|5[Ff]|0[9AaDd]|[Cc]2%[Aa]0))`;
 
 /**
  * A run of at least MIN_PAN_DIGITS digits with at most three separators between any two of them.
