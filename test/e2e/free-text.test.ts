@@ -51,34 +51,33 @@ it("covers every free-text field the contract marks", () => {
   }
 });
 
-describe.each(FREE_TEXT_FIELDS.map(({ op, field }, i) => ({ op, field, card: CARD_TEXTS[i % CARD_TEXTS.length] })))(
-  "$op.operationId: $field",
-  ({ op, field, card }) => {
-    it(`refuses ${card} with 400 card_number_in_text naming the field, and keeps nothing`, async () => {
-      const client = clientFor(server, server.sandboxKey);
-      const recipe = await RECIPES[op.operationId]({ server, client, live: false });
-      const before = await counts();
-      const idempotencyKey = `free-text-${op.operationId}-${field}`;
-      const body = withTextAt(op, recipe.body, field, valueFor(op, field, card));
-      const res = await send(op, recipe.path, body, op.method === "post" ? { "idempotency-key": idempotencyKey } : {});
-      const text = await res.text();
-      expect(res.status, text).toBe(400);
-      const problem = JSON.parse(text);
-      expect(problem.code).toBe("card_number_in_text");
-      // The field by its dotted path; a map's value by its key, a map's key by the map.
-      const named = field.replace(".*", ".note").replace(".{key}", "");
-      expect(problem.param).toBe(named);
-      expect(problem.errors).toContainEqual({ param: named, message: expect.stringMatching(/card number/) });
-      expect(text).not.toContain(card);
-      expect(await counts()).toEqual(before);
-      if (op.method === "post") {
-        // The key was never claimed: the same key with a clean body runs (and is not a 422 reuse).
-        const clean = await send(op, recipe.path, recipe.body ?? {}, { "idempotency-key": idempotencyKey });
-        expect(clean.status, await clean.text()).toBeLessThan(300);
-      }
-    });
-  },
-);
+describe.each(
+  FREE_TEXT_FIELDS.map(({ op, field }, i) => ({ op, field, card: CARD_TEXTS[i % CARD_TEXTS.length] as string })),
+)("$op.operationId: $field", ({ op, field, card }) => {
+  it(`refuses ${card} with 400 card_number_in_text naming the field, and keeps nothing`, async () => {
+    const client = clientFor(server, server.sandboxKey);
+    const recipe = await RECIPES[op.operationId]({ server, client, live: false });
+    const before = await counts();
+    const idempotencyKey = `free-text-${op.operationId}-${field}`;
+    const body = withTextAt(op, recipe.body, field, valueFor(op, field, card));
+    const res = await send(op, recipe.path, body, op.method === "post" ? { "idempotency-key": idempotencyKey } : {});
+    const text = await res.text();
+    expect(res.status, text).toBe(400);
+    const problem = JSON.parse(text);
+    expect(problem.code).toBe("card_number_in_text");
+    // The field by its dotted path; a map's value by its key, a map's key by the map.
+    const named = field.replace(".*", ".note").replace(".{key}", "");
+    expect(problem.param).toBe(named);
+    expect(problem.errors).toContainEqual({ param: named, message: expect.stringMatching(/card number/) });
+    expect(text).not.toContain(card);
+    expect(await counts()).toEqual(before);
+    if (op.method === "post") {
+      // The key was never claimed: the same key with a clean body runs (and is not a 422 reuse).
+      const clean = await send(op, recipe.path, recipe.body ?? {}, { "idempotency-key": idempotencyKey });
+      expect(clean.status, await clean.text()).toBeLessThan(300);
+    }
+  });
+});
 
 describe("text that only looks numeric", () => {
   it("is accepted: phone numbers, dates, amounts, references, numbers that fail the Luhn check", async () => {
