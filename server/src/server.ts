@@ -288,8 +288,8 @@ export async function startServer(options: {
     let publicUrl = config.BASE_URL;
     const domain = configuredDomain(config, store, now, { ...options.webhooks, log: logger }, () => publicUrl);
 
-    // Request-log records are written in batches, and rate-limit counts shared every 100 ms; close()
-    // writes what is left of both before the store closes.
+    // Request-log records are written in batches, and rate-limit quota is leased from the store;
+    // close() writes what is left of the first and waits for the leases under way before the store closes.
     const requestLog = requestLogWriter({ store, logger });
     const limits = rateLimits({ store, now, logger, settings: rateLimitSettings(config) });
     const app = createApp({ config, domain, store, logger, now, requestLog, limits, publicUrl: () => publicUrl });
