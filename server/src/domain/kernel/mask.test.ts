@@ -276,6 +276,11 @@ describe("maskCredentials", () => {
     });
   }
 
+  it("masks a secret whose underscores are still percent-encoded (raw text, or a URL encoded twice)", () => {
+    expect(maskCredentials("key%5Ftest%5FHn1Eqkt6efRlpzz19VZbT0WC4eJBTRk6")).toBe("key%5Ftest%5FHn1E…");
+    expect(displayUrl("/v1/x?k=whsec%255F9Kd2Lp7Qw4Er1Ty6Ui3Op8As5Df0GhJk", 1024)).toBe("/v1/x?k=whsec%5F9Kd2…");
+  });
+
   it("masks a secret cut short or lengthened, and hides how long it was", () => {
     expect(maskCredentials("key_test_abcdef")).toBe("key_test_abcd…");
     expect(maskCredentials(`key_live_${"x".repeat(200)}`)).toBe("key_live_xxxx…");

@@ -128,12 +128,16 @@ export function maskCardNumbers(text: string): string {
  *   spec/resources/payment-links.tsp): the version and expiry are not secret and stay, then four
  *   characters of the nonce.
  * Any length of random part is masked, not only the issued one: a secret cut short, or with characters
- * added, is still most of a secret. Text that was masked already is left as it is.
+ * added, is still most of a secret. The markers' underscores may also be percent-encoded (`%5F`: text
+ * not decoded, or encoded twice). Text that was masked already is left as it is.
  */
 const CREDENTIAL =
-  /(key_(?:test|live)_|whsec_|csess_)([0-9A-Za-z]+)|(v1\.[0-9]{1,12}\.)([0-9A-Za-z]{4,}\.[0-9A-Za-z_-]+)/g;
+  /(key(?:_|%5[Ff])(?:test|live)(?:_|%5[Ff])|whsec(?:_|%5[Ff])|csess(?:_|%5[Ff]))([0-9A-Za-z]{5,})|(v1\.[0-9]{1,12}\.)([0-9A-Za-z]{4,}\.[0-9A-Za-z_-]+)/g;
 
-/** Characters of a credential's random part that stay visible after its type marker. */
+/**
+ * Characters of a credential's random part that stay visible after its type marker. A random part no
+ * longer than that (a listed key prefix, `key_test_abcd`) is not matched at all: it shows nothing more.
+ */
 const CREDENTIAL_VISIBLE = 4;
 
 /** `key_live_4fQxT2…` → `key_live_4fQx…`: every credential this API issues, masked in arbitrary text. */
