@@ -3,7 +3,9 @@
 /**
  * Every API operation of the contract, with the scopes its security requirement lists (any one grants
  * access), whether its success answer carries a secret or a card number (`sensitive`: never stored),
- * and whether it is `public` (`security: []`: no key, no scope).
+ * whether it is `public` (`security: []`: no key, no scope), and the request-body fields that are free
+ * text (`freeText`, from `x-free-text`: `a.b`, `map.*` values, `map.{key}` keys, `list[]` items), which
+ * refuse a card number.
  */
 export const OPERATIONS = [
   {
@@ -12,7 +14,8 @@ export const OPERATIONS = [
     "path": "/healthz",
     "scopes": [],
     "sensitive": false,
-    "public": true
+    "public": true,
+    "freeText": []
   },
   {
     "operationId": "getReadiness",
@@ -20,7 +23,8 @@ export const OPERATIONS = [
     "path": "/readyz",
     "scopes": [],
     "sensitive": false,
-    "public": true
+    "public": true,
+    "freeText": []
   },
   {
     "operationId": "listCashouts",
@@ -30,7 +34,8 @@ export const OPERATIONS = [
       "cashouts"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": []
   },
   {
     "operationId": "createCashout",
@@ -40,7 +45,13 @@ export const OPERATIONS = [
       "cashouts"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": [
+      "description",
+      "destination.account_holder",
+      "metadata.*",
+      "metadata.{key}"
+    ]
   },
   {
     "operationId": "getCashout",
@@ -50,7 +61,8 @@ export const OPERATIONS = [
       "cashouts"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": []
   },
   {
     "operationId": "cancelCashout",
@@ -60,7 +72,8 @@ export const OPERATIONS = [
       "cashouts"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": []
   },
   {
     "operationId": "listCharges",
@@ -70,7 +83,8 @@ export const OPERATIONS = [
       "charges"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": []
   },
   {
     "operationId": "createCharge",
@@ -80,7 +94,14 @@ export const OPERATIONS = [
       "charges"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": [
+      "customer.email",
+      "description",
+      "metadata.*",
+      "metadata.{key}",
+      "payment_method.account_holder"
+    ]
   },
   {
     "operationId": "getCharge",
@@ -90,7 +111,8 @@ export const OPERATIONS = [
       "charges"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": []
   },
   {
     "operationId": "captureCharge",
@@ -100,7 +122,8 @@ export const OPERATIONS = [
       "charges"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": []
   },
   {
     "operationId": "listRefunds",
@@ -110,7 +133,8 @@ export const OPERATIONS = [
       "charges"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": []
   },
   {
     "operationId": "createRefund",
@@ -120,7 +144,11 @@ export const OPERATIONS = [
       "charges"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": [
+      "metadata.*",
+      "metadata.{key}"
+    ]
   },
   {
     "operationId": "approveChargeReview",
@@ -130,7 +158,8 @@ export const OPERATIONS = [
       "charges"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": []
   },
   {
     "operationId": "rejectChargeReview",
@@ -140,7 +169,8 @@ export const OPERATIONS = [
       "charges"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": []
   },
   {
     "operationId": "voidCharge",
@@ -150,7 +180,8 @@ export const OPERATIONS = [
       "charges"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": []
   },
   {
     "operationId": "listEvents",
@@ -160,7 +191,8 @@ export const OPERATIONS = [
       "webhooks"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": []
   },
   {
     "operationId": "getEvent",
@@ -170,7 +202,8 @@ export const OPERATIONS = [
       "webhooks"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": []
   },
   {
     "operationId": "listEventDeliveries",
@@ -180,7 +213,8 @@ export const OPERATIONS = [
       "webhooks"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": []
   },
   {
     "operationId": "redeliverEvent",
@@ -190,7 +224,8 @@ export const OPERATIONS = [
       "webhooks"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": []
   },
   {
     "operationId": "listFraudEvaluations",
@@ -200,7 +235,8 @@ export const OPERATIONS = [
       "fraud"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": []
   },
   {
     "operationId": "createFraudEvaluation",
@@ -210,7 +246,10 @@ export const OPERATIONS = [
       "fraud"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": [
+      "customer.email"
+    ]
   },
   {
     "operationId": "getFraudEvaluation",
@@ -220,7 +259,8 @@ export const OPERATIONS = [
       "fraud"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": []
   },
   {
     "operationId": "deleteFraudListItem",
@@ -230,7 +270,8 @@ export const OPERATIONS = [
       "fraud"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": []
   },
   {
     "operationId": "listFraudLists",
@@ -240,7 +281,8 @@ export const OPERATIONS = [
       "fraud"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": []
   },
   {
     "operationId": "createFraudList",
@@ -250,7 +292,10 @@ export const OPERATIONS = [
       "fraud"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": [
+      "name"
+    ]
   },
   {
     "operationId": "getFraudList",
@@ -260,7 +305,8 @@ export const OPERATIONS = [
       "fraud"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": []
   },
   {
     "operationId": "deleteFraudList",
@@ -270,7 +316,8 @@ export const OPERATIONS = [
       "fraud"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": []
   },
   {
     "operationId": "listFraudListItems",
@@ -280,7 +327,8 @@ export const OPERATIONS = [
       "fraud"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": []
   },
   {
     "operationId": "createFraudListItem",
@@ -290,7 +338,10 @@ export const OPERATIONS = [
       "fraud"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": [
+      "value"
+    ]
   },
   {
     "operationId": "getFraudSettings",
@@ -300,7 +351,8 @@ export const OPERATIONS = [
       "fraud"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": []
   },
   {
     "operationId": "updateFraudSettings",
@@ -310,7 +362,8 @@ export const OPERATIONS = [
       "fraud"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": []
   },
   {
     "operationId": "listMerchants",
@@ -320,7 +373,8 @@ export const OPERATIONS = [
       "merchants"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": []
   },
   {
     "operationId": "createMerchant",
@@ -330,7 +384,12 @@ export const OPERATIONS = [
       "merchants"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": [
+      "metadata.*",
+      "metadata.{key}",
+      "name"
+    ]
   },
   {
     "operationId": "getMerchant",
@@ -340,7 +399,8 @@ export const OPERATIONS = [
       "merchants"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": []
   },
   {
     "operationId": "updateMerchant",
@@ -350,7 +410,12 @@ export const OPERATIONS = [
       "merchants"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": [
+      "metadata.*",
+      "metadata.{key}",
+      "name"
+    ]
   },
   {
     "operationId": "getMerchantBalance",
@@ -360,7 +425,8 @@ export const OPERATIONS = [
       "merchants"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": []
   },
   {
     "operationId": "listPaymentLinks",
@@ -370,7 +436,8 @@ export const OPERATIONS = [
       "payment_links"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": []
   },
   {
     "operationId": "createPaymentLink",
@@ -380,7 +447,14 @@ export const OPERATIONS = [
       "payment_links"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": [
+      "after_completion.message",
+      "after_completion.url",
+      "description",
+      "metadata.*",
+      "metadata.{key}"
+    ]
   },
   {
     "operationId": "getPaymentLink",
@@ -390,7 +464,8 @@ export const OPERATIONS = [
       "payment_links"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": []
   },
   {
     "operationId": "updatePaymentLink",
@@ -400,7 +475,12 @@ export const OPERATIONS = [
       "payment_links"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": [
+      "description",
+      "metadata.*",
+      "metadata.{key}"
+    ]
   },
   {
     "operationId": "payPaymentLink",
@@ -408,7 +488,12 @@ export const OPERATIONS = [
     "path": "/v1/payment_links/{id}/pay",
     "scopes": [],
     "sensitive": false,
-    "public": true
+    "public": true,
+    "freeText": [
+      "email",
+      "payment_method.account_holder",
+      "payment_method.holder"
+    ]
   },
   {
     "operationId": "listRequestLog",
@@ -418,7 +503,8 @@ export const OPERATIONS = [
       "*"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": []
   },
   {
     "operationId": "sandboxFailCashout",
@@ -428,7 +514,8 @@ export const OPERATIONS = [
       "cashouts"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": []
   },
   {
     "operationId": "sandboxPayCashout",
@@ -438,7 +525,8 @@ export const OPERATIONS = [
       "cashouts"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": []
   },
   {
     "operationId": "sandboxCompleteCharge",
@@ -448,7 +536,8 @@ export const OPERATIONS = [
       "charges"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": []
   },
   {
     "operationId": "sandboxExpireCharge",
@@ -458,7 +547,8 @@ export const OPERATIONS = [
       "charges"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": []
   },
   {
     "operationId": "listServiceKeys",
@@ -468,7 +558,8 @@ export const OPERATIONS = [
       "*"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": []
   },
   {
     "operationId": "createServiceKey",
@@ -478,7 +569,10 @@ export const OPERATIONS = [
       "*"
     ],
     "sensitive": true,
-    "public": false
+    "public": false,
+    "freeText": [
+      "name"
+    ]
   },
   {
     "operationId": "getServiceKey",
@@ -488,7 +582,8 @@ export const OPERATIONS = [
       "*"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": []
   },
   {
     "operationId": "revokeServiceKey",
@@ -498,7 +593,8 @@ export const OPERATIONS = [
       "*"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": []
   },
   {
     "operationId": "rotateServiceKey",
@@ -508,7 +604,8 @@ export const OPERATIONS = [
       "*"
     ],
     "sensitive": true,
-    "public": false
+    "public": false,
+    "freeText": []
   },
   {
     "operationId": "createToken",
@@ -518,7 +615,10 @@ export const OPERATIONS = [
       "tokenization"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": [
+      "holder"
+    ]
   },
   {
     "operationId": "getToken",
@@ -528,7 +628,8 @@ export const OPERATIONS = [
       "vault"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": []
   },
   {
     "operationId": "deleteToken",
@@ -538,7 +639,8 @@ export const OPERATIONS = [
       "vault"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": []
   },
   {
     "operationId": "revealToken",
@@ -548,7 +650,8 @@ export const OPERATIONS = [
       "vault"
     ],
     "sensitive": true,
-    "public": false
+    "public": false,
+    "freeText": []
   },
   {
     "operationId": "getWebhookDelivery",
@@ -558,7 +661,8 @@ export const OPERATIONS = [
       "webhooks"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": []
   },
   {
     "operationId": "listWebhookEndpoints",
@@ -568,7 +672,8 @@ export const OPERATIONS = [
       "webhooks"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": []
   },
   {
     "operationId": "createWebhookEndpoint",
@@ -578,7 +683,11 @@ export const OPERATIONS = [
       "webhooks"
     ],
     "sensitive": true,
-    "public": false
+    "public": false,
+    "freeText": [
+      "description",
+      "url"
+    ]
   },
   {
     "operationId": "getWebhookEndpoint",
@@ -588,7 +697,8 @@ export const OPERATIONS = [
       "webhooks"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": []
   },
   {
     "operationId": "deleteWebhookEndpoint",
@@ -598,7 +708,8 @@ export const OPERATIONS = [
       "webhooks"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": []
   },
   {
     "operationId": "updateWebhookEndpoint",
@@ -608,7 +719,11 @@ export const OPERATIONS = [
       "webhooks"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": [
+      "description",
+      "url"
+    ]
   },
   {
     "operationId": "listWebhookEndpointDeliveries",
@@ -618,7 +733,8 @@ export const OPERATIONS = [
       "webhooks"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": []
   },
   {
     "operationId": "recoverWebhookEndpoint",
@@ -628,7 +744,8 @@ export const OPERATIONS = [
       "webhooks"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": []
   },
   {
     "operationId": "rotateWebhookEndpointSecret",
@@ -638,7 +755,8 @@ export const OPERATIONS = [
       "webhooks"
     ],
     "sensitive": true,
-    "public": false
+    "public": false,
+    "freeText": []
   },
   {
     "operationId": "testWebhookEndpoint",
@@ -648,7 +766,8 @@ export const OPERATIONS = [
       "webhooks"
     ],
     "sensitive": false,
-    "public": false
+    "public": false,
+    "freeText": []
   }
 ] as const;
 

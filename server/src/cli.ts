@@ -3,7 +3,7 @@ import { keyScopes, parseCommand, USAGE } from "./cli-args.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { iso } from "./domain/kernel/time.ts";
 import { loadEnvFile } from "./env-file.ts";
-import { domainFor, openConfiguredStore, StartupError } from "./server.ts";
+import { domainFor, openConfiguredStore, privateDataDir, StartupError } from "./server.ts";
 
 // Administration from the operator's shell, against the same store the server uses (same
 // configuration, same `.env`). Production keys are made here, never by the server (docs/api.md "Authentication, scopes and environments").
@@ -27,6 +27,7 @@ async function main(argv: string[]): Promise<number> {
   }
   loadEnvFile(); // the same .env as `npm start` reads, so the CLI works on the server's store
   const config = loadConfig();
+  privateDataDir(config);
   const store = await openConfiguredStore(config);
   try {
     const domain = domainFor(config, store);

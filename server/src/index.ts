@@ -1,5 +1,6 @@
 // The server package's public surface, for tests, the benchmark and embedding.
 export { type Config, ConfigError, loadConfig } from "./config.ts";
+export { COLLECTIONS } from "./domain/collections.ts";
 export { createDomain, type Domain } from "./domain/index.ts";
 export type { Caller } from "./domain/kernel/caller.ts";
 export { recordEvent } from "./domain/kernel/events.ts";

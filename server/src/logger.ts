@@ -1,14 +1,15 @@
 import { createRequire } from "node:module";
 import { type DestinationStream, type Logger, pino } from "pino";
-import { maskCardNumbers } from "./domain/kernel/mask.ts";
+import { maskSensitive } from "./domain/kernel/mask.ts";
 
 /**
  * Structured log lines: JSON (one object a line: production, tests, anything that ships logs), or
  * human-readable lines through pino-pretty (`LOG_FORMAT=pretty`, the development default). Every line
- * passes through maskCardNumbers before it is written, in either format (pino-pretty formats the
+ * passes through maskSensitive before it is written, in either format (pino-pretty formats the
  * already masked JSON), so a card number that reaches a log by any path (a URL, an error message, a
- * stack) shows only its first four and last four digits. Bodies are never logged, so a CVC
- * never is.
+ * stack) shows only its first four and last four digits, and a credential (a service-key or webhook
+ * secret, a console session or payment-page token) only its type and first four characters. Bodies
+ * are never logged, so a CVC never is.
  */
 export function createLogger(
   level: string,
@@ -20,7 +21,7 @@ export function createLogger(
     // Fields on every line: none, or a cluster worker's id (main.ts).
     base: options.base,
     timestamp: pino.stdTimeFunctions.isoTime,
-    hooks: { streamWrite: (line: string) => maskCardNumbers(line) },
+    hooks: { streamWrite: (line: string) => maskSensitive(line) },
   };
   if (options.format === "pretty") return pino(settings, prettyStream(destination));
   return destination ? pino(settings, destination) : pino(settings);

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { accessSync, chmodSync, constants, mkdirSync, statSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join, resolve as resolvePath } from "node:path";
@@ -194,6 +195,53 @@ function dataDirProblem(config: Config, err: unknown): StartupError {
   return new StartupError("DATA_DIR", `${where} ${why} (${code ?? messageOf(err)})`, { cause: err });
 }
 
+/** Whether anything is kept under DATA_DIR: the SQLite store, or development's generated vault keys. */
+const usesDataDir = (config: Config) =>
+  config.DATA_DIR !== IN_MEMORY && (!config.MONGODB_URI || !(config.VAULT_MASTER_KEY && config.VAULT_FINGERPRINT_KEY));
+
+/**
+ * DATA_DIR holds card fingerprints, key digests, sealed card data and (in development) the vault keys,
+ * so it is readable by its owner only (docs/operating.md "Configuration"). A directory the server
+ * makes is made so (0700); an existing one that other users may read, write or enter is narrowed to
+ * its owner's permissions. One this process cannot narrow (another user's), or a directory shared on
+ * purpose (the sticky bit, as on /tmp), is refused with one line saying why, rather than used as it
+ * is. Returns the mode the directory had when it was narrowed, else null.
+ */
+export function privateDataDir(config: Config): number | null {
+  if (!usesDataDir(config)) return null;
+  const dir = dataLocation(config);
+  let mode: number;
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    mode = statSync(dir).mode & 0o7777;
+  } catch (err) {
+    throw dataDirProblem(config, err);
+  }
+  if (process.platform === "win32" || (mode & 0o077) === 0) return null;
+  const shown = mode.toString(8).padStart(3, "0");
+  if ((mode & 0o1000) !== 0) {
+    throw new StartupError(
+      "DATA_DIR",
+      `${dir} is a directory shared with other users (mode ${shown}, sticky): give the server a directory of its own, such as a new one inside it`,
+    );
+  }
+  try {
+    accessSync(dir, constants.W_OK);
+  } catch (err) {
+    throw dataDirProblem(config, err);
+  }
+  try {
+    chmodSync(dir, mode & 0o700);
+  } catch (err) {
+    throw new StartupError(
+      "DATA_DIR",
+      `${dir} is open to other users (mode ${shown}) and this process cannot make it owner-only (it is not the directory's owner): run chmod 700 on it as its owner, or point DATA_DIR elsewhere (${codeOf(err) ?? messageOf(err)})`,
+      { cause: err },
+    );
+  }
+  return mode;
+}
+
 /** openStore, with failures as StartupErrors naming DATA_DIR or MONGODB_URI (the server and the CLI). */
 export async function openConfiguredStore(config: Config): Promise<ServerStore> {
   try {
@@ -323,6 +371,13 @@ export async function startServer(options: {
   const { config } = options;
   const logger = options.logger ?? createLogger(config.LOG_LEVEL);
   const now = options.now ?? (() => new Date());
+  const narrowed = privateDataDir(config);
+  if (narrowed !== null) {
+    logger.warn(
+      { data_dir: dataLocation(config), was: narrowed.toString(8).padStart(3, "0"), now: "700" },
+      "DATA_DIR was open to other users: made it owner-only",
+    );
+  }
   const store = await openConfiguredStore(config);
   try {
     // BASE_URL on port 0 (PORT=0 and no BASE_URL: tests) is no address anyone can open: once the server
@@ -348,8 +403,8 @@ export async function startServer(options: {
     );
     outboxDepth = () => domain.webhooks.depth();
 
-    // Request-log records are written in batches, and rate-limit counts shared every 100 ms; close()
-    // writes what is left of both before the store closes.
+    // Request-log records are written in batches, and rate-limit quota is leased from the store;
+    // close() writes what is left of the first and waits for the leases under way before the store closes.
     const requestLog = requestLogWriter({ store, logger });
     const limits = rateLimits({ store, now, logger, settings: rateLimitSettings(config) });
     const app = createApp({

@@ -500,6 +500,84 @@ function answersSensitive(doc, op) {
   return found;
 }
 
+/** Formats of strings that cannot hold free text (a date or a time is all digits and separators it allows). */
+const NOT_TEXT_FORMATS = new Set(["date-time", "date", "time"]);
+
+/**
+ * The request-body fields of an operation that are free text, as the server walks them: `name`,
+ * `customer.email`, `metadata.*` (every value of a map), `metadata.{key}` (every key of a map),
+ * `tags[]` (every item of a list). A string a person types may hold a card number pasted in by
+ * mistake, which the server then refuses (400 `card_number_in_text`, see main.tsp "Card numbers go only
+ * where a card number is asked for"), so every request-body string must say whether it is free text:
+ * `@extension("x-free-text", true)`, or `false` for one that holds something else (a bank account
+ * number, a token the server issued) and is checked or sealed on its own. A string needs no mark
+ * when the contract already rules free text out: an enum, a pattern, or a date or time format. The
+ * mark holds for the schema it is on, its alternatives (anyOf) and its list items; on a map it covers
+ * the keys (its values' schema carries its own). An unmarked string fails the generation, so a new
+ * field cannot forget the rule.
+ */
+function freeTextFields(doc, op, where) {
+  const schemas = doc.components?.schemas ?? {};
+  const body = op.requestBody?.content?.["application/json"]?.schema;
+  if (!body) return [];
+  /** Field → whether it is free text. */
+  const marks = new Map();
+  const note = (field, free) => {
+    if (marks.has(field) && marks.get(field) !== free) {
+      throw new Error(`${where}: ${field} is marked x-free-text ${free} in one variant and ${!free} in another`);
+    }
+    marks.set(field, free);
+  };
+  const isString = (node) => node.type === "string" || (Array.isArray(node.type) && node.type.includes("string"));
+  const constrained = (node) =>
+    Array.isArray(node.enum) ||
+    node.const !== undefined ||
+    typeof node.pattern === "string" ||
+    NOT_TEXT_FORMATS.has(node.format);
+  const visit = (node, field, mark, seen) => {
+    if (!node || typeof node !== "object") return;
+    const own = node["x-free-text"] ?? mark;
+    if (own !== undefined && typeof own !== "boolean")
+      throw new Error(`${where}: x-free-text on ${field} must be true or false`);
+    if (node.$ref) {
+      const name = node.$ref.split("/").pop();
+      if (!seen.has(name)) visit(schemas[name], field, own, new Set([...seen, name]));
+      return;
+    }
+    // An extensible enum's second branch ("any other string") is a value added later, not text.
+    if (node["x-extensible-enum"] === true) return;
+    for (const key of ["anyOf", "oneOf", "allOf"])
+      for (const branch of node[key] ?? []) visit(branch, field, own, seen);
+    const prefix = field === "" ? "" : `${field}.`;
+    for (const [name, property] of Object.entries(node.properties ?? {}))
+      visit(property, `${prefix}${name}`, undefined, seen);
+    if (node.additionalProperties && typeof node.additionalProperties === "object") {
+      if (own === undefined && !constrained(node.propertyNames ?? {})) {
+        throw new Error(
+          `${where}: the keys of ${field} are strings: mark the map @extension("x-free-text", true) (or false) in spec/`,
+        );
+      }
+      if (own !== undefined) note(`${prefix}{key}`, own);
+      visit(node.additionalProperties, `${prefix}*`, undefined, seen);
+    }
+    if (node.items) visit(node.items, `${field}[]`, own, seen);
+    if (!isString(node)) return;
+    if (own === undefined) {
+      if (constrained(node)) return;
+      throw new Error(
+        `${where}: ${field} is a string that is neither marked free text nor constrained: add @extension("x-free-text", true) to it in spec/ (or false, for a value that is not text a person types)`,
+      );
+    }
+    note(field, own);
+  };
+  visit(body, "", undefined, new Set());
+  const fields = [...marks].filter(([, free]) => free).map(([field]) => field);
+  if (fields.length > 0 && !op.responses?.["400"]) {
+    throw new Error(`${where} takes free text (${fields.join(", ")}) but declares no 400 for card_number_in_text`);
+  }
+  return fields.sort();
+}
+
 /**
  * The operation table as TypeScript: the API operations (with method, path and scopes) and the
  * webhook event types, so code can name exactly the operations the document has. openapi-typescript's
@@ -513,6 +591,7 @@ function operationTable(doc) {
     scopes: op.security?.[0]?.[SECURITY_SCHEME] ?? [],
     sensitive: answersSensitive(doc, op),
     public: Array.isArray(op.security) && op.security.length === 0,
+    freeText: freeTextFields(doc, op, `${method.toUpperCase()} ${path} (${op.operationId})`),
   }));
   const events = Object.keys(doc.webhooks ?? {});
   const scopes = doc.components?.schemas?.Scope?.enum ?? [];
@@ -522,7 +601,9 @@ function operationTable(doc) {
     "/**",
     " * Every API operation of the contract, with the scopes its security requirement lists (any one grants",
     " * access), whether its success answer carries a secret or a card number (`sensitive`: never stored),",
-    " * and whether it is `public` (`security: []`: no key, no scope).",
+    " * whether it is `public` (`security: []`: no key, no scope), and the request-body fields that are free",
+    " * text (`freeText`, from `x-free-text`: `a.b`, `map.*` values, `map.{key}` keys, `list[]` items), which",
+    " * refuse a card number.",
     " */",
     `export const OPERATIONS = ${JSON.stringify(ops, null, 2)} as const;`,
     "",

@@ -54,7 +54,7 @@ describe("console sessions", () => {
 
   it("exchanges a key for an HttpOnly, SameSite=Strict session cookie; the key is stored nowhere in clear", async () => {
     const session = await signIn(server.sandboxKey);
-    expect(session.setCookie).toMatch(/^payments_console=[A-Za-z0-9_-]{43}; /);
+    expect(session.setCookie).toMatch(/^payments_console=csess_[0-9A-Za-z]{43}; /);
     expect(session.setCookie).toMatch(/; HttpOnly/);
     expect(session.setCookie).toMatch(/; SameSite=Strict/);
     expect(session.setCookie).toMatch(/; Path=\//);
@@ -251,7 +251,7 @@ describe("console cookie outside localhost", () => {
       expect(res.status).toBe(200);
       const cookie = res.headers.get("set-cookie") ?? "";
       expect(cookie).toMatch(
-        /^__Host-payments_console=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Strict; Max-Age=3600; Secure$/,
+        /^__Host-payments_console=csess_[0-9A-Za-z]{43}; Path=\/; HttpOnly; SameSite=Strict; Max-Age=3600; Secure$/,
       );
     } finally {
       await server.close();

@@ -17,6 +17,24 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 let dirs = 0;
 const freshDir = () => join(tmp, `data-${++dirs}`);
 
+const asRoot = process.getuid?.() === 0;
+
+/**
+ * Spawn options that run the server as nobody (for tests run as root, who may write anywhere). Nobody
+ * must be able to reach the checkout's code (a clone inside `mktemp -d`, mode 0700, is out of its reach).
+ */
+function nobody() {
+  const repo = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+  for (let dir = repo; ; dir = dirname(dir)) {
+    const othersMayEnter = (statSync(dir).mode & 0o001) !== 0;
+    expect(othersMayEnter, `${dir} must be searchable by other users to run the server as nobody (chmod o+x)`).toBe(
+      true,
+    );
+    if (dir === dirname(dir)) break;
+  }
+  return { uid: 65534, gid: 65534 };
+}
+
 /** Asserts the failure shape every start-up error must have, and returns its one line. */
 async function failsWithOneLine(server: ServerProcess): Promise<string> {
   const exit: Exit = await server.exited;
@@ -101,24 +119,35 @@ describe("npm start on a bad setting", { timeout: 60_000 }, () => {
     const dataDir = freshDir();
     mkdirSync(dataDir);
     chmodSync(dataDir, 0o555);
-    // root writes anywhere: run the server as an unprivileged user then (nobody), who must be able to
-    // reach the checkout's code (a clone inside `mktemp -d`, mode 0700, is out of its reach).
-    const asRoot = process.getuid?.() === 0;
-    if (asRoot) {
-      const repo = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
-      for (let dir = repo; ; dir = dirname(dir)) {
-        const othersMayEnter = (statSync(dir).mode & 0o001) !== 0;
-        expect(othersMayEnter, `${dir} must be searchable by other users to run the server as nobody (chmod o+x)`).toBe(
-          true,
-        );
-        if (dir === dirname(dir)) break;
-      }
-    }
-    const line = await failsWithOneLine(
-      spawnServer({ PORT: "0", DATA_DIR: dataDir }, asRoot ? { uid: 65534, gid: 65534 } : {}),
-    );
+    // root writes anywhere: run the server as an unprivileged user then (nobody).
+    const line = await failsWithOneLine(spawnServer({ PORT: "0", DATA_DIR: dataDir }, asRoot ? nobody() : {}));
     expect(line).toMatch(/^DATA_DIR: /);
     expect(line).toMatch(/cannot be written/);
+  });
+
+  it("refuses a DATA_DIR shared with other users on purpose (the sticky bit, as /tmp)", async () => {
+    const dataDir = freshDir();
+    mkdirSync(dataDir);
+    chmodSync(dataDir, 0o1777);
+    const line = await failsWithOneLine(spawnServer({ PORT: "0", DATA_DIR: dataDir }));
+    expect(line).toBe(
+      `DATA_DIR: ${dataDir} is a directory shared with other users (mode 1777, sticky): give the server a directory of its own, such as a new one inside it`,
+    );
+    expect(statSync(dataDir).mode & 0o7777).toBe(0o1777);
+  });
+
+  // Another user's directory needs root to make; the server then runs as nobody.
+  it.runIf(asRoot)("refuses an open DATA_DIR it cannot make owner-only, because another user owns it", async () => {
+    // Nobody must reach the directory (this suite's temporary folder is made 0700): let others through.
+    chmodSync(tmp, 0o711);
+    const dataDir = freshDir();
+    mkdirSync(dataDir);
+    chmodSync(dataDir, 0o777);
+    const line = await failsWithOneLine(spawnServer({ PORT: "0", DATA_DIR: dataDir }, nobody()));
+    expect(line).toMatch(
+      /^DATA_DIR: .* is open to other users \(mode 777\) and this process cannot make it owner-only \(it is not the directory's owner\)/,
+    );
+    expect(statSync(dataDir).mode & 0o777).toBe(0o777);
   });
 
   it("names MONGODB_URI when MongoDB cannot be reached, without echoing the URI", async () => {
@@ -142,6 +171,42 @@ describe("npm start on a bad setting", { timeout: 60_000 }, () => {
     expect(line).toBe(
       `MONGODB_URI: cannot use MongoDB: cannot connect to 127.0.0.1:${port} (connection refused, ECONNREFUSED): start mongod there, or correct the host and port in MONGODB_URI`,
     );
+  });
+});
+
+describe("DATA_DIR is owner-only", { timeout: 60_000 }, () => {
+  it("narrows an existing directory that others may read to its owner, says so, and starts", async () => {
+    const dataDir = freshDir();
+    mkdirSync(dataDir);
+    chmodSync(dataDir, 0o755);
+    const server = spawnServer({ PORT: "0", DATA_DIR: dataDir });
+    try {
+      await server.listening;
+      expect(statSync(dataDir).mode & 0o777).toBe(0o700);
+      const warning = linesOf(server.stdout())
+        .filter((line) => line.startsWith("{"))
+        .map((line) => JSON.parse(line) as Record<string, unknown>)
+        .find((line) => line.msg === "DATA_DIR was open to other users: made it owner-only");
+      expect(warning).toMatchObject({ data_dir: dataDir, was: "755", now: "700" });
+    } finally {
+      expect((await server.stop()).code).toBe(0);
+    }
+    // The files in it are owner-only too.
+    for (const file of ["payments.sqlite", "vault-keys.json"]) {
+      expect(statSync(join(dataDir, file)).mode & 0o077, file).toBe(0);
+    }
+  });
+
+  it("makes a new directory owner-only", async () => {
+    const dataDir = join(freshDir(), "nested", "data");
+    const server = spawnServer({ PORT: "0", DATA_DIR: dataDir });
+    try {
+      await server.listening;
+      expect(statSync(dataDir).mode & 0o777).toBe(0o700);
+      expect(server.stdout()).not.toMatch(/made it owner-only/);
+    } finally {
+      expect((await server.stop()).code).toBe(0);
+    }
   });
 });
 

@@ -16,7 +16,7 @@ import {
   type OperationId,
 } from "./contract.ts";
 import { errorMiddleware, notFoundMiddleware } from "./errors.ts";
-import { exactPaths, noBody, securityHeaders, strictIntegers } from "./guards.ts";
+import { exactPaths, noBody, noCardNumbersInText, securityHeaders, strictIntegers } from "./guards.ts";
 import { toExpress } from "./handlers.ts";
 import { idempotency } from "./idempotency.ts";
 import {
@@ -231,6 +231,7 @@ export function createApp(deps: AppDeps): Express {
     const integers = integerQueryParameters(doc, spec);
     if (integers.length > 0) chain.push(strictIntegers(integers));
     if (op.public) chain.push(...(guardsOfPublic[op.operationId] ?? []));
+    if (op.freeText.length > 0) chain.push(noCardNumbersInText(op.freeText));
     if (op.method === "post") chain.push(idempotency(keys, op));
     chain.push(handler);
     chains.set(`${op.method.toUpperCase()} ${op.path}`, chain);

@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response } from "express";
 import type { Logger } from "pino";
 import { DomainError, type ErrorCode, type FieldIssue } from "../domain/kernel/errors.ts";
-import { displayUrl, maskCardNumbers } from "../domain/kernel/mask.ts";
+import { displayUrl, maskSensitive } from "../domain/kernel/mask.ts";
 import { UNAUTHORIZED_DETAIL } from "./auth.ts";
 import { loadContract, type OpenApiDocument } from "./contract.ts";
 import { type ProblemBody, problem, problemTypeUri } from "./problems.ts";
@@ -43,7 +43,7 @@ function domainIssues(err: DomainError): FieldError[] | undefined {
   return err.errors?.map((e: FieldIssue & { code?: FieldErrorCode }) => ({
     param: e.param ?? err.param ?? "body",
     code: e.code ?? code,
-    message: maskCardNumbers(e.message),
+    message: maskSensitive(e.message),
   }));
 }
 
@@ -57,7 +57,7 @@ function unsupportedMediaType(contentType: string | undefined): string {
     ? "This request did not say what its body is (no Content-Type header)."
     : sent === "application/x-www-form-urlencoded"
       ? "This request sent a form (`application/x-www-form-urlencoded`, what `curl -d` sends unless told otherwise)."
-      : `This request sent \`${maskCardNumbers(sent).slice(0, 100)}\`.`;
+      : `This request sent \`${maskSensitive(sent).slice(0, 100)}\`.`;
   return `The request body must be JSON: send it with \`Content-Type: application/json\`. ${said}`;
 }
 
@@ -96,7 +96,7 @@ export function toProblem(err: unknown, requestId: string, logger: Logger, reque
     // An outage the domain noticed (service_unavailable): the caller gets the fact, the log the cause.
     if (err.cause !== undefined) logger.warn({ err: err.cause, request_id: requestId, code: err.code }, err.message);
     if (err.code === "unauthorized") return problem("unauthorized", UNAUTHORIZED_DETAIL, { requestId });
-    return problem(err.code, maskCardNumbers(err.message), {
+    return problem(err.code, maskSensitive(err.message), {
       param: err.param,
       requestId,
       errors: domainIssues(err),
@@ -109,7 +109,7 @@ export function toProblem(err: unknown, requestId: string, logger: Logger, reque
     return problem("payload_too_large", "The request body is too large.", { requestId });
   if (e.type === "entity.parse.failed") {
     // The parser's own words say where (`… in JSON at position 15`); they can quote the body, so masked.
-    const where = maskCardNumbers(e.message ?? "").slice(0, 200);
+    const where = maskSensitive(e.message ?? "").slice(0, 200);
     const message = `is not valid JSON${where ? ` (${where})` : ""}`;
     return problem("invalid_request", `The request body is not valid JSON${where ? `: ${where}` : "."}`, {
       requestId,
@@ -132,15 +132,15 @@ export function toProblem(err: unknown, requestId: string, logger: Logger, reque
       return problem(code, unsupportedMediaType(request?.headers["content-type"] as string | undefined), { requestId });
     }
     // Only request-validation failures name a field; for 404/405 the validator's "path" is the URL.
-    if (code !== "invalid_request") return problem(code, maskCardNumbers(e.message ?? "") || undefined, { requestId });
+    if (code !== "invalid_request") return problem(code, maskSensitive(e.message ?? "") || undefined, { requestId });
     const findings = e.errors ?? [];
     const explained = request ? explainFindings(theContract(), request, findings) : [];
     const errors = (explained.length > 0 ? explained : findings.map(inValidatorWords)).map((x) => ({
       ...x,
-      param: maskCardNumbers(x.param),
-      message: maskCardNumbers(x.message),
+      param: maskSensitive(x.param),
+      message: maskSensitive(x.message),
     }));
-    return problem(code, findingsDetail(errors) || maskCardNumbers(e.message ?? "") || undefined, {
+    return problem(code, findingsDetail(errors) || maskSensitive(e.message ?? "") || undefined, {
       requestId,
       param: errors[0]?.param,
       errors,

@@ -1,5 +1,6 @@
 import type { NextFunction, Request, Response } from "express";
 import { DomainError, type FieldIssue } from "../domain/kernel/errors.ts";
+import { refuseCardNumbersInText } from "../domain/kernel/free-text.ts";
 import { displayUrl } from "../domain/kernel/mask.ts";
 import type { FieldErrorCode } from "./validator-errors.ts";
 
@@ -84,6 +85,22 @@ export function strictIntegers(names: readonly string[]) {
           return next(new DomainError("invalid_request", `\`${name}\` ${message}.`, { param: name, errors: issues }));
         }
       }
+    }
+    next();
+  };
+}
+
+/**
+ * An operation's free-text fields (its `freeText` in the generated operation table, from the contract's
+ * `x-free-text` marks) refuse a card number: 400 `card_number_in_text` naming the field. Runs after the
+ * validator and before the Idempotency-Key is claimed, so nothing of a refused request is stored.
+ */
+export function noCardNumbersInText(fields: readonly string[]) {
+  return (req: Request, _res: Response, next: NextFunction) => {
+    try {
+      refuseCardNumbersInText(req.body, fields);
+    } catch (err) {
+      return next(err);
     }
     next();
   };

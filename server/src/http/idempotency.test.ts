@@ -262,7 +262,7 @@ describe("idempotency middleware", () => {
     expect(JSON.stringify(record)).not.toContain("s3cr3t");
     const retry = await post("k7", { name: "I" }, { path: "/secrets" });
     expect(retry?.status).toBe(409);
-    expect(retry?.replayed).toBe("true");
+    expect(retry?.replayed).toBeNull(); // nothing was replayed
     const problem = JSON.parse(retry?.text ?? "{}");
     expect(problem).toMatchObject({ code: "idempotency_replay_unavailable", param: "Idempotency-Key" });
     expect(problem.detail).toContain(created?.id);

@@ -148,7 +148,8 @@ export function idempotency(options: IdempotencyOptions, operation: { sensitive:
         );
       }
       if (existing.state === "done") {
-        res.setHeader("Idempotent-Replayed", "true");
+        // Only a stored answer is replayed (and marked so); a withheld one is refused with a 409 of its
+        // own, which replays nothing and so carries no Idempotent-Replayed header.
         if (existing.withheld) {
           const what = existing.object_id ? ` (${existing.object_id})` : "";
           throw new DomainError(
@@ -157,6 +158,7 @@ export function idempotency(options: IdempotencyOptions, operation: { sensitive:
             { param: "Idempotency-Key" },
           );
         }
+        res.setHeader("Idempotent-Replayed", "true");
         for (const [name, value] of Object.entries(existing.headers ?? {})) res.setHeader(name, value);
         res.status(existing.status ?? 200).end(existing.body ?? "");
         return null;

@@ -29,6 +29,12 @@ export const PROBLEM_TYPES: Record<ErrorCode, ProblemType> = {
     meaning:
       "The card number fails the Luhn check or its brand's length, or the expiry is in the past. The number is masked in the detail.",
   },
+  card_number_in_text: {
+    status: 400,
+    title: "Card number in text",
+    meaning:
+      "A free-text field (a name, description, metadata key or value, card holder, e-mail address, URL or value-list item) holds what looks like a card number: a Luhn-valid run of 13 to 19 digits, with or without separators. `param` names the field and `errors` every such field; nothing of the request was stored. Card numbers are accepted only in card number fields (`card` of POST /v1/tokens, the payment page's card): remove the number and send the request again.",
+  },
   unauthorized: {
     status: 401,
     title: "Unauthorized",

@@ -1,11 +1,11 @@
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { openSqliteStore } from "../store/sqlite.ts";
-import { type RateLimitStore, rateLimitCollections, rateLimits, SharedCounters } from "./rate-limits.ts";
+import { leaseSize, QuotaLeases, type RateLimitStore, rateLimitCollections, rateLimits } from "./rate-limits.ts";
 
-// The rate-limit counts are shared through the store (429 rate_limited in spec/common/problems.tsp): two
-// server instances on one database must see each other's requests within a sync, and finished windows
-// are swept.
+// Rate limits hold across processes (429 rate_limited in spec/common/problems.tsp; docs/api.md "Rate
+// limits"): every process on one store leases its quota from the window's count there, so together they
+// never grant more than the limit, and a flood costs one store write per lease, not per request.
 
 const silent = pino({ level: "silent" });
 const stores: RateLimitStore[] = [];
@@ -18,39 +18,129 @@ function open(): RateLimitStore {
   return store;
 }
 
-function counters(store: RateLimitStore, now: () => Date) {
-  const c = new SharedCounters({ store, now, logger: silent, name: "key", syncMs: 60_000 });
+/** A process's limiter store with `limit` per one-second window. */
+function leases(store: RateLimitStore, now: () => Date, limit: number, logger = silent) {
+  const c = new QuotaLeases({ store, now, logger, name: "key", limitOf: () => limit });
   // The options express-rate-limit hands its store: only the window matters here.
-  c.init({ windowMs: 1000 } as Parameters<SharedCounters["init"]>[0]);
+  c.init({ windowMs: 1000 } as Parameters<QuotaLeases["init"]>[0]);
   return c;
 }
 
-describe("SharedCounters", () => {
-  it("counts locally at once, and shares the counts of every instance on one store", async () => {
-    const store = open();
-    let clock = new Date("2026-11-22T10:00:00.100Z");
-    const now = () => clock;
-    const a = counters(store, now);
-    const b = counters(store, now);
-    for (let i = 0; i < 3; i++) expect(a.increment("kid_1").totalHits).toBe(i + 1);
-    expect(b.increment("kid_1").totalHits).toBe(1); // b has not heard of a's hits yet
-    await a.sync();
-    await b.sync();
-    expect(b.increment("kid_1").totalHits).toBe(5); // 3 from a, 1 + 1 from b
-    await a.sync(); // a has nothing new, so it reads nothing back yet
-    expect(a.increment("kid_1").totalHits).toBe(4);
-    await a.sync();
-    expect(a.increment("kid_1").totalHits).toBe(6); // 3 + 1 from a, 1 shared from b (b's last is still local)
-    expect(a.increment("kid_2").totalHits).toBe(1); // keys are counted apart
+/** How many of the answers granted the request (express-rate-limit refuses when totalHits > limit). */
+const granted = (answers: { totalHits: number }[], limit: number) => answers.filter((a) => a.totalHits <= limit).length;
 
-    // A new window starts from zero; the reset time is the window's end.
-    clock = new Date("2026-11-22T10:00:01.000Z");
-    const next = a.increment("kid_1");
-    expect(next.totalHits).toBe(1);
-    expect(next.resetTime?.toISOString()).toBe("2026-11-22T10:00:02.000Z");
+/** The store, counting the writes made through it. */
+function counting(store: RateLimitStore) {
+  const writes = { count: 0 };
+  const counted = new Proxy(store, {
+    get(target, name, receiver) {
+      const value = Reflect.get(target, name, receiver);
+      if ((name === "insert" || name === "update") && typeof value === "function") {
+        return (...args: unknown[]) => {
+          writes.count++;
+          return value.apply(target, args);
+        };
+      }
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  return { store: counted, writes };
+}
+
+describe("leaseSize", () => {
+  it("is a twentieth of the limit, at least one", () => {
+    expect([1, 5, 20, 25, 60, 100, 120, 1000].map(leaseSize)).toEqual([1, 1, 1, 2, 3, 5, 6, 50]);
+  });
+});
+
+describe("QuotaLeases", () => {
+  const clock = new Date("2026-11-22T10:00:00.100Z");
+  const now = () => clock;
+
+  it("grants exactly the limit per window between two processes flooding one store", async () => {
+    const store = open();
+    const a = leases(store, now, 100);
+    const b = leases(store, now, 100);
+    const answers = [];
+    for (let i = 0; i < 150; i++) {
+      answers.push(await a.increment("kid_1"), await b.increment("kid_1"));
+    }
+    expect(granted(answers, 100)).toBe(100);
+    // The window's document: its count is the quota handed out, never more than the limit.
+    const window = Math.floor(clock.getTime() / 1000);
+    expect((await store.findAll("rate_limits", {})).map((d) => [d.id, d.hits])).toEqual([[`key:kid_1:${window}`, 100]]);
   });
 
-  it("writes nothing until there is something to share, and sweeps finished windows", async () => {
+  it("grants exactly the limit to concurrent requests in both processes", async () => {
+    const store = open();
+    const a = leases(store, now, 25);
+    const b = leases(store, now, 25);
+    const answers = await Promise.all(Array.from({ length: 200 }, (_, i) => (i % 2 === 0 ? a : b).increment("kid_1")));
+    expect(granted(answers, 25)).toBe(25);
+  });
+
+  it("loses at most a lease less one per process to quota leased but unused", async () => {
+    const store = open();
+    const a = leases(store, now, 100);
+    const b = leases(store, now, 100);
+    expect((await a.increment("kid_1")).totalHits).toBe(1); // a leases 5 and uses 1
+    const fromB = [];
+    for (let i = 0; i < 200; i++) fromB.push(await b.increment("kid_1"));
+    expect(granted(fromB, 100)).toBe(95); // the 4 that a holds are a's to grant
+    const fromA = [];
+    for (let i = 0; i < 10; i++) fromA.push(await a.increment("kid_1"));
+    expect(granted(fromA, 100)).toBe(4);
+  });
+
+  it("reports the requests counted so far, and starts a new window from zero", async () => {
+    const store = open();
+    let at = new Date("2026-11-22T10:00:00.100Z");
+    const a = leases(store, () => at, 5);
+    const hits = [];
+    for (let i = 0; i < 7; i++) hits.push((await a.increment("kid_1")).totalHits);
+    expect(hits).toEqual([1, 2, 3, 4, 5, 6, 6]);
+    at = new Date("2026-11-22T10:00:01.000Z");
+    const next = await a.increment("kid_1");
+    expect(next.totalHits).toBe(1);
+    expect(next.resetTime.toISOString()).toBe("2026-11-22T10:00:02.000Z");
+  });
+
+  it("counts each client apart", async () => {
+    const store = open();
+    const a = leases(store, now, 2);
+    await a.increment("kid_1");
+    await a.increment("kid_1");
+    expect((await a.increment("kid_1")).totalHits).toBe(3);
+    expect((await a.increment("kid_2")).totalHits).toBe(1);
+  });
+
+  it("writes once per lease, and not at all for the refusals after the quota is spent", async () => {
+    const { store, writes } = counting(open());
+    const a = leases(store, now, 100);
+    const b = leases(store, now, 100);
+    for (let i = 0; i < 1000; i++) await (i % 2 === 0 ? a : b).increment("kid_1");
+    // 20 leases of 5; a few more writes where both processes raced for the same document.
+    expect(writes.count).toBeGreaterThanOrEqual(20);
+    expect(writes.count).toBeLessThanOrEqual(24);
+  });
+
+  it("counts alone, up to the limit, while the store fails, and says so once a window", async () => {
+    const store = open();
+    const lines: string[] = [];
+    const logger = pino({ level: "warn" }, { write: (line: string) => lines.push(line) });
+    const a = leases(store, now, 10, logger);
+    await store.close();
+    const answers = [];
+    for (let i = 0; i < 15; i++) answers.push(await a.increment("kid_1"));
+    expect(granted(answers, 10)).toBe(10);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain("counting in this process alone");
+    stores.splice(0); // closed already
+  });
+});
+
+describe("rateLimits", () => {
+  it("writes nothing until a request is counted, and sweeps finished windows", async () => {
     const store = open();
     let clock = new Date("2026-11-22T10:00:00.000Z");
     const limits = rateLimits({
@@ -67,9 +157,7 @@ describe("SharedCounters", () => {
     });
     await limits.flush();
     expect(await store.findAll("rate_limits", {})).toEqual([]);
-    const c = counters(store, () => clock);
-    c.increment("kid_9");
-    await c.sync();
+    await leases(store, () => clock, 5).increment("kid_9");
     expect((await store.findAll("rate_limits", {})).map((d) => d.hits)).toEqual([1]);
     expect(await limits.sweep()).toBe(0); // its window and the next are not over
     clock = new Date("2026-11-22T10:00:02.001Z");

@@ -12,27 +12,56 @@ import { payPath } from "./public-operations.ts";
 // Rate limits (the contract's 429 `rate_limited`, spec/common/problems.tsp): per service key, and per
 // client address for requests without a valid key (so guessing keys or flooding unknown routes is
 // slowed). Answers carry the IETF RateLimit / RateLimit-Policy headers (draft 8) and, when refused,
-// Retry-After; express-rate-limit (maintained) does the windows and headers, SharedCounters below makes
-// the counts shared by every instance on one store.
+// Retry-After; express-rate-limit (maintained) does the windows and headers, QuotaLeases below makes
+// one quota per window for every worker and instance on one store (docs/api.md "Rate limits").
 
 /**
- * An express-rate-limit store whose counts are shared through the application store, so every server
- * instance on one database counts the same requests. The hot path stays in memory: increment() counts
- * locally and answers at once with the last known shared total plus the local hits not yet written;
- * every `syncMs` the local hits are added to the shared document of their window (one conditional
- * `inc` per active key) and the new shared total is read back. The price: with several instances, a
- * burst can overshoot a limit by what the other instances counted in the last `syncMs`.
+ * How much of a window's quota one process takes from the store at a time: a twentieth of the limit
+ * (at least one request). A lease it cannot use before the window ends is lost, so with N processes
+ * serving one client the quota granted is at least the limit less N × (lease − 1), within 10 % of the
+ * limit for two processes; and a window costs at most about 20 + N store writes per client, however
+ * many requests arrive.
  */
-export class SharedCounters implements Store {
+export function leaseSize(limit: number): number {
+  return Math.max(1, Math.ceil(limit / 20));
+}
+
+/** Tries of a conditional increment that other processes keep beating before the quota counts as spent. */
+const MAX_LEASE_TRIES = 8;
+
+/**
+ * An express-rate-limit store that grants no more than the limit per window across every process on
+ * one store, by leasing quota from it. Each window of each client (a key, an address, a link) is one
+ * document in the store counting the quota handed out; a process takes a lease of leaseSize(limit)
+ * requests with a conditional increment (only while the count stays within the limit; the last lease
+ * takes what is left), answers that many requests from memory, then takes another. Once the store has
+ * nothing left for the window, the process refuses locally until the window ends, without asking
+ * the store again. So the store never hands out more than the limit, whatever the number of workers
+ * or instances, and a flood costs one store write per lease, not one per request.
+ *
+ * If the store fails, the process counts alone for that window (at most the limit, in this process)
+ * and logs a warning: an outage of the store must not turn every request away, and the requests that
+ * need the store fail on their own.
+ */
+export class QuotaLeases implements Store {
   readonly localKeys = false;
   readonly prefix: string;
   private windowMs = 60_000;
   private readonly entries = new Map<string, Entry>();
-  private timer: NodeJS.Timeout | null = null;
-  private syncing: Promise<void> = Promise.resolve();
+  /** The window whose older entries were last dropped. */
+  private swept = 0;
+  /** The window in which a store failure was last logged (one warning a window). */
+  private warned = -1;
 
   constructor(
-    private readonly deps: { store: RateLimitStore; now: Now; logger: Logger; name: string; syncMs?: number },
+    private readonly deps: {
+      store: RateLimitStore;
+      now: Now;
+      logger: Logger;
+      name: string;
+      /** The limit per window of a client key (the limiter's `limit` for it). */
+      limitOf: (key: string) => number;
+    },
   ) {
     this.prefix = `${deps.name}:`;
   }
@@ -45,115 +74,157 @@ export class SharedCounters implements Store {
     return Math.floor(this.deps.now().getTime() / this.windowMs);
   }
 
-  private entry(key: string): Entry {
-    const window = this.window();
+  private entry(key: string, window: number): Entry {
+    if (window > this.swept) {
+      for (const [k, e] of this.entries) if (e.window < window && e.pending === null) this.entries.delete(k);
+      this.swept = window;
+    }
     let entry = this.entries.get(key);
     if (entry === undefined || entry.window !== window) {
-      entry = { window, shared: 0, local: 0, writing: 0 };
+      entry = { window, available: 0, granted: 0, counted: 0, spent: false, pending: null };
       this.entries.set(key, entry);
     }
     return entry;
   }
 
-  increment(key: string) {
-    const entry = this.entry(key);
-    entry.local++;
-    this.schedule();
-    return {
-      totalHits: entry.shared + entry.writing + entry.local,
-      resetTime: new Date((entry.window + 1) * this.windowMs),
-    };
+  async increment(key: string): Promise<{ totalHits: number; resetTime: Date }> {
+    const limit = this.deps.limitOf(key);
+    const window = this.window();
+    const resetTime = new Date((window + 1) * this.windowMs);
+    const entry = this.entry(key, window);
+    for (;;) {
+      if (entry.available > 0) {
+        entry.available--;
+        entry.granted++;
+        // What the store had handed out at the last lease, less what this process still holds: the
+        // requests counted so far in this window (exact with one process, a lower bound with more).
+        return { totalHits: Math.min(limit, Math.max(entry.granted, entry.counted - entry.available)), resetTime };
+      }
+      if (entry.spent) return { totalHits: limit + 1, resetTime };
+      entry.pending ??= this.lease(key, entry, limit).finally(() => {
+        entry.pending = null;
+      });
+      await entry.pending;
+    }
   }
 
   decrement(key: string): void {
-    const entry = this.entry(key);
-    entry.local--;
-    this.schedule();
+    const entry = this.entries.get(key);
+    if (entry === undefined || entry.window !== this.window() || entry.granted === 0) return;
+    entry.granted--;
+    entry.available++;
   }
 
   resetKey(key: string): void {
     this.entries.delete(key);
   }
 
-  private schedule(): void {
-    if (this.timer !== null) return;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.syncing = this.syncing.then(() => this.sync());
-    }, this.deps.syncMs ?? 100);
-    this.timer.unref();
-  }
-
-  /** Adds the local hits to the shared counts and reads the totals back; drops finished windows. */
-  async sync(): Promise<void> {
-    const current = this.window();
-    for (const [key, entry] of this.entries) {
-      if (entry.window < current) {
-        if (entry.local === 0) this.entries.delete(key);
-        continue;
-      }
-      if (entry.local === 0) continue;
-      const delta = entry.local;
-      entry.local = 0;
-      entry.writing += delta;
-      try {
-        entry.shared = await this.add(`${this.prefix}${key}:${entry.window}`, delta, entry.window);
-      } catch (err) {
-        entry.local += delta; // counted again at the next sync
-        this.deps.logger.warn({ err }, "could not share rate-limit counts");
-      } finally {
-        entry.writing -= delta;
-      }
-    }
-  }
-
-  private async add(id: string, delta: number, window: number): Promise<number> {
-    const { store } = this.deps;
-    const updated = await store.update("rate_limits", id, { inc: { hits: delta } });
-    if (updated) return updated.hits;
-    const at = this.deps.now();
+  /** Takes the next lease of the entry's window from the store (or, if the store fails, from memory). */
+  private async lease(key: string, entry: Entry, limit: number): Promise<void> {
+    const size = Math.min(leaseSize(limit), limit);
     try {
-      await store.insert("rate_limits", {
-        id,
-        livemode: false,
-        created_at: iso(at),
-        hits: delta,
-        // Kept one window past its end, then swept.
-        expires_at: iso(new Date((window + 2) * this.windowMs)),
-      });
-      return delta;
+      const { taken, counted } = await this.take(`${this.prefix}${key}:${entry.window}`, entry, size, limit);
+      if (taken === 0) entry.spent = true;
+      entry.available += taken;
+      entry.counted = counted;
     } catch (err) {
-      if (!(err instanceof DuplicateKeyError)) throw err;
-      return (await store.update("rate_limits", id, { inc: { hits: delta } }))?.hits ?? delta;
+      if (this.warned !== entry.window) {
+        this.warned = entry.window;
+        this.deps.logger.warn(
+          { err, limiter: this.deps.name },
+          "could not lease rate-limit quota from the store; counting in this process alone",
+        );
+      }
+      const left = limit - entry.granted - entry.available;
+      if (left <= 0) entry.spent = true;
+      else entry.available += Math.min(size, left);
     }
   }
 
-  /** Writes what is still counted locally (on close). */
-  async flush(): Promise<void> {
-    if (this.timer !== null) {
-      clearTimeout(this.timer);
-      this.timer = null;
+  /**
+   * Adds up to `size` to the window's count, never past `limit`: returns how much was taken (0 when the
+   * quota is spent) and the count after it.
+   */
+  private async take(
+    id: string,
+    entry: Entry,
+    size: number,
+    limit: number,
+  ): Promise<{ taken: number; counted: number }> {
+    const { store } = this.deps;
+    // A process's first lease of a window usually finds no document yet: try to create it first.
+    if (entry.counted === 0 && entry.granted === 0) {
+      try {
+        await store.insert("rate_limits", {
+          id,
+          livemode: false,
+          created_at: iso(this.deps.now()),
+          hits: size,
+          // Kept one window past its end, then swept.
+          expires_at: iso(new Date((entry.window + 2) * this.windowMs)),
+        });
+        return { taken: size, counted: size };
+      } catch (err) {
+        if (!(err instanceof DuplicateKeyError)) throw err;
+      }
     }
-    this.syncing = this.syncing.then(() => this.sync());
-    await this.syncing;
+    for (let attempt = 0; attempt < MAX_LEASE_TRIES; attempt++) {
+      const whole = await store.update("rate_limits", id, { inc: { hits: size } }, { hits: { $lte: limit - size } });
+      if (whole) return { taken: size, counted: whole.hits };
+      const doc = await store.get("rate_limits", id);
+      if (doc === null) {
+        // Swept or never made (the insert above was skipped): make it, or go round if another process did.
+        try {
+          await store.insert("rate_limits", {
+            id,
+            livemode: false,
+            created_at: iso(this.deps.now()),
+            hits: size,
+            expires_at: iso(new Date((entry.window + 2) * this.windowMs)),
+          });
+          return { taken: size, counted: size };
+        } catch (err) {
+          if (!(err instanceof DuplicateKeyError)) throw err;
+          continue;
+        }
+      }
+      const rest = limit - doc.hits;
+      if (rest <= 0) return { taken: 0, counted: doc.hits };
+      // Less than a whole lease is left: take exactly the rest, if nobody took any meanwhile.
+      const last = await store.update("rate_limits", id, { inc: { hits: rest } }, { hits: doc.hits });
+      if (last) return { taken: rest, counted: last.hits };
+    }
+    // Other processes keep taking what is left: by now it is spent.
+    return { taken: 0, counted: limit };
+  }
+
+  /** Waits for the leases being taken (on close). */
+  async flush(): Promise<void> {
+    await Promise.all([...this.entries.values()].map((e) => e.pending));
   }
 }
 
 interface Entry {
   window: number;
-  /** The shared total last read back from the store (every instance's hits). */
-  shared: number;
-  /** Hits counted here and not yet written. */
-  local: number;
-  /** Hits being written right now. */
-  writing: number;
+  /** Leased requests this process may still grant in the window. */
+  available: number;
+  /** Requests this process granted in the window. */
+  granted: number;
+  /** The window's count in the store after this process's last lease (every process's leases). */
+  counted: number;
+  /** The store had nothing left for this window. */
+  spent: boolean;
+  /** The lease being taken, which concurrent requests of the same client wait for. */
+  pending: Promise<void> | null;
 }
 
 /**
- * One window's shared count for one rate-limited client (a key or an address), id
- * `<limiter>:<client>:<window number>`; swept once expired (server/src/http/rate-limits.ts).
+ * One window's quota handed out for one rate-limited client (a key, an address, a link), id
+ * `<limiter>:<client>:<window number>`: the requests every process has leased (QuotaLeases), never
+ * more than the limit. Swept once expired.
  */
 export interface RateLimitDoc extends BaseDoc {
+  /** Requests leased so far in the window, by every process together. */
   hits: number;
   expires_at: string;
 }
@@ -190,7 +261,7 @@ export interface RateLimits {
   paymentLinks: RequestHandler[];
   /** Deletes the shared counts of finished windows. */
   sweep(): Promise<number>;
-  /** Writes the counts still held locally. */
+  /** Waits for the quota leases being taken (on close). */
   flush(): Promise<void>;
 }
 
@@ -203,10 +274,30 @@ export function rateLimits(deps: {
   settings: RateLimitSettings;
 }): RateLimits {
   const { store, now, logger, settings } = deps;
-  const keyCounts = new SharedCounters({ store, now, logger, name: "key" });
-  const addressCounts = new SharedCounters({ store, now, logger, name: "address" });
-  const linkPayCounts = new SharedCounters({ store, now, logger, name: "link_pay" });
-  const addressPayCounts = new SharedCounters({ store, now, logger, name: "address_pay" });
+  // A key's limit depends on its environment, which its client key therefore names (`live:kid_…`).
+  const keyLimit = (key: string) => (key.startsWith("live:") ? settings.livePerSecond : settings.testPerSecond);
+  const keyCounts = new QuotaLeases({ store, now, logger, name: "key", limitOf: keyLimit });
+  const addressCounts = new QuotaLeases({
+    store,
+    now,
+    logger,
+    name: "address",
+    limitOf: () => settings.anonymousPerMinute,
+  });
+  const linkPayCounts = new QuotaLeases({
+    store,
+    now,
+    logger,
+    name: "link_pay",
+    limitOf: () => settings.paymentLinkPerMinute,
+  });
+  const addressPayCounts = new QuotaLeases({
+    store,
+    now,
+    logger,
+    name: "address_pay",
+    limitOf: () => settings.paymentAddressPerMinute,
+  });
 
   // `limit` names the limiter for the request metrics (http/observability.ts): key, address,
   // payment_link or payment_address.
@@ -220,7 +311,7 @@ export function rateLimits(deps: {
     limit: (_req, res) => (callerOf(res)?.livemode ? settings.livePerSecond : settings.testPerSecond),
     standardHeaders: "draft-8",
     legacyHeaders: false,
-    keyGenerator: (_req, res) => callerOf(res)?.keyId ?? "",
+    keyGenerator: (_req, res) => `${callerOf(res)?.livemode ? "live" : "test"}:${callerOf(res)?.keyId ?? ""}`,
     skip: (_req, res) => callerOf(res) === undefined,
     handler: (req, res, next) => {
       const caller = callerOf(res);

@@ -1,6 +1,7 @@
-import { createHash, randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
 import type { AppStore } from "../collections.ts";
 import type { Now } from "../kernel/caller.ts";
+import { randomBase62 } from "../kernel/ids.ts";
 import { createdAt, iso } from "../kernel/time.ts";
 import type { ServiceKeyDoc } from "../service-keys/records.ts";
 import { hashSecret, type ServiceKeys } from "../service-keys/service-keys.ts";
@@ -16,8 +17,13 @@ import type { ConsoleSessionDoc } from "./records.ts";
 // that opened it would still authenticate. A revoked or expired key, or a secret rotated out whose
 // grace period has ended, ends its sessions at the next request, on every instance.
 
-/** Random bytes in a session token (256 bits). */
-const TOKEN_BYTES = 32;
+/**
+ * A session token: `csess_` and 43 base62 characters (256 bits). The marker lets the masker recognise a
+ * token wherever one ends up (a URL, a header echoed into a log: kernel/mask.ts, maskCredentials), as
+ * it recognises service-key and webhook secrets.
+ */
+const TOKEN_PREFIX = "csess_";
+const TOKEN_RANDOM_LENGTH = 43;
 
 export const sessionDigest = (token: string) => createHash("sha256").update(token).digest("hex");
 
@@ -73,7 +79,7 @@ export function createConsoleSessions(deps: {
     async signIn(secret: string): Promise<SignedIn> {
       const key = await serviceKeys.authenticate(secret);
       const at = now();
-      const token = randomBytes(TOKEN_BYTES).toString("base64url");
+      const token = `${TOKEN_PREFIX}${randomBase62(TOKEN_RANDOM_LENGTH)}`;
       let expires = at.getTime() + ttlSeconds * 1000;
       if (key.expires_at) expires = Math.min(expires, Date.parse(key.expires_at));
       const session: ConsoleSessionDoc = {

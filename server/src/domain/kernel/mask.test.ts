@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { displayUrl, maskCardNumbers, maskPan } from "./mask.ts";
+import { displayUrl, maskCardNumbers, maskCredentials, maskPan, maskSensitive } from "./mask.ts";
 
 describe("maskPan", () => {
   it("keeps the first four and last four digits and stars each hidden one", () => {
@@ -173,9 +173,22 @@ describe("displayUrl", () => {
     expect(displayUrl("/v1/x?q=%E0%A4%A", 1024)).toBe("/v1/x?q=%E0%A4%A"); // malformed escape: kept raw
   });
 
-  it("masks a number in a malformed URL too", () => {
+  it("masks a number in a malformed URL too, decoding the escapes that are well formed", () => {
     expect(displayUrl("/v1/x?q=%E0%A4%A&card=4242%204242%204242%204242", 1024)).toBe(
-      "/v1/x?q=%E0%A4%A&card=4242%20****%20****%204242",
+      "/v1/x?q=%E0%A4%A&card=4242 **** **** 4242",
+    );
+    // A lone byte that is not UTF-8 does not keep the ASCII escapes around it encoded.
+    expect(displayUrl("/v1/x?q=%FF%5F&k=key%5Ftest%5FHn1Eqkt6efRlpzz19VZbT0WC4eJBTRk6", 1024)).toBe(
+      "/v1/x?q=%FF_&k=key_test_Hn1E…",
+    );
+  });
+
+  it("masks every credential in a path and a query, encoded or not", () => {
+    expect(displayUrl("/v1/merchants?starting_after=key_live_4fQxT2mB7rLp1WcYd8sNaZkT9QwErTy7", 1024)).toBe(
+      "/v1/merchants?starting_after=key_live_4fQx…",
+    );
+    expect(displayUrl("/v1/cards/whsec%5F9Kd2Lp7Qw4Er1Ty6Ui3Op8As5Df0GhJk?x=1", 1024)).toBe(
+      "/v1/cards/whsec_9Kd2…?x=1",
     );
   });
 
@@ -231,5 +244,73 @@ describe("maskCardNumbers against a one-pass reference scan", () => {
     // 11 digits read with %20 as a separator; 12 when the match starts on the escape's 2.
     expect(reference("5%201234567890")).toBe("5%201234567890");
     expect(maskCardNumbers("5%201234567890")).toBe("5%2012****7890");
+  });
+});
+
+describe("maskCredentials", () => {
+  // One of each credential shape this API issues (kernel/mask.ts, CREDENTIAL).
+  const shapes = [
+    ["a sandbox service-key secret", "key_test_Hn1Eqkt6efRlpzz19VZbT0WC4eJBTRk6", "key_test_Hn1E…"],
+    ["a production service-key secret", "key_live_4fQxT2mB7rLp1WcYd8sNaZkT9QwErTy7", "key_live_4fQx…"],
+    ["a webhook signing secret", "whsec_9Kd2Lp7Qw4Er1Ty6Ui3Op8As5Df0GhJk", "whsec_9Kd2…"],
+    ["a console session token", "csess_Zt4k9QwErTy7UiOp3AsDf5GhJkLz8Xc2Vb6Nm1Qw5E", "csess_Zt4k…"],
+    [
+      "a hosted-page token",
+      "v1.1763724135.Tb3kR9mQ2xW7pL4c.Jr5Xq0cW2v8tKn1bY6zHf3uLd9gSe4aPoM7iNwQxRk",
+      "v1.1763724135.Tb3k…",
+    ],
+  ] as const;
+
+  for (const [what, secret, shown] of shapes) {
+    it(`masks ${what} to its type and first four characters, wherever it stands`, () => {
+      expect(maskCredentials(secret)).toBe(shown);
+      expect(maskCredentials(`GET /v1/merchants?api_key=${secret}&limit=1`)).toBe(
+        `GET /v1/merchants?api_key=${shown}&limit=1`,
+      );
+      expect(maskCredentials(`/v1/merchants/${secret}/balance`)).toBe(`/v1/merchants/${shown}/balance`);
+      expect(maskCredentials(`{"authorization":"Bearer ${secret}","cookie":"payments_console=${secret}"}`)).toBe(
+        `{"authorization":"Bearer ${shown}","cookie":"payments_console=${shown}"}`,
+      );
+      // Idempotent: what was masked stays as it is.
+      expect(maskCredentials(shown)).toBe(shown);
+    });
+  }
+
+  it("masks a secret whose underscores are still percent-encoded (raw text, or a URL encoded twice)", () => {
+    expect(maskCredentials("key%5Ftest%5FHn1Eqkt6efRlpzz19VZbT0WC4eJBTRk6")).toBe("key%5Ftest%5FHn1E…");
+    expect(displayUrl("/v1/x?k=whsec%255F9Kd2Lp7Qw4Er1Ty6Ui3Op8As5Df0GhJk", 1024)).toBe("/v1/x?k=whsec%5F9Kd2…");
+  });
+
+  it("masks a secret cut short or lengthened, and hides how long it was", () => {
+    expect(maskCredentials("key_test_abcdef")).toBe("key_test_abcd…");
+    expect(maskCredentials(`key_live_${"x".repeat(200)}`)).toBe("key_live_xxxx…");
+    expect(maskCredentials("key_test_ab")).toBe("key_test_ab");
+  });
+
+  it("leaves ids, listed key prefixes and ordinary words alone", () => {
+    const untouched = [
+      "kid_2Bn8VcXz4LkJh6GfDs1QaWe3",
+      "we_3Fg7Hj2Kl9Zx4Cv8Bn1Mq6Wa",
+      '"key_prefix":"key_test_abcd"',
+      "key_test_",
+      "whsec_",
+      "the key_test_ prefix marks a sandbox key",
+      "node v1.20.3",
+      "v1.1763724135.short",
+    ];
+    for (const text of untouched) expect(maskCredentials(text)).toBe(text);
+  });
+});
+
+describe("maskSensitive", () => {
+  it("masks credentials and card numbers together", () => {
+    expect(maskSensitive("key=key_test_Hn1Eqkt6efRlpzz19VZbT0WC4eJBTRk6&card=4242424242424242")).toBe(
+      "key=key_test_Hn1E…&card=4242********4242",
+    );
+  });
+
+  it("masks a credential whose random part holds a long run of digits as a whole", () => {
+    // Card masking first would star the digits and leave the letters after them in clear.
+    expect(maskSensitive("key_test_ab123456789012345678cdEFGHijklmnopqr")).toBe("key_test_ab12…");
   });
 });

@@ -1,6 +1,7 @@
 import type { components } from "@payments/contract/types";
 import creditCardType from "credit-card-type";
 import { DomainError, invalid } from "../kernel/errors.ts";
+import { luhnValid } from "../kernel/free-text.ts";
 import { maskPan } from "../kernel/mask.ts";
 
 // Card checks for POST /v1/tokens (operation createToken, spec/resources/tokens.tsp): Luhn and brand
@@ -57,21 +58,6 @@ export interface ValidCard {
 /** TokenCreate.card accepts spaces and dashes between digit groups; the PAN is the digits alone. */
 export function normalizePan(input: string): string {
   return input.replace(/[ -]/g, "");
-}
-
-/** The Luhn (mod 10) check digit test; false for anything that is not a non-empty string of digits. */
-export function luhnValid(pan: string): boolean {
-  if (!/^[0-9]+$/.test(pan)) return false;
-  let sum = 0;
-  for (let i = 0; i < pan.length; i++) {
-    let digit = pan.charCodeAt(pan.length - 1 - i) - 48;
-    if (i % 2 === 1) {
-      digit *= 2;
-      if (digit > 9) digit -= 9;
-    }
-    sum += digit;
-  }
-  return sum % 10 === 0;
 }
 
 /** The library's answer for a number, uncached. */

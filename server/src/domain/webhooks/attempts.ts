@@ -1,7 +1,7 @@
 import type { AppStore, AppTx } from "../collections.ts";
 import type { Now } from "../kernel/caller.ts";
 import { type EventDoc, eventObject, recordEvent } from "../kernel/events.ts";
-import { maskCardNumbers } from "../kernel/mask.ts";
+import { maskSensitive } from "../kernel/mask.ts";
 import { iso } from "../kernel/time.ts";
 import type { VaultKeys } from "../vault/crypto.ts";
 import { signingSecrets } from "./endpoints.ts";
@@ -92,9 +92,9 @@ export function attemptLog(deps: {
       attempted_at: iso(at),
       status_code: result.kind === "response" ? result.status : null,
       error: result.kind === "error" ? result.error : null,
-      error_message: result.kind === "error" ? maskCardNumbers(result.message) : null,
+      error_message: result.kind === "error" ? maskSensitive(result.message) : null,
       latency_ms: Math.max(0, Math.round(result.latencyMs)),
-      response_body: result.kind === "response" ? maskCardNumbers(result.body) : null,
+      response_body: result.kind === "response" ? maskSensitive(result.body) : null,
       succeeded: ok,
       next_attempt_at: next,
     };
