@@ -3289,6 +3289,8 @@ export interface components {
             description: string | null;
             /** @description The event types it receives; `*` means all. */
             enabled_events: components["schemas"]["EnabledEvent"][];
+            /** @description How its deliveries are signed. */
+            signature_scheme: components["schemas"]["WebhookSignatureScheme"];
             status: components["schemas"]["WebhookEndpointStatus"];
             /** @description Why it is disabled, or `null` while enabled. */
             disabled_reason: components["schemas"]["WebhookEndpointDisabledReason"] | null;
@@ -3324,6 +3326,11 @@ export interface components {
             /** @description The event types to receive; `["*"]` for all. */
             enabled_events: components["schemas"]["EnabledEvent"][];
             description?: string;
+            /**
+             * @description How its deliveries are signed (default `x_service_signature`).
+             * @default x_service_signature
+             */
+            signature_scheme?: components["schemas"]["WebhookSignatureScheme"];
         };
         /**
          * @description `webhook_endpoint.disabled`: the platform disabled an endpoint by itself, after a 410 answer or after
@@ -3405,6 +3412,8 @@ export interface components {
             enabled_events?: components["schemas"]["EnabledEvent"][];
             /** @description `null` clears it. */
             description?: string | null;
+            /** @description Switches how its deliveries are signed, from the next attempt on. */
+            signature_scheme?: components["schemas"]["WebhookSignatureScheme"];
             /**
              * @description `true` stops deliveries: nothing new is made for it, and a pending one ends `failed` when its next
              *     attempt comes due (unless the endpoint is enabled again first). `false` enables it again and
@@ -3429,6 +3438,8 @@ export interface components {
             description: string | null;
             /** @description The event types it receives; `*` means all. */
             enabled_events: components["schemas"]["EnabledEvent"][];
+            /** @description How its deliveries are signed. */
+            signature_scheme: components["schemas"]["WebhookSignatureScheme"];
             status: components["schemas"]["WebhookEndpointStatus"];
             /** @description Why it is disabled, or `null` while enabled. */
             disabled_reason: components["schemas"]["WebhookEndpointDisabledReason"] | null;
@@ -3448,7 +3459,10 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
-            /** @description The signing secret, `whsec_` and 32 base62 characters: the HMAC-SHA256 key of `X-Service-Signature`. */
+            /**
+             * @description The signing secret, `whsec_` and 32 base62 characters: the HMAC-SHA256 key of
+             *     `X-Service-Signature`, or, for `standard_webhooks`, the secret to give a Standard Webhooks library.
+             */
             secret: string;
         };
         /** @description The body of POST /v1/webhook_endpoints/{id}/recover. */
@@ -3484,6 +3498,17 @@ export interface components {
              */
             grace_period_seconds?: number;
         };
+        /**
+         * @description How an endpoint's deliveries are signed (the `webhooks` section of this document describes both).
+         *     `x_service_signature`, the default: `X-Service-Signature: t=…,v1=…` (hex HMAC-SHA256 of
+         *     `<t>.<body>` keyed with the whole `whsec_…` secret; Stripe's libraries verify it).
+         *     `standard_webhooks`: the Standard Webhooks headers `webhook-id` (the event's id),
+         *     `webhook-timestamp` and `webhook-signature: v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">`,
+         *     keyed with the secret as Standard Webhooks reads a `whsec_` secret (the base64 after the prefix,
+         *     decoded), so the `standardwebhooks` and Svix libraries verify it with the secret as given.
+         * @enum {string}
+         */
+        WebhookSignatureScheme: "x_service_signature" | "standard_webhooks";
     };
     responses: never;
     parameters: {
@@ -3535,7 +3560,8 @@ export interface components {
         /** @description The event's id, the same on every attempt: the key to deduplicate on. */
         "WebhookDeliveryHeaders.eventId": components["schemas"]["EventId"];
         /**
-         * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+         * @description The signature of an endpoint whose `signature_scheme` is `x_service_signature` (the default), in
+         *     a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
          *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
          *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
          *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
@@ -3547,6 +3573,20 @@ export interface components {
         "WebhookDeliveryHeaders.signature": string;
         /** @description `PaymentsWebhooks/1.0`. */
         "WebhookDeliveryHeaders.userAgent": string;
+        /**
+         * @description Standard Webhooks (an endpoint whose `signature_scheme` is `standard_webhooks`, instead of
+         *     `X-Service-Signature`): the event's id, the same on every attempt.
+         */
+        "WebhookDeliveryHeaders.webhookId": components["schemas"]["EventId"];
+        /**
+         * @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`,
+         *     keyed with the bytes the base64 after the secret's `whsec_` decodes to; two, separated by a space,
+         *     while a secret rotation is in its grace period. Verify with a Standard Webhooks library
+         *     (`new Webhook(secret).verify(body, headers)` in the `standardwebhooks` npm package).
+         */
+        "WebhookDeliveryHeaders.webhookSignature": string;
+        /** @description Standard Webhooks: when the attempt was signed, in Unix seconds. */
+        "WebhookDeliveryHeaders.webhookTimestamp": string;
         /** @description Only deliveries with this status. */
         "WebhookDeliveryListParameters.status": components["schemas"]["WebhookDeliveryStatus"];
     };
@@ -11027,7 +11067,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 * @description The signature of an endpoint whose `signature_scheme` is `x_service_signature` (the default), in
+                 *     a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
                  *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
                  *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
                  *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
@@ -11036,7 +11077,21 @@ export interface operations {
                  *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
-                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                "X-Service-Signature"?: components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /**
+                 * @description Standard Webhooks (an endpoint whose `signature_scheme` is `standard_webhooks`, instead of
+                 *     `X-Service-Signature`): the event's id, the same on every attempt.
+                 */
+                "webhook-id"?: components["parameters"]["WebhookDeliveryHeaders.webhookId"];
+                /** @description Standard Webhooks: when the attempt was signed, in Unix seconds. */
+                "webhook-timestamp"?: components["parameters"]["WebhookDeliveryHeaders.webhookTimestamp"];
+                /**
+                 * @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`,
+                 *     keyed with the bytes the base64 after the secret's `whsec_` decodes to; two, separated by a space,
+                 *     while a secret rotation is in its grace period. Verify with a Standard Webhooks library
+                 *     (`new Webhook(secret).verify(body, headers)` in the `standardwebhooks` npm package).
+                 */
+                "webhook-signature"?: components["parameters"]["WebhookDeliveryHeaders.webhookSignature"];
                 /** @description The event's id, the same on every attempt: the key to deduplicate on. */
                 "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
                 /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
@@ -11076,7 +11131,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 * @description The signature of an endpoint whose `signature_scheme` is `x_service_signature` (the default), in
+                 *     a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
                  *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
                  *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
                  *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
@@ -11085,7 +11141,21 @@ export interface operations {
                  *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
-                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                "X-Service-Signature"?: components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /**
+                 * @description Standard Webhooks (an endpoint whose `signature_scheme` is `standard_webhooks`, instead of
+                 *     `X-Service-Signature`): the event's id, the same on every attempt.
+                 */
+                "webhook-id"?: components["parameters"]["WebhookDeliveryHeaders.webhookId"];
+                /** @description Standard Webhooks: when the attempt was signed, in Unix seconds. */
+                "webhook-timestamp"?: components["parameters"]["WebhookDeliveryHeaders.webhookTimestamp"];
+                /**
+                 * @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`,
+                 *     keyed with the bytes the base64 after the secret's `whsec_` decodes to; two, separated by a space,
+                 *     while a secret rotation is in its grace period. Verify with a Standard Webhooks library
+                 *     (`new Webhook(secret).verify(body, headers)` in the `standardwebhooks` npm package).
+                 */
+                "webhook-signature"?: components["parameters"]["WebhookDeliveryHeaders.webhookSignature"];
                 /** @description The event's id, the same on every attempt: the key to deduplicate on. */
                 "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
                 /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
@@ -11125,7 +11195,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 * @description The signature of an endpoint whose `signature_scheme` is `x_service_signature` (the default), in
+                 *     a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
                  *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
                  *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
                  *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
@@ -11134,7 +11205,21 @@ export interface operations {
                  *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
-                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                "X-Service-Signature"?: components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /**
+                 * @description Standard Webhooks (an endpoint whose `signature_scheme` is `standard_webhooks`, instead of
+                 *     `X-Service-Signature`): the event's id, the same on every attempt.
+                 */
+                "webhook-id"?: components["parameters"]["WebhookDeliveryHeaders.webhookId"];
+                /** @description Standard Webhooks: when the attempt was signed, in Unix seconds. */
+                "webhook-timestamp"?: components["parameters"]["WebhookDeliveryHeaders.webhookTimestamp"];
+                /**
+                 * @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`,
+                 *     keyed with the bytes the base64 after the secret's `whsec_` decodes to; two, separated by a space,
+                 *     while a secret rotation is in its grace period. Verify with a Standard Webhooks library
+                 *     (`new Webhook(secret).verify(body, headers)` in the `standardwebhooks` npm package).
+                 */
+                "webhook-signature"?: components["parameters"]["WebhookDeliveryHeaders.webhookSignature"];
                 /** @description The event's id, the same on every attempt: the key to deduplicate on. */
                 "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
                 /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
@@ -11174,7 +11259,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 * @description The signature of an endpoint whose `signature_scheme` is `x_service_signature` (the default), in
+                 *     a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
                  *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
                  *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
                  *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
@@ -11183,7 +11269,21 @@ export interface operations {
                  *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
-                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                "X-Service-Signature"?: components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /**
+                 * @description Standard Webhooks (an endpoint whose `signature_scheme` is `standard_webhooks`, instead of
+                 *     `X-Service-Signature`): the event's id, the same on every attempt.
+                 */
+                "webhook-id"?: components["parameters"]["WebhookDeliveryHeaders.webhookId"];
+                /** @description Standard Webhooks: when the attempt was signed, in Unix seconds. */
+                "webhook-timestamp"?: components["parameters"]["WebhookDeliveryHeaders.webhookTimestamp"];
+                /**
+                 * @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`,
+                 *     keyed with the bytes the base64 after the secret's `whsec_` decodes to; two, separated by a space,
+                 *     while a secret rotation is in its grace period. Verify with a Standard Webhooks library
+                 *     (`new Webhook(secret).verify(body, headers)` in the `standardwebhooks` npm package).
+                 */
+                "webhook-signature"?: components["parameters"]["WebhookDeliveryHeaders.webhookSignature"];
                 /** @description The event's id, the same on every attempt: the key to deduplicate on. */
                 "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
                 /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
@@ -11223,7 +11323,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 * @description The signature of an endpoint whose `signature_scheme` is `x_service_signature` (the default), in
+                 *     a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
                  *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
                  *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
                  *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
@@ -11232,7 +11333,21 @@ export interface operations {
                  *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
-                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                "X-Service-Signature"?: components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /**
+                 * @description Standard Webhooks (an endpoint whose `signature_scheme` is `standard_webhooks`, instead of
+                 *     `X-Service-Signature`): the event's id, the same on every attempt.
+                 */
+                "webhook-id"?: components["parameters"]["WebhookDeliveryHeaders.webhookId"];
+                /** @description Standard Webhooks: when the attempt was signed, in Unix seconds. */
+                "webhook-timestamp"?: components["parameters"]["WebhookDeliveryHeaders.webhookTimestamp"];
+                /**
+                 * @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`,
+                 *     keyed with the bytes the base64 after the secret's `whsec_` decodes to; two, separated by a space,
+                 *     while a secret rotation is in its grace period. Verify with a Standard Webhooks library
+                 *     (`new Webhook(secret).verify(body, headers)` in the `standardwebhooks` npm package).
+                 */
+                "webhook-signature"?: components["parameters"]["WebhookDeliveryHeaders.webhookSignature"];
                 /** @description The event's id, the same on every attempt: the key to deduplicate on. */
                 "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
                 /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
@@ -11272,7 +11387,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 * @description The signature of an endpoint whose `signature_scheme` is `x_service_signature` (the default), in
+                 *     a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
                  *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
                  *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
                  *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
@@ -11281,7 +11397,21 @@ export interface operations {
                  *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
-                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                "X-Service-Signature"?: components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /**
+                 * @description Standard Webhooks (an endpoint whose `signature_scheme` is `standard_webhooks`, instead of
+                 *     `X-Service-Signature`): the event's id, the same on every attempt.
+                 */
+                "webhook-id"?: components["parameters"]["WebhookDeliveryHeaders.webhookId"];
+                /** @description Standard Webhooks: when the attempt was signed, in Unix seconds. */
+                "webhook-timestamp"?: components["parameters"]["WebhookDeliveryHeaders.webhookTimestamp"];
+                /**
+                 * @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`,
+                 *     keyed with the bytes the base64 after the secret's `whsec_` decodes to; two, separated by a space,
+                 *     while a secret rotation is in its grace period. Verify with a Standard Webhooks library
+                 *     (`new Webhook(secret).verify(body, headers)` in the `standardwebhooks` npm package).
+                 */
+                "webhook-signature"?: components["parameters"]["WebhookDeliveryHeaders.webhookSignature"];
                 /** @description The event's id, the same on every attempt: the key to deduplicate on. */
                 "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
                 /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
@@ -11321,7 +11451,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 * @description The signature of an endpoint whose `signature_scheme` is `x_service_signature` (the default), in
+                 *     a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
                  *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
                  *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
                  *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
@@ -11330,7 +11461,21 @@ export interface operations {
                  *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
-                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                "X-Service-Signature"?: components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /**
+                 * @description Standard Webhooks (an endpoint whose `signature_scheme` is `standard_webhooks`, instead of
+                 *     `X-Service-Signature`): the event's id, the same on every attempt.
+                 */
+                "webhook-id"?: components["parameters"]["WebhookDeliveryHeaders.webhookId"];
+                /** @description Standard Webhooks: when the attempt was signed, in Unix seconds. */
+                "webhook-timestamp"?: components["parameters"]["WebhookDeliveryHeaders.webhookTimestamp"];
+                /**
+                 * @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`,
+                 *     keyed with the bytes the base64 after the secret's `whsec_` decodes to; two, separated by a space,
+                 *     while a secret rotation is in its grace period. Verify with a Standard Webhooks library
+                 *     (`new Webhook(secret).verify(body, headers)` in the `standardwebhooks` npm package).
+                 */
+                "webhook-signature"?: components["parameters"]["WebhookDeliveryHeaders.webhookSignature"];
                 /** @description The event's id, the same on every attempt: the key to deduplicate on. */
                 "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
                 /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
@@ -11370,7 +11515,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 * @description The signature of an endpoint whose `signature_scheme` is `x_service_signature` (the default), in
+                 *     a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
                  *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
                  *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
                  *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
@@ -11379,7 +11525,21 @@ export interface operations {
                  *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
-                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                "X-Service-Signature"?: components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /**
+                 * @description Standard Webhooks (an endpoint whose `signature_scheme` is `standard_webhooks`, instead of
+                 *     `X-Service-Signature`): the event's id, the same on every attempt.
+                 */
+                "webhook-id"?: components["parameters"]["WebhookDeliveryHeaders.webhookId"];
+                /** @description Standard Webhooks: when the attempt was signed, in Unix seconds. */
+                "webhook-timestamp"?: components["parameters"]["WebhookDeliveryHeaders.webhookTimestamp"];
+                /**
+                 * @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`,
+                 *     keyed with the bytes the base64 after the secret's `whsec_` decodes to; two, separated by a space,
+                 *     while a secret rotation is in its grace period. Verify with a Standard Webhooks library
+                 *     (`new Webhook(secret).verify(body, headers)` in the `standardwebhooks` npm package).
+                 */
+                "webhook-signature"?: components["parameters"]["WebhookDeliveryHeaders.webhookSignature"];
                 /** @description The event's id, the same on every attempt: the key to deduplicate on. */
                 "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
                 /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
@@ -11419,7 +11579,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 * @description The signature of an endpoint whose `signature_scheme` is `x_service_signature` (the default), in
+                 *     a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
                  *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
                  *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
                  *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
@@ -11428,7 +11589,21 @@ export interface operations {
                  *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
-                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                "X-Service-Signature"?: components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /**
+                 * @description Standard Webhooks (an endpoint whose `signature_scheme` is `standard_webhooks`, instead of
+                 *     `X-Service-Signature`): the event's id, the same on every attempt.
+                 */
+                "webhook-id"?: components["parameters"]["WebhookDeliveryHeaders.webhookId"];
+                /** @description Standard Webhooks: when the attempt was signed, in Unix seconds. */
+                "webhook-timestamp"?: components["parameters"]["WebhookDeliveryHeaders.webhookTimestamp"];
+                /**
+                 * @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`,
+                 *     keyed with the bytes the base64 after the secret's `whsec_` decodes to; two, separated by a space,
+                 *     while a secret rotation is in its grace period. Verify with a Standard Webhooks library
+                 *     (`new Webhook(secret).verify(body, headers)` in the `standardwebhooks` npm package).
+                 */
+                "webhook-signature"?: components["parameters"]["WebhookDeliveryHeaders.webhookSignature"];
                 /** @description The event's id, the same on every attempt: the key to deduplicate on. */
                 "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
                 /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
@@ -11468,7 +11643,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 * @description The signature of an endpoint whose `signature_scheme` is `x_service_signature` (the default), in
+                 *     a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
                  *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
                  *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
                  *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
@@ -11477,7 +11653,21 @@ export interface operations {
                  *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
-                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                "X-Service-Signature"?: components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /**
+                 * @description Standard Webhooks (an endpoint whose `signature_scheme` is `standard_webhooks`, instead of
+                 *     `X-Service-Signature`): the event's id, the same on every attempt.
+                 */
+                "webhook-id"?: components["parameters"]["WebhookDeliveryHeaders.webhookId"];
+                /** @description Standard Webhooks: when the attempt was signed, in Unix seconds. */
+                "webhook-timestamp"?: components["parameters"]["WebhookDeliveryHeaders.webhookTimestamp"];
+                /**
+                 * @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`,
+                 *     keyed with the bytes the base64 after the secret's `whsec_` decodes to; two, separated by a space,
+                 *     while a secret rotation is in its grace period. Verify with a Standard Webhooks library
+                 *     (`new Webhook(secret).verify(body, headers)` in the `standardwebhooks` npm package).
+                 */
+                "webhook-signature"?: components["parameters"]["WebhookDeliveryHeaders.webhookSignature"];
                 /** @description The event's id, the same on every attempt: the key to deduplicate on. */
                 "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
                 /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
@@ -11517,7 +11707,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 * @description The signature of an endpoint whose `signature_scheme` is `x_service_signature` (the default), in
+                 *     a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
                  *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
                  *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
                  *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
@@ -11526,7 +11717,21 @@ export interface operations {
                  *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
-                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                "X-Service-Signature"?: components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /**
+                 * @description Standard Webhooks (an endpoint whose `signature_scheme` is `standard_webhooks`, instead of
+                 *     `X-Service-Signature`): the event's id, the same on every attempt.
+                 */
+                "webhook-id"?: components["parameters"]["WebhookDeliveryHeaders.webhookId"];
+                /** @description Standard Webhooks: when the attempt was signed, in Unix seconds. */
+                "webhook-timestamp"?: components["parameters"]["WebhookDeliveryHeaders.webhookTimestamp"];
+                /**
+                 * @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`,
+                 *     keyed with the bytes the base64 after the secret's `whsec_` decodes to; two, separated by a space,
+                 *     while a secret rotation is in its grace period. Verify with a Standard Webhooks library
+                 *     (`new Webhook(secret).verify(body, headers)` in the `standardwebhooks` npm package).
+                 */
+                "webhook-signature"?: components["parameters"]["WebhookDeliveryHeaders.webhookSignature"];
                 /** @description The event's id, the same on every attempt: the key to deduplicate on. */
                 "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
                 /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
@@ -11566,7 +11771,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 * @description The signature of an endpoint whose `signature_scheme` is `x_service_signature` (the default), in
+                 *     a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
                  *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
                  *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
                  *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
@@ -11575,7 +11781,21 @@ export interface operations {
                  *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
-                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                "X-Service-Signature"?: components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /**
+                 * @description Standard Webhooks (an endpoint whose `signature_scheme` is `standard_webhooks`, instead of
+                 *     `X-Service-Signature`): the event's id, the same on every attempt.
+                 */
+                "webhook-id"?: components["parameters"]["WebhookDeliveryHeaders.webhookId"];
+                /** @description Standard Webhooks: when the attempt was signed, in Unix seconds. */
+                "webhook-timestamp"?: components["parameters"]["WebhookDeliveryHeaders.webhookTimestamp"];
+                /**
+                 * @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`,
+                 *     keyed with the bytes the base64 after the secret's `whsec_` decodes to; two, separated by a space,
+                 *     while a secret rotation is in its grace period. Verify with a Standard Webhooks library
+                 *     (`new Webhook(secret).verify(body, headers)` in the `standardwebhooks` npm package).
+                 */
+                "webhook-signature"?: components["parameters"]["WebhookDeliveryHeaders.webhookSignature"];
                 /** @description The event's id, the same on every attempt: the key to deduplicate on. */
                 "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
                 /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
@@ -11615,7 +11835,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 * @description The signature of an endpoint whose `signature_scheme` is `x_service_signature` (the default), in
+                 *     a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
                  *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
                  *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
                  *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
@@ -11624,7 +11845,21 @@ export interface operations {
                  *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
-                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                "X-Service-Signature"?: components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /**
+                 * @description Standard Webhooks (an endpoint whose `signature_scheme` is `standard_webhooks`, instead of
+                 *     `X-Service-Signature`): the event's id, the same on every attempt.
+                 */
+                "webhook-id"?: components["parameters"]["WebhookDeliveryHeaders.webhookId"];
+                /** @description Standard Webhooks: when the attempt was signed, in Unix seconds. */
+                "webhook-timestamp"?: components["parameters"]["WebhookDeliveryHeaders.webhookTimestamp"];
+                /**
+                 * @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`,
+                 *     keyed with the bytes the base64 after the secret's `whsec_` decodes to; two, separated by a space,
+                 *     while a secret rotation is in its grace period. Verify with a Standard Webhooks library
+                 *     (`new Webhook(secret).verify(body, headers)` in the `standardwebhooks` npm package).
+                 */
+                "webhook-signature"?: components["parameters"]["WebhookDeliveryHeaders.webhookSignature"];
                 /** @description The event's id, the same on every attempt: the key to deduplicate on. */
                 "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
                 /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
@@ -11664,7 +11899,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 * @description The signature of an endpoint whose `signature_scheme` is `x_service_signature` (the default), in
+                 *     a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
                  *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
                  *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
                  *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
@@ -11673,7 +11909,21 @@ export interface operations {
                  *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
-                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                "X-Service-Signature"?: components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /**
+                 * @description Standard Webhooks (an endpoint whose `signature_scheme` is `standard_webhooks`, instead of
+                 *     `X-Service-Signature`): the event's id, the same on every attempt.
+                 */
+                "webhook-id"?: components["parameters"]["WebhookDeliveryHeaders.webhookId"];
+                /** @description Standard Webhooks: when the attempt was signed, in Unix seconds. */
+                "webhook-timestamp"?: components["parameters"]["WebhookDeliveryHeaders.webhookTimestamp"];
+                /**
+                 * @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`,
+                 *     keyed with the bytes the base64 after the secret's `whsec_` decodes to; two, separated by a space,
+                 *     while a secret rotation is in its grace period. Verify with a Standard Webhooks library
+                 *     (`new Webhook(secret).verify(body, headers)` in the `standardwebhooks` npm package).
+                 */
+                "webhook-signature"?: components["parameters"]["WebhookDeliveryHeaders.webhookSignature"];
                 /** @description The event's id, the same on every attempt: the key to deduplicate on. */
                 "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
                 /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
@@ -11713,7 +11963,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 * @description The signature of an endpoint whose `signature_scheme` is `x_service_signature` (the default), in
+                 *     a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
                  *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
                  *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
                  *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
@@ -11722,7 +11973,21 @@ export interface operations {
                  *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
-                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                "X-Service-Signature"?: components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /**
+                 * @description Standard Webhooks (an endpoint whose `signature_scheme` is `standard_webhooks`, instead of
+                 *     `X-Service-Signature`): the event's id, the same on every attempt.
+                 */
+                "webhook-id"?: components["parameters"]["WebhookDeliveryHeaders.webhookId"];
+                /** @description Standard Webhooks: when the attempt was signed, in Unix seconds. */
+                "webhook-timestamp"?: components["parameters"]["WebhookDeliveryHeaders.webhookTimestamp"];
+                /**
+                 * @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`,
+                 *     keyed with the bytes the base64 after the secret's `whsec_` decodes to; two, separated by a space,
+                 *     while a secret rotation is in its grace period. Verify with a Standard Webhooks library
+                 *     (`new Webhook(secret).verify(body, headers)` in the `standardwebhooks` npm package).
+                 */
+                "webhook-signature"?: components["parameters"]["WebhookDeliveryHeaders.webhookSignature"];
                 /** @description The event's id, the same on every attempt: the key to deduplicate on. */
                 "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
                 /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
@@ -11762,7 +12027,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 * @description The signature of an endpoint whose `signature_scheme` is `x_service_signature` (the default), in
+                 *     a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
                  *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
                  *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
                  *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
@@ -11771,7 +12037,21 @@ export interface operations {
                  *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
-                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                "X-Service-Signature"?: components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /**
+                 * @description Standard Webhooks (an endpoint whose `signature_scheme` is `standard_webhooks`, instead of
+                 *     `X-Service-Signature`): the event's id, the same on every attempt.
+                 */
+                "webhook-id"?: components["parameters"]["WebhookDeliveryHeaders.webhookId"];
+                /** @description Standard Webhooks: when the attempt was signed, in Unix seconds. */
+                "webhook-timestamp"?: components["parameters"]["WebhookDeliveryHeaders.webhookTimestamp"];
+                /**
+                 * @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`,
+                 *     keyed with the bytes the base64 after the secret's `whsec_` decodes to; two, separated by a space,
+                 *     while a secret rotation is in its grace period. Verify with a Standard Webhooks library
+                 *     (`new Webhook(secret).verify(body, headers)` in the `standardwebhooks` npm package).
+                 */
+                "webhook-signature"?: components["parameters"]["WebhookDeliveryHeaders.webhookSignature"];
                 /** @description The event's id, the same on every attempt: the key to deduplicate on. */
                 "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
                 /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
@@ -11811,7 +12091,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 * @description The signature of an endpoint whose `signature_scheme` is `x_service_signature` (the default), in
+                 *     a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
                  *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
                  *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
                  *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
@@ -11820,7 +12101,21 @@ export interface operations {
                  *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
-                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                "X-Service-Signature"?: components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /**
+                 * @description Standard Webhooks (an endpoint whose `signature_scheme` is `standard_webhooks`, instead of
+                 *     `X-Service-Signature`): the event's id, the same on every attempt.
+                 */
+                "webhook-id"?: components["parameters"]["WebhookDeliveryHeaders.webhookId"];
+                /** @description Standard Webhooks: when the attempt was signed, in Unix seconds. */
+                "webhook-timestamp"?: components["parameters"]["WebhookDeliveryHeaders.webhookTimestamp"];
+                /**
+                 * @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`,
+                 *     keyed with the bytes the base64 after the secret's `whsec_` decodes to; two, separated by a space,
+                 *     while a secret rotation is in its grace period. Verify with a Standard Webhooks library
+                 *     (`new Webhook(secret).verify(body, headers)` in the `standardwebhooks` npm package).
+                 */
+                "webhook-signature"?: components["parameters"]["WebhookDeliveryHeaders.webhookSignature"];
                 /** @description The event's id, the same on every attempt: the key to deduplicate on. */
                 "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
                 /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
@@ -11860,7 +12155,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 * @description The signature of an endpoint whose `signature_scheme` is `x_service_signature` (the default), in
+                 *     a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
                  *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
                  *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
                  *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
@@ -11869,7 +12165,21 @@ export interface operations {
                  *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
-                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                "X-Service-Signature"?: components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /**
+                 * @description Standard Webhooks (an endpoint whose `signature_scheme` is `standard_webhooks`, instead of
+                 *     `X-Service-Signature`): the event's id, the same on every attempt.
+                 */
+                "webhook-id"?: components["parameters"]["WebhookDeliveryHeaders.webhookId"];
+                /** @description Standard Webhooks: when the attempt was signed, in Unix seconds. */
+                "webhook-timestamp"?: components["parameters"]["WebhookDeliveryHeaders.webhookTimestamp"];
+                /**
+                 * @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`,
+                 *     keyed with the bytes the base64 after the secret's `whsec_` decodes to; two, separated by a space,
+                 *     while a secret rotation is in its grace period. Verify with a Standard Webhooks library
+                 *     (`new Webhook(secret).verify(body, headers)` in the `standardwebhooks` npm package).
+                 */
+                "webhook-signature"?: components["parameters"]["WebhookDeliveryHeaders.webhookSignature"];
                 /** @description The event's id, the same on every attempt: the key to deduplicate on. */
                 "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
                 /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
@@ -11909,7 +12219,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 * @description The signature of an endpoint whose `signature_scheme` is `x_service_signature` (the default), in
+                 *     a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
                  *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
                  *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
                  *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
@@ -11918,7 +12229,21 @@ export interface operations {
                  *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
-                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                "X-Service-Signature"?: components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /**
+                 * @description Standard Webhooks (an endpoint whose `signature_scheme` is `standard_webhooks`, instead of
+                 *     `X-Service-Signature`): the event's id, the same on every attempt.
+                 */
+                "webhook-id"?: components["parameters"]["WebhookDeliveryHeaders.webhookId"];
+                /** @description Standard Webhooks: when the attempt was signed, in Unix seconds. */
+                "webhook-timestamp"?: components["parameters"]["WebhookDeliveryHeaders.webhookTimestamp"];
+                /**
+                 * @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`,
+                 *     keyed with the bytes the base64 after the secret's `whsec_` decodes to; two, separated by a space,
+                 *     while a secret rotation is in its grace period. Verify with a Standard Webhooks library
+                 *     (`new Webhook(secret).verify(body, headers)` in the `standardwebhooks` npm package).
+                 */
+                "webhook-signature"?: components["parameters"]["WebhookDeliveryHeaders.webhookSignature"];
                 /** @description The event's id, the same on every attempt: the key to deduplicate on. */
                 "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
                 /** @description The delivery's id (this event to this endpoint), as in the attempt log. */

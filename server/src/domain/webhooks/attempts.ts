@@ -9,7 +9,7 @@ import { signingSecrets } from "./endpoints.ts";
 import type { WebhookAttemptRecord, WebhookDeliveryDoc, WebhookEndpointDoc } from "./records.ts";
 import { retryDelayMs } from "./schedule.ts";
 import type { DeliveryResult } from "./sender.ts";
-import { signatureHeader } from "./signing.ts";
+import { signatureHeader, signatureScheme, standardWebhooksHeaders } from "./signing.ts";
 
 // One delivery attempt, as the dispatcher (./dispatcher.ts) makes it: the request a receiver gets (the
 // contract's WebhookDeliveryHeaders), and what its outcome does to the delivery (the attempt log, the
@@ -17,7 +17,11 @@ import { signatureHeader } from "./signing.ts";
 
 export const USER_AGENT = "PaymentsWebhooks/1.0";
 
-/** The body and headers of one attempt: the event as the API shows it, signed with the endpoint's secrets. */
+/**
+ * The body and headers of one attempt: the event as the API shows it, signed with the endpoint's secrets
+ * in the endpoint's scheme (./signing.ts). `at` is the server's own time, never a sandbox clock's: the
+ * receiver checks the signed timestamp against its clock.
+ */
 export function deliveryRequest(a: {
   event: EventDoc;
   endpoint: WebhookEndpointDoc;
@@ -27,14 +31,16 @@ export function deliveryRequest(a: {
   keys: VaultKeys;
 }): { url: string; headers: Record<string, string>; body: string } {
   const body = JSON.stringify(eventObject(a.event));
+  const timestamp = Math.floor(a.at.getTime() / 1000);
+  const secrets = signingSecrets(a.endpoint, a.at, a.keys);
+  const signed =
+    signatureScheme(a.endpoint) === "standard_webhooks"
+      ? standardWebhooksHeaders(a.event.id, timestamp, body, secrets)
+      : { "x-service-signature": signatureHeader(timestamp, body, secrets) };
   const headers = {
     "content-type": "application/json",
     "user-agent": USER_AGENT,
-    "x-service-signature": signatureHeader(
-      Math.floor(a.at.getTime() / 1000),
-      body,
-      signingSecrets(a.endpoint, a.at, a.keys),
-    ),
+    ...signed,
     "x-service-event-id": a.event.id,
     "x-service-delivery-id": a.delivery.id,
     "x-service-delivery-attempt": String(a.number),

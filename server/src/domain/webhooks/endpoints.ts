@@ -5,9 +5,10 @@ import { commit } from "../kernel/commit.ts";
 import { inEnvironment } from "../kernel/environment.ts";
 import { DomainError, invalid, notFound } from "../kernel/errors.ts";
 import { newId, randomBase62 } from "../kernel/ids.ts";
+import { defaulted } from "../kernel/operations.ts";
 import { createdAt, iso } from "../kernel/time.ts";
 import { openSecret, sealSecret, type VaultKeys } from "../vault/crypto.ts";
-import type { EnabledEvent, WebhookEndpointDoc } from "./records.ts";
+import type { EnabledEvent, SignatureScheme, WebhookEndpointDoc } from "./records.ts";
 import { type AddressPolicy, checkEndpointUrl, type Resolver } from "./ssrf.ts";
 
 // Webhook endpoints and their signing secrets (spec/resources/webhook-endpoints.tsp). Their deliveries
@@ -45,12 +46,15 @@ export interface EndpointCreate {
   url: string;
   enabled_events: EnabledEvent[];
   description?: string | undefined;
+  /** The contract gives it a default (x_service_signature), which the request validator fills in. */
+  signature_scheme?: SignatureScheme | undefined;
 }
 
 export interface EndpointUpdate {
   url?: string | undefined;
   enabled_events?: EnabledEvent[] | undefined;
   description?: string | null | undefined;
+  signature_scheme?: SignatureScheme | undefined;
   disabled?: boolean | undefined;
 }
 
@@ -115,6 +119,7 @@ export function createWebhookEndpoints(deps: WebhookEndpointsDeps) {
         url: input.url,
         description: input.description ?? null,
         enabled_events: distinct(input.enabled_events),
+        signature_scheme: defaulted(input.signature_scheme, "signature_scheme"),
         status: "enabled",
         disabled_reason: null,
         failing_since: null,
@@ -143,6 +148,7 @@ export function createWebhookEndpoints(deps: WebhookEndpointsDeps) {
       if (changes.url !== undefined) set.url = changes.url;
       if (changes.enabled_events !== undefined) set.enabled_events = distinct(changes.enabled_events);
       if (changes.description !== undefined) set.description = changes.description;
+      if (changes.signature_scheme !== undefined) set.signature_scheme = changes.signature_scheme;
       if (changes.disabled === true && endpoint.status === "enabled") {
         set.status = "disabled";
         set.disabled_reason = "requested";

@@ -7,12 +7,17 @@ import type { SealedSecret } from "../vault/crypto.ts";
 /** An event type an endpoint subscribes to, or `*` for all (the contract's EnabledEvent). */
 export type EnabledEvent = components["schemas"]["EnabledEvent"];
 
+/** How an endpoint's deliveries are signed (the contract's WebhookSignatureScheme). */
+export type SignatureScheme = components["schemas"]["WebhookSignatureScheme"];
+
 /** A URL that receives events (spec/resources/webhook-endpoints.tsp, WebhookEndpoint). */
 export interface WebhookEndpointDoc extends BaseDoc {
   url: string;
   description: string | null;
   /** Event types, or "*" for all. */
   enabled_events: EnabledEvent[];
+  /** Absent on endpoints made before the choice existed: they sign as `x_service_signature`. */
+  signature_scheme?: SignatureScheme;
   status: "enabled" | "disabled";
   disabled_reason: "requested" | "gone" | "failing" | null;
   /** The first failed attempt since the last success, or null. */
