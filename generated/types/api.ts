@@ -778,6 +778,51 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sandbox/clock": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the sandbox clock
+         * @description The sandbox's time now, and how far it runs ahead of the server's own clock.
+         */
+        get: operations["getSandboxClock"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sandbox/clock/advance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Advance the sandbox clock
+         * @description Moves the sandbox clock forward by `seconds`, or to `to`, never back. On the way it stops at each
+         *     time something becomes due and runs it then, in order (a cashout sent one hour in is then asked
+         *     about a transit period later, on the way), and it answers once everything due by the new time has
+         *     run, saying what ran. Events and webhook deliveries it causes are made and delivered as usual (the
+         *     answer waits for the attempts due by the new time). One advance at a time: another one running
+         *     makes this a 409 `conflict`.
+         */
+        post: operations["advanceSandboxClock"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/service_keys": {
         parameters: {
             query?: never;
@@ -2920,6 +2965,99 @@ export interface components {
         SandboxCashoutFail: {
             /** @description The failure to simulate; default `could_not_process`. */
             failure_code?: components["schemas"]["CashoutFailureCode"];
+        };
+        /**
+         * @description The sandbox's clock. The sandbox environment keeps its own time: the server's clock plus an offset
+         *     that only grows, one per store (so every instance on a store shares it, and two deployments never
+         *     do). Everything of the sandbox is on it: `created_at` and `updated_at` of what is made, a local
+         *     payment's expiry, a capture's settlement (`available_on`), a fraud review's window, a cashout's
+         *     progress, a payment link's `expires_at`, webhook retries and the attempt log. Production's time is the
+         *     server's, never moved. Service keys, console sessions, the request log, Idempotency-Key and rate-limit
+         *     windows and webhook signatures' timestamps stay on the server's own clock in both environments.
+         */
+        SandboxClock: {
+            /** @enum {string} */
+            object: "sandbox_clock";
+            /**
+             * Format: date-time
+             * @description The sandbox's time now.
+             */
+            now: string;
+            /**
+             * Format: int64
+             * @description How far the sandbox runs ahead of the server's own clock, in whole seconds (0 until first advanced).
+             */
+            offset_seconds: number;
+            livemode: boolean;
+        };
+        /** @description The answer to POST /v1/sandbox/clock/advance. */
+        SandboxClockAdvance: {
+            /** @enum {string} */
+            object: "sandbox_clock_advance";
+            /**
+             * Format: date-time
+             * @description The sandbox's time before the move.
+             */
+            from: string;
+            /** @description The clock after the move, and after everything that became due ran. */
+            clock: components["schemas"]["SandboxClock"];
+            ran: components["schemas"]["SandboxClockWork"];
+        };
+        /** @description The body of POST /v1/sandbox/clock/advance: exactly one of `seconds` and `to`. */
+        SandboxClockAdvanceRequest: {
+            /**
+             * Format: int32
+             * @description How far to move the clock forward, in whole seconds (at most 366 days).
+             */
+            seconds?: number;
+            /**
+             * Format: date-time
+             * @description The time to move the clock to: not before the sandbox's time now, at most 366 days after it.
+             */
+            to?: string;
+        };
+        /** @description What became due while the clock moved, and ran, by kind. */
+        SandboxClockWork: {
+            /**
+             * Format: int32
+             * @description Pending capture credits that became `available` (settlement).
+             */
+            balances_settled: number;
+            /**
+             * Format: int32
+             * @description Unpaid local payments (boleto, OXXO, ...) that expired (`payment.expired`).
+             */
+            charges_expired: number;
+            /**
+             * Format: int32
+             * @description Fraud reviews left open past their window: the charges were voided (`payment.voided`).
+             */
+            reviews_expired: number;
+            /**
+             * Format: int32
+             * @description Pending cashouts sent to the payout rail (now `in_transit`).
+             */
+            cashouts_sent: number;
+            /**
+             * Format: int32
+             * @description Cashouts in transit whose outcome came (`paid` or `failed`).
+             */
+            cashouts_finished: number;
+            /**
+             * Format: int32
+             * @description Active payment links whose `expires_at` was passed.
+             */
+            payment_links_expired: number;
+            /**
+             * Format: int32
+             * @description Webhook delivery attempts made: retries that came due, and the first attempts of the events above.
+             */
+            webhook_attempts: number;
+            /**
+             * Format: int32
+             * @description How many times the clock stopped on the way, at the next thing due, to run it at its own time.
+             */
+            steps: number;
         };
         /**
          * @description The scopes a service key can hold, one per area of the API. Every operation that takes a key needs
@@ -8713,6 +8851,242 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Charge"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object in the caller's environment. */
+            404: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The object's state does not allow this change; or a request with the same Idempotency-Key is still running; or it finished but its answer carried a secret or a card number, which is never kept for replay (`idempotency_replay_unavailable`). */
+            409: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is not `application/json` (or an `application/*+json` type). */
+            415: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request, or the request is well-formed but cannot be processed. */
+            422: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getSandboxClock: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SandboxClock"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object in the caller's environment. */
+            404: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    advanceSandboxClock: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (at most 255 characters) that makes a retried POST safe: the same key with the same
+                 *     body within 24 hours replays the first response.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SandboxClockAdvanceRequest"];
+            };
+        };
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    /** @description `true` when this response is a replay of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SandboxClockAdvance"];
                 };
             };
             /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */

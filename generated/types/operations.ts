@@ -461,6 +461,26 @@ export const OPERATIONS = [
     "public": false
   },
   {
+    "operationId": "getSandboxClock",
+    "method": "get",
+    "path": "/v1/sandbox/clock",
+    "scopes": [
+      "*"
+    ],
+    "sensitive": false,
+    "public": false
+  },
+  {
+    "operationId": "advanceSandboxClock",
+    "method": "post",
+    "path": "/v1/sandbox/clock/advance",
+    "scopes": [
+      "*"
+    ],
+    "sensitive": false,
+    "public": false
+  },
+  {
     "operationId": "listServiceKeys",
     "method": "get",
     "path": "/v1/service_keys",

@@ -1,9 +1,8 @@
 import type { components } from "@payments/contract/types";
 import type { BaseDoc, StoreOps } from "../../store/port.ts";
-import type { Now } from "./caller.ts";
+import type { Clock } from "./clock.ts";
 import { newId } from "./ids.ts";
 import { collection } from "./records.ts";
-import { createdAt } from "./time.ts";
 
 // Events (spec/events/): every change worth telling an integrator records one, through the same
 // transaction handle as the change itself, marked `delivery_pending` there: the event is its own outbox
@@ -52,7 +51,7 @@ export type EventTx = Pick<StoreOps<{ events: EventDoc }>, "insert">;
  */
 export async function recordEvent<T extends EventType>(
   tx: EventTx,
-  now: Now,
+  clock: Pick<Clock, "createdAt">,
   livemode: boolean,
   type: T,
   payload: EventPayload<T>,
@@ -61,7 +60,7 @@ export async function recordEvent<T extends EventType>(
   const event: EventDoc = {
     id: newId("evt"),
     livemode,
-    created_at: createdAt(now()),
+    created_at: clock.createdAt(livemode),
     type,
     payload: payload as Record<string, unknown>,
     delivery_pending: options.deliver ?? true,

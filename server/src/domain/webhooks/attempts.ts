@@ -1,5 +1,5 @@
 import type { AppStore, AppTx } from "../collections.ts";
-import type { Now } from "../kernel/caller.ts";
+import type { Clock } from "../kernel/clock.ts";
 import { type EventDoc, eventObject, recordEvent } from "../kernel/events.ts";
 import { maskCardNumbers } from "../kernel/mask.ts";
 import { iso } from "../kernel/time.ts";
@@ -50,12 +50,12 @@ export function deliveryRequest(a: {
 
 export function attemptLog(deps: {
   store: AppStore;
-  now: Now;
+  clock: Clock;
   settings: WebhookSettings;
   /** [0, 1), for the retry jitter. */
   random: () => number;
 }) {
-  const { store, now, settings, random } = deps;
+  const { store, clock, settings, random } = deps;
   const schedule = (livemode: boolean) => (livemode ? settings.liveSchedule : settings.sandboxSchedule);
 
   /**
@@ -72,7 +72,7 @@ export function attemptLog(deps: {
   ): Promise<{ recorded: boolean; disabled: boolean; entry: WebhookAttemptRecord }> {
     const ok = result.kind === "response" && result.status >= 200 && result.status < 300;
     const gone = result.kind === "response" && result.status === 410;
-    const finished = now();
+    const finished = clock.now(d.livemode);
     let next: string | null = null;
     if (!ok && !gone && d.mode === "automatic") {
       const made = d.attempts.filter((a) => a.trigger === "automatic").length + 1;
@@ -143,11 +143,11 @@ export function attemptLog(deps: {
     const done = await tx.update(
       "webhook_endpoints",
       endpoint.id,
-      { set: { status: "disabled", disabled_reason: reason, updated_at: iso(now()) } },
+      { set: { status: "disabled", disabled_reason: reason, updated_at: iso(clock.now(endpoint.livemode)) } },
       { status: "enabled" },
     );
     if (!done) return false;
-    await recordEvent(tx, now, endpoint.livemode, "webhook_endpoint.disabled", {
+    await recordEvent(tx, clock, endpoint.livemode, "webhook_endpoint.disabled", {
       endpoint_id: endpoint.id,
       url: endpoint.url,
       reason,

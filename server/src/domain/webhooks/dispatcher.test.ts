@@ -83,7 +83,7 @@ const captured = (tx_id: string): EventPayload<"payment.captured"> => ({
 async function event(s: Setup, type: EventType = "payment.captured", livemode = false): Promise<EventDoc> {
   s.advance(1);
   return s.store.transaction((tx) =>
-    recordEvent(tx, s.now, livemode, type as "payment.captured", captured("tx_9Lm2QwErTy7UiOp3AsDf5GhJ")),
+    recordEvent(tx, s.domain.clock, livemode, type as "payment.captured", captured("tx_9Lm2QwErTy7UiOp3AsDf5GhJ")),
   );
 }
 
@@ -518,7 +518,9 @@ describe("claims across instances", () => {
     });
     a.advance(1);
     second.at(a.now());
-    const ev = await store.transaction((tx) => recordEvent(tx, a.now, false, "payment.captured", captured("tx_1")));
+    const ev = await store.transaction((tx) =>
+      recordEvent(tx, a.domain.clock, false, "payment.captured", captured("tx_1")),
+    );
     void a.domain.webhooks.dispatcher.runOnce(); // claims, then hangs
     while ((await store.findOne("webhook_deliveries", { event_id: ev.id }))?.claim == null) {
       await new Promise((r) => setImmediate(r));
@@ -559,7 +561,7 @@ describe("claims across instances", () => {
     }
     a.advance(1);
     for (let i = 0; i < 150; i++) {
-      await store.transaction((tx) => recordEvent(tx, a.now, false, "payment.captured", captured(`tx_${i}`)));
+      await store.transaction((tx) => recordEvent(tx, a.domain.clock, false, "payment.captured", captured(`tx_${i}`)));
     }
     b.at(a.now());
     await Promise.all([a.domain.webhooks.dispatcher.runOnce(), b.domain.webhooks.dispatcher.runOnce()]);

@@ -1,12 +1,13 @@
 import type { Page, PageResult } from "../../store/port.ts";
 import type { AppStore } from "../collections.ts";
-import type { Caller, Now } from "../kernel/caller.ts";
+import type { Caller } from "../kernel/caller.ts";
+import type { Clock } from "../kernel/clock.ts";
 import { commit } from "../kernel/commit.ts";
 import { inEnvironment } from "../kernel/environment.ts";
 import { DomainError, invalid, notFound } from "../kernel/errors.ts";
 import { newId, randomBase62 } from "../kernel/ids.ts";
 import { defaulted } from "../kernel/operations.ts";
-import { createdAt, iso } from "../kernel/time.ts";
+import { iso } from "../kernel/time.ts";
 import { openSecret, sealSecret, type VaultKeys } from "../vault/crypto.ts";
 import type { EnabledEvent, SignatureScheme, WebhookEndpointDoc } from "./records.ts";
 import { type AddressPolicy, checkEndpointUrl, type Resolver } from "./ssrf.ts";
@@ -60,7 +61,7 @@ export interface EndpointUpdate {
 
 export interface WebhookEndpointsDeps {
   store: AppStore;
-  now: Now;
+  clock: Clock;
   vaultKeys: VaultKeys;
   resolve: Resolver;
   policyFor: (livemode: boolean) => AddressPolicy;
@@ -89,7 +90,9 @@ const conflict = (what: string) =>
   new DomainError("conflict", `The ${what} changed while it was being updated; retry.`);
 
 export function createWebhookEndpoints(deps: WebhookEndpointsDeps) {
-  const { store, now, vaultKeys } = deps;
+  const { store, clock, vaultKeys } = deps;
+  // A secret rotation's grace period is about a real receiver switching secrets: the server's own clock.
+  const now = clock.real;
 
   async function load(livemode: boolean, id: string, param = "id"): Promise<WebhookEndpointDoc> {
     const endpoint = inEnvironment(await store.get("webhook_endpoints", id), livemode, "webhook endpoint", id, param);
@@ -108,7 +111,7 @@ export function createWebhookEndpoints(deps: WebhookEndpointsDeps) {
 
     async create(caller: Caller, input: EndpointCreate): Promise<{ endpoint: WebhookEndpointDoc; secret: string }> {
       await checkUrl(caller.livemode, input.url);
-      const at = createdAt(now());
+      const at = clock.createdAt(caller.livemode);
       const id = newId("we");
       const secret = newWebhookSecret();
       const endpoint: WebhookEndpointDoc = {
@@ -144,7 +147,7 @@ export function createWebhookEndpoints(deps: WebhookEndpointsDeps) {
     async update(caller: Caller, id: string, changes: EndpointUpdate): Promise<WebhookEndpointDoc> {
       const endpoint = await load(caller.livemode, id);
       if (changes.url !== undefined) await checkUrl(caller.livemode, changes.url);
-      const set: Partial<WebhookEndpointDoc> = { updated_at: iso(now()) };
+      const set: Partial<WebhookEndpointDoc> = { updated_at: iso(clock.now(caller.livemode)) };
       if (changes.url !== undefined) set.url = changes.url;
       if (changes.enabled_events !== undefined) set.enabled_events = distinct(changes.enabled_events);
       if (changes.description !== undefined) set.description = changes.description;
@@ -190,7 +193,7 @@ export function createWebhookEndpoints(deps: WebhookEndpointsDeps) {
               secret: sealSecret(secret, secretContext(id), vaultKeys),
               previous_secret: grace ? endpoint.secret : null,
               previous_secret_expires_at: grace ? iso(new Date(at.getTime() + gracePeriodSeconds * 1000)) : null,
-              updated_at: iso(at),
+              updated_at: iso(clock.now(caller.livemode)),
             },
           },
           // Two rotations at once: only one keeps "its" old secret.

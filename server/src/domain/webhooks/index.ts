@@ -1,4 +1,4 @@
-import type { Now } from "../kernel/caller.ts";
+import type { Clock } from "../kernel/clock.ts";
 import { iso } from "../kernel/time.ts";
 import type { VaultKeys } from "../vault/crypto.ts";
 import { createWebhookDeliveries } from "./deliveries.ts";
@@ -21,7 +21,7 @@ export interface WebhookOptions extends WebhookSettings {
 
 export interface WebhookDeps {
   outbox: Outbox;
-  now: Now;
+  clock: Clock;
   vaultKeys: VaultKeys;
   options: WebhookOptions;
   sender: WebhookSender;
@@ -37,15 +37,15 @@ export function createWebhooks(deps: WebhookDeps) {
   const policyFor = (livemode: boolean) => (livemode ? policies.live : policies.sandbox);
   const endpoints = createWebhookEndpoints({
     store: outbox.store,
-    now: deps.now,
+    clock: deps.clock,
     vaultKeys: deps.vaultKeys,
     resolve: deps.resolve,
     policyFor,
   });
-  const deliveries = createWebhookDeliveries({ store: outbox.store, now: deps.now, endpoints });
+  const deliveries = createWebhookDeliveries({ store: outbox.store, clock: deps.clock, endpoints });
   const dispatcher = createDispatcher({
     store: outbox.unwatched,
-    now: deps.now,
+    clock: deps.clock,
     vaultKeys: deps.vaultKeys,
     sender: deps.sender,
     settings: options,
@@ -60,12 +60,20 @@ export function createWebhooks(deps: WebhookDeps) {
     dispatcher,
     sender: deps.sender,
     options,
-    /** Deletes finished deliveries (the attempt log) older than the retention period. */
-    sweepLog: () =>
-      outbox.store.deleteMany("webhook_deliveries", {
-        status: { $in: ["succeeded", "failed"] },
-        created_at: { $lt: iso(new Date(deps.now().getTime() - options.logRetentionDays * 86_400_000)) },
-      }),
+    /** Deletes finished deliveries (the attempt log) older than the retention period on their environment's clock. */
+    sweepLog: async () => {
+      let deleted = 0;
+      for (const livemode of [true, false]) {
+        deleted += await outbox.store.deleteMany("webhook_deliveries", {
+          livemode,
+          status: { $in: ["succeeded", "failed"] },
+          created_at: {
+            $lt: iso(new Date(deps.clock.now(livemode).getTime() - options.logRetentionDays * 86_400_000)),
+          },
+        });
+      }
+      return deleted;
+    },
   };
 }
 

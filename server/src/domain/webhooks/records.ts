@@ -68,8 +68,8 @@ export interface WebhookDeliveryDoc extends BaseDoc {
 export const webhookCollections = {
   webhook_endpoints: collection<WebhookEndpointDoc>([{ fields: ["livemode", "status"] }]),
   webhook_deliveries: collection<WebhookDeliveryDoc>([
-    // The dispatcher's queue: pending deliveries, soonest due first.
-    { fields: ["status", "next_attempt_at"] },
+    // The dispatcher's queue: each environment's pending deliveries, soonest due first (each on its clock).
+    { fields: ["livemode", "status", "next_attempt_at"] },
     { fields: ["endpoint_id", "status"] },
     // One delivery per event and endpoint: fan-out, redelivery and tests can never make two.
     { fields: ["event_id", "endpoint_id"], unique: true },
