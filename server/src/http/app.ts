@@ -179,6 +179,13 @@ export function createApp(deps: AppDeps): Express {
   // requests (/console/api/v1/...) identify their caller by session and go on as /v1/... requests.
   if (config.CONSOLE_ENABLED) app.use(consoleApi(consoleDeps));
   app.use(authenticate(domain.serviceKeys));
+  // The sandbox clock is one per store (domain/sandbox-clock): a sandbox request reads its offset first,
+  // so what it makes carries the time an advance on any instance set.
+  app.use((_req, res, next) => {
+    const caller = res.locals.caller as { livemode: boolean } | undefined;
+    if (!caller || caller.livemode) return next();
+    domain.sandboxClock.refresh().then(() => next(), next);
+  });
   app.use(limits.perKey, limits.anonymous, ...limits.paymentLinks);
   if (config.CONSOLE_ENABLED) app.use(consoleRefusals());
   // The hosted payment page (GET /pay/{id}): a page for payers, not an API operation, so it sits before
