@@ -138,6 +138,9 @@ export const RECIPES: Record<(typeof OPERATIONS)[number]["operationId"], Recipe>
     path: { id: (await createPaymentLink(client)).id },
     body: { description: "Renamed" },
   }),
+  getSandboxClock: async () => ({ path: {} }),
+  // A minute: the matrix's other sandbox objects barely notice.
+  advanceSandboxClock: async () => ({ path: {}, body: { seconds: 60 } }),
   payPaymentLink: async ({ client, server }) => {
     const link = await createPaymentLink(client);
     return {
