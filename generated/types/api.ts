@@ -290,6 +290,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/events/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Stream events
+         * @description Streams the events of the caller's environment as they are recorded, oldest first (server-sent
+         *     events): what `npm run listen` forwards to a local receiver. Resumable with `Last-Event-ID`, and
+         *     filtered by `type`. Events made by another instance on the same store arrive within the server's
+         *     WEBHOOK_POLL_INTERVAL_MS. The Prism mock cannot serve it (it answers no stream).
+         */
+        get: operations["streamEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/events/{id}": {
         parameters: {
             query?: never;
@@ -3662,6 +3685,20 @@ export interface components {
         "ChargeListParameters.status": components["schemas"]["ChargeStatus"];
         /** @description Only events of this type. */
         "EventListParameters.type": components["schemas"]["EventType"];
+        /**
+         * @description `true` (the default): the stream stays open and follows new events as they are recorded. `false`:
+         *     it sends the events recorded so far after `Last-Event-ID` (at most 1000), then ends: a catch-up read
+         *     with the same resume point, for scripts that poll.
+         */
+        "EventStreamParameters.follow": boolean;
+        /**
+         * @description Resume after this event of the caller's environment (the `id:` of the last message received):
+         *     the stream goes on with the events recorded after it, oldest first, none repeated, none missed.
+         *     An `EventSource` sends it by itself when it reconnects. Absent: from the next event recorded.
+         */
+        "EventStreamParameters.lastEventId": components["schemas"]["EventId"];
+        /** @description Only events of these types; repeat it for several (`?type=payment.captured&type=payment.refunded`). All when absent. */
+        "EventStreamParameters.type": components["schemas"]["EventType"][];
         /** @description Only evaluations with this decision. */
         "FraudEvaluationListParameters.decision": components["schemas"]["FraudDecision"];
         /** @description Only evaluations of this transaction. */
@@ -5492,6 +5529,109 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["EventList"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    streamEvents: {
+        parameters: {
+            query?: {
+                /** @description Only events of these types; repeat it for several (`?type=payment.captured&type=payment.refunded`). All when absent. */
+                type?: components["parameters"]["EventStreamParameters.type"];
+                /**
+                 * @description `true` (the default): the stream stays open and follows new events as they are recorded. `false`:
+                 *     it sends the events recorded so far after `Last-Event-ID` (at most 1000), then ends: a catch-up read
+                 *     with the same resume point, for scripts that poll.
+                 */
+                follow?: components["parameters"]["EventStreamParameters.follow"];
+            };
+            header?: {
+                /**
+                 * @description Resume after this event of the caller's environment (the `id:` of the last message received):
+                 *     the stream goes on with the events recorded after it, oldest first, none repeated, none missed.
+                 *     An `EventSource` sends it by itself when it reconnects. Absent: from the next event recorded.
+                 */
+                "Last-Event-ID"?: components["parameters"]["EventStreamParameters.lastEventId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /**
+             * @description A stream of server-sent events (`text/event-stream`, the HTML Living Standard's format): one message
+             *     per event, `id: <event id>`, `event: <type>`, `data: <the event as GET /v1/events/{id} returns it>`,
+             *     then a blank line; a comment line (`: keep-alive`) every 15 seconds while nothing happens. It stays
+             *     open until the client closes it or the server shuts down (a reconnect with `Last-Event-ID` resumes).
+             */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
                 };
             };
             /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */

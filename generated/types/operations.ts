@@ -163,6 +163,16 @@ export const OPERATIONS = [
     "public": false
   },
   {
+    "operationId": "streamEvents",
+    "method": "get",
+    "path": "/v1/events/stream",
+    "scopes": [
+      "webhooks"
+    ],
+    "sensitive": false,
+    "public": false
+  },
+  {
     "operationId": "getEvent",
     "method": "get",
     "path": "/v1/events/{id}",

@@ -172,7 +172,9 @@ export function loadContract(source: string | OpenApiDocument = OPENAPI_31_PATH)
     const text = await response.clone().text();
     const contentType = response.headers.get("Content-Type");
     let body: unknown;
-    if (text !== "") {
+    // A stream (text/event-stream) is text: its schema is a string.
+    if (text !== "" && !/json/i.test(contentType ?? "")) body = text;
+    else if (text !== "") {
       try {
         body = JSON.parse(text);
       } catch {

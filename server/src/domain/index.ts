@@ -136,7 +136,12 @@ export function createDomain(deps: DomainDeps) {
     ttlSeconds: settings.consoleSessionTtlSeconds,
   });
   const requestLog = createRequestLog(store, now, settings.requestLogRetentionDays);
-  const events = createEvents(store);
+  const events = createEvents({
+    store,
+    clock,
+    signal: outbox,
+    pollIntervalMs: settings.webhooks.pollIntervalMs,
+  });
   const health = createHealth(store);
   const sandboxClock = createSandboxClock({
     store,

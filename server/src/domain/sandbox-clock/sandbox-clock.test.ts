@@ -244,7 +244,7 @@ describe("webhook retries", () => {
 
   it("runs the retries that come due, each at its time on the sandbox clock, signed with the server's time", async () => {
     const { t, sent } = withSender(failing);
-    const { endpoint } = await t.domain.webhooks.endpoints.create(t.sandbox, {
+    await t.domain.webhooks.endpoints.create(t.sandbox, {
       url: "http://127.0.0.1:4242/hooks",
       enabled_events: ["*"],
       signature_scheme: "x_service_signature",
