@@ -3354,7 +3354,8 @@ export interface components {
             trigger: components["schemas"]["WebhookAttemptTrigger"];
             /**
              * Format: date-time
-             * @description When the request was sent (the `t` of its signature).
+             * @description When the request was sent (the `t` of its signature), on its environment's clock: in the sandbox,
+             *     after the sandbox clock was advanced, the sandbox's time, while `t` stays the server's own.
              */
             attempted_at: string;
             /**
