@@ -3697,7 +3697,7 @@ export interface components {
          *     the stream goes on with the events recorded after it, oldest first, none repeated, none missed.
          *     An `EventSource` sends it by itself when it reconnects. Absent: from the next event recorded.
          */
-        "EventStreamParameters.lastEventId": components["schemas"]["EventId"];
+        "EventStreamParameters.lastEventId": string;
         /** @description Only events of these types; repeat it for several (`?type=payment.captured&type=payment.refunded`). All when absent. */
         "EventStreamParameters.type": components["schemas"]["EventType"][];
         /** @description Only evaluations with this decision. */
