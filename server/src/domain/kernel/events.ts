@@ -38,8 +38,12 @@ export interface EventDoc extends BaseDoc {
 }
 
 export const eventCollections = {
-  // The outbox: pending events, oldest first.
-  events: collection<EventDoc>([{ fields: ["livemode", "type"] }, { fields: ["delivery_pending", "created_at"] }]),
+  // The outbox: pending events, oldest first; and each environment's events in order (lists, the stream).
+  events: collection<EventDoc>([
+    { fields: ["livemode", "type"] },
+    { fields: ["delivery_pending", "created_at"] },
+    { fields: ["livemode", "created_at"] },
+  ]),
 };
 
 /** The one write recordEvent makes, through whatever transaction the change runs in. */
