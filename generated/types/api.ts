@@ -290,6 +290,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/events/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Stream events
+         * @description Streams the events of the caller's environment as they are recorded, oldest first (server-sent
+         *     events): what `npm run listen` forwards to a local receiver. Resumable with `Last-Event-ID`, and
+         *     filtered by `type`. Events made by another instance on the same store arrive within the server's
+         *     WEBHOOK_POLL_INTERVAL_MS. The Prism mock cannot serve it (it answers no stream).
+         */
+        get: operations["streamEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/events/{id}": {
         parameters: {
             query?: never;
@@ -772,6 +795,51 @@ export interface paths {
          * @description Lets a `pending` local-method charge run out now, as if its payer never paid (`payment.expired`).
          */
         post: operations["sandboxExpireCharge"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sandbox/clock": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the sandbox clock
+         * @description The sandbox's time now, and how far it runs ahead of the server's own clock.
+         */
+        get: operations["getSandboxClock"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sandbox/clock/advance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Advance the sandbox clock
+         * @description Moves the sandbox clock forward by `seconds`, or to `to`, never back. On the way it stops at each
+         *     time something becomes due and runs it then, in order (a cashout sent one hour in is then asked
+         *     about a transit period later, on the way), and it answers once everything due by the new time has
+         *     run, saying what ran. Events and webhook deliveries it causes are made and delivered as usual (the
+         *     answer waits for the attempts due by the new time). One advance at a time: another one running
+         *     makes this a 409 `conflict`.
+         */
+        post: operations["advanceSandboxClock"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2935,6 +3003,99 @@ export interface components {
             failure_code?: components["schemas"]["CashoutFailureCode"];
         };
         /**
+         * @description The sandbox's clock. The sandbox environment keeps its own time: the server's clock plus an offset
+         *     that only grows, one per store (so every instance on a store shares it, and two deployments never
+         *     do). Everything of the sandbox is on it: `created_at` and `updated_at` of what is made, a local
+         *     payment's expiry, a capture's settlement (`available_on`), a fraud review's window, a cashout's
+         *     progress, a payment link's `expires_at`, webhook retries and the attempt log. Production's time is the
+         *     server's, never moved. Service keys, console sessions, the request log, Idempotency-Key and rate-limit
+         *     windows and webhook signatures' timestamps stay on the server's own clock in both environments.
+         */
+        SandboxClock: {
+            /** @enum {string} */
+            object: "sandbox_clock";
+            /**
+             * Format: date-time
+             * @description The sandbox's time now.
+             */
+            now: string;
+            /**
+             * Format: int64
+             * @description How far the sandbox runs ahead of the server's own clock, in whole seconds (0 until first advanced).
+             */
+            offset_seconds: number;
+            livemode: boolean;
+        };
+        /** @description The answer to POST /v1/sandbox/clock/advance. */
+        SandboxClockAdvance: {
+            /** @enum {string} */
+            object: "sandbox_clock_advance";
+            /**
+             * Format: date-time
+             * @description The sandbox's time before the move.
+             */
+            from: string;
+            /** @description The clock after the move, and after everything that became due ran. */
+            clock: components["schemas"]["SandboxClock"];
+            ran: components["schemas"]["SandboxClockWork"];
+        };
+        /** @description The body of POST /v1/sandbox/clock/advance: exactly one of `seconds` and `to`. */
+        SandboxClockAdvanceRequest: {
+            /**
+             * Format: int32
+             * @description How far to move the clock forward, in whole seconds (at most 366 days).
+             */
+            seconds?: number;
+            /**
+             * Format: date-time
+             * @description The time to move the clock to: not before the sandbox's time now, at most 366 days after it.
+             */
+            to?: string;
+        };
+        /** @description What became due while the clock moved, and ran, by kind. */
+        SandboxClockWork: {
+            /**
+             * Format: int32
+             * @description Pending capture credits that became `available` (settlement).
+             */
+            balances_settled: number;
+            /**
+             * Format: int32
+             * @description Unpaid local payments (boleto, OXXO, ...) that expired (`payment.expired`).
+             */
+            charges_expired: number;
+            /**
+             * Format: int32
+             * @description Fraud reviews left open past their window: the charges were voided (`payment.voided`).
+             */
+            reviews_expired: number;
+            /**
+             * Format: int32
+             * @description Pending cashouts sent to the payout rail (now `in_transit`).
+             */
+            cashouts_sent: number;
+            /**
+             * Format: int32
+             * @description Cashouts in transit whose outcome came (`paid` or `failed`).
+             */
+            cashouts_finished: number;
+            /**
+             * Format: int32
+             * @description Active payment links whose `expires_at` was passed.
+             */
+            payment_links_expired: number;
+            /**
+             * Format: int32
+             * @description Webhook delivery attempts made: retries that came due, and the first attempts of the events above.
+             */
+            webhook_attempts: number;
+            /**
+             * Format: int32
+             * @description How many times the clock stopped on the way, at the next thing due, to run it at its own time.
+             */
+            steps: number;
+        };
+        /**
          * @description The scopes a service key can hold, one per area of the API. Every operation that takes a key needs
          *     exactly one of them, named in its security requirement. `*` grants every scope; service-key management
          *     and the request log need `*` itself.
@@ -3206,7 +3367,8 @@ export interface components {
             trigger: components["schemas"]["WebhookAttemptTrigger"];
             /**
              * Format: date-time
-             * @description When the request was sent (the `t` of its signature).
+             * @description When the request was sent (the `t` of its signature), on its environment's clock: in the sandbox,
+             *     after the sandbox clock was advanced, the sandbox's time, while `t` stays the server's own.
              */
             attempted_at: string;
             /**
@@ -3302,6 +3464,8 @@ export interface components {
             description: string | null;
             /** @description The event types it receives; `*` means all. */
             enabled_events: components["schemas"]["EnabledEvent"][];
+            /** @description How its deliveries are signed. */
+            signature_scheme: components["schemas"]["WebhookSignatureScheme"];
             status: components["schemas"]["WebhookEndpointStatus"];
             /** @description Why it is disabled, or `null` while enabled. */
             disabled_reason: components["schemas"]["WebhookEndpointDisabledReason"] | null;
@@ -3337,6 +3501,11 @@ export interface components {
             /** @description The event types to receive; `["*"]` for all. */
             enabled_events: components["schemas"]["EnabledEvent"][];
             description?: string;
+            /**
+             * @description How its deliveries are signed (default `x_service_signature`).
+             * @default x_service_signature
+             */
+            signature_scheme?: components["schemas"]["WebhookSignatureScheme"];
         };
         /**
          * @description `webhook_endpoint.disabled`: the platform disabled an endpoint by itself, after a 410 answer or after
@@ -3418,6 +3587,8 @@ export interface components {
             enabled_events?: components["schemas"]["EnabledEvent"][];
             /** @description `null` clears it. */
             description?: string | null;
+            /** @description Switches how its deliveries are signed, from the next attempt on. */
+            signature_scheme?: components["schemas"]["WebhookSignatureScheme"];
             /**
              * @description `true` stops deliveries: nothing new is made for it, and a pending one ends `failed` when its next
              *     attempt comes due (unless the endpoint is enabled again first). `false` enables it again and
@@ -3442,6 +3613,8 @@ export interface components {
             description: string | null;
             /** @description The event types it receives; `*` means all. */
             enabled_events: components["schemas"]["EnabledEvent"][];
+            /** @description How its deliveries are signed. */
+            signature_scheme: components["schemas"]["WebhookSignatureScheme"];
             status: components["schemas"]["WebhookEndpointStatus"];
             /** @description Why it is disabled, or `null` while enabled. */
             disabled_reason: components["schemas"]["WebhookEndpointDisabledReason"] | null;
@@ -3461,7 +3634,10 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
-            /** @description The signing secret, `whsec_` and 32 base62 characters: the HMAC-SHA256 key of `X-Service-Signature`. */
+            /**
+             * @description The signing secret, `whsec_` and 32 base62 characters: the HMAC-SHA256 key of
+             *     `X-Service-Signature`, or, for `standard_webhooks`, the secret to give a Standard Webhooks library.
+             */
             secret: string;
         };
         /** @description The body of POST /v1/webhook_endpoints/{id}/recover. */
@@ -3497,6 +3673,17 @@ export interface components {
              */
             grace_period_seconds?: number;
         };
+        /**
+         * @description How an endpoint's deliveries are signed (the `webhooks` section of this document describes both).
+         *     `x_service_signature`, the default: `X-Service-Signature: t=…,v1=…` (hex HMAC-SHA256 of
+         *     `<t>.<body>` keyed with the whole `whsec_…` secret; Stripe's libraries verify it).
+         *     `standard_webhooks`: the Standard Webhooks headers `webhook-id` (the event's id),
+         *     `webhook-timestamp` and `webhook-signature: v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">`,
+         *     keyed with the secret as Standard Webhooks reads a `whsec_` secret (the base64 after the prefix,
+         *     decoded), so the `standardwebhooks` and Svix libraries verify it with the secret as given.
+         * @enum {string}
+         */
+        WebhookSignatureScheme: "x_service_signature" | "standard_webhooks";
     };
     responses: never;
     parameters: {
@@ -3512,6 +3699,20 @@ export interface components {
         "ChargeListParameters.status": components["schemas"]["ChargeStatus"];
         /** @description Only events of this type. */
         "EventListParameters.type": components["schemas"]["EventType"];
+        /**
+         * @description `true` (the default): the stream stays open and follows new events as they are recorded. `false`:
+         *     it sends the events recorded so far after `Last-Event-ID` (at most 1000), then ends: a catch-up read
+         *     with the same resume point, for scripts that poll.
+         */
+        "EventStreamParameters.follow": boolean;
+        /**
+         * @description Resume after this event of the caller's environment (the `id:` of the last message received):
+         *     the stream goes on with the events recorded after it, oldest first, none repeated, none missed.
+         *     An `EventSource` sends it by itself when it reconnects. Absent: from the next event recorded.
+         */
+        "EventStreamParameters.lastEventId": string;
+        /** @description Only events of these types; repeat it for several (`?type=payment.captured&type=payment.refunded`). All when absent. */
+        "EventStreamParameters.type": components["schemas"]["EventType"][];
         /** @description Only evaluations with this decision. */
         "FraudEvaluationListParameters.decision": components["schemas"]["FraudDecision"];
         /** @description Only evaluations of this transaction. */
@@ -3548,7 +3749,8 @@ export interface components {
         /** @description The event's id, the same on every attempt: the key to deduplicate on. */
         "WebhookDeliveryHeaders.eventId": components["schemas"]["EventId"];
         /**
-         * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+         * @description The signature of an endpoint whose `signature_scheme` is `x_service_signature` (the default), in
+         *     a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
          *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
          *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
          *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
@@ -3560,6 +3762,20 @@ export interface components {
         "WebhookDeliveryHeaders.signature": string;
         /** @description `PaymentsWebhooks/1.0`. */
         "WebhookDeliveryHeaders.userAgent": string;
+        /**
+         * @description Standard Webhooks (an endpoint whose `signature_scheme` is `standard_webhooks`, instead of
+         *     `X-Service-Signature`): the event's id, the same on every attempt.
+         */
+        "WebhookDeliveryHeaders.webhookId": components["schemas"]["EventId"];
+        /**
+         * @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`,
+         *     keyed with the bytes the base64 after the secret's `whsec_` decodes to; two, separated by a space,
+         *     while a secret rotation is in its grace period. Verify with a Standard Webhooks library
+         *     (`new Webhook(secret).verify(body, headers)` in the `standardwebhooks` npm package).
+         */
+        "WebhookDeliveryHeaders.webhookSignature": string;
+        /** @description Standard Webhooks: when the attempt was signed, in Unix seconds. */
+        "WebhookDeliveryHeaders.webhookTimestamp": string;
         /** @description Only deliveries with this status. */
         "WebhookDeliveryListParameters.status": components["schemas"]["WebhookDeliveryStatus"];
     };
@@ -5327,6 +5543,109 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["EventList"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    streamEvents: {
+        parameters: {
+            query?: {
+                /** @description Only events of these types; repeat it for several (`?type=payment.captured&type=payment.refunded`). All when absent. */
+                type?: components["parameters"]["EventStreamParameters.type"];
+                /**
+                 * @description `true` (the default): the stream stays open and follows new events as they are recorded. `false`:
+                 *     it sends the events recorded so far after `Last-Event-ID` (at most 1000), then ends: a catch-up read
+                 *     with the same resume point, for scripts that poll.
+                 */
+                follow?: components["parameters"]["EventStreamParameters.follow"];
+            };
+            header?: {
+                /**
+                 * @description Resume after this event of the caller's environment (the `id:` of the last message received):
+                 *     the stream goes on with the events recorded after it, oldest first, none repeated, none missed.
+                 *     An `EventSource` sends it by itself when it reconnects. Absent: from the next event recorded.
+                 */
+                "Last-Event-ID"?: components["parameters"]["EventStreamParameters.lastEventId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /**
+             * @description A stream of server-sent events (`text/event-stream`, the HTML Living Standard's format): one message
+             *     per event, `id: <event id>`, `event: <type>`, `data: <the event as GET /v1/events/{id} returns it>`,
+             *     then a blank line; a comment line (`: keep-alive`) every 15 seconds while nothing happens. It stays
+             *     open until the client closes it or the server shuts down (a reconnect with `Last-Event-ID` resumes).
+             */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
                 };
             };
             /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
@@ -8796,6 +9115,242 @@ export interface operations {
             };
         };
     };
+    getSandboxClock: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SandboxClock"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object in the caller's environment. */
+            404: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    advanceSandboxClock: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (at most 255 characters) that makes a retried POST safe: the same key with the same
+                 *     body within 24 hours replays the first response.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SandboxClockAdvanceRequest"];
+            };
+        };
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    /** @description `true` when this response is a replay of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SandboxClockAdvance"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object in the caller's environment. */
+            404: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The object's state does not allow this change; or a request with the same Idempotency-Key is still running; or it finished but its answer carried a secret or a card number, which is never kept for replay (`idempotency_replay_unavailable`). */
+            409: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is not `application/json` (or an `application/*+json` type). */
+            415: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request, or the request is well-formed but cannot be processed. */
+            422: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listServiceKeys: {
         parameters: {
             query?: {
@@ -11040,7 +11595,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 * @description The signature of an endpoint whose `signature_scheme` is `x_service_signature` (the default), in
+                 *     a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
                  *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
                  *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
                  *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
@@ -11049,7 +11605,21 @@ export interface operations {
                  *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
-                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                "X-Service-Signature"?: components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /**
+                 * @description Standard Webhooks (an endpoint whose `signature_scheme` is `standard_webhooks`, instead of
+                 *     `X-Service-Signature`): the event's id, the same on every attempt.
+                 */
+                "webhook-id"?: components["parameters"]["WebhookDeliveryHeaders.webhookId"];
+                /** @description Standard Webhooks: when the attempt was signed, in Unix seconds. */
+                "webhook-timestamp"?: components["parameters"]["WebhookDeliveryHeaders.webhookTimestamp"];
+                /**
+                 * @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`,
+                 *     keyed with the bytes the base64 after the secret's `whsec_` decodes to; two, separated by a space,
+                 *     while a secret rotation is in its grace period. Verify with a Standard Webhooks library
+                 *     (`new Webhook(secret).verify(body, headers)` in the `standardwebhooks` npm package).
+                 */
+                "webhook-signature"?: components["parameters"]["WebhookDeliveryHeaders.webhookSignature"];
                 /** @description The event's id, the same on every attempt: the key to deduplicate on. */
                 "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
                 /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
@@ -11089,7 +11659,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 * @description The signature of an endpoint whose `signature_scheme` is `x_service_signature` (the default), in
+                 *     a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
                  *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
                  *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
                  *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
@@ -11098,7 +11669,21 @@ export interface operations {
                  *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
-                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                "X-Service-Signature"?: components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /**
+                 * @description Standard Webhooks (an endpoint whose `signature_scheme` is `standard_webhooks`, instead of
+                 *     `X-Service-Signature`): the event's id, the same on every attempt.
+                 */
+                "webhook-id"?: components["parameters"]["WebhookDeliveryHeaders.webhookId"];
+                /** @description Standard Webhooks: when the attempt was signed, in Unix seconds. */
+                "webhook-timestamp"?: components["parameters"]["WebhookDeliveryHeaders.webhookTimestamp"];
+                /**
+                 * @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`,
+                 *     keyed with the bytes the base64 after the secret's `whsec_` decodes to; two, separated by a space,
+                 *     while a secret rotation is in its grace period. Verify with a Standard Webhooks library
+                 *     (`new Webhook(secret).verify(body, headers)` in the `standardwebhooks` npm package).
+                 */
+                "webhook-signature"?: components["parameters"]["WebhookDeliveryHeaders.webhookSignature"];
                 /** @description The event's id, the same on every attempt: the key to deduplicate on. */
                 "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
                 /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
@@ -11138,7 +11723,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 * @description The signature of an endpoint whose `signature_scheme` is `x_service_signature` (the default), in
+                 *     a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
                  *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
                  *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
                  *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
@@ -11147,7 +11733,21 @@ export interface operations {
                  *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
-                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                "X-Service-Signature"?: components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /**
+                 * @description Standard Webhooks (an endpoint whose `signature_scheme` is `standard_webhooks`, instead of
+                 *     `X-Service-Signature`): the event's id, the same on every attempt.
+                 */
+                "webhook-id"?: components["parameters"]["WebhookDeliveryHeaders.webhookId"];
+                /** @description Standard Webhooks: when the attempt was signed, in Unix seconds. */
+                "webhook-timestamp"?: components["parameters"]["WebhookDeliveryHeaders.webhookTimestamp"];
+                /**
+                 * @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`,
+                 *     keyed with the bytes the base64 after the secret's `whsec_` decodes to; two, separated by a space,
+                 *     while a secret rotation is in its grace period. Verify with a Standard Webhooks library
+                 *     (`new Webhook(secret).verify(body, headers)` in the `standardwebhooks` npm package).
+                 */
+                "webhook-signature"?: components["parameters"]["WebhookDeliveryHeaders.webhookSignature"];
                 /** @description The event's id, the same on every attempt: the key to deduplicate on. */
                 "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
                 /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
@@ -11187,7 +11787,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 * @description The signature of an endpoint whose `signature_scheme` is `x_service_signature` (the default), in
+                 *     a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
                  *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
                  *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
                  *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
@@ -11196,7 +11797,21 @@ export interface operations {
                  *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
-                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                "X-Service-Signature"?: components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /**
+                 * @description Standard Webhooks (an endpoint whose `signature_scheme` is `standard_webhooks`, instead of
+                 *     `X-Service-Signature`): the event's id, the same on every attempt.
+                 */
+                "webhook-id"?: components["parameters"]["WebhookDeliveryHeaders.webhookId"];
+                /** @description Standard Webhooks: when the attempt was signed, in Unix seconds. */
+                "webhook-timestamp"?: components["parameters"]["WebhookDeliveryHeaders.webhookTimestamp"];
+                /**
+                 * @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`,
+                 *     keyed with the bytes the base64 after the secret's `whsec_` decodes to; two, separated by a space,
+                 *     while a secret rotation is in its grace period. Verify with a Standard Webhooks library
+                 *     (`new Webhook(secret).verify(body, headers)` in the `standardwebhooks` npm package).
+                 */
+                "webhook-signature"?: components["parameters"]["WebhookDeliveryHeaders.webhookSignature"];
                 /** @description The event's id, the same on every attempt: the key to deduplicate on. */
                 "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
                 /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
@@ -11236,7 +11851,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 * @description The signature of an endpoint whose `signature_scheme` is `x_service_signature` (the default), in
+                 *     a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
                  *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
                  *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
                  *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
@@ -11245,7 +11861,21 @@ export interface operations {
                  *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
-                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                "X-Service-Signature"?: components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /**
+                 * @description Standard Webhooks (an endpoint whose `signature_scheme` is `standard_webhooks`, instead of
+                 *     `X-Service-Signature`): the event's id, the same on every attempt.
+                 */
+                "webhook-id"?: components["parameters"]["WebhookDeliveryHeaders.webhookId"];
+                /** @description Standard Webhooks: when the attempt was signed, in Unix seconds. */
+                "webhook-timestamp"?: components["parameters"]["WebhookDeliveryHeaders.webhookTimestamp"];
+                /**
+                 * @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`,
+                 *     keyed with the bytes the base64 after the secret's `whsec_` decodes to; two, separated by a space,
+                 *     while a secret rotation is in its grace period. Verify with a Standard Webhooks library
+                 *     (`new Webhook(secret).verify(body, headers)` in the `standardwebhooks` npm package).
+                 */
+                "webhook-signature"?: components["parameters"]["WebhookDeliveryHeaders.webhookSignature"];
                 /** @description The event's id, the same on every attempt: the key to deduplicate on. */
                 "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
                 /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
@@ -11285,7 +11915,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 * @description The signature of an endpoint whose `signature_scheme` is `x_service_signature` (the default), in
+                 *     a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
                  *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
                  *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
                  *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
@@ -11294,7 +11925,21 @@ export interface operations {
                  *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
-                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                "X-Service-Signature"?: components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /**
+                 * @description Standard Webhooks (an endpoint whose `signature_scheme` is `standard_webhooks`, instead of
+                 *     `X-Service-Signature`): the event's id, the same on every attempt.
+                 */
+                "webhook-id"?: components["parameters"]["WebhookDeliveryHeaders.webhookId"];
+                /** @description Standard Webhooks: when the attempt was signed, in Unix seconds. */
+                "webhook-timestamp"?: components["parameters"]["WebhookDeliveryHeaders.webhookTimestamp"];
+                /**
+                 * @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`,
+                 *     keyed with the bytes the base64 after the secret's `whsec_` decodes to; two, separated by a space,
+                 *     while a secret rotation is in its grace period. Verify with a Standard Webhooks library
+                 *     (`new Webhook(secret).verify(body, headers)` in the `standardwebhooks` npm package).
+                 */
+                "webhook-signature"?: components["parameters"]["WebhookDeliveryHeaders.webhookSignature"];
                 /** @description The event's id, the same on every attempt: the key to deduplicate on. */
                 "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
                 /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
@@ -11334,7 +11979,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 * @description The signature of an endpoint whose `signature_scheme` is `x_service_signature` (the default), in
+                 *     a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
                  *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
                  *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
                  *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
@@ -11343,7 +11989,21 @@ export interface operations {
                  *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
-                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                "X-Service-Signature"?: components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /**
+                 * @description Standard Webhooks (an endpoint whose `signature_scheme` is `standard_webhooks`, instead of
+                 *     `X-Service-Signature`): the event's id, the same on every attempt.
+                 */
+                "webhook-id"?: components["parameters"]["WebhookDeliveryHeaders.webhookId"];
+                /** @description Standard Webhooks: when the attempt was signed, in Unix seconds. */
+                "webhook-timestamp"?: components["parameters"]["WebhookDeliveryHeaders.webhookTimestamp"];
+                /**
+                 * @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`,
+                 *     keyed with the bytes the base64 after the secret's `whsec_` decodes to; two, separated by a space,
+                 *     while a secret rotation is in its grace period. Verify with a Standard Webhooks library
+                 *     (`new Webhook(secret).verify(body, headers)` in the `standardwebhooks` npm package).
+                 */
+                "webhook-signature"?: components["parameters"]["WebhookDeliveryHeaders.webhookSignature"];
                 /** @description The event's id, the same on every attempt: the key to deduplicate on. */
                 "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
                 /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
@@ -11383,7 +12043,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 * @description The signature of an endpoint whose `signature_scheme` is `x_service_signature` (the default), in
+                 *     a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
                  *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
                  *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
                  *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
@@ -11392,7 +12053,21 @@ export interface operations {
                  *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
-                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                "X-Service-Signature"?: components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /**
+                 * @description Standard Webhooks (an endpoint whose `signature_scheme` is `standard_webhooks`, instead of
+                 *     `X-Service-Signature`): the event's id, the same on every attempt.
+                 */
+                "webhook-id"?: components["parameters"]["WebhookDeliveryHeaders.webhookId"];
+                /** @description Standard Webhooks: when the attempt was signed, in Unix seconds. */
+                "webhook-timestamp"?: components["parameters"]["WebhookDeliveryHeaders.webhookTimestamp"];
+                /**
+                 * @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`,
+                 *     keyed with the bytes the base64 after the secret's `whsec_` decodes to; two, separated by a space,
+                 *     while a secret rotation is in its grace period. Verify with a Standard Webhooks library
+                 *     (`new Webhook(secret).verify(body, headers)` in the `standardwebhooks` npm package).
+                 */
+                "webhook-signature"?: components["parameters"]["WebhookDeliveryHeaders.webhookSignature"];
                 /** @description The event's id, the same on every attempt: the key to deduplicate on. */
                 "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
                 /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
@@ -11432,7 +12107,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 * @description The signature of an endpoint whose `signature_scheme` is `x_service_signature` (the default), in
+                 *     a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
                  *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
                  *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
                  *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
@@ -11441,7 +12117,21 @@ export interface operations {
                  *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
-                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                "X-Service-Signature"?: components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /**
+                 * @description Standard Webhooks (an endpoint whose `signature_scheme` is `standard_webhooks`, instead of
+                 *     `X-Service-Signature`): the event's id, the same on every attempt.
+                 */
+                "webhook-id"?: components["parameters"]["WebhookDeliveryHeaders.webhookId"];
+                /** @description Standard Webhooks: when the attempt was signed, in Unix seconds. */
+                "webhook-timestamp"?: components["parameters"]["WebhookDeliveryHeaders.webhookTimestamp"];
+                /**
+                 * @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`,
+                 *     keyed with the bytes the base64 after the secret's `whsec_` decodes to; two, separated by a space,
+                 *     while a secret rotation is in its grace period. Verify with a Standard Webhooks library
+                 *     (`new Webhook(secret).verify(body, headers)` in the `standardwebhooks` npm package).
+                 */
+                "webhook-signature"?: components["parameters"]["WebhookDeliveryHeaders.webhookSignature"];
                 /** @description The event's id, the same on every attempt: the key to deduplicate on. */
                 "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
                 /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
@@ -11481,7 +12171,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 * @description The signature of an endpoint whose `signature_scheme` is `x_service_signature` (the default), in
+                 *     a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
                  *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
                  *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
                  *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
@@ -11490,7 +12181,21 @@ export interface operations {
                  *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
-                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                "X-Service-Signature"?: components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /**
+                 * @description Standard Webhooks (an endpoint whose `signature_scheme` is `standard_webhooks`, instead of
+                 *     `X-Service-Signature`): the event's id, the same on every attempt.
+                 */
+                "webhook-id"?: components["parameters"]["WebhookDeliveryHeaders.webhookId"];
+                /** @description Standard Webhooks: when the attempt was signed, in Unix seconds. */
+                "webhook-timestamp"?: components["parameters"]["WebhookDeliveryHeaders.webhookTimestamp"];
+                /**
+                 * @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`,
+                 *     keyed with the bytes the base64 after the secret's `whsec_` decodes to; two, separated by a space,
+                 *     while a secret rotation is in its grace period. Verify with a Standard Webhooks library
+                 *     (`new Webhook(secret).verify(body, headers)` in the `standardwebhooks` npm package).
+                 */
+                "webhook-signature"?: components["parameters"]["WebhookDeliveryHeaders.webhookSignature"];
                 /** @description The event's id, the same on every attempt: the key to deduplicate on. */
                 "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
                 /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
@@ -11530,7 +12235,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 * @description The signature of an endpoint whose `signature_scheme` is `x_service_signature` (the default), in
+                 *     a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
                  *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
                  *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
                  *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
@@ -11539,7 +12245,21 @@ export interface operations {
                  *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
-                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                "X-Service-Signature"?: components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /**
+                 * @description Standard Webhooks (an endpoint whose `signature_scheme` is `standard_webhooks`, instead of
+                 *     `X-Service-Signature`): the event's id, the same on every attempt.
+                 */
+                "webhook-id"?: components["parameters"]["WebhookDeliveryHeaders.webhookId"];
+                /** @description Standard Webhooks: when the attempt was signed, in Unix seconds. */
+                "webhook-timestamp"?: components["parameters"]["WebhookDeliveryHeaders.webhookTimestamp"];
+                /**
+                 * @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`,
+                 *     keyed with the bytes the base64 after the secret's `whsec_` decodes to; two, separated by a space,
+                 *     while a secret rotation is in its grace period. Verify with a Standard Webhooks library
+                 *     (`new Webhook(secret).verify(body, headers)` in the `standardwebhooks` npm package).
+                 */
+                "webhook-signature"?: components["parameters"]["WebhookDeliveryHeaders.webhookSignature"];
                 /** @description The event's id, the same on every attempt: the key to deduplicate on. */
                 "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
                 /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
@@ -11579,7 +12299,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 * @description The signature of an endpoint whose `signature_scheme` is `x_service_signature` (the default), in
+                 *     a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
                  *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
                  *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
                  *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
@@ -11588,7 +12309,21 @@ export interface operations {
                  *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
-                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                "X-Service-Signature"?: components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /**
+                 * @description Standard Webhooks (an endpoint whose `signature_scheme` is `standard_webhooks`, instead of
+                 *     `X-Service-Signature`): the event's id, the same on every attempt.
+                 */
+                "webhook-id"?: components["parameters"]["WebhookDeliveryHeaders.webhookId"];
+                /** @description Standard Webhooks: when the attempt was signed, in Unix seconds. */
+                "webhook-timestamp"?: components["parameters"]["WebhookDeliveryHeaders.webhookTimestamp"];
+                /**
+                 * @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`,
+                 *     keyed with the bytes the base64 after the secret's `whsec_` decodes to; two, separated by a space,
+                 *     while a secret rotation is in its grace period. Verify with a Standard Webhooks library
+                 *     (`new Webhook(secret).verify(body, headers)` in the `standardwebhooks` npm package).
+                 */
+                "webhook-signature"?: components["parameters"]["WebhookDeliveryHeaders.webhookSignature"];
                 /** @description The event's id, the same on every attempt: the key to deduplicate on. */
                 "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
                 /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
@@ -11628,7 +12363,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 * @description The signature of an endpoint whose `signature_scheme` is `x_service_signature` (the default), in
+                 *     a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
                  *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
                  *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
                  *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
@@ -11637,7 +12373,21 @@ export interface operations {
                  *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
-                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                "X-Service-Signature"?: components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /**
+                 * @description Standard Webhooks (an endpoint whose `signature_scheme` is `standard_webhooks`, instead of
+                 *     `X-Service-Signature`): the event's id, the same on every attempt.
+                 */
+                "webhook-id"?: components["parameters"]["WebhookDeliveryHeaders.webhookId"];
+                /** @description Standard Webhooks: when the attempt was signed, in Unix seconds. */
+                "webhook-timestamp"?: components["parameters"]["WebhookDeliveryHeaders.webhookTimestamp"];
+                /**
+                 * @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`,
+                 *     keyed with the bytes the base64 after the secret's `whsec_` decodes to; two, separated by a space,
+                 *     while a secret rotation is in its grace period. Verify with a Standard Webhooks library
+                 *     (`new Webhook(secret).verify(body, headers)` in the `standardwebhooks` npm package).
+                 */
+                "webhook-signature"?: components["parameters"]["WebhookDeliveryHeaders.webhookSignature"];
                 /** @description The event's id, the same on every attempt: the key to deduplicate on. */
                 "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
                 /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
@@ -11677,7 +12427,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 * @description The signature of an endpoint whose `signature_scheme` is `x_service_signature` (the default), in
+                 *     a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
                  *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
                  *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
                  *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
@@ -11686,7 +12437,21 @@ export interface operations {
                  *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
-                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                "X-Service-Signature"?: components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /**
+                 * @description Standard Webhooks (an endpoint whose `signature_scheme` is `standard_webhooks`, instead of
+                 *     `X-Service-Signature`): the event's id, the same on every attempt.
+                 */
+                "webhook-id"?: components["parameters"]["WebhookDeliveryHeaders.webhookId"];
+                /** @description Standard Webhooks: when the attempt was signed, in Unix seconds. */
+                "webhook-timestamp"?: components["parameters"]["WebhookDeliveryHeaders.webhookTimestamp"];
+                /**
+                 * @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`,
+                 *     keyed with the bytes the base64 after the secret's `whsec_` decodes to; two, separated by a space,
+                 *     while a secret rotation is in its grace period. Verify with a Standard Webhooks library
+                 *     (`new Webhook(secret).verify(body, headers)` in the `standardwebhooks` npm package).
+                 */
+                "webhook-signature"?: components["parameters"]["WebhookDeliveryHeaders.webhookSignature"];
                 /** @description The event's id, the same on every attempt: the key to deduplicate on. */
                 "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
                 /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
@@ -11726,7 +12491,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 * @description The signature of an endpoint whose `signature_scheme` is `x_service_signature` (the default), in
+                 *     a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
                  *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
                  *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
                  *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
@@ -11735,7 +12501,21 @@ export interface operations {
                  *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
-                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                "X-Service-Signature"?: components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /**
+                 * @description Standard Webhooks (an endpoint whose `signature_scheme` is `standard_webhooks`, instead of
+                 *     `X-Service-Signature`): the event's id, the same on every attempt.
+                 */
+                "webhook-id"?: components["parameters"]["WebhookDeliveryHeaders.webhookId"];
+                /** @description Standard Webhooks: when the attempt was signed, in Unix seconds. */
+                "webhook-timestamp"?: components["parameters"]["WebhookDeliveryHeaders.webhookTimestamp"];
+                /**
+                 * @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`,
+                 *     keyed with the bytes the base64 after the secret's `whsec_` decodes to; two, separated by a space,
+                 *     while a secret rotation is in its grace period. Verify with a Standard Webhooks library
+                 *     (`new Webhook(secret).verify(body, headers)` in the `standardwebhooks` npm package).
+                 */
+                "webhook-signature"?: components["parameters"]["WebhookDeliveryHeaders.webhookSignature"];
                 /** @description The event's id, the same on every attempt: the key to deduplicate on. */
                 "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
                 /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
@@ -11775,7 +12555,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 * @description The signature of an endpoint whose `signature_scheme` is `x_service_signature` (the default), in
+                 *     a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
                  *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
                  *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
                  *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
@@ -11784,7 +12565,21 @@ export interface operations {
                  *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
-                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                "X-Service-Signature"?: components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /**
+                 * @description Standard Webhooks (an endpoint whose `signature_scheme` is `standard_webhooks`, instead of
+                 *     `X-Service-Signature`): the event's id, the same on every attempt.
+                 */
+                "webhook-id"?: components["parameters"]["WebhookDeliveryHeaders.webhookId"];
+                /** @description Standard Webhooks: when the attempt was signed, in Unix seconds. */
+                "webhook-timestamp"?: components["parameters"]["WebhookDeliveryHeaders.webhookTimestamp"];
+                /**
+                 * @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`,
+                 *     keyed with the bytes the base64 after the secret's `whsec_` decodes to; two, separated by a space,
+                 *     while a secret rotation is in its grace period. Verify with a Standard Webhooks library
+                 *     (`new Webhook(secret).verify(body, headers)` in the `standardwebhooks` npm package).
+                 */
+                "webhook-signature"?: components["parameters"]["WebhookDeliveryHeaders.webhookSignature"];
                 /** @description The event's id, the same on every attempt: the key to deduplicate on. */
                 "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
                 /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
@@ -11824,7 +12619,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 * @description The signature of an endpoint whose `signature_scheme` is `x_service_signature` (the default), in
+                 *     a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
                  *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
                  *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
                  *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
@@ -11833,7 +12629,21 @@ export interface operations {
                  *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
-                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                "X-Service-Signature"?: components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /**
+                 * @description Standard Webhooks (an endpoint whose `signature_scheme` is `standard_webhooks`, instead of
+                 *     `X-Service-Signature`): the event's id, the same on every attempt.
+                 */
+                "webhook-id"?: components["parameters"]["WebhookDeliveryHeaders.webhookId"];
+                /** @description Standard Webhooks: when the attempt was signed, in Unix seconds. */
+                "webhook-timestamp"?: components["parameters"]["WebhookDeliveryHeaders.webhookTimestamp"];
+                /**
+                 * @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`,
+                 *     keyed with the bytes the base64 after the secret's `whsec_` decodes to; two, separated by a space,
+                 *     while a secret rotation is in its grace period. Verify with a Standard Webhooks library
+                 *     (`new Webhook(secret).verify(body, headers)` in the `standardwebhooks` npm package).
+                 */
+                "webhook-signature"?: components["parameters"]["WebhookDeliveryHeaders.webhookSignature"];
                 /** @description The event's id, the same on every attempt: the key to deduplicate on. */
                 "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
                 /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
@@ -11873,7 +12683,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 * @description The signature of an endpoint whose `signature_scheme` is `x_service_signature` (the default), in
+                 *     a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
                  *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
                  *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
                  *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
@@ -11882,7 +12693,21 @@ export interface operations {
                  *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
-                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                "X-Service-Signature"?: components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /**
+                 * @description Standard Webhooks (an endpoint whose `signature_scheme` is `standard_webhooks`, instead of
+                 *     `X-Service-Signature`): the event's id, the same on every attempt.
+                 */
+                "webhook-id"?: components["parameters"]["WebhookDeliveryHeaders.webhookId"];
+                /** @description Standard Webhooks: when the attempt was signed, in Unix seconds. */
+                "webhook-timestamp"?: components["parameters"]["WebhookDeliveryHeaders.webhookTimestamp"];
+                /**
+                 * @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`,
+                 *     keyed with the bytes the base64 after the secret's `whsec_` decodes to; two, separated by a space,
+                 *     while a secret rotation is in its grace period. Verify with a Standard Webhooks library
+                 *     (`new Webhook(secret).verify(body, headers)` in the `standardwebhooks` npm package).
+                 */
+                "webhook-signature"?: components["parameters"]["WebhookDeliveryHeaders.webhookSignature"];
                 /** @description The event's id, the same on every attempt: the key to deduplicate on. */
                 "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
                 /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
@@ -11922,7 +12747,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The signature, in a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 * @description The signature of an endpoint whose `signature_scheme` is `x_service_signature` (the default), in
+                 *     a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
                  *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
                  *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
                  *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
@@ -11931,7 +12757,21 @@ export interface operations {
                  *     acknowledge.
                  *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
                  */
-                "X-Service-Signature": components["parameters"]["WebhookDeliveryHeaders.signature"];
+                "X-Service-Signature"?: components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /**
+                 * @description Standard Webhooks (an endpoint whose `signature_scheme` is `standard_webhooks`, instead of
+                 *     `X-Service-Signature`): the event's id, the same on every attempt.
+                 */
+                "webhook-id"?: components["parameters"]["WebhookDeliveryHeaders.webhookId"];
+                /** @description Standard Webhooks: when the attempt was signed, in Unix seconds. */
+                "webhook-timestamp"?: components["parameters"]["WebhookDeliveryHeaders.webhookTimestamp"];
+                /**
+                 * @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`,
+                 *     keyed with the bytes the base64 after the secret's `whsec_` decodes to; two, separated by a space,
+                 *     while a secret rotation is in its grace period. Verify with a Standard Webhooks library
+                 *     (`new Webhook(secret).verify(body, headers)` in the `standardwebhooks` npm package).
+                 */
+                "webhook-signature"?: components["parameters"]["WebhookDeliveryHeaders.webhookSignature"];
                 /** @description The event's id, the same on every attempt: the key to deduplicate on. */
                 "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
                 /** @description The delivery's id (this event to this endpoint), as in the attempt log. */

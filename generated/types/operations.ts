@@ -195,6 +195,17 @@ export const OPERATIONS = [
     "freeText": []
   },
   {
+    "operationId": "streamEvents",
+    "method": "get",
+    "path": "/v1/events/stream",
+    "scopes": [
+      "webhooks"
+    ],
+    "sensitive": false,
+    "public": false,
+    "freeText": []
+  },
+  {
     "operationId": "getEvent",
     "method": "get",
     "path": "/v1/events/{id}",
@@ -545,6 +556,28 @@ export const OPERATIONS = [
     "path": "/v1/sandbox/charges/{id}/expire",
     "scopes": [
       "charges"
+    ],
+    "sensitive": false,
+    "public": false,
+    "freeText": []
+  },
+  {
+    "operationId": "getSandboxClock",
+    "method": "get",
+    "path": "/v1/sandbox/clock",
+    "scopes": [
+      "*"
+    ],
+    "sensitive": false,
+    "public": false,
+    "freeText": []
+  },
+  {
+    "operationId": "advanceSandboxClock",
+    "method": "post",
+    "path": "/v1/sandbox/clock/advance",
+    "scopes": [
+      "*"
     ],
     "sensitive": false,
     "public": false,

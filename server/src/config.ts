@@ -99,8 +99,13 @@ export const ConfigSchema = z
       }),
     /** The largest amount of one charge, in major units of its currency (so JPY 999999, USD 999999.00). */
     MAX_AMOUNT: int(1, 1_000_000_000).default(999_999),
-    /** How long production captures stay `pending` before they are `available`; the sandbox settles at once. */
+    /** How long production captures stay `pending` before they are `available`. */
     SETTLEMENT_DELAY_SECONDS: int(0, 30 * 86400).default(2 * 86400),
+    /**
+     * The same for the sandbox: 0 (the default) makes captured money available at once; a delay keeps it
+     * `pending` until the sandbox clock reaches it (docs/sandbox-clock.md "Settlement in the sandbox").
+     */
+    SANDBOX_SETTLEMENT_DELAY_SECONDS: int(0, 30 * 86400).default(0),
     /** How often the background jobs run: expiring unpaid local payments, settling pending funds, moving cashouts. */
     JOBS_INTERVAL_SECONDS: int(1, 86400).default(60),
     /** How long a cashout stays `pending` (and can be canceled) before the payout job sends it. */
@@ -238,6 +243,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 export function domainSettings(config: Config): DomainSettings {
   return {
     settlementDelaySeconds: config.SETTLEMENT_DELAY_SECONDS,
+    sandboxSettlementDelaySeconds: config.SANDBOX_SETTLEMENT_DELAY_SECONDS,
     requestLogRetentionDays: config.REQUEST_LOG_RETENTION_DAYS,
     consoleSessionTtlSeconds: config.CONSOLE_SESSION_TTL_SECONDS,
     cashoutPendingSeconds: config.CASHOUT_PENDING_SECONDS,

@@ -504,7 +504,11 @@ export async function startServer(options: {
           jobs,
           timeoutMs: config.SHUTDOWN_TIMEOUT_SECONDS * 1000,
           logger,
-          before: () => domain.health.drain(),
+          before: () => {
+            domain.health.drain();
+            // Open event streams end now, so their connections close with the others.
+            domain.events.closeStreams();
+          },
           after: async () => {
             // Attempts under way finish and are recorded before the store closes.
             await dispatcher.stop();

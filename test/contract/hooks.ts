@@ -23,7 +23,7 @@
 //   no example can hold (the public pay operation's page token, issued by the page at run time) are
 //   set from `bodyFields`.
 // - dredd sends the optional `Idempotency-Key` header with an empty value (which the contract rightly
-//   refuses); POSTs get a fresh key instead.
+//   refuses); POSTs get a fresh key instead. The event stream's optional `Last-Event-ID` is left out.
 // - Response checks dredd cannot do: it treats every documented response header as required (its
 //   OpenAPI 3 parser drops the Header Object's `required`), it rejects `application/json;
 //   charset=utf-8` (dredd#1391), and it does not validate bodies against the schema (dredd#1281). The
@@ -225,6 +225,16 @@ export function registerContractHooks(hooks: DreddHooks, ctx: ContractHooksConte
 
     deleteHeader(headers, "Idempotency-Key");
     if (op.method === "post") headers["Idempotency-Key"] = `dredd-${randomUUID()}`;
+    // Likewise the event stream's optional `Last-Event-ID` (an event id, which no example can name):
+    // without it the stream starts from now; dredd sends no optional query parameter, so `follow=false`
+    // is set here, and the stream ends at once (one that follows new events never would).
+    deleteHeader(headers, "Last-Event-ID");
+    if (op.operationId === "streamEvents") {
+      const uri = new URL(transaction.fullPath, "http://dredd.invalid");
+      uri.searchParams.set("follow", "false");
+      transaction.fullPath = `${uri.pathname}${uri.search}`;
+      transaction.request.uri = transaction.fullPath;
+    }
 
     const pathParam = doc.parameters?.find((p) => p.in === "path");
     if (pathParam) {
@@ -314,7 +324,10 @@ export function checkAnswer(
     errors.push(`status ${real.statusCode}, the transaction expects ${transaction.expected.statusCode}`);
   }
   let body: unknown;
-  if (real.body !== undefined && real.body !== "") {
+  // An event stream's body is text (its schema: a string); every other answer is JSON.
+  if (real.body !== undefined && /^text\/event-stream/i.test(header(real.headers, "content-type") ?? "")) {
+    body = real.body;
+  } else if (real.body !== undefined && real.body !== "") {
     try {
       body = JSON.parse(real.body);
     } catch {

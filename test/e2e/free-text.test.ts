@@ -68,7 +68,11 @@ describe.each(
     // The field by its dotted path; a map's value by its key, a map's key by the map.
     const named = field.replace(".*", ".note").replace(".{key}", "");
     expect(problem.param).toBe(named);
-    expect(problem.errors).toContainEqual({ param: named, code: "invalid_value", message: expect.stringMatching(/card number/) });
+    expect(problem.errors).toContainEqual({
+      param: named,
+      code: "invalid_value",
+      message: expect.stringMatching(/card number/),
+    });
     expect(text).not.toContain(card);
     expect(await counts()).toEqual(before);
     if (op.method === "post") {

@@ -111,9 +111,9 @@ describe("local payment methods", () => {
     const { res } = await start("spei", "MXN");
     const id = res.data?.id ?? "";
     // The job expires what is due now; pretend the voucher ran out by moving its deadline into the past.
-    expect(await server.running.domain.charges.expireDue()).toBe(0);
+    expect(await server.running.domain.charges.expireDue(false)).toBe(0);
     await server.running.store.update("charges", id, { set: { expires_at: "2000-01-01T00:00:00.000000Z" } });
-    expect(await server.running.domain.charges.expireDue()).toBe(1);
+    expect(await server.running.domain.charges.expireDue(false)).toBe(1);
     const got = await client.GET("/v1/charges/{id}", { params: { path: { id } } });
     expect(got.data?.status).toBe("expired");
     expect(await eventTypes(id)).toEqual(["payment.expired", "fraud.evaluated"]);

@@ -51,9 +51,9 @@ describe("scope matrix (every operation in the contract)", () => {
       });
 
       it("succeeds with a key of any scope, and with an unknown key", async () => {
-        const { path, body } = await RECIPES[op.operationId](sandbox);
+        const { path, body, query } = await RECIPES[op.operationId](sandbox);
         for (const key of [await server.key(["merchants"]), `key_test_${"x".repeat(32)}`]) {
-          const { response, error } = await call(clientFor(server, key), op, path, body);
+          const { response, error } = await call(clientFor(server, key), op, path, body, undefined, query);
           expect(response.status, JSON.stringify(error)).toBeLessThan(300);
         }
       });
@@ -80,8 +80,15 @@ describe("scope matrix (every operation in the contract)", () => {
   for (const op of OPERATIONS.filter((o) => !o.public)) {
     describe(`${op.operationId} (${op.method.toUpperCase()} ${op.path}) needs ${op.scopes.join(" | ")}`, () => {
       it("succeeds with a key holding exactly that scope", async () => {
-        const { path, body } = await RECIPES[op.operationId](sandbox);
-        const { response, error } = await call(clientFor(server, await server.key([...op.scopes])), op, path, body);
+        const { path, body, query } = await RECIPES[op.operationId](sandbox);
+        const { response, error } = await call(
+          clientFor(server, await server.key([...op.scopes])),
+          op,
+          path,
+          body,
+          undefined,
+          query,
+        );
         expect(response.status, JSON.stringify(error)).toBeLessThan(300);
       });
 
@@ -114,15 +121,22 @@ describe("scope matrix (every operation in the contract)", () => {
 
       it("is 403 for a key holding every other scope", async () => {
         const others = ALL_SCOPES.filter((s) => !(op.scopes as readonly string[]).includes(s));
-        const { path, body } = await RECIPES[op.operationId](sandbox);
-        const { response, error } = await call(clientFor(server, await server.key(others)), op, path, body);
+        const { path, body, query } = await RECIPES[op.operationId](sandbox);
+        const { response, error } = await call(
+          clientFor(server, await server.key(others)),
+          op,
+          path,
+          body,
+          undefined,
+          query,
+        );
         expect(response.status).toBe(403);
         expect(error).toMatchObject({ status: 403, code: "forbidden" });
         expect(response.headers.get("content-type")).toMatch(/^application\/problem\+json/);
       });
 
       it("is 401 without a key, and with an unknown key", async () => {
-        const { path, body } = await RECIPES[op.operationId](sandbox);
+        const { path, body, query } = await RECIPES[op.operationId](sandbox);
         const url = urlOf(op, path);
         const init = {
           method: op.method.toUpperCase(),
@@ -132,14 +146,14 @@ describe("scope matrix (every operation in the contract)", () => {
         const none = await fetch(url, init);
         expect(none.status).toBe(401);
         expect(await none.json()).toMatchObject({ code: "unauthorized" });
-        const unknown = await call(clientFor(server, `key_test_${"x".repeat(32)}`), op, path, body);
+        const unknown = await call(clientFor(server, `key_test_${"x".repeat(32)}`), op, path, body, undefined, query);
         expect(unknown.response.status).toBe(401);
       });
 
       if (op.path.includes("{id}")) {
         it("is 404 for an object of the other environment", async () => {
-          const { path, body } = await RECIPES[op.operationId](live);
-          const { response, error } = await call(sandbox.client, op, path, body);
+          const { path, body, query } = await RECIPES[op.operationId](live);
+          const { response, error } = await call(sandbox.client, op, path, body, undefined, query);
           expect(response.status).toBe(404);
           expect(error).toMatchObject({ code: "not_found" });
         });

@@ -1,9 +1,8 @@
-import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { type PaymentsClient, unwrap } from "@payments/client";
 import { verifyWebhook, WebhookVerificationError } from "@payments/client/webhooks";
 import Stripe from "stripe";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Received, Receiver } from "../support/receiver.ts";
 import { loopbackResolver, startTestServer, type TestServer } from "../support/server.ts";
 import { clientFor, createCharge, json } from "./fixtures.ts";
 
@@ -14,54 +13,6 @@ import { clientFor, createCharge, json } from "./fixtures.ts";
 // Every request goes to loopback; names resolve through a resolver of this test, never a DNS server.
 
 const stripe = new Stripe("sk_test_not_used_no_network");
-
-interface Received {
-  path: string;
-  headers: IncomingHttpHeaders;
-  body: string;
-}
-
-/** A receiver whose answer per path the test sets; it records every request with its raw body. */
-class Receiver {
-  readonly requests: Received[] = [];
-  answers = new Map<string, (n: number) => [number, string]>();
-  private server!: Server;
-  url = "";
-
-  async start(): Promise<void> {
-    this.server = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on("data", (c: Buffer) => chunks.push(c));
-      req.on("end", () => {
-        const path = req.url ?? "/";
-        this.requests.push({ path, headers: req.headers, body: Buffer.concat(chunks).toString("utf8") });
-        const n = this.requests.filter((r) => r.path === path).length;
-        const [status, body] = this.answers.get(path)?.(n) ?? [200, "ok"];
-        res.writeHead(status, { "content-type": "text/plain" }).end(body);
-      });
-    });
-    await new Promise<void>((resolve) => this.server.listen(0, "127.0.0.1", resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-  }
-
-  at(path: string): Received[] {
-    return this.requests.filter((r) => r.path === path);
-  }
-
-  async waitFor(path: string, count = 1): Promise<Received[]> {
-    for (let i = 0; i < 1000; i++) {
-      const got = this.at(path);
-      if (got.length >= count) return got;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    throw new Error(`${path} got ${this.at(path).length} of ${count} deliveries`);
-  }
-
-  async stop(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise((resolve) => this.server.close(resolve));
-  }
-}
 
 /** Verifies with Stripe's SDK; returns the event or the SDK's error. */
 function stripeVerify(body: string, header: string, secret: string): unknown {

@@ -107,6 +107,11 @@ const calls: Record<string, (client: PaymentsClient) => Promise<unknown>> = {
   listRequestLog: (c) =>
     c.GET("/v1/request_log", { params: { query: { limit: 2, method: "GET", outcome: "failed" } } }),
   listEvents: (c) => c.GET("/v1/events", { params: { query: { limit: 2, type: "fraud.evaluated" } } }),
+  // Prism answers the stream's example text and closes: it cannot follow new events (docs/mock.md).
+  streamEvents: (c) =>
+    c.GET("/v1/events/stream", { params: { query: { type: ["payment.captured"], follow: false } }, parseAs: "text" }),
+  getSandboxClock: (c) => c.GET("/v1/sandbox/clock"),
+  advanceSandboxClock: (c) => c.POST("/v1/sandbox/clock/advance", { body: { seconds: 172800 } }),
   getEvent: (c) => c.GET("/v1/events/{id}", { params: { path: { id: ids.event } } }),
   createMerchant: (c) =>
     c.POST("/v1/merchants", { body: { name: "Acme Coffee Roasters", status: "active", metadata: { crm_id: "A-1" } } }),
@@ -269,9 +274,11 @@ describe("the mock's default answers: every operation's first examples are its h
       });
       const text = await res.text();
       expect(res.status, text).toBe(success?.status);
-      // As the mock serves it: the example's links (a payment link's page) on the mock's own address.
+      // As the mock serves it: the example's links (a payment link's page) on the mock's own address;
+      // JSON, except the event stream's example: text/event-stream text.
       const served = rebaseExamples({ servers: contract.document.servers, example: success?.value }, baseUrl);
-      expect(JSON.parse(text)).toEqual(served.example);
+      const json = /json/i.test(res.headers.get("content-type") ?? "");
+      expect(json ? JSON.parse(text) : text).toEqual(served.example);
     });
   }
 });

@@ -20,6 +20,8 @@ type Operation = (typeof OPERATIONS)[number];
 
 export interface ValidRequest {
   path: Record<string, string>;
+  /** Query parameters (the event stream's `follow=false`, so that its answer ends). */
+  query?: Record<string, string>;
   body?: unknown;
 }
 
@@ -58,6 +60,7 @@ async function send(
 ) {
   const path = op.path.replace(/\{(\w+)\}/g, (_, name: string) => request.path[name] ?? "");
   const url = new URL(options.trailingSlash ? `${path}/` : path, target.url);
+  for (const [name, value] of Object.entries(request.query ?? {})) url.searchParams.append(name, value);
   const headers: Record<string, string> = {};
   const key = options.key === undefined ? target.key : options.key;
   if (key !== null && !op.public) headers.authorization = `Bearer ${key}`;
@@ -76,7 +79,7 @@ async function send(
   return {
     status: response.status,
     type: response.headers.get("content-type"),
-    body: text ? JSON.parse(text) : undefined,
+    body: text && /json/i.test(response.headers.get("content-type") ?? "") ? JSON.parse(text) : text || undefined,
     check,
   };
 }

@@ -170,10 +170,14 @@ export function loadContract(source: string | OpenApiDocument = OPENAPI_31_PATH)
   }
 
   async function checkFetchResponse(method: string, path: string, response: Response): Promise<ResponseCheck> {
-    const text = await response.clone().text();
     const contentType = response.headers.get("Content-Type");
+    const text = /^text\/event-stream/i.test(contentType ?? "")
+      ? await firstChunk(response.clone())
+      : await response.clone().text();
     let body: unknown;
-    if (text !== "") {
+    // A stream (text/event-stream) is text: its schema is a string.
+    if (text !== "" && !/json/i.test(contentType ?? "")) body = text;
+    else if (text !== "") {
       try {
         body = JSON.parse(text);
       } catch {
@@ -187,6 +191,19 @@ export function loadContract(source: string | OpenApiDocument = OPENAPI_31_PATH)
   }
 
   return { document, operations, checkResponse, checkRequestBody, checkFetchResponse };
+}
+
+/**
+ * The start of a server-sent event stream (its first chunk: the `: connected` comment), then the copy is
+ * closed: a stream that follows new events never ends, so its body cannot be read whole.
+ */
+async function firstChunk(response: Response): Promise<string> {
+  const reader = response.body?.getReader();
+  if (!reader) return "";
+  const { value } = await reader.read();
+  // Not awaited: a copy's cancel settles only once the original is read or cancelled too.
+  void reader.cancel().catch(() => {});
+  return new TextDecoder().decode(value ?? new Uint8Array());
 }
 
 /** The response key that covers a status: the exact code, then its range (`4XX`), then `default` (OpenAPI 3.1 §4.8.16). */

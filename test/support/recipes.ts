@@ -24,7 +24,9 @@ import type { TestServer } from "./server.ts";
 // environment: the scope matrix (e2e/scope-matrix.test.ts) and the suite the Prism mock and the server
 // share (support/agreement.ts) both use them. An operation without a recipe fails both.
 
-export type Recipe = (env: Env) => Promise<{ path: Record<string, string>; body?: unknown }>;
+export type Recipe = (
+  env: Env,
+) => Promise<{ path: Record<string, string>; query?: Record<string, string>; body?: unknown }>;
 export interface Env {
   server: TestServer;
   client: PaymentsClient;
@@ -81,6 +83,8 @@ export const RECIPES: Record<(typeof OPERATIONS)[number]["operationId"], Recipe>
   // The default value: the matrix's other charges must keep the default thresholds.
   updateFraudSettings: async () => ({ path: {}, body: { review_threshold: 65 } }),
   listEvents: async () => ({ path: {} }),
+  // Not following: the stream sends what there is and ends, so a generic caller can read it whole.
+  streamEvents: async () => ({ path: {}, query: { follow: "false" } }),
   listRequestLog: async () => ({ path: {} }),
   getEvent: async ({ server, live }) => ({ path: { id: (await insertEvent(server, live)).id } }),
   listEventDeliveries: async ({ server, live }) => ({ path: { id: (await insertEvent(server, live)).id } }),
@@ -138,6 +142,9 @@ export const RECIPES: Record<(typeof OPERATIONS)[number]["operationId"], Recipe>
     path: { id: (await createPaymentLink(client)).id },
     body: { description: "Renamed" },
   }),
+  getSandboxClock: async () => ({ path: {} }),
+  // A minute: the matrix's other sandbox objects barely notice.
+  advanceSandboxClock: async () => ({ path: {}, body: { seconds: 60 } }),
   payPaymentLink: async ({ client, server }) => {
     const link = await createPaymentLink(client);
     return {
@@ -191,12 +198,16 @@ async function keyId(server: TestServer, live: boolean): Promise<string> {
   return key.id;
 }
 
+/** Operations whose success answer is a stream of server-sent events: read as text, not JSON. */
+const STREAMING = new Set(["streamEvents"]);
+
 export function call(
   client: PaymentsClient,
   op: (typeof OPERATIONS)[number],
   path: Record<string, string>,
   body?: unknown,
   header?: Record<string, string>,
+  query?: Record<string, string>,
 ) {
   const method = op.method.toUpperCase() as "GET" | "POST" | "PATCH" | "DELETE";
   // The matrix is generic over operations, so the call is untyped here; the per-resource suites use the typed client.
@@ -207,5 +218,9 @@ export function call(
     >
   )[method];
   if (!fn) throw new Error(`client has no ${method}`);
-  return fn(op.path, { params: { path, ...(header ? { header } : {}) }, ...(body === undefined ? {} : { body }) });
+  return fn(op.path, {
+    params: { path, ...(header ? { header } : {}), ...(query ? { query } : {}) },
+    ...(body === undefined ? {} : { body }),
+    ...(STREAMING.has(op.operationId) ? { parseAs: "text" } : {}),
+  });
 }

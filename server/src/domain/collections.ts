@@ -10,6 +10,7 @@ import { ledgerCollections } from "./ledger/records.ts";
 import { merchantCollections } from "./merchants/records.ts";
 import { paymentLinkCollections } from "./payment-links/records.ts";
 import { requestLogCollections } from "./request-log/records.ts";
+import { sandboxClockCollections } from "./sandbox-clock/records.ts";
 import { serviceKeyCollections } from "./service-keys/records.ts";
 import { vaultCollections } from "./vault/records.ts";
 import { webhookCollections } from "./webhooks/records.ts";
@@ -33,6 +34,7 @@ export const COLLECTIONS = {
   ...cashoutCollections,
   ...paymentLinkCollections,
   ...consoleSessionCollections,
+  ...sandboxClockCollections,
 };
 
 export type Docs = DocsOf<typeof COLLECTIONS>;

@@ -8,6 +8,7 @@ import { ledgerHandlers } from "./ledger/handlers.ts";
 import { merchantHandlers } from "./merchants/handlers.ts";
 import { paymentLinkHandlers } from "./payment-links/handlers.ts";
 import { requestLogHandlers } from "./request-log/handlers.ts";
+import { sandboxClockHandlers } from "./sandbox-clock/handlers.ts";
 import { serviceKeyHandlers } from "./service-keys/handlers.ts";
 import { vaultHandlers } from "./vault/handlers.ts";
 import { webhookHandlers } from "./webhooks/handlers.ts";
@@ -36,5 +37,6 @@ export function createHandlers(domain: Domain, options: HandlerOptions = {}): Ha
     ...webhookHandlers(domain, kit),
     ...requestLogHandlers(domain),
     ...healthHandlers(domain),
+    ...sandboxClockHandlers(domain, kit),
   };
 }

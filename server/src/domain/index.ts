@@ -8,6 +8,7 @@ import { createFraud } from "./fraud/index.ts";
 import type { FraudScreen } from "./fraud/port.ts";
 import { createHealth } from "./health/health.ts";
 import type { Now } from "./kernel/caller.ts";
+import { createClock } from "./kernel/clock.ts";
 import { type DomainLog, silentLog } from "./kernel/log.ts";
 import type { MoneyRules } from "./kernel/money.ts";
 import { type DomainObserver, unobserved } from "./kernel/observer.ts";
@@ -19,6 +20,7 @@ import { createPageTokens } from "./payment-links/page-token.ts";
 import { createPaymentLinks } from "./payment-links/payment-links.ts";
 import { followTransition } from "./payment-links/usage.ts";
 import { createRequestLog } from "./request-log/request-log.ts";
+import { createSandboxClock } from "./sandbox-clock/sandbox-clock.ts";
 import { createServiceKeys } from "./service-keys/service-keys.ts";
 import type { VaultKeys } from "./vault/crypto.ts";
 import { createTokens } from "./vault/tokens.ts";
@@ -34,8 +36,10 @@ import type { Resolver } from "./webhooks/ssrf.ts";
 
 /** The domain's settings: each comes from the configuration schema (config.ts domainSettings), their one home. */
 export interface DomainSettings {
-  /** Production captures wait this long in `pending` before they are `available`; the sandbox settles at once. */
+  /** Production captures wait this long in `pending` before they are `available`. */
   settlementDelaySeconds: number;
+  /** The same in the sandbox (default 0: available at once); the sandbox clock moves it along. */
+  sandboxSettlementDelaySeconds: number;
   /** How long request-log records are kept (the console's request log). */
   requestLogRetentionDays: number;
   /** How long a developer-console session lasts from sign-in. */
@@ -50,6 +54,7 @@ export interface DomainSettings {
 
 export interface DomainDeps {
   store: AppStore;
+  /** The server's own clock; each environment's is made from it (kernel/clock.ts). */
   now: Now;
   vaultKeys: VaultKeys;
   money: MoneyRules;
@@ -76,32 +81,34 @@ export interface DomainDeps {
 export function createDomain(deps: DomainDeps) {
   const { now, settings, money, vaultKeys } = deps;
   const observer = deps.observer ?? unobserved;
+  const clock = createClock(now);
   // Every area writes through the outbox's store, which wakes the webhook dispatcher after each commit
   // that recorded an event (or made a delivery due).
   const outbox = createOutbox(deps.store);
   const { store } = outbox;
 
-  const merchants = createMerchants(store, now);
+  const merchants = createMerchants(store, clock);
   const balances = createBalances(store, merchants);
-  const serviceKeys = createServiceKeys(store, now);
-  const tokens = createTokens(store, vaultKeys, now);
+  const serviceKeys = createServiceKeys(store, clock);
+  const tokens = createTokens(store, vaultKeys, clock);
   const log = deps.log ?? silentLog;
-  const fraud = createFraud({ store, now, tokens, merchants, money, log });
+  const fraud = createFraud({ store, clock, tokens, merchants, money, log });
   const charges = createCharges({
     store,
-    now,
+    clock,
     merchants,
     tokens,
     money,
     processor: deps.processor,
     fraud: deps.fraudScreen ?? fraud.screen,
     settlementDelaySeconds: settings.settlementDelaySeconds,
-    onTransition: (tx, from, charge) => followTransition(tx, now, from, charge),
+    sandboxSettlementDelaySeconds: settings.sandboxSettlementDelaySeconds,
+    onTransition: (tx, from, charge) => followTransition(tx, clock, from, charge),
     observer,
   });
   const cashouts = createCashouts({
     store,
-    now,
+    clock,
     merchants,
     money,
     vaultKeys,
@@ -111,7 +118,7 @@ export function createDomain(deps: DomainDeps) {
   });
   const paymentLinks = createPaymentLinks({
     store,
-    now,
+    clock,
     merchants,
     tokens,
     charges,
@@ -121,7 +128,7 @@ export function createDomain(deps: DomainDeps) {
   });
   const webhooks = createWebhooks({
     outbox,
-    now,
+    clock,
     vaultKeys,
     options: settings.webhooks,
     sender: deps.webhookSender,
@@ -137,8 +144,26 @@ export function createDomain(deps: DomainDeps) {
     ttlSeconds: settings.consoleSessionTtlSeconds,
   });
   const requestLog = createRequestLog(store, now, settings.requestLogRetentionDays);
-  const events = createEvents(store);
+  const events = createEvents({
+    store,
+    clock,
+    signal: outbox,
+    pollIntervalMs: settings.webhooks.pollIntervalMs,
+  });
   const health = createHealth(store);
+  const sandboxClock = createSandboxClock({
+    store,
+    clock,
+    charges,
+    cashouts,
+    paymentLinks,
+    dispatcher: webhooks.dispatcher,
+  });
+  /** A job for both environments, each on its own clock (the sandbox's read again from the store first). */
+  const inBoth = async (job: (livemode: boolean) => Promise<number>): Promise<number> => {
+    await sandboxClock.refresh();
+    return (await job(true)) + (await job(false));
+  };
 
   return {
     merchants,
@@ -154,22 +179,32 @@ export function createDomain(deps: DomainDeps) {
     requestLog,
     events,
     health,
+    sandboxClock,
+    /** Each environment's clock (kernel/clock.ts). */
+    clock,
     /** The background jobs' work, one pass; the server runs it every JOBS_INTERVAL_SECONDS. */
     jobs: {
       /** Expires unpaid local payments whose next_action has run out. */
-      expire: () => charges.expireDue(),
+      expire: () => inBoth((livemode) => charges.expireDue(livemode)),
       /** Voids charges whose fraud review was left open past its window. */
-      expireReviews: () => charges.expireReviewsDue(),
+      expireReviews: () => inBoth((livemode) => charges.expireReviewsDue(livemode)),
       /** Moves pending credits whose settlement time has come to available. */
-      settle: () => settleDue(store, now),
+      settle: () => inBoth((livemode) => settleDue(store, clock, livemode)),
       /** Sends pending cashouts whose time has come, and records the outcome of those in transit. */
-      payouts: () => cashouts.advance(),
+      payouts: () =>
+        inBoth(async (livemode) => {
+          const { sent, finished } = await cashouts.advance(livemode);
+          return sent + finished;
+        }),
       /** Forgets Idempotency-Keys older than their time to live. */
       sweepIdempotency: () => store.deleteMany("idempotency", { expires_at: { $lt: iso(now()) } }),
       /** Deletes request-log records older than the retention period. */
       sweepRequestLog: () => requestLog.sweep(),
       /** Forgets velocity counts that have left every window. */
-      sweepFraudCounters: () => fraud.sweepCounters(),
+      sweepFraudCounters: async () => {
+        await sandboxClock.refresh();
+        return fraud.sweepCounters();
+      },
       /** Forgets finished webhook deliveries older than the attempt log's retention. */
       sweepWebhookLog: () => webhooks.sweepLog(),
       /** Deletes console sessions past their end. */

@@ -42,6 +42,8 @@ export function testDomain(
   options: {
     /** Default 0 here (production's default is two days): most tests want captured money available at once. */
     settlementDelaySeconds?: number;
+    /** The sandbox's (default 0, as configured by default). */
+    sandboxSettlementDelaySeconds?: number;
     start?: Date;
     /** A clock shared with other domains on the same store (advance() and at() then move nothing). */
     now?: () => Date;
@@ -82,6 +84,7 @@ export function testDomain(
     settings: {
       ...DEFAULTS,
       settlementDelaySeconds: options.settlementDelaySeconds ?? 0,
+      sandboxSettlementDelaySeconds: options.sandboxSettlementDelaySeconds ?? DEFAULTS.sandboxSettlementDelaySeconds,
       cashoutPendingSeconds: options.cashoutPendingSeconds ?? DEFAULTS.cashoutPendingSeconds,
       cashoutTransitSeconds: options.cashoutTransitSeconds ?? DEFAULTS.cashoutTransitSeconds,
       webhooks: { ...DEFAULTS.webhooks, ...options.webhooks?.options },

@@ -167,7 +167,9 @@ export function createApp(deps: AppDeps): Express {
 
   const requestLog = config.REQUEST_LOG ? (deps.requestLog ?? requestLogWriter({ store, logger })) : null;
   const limits = deps.limits ?? rateLimits({ store, now, logger, settings: rateLimitSettings(config) });
-  const quietPaths = new Set(operations.filter((op) => HEALTH_OPERATIONS.has(op.operationId)).map((op) => op.path));
+  const quietPaths = new Set<string>(
+    operations.filter((op) => HEALTH_OPERATIONS.has(op.operationId)).map((op) => op.path),
+  );
   const metrics = deps.metrics ? { record: deps.metrics, operationOf: operationResolver(operations) } : undefined;
   app.use(observability({ logger, now, requestLog, quietPaths, metrics }));
   app.use(securityHeaders());
@@ -188,6 +190,15 @@ export function createApp(deps: AppDeps): Express {
   // requests (/console/api/v1/...) identify their caller by session and go on as /v1/... requests.
   if (config.CONSOLE_ENABLED) app.use(consoleApi(consoleDeps));
   app.use(authenticate(domain.serviceKeys));
+  // The sandbox clock is one per store (domain/sandbox-clock): a sandbox request reads its offset first,
+  // so what it makes carries the time an advance on any instance set. So does a request without a key
+  // (a hosted payment page and its payment, whose link may be the sandbox's); production requests and the
+  // health probes need no sandbox time.
+  app.use((req, res, next) => {
+    const caller = res.locals.caller as { livemode: boolean } | undefined;
+    if (caller?.livemode || quietPaths.has(req.path)) return next();
+    domain.sandboxClock.refresh().then(() => next(), next);
+  });
   app.use(limits.perKey, limits.anonymous, ...limits.paymentLinks);
   if (config.CONSOLE_ENABLED) app.use(consoleRefusals());
   // The hosted payment page (GET /pay/{id}): a page for payers, not an API operation, so it sits before

@@ -8,6 +8,7 @@ import type {
   QueryParams,
   RequestBody,
 } from "../domain/kernel/operations.ts";
+import { isEventStream, writeEventStream } from "./event-stream.ts";
 
 // Express glue for the areas' handlers (domain/handlers.ts): the validator has already checked body,
 // path and query against the contract; the handler's reply becomes the answer.
@@ -21,8 +22,10 @@ export function toExpress<K extends OperationId>(handler: OperationHandler<K>) {
       caller: res.locals.caller as Caller,
       requestId: String(res.locals.requestId),
       ip: req.ip,
+      header: (name) => req.get(name),
       idempotency: res.locals.idempotency as IdempotencyScope | undefined,
     });
+    if (isEventStream(reply.body)) return writeEventStream(req, res, reply.status as number, reply.body);
     res.status(reply.status as number).json(reply.body);
   };
 }

@@ -166,7 +166,12 @@ export function observability(deps: {
     const requestId = newId("req");
     res.locals.requestId = requestId;
     res.setHeader("Request-Id", requestId);
-    res.on("finish", () => {
+    // Once per request: when the answer is finished, or when the connection closes first (a client that
+    // went away, or closed an event stream: logged with how long it stayed open).
+    let logged = false;
+    const record = () => {
+      if (logged) return;
+      logged = true;
       const latencyMs = Number(process.hrtime.bigint() - started) / 1e6;
       if (metrics) {
         const operation = metrics.operationOf(req);
@@ -202,7 +207,9 @@ export function observability(deps: {
           source: res.locals.console ? "console" : "api",
         });
       }
-    });
+    };
+    res.on("finish", record);
+    res.on("close", record);
     next();
   };
 }

@@ -53,12 +53,12 @@ process.send?.(ready);
 process.on("message", async (message: EmitEventsMessage) => {
   if (message?.type !== "emit-events") return;
   const { store } = server.running;
-  const now = () => new Date();
+  const { clock } = server.running.domain;
   for (let done = 0; done < message.count; done += message.batch) {
     const n = Math.min(message.batch, message.count - done);
     await store.transaction(async (tx) => {
       for (let i = 0; i < n; i++) {
-        await recordEvent(tx, now, false, "payment.captured", {
+        await recordEvent(tx, clock, false, "payment.captured", {
           tx_id: `tx_bench${String(done + i).padStart(20, "0")}`,
           merchant_id: merchant.id,
           amount: 2500,

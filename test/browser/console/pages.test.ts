@@ -394,6 +394,20 @@ describe("console pages", { timeout: 120_000 }, () => {
       .toBe(404);
   });
 
+  it("shows the sandbox clock and advances it by a day, saying what ran", async () => {
+    await open("clock", "Sandbox clock");
+    expect(await page.getByText("none: the sandbox runs on the server's time").count()).toBe(1);
+    await page.getByRole("button", { name: "+1 day" }).click();
+    await page.getByRole("heading", { level: 2, name: "What ran" }).waitFor();
+    const clock = await fetch(`${server.url}/v1/sandbox/clock`, {
+      headers: { authorization: `Bearer ${server.sandboxKey}` },
+    }).then((r) => r.json() as Promise<{ offset_seconds: number }>);
+    expect(clock.offset_seconds).toBeGreaterThan(86_400 - 60);
+    await checkPage("the sandbox clock", "console-sandbox-clock");
+    await open("clock", "Sandbox clock");
+    expect(await page.getByText(/^1 d 0 h \d+ min ahead of the server's time$|^0 d 23 h 59 min ahead/).count()).toBe(1);
+  });
+
   it("loaded nothing from another host, logged no error, and kept no key or card number", async () => {
     expectSameOrigin(watched, new URL(server.url).origin);
     expect(watched.problems).toEqual([]);
@@ -462,6 +476,8 @@ describe("console: scopes and environments", { timeout: 120_000 }, () => {
     const colors = await banner.evaluate((el) => getComputedStyle(el).backgroundColor);
     expect(colors).toBe("rgb(139, 26, 26)");
     await page.getByRole("table", { name: "Service keys" }).waitFor();
+    // The sandbox clock exists only in the sandbox.
+    expect(await page.getByRole("link", { name: "Sandbox clock" }).count()).toBe(0);
     // Production keys list only production keys.
     expect(await page.getByRole("table", { name: "Service keys" }).getByRole("rowheader").allTextContents()).toEqual([
       "production admin (you)",

@@ -31,6 +31,8 @@ export interface PageDef {
   title: string;
   /** Shown in the navigation when the key may call any of these (usually the page's list operation). */
   needs: OperationId[];
+  /** Shown to sandbox keys only (its operations answer 404 in production). */
+  sandboxOnly?: boolean;
   render(ctx: Ctx, route: Route): HTMLElement | Promise<HTMLElement>;
 }
 

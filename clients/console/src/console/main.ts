@@ -144,8 +144,8 @@ function start(session: Session): void {
     refresh: () => render(),
     showSecret,
   };
-  const visible = PAGES.filter((p) => p.needs.some((op) => ctx.can(op)));
   const live = session.key.livemode;
+  const visible = PAGES.filter((p) => p.needs.some((op) => ctx.can(op)) && !(p.sandboxOnly && live));
   document.body.classList.toggle("production", live);
   document.body.classList.toggle("sandbox", !live);
 

@@ -5,7 +5,7 @@ import { DomainError } from "../kernel/errors.ts";
 import { recordEvent } from "../kernel/events.ts";
 import { newId } from "../kernel/ids.ts";
 import { assertMoney } from "../kernel/money.ts";
-import { createdAt, iso } from "../kernel/time.ts";
+import { iso } from "../kernel/time.ts";
 import { balanceId, post } from "../ledger/ledger.ts";
 import { sealPan } from "../vault/crypto.ts";
 import { type CashoutsDeps, cashoutContext } from "./context.ts";
@@ -38,7 +38,7 @@ export interface CashoutCreate {
 
 export function createCashouts(deps: CashoutsDeps) {
   const ctx = cashoutContext(deps);
-  const { store, now, load, later, transition, returnFunds } = ctx;
+  const { store, clock, load, later, transition, returnFunds } = ctx;
   return {
     load,
 
@@ -54,12 +54,12 @@ export function createCashouts(deps: CashoutsDeps) {
           { param: "amount" },
         );
       }
-      const at = now();
+      const at = clock.now(caller.livemode);
       const id = newId("co");
       const cashout: CashoutDoc = {
         id,
         livemode: caller.livemode,
-        created_at: createdAt(at),
+        created_at: clock.createdAt(caller.livemode),
         updated_at: iso(at),
         merchant_id: merchant.id,
         amount: input.amount,
@@ -72,11 +72,11 @@ export function createCashouts(deps: CashoutsDeps) {
         description: input.description ?? null,
         metadata: input.metadata ?? {},
         payout_ref: null,
-        next_step_at: later(ctx.pendingSeconds),
+        next_step_at: later(caller.livemode, ctx.pendingSeconds),
       };
       return commit(store, caller, async (tx) => {
         // The conditional debit: refused (422, the whole transaction rolled back) unless `available` covers it.
-        await post(tx, now, {
+        await post(tx, clock, {
           livemode: cashout.livemode,
           merchantId: cashout.merchant_id,
           currency: cashout.currency,
@@ -86,7 +86,7 @@ export function createCashouts(deps: CashoutsDeps) {
           sourceId: cashout.id,
         });
         await tx.insert("cashouts", cashout);
-        await recordEvent(tx, now, cashout.livemode, "cashout.created", eventFields(cashout));
+        await recordEvent(tx, clock, cashout.livemode, "cashout.created", eventFields(cashout));
         return cashout;
       });
     },
@@ -115,7 +115,7 @@ export function createCashouts(deps: CashoutsDeps) {
       return commit(store, caller, async (tx) => {
         const canceled = await transition(tx, cashout, "canceled", { next_step_at: null }, "cancel");
         await returnFunds(tx, canceled);
-        await recordEvent(tx, now, canceled.livemode, "cashout.canceled", eventFields(canceled));
+        await recordEvent(tx, clock, canceled.livemode, "cashout.canceled", eventFields(canceled));
         return canceled;
       });
     },

@@ -1,5 +1,6 @@
 import type { AppStore, AppTx } from "../collections.ts";
-import type { Caller, Now } from "../kernel/caller.ts";
+import type { Caller } from "../kernel/caller.ts";
+import type { Clock } from "../kernel/clock.ts";
 import { commit } from "../kernel/commit.ts";
 import { inEnvironment } from "../kernel/environment.ts";
 import { notFound } from "../kernel/errors.ts";
@@ -19,7 +20,7 @@ import { CASHOUT_TRANSITIONS, type CashoutAction, eventFields, refusal } from ".
 
 export interface CashoutsDeps {
   store: AppStore;
-  now: Now;
+  clock: Clock;
   merchants: Merchants;
   money: MoneyRules;
   vaultKeys: VaultKeys;
@@ -31,8 +32,9 @@ export interface CashoutsDeps {
 }
 
 export function cashoutContext(deps: CashoutsDeps) {
-  const { store, now } = deps;
-  const later = (seconds: number) => iso(new Date(now().getTime() + seconds * 1000));
+  const { store, clock } = deps;
+  /** `seconds` from now on the environment's clock, in the stored format. */
+  const later = (livemode: boolean, seconds: number) => iso(new Date(clock.now(livemode).getTime() + seconds * 1000));
 
   async function load(livemode: boolean, id: string): Promise<CashoutDoc> {
     return inEnvironment(await store.get("cashouts", id), livemode, "cashout", id);
@@ -61,7 +63,7 @@ export function cashoutContext(deps: CashoutsDeps) {
     const updated = await tx.update(
       "cashouts",
       cashout.id,
-      { set: { ...set, status: to, updated_at: iso(now()) } },
+      { set: { ...set, status: to, updated_at: iso(clock.now(cashout.livemode)) } },
       { status: cashout.status },
     );
     if (!updated) {
@@ -73,7 +75,7 @@ export function cashoutContext(deps: CashoutsDeps) {
 
   /** The cashout's amount back to `available`, inside the transaction that ends it. */
   function returnFunds(tx: AppTx, cashout: CashoutDoc) {
-    return post(tx, now, {
+    return post(tx, clock, {
       livemode: cashout.livemode,
       merchantId: cashout.merchant_id,
       currency: cashout.currency,
@@ -95,7 +97,7 @@ export function cashoutContext(deps: CashoutsDeps) {
         "process",
       );
       await returnFunds(tx, failed);
-      await recordEvent(tx, now, failed.livemode, "cashout.failed", {
+      await recordEvent(tx, clock, failed.livemode, "cashout.failed", {
         ...eventFields(failed),
         failure_code: code,
         failure_message: message,

@@ -14,7 +14,7 @@ import { eventFields, refusal } from "./state.ts";
 // in the sandbox, sandboxPayCashout and sandboxFailCashout (spec/resources/cashouts.tsp) do it at once.
 
 export function payouts(ctx: CashoutContext) {
-  const { store, now, rail, later, payoutRequest, transition, failIn } = ctx;
+  const { store, clock, rail, later, payoutRequest, transition, failIn } = ctx;
 
   /**
    * Claims a pending cashout for sending (pending → in_transit, conditionally: of a cancel and a send, or
@@ -26,7 +26,13 @@ export function payouts(ctx: CashoutContext) {
     const claimed = await store.update(
       "cashouts",
       cashout.id,
-      { set: { status: "in_transit", next_step_at: later(ctx.transitSeconds), updated_at: iso(now()) } },
+      {
+        set: {
+          status: "in_transit",
+          next_step_at: later(cashout.livemode, ctx.transitSeconds),
+          updated_at: iso(clock.now(cashout.livemode)),
+        },
+      },
       { status: "pending" },
     );
     if (!claimed) return null;
@@ -49,7 +55,7 @@ export function payouts(ctx: CashoutContext) {
     if (outcome.status === "paid") {
       return commit(store, caller, async (tx) => {
         const paid = await transition(tx, cashout, "paid", { next_step_at: null }, "process");
-        await recordEvent(tx, now, paid.livemode, "cashout.paid", eventFields(paid));
+        await recordEvent(tx, clock, paid.livemode, "cashout.paid", eventFields(paid));
         return paid;
       });
     }
@@ -58,7 +64,7 @@ export function payouts(ctx: CashoutContext) {
       const pushed = await tx.update(
         "cashouts",
         cashout.id,
-        { set: { next_step_at: later(ctx.transitSeconds) } },
+        { set: { next_step_at: later(cashout.livemode, ctx.transitSeconds) } },
         { status: "in_transit" },
       );
       return pushed ?? cashout;
@@ -88,34 +94,62 @@ export function payouts(ctx: CashoutContext) {
     },
 
     /**
-     * The payout job, one pass: sends the pending cashouts whose time has come, then records the outcome
-     * of the in_transit ones due for it. Safe on several instances at once (every step is conditional).
-     * Returns how many cashouts it moved.
+     * The payout job, one pass for one environment: sends the pending cashouts whose time has come on
+     * that environment's clock, then records the outcome of the in_transit ones due for it. Safe on
+     * several instances at once (every step is conditional). Returns how many it sent, and how many
+     * it finished (paid or failed).
      */
-    async advance(limit = 500): Promise<number> {
-      const due = { $lte: iso(now()) };
-      let moved = 0;
+    async advance(livemode: boolean, limit = 500): Promise<{ sent: number; finished: number }> {
+      const due = { $lte: iso(clock.now(livemode)) };
+      let sent = 0;
+      let finished = 0;
       // One cashout's failure (the rail unreachable) must not hold up the others: the pass goes on, and
       // reports the first failure at its end (the job logs it; the cashout is retried next pass).
       let failure: unknown;
-      for (const cashout of await store.findAll("cashouts", { status: "pending", next_step_at: due }, limit)) {
+      for (const cashout of await store.findAll(
+        "cashouts",
+        { livemode, status: "pending", next_step_at: due },
+        limit,
+      )) {
         try {
-          if (await send(cashout)) moved++;
+          if (await send(cashout)) sent++;
         } catch (err) {
           failure ??= err;
         }
       }
-      for (const cashout of await store.findAll("cashouts", { status: "in_transit", next_step_at: due }, limit)) {
+      for (const cashout of await store.findAll(
+        "cashouts",
+        { livemode, status: "in_transit", next_step_at: due },
+        limit,
+      )) {
         try {
           const after = await settle(cashout, null);
-          if (after.status !== "in_transit") moved++;
+          if (after.status !== "in_transit") finished++;
         } catch (err) {
           // Settled by another instance (or the sandbox helpers) meanwhile: nothing to do.
           if (!(err instanceof DomainError && err.code === "invalid_state_transition")) failure ??= err;
         }
       }
       if (failure !== undefined) throw failure;
-      return moved;
+      return { sent, finished };
+    },
+
+    /** When the environment's next cashout is due to be sent or asked about after `after`, or null. */
+    async nextStep(livemode: boolean, after: Date): Promise<string | null> {
+      const later = { $gt: iso(after) };
+      const soonest = await Promise.all(
+        (["pending", "in_transit"] as const).map((status) =>
+          store.findAll("cashouts", { livemode, status, next_step_at: later }, 1, {
+            by: "next_step_at",
+            direction: "asc",
+          }),
+        ),
+      );
+      const times = soonest
+        .flat()
+        .map((c) => c.next_step_at)
+        .filter((t): t is string => t !== null);
+      return times.sort()[0] ?? null;
     },
   };
 }

@@ -50,6 +50,6 @@ export const cashoutCollections = {
   cashouts: collection<CashoutDoc>([
     { fields: ["livemode", "merchant_id"] },
     { fields: ["livemode", "status"] },
-    { fields: ["status", "next_step_at"] },
+    { fields: ["livemode", "status", "next_step_at"] },
   ]),
 };

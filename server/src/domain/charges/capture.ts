@@ -11,7 +11,7 @@ import { eventFields, refusal } from "./state.ts";
 // in part, once) or released.
 
 export function captureAndVoid(ctx: ChargeContext) {
-  const { store, now, processor } = ctx;
+  const { store, clock, processor } = ctx;
   return {
     async capture(caller: Caller, id: string, amount?: number): Promise<ChargeDoc> {
       // CaptureCharge.amount is MinorUnits; checked here too, for callers other than the HTTP layer.
@@ -37,7 +37,7 @@ export function captureAndVoid(ctx: ChargeContext) {
       await processor.void(charge.processor_ref ?? "");
       return commit(store, caller, async (tx) => {
         const voided = await ctx.transition(tx, charge, "voided", {}, "void");
-        await recordEvent(tx, now, voided.livemode, "payment.voided", eventFields(voided));
+        await recordEvent(tx, clock, voided.livemode, "payment.voided", eventFields(voided));
         return voided;
       });
     },

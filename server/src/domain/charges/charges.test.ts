@@ -152,14 +152,14 @@ describe("jobs", () => {
       currency: "BRL",
       payment_method: { type: "boleto" }, // three days
     });
-    expect(await ctx.domain.charges.expireDue()).toBe(0);
+    expect(await ctx.domain.charges.expireDue(false)).toBe(0);
     ctx.advance(3601);
-    expect(await ctx.domain.charges.expireDue()).toBe(1);
+    expect(await ctx.domain.charges.expireDue(false)).toBe(1);
     expect((await ctx.domain.charges.get(ctx.caller(), pix?.id ?? "")).status).toBe("expired");
     expect((await ctx.domain.charges.get(ctx.caller(), boleto.id)).status).toBe("pending");
     ctx.advance(3 * 86400);
-    expect(await ctx.domain.charges.expireDue()).toBe(1);
-    expect(await ctx.domain.charges.expireDue()).toBe(0);
+    expect(await ctx.domain.charges.expireDue(false)).toBe(1);
+    expect(await ctx.domain.charges.expireDue(false)).toBe(0);
     const events = await ctx.store.findAll("events", { type: "payment.expired" });
     expect(events.map((e) => e.payload.tx_id).sort()).toEqual([pix?.id, boleto.id].sort());
     await ctx.store.close();

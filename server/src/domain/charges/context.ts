@@ -1,6 +1,6 @@
 import type { AppStore, AppTx } from "../collections.ts";
 import type { FraudScreen } from "../fraud/port.ts";
-import type { Now } from "../kernel/caller.ts";
+import type { Clock } from "../kernel/clock.ts";
 import { inEnvironment } from "../kernel/environment.ts";
 import { notFound } from "../kernel/errors.ts";
 import { recordEvent } from "../kernel/events.ts";
@@ -23,14 +23,15 @@ import { type ChargeAction, canTransition, eventFields, refusal } from "./state.
 
 export interface ChargesDeps {
   store: AppStore;
-  now: Now;
+  clock: Clock;
   merchants: Merchants;
   tokens: Tokens;
   processor: Processor;
   fraud: FraudScreen;
   money: MoneyRules;
-  /** Production captures wait this long in `pending` before they are `available`; the sandbox settles at once. */
+  /** Captures wait this long in `pending` before they are `available`, in production and in the sandbox. */
   settlementDelaySeconds: number;
+  sandboxSettlementDelaySeconds: number;
   /**
    * Runs inside the transaction of every transition (and review closing) of a charge, after the charge
    * is written: a payment link follows its charges' outcomes this way (domain/payment-links/usage.ts).
@@ -41,7 +42,7 @@ export interface ChargesDeps {
 }
 
 export function chargeContext(deps: ChargesDeps) {
-  const { store, now } = deps;
+  const { store, clock } = deps;
 
   async function load(livemode: boolean, id: string, param = "id"): Promise<ChargeDoc> {
     return inEnvironment(await store.get("charges", id), livemode, "charge", id, param);
@@ -59,7 +60,7 @@ export function chargeContext(deps: ChargesDeps) {
     const updated = await tx.update(
       "charges",
       charge.id,
-      { set: { ...set, status: to, updated_at: iso(now()) } },
+      { set: { ...set, status: to, updated_at: iso(clock.now(charge.livemode)) } },
       { status: charge.status },
     );
     if (!updated) {
@@ -86,24 +87,32 @@ export function chargeContext(deps: ChargesDeps) {
    * it (see ledger.ts ensureBalance: outside the money transaction, on purpose).
    */
   const prepareCapture = (charge: ChargeDoc) =>
-    ensureBalance(store, charge.livemode, charge.merchant_id, charge.currency, now);
+    ensureBalance(store, charge.livemode, charge.merchant_id, charge.currency, clock);
 
   /**
    * A capture's effects, inside its transaction, after the charge is written `captured`: the merchant is
-   * credited (`available` in the sandbox, `pending` until settlement in production) and
+   * credited (`pending` until settlement, or `available` at once when its environment's delay is 0,
+   * the sandbox's default) and
    * `payment.captured` is recorded. Every way a charge is captured ends here: at creation, capture,
    * a local payment completed, a review approved.
    */
   async function applyCapture(tx: AppTx, captured: ChargeDoc, amount: number): Promise<void> {
-    const delay = captured.livemode ? deps.settlementDelaySeconds : 0;
+    const delay = captured.livemode ? deps.settlementDelaySeconds : deps.sandboxSettlementDelaySeconds;
     const base = { livemode: captured.livemode, merchantId: captured.merchant_id, currency: captured.currency };
     if (delay === 0) {
-      await post(tx, now, { ...base, bucket: "available", amount, type: "capture", sourceId: captured.id });
+      await post(tx, clock, { ...base, bucket: "available", amount, type: "capture", sourceId: captured.id });
     } else {
-      const availableOn = iso(new Date(now().getTime() + delay * 1000));
-      await post(tx, now, { ...base, bucket: "pending", amount, type: "capture", sourceId: captured.id, availableOn });
+      const availableOn = iso(new Date(clock.now(captured.livemode).getTime() + delay * 1000));
+      await post(tx, clock, {
+        ...base,
+        bucket: "pending",
+        amount,
+        type: "capture",
+        sourceId: captured.id,
+        availableOn,
+      });
     }
-    await recordEvent(tx, now, captured.livemode, "payment.captured", {
+    await recordEvent(tx, clock, captured.livemode, "payment.captured", {
       ...eventFields(captured),
       amount_captured: amount,
     });

@@ -2,12 +2,13 @@ import type { AppTx } from "../collections.ts";
 import { assertIp } from "../fraud/ip.ts";
 import type { ChargeAssessment } from "../fraud/port.ts";
 import type { Caller } from "../kernel/caller.ts";
+import type { Clock } from "../kernel/clock.ts";
 import { commit } from "../kernel/commit.ts";
 import { invalid } from "../kernel/errors.ts";
 import { recordEvent } from "../kernel/events.ts";
 import { newId } from "../kernel/ids.ts";
 import { assertMoney } from "../kernel/money.ts";
-import { createdAt, iso } from "../kernel/time.ts";
+import { iso } from "../kernel/time.ts";
 import type { ChargeContext } from "./context.ts";
 import { LOCAL_METHODS, type LocalMethod } from "./processor.ts";
 import type { ChargeDoc } from "./records.ts";
@@ -58,11 +59,18 @@ function failureOf(charge: ChargeDoc) {
 }
 
 /** A new charge, not yet stored: `pending`, nothing captured, nothing evaluated. */
-function newCharge(caller: Caller, input: ChargeCreate, merchantId: string, at: Date, options: ChargeCreateOptions) {
+function newCharge(
+  clock: Clock,
+  caller: Caller,
+  input: ChargeCreate,
+  merchantId: string,
+  at: Date,
+  options: ChargeCreateOptions,
+) {
   const charge: ChargeDoc = {
     id: newId("tx"),
     livemode: caller.livemode,
-    created_at: createdAt(at),
+    created_at: clock.createdAt(caller.livemode),
     updated_at: iso(at),
     merchant_id: merchantId,
     amount: input.amount,
@@ -88,7 +96,7 @@ function newCharge(caller: Caller, input: ChargeCreate, merchantId: string, at: 
 }
 
 export function chargeCreation(ctx: ChargeContext) {
-  const { store, now, processor } = ctx;
+  const { store, clock, processor } = ctx;
 
   /** Every charge is evaluated before the processor is called (spec: POST /v1/charges). */
   async function assess(charge: ChargeDoc, card?: { pan: string; fingerprint: string }) {
@@ -190,11 +198,11 @@ export function chargeCreation(ctx: ChargeContext) {
       await assessment.record(tx, charge);
       const fields = eventFields(charge);
       if (charge.status === "authorized" || charge.status === "captured") {
-        await recordEvent(tx, now, charge.livemode, "payment.authorized", { ...fields, status: "authorized" });
+        await recordEvent(tx, clock, charge.livemode, "payment.authorized", { ...fields, status: "authorized" });
       }
       if (charge.status === "captured") await ctx.applyCapture(tx, charge, charge.amount_captured);
       if (charge.status === "declined" || charge.status === "blocked") {
-        await recordEvent(tx, now, charge.livemode, "payment.failed", { ...fields, ...failureOf(charge) });
+        await recordEvent(tx, clock, charge.livemode, "payment.failed", { ...fields, ...failureOf(charge) });
       }
       await options.inTransaction?.(tx, charge);
       return charge;
@@ -216,8 +224,8 @@ export function chargeCreation(ctx: ChargeContext) {
         "merchant_id",
         "take payments",
       );
-      const at = now();
-      const charge = newCharge(caller, input, merchant.id, at, options);
+      const at = clock.now(caller.livemode);
+      const charge = newCharge(clock, caller, input, merchant.id, at, options);
       const assessment =
         method.type === "card"
           ? await payByCard(charge, method.token, input.capture ?? true, at)

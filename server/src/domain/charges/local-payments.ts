@@ -13,14 +13,14 @@ import { eventFields, refusal } from "./state.ts";
 // sandboxCompleteCharge and sandboxExpireCharge (spec/resources/sandbox.tsp) play the payer.
 
 export function localPayments(ctx: ChargeContext) {
-  const { store, now } = ctx;
+  const { store, clock } = ctx;
 
   /** `caller` is null for the expiry job. */
   async function expireOne(charge: ChargeDoc, caller: Caller | null = null): Promise<ChargeDoc> {
     if (charge.status !== "pending") throw refusal(charge, "expire");
     return commit(store, caller, async (tx) => {
       const expired = await ctx.transition(tx, charge, "expired", { next_action: null }, "expire");
-      await recordEvent(tx, now, expired.livemode, "payment.expired", eventFields(expired));
+      await recordEvent(tx, clock, expired.livemode, "payment.expired", eventFields(expired));
       return expired;
     });
   }
@@ -51,9 +51,16 @@ export function localPayments(ctx: ChargeContext) {
       return expireOne(await ctx.load(caller.livemode, id), caller);
     },
 
-    /** The expiry job: every pending charge past its `expires_at`. Returns how many expired. */
-    async expireDue(limit = 500): Promise<number> {
-      const due = await store.findAll("charges", { status: "pending", expires_at: { $lte: iso(now()) } }, limit);
+    /**
+     * The expiry job, for one environment: every pending charge past its `expires_at` on that
+     * environment's clock. Returns how many expired.
+     */
+    async expireDue(livemode: boolean, limit = 500): Promise<number> {
+      const due = await store.findAll(
+        "charges",
+        { livemode, status: "pending", expires_at: { $lte: iso(clock.now(livemode)) } },
+        limit,
+      );
       let expired = 0;
       for (const charge of due) {
         try {
@@ -65,6 +72,17 @@ export function localPayments(ctx: ChargeContext) {
         }
       }
       return expired;
+    },
+
+    /** When the environment's next pending charge expires after `after` (the sandbox clock's advance steps to it), or null. */
+    async nextExpiry(livemode: boolean, after: Date): Promise<string | null> {
+      const [next] = await store.findAll(
+        "charges",
+        { livemode, status: "pending", expires_at: { $gt: iso(after) } },
+        1,
+        { by: "expires_at", direction: "asc" },
+      );
+      return next?.expires_at ?? null;
     },
   };
 }

@@ -80,7 +80,7 @@ describe("charge outcomes reported to the observer", () => {
     await s.domain.charges.complete(s.caller(), paid.id);
     const unpaid = await pix();
     s.advance(30 * 86_400);
-    await s.domain.charges.expireDue();
+    await s.domain.charges.expireDue(false);
     expect(s.charges()).toEqual([
       ["charge", "pending", false],
       ["charge", "captured", false],

@@ -73,8 +73,8 @@ export const chargeCollections = {
   charges: collection<ChargeDoc>([
     { fields: ["livemode", "merchant_id"] },
     { fields: ["livemode", "status"] },
-    { fields: ["status", "expires_at"] },
-    { fields: ["review_expires_at"] },
+    { fields: ["livemode", "status", "expires_at"] },
+    { fields: ["livemode", "review_expires_at"] },
     { fields: ["livemode", "payment_link_id"] },
   ]),
   refunds: collection<RefundDoc>([{ fields: ["charge_id"] }]),

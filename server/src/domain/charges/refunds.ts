@@ -5,7 +5,6 @@ import { DomainError } from "../kernel/errors.ts";
 import { recordEvent } from "../kernel/events.ts";
 import { newId } from "../kernel/ids.ts";
 import { assertMinorUnits } from "../kernel/money.ts";
-import { createdAt } from "../kernel/time.ts";
 import { drawFromPendingCredit, post } from "../ledger/ledger.ts";
 import type { ChargeContext } from "./context.ts";
 import type { ChargeDoc, ChargeStatus, RefundDoc } from "./records.ts";
@@ -30,7 +29,7 @@ function exceedsRefundable(charge: ChargeDoc, amount: number): DomainError {
 }
 
 export function refunds(ctx: ChargeContext) {
-  const { store, now, processor } = ctx;
+  const { store, clock, processor } = ctx;
   return {
     /**
      * Refunds part or all of what is left. The charge's refunded total is raised with a conditional
@@ -46,7 +45,7 @@ export function refunds(ctx: ChargeContext) {
       const left = charge.amount_captured - charge.amount_refunded;
       const amount = input.amount ?? left;
       if (amount > left) throw exceedsRefundable(charge, amount);
-      const at = createdAt(now());
+      const at = clock.createdAt(caller.livemode);
       const refund: RefundDoc = {
         id: newId("re"),
         livemode: charge.livemode,
@@ -83,14 +82,14 @@ export function refunds(ctx: ChargeContext) {
         // The money comes first from this charge's own capture credit if it has not settled yet
         // (production), then from `available`: a merchant can refund a same-day order.
         const base = { livemode: charge.livemode, merchantId: charge.merchant_id, currency: charge.currency };
-        const fromPending = await drawFromPendingCredit(tx, now, {
+        const fromPending = await drawFromPendingCredit(tx, clock, {
           ...base,
           chargeId: charge.id,
           refundId: refund.id,
           amount,
         });
         if (fromPending < amount) {
-          await post(tx, now, {
+          await post(tx, clock, {
             ...base,
             bucket: "available",
             amount: -(amount - fromPending),
@@ -99,7 +98,7 @@ export function refunds(ctx: ChargeContext) {
           });
         }
         await tx.insert("refunds", refund);
-        await recordEvent(tx, now, charge.livemode, "payment.refunded", {
+        await recordEvent(tx, clock, charge.livemode, "payment.refunded", {
           ...eventFields(after),
           refund_id: refund.id,
           refund_amount: amount,

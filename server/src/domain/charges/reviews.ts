@@ -12,7 +12,7 @@ import { eventFields } from "./state.ts";
 // until approved (captured), rejected (voided) or left open past its window (voided by the expiry job).
 
 export function reviews(ctx: ChargeContext) {
-  const { store, now, processor } = ctx;
+  const { store, clock, processor } = ctx;
 
   /** 409 unless the charge is authorized with an open review. */
   function assertOpenReview(charge: ChargeDoc): ChargeReviewDoc {
@@ -37,7 +37,7 @@ export function reviews(ctx: ChargeContext) {
     outcome: "approved" | "rejected" | "expired",
     set: Partial<ChargeDoc>,
   ): Promise<ChargeDoc> {
-    const at = iso(now());
+    const at = iso(clock.now(charge.livemode));
     const updated = await tx.update(
       "charges",
       charge.id,
@@ -71,7 +71,7 @@ export function reviews(ctx: ChargeContext) {
     await processor.void(charge.processor_ref ?? "");
     return commit(store, caller, async (tx) => {
       const voided = await closeReview(tx, charge, review, outcome, { status: "voided" });
-      await recordEvent(tx, now, voided.livemode, "payment.voided", eventFields(voided));
+      await recordEvent(tx, clock, voided.livemode, "payment.voided", eventFields(voided));
       return voided;
     });
   }
@@ -104,9 +104,16 @@ export function reviews(ctx: ChargeContext) {
       return voidHeld(await ctx.load(caller.livemode, id), "rejected", caller);
     },
 
-    /** The review-expiry job: every open review past its `expires_at` is voided. Returns how many. */
-    async expireReviewsDue(limit = 500): Promise<number> {
-      const due = await store.findAll("charges", { review_expires_at: { $lte: iso(now()) } }, limit);
+    /**
+     * The review-expiry job, for one environment: every open review past its `expires_at` on that
+     * environment's clock is voided. Returns how many.
+     */
+    async expireReviewsDue(livemode: boolean, limit = 500): Promise<number> {
+      const due = await store.findAll(
+        "charges",
+        { livemode, review_expires_at: { $lte: iso(clock.now(livemode)) } },
+        limit,
+      );
       let expired = 0;
       for (const charge of due) {
         try {
@@ -120,6 +127,15 @@ export function reviews(ctx: ChargeContext) {
         }
       }
       return expired;
+    },
+
+    /** When the environment's next open review expires after `after`, or null. */
+    async nextReviewExpiry(livemode: boolean, after: Date): Promise<string | null> {
+      const [next] = await store.findAll("charges", { livemode, review_expires_at: { $gt: iso(after) } }, 1, {
+        by: "review_expires_at",
+        direction: "asc",
+      });
+      return next?.review_expires_at ?? null;
     },
   };
 }

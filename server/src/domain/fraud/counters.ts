@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { DuplicateKeyError } from "../../store/port.ts";
 import type { AppStore, AppTx } from "../collections.ts";
-import { createdAt, iso } from "../kernel/time.ts";
+import { iso } from "../kernel/time.ts";
 import type { FraudCounterDoc } from "./records.ts";
 import { LIMITS, type WindowCounts } from "./rules.ts";
 
@@ -79,7 +79,8 @@ export function createCounters(store: AppStore) {
           await store.insert("fraud_counters", {
             id: bucketId,
             livemode,
-            created_at: createdAt(at),
+            // Counters are never listed, so no creation series: the minute they count is enough.
+            created_at: iso(at),
             ...inc,
             declines: 0,
             expires_at: iso(new Date((minuteOf(at) + BUCKETS + 1) * BUCKET_SECONDS * 1000)),
@@ -106,7 +107,8 @@ export function createCounters(store: AppStore) {
     },
 
     /** Deletes buckets that have left every window. */
-    sweep: (at: Date) => store.deleteMany("fraud_counters", { expires_at: { $lt: iso(at) } }),
+    sweep: (livemode: boolean, at: Date) =>
+      store.deleteMany("fraud_counters", { livemode, expires_at: { $lt: iso(at) } }),
   };
 }
 

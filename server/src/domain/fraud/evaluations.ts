@@ -1,7 +1,8 @@
 import { DuplicateKeyError, type Page, type PageResult } from "../../store/port.ts";
 import type { ChargeDoc } from "../charges/records.ts";
 import type { AppStore, AppTx } from "../collections.ts";
-import type { Caller, Now } from "../kernel/caller.ts";
+import type { Caller } from "../kernel/caller.ts";
+import type { Clock } from "../kernel/clock.ts";
 import { commit } from "../kernel/commit.ts";
 import { inEnvironment } from "../kernel/environment.ts";
 import { DomainError, invalid } from "../kernel/errors.ts";
@@ -9,7 +10,6 @@ import { recordEvent } from "../kernel/events.ts";
 import { newId } from "../kernel/ids.ts";
 import type { DomainLog } from "../kernel/log.ts";
 import { assertMoney, type MoneyRules } from "../kernel/money.ts";
-import { createdAt } from "../kernel/time.ts";
 import type { Merchants } from "../merchants/merchants.ts";
 import type { Tokens } from "../vault/tokens.ts";
 import type { Counters } from "./counters.ts";
@@ -40,15 +40,15 @@ function eventPayload(e: FraudEvaluationDoc) {
   return { tx_id: e.tx_id, score: e.score, decision: e.decision, signals: e.signals };
 }
 
-async function persist(tx: AppTx, now: Now, evaluation: FraudEvaluationDoc): Promise<void> {
+async function persist(tx: AppTx, clock: Clock, evaluation: FraudEvaluationDoc): Promise<void> {
   await tx.insert("fraud_evaluations", evaluation);
-  await recordEvent(tx, now, evaluation.livemode, "fraud.evaluated", eventPayload(evaluation));
+  await recordEvent(tx, clock, evaluation.livemode, "fraud.evaluated", eventPayload(evaluation));
 }
 
 export interface FraudEvaluationsDeps {
   store: AppStore;
   log: DomainLog;
-  now: Now;
+  clock: Clock;
   tokens: Tokens;
   merchants: Merchants;
   money: MoneyRules;
@@ -58,7 +58,7 @@ export interface FraudEvaluationsDeps {
 }
 
 export function createFraudEvaluations(deps: FraudEvaluationsDeps) {
-  const { now, settings, gatherer, counters } = deps;
+  const { clock, settings, gatherer, counters } = deps;
 
   /** Runs the rules on the observed facts and builds the (unstored) evaluation. */
   async function run(
@@ -66,7 +66,7 @@ export function createFraudEvaluations(deps: FraudEvaluationsDeps) {
     ids: { txId: string; source: FraudEvaluationDoc["source"] },
     count: boolean,
   ): Promise<{ evaluation: FraudEvaluationDoc; buckets: string[]; statsExist: boolean; reviewWindowSeconds: number }> {
-    const at = now();
+    const at = clock.now(observed.livemode);
     const [config, gathered] = await Promise.all([
       settings.load(observed.livemode),
       gatherer.gather(observed, at, count),
@@ -77,7 +77,7 @@ export function createFraudEvaluations(deps: FraudEvaluationsDeps) {
       evaluation: {
         id: newId("fe"),
         livemode: observed.livemode,
-        created_at: createdAt(at),
+        created_at: clock.createdAt(observed.livemode),
         tx_id: ids.txId,
         source: ids.source,
         merchant_id: observed.merchantId,
@@ -188,7 +188,7 @@ export function createFraudEvaluations(deps: FraudEvaluationsDeps) {
         signals: evaluation.signals,
         reviewWindowSeconds,
         async record(tx, charge) {
-          await persist(tx, now, evaluation);
+          await persist(tx, clock, evaluation);
           if (charge.status === "declined") {
             for (const bucket of buckets) await counters.decline(tx, bucket);
           } else if (charge.status !== "blocked") {
@@ -217,7 +217,13 @@ export function createFraudEvaluations(deps: FraudEvaluationsDeps) {
    */
   async function ensureStats(livemode: boolean, id: string): Promise<void> {
     try {
-      await deps.store.insert("fraud_merchant_stats", { id, livemode, created_at: createdAt(now()), count: 0, sum: 0 });
+      await deps.store.insert("fraud_merchant_stats", {
+        id,
+        livemode,
+        created_at: clock.createdAt(livemode),
+        count: 0,
+        sum: 0,
+      });
     } catch (err) {
       if (!(err instanceof DuplicateKeyError)) throw err;
     }
@@ -254,7 +260,7 @@ export function createFraudEvaluations(deps: FraudEvaluationsDeps) {
       }
       const { evaluation } = await run(observed, ids, false);
       return commit(deps.store, caller, async (tx) => {
-        await persist(tx, now, evaluation);
+        await persist(tx, clock, evaluation);
         return evaluation;
       });
     },

@@ -1,5 +1,5 @@
 import type { AppStore } from "../collections.ts";
-import type { Now } from "../kernel/caller.ts";
+import type { Clock } from "../kernel/clock.ts";
 import type { DomainLog } from "../kernel/log.ts";
 import type { MoneyRules } from "../kernel/money.ts";
 import type { Merchants } from "../merchants/merchants.ts";
@@ -18,16 +18,16 @@ export type { ChargeAssessment, ChargeAttempt, FraudScreen } from "./port.ts";
 
 export function createFraud(deps: {
   store: AppStore;
-  now: Now;
+  clock: Clock;
   tokens: Tokens;
   merchants: Merchants;
   money: MoneyRules;
   log: DomainLog;
 }) {
-  const { store, now } = deps;
+  const { store, clock } = deps;
   const counters = createCounters(store);
-  const settings = createFraudSettings(store, now);
-  const lists = createFraudLists(store, now);
+  const settings = createFraudSettings(store, clock);
+  const lists = createFraudLists(store, clock);
   const evaluations = createFraudEvaluations({
     ...deps,
     settings,
@@ -39,8 +39,9 @@ export function createFraud(deps: {
     lists,
     evaluations,
     screen: evaluations.screen,
-    /** Deletes velocity buckets that have left every window (housekeeping). */
-    sweepCounters: () => counters.sweep(now()),
+    /** Deletes velocity buckets that have left every window (housekeeping), each on its environment's clock. */
+    sweepCounters: async () =>
+      (await counters.sweep(true, clock.now(true))) + (await counters.sweep(false, clock.now(false))),
   };
 }
 

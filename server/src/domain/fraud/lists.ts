@@ -1,11 +1,11 @@
 import { DuplicateKeyError, type Page, type PageResult } from "../../store/port.ts";
 import type { AppStore } from "../collections.ts";
-import type { Caller, Now } from "../kernel/caller.ts";
+import type { Caller } from "../kernel/caller.ts";
+import type { Clock } from "../kernel/clock.ts";
 import { commit } from "../kernel/commit.ts";
 import { inEnvironment } from "../kernel/environment.ts";
 import { DomainError, invalid, notFound } from "../kernel/errors.ts";
 import { newId } from "../kernel/ids.ts";
-import { createdAt } from "../kernel/time.ts";
 import { parseNetwork } from "./ip.ts";
 import type { FraudListDoc, FraudListItemDoc } from "./records.ts";
 import type { ListAction, ListKind } from "./rules.ts";
@@ -81,7 +81,7 @@ export interface FraudListCreate {
   action: ListAction;
 }
 
-export function createFraudLists(store: AppStore, now: Now) {
+export function createFraudLists(store: AppStore, clock: Clock) {
   async function load(livemode: boolean, id: string, param = "id"): Promise<FraudListDoc> {
     return inEnvironment(await store.get("fraud_lists", id), livemode, "fraud list", id, param);
   }
@@ -93,7 +93,7 @@ export function createFraudLists(store: AppStore, now: Now) {
       const list: FraudListDoc = {
         id: newId("fl"),
         livemode: caller.livemode,
-        created_at: createdAt(now()),
+        created_at: clock.createdAt(caller.livemode),
         name: input.name,
         kind: input.kind,
         action: input.action,
@@ -135,7 +135,7 @@ export function createFraudLists(store: AppStore, now: Now) {
       const item: FraudListItemDoc = {
         id: newId("fli"),
         livemode: caller.livemode,
-        created_at: createdAt(now()),
+        created_at: clock.createdAt(caller.livemode),
         list_id: list.id,
         list_name: list.name,
         kind: list.kind,

@@ -1,8 +1,9 @@
 import { DuplicateKeyError } from "../../store/port.ts";
 import type { AppStore } from "../collections.ts";
-import type { Caller, Now } from "../kernel/caller.ts";
+import type { Caller } from "../kernel/caller.ts";
+import type { Clock } from "../kernel/clock.ts";
 import { DomainError, invalid } from "../kernel/errors.ts";
-import { createdAt, iso } from "../kernel/time.ts";
+import { iso } from "../kernel/time.ts";
 import type { FraudSettingsDoc } from "./records.ts";
 
 // The fraud settings of each environment (spec: FraudSettings, GET/PATCH /v1/fraud/settings): the
@@ -44,7 +45,7 @@ function fromDoc(livemode: boolean, doc: FraudSettingsDoc | null): FraudSettings
   };
 }
 
-export function createFraudSettings(store: AppStore, now: Now) {
+export function createFraudSettings(store: AppStore, clock: Clock) {
   async function load(livemode: boolean): Promise<FraudSettings> {
     return fromDoc(livemode, await store.get("fraud_settings", docId(livemode)));
   }
@@ -71,7 +72,7 @@ export function createFraudSettings(store: AppStore, now: Now) {
         }
         throw invalid("block_threshold", `must be above review_threshold (${review})`);
       }
-      const at = now();
+      const at = clock.now(caller.livemode);
       const values = {
         review_threshold: review,
         block_threshold: block,
@@ -81,7 +82,12 @@ export function createFraudSettings(store: AppStore, now: Now) {
       const raced = () => new DomainError("conflict", "The fraud settings changed at the same time; retry.");
       if (!current) {
         try {
-          await store.insert("fraud_settings", { id, livemode: caller.livemode, created_at: createdAt(at), ...values });
+          await store.insert("fraud_settings", {
+            id,
+            livemode: caller.livemode,
+            created_at: clock.createdAt(caller.livemode),
+            ...values,
+          });
         } catch (err) {
           if (err instanceof DuplicateKeyError) throw raced();
           throw err;

@@ -1,13 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { openSqliteStore } from "../../store/sqlite.ts";
 import { COLLECTIONS, type Docs } from "../collections.ts";
+import { createClock } from "./clock.ts";
 import { type EventDoc, eventObject, recordEvent } from "./events.ts";
 
 // recordEvent is typed by the contract: an event's type comes from EventType and its payload must match
 // that type's schema (spec/events/). The `@ts-expect-error` lines below are the proof: if a wrong payload
 // compiled, the directive would be unused and `tsc` (npm test's typecheck) would fail.
 
-const now = () => new Date("2026-11-24T10:00:00Z");
+const clock = createClock(() => new Date("2026-11-24T10:00:00Z"));
 const captured = {
   tx_id: "tx_9Lm2QwErTy7UiOp3AsDf5GhJ",
   merchant_id: "mch_9Lm2QwErTy7UiOp3AsDf5GhJ",
@@ -20,28 +21,30 @@ const captured = {
 
 /** Type checks only: never called, so nothing is written. */
 function compileTimeChecks(tx: Parameters<typeof recordEvent>[0]) {
-  void recordEvent(tx, now, false, "payment.captured", captured);
+  void recordEvent(tx, clock, false, "payment.captured", captured);
   // @ts-expect-error a payload missing a field its schema requires (amount_captured)
-  void recordEvent(tx, now, false, "payment.captured", { ...captured, amount_captured: undefined });
+  void recordEvent(tx, clock, false, "payment.captured", { ...captured, amount_captured: undefined });
   // @ts-expect-error a field of the wrong type
-  void recordEvent(tx, now, false, "payment.captured", { ...captured, amount: "2500" });
+  void recordEvent(tx, clock, false, "payment.captured", { ...captured, amount: "2500" });
   // @ts-expect-error a value its schema's enum does not allow
-  void recordEvent(tx, now, false, "payment.captured", { ...captured, status: "paid" });
+  void recordEvent(tx, clock, false, "payment.captured", { ...captured, status: "paid" });
   // @ts-expect-error another type's payload
-  void recordEvent(tx, now, false, "fraud.evaluated", captured);
+  void recordEvent(tx, clock, false, "fraud.evaluated", captured);
   // @ts-expect-error an event type the contract does not define
-  void recordEvent(tx, now, false, "payment.settled", captured);
+  void recordEvent(tx, clock, false, "payment.settled", captured);
   const created = { merchant_id: "mch_9Lm2QwErTy7UiOp3AsDf5GhJ", name: "M", status: "active" as const };
-  void recordEvent(tx, now, false, "merchant.created", created);
+  void recordEvent(tx, clock, false, "merchant.created", created);
   // @ts-expect-error the envelope is recordEvent's to write, not the payload's
-  void recordEvent(tx, now, false, "merchant.created", { ...created, id: "evt_x" });
+  void recordEvent(tx, clock, false, "merchant.created", { ...created, id: "evt_x" });
 }
 
 describe("recordEvent", () => {
   it("writes the event with its envelope in the transaction it is given, pending delivery", async () => {
     const store = openSqliteStore<Docs>({ path: ":memory:", collections: COLLECTIONS });
     try {
-      const event: EventDoc = await store.transaction((tx) => recordEvent(tx, now, true, "payment.captured", captured));
+      const event: EventDoc = await store.transaction((tx) =>
+        recordEvent(tx, clock, true, "payment.captured", captured),
+      );
       expect(event).toMatchObject({
         type: "payment.captured",
         livemode: true,
@@ -67,7 +70,7 @@ describe("recordEvent", () => {
     const store = openSqliteStore<Docs>({ path: ":memory:", collections: COLLECTIONS });
     try {
       const event = await store.transaction((tx) =>
-        recordEvent(tx, now, false, "webhook_endpoint.test", { endpoint_id: "we_x" }, { deliver: false }),
+        recordEvent(tx, clock, false, "webhook_endpoint.test", { endpoint_id: "we_x" }, { deliver: false }),
       );
       expect((await store.get("events", event.id))?.delivery_pending).toBe(false);
     } finally {

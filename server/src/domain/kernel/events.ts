@@ -1,9 +1,8 @@
 import type { components } from "@payments/contract/types";
 import type { BaseDoc, StoreOps } from "../../store/port.ts";
-import type { Now } from "./caller.ts";
+import type { Clock } from "./clock.ts";
 import { newId } from "./ids.ts";
 import { collection } from "./records.ts";
-import { createdAt } from "./time.ts";
 
 // Events (spec/events/): every change worth telling an integrator records one, through the same
 // transaction handle as the change itself, marked `delivery_pending` there: the event is its own outbox
@@ -39,8 +38,12 @@ export interface EventDoc extends BaseDoc {
 }
 
 export const eventCollections = {
-  // The outbox: pending events, oldest first.
-  events: collection<EventDoc>([{ fields: ["livemode", "type"] }, { fields: ["delivery_pending", "created_at"] }]),
+  // The outbox: pending events, oldest first; and each environment's events in order (lists, the stream).
+  events: collection<EventDoc>([
+    { fields: ["livemode", "type"] },
+    { fields: ["delivery_pending", "created_at"] },
+    { fields: ["livemode", "created_at"] },
+  ]),
 };
 
 /** The one write recordEvent makes, through whatever transaction the change runs in. */
@@ -52,7 +55,7 @@ export type EventTx = Pick<StoreOps<{ events: EventDoc }>, "insert">;
  */
 export async function recordEvent<T extends EventType>(
   tx: EventTx,
-  now: Now,
+  clock: Pick<Clock, "createdAt">,
   livemode: boolean,
   type: T,
   payload: EventPayload<T>,
@@ -61,7 +64,7 @@ export async function recordEvent<T extends EventType>(
   const event: EventDoc = {
     id: newId("evt"),
     livemode,
-    created_at: createdAt(now()),
+    created_at: clock.createdAt(livemode),
     type,
     payload: payload as Record<string, unknown>,
     delivery_pending: options.deliver ?? true,

@@ -45,7 +45,28 @@ export type QueryParams<K extends OperationId> =
 type Responses<K extends OperationId> = Op<K>["responses"];
 type SuccessStatus<K extends OperationId> = Extract<keyof Responses<K>, 200 | 201 | 202>;
 
-type JsonOf<R> = R extends { content: { "application/json": infer B } } ? B : never;
+/** One message of a server-sent event stream (the contract's `text/event-stream` answers). */
+export interface StreamMessage {
+  id: string;
+  event: string;
+  data: string;
+}
+
+/**
+ * The body a streaming operation (a `text/event-stream` answer) replies with: its messages, produced
+ * until `signal` aborts (the client went away) or the server shuts down. http/event-stream.ts writes
+ * them; the domain never sees the connection.
+ */
+export interface EventStreamBody {
+  readonly kind: "event-stream";
+  messages(signal: AbortSignal): AsyncIterable<StreamMessage>;
+}
+
+type JsonOf<R> = R extends { content: { "application/json": infer B } }
+  ? B
+  : R extends { content: { "text/event-stream": unknown } }
+    ? EventStreamBody
+    : never;
 
 /** The success replies an operation may give: a status and a body the contract allows for it. */
 export type Reply<K extends OperationId> = {
@@ -61,6 +82,8 @@ export interface OperationInput<K extends OperationId> {
   requestId: string;
   /** The client's address (TRUST_PROXY aware). */
   ip: string | undefined;
+  /** A request header the operation declares (validated against the contract), by name; undefined when absent. */
+  header(name: string): string | undefined;
   /** Present when the request carries an Idempotency-Key (POST only). */
   idempotency?: IdempotencyScope | undefined;
 }

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { DuplicateKeyError } from "../../store/port.ts";
 import type { AppStore } from "../collections.ts";
+import { createClock } from "../kernel/clock.ts";
 import { DomainError } from "../kernel/errors.ts";
 import { iso } from "../kernel/time.ts";
 import { testDomain } from "../testing.ts";
@@ -15,13 +16,14 @@ const MERCHANT = "mch_ledgertest000000000000";
 let ctx: ReturnType<typeof testDomain>;
 let store: AppStore;
 const now = () => new Date(clockMs);
+const clock = createClock(now);
 let clockMs = Date.parse("2026-11-21T10:00:00Z");
 
 beforeEach(async () => {
   ctx = testDomain();
   store = ctx.store;
   clockMs = Date.parse("2026-11-21T10:00:00Z");
-  await ensureBalance(store, false, MERCHANT, "USD", now);
+  await ensureBalance(store, false, MERCHANT, "USD", clock);
 });
 afterEach(async () => {
   vi.restoreAllMocks();
@@ -39,7 +41,7 @@ const movement = (m: Partial<Movement>): Movement => ({
   ...m,
 });
 
-const postOne = (m: Partial<Movement>) => store.transaction((tx) => post(tx, now, movement(m)));
+const postOne = (m: Partial<Movement>) => store.transaction((tx) => post(tx, clock, movement(m)));
 const balance = async () => store.get("balances", balanceId(MERCHANT, "USD"));
 const entries = () => store.findAll("ledger_entries", { merchant_id: MERCHANT }, 1000);
 
@@ -54,8 +56,8 @@ async function failure(promise: Promise<unknown>): Promise<unknown> {
 
 describe("ensureBalance", () => {
   it("creates an empty balance once, in the caller's environment", async () => {
-    await ensureBalance(store, true, MERCHANT, "EUR", now);
-    await ensureBalance(store, true, MERCHANT, "EUR", now);
+    await ensureBalance(store, true, MERCHANT, "EUR", clock);
+    await ensureBalance(store, true, MERCHANT, "EUR", clock);
     const rows = await store.findAll("balances", { merchant_id: MERCHANT, currency: "EUR" });
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ id: `${MERCHANT}:EUR`, livemode: true, available: 0, pending: 0 });
@@ -63,7 +65,7 @@ describe("ensureBalance", () => {
 
   it("keeps what the balance holds when called again", async () => {
     await postOne({ amount: 700 });
-    await ensureBalance(store, false, MERCHANT, "USD", now);
+    await ensureBalance(store, false, MERCHANT, "USD", clock);
     expect(await balance()).toMatchObject({ available: 700, pending: 0 });
   });
 
@@ -71,14 +73,14 @@ describe("ensureBalance", () => {
     // Both looked before either inserted: this one's insert meets the winner's document.
     vi.spyOn(store, "get").mockResolvedValueOnce(null);
     const insert = vi.spyOn(store, "insert");
-    await expect(ensureBalance(store, false, MERCHANT, "USD", now)).resolves.toBeUndefined();
+    await expect(ensureBalance(store, false, MERCHANT, "USD", clock)).resolves.toBeUndefined();
     expect(insert).toHaveBeenCalledTimes(1);
     await expect(insert.mock.results[0]?.value).rejects.toBeInstanceOf(DuplicateKeyError);
   });
 
   it("does not swallow any other failure of the store", async () => {
     vi.spyOn(store, "insert").mockRejectedValueOnce(new Error("disk I/O error"));
-    const err = await failure(ensureBalance(store, false, MERCHANT, "GBP", now));
+    const err = await failure(ensureBalance(store, false, MERCHANT, "GBP", clock));
     expect(err).toBeInstanceOf(Error);
     expect(err).not.toBeInstanceOf(DuplicateKeyError);
   });
@@ -148,8 +150,8 @@ describe("post", () => {
     await postOne({ amount: 100 });
     const err = await failure(
       store.transaction(async (tx) => {
-        await post(tx, now, movement({ amount: 50, sourceId: "tx_kept?" }));
-        await post(tx, now, movement({ amount: -500, type: "refund" }));
+        await post(tx, clock, movement({ amount: 50, sourceId: "tx_kept?" }));
+        await post(tx, clock, movement({ amount: -500, type: "refund" }));
       }),
     );
     expect((err as DomainError).code).toBe("insufficient_balance");
@@ -190,10 +192,10 @@ describe("settleDue", () => {
   it("moves a credit once its date has come (not before), with two settlement entries", async () => {
     const credit = await pendingCredit(900, day);
     clockMs += day - 1;
-    expect(await settleDue(store, now)).toBe(0);
+    expect(await settleDue(store, clock, false)).toBe(0);
     expect(await balance()).toMatchObject({ available: 0, pending: 900 });
     clockMs += 1;
-    expect(await settleDue(store, now)).toBe(1);
+    expect(await settleDue(store, clock, false)).toBe(1);
     expect(await balance()).toMatchObject({ available: 900, pending: 0 });
     const settlement = (await entries()).filter((e) => e.type === "settlement");
     expect(settlement.map((e) => [e.bucket, e.amount, e.source_id]).sort()).toEqual([
@@ -201,21 +203,21 @@ describe("settleDue", () => {
       ["pending", -900, credit.id],
     ]);
     expect((await store.get("ledger_entries", credit.id))?.settled).toBe(true);
-    expect(await settleDue(store, now)).toBe(0);
+    expect(await settleDue(store, clock, false)).toBe(0);
   });
 
   it("settles only what is due, and counts what it settled", async () => {
     await pendingCredit(100, 0);
     await pendingCredit(200, 0);
     await pendingCredit(400, day);
-    expect(await settleDue(store, now)).toBe(2);
+    expect(await settleDue(store, clock, false)).toBe(2);
     expect(await balance()).toMatchObject({ available: 300, pending: 400 });
   });
 
   it("settles at most `limit` credits per pass", async () => {
     for (const amount of [1, 2, 3]) await pendingCredit(amount, 0);
-    expect(await settleDue(store, now, 2)).toBe(2);
-    expect(await settleDue(store, now, 2)).toBe(1);
+    expect(await settleDue(store, clock, false, 2)).toBe(2);
+    expect(await settleDue(store, clock, false, 2)).toBe(1);
     expect(await balance()).toMatchObject({ available: 6, pending: 0 });
   });
 
@@ -226,11 +228,11 @@ describe("settleDue", () => {
     let other: Promise<number> | undefined;
     vi.spyOn(store, "findAll").mockImplementationOnce(async (...args: Parameters<AppStore["findAll"]>) => {
       const due = await findAll(...args);
-      other = settleDue(store, now);
+      other = settleDue(store, clock, false);
       await other;
       return due as never;
     });
-    expect(await settleDue(store, now)).toBe(0);
+    expect(await settleDue(store, clock, false)).toBe(0);
     expect(await other).toBe(1);
     expect(await balance()).toMatchObject({ available: 900, pending: 0 });
     expect((await entries()).filter((e) => e.type === "settlement")).toHaveLength(2);
@@ -262,8 +264,8 @@ describe("drawFromPendingCredit (a refund before its capture settled)", () => {
       amount,
     };
     return tx
-      ? drawFromPendingCredit(tx, now, refund)
-      : store.transaction((t) => drawFromPendingCredit(t, now, refund));
+      ? drawFromPendingCredit(tx, clock, refund)
+      : store.transaction((t) => drawFromPendingCredit(t, clock, refund));
   };
   const refundEntries = async () =>
     (await entries())

@@ -1,9 +1,9 @@
 import { DuplicateKeyError, type Where } from "../../store/port.ts";
 import type { AppStore, AppTx } from "../collections.ts";
-import type { Now } from "../kernel/caller.ts";
+import type { Clock } from "../kernel/clock.ts";
 import { DomainError } from "../kernel/errors.ts";
 import { newId } from "../kernel/ids.ts";
-import { createdAt, iso } from "../kernel/time.ts";
+import { iso } from "../kernel/time.ts";
 import type { BalanceDoc, LedgerEntryDoc } from "./records.ts";
 
 // Every money movement is an immutable ledger entry, written in the same transaction as the balance change
@@ -22,11 +22,11 @@ export async function ensureBalance(
   livemode: boolean,
   merchantId: string,
   currency: string,
-  now: Now,
+  clock: Clock,
 ) {
   const id = balanceId(merchantId, currency);
   if (await store.get("balances", id)) return;
-  const at = createdAt(now());
+  const at = clock.createdAt(livemode);
   try {
     await store.insert("balances", {
       id,
@@ -59,12 +59,12 @@ export interface Movement {
  * Posts one movement inside `tx`: the entry and the balance change together. A debit larger than the
  * bucket throws `insufficient_balance`, which rolls the whole transaction back.
  */
-export async function post(tx: AppTx, now: Now, movement: Movement): Promise<LedgerEntryDoc> {
+export async function post(tx: AppTx, clock: Clock, movement: Movement): Promise<LedgerEntryDoc> {
   // Use cases validate amounts first; this is the last line before money moves: whole minor units only.
   if (!Number.isSafeInteger(movement.amount) || movement.amount === 0) {
     throw new Error(`ledger movement of ${movement.amount}: must be a non-zero integer of minor units`);
   }
-  const at = createdAt(now());
+  const at = clock.createdAt(movement.livemode);
   const id = balanceId(movement.merchantId, movement.currency);
   // A debit is conditional on the bucket covering it: the check and the decrement are one atomic update.
   const expect: Where<BalanceDoc> = movement.amount < 0 ? { [movement.bucket]: { $gte: -movement.amount } } : {};
@@ -109,7 +109,7 @@ export async function post(tx: AppTx, now: Now, movement: Movement): Promise<Led
  */
 export async function drawFromPendingCredit(
   tx: AppTx,
-  now: Now,
+  clock: Clock,
   refund: {
     livemode: boolean;
     merchantId: string;
@@ -136,7 +136,7 @@ export async function drawFromPendingCredit(
     { settled: false, drawn: credit.drawn },
   );
   if (!updated) return 0; // settled or drawn on meanwhile: the refund comes from `available`
-  await post(tx, now, {
+  await post(tx, clock, {
     livemode: refund.livemode,
     merchantId: refund.merchantId,
     currency: refund.currency,
@@ -148,11 +148,17 @@ export async function drawFromPendingCredit(
   return take;
 }
 
-/** Moves every pending credit whose time has come to `available` (the settlement job). Returns how many. */
-export async function settleDue(store: AppStore, now: Now, limit = 500): Promise<number> {
+/** The settlement job's query: one environment's pending credits, on its clock (kernel/clock.ts). */
+const pendingCredits = (livemode: boolean) => ({ livemode, bucket: "pending", settled: false }) as const;
+
+/**
+ * Moves every pending credit of one environment whose time has come (on that environment's clock) to
+ * `available` (the settlement job). Returns how many.
+ */
+export async function settleDue(store: AppStore, clock: Clock, livemode: boolean, limit = 500): Promise<number> {
   const due = await store.findAll(
     "ledger_entries",
-    { bucket: "pending", settled: false, available_on: { $lte: iso(now()) } },
+    { ...pendingCredits(livemode), available_on: { $lte: iso(clock.now(livemode)) } },
     limit,
   );
   let settled = 0;
@@ -165,11 +171,22 @@ export async function settleDue(store: AppStore, now: Now, limit = 500): Promise
       const rest = claimed.amount - (claimed.drawn ?? 0);
       if (rest === 0) return true;
       const base = { livemode: credit.livemode, merchantId: credit.merchant_id, currency: credit.currency };
-      await post(tx, now, { ...base, bucket: "pending", amount: -rest, type: "settlement", sourceId: credit.id });
-      await post(tx, now, { ...base, bucket: "available", amount: rest, type: "settlement", sourceId: credit.id });
+      await post(tx, clock, { ...base, bucket: "pending", amount: -rest, type: "settlement", sourceId: credit.id });
+      await post(tx, clock, { ...base, bucket: "available", amount: rest, type: "settlement", sourceId: credit.id });
       return true;
     });
     if (done) settled++;
   }
   return settled;
+}
+
+/** When the environment's next pending credit settles after `after` (the sandbox clock's advance steps to it), or null. */
+export async function nextSettlement(store: AppStore, livemode: boolean, after: Date): Promise<string | null> {
+  const [next] = await store.findAll(
+    "ledger_entries",
+    { ...pendingCredits(livemode), available_on: { $gt: iso(after) } },
+    1,
+    { by: "available_on", direction: "asc" },
+  );
+  return next?.available_on ?? null;
 }

@@ -36,7 +36,7 @@ export interface BalanceDoc extends BaseDoc {
 export const ledgerCollections = {
   ledger_entries: collection<LedgerEntryDoc>([
     { fields: ["merchant_id", "currency"] },
-    { fields: ["bucket", "settled", "available_on"] },
+    { fields: ["livemode", "bucket", "settled", "available_on"] },
     { fields: ["source_id"] },
   ]),
   balances: collection<BalanceDoc>([{ fields: ["merchant_id"] }]),

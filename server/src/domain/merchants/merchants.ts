@@ -1,12 +1,13 @@
 import type { Page } from "../../store/port.ts";
 import type { AppStore } from "../collections.ts";
-import type { Caller, Now } from "../kernel/caller.ts";
+import type { Caller } from "../kernel/caller.ts";
+import type { Clock } from "../kernel/clock.ts";
 import { commit } from "../kernel/commit.ts";
 import { inEnvironment } from "../kernel/environment.ts";
 import { DomainError, invalid } from "../kernel/errors.ts";
 import { recordEvent } from "../kernel/events.ts";
 import { newId } from "../kernel/ids.ts";
-import { createdAt, iso } from "../kernel/time.ts";
+import { iso } from "../kernel/time.ts";
 import type { MerchantDoc } from "./records.ts";
 
 export type MerchantStatus = MerchantDoc["status"];
@@ -37,7 +38,7 @@ export interface MerchantUpdate {
   metadata?: Record<string, string> | undefined;
 }
 
-export function createMerchants(store: AppStore, now: Now) {
+export function createMerchants(store: AppStore, clock: Clock) {
   /** `param` names the request field the id came from, for the 404 problem. */
   async function load(livemode: boolean, id: string, param = "id"): Promise<MerchantDoc> {
     return inEnvironment(await store.get("merchants", id), livemode, "merchant", id, param);
@@ -65,7 +66,7 @@ export function createMerchants(store: AppStore, now: Now) {
     async create(caller: Caller, input: MerchantCreate): Promise<MerchantDoc> {
       // MerchantCreate.status may be set (default `active`); a merchant created closed makes no sense.
       if (input.status === "closed") throw invalid("status", "a merchant cannot be created closed");
-      const at = createdAt(now());
+      const at = clock.createdAt(caller.livemode);
       const merchant: MerchantDoc = {
         id: newId("mch"),
         livemode: caller.livemode,
@@ -77,7 +78,7 @@ export function createMerchants(store: AppStore, now: Now) {
       };
       return commit(store, caller, async (tx) => {
         await tx.insert("merchants", merchant);
-        await recordEvent(tx, now, merchant.livemode, "merchant.created", {
+        await recordEvent(tx, clock, merchant.livemode, "merchant.created", {
           merchant_id: merchant.id,
           name: merchant.name,
           status: merchant.status,
@@ -102,7 +103,7 @@ export function createMerchants(store: AppStore, now: Now) {
           { param: "status" },
         );
       }
-      const set: Partial<MerchantDoc> = { updated_at: iso(now()) };
+      const set: Partial<MerchantDoc> = { updated_at: iso(clock.now(caller.livemode)) };
       if (changes.name !== undefined) set.name = changes.name;
       if (changes.status !== undefined) set.status = changes.status;
       if (changes.metadata !== undefined) set.metadata = changes.metadata;
@@ -124,7 +125,7 @@ export function createMerchants(store: AppStore, now: Now) {
         }
         // A PATCH that changes nothing (the same values again) is no change and leaves no event.
         if (Object.keys(previous).length > 0) {
-          await recordEvent(tx, now, updated.livemode, "merchant.updated", {
+          await recordEvent(tx, clock, updated.livemode, "merchant.updated", {
             merchant_id: updated.id,
             name: updated.name,
             status: updated.status,

@@ -1,7 +1,8 @@
 import type { Charges } from "../charges/charges.ts";
 import type { ChargeDoc } from "../charges/records.ts";
 import type { AppStore } from "../collections.ts";
-import type { Caller, Now } from "../kernel/caller.ts";
+import type { Caller } from "../kernel/caller.ts";
+import type { Clock } from "../kernel/clock.ts";
 import type { OutcomeRecorder } from "../kernel/commit.ts";
 import { DomainError, invalid, notFound } from "../kernel/errors.ts";
 import type { Tokens } from "../vault/tokens.ts";
@@ -54,14 +55,14 @@ const CARD_PARAMS: Record<string, string> = {
 /** What the public payment works with. */
 export interface PaymentDeps {
   store: AppStore;
-  now: Now;
+  clock: Clock;
   tokens: Tokens;
   charges: Charges;
   pageTokens: PageTokens;
 }
 
 export function payments(deps: PaymentDeps) {
-  const { store, now } = deps;
+  const { store, clock } = deps;
 
   /** Tokenizes the payer's card for this one charge; a refused card is a 400 naming the pay operation's field. */
   async function tokenize(caller: Caller, card: Extract<PayMethodInput, { type: "card" }>) {
@@ -100,13 +101,14 @@ export function payments(deps: PaymentDeps) {
       const link = await store.get("payment_links", id);
       if (!link) throw notFound("payment link", id);
       const merchant = await store.get("merchants", link.merchant_id);
-      const at = now();
-      const state = linkState(link, merchant, at);
+      // Whether the link is open is a question for its environment's clock; the page token, given to a
+      // real payer's browser, lives on the server's own.
+      const state = linkState(link, merchant, clock.now(link.livemode));
       return {
         link,
         merchantName: merchant?.name ?? "",
         state,
-        pageToken: state === "open" ? deps.pageTokens.issue(link.id, at) : null,
+        pageToken: state === "open" ? deps.pageTokens.issue(link.id, clock.real()) : null,
       };
     },
 
@@ -120,8 +122,8 @@ export function payments(deps: PaymentDeps) {
       // A link's id is public (it is in its URL), so saying it does not exist tells nothing a token would guard.
       const link = await store.get("payment_links", id);
       if (!link) throw notFound("payment link", id);
-      deps.pageTokens.verify(id, input.page_token, now());
-      const state = linkState(link, await store.get("merchants", link.merchant_id), now());
+      deps.pageTokens.verify(id, input.page_token, clock.real());
+      const state = linkState(link, await store.get("merchants", link.merchant_id), clock.now(link.livemode));
       if (state !== "open") throw linkUnavailable(unavailableDetail(state, link));
       const method = input.payment_method;
       if (!link.payment_methods.includes(method.type)) {
@@ -158,7 +160,7 @@ export function payments(deps: PaymentDeps) {
             description: link.description,
             ...(Object.keys(customer).length > 0 ? { customer } : {}),
           },
-          { paymentLinkId: link.id, inTransaction: (tx, made) => claimUse(tx, now, link, made) },
+          { paymentLinkId: link.id, inTransaction: (tx, made) => claimUse(tx, clock, link, made) },
         );
         return { link, charge };
       } finally {

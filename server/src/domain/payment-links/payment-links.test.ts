@@ -1,5 +1,6 @@
 import { createHmac, hkdfSync, randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { createClock } from "../kernel/clock.ts";
 import type { OutcomeRecorder } from "../kernel/commit.ts";
 import { iso } from "../kernel/time.ts";
 import { refusal, testDomain } from "../testing.ts";
@@ -294,7 +295,16 @@ describe("paying a link", () => {
           payment_method: { type: "card", token: token.id },
           capture: false,
         },
-        { paymentLinkId: link.id, inTransaction: (tx, made) => claimUse(tx, () => new Date(), reloaded, made) },
+        {
+          paymentLinkId: link.id,
+          inTransaction: (tx, made) =>
+            claimUse(
+              tx,
+              createClock(() => new Date()),
+              reloaded,
+              made,
+            ),
+        },
       );
     };
     const a = await hold();
@@ -393,7 +403,16 @@ describe("counting uses in the charge's transaction (usage.ts)", () => {
     const link = await w.link({ max_uses: 5 });
     const { charge } = await w.pay(link.id);
     await w.store.update("payment_links", link.id, { set: { active: false } });
-    const err = await refusal(w.store.transaction((tx) => claimUse(tx, () => new Date(), link, charge)));
+    const err = await refusal(
+      w.store.transaction((tx) =>
+        claimUse(
+          tx,
+          createClock(() => new Date()),
+          link,
+          charge,
+        ),
+      ),
+    );
     expect(err).toMatchObject({ code: "payment_link_unavailable" });
     expect(await w.reload(link.id)).toMatchObject({ uses: 1, claimed: 1 });
   });
@@ -404,7 +423,12 @@ describe("counting uses in the charge's transaction (usage.ts)", () => {
     const { charge } = await w.pay(link.id, { type: "pix" });
     const follow = (from: Parameters<typeof followTransition>[2], status: typeof charge.status, linkId = link.id) =>
       w.store.transaction((tx) =>
-        followTransition(tx, () => new Date(), from, { ...charge, status, payment_link_id: linkId }),
+        followTransition(
+          tx,
+          createClock(() => new Date()),
+          from,
+          { ...charge, status, payment_link_id: linkId },
+        ),
       );
     // Not the end of a held use: nothing moves.
     await follow("captured", "partially_refunded");

@@ -6,7 +6,7 @@ import { inEnvironment } from "../kernel/environment.ts";
 import { invalid, notFound } from "../kernel/errors.ts";
 import { newId } from "../kernel/ids.ts";
 import { assertMoney, type MoneyRules } from "../kernel/money.ts";
-import { createdAt, iso } from "../kernel/time.ts";
+import { iso } from "../kernel/time.ts";
 import type { Merchants } from "../merchants/merchants.ts";
 import { type PaymentDeps, payments } from "./pay.ts";
 import type { AfterCompletion, PaymentLinkDoc, PaymentLinkMethod } from "./records.ts";
@@ -43,17 +43,17 @@ export interface PaymentLinksDeps extends PaymentDeps {
 }
 
 export function createPaymentLinks(deps: PaymentLinksDeps) {
-  const { store, now } = deps;
+  const { store, clock } = deps;
 
   async function load(livemode: boolean, id: string): Promise<PaymentLinkDoc> {
     return inEnvironment(await store.get("payment_links", id), livemode, "payment link", id);
   }
 
-  /** A future instant in the stored format, or a 400 naming `param`. */
-  function futureInstant(value: string, param: string): string {
+  /** An instant in the future of the environment's clock, in the stored format, or a 400 naming `param`. */
+  function futureInstant(livemode: boolean, value: string, param: string): string {
     const at = new Date(value);
     if (Number.isNaN(at.getTime())) throw invalid(param, "must be an RFC 3339 date-time");
-    if (at.getTime() <= now().getTime()) throw invalid(param, "must be in the future");
+    if (at.getTime() <= clock.now(livemode).getTime()) throw invalid(param, "must be in the future");
     return iso(at);
   }
 
@@ -95,7 +95,8 @@ export function createPaymentLinks(deps: PaymentLinksDeps) {
     async create(caller: Caller, input: PaymentLinkCreate): Promise<PaymentLinkDoc> {
       assertMoney(input.amount, input.currency, deps.money);
       const methods = checkMethods(input.payment_methods ?? methodsFor(input.currency), input.currency);
-      const expiresAt = input.expires_at === undefined ? null : futureInstant(input.expires_at, "expires_at");
+      const expiresAt =
+        input.expires_at === undefined ? null : futureInstant(caller.livemode, input.expires_at, "expires_at");
       const after = input.after_completion === undefined ? null : checkAfterCompletion(input.after_completion);
       const merchant = await deps.merchants.loadActive(
         caller.livemode,
@@ -103,7 +104,7 @@ export function createPaymentLinks(deps: PaymentLinksDeps) {
         "merchant_id",
         "take payments",
       );
-      const at = createdAt(now());
+      const at = clock.createdAt(caller.livemode);
       const link: PaymentLinkDoc = {
         id: newId("plink"),
         livemode: caller.livemode,
@@ -148,17 +149,28 @@ export function createPaymentLinks(deps: PaymentLinksDeps) {
 
     async update(caller: Caller, id: string, changes: PaymentLinkUpdate): Promise<PaymentLinkDoc> {
       await load(caller.livemode, id);
-      const set: Partial<PaymentLinkDoc> = { updated_at: iso(now()) };
+      const set: Partial<PaymentLinkDoc> = { updated_at: iso(clock.now(caller.livemode)) };
       if (changes.active !== undefined) set.active = changes.active;
       if (changes.description !== undefined) set.description = changes.description;
       if (changes.expires_at !== undefined) {
-        set.expires_at = changes.expires_at === null ? null : futureInstant(changes.expires_at, "expires_at");
+        set.expires_at =
+          changes.expires_at === null ? null : futureInstant(caller.livemode, changes.expires_at, "expires_at");
       }
       if (changes.metadata !== undefined) set.metadata = changes.metadata;
       // Only the merchant's own fields change here; the counts are moved by payments alone (usage.ts).
       const updated = await store.update("payment_links", id, { set });
       if (!updated) throw notFound("payment link", id);
       return updated;
+    },
+
+    /**
+     * How many of the environment's active links expire after `from` and by `to` (a link has no job: it
+     * is expired whenever its environment's clock is past its `expires_at`; the sandbox clock's advance
+     * reports how many it expired).
+     */
+    async expiringBetween(livemode: boolean, from: Date, to: Date): Promise<number> {
+      const links = await store.findAll("payment_links", { livemode, active: true, expires_at: { $gt: iso(from) } });
+      return links.filter((link) => link.expires_at !== null && link.expires_at <= iso(to)).length;
     },
   };
 }

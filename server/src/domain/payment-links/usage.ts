@@ -1,7 +1,7 @@
 import type { Where } from "../../store/port.ts";
 import type { ChargeDoc, ChargeStatus } from "../charges/records.ts";
 import type { AppTx } from "../collections.ts";
-import type { Now } from "../kernel/caller.ts";
+import type { Clock } from "../kernel/clock.ts";
 import { DomainError } from "../kernel/errors.ts";
 import { recordEvent } from "../kernel/events.ts";
 import { iso } from "../kernel/time.ts";
@@ -22,8 +22,8 @@ export function linkUnavailable(detail: string): DomainError {
   return new DomainError("payment_link_unavailable", detail);
 }
 
-function completedEvent(tx: AppTx, now: Now, link: PaymentLinkDoc, charge: ChargeDoc) {
-  return recordEvent(tx, now, charge.livemode, "payment_link.completed", {
+function completedEvent(tx: AppTx, clock: Clock, link: PaymentLinkDoc, charge: ChargeDoc) {
+  return recordEvent(tx, clock, charge.livemode, "payment_link.completed", {
     payment_link_id: link.id,
     tx_id: charge.id,
     merchant_id: charge.merchant_id,
@@ -42,7 +42,7 @@ const HOLDING: readonly ChargeStatus[] = ["pending", "authorized"];
  * (rolling the charge back) if the link was turned off, or its last use taken, since the payer's request
  * was checked.
  */
-export async function claimUse(tx: AppTx, now: Now, link: PaymentLinkDoc, charge: ChargeDoc): Promise<void> {
+export async function claimUse(tx: AppTx, clock: Clock, link: PaymentLinkDoc, charge: ChargeDoc): Promise<void> {
   const completed = charge.status === "captured";
   if (!completed && !HOLDING.includes(charge.status)) return;
   const expect: Where<PaymentLinkDoc> = { active: true };
@@ -52,7 +52,7 @@ export async function claimUse(tx: AppTx, now: Now, link: PaymentLinkDoc, charge
     link.id,
     {
       inc: completed ? { uses: 1, claimed: 1 } : { pending_uses: 1, claimed: 1 },
-      set: { updated_at: iso(now()) },
+      set: { updated_at: iso(clock.now(link.livemode)) },
     },
     expect,
   );
@@ -61,14 +61,14 @@ export async function claimUse(tx: AppTx, now: Now, link: PaymentLinkDoc, charge
       "This payment link stopped taking payments while this one was being made; nothing was charged.",
     );
   }
-  if (completed) await completedEvent(tx, now, updated, charge);
+  if (completed) await completedEvent(tx, clock, updated, charge);
 }
 
 /**
  * Follows a linked charge's transition `from` → `charge.status` (domain/charges/context.ts transition()), inside its
  * transaction: a held use becomes a use on capture, or is freed on expiry or void.
  */
-export async function followTransition(tx: AppTx, now: Now, from: ChargeStatus, charge: ChargeDoc): Promise<void> {
+export async function followTransition(tx: AppTx, clock: Clock, from: ChargeStatus, charge: ChargeDoc): Promise<void> {
   const linkId = charge.payment_link_id;
   if (!linkId || !HOLDING.includes(from)) return;
   const to = charge.status;
@@ -78,11 +78,11 @@ export async function followTransition(tx: AppTx, now: Now, from: ChargeStatus, 
     linkId,
     {
       inc: to === "captured" ? { uses: 1, pending_uses: -1 } : { pending_uses: -1, claimed: -1 },
-      set: { updated_at: iso(now()) },
+      set: { updated_at: iso(clock.now(charge.livemode)) },
     },
     { pending_uses: { $gte: 1 } },
   );
   // Every held use was counted when its charge was made: a missing one is a bug, not a payer's mistake.
   if (!updated) throw new Error(`payment link ${linkId} has no pending use for charge ${charge.id}`);
-  if (to === "captured") await completedEvent(tx, now, updated, charge);
+  if (to === "captured") await completedEvent(tx, clock, updated, charge);
 }

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { openSqliteStore } from "../../store/sqlite.ts";
 import { COLLECTIONS, type Docs } from "../collections.ts";
 import type { Caller } from "../kernel/caller.ts";
+import { createClock } from "../kernel/clock.ts";
 import { DomainError } from "../kernel/errors.ts";
 import { AUTH_CACHE_TTL_MS, BOOTSTRAP_SETTING, createServiceKeys } from "./service-keys.ts";
 
@@ -43,7 +44,7 @@ afterEach(() => {
 
 describe("service key authentication with a short-lived cache", () => {
   it("a revocation through this instance counts from the next request", async () => {
-    const keys = createServiceKeys(store, now);
+    const keys = createServiceKeys(store, createClock(now));
     const { key, secret } = await keys.issue(false, { name: "a", scopes: ["merchants"] });
     expect((await keys.authenticate(secret)).id).toBe(key.id);
     await keys.revoke(caller, key.id);
@@ -51,7 +52,7 @@ describe("service key authentication with a short-lived cache", () => {
   });
 
   it("a rotation through this instance counts from the next request, grace period included", async () => {
-    const keys = createServiceKeys(store, now);
+    const keys = createServiceKeys(store, createClock(now));
     const { key, secret: first } = await keys.issue(false, { name: "b", scopes: ["merchants"] });
     await keys.authenticate(first);
     const { secret: second } = await keys.rotate(caller, key.id, 60);
@@ -64,7 +65,7 @@ describe("service key authentication with a short-lived cache", () => {
   });
 
   it("expiry and the end of a grace period are checked on every request, cached or not", async () => {
-    const keys = createServiceKeys(store, now);
+    const keys = createServiceKeys(store, createClock(now));
     const expiring = await keys.issue(false, {
       name: "c",
       scopes: ["merchants"],
@@ -82,8 +83,8 @@ describe("service key authentication with a short-lived cache", () => {
   });
 
   it("another instance's revocation is seen within AUTH_CACHE_TTL_MS", async () => {
-    const here = createServiceKeys(store, now);
-    const elsewhere = createServiceKeys(store, now);
+    const here = createServiceKeys(store, createClock(now));
+    const elsewhere = createServiceKeys(store, createClock(now));
     const { key, secret } = await here.issue(false, { name: "e", scopes: ["merchants"] });
     await here.authenticate(secret);
     await elsewhere.revoke(caller, key.id);
@@ -92,7 +93,7 @@ describe("service key authentication with a short-lived cache", () => {
   });
 
   it("reads the store once per TTL, not once per request", async () => {
-    const keys = createServiceKeys(store, now);
+    const keys = createServiceKeys(store, createClock(now));
     const { secret } = await keys.issue(false, { name: "f", scopes: ["merchants"] });
     const findOne = vi.spyOn(store, "findOne");
     try {
@@ -107,7 +108,7 @@ describe("service key authentication with a short-lived cache", () => {
   });
 
   it("never caches an unknown secret", async () => {
-    const keys = createServiceKeys(store, now);
+    const keys = createServiceKeys(store, createClock(now));
     const findOne = vi.spyOn(store, "findOne");
     try {
       const unknown = `key_test_${"x".repeat(32)}`;
@@ -121,7 +122,7 @@ describe("service key authentication with a short-lived cache", () => {
   });
 
   it("records last use at most once a minute, however many requests share the cached record", async () => {
-    const keys = createServiceKeys(store, now);
+    const keys = createServiceKeys(store, createClock(now));
     const { key, secret } = await keys.issue(false, { name: "g", scopes: ["merchants"] });
     const update = vi.spyOn(store, "update");
     try {
@@ -174,8 +175,8 @@ describe("the first start's sandbox key", () => {
         return Reflect.get(target, prop, receiver);
       },
     });
-    const first = createServiceKeys(shared, now);
-    const second = createServiceKeys(stale, now);
+    const first = createServiceKeys(shared, createClock(now));
+    const second = createServiceKeys(stale, createClock(now));
     const made = await first.bootstrap();
     expect(made?.secret).toMatch(/^key_test_[0-9A-Za-z]{32}$/);
     expect(made?.key.scopes).toEqual(["*"]);
@@ -189,7 +190,7 @@ describe("the first start's sandbox key", () => {
 
   it("is not made on a store that already has a key (one made by the CLI, or before this record existed)", async () => {
     const other = openSqliteStore<Docs>({ path: ":memory:", collections: COLLECTIONS });
-    const keys = createServiceKeys(other, now);
+    const keys = createServiceKeys(other, createClock(now));
     await keys.issue(true, { name: "live key from the CLI", scopes: ["charges"] });
     expect(await keys.bootstrap()).toBeNull();
     expect(await other.get("settings", BOOTSTRAP_SETTING)).toBeNull();

@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
 import { DuplicateKeyError, type Page, type PageResult } from "../../store/port.ts";
 import type { AppStore } from "../collections.ts";
-import type { Caller, Now } from "../kernel/caller.ts";
+import type { Caller } from "../kernel/caller.ts";
+import type { Clock } from "../kernel/clock.ts";
 import { commit } from "../kernel/commit.ts";
 import { inEnvironment } from "../kernel/environment.ts";
 import { DomainError, invalid } from "../kernel/errors.ts";
@@ -46,7 +47,10 @@ function keyEventFields(key: ServiceKeyDoc) {
   return { key_id: key.id, name: key.name, prefix: key.prefix, scopes: key.scopes };
 }
 
-export function createServiceKeys(store: AppStore, now: Now) {
+export function createServiceKeys(store: AppStore, clock: Clock) {
+  // A key is a real credential: its creation, expiry, grace period and use are on the server's own clock,
+  // whatever its environment; only the events it records are on its environment's (kernel/clock.ts).
+  const now = clock.real;
   /** A new key record and its secret, not yet stored. */
   function build(livemode: boolean, input: CreateKeyInput): { key: ServiceKeyDoc; secret: string } {
     const scopes = [...new Set(input.scopes)];
@@ -85,7 +89,7 @@ export function createServiceKeys(store: AppStore, now: Now) {
     const built = build(livemode, input);
     return commit(store, caller, async (tx) => {
       await tx.insert("service_keys", built.key);
-      await recordEvent(tx, now, built.key.livemode, "service_key.created", keyEventFields(built.key));
+      await recordEvent(tx, clock, built.key.livemode, "service_key.created", keyEventFields(built.key));
       return built;
     });
   }
@@ -210,7 +214,7 @@ export function createServiceKeys(store: AppStore, now: Now) {
           { secret_hash: key.secret_hash, revoked_at: null },
         );
         if (!rotated) throw new DomainError("conflict", "The key changed while it was being rotated; retry.");
-        await recordEvent(tx, now, rotated.livemode, "service_key.rotated", {
+        await recordEvent(tx, clock, rotated.livemode, "service_key.rotated", {
           ...keyEventFields(rotated),
           previous_expires_at: rotated.previous_expires_at,
         });
@@ -229,7 +233,7 @@ export function createServiceKeys(store: AppStore, now: Now) {
           { revoked_at: null },
         );
         if (revoked) {
-          await recordEvent(tx, now, revoked.livemode, "service_key.revoked", keyEventFields(revoked));
+          await recordEvent(tx, clock, revoked.livemode, "service_key.revoked", keyEventFields(revoked));
           return revoked;
         }
         // Revoked already, or concurrently: answer with the key as it now is (revoking twice is a no-op).
@@ -259,7 +263,7 @@ export function createServiceKeys(store: AppStore, now: Now) {
             value: built.key.id,
           });
           await tx.insert("service_keys", built.key);
-          await recordEvent(tx, now, built.key.livemode, "service_key.created", keyEventFields(built.key));
+          await recordEvent(tx, clock, built.key.livemode, "service_key.created", keyEventFields(built.key));
         });
       } catch (err) {
         if (err instanceof DuplicateKeyError && err.collection === "settings") return null;

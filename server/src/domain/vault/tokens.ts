@@ -1,11 +1,12 @@
 import { randomBytes } from "node:crypto";
 import type { AppStore } from "../collections.ts";
-import type { Caller, Now } from "../kernel/caller.ts";
+import type { Caller } from "../kernel/caller.ts";
+import type { Clock } from "../kernel/clock.ts";
 import { commit } from "../kernel/commit.ts";
 import { inEnvironment } from "../kernel/environment.ts";
 import { notFound } from "../kernel/errors.ts";
 import { newId } from "../kernel/ids.ts";
-import { createdAt, iso } from "../kernel/time.ts";
+import { iso } from "../kernel/time.ts";
 import { validateCard } from "./card.ts";
 import { fingerprintPan, openPan, sealPan, type VaultKeys } from "./crypto.ts";
 import type { TokenDoc } from "./records.ts";
@@ -27,7 +28,7 @@ export interface Revealed {
   revealedAt: string;
 }
 
-export function createTokens(store: AppStore, keys: VaultKeys, now: Now) {
+export function createTokens(store: AppStore, keys: VaultKeys, clock: Clock) {
   /** `param` names the request field the id came from, for the 404 problem. */
   async function load(livemode: boolean, id: string, param = "id"): Promise<TokenDoc> {
     const token = inEnvironment(await store.get("tokens", id), livemode, "token", id, param);
@@ -38,13 +39,13 @@ export function createTokens(store: AppStore, keys: VaultKeys, now: Now) {
 
   return {
     async create(caller: Caller, input: TokenCreate): Promise<TokenDoc> {
-      const at = now();
-      const card = validateCard(input, at);
+      // A card's expiry is judged on the caller's environment's clock, like everything it makes.
+      const card = validateCard(input, clock.now(caller.livemode));
       const id = newId("tok");
       const token: TokenDoc = {
         id,
         livemode: caller.livemode,
-        created_at: createdAt(at),
+        created_at: clock.createdAt(caller.livemode),
         holder: input.holder,
         brand: card.brand,
         first4: card.first4,
@@ -90,7 +91,7 @@ export function createTokens(store: AppStore, keys: VaultKeys, now: Now) {
       const deleted = await store.update(
         "tokens",
         id,
-        { set: { sealed: null, deleted_at: iso(now()) } },
+        { set: { sealed: null, deleted_at: iso(clock.now(caller.livemode)) } },
         { deleted_at: null },
       );
       if (!deleted) throw notFound("token", id);
@@ -100,7 +101,8 @@ export function createTokens(store: AppStore, keys: VaultKeys, now: Now) {
 
     /** Returns the card number and writes the audit record first, in one transaction: no reveal goes unaudited. */
     async reveal(caller: Caller, id: string): Promise<Revealed> {
-      const revealedAt = iso(now());
+      // The audit record says when, in the world, someone saw a card number: the server's own time.
+      const revealedAt = iso(clock.real());
       return commit(store, caller, async (tx) => {
         const token = inEnvironment(await tx.get("tokens", id), caller.livemode, "token", id);
         if (token.deleted_at || !token.sealed) throw notFound("token", id);

@@ -36,7 +36,7 @@ function setup(disableAfterMs = WINDOW_MS) {
     endpointConcurrency: 5,
     pollIntervalMs: 1000,
   };
-  const log = attemptLog({ store: t.store, now: t.now, settings, random: () => 0.5 });
+  const log = attemptLog({ store: t.store, clock: t.domain.clock, settings, random: () => 0.5 });
   const endpoint = async () => {
     const { endpoint: ep } = await t.domain.webhooks.endpoints.create(t.caller(), {
       url: "http://127.0.0.1:4242/hooks",
@@ -50,7 +50,7 @@ function setup(disableAfterMs = WINDOW_MS) {
     options: { mode?: "automatic" | "manual"; attempts?: WebhookAttemptRecord[] } = {},
   ): Promise<WebhookDeliveryDoc> => {
     const event = await t.store.transaction((tx) =>
-      recordEvent(tx, t.now, false, "payment.captured", { tx_id: "tx_1" } as never, { deliver: false }),
+      recordEvent(tx, t.domain.clock, false, "payment.captured", { tx_id: "tx_1" } as never, { deliver: false }),
     );
     const at = iso(t.now());
     const doc: WebhookDeliveryDoc = {

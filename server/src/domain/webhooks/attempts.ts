@@ -1,5 +1,5 @@
 import type { AppStore, AppTx } from "../collections.ts";
-import type { Now } from "../kernel/caller.ts";
+import type { Clock } from "../kernel/clock.ts";
 import { type EventDoc, eventObject, recordEvent } from "../kernel/events.ts";
 import { maskSensitive } from "../kernel/mask.ts";
 import { iso } from "../kernel/time.ts";
@@ -8,7 +8,7 @@ import { signingSecrets } from "./endpoints.ts";
 import type { WebhookAttemptRecord, WebhookDeliveryDoc, WebhookEndpointDoc } from "./records.ts";
 import { retryDelayMs } from "./schedule.ts";
 import type { DeliveryResult } from "./sender.ts";
-import { signatureHeader } from "./signing.ts";
+import { signatureHeader, signatureScheme, standardWebhooksHeaders } from "./signing.ts";
 
 // One delivery attempt, as the dispatcher (./dispatcher.ts) makes it: the request a receiver gets (the
 // contract's WebhookDeliveryHeaders), and what its outcome does to the delivery (the attempt log, the
@@ -16,7 +16,11 @@ import { signatureHeader } from "./signing.ts";
 
 export const USER_AGENT = "PaymentsWebhooks/1.0";
 
-/** The body and headers of one attempt: the event as the API shows it, signed with the endpoint's secrets. */
+/**
+ * The body and headers of one attempt: the event as the API shows it, signed with the endpoint's secrets
+ * in the endpoint's scheme (./signing.ts). `at` is the server's own time, never a sandbox clock's: the
+ * receiver checks the signed timestamp against its clock.
+ */
 export function deliveryRequest(a: {
   event: EventDoc;
   endpoint: WebhookEndpointDoc;
@@ -26,14 +30,16 @@ export function deliveryRequest(a: {
   keys: VaultKeys;
 }): { url: string; headers: Record<string, string>; body: string } {
   const body = JSON.stringify(eventObject(a.event));
+  const timestamp = Math.floor(a.at.getTime() / 1000);
+  const secrets = signingSecrets(a.endpoint, a.at, a.keys);
+  const signed =
+    signatureScheme(a.endpoint) === "standard_webhooks"
+      ? standardWebhooksHeaders(a.event.id, timestamp, body, secrets)
+      : { "x-service-signature": signatureHeader(timestamp, body, secrets) };
   const headers = {
     "content-type": "application/json",
     "user-agent": USER_AGENT,
-    "x-service-signature": signatureHeader(
-      Math.floor(a.at.getTime() / 1000),
-      body,
-      signingSecrets(a.endpoint, a.at, a.keys),
-    ),
+    ...signed,
     "x-service-event-id": a.event.id,
     "x-service-delivery-id": a.delivery.id,
     "x-service-delivery-attempt": String(a.number),
@@ -52,12 +58,12 @@ export interface AttemptSettings {
 
 export function attemptLog(deps: {
   store: AppStore;
-  now: Now;
+  clock: Clock;
   settings: AttemptSettings;
   /** [0, 1), for the retry jitter. */
   random: () => number;
 }) {
-  const { store, now, settings, random } = deps;
+  const { store, clock, settings, random } = deps;
   const schedule = (livemode: boolean) => (livemode ? settings.liveSchedule : settings.sandboxSchedule);
 
   /**
@@ -74,7 +80,7 @@ export function attemptLog(deps: {
   ): Promise<{ recorded: boolean; disabled: boolean; entry: WebhookAttemptRecord }> {
     const ok = result.kind === "response" && result.status >= 200 && result.status < 300;
     const gone = result.kind === "response" && result.status === 410;
-    const finished = now();
+    const finished = clock.now(d.livemode);
     let next: string | null = null;
     const manual = d.mode === "manual" || d.manual_next === true;
     if (!ok && !gone && d.mode === "automatic") {
@@ -151,11 +157,11 @@ export function attemptLog(deps: {
     const done = await tx.update(
       "webhook_endpoints",
       endpoint.id,
-      { set: { status: "disabled", disabled_reason: reason, updated_at: iso(now()) } },
+      { set: { status: "disabled", disabled_reason: reason, updated_at: iso(clock.now(endpoint.livemode)) } },
       { status: "enabled" },
     );
     if (!done) return false;
-    await recordEvent(tx, now, endpoint.livemode, "webhook_endpoint.disabled", {
+    await recordEvent(tx, clock, endpoint.livemode, "webhook_endpoint.disabled", {
       endpoint_id: endpoint.id,
       url: endpoint.url,
       reason,

@@ -1,12 +1,13 @@
 import { DuplicateKeyError, type Page, type PageResult } from "../../store/port.ts";
 import type { AppStore } from "../collections.ts";
-import type { Caller, Now } from "../kernel/caller.ts";
+import type { Caller } from "../kernel/caller.ts";
+import type { Clock } from "../kernel/clock.ts";
 import { commit } from "../kernel/commit.ts";
 import { inEnvironment } from "../kernel/environment.ts";
 import { DomainError, invalid } from "../kernel/errors.ts";
 import { type EventDoc, recordEvent } from "../kernel/events.ts";
 import { newId } from "../kernel/ids.ts";
-import { createdAt, iso } from "../kernel/time.ts";
+import { iso } from "../kernel/time.ts";
 import { assertEnabled, type WebhookEndpoints } from "./endpoints.ts";
 import type { WebhookDeliveryDoc, WebhookEndpointDoc } from "./records.ts";
 
@@ -17,17 +18,17 @@ import type { WebhookDeliveryDoc, WebhookEndpointDoc } from "./records.ts";
 /** WebhookRecovery.has_more: at most this many failed deliveries are rescheduled per call. */
 export const RECOVER_BATCH = 1000;
 
-export function createWebhookDeliveries(deps: { store: AppStore; now: Now; endpoints: WebhookEndpoints }) {
-  const { store, now, endpoints } = deps;
+export function createWebhookDeliveries(deps: { store: AppStore; clock: Clock; endpoints: WebhookEndpoints }) {
+  const { store, clock, endpoints } = deps;
   const load = endpoints.load;
 
   async function loadEvent(livemode: boolean, id: string): Promise<EventDoc> {
     return inEnvironment(await store.get("events", id), livemode, "event", id);
   }
 
-  /** A delivery due now, for one manual attempt. */
+  /** A delivery due now (`at`, on the event's environment's clock), for one manual attempt. */
   function manualDelivery(event: EventDoc, endpointId: string, at: Date): WebhookDeliveryDoc {
-    const stamp = createdAt(at);
+    const stamp = clock.createdAt(event.livemode);
     return {
       id: newId("whd"),
       livemode: event.livemode,
@@ -50,10 +51,10 @@ export function createWebhookDeliveries(deps: { store: AppStore; now: Now; endpo
       const endpoint = await load(caller.livemode, id);
       assertEnabled(endpoint, "id");
       return commit(store, caller, async (tx) => {
-        const at = now();
+        const at = clock.now(endpoint.livemode);
         const event = await recordEvent(
           tx,
-          now,
+          clock,
           endpoint.livemode,
           "webhook_endpoint.test",
           { endpoint_id: endpoint.id },
@@ -73,7 +74,7 @@ export function createWebhookDeliveries(deps: { store: AppStore; now: Now; endpo
     ): Promise<{ endpoint: WebhookEndpointDoc; since: string; scheduled: number; hasMore: boolean }> {
       const endpoint = await load(caller.livemode, id);
       assertEnabled(endpoint, "id");
-      const at = now();
+      const at = clock.now(caller.livemode);
       const sinceDate = new Date(since);
       if (sinceDate.getTime() > at.getTime()) throw invalid("since", "must not be in the future");
       const sinceIso = iso(sinceDate);
@@ -114,7 +115,7 @@ export function createWebhookDeliveries(deps: { store: AppStore; now: Now; endpo
         });
       try {
         return await commit(store, caller, async (tx) => {
-          const at = now();
+          const at = clock.now(caller.livemode);
           const existing = await tx.findOne("webhook_deliveries", { event_id: event.id, endpoint_id: endpoint.id });
           if (!existing) {
             const delivery = manualDelivery(event, endpoint.id, at);

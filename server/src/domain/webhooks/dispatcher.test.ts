@@ -9,10 +9,10 @@ import { iso } from "../kernel/time.ts";
 import { testDomain } from "../testing.ts";
 import { USER_AGENT } from "./attempts.ts";
 import { LEASE_MARGIN_MS } from "./dispatcher.ts";
-import type { EnabledEvent } from "./records.ts";
+import type { EnabledEvent, SignatureScheme } from "./records.ts";
 import { parseSchedule } from "./schedule.ts";
 import type { DeliveryRequest, DeliveryResult, WebhookSender } from "./sender.ts";
-import { signature } from "./signing.ts";
+import { signature, standardWebhooksHeaders } from "./signing.ts";
 
 // The dispatcher with a scripted sender and a clock the test moves: the attempt log, the retry
 // schedule, auto-disable, redelivery, recovery, rotation and the lease, without a network and without
@@ -60,8 +60,13 @@ function setup(answer: Parameters<typeof scripted>[0], options: { disableAfterSe
 
 type Setup = ReturnType<typeof setup>;
 
-async function endpoint(s: Setup, enabled_events: EnabledEvent[] = ["*"], url = "http://127.0.0.1:4242/hooks") {
-  return s.endpoints.create(s.caller, { url, enabled_events });
+async function endpoint(
+  s: Setup,
+  enabled_events: EnabledEvent[] = ["*"],
+  url = "http://127.0.0.1:4242/hooks",
+  signature_scheme: SignatureScheme = "x_service_signature",
+) {
+  return s.endpoints.create(s.caller, { url, enabled_events, signature_scheme });
 }
 
 /** A `payment.captured` payload as the contract shapes it (the dispatcher sends payloads, never reads them). */
@@ -79,7 +84,7 @@ const captured = (tx_id: string): EventPayload<"payment.captured"> => ({
 async function event(s: Setup, type: EventType = "payment.captured", livemode = false): Promise<EventDoc> {
   s.advance(1);
   return s.store.transaction((tx) =>
-    recordEvent(tx, s.now, livemode, type as "payment.captured", captured("tx_9Lm2QwErTy7UiOp3AsDf5GhJ")),
+    recordEvent(tx, s.domain.clock, livemode, type as "payment.captured", captured("tx_9Lm2QwErTy7UiOp3AsDf5GhJ")),
   );
 }
 
@@ -500,6 +505,42 @@ describe("secret rotation", () => {
   });
 });
 
+describe("Standard Webhooks endpoints", () => {
+  it("get the webhook-id, webhook-timestamp and webhook-signature headers instead of X-Service-Signature", async () => {
+    const s = setup(() => ok());
+    const { secret } = await endpoint(s, ["*"], "http://127.0.0.1:4242/hooks", "standard_webhooks");
+    const ev = await event(s);
+    await s.dispatcher.runOnce();
+    const request = s.sent[0] as DeliveryRequest;
+    const t = Math.floor(s.now().getTime() / 1000);
+    expect(request.headers).toEqual({
+      "content-type": "application/json",
+      "user-agent": USER_AGENT,
+      ...standardWebhooksHeaders(ev.id, t, request.body, [secret]),
+      "x-service-event-id": ev.id,
+      "x-service-delivery-id": expect.stringMatching(/^whd_[0-9A-Za-z]{24}$/),
+      "x-service-delivery-attempt": "1",
+    });
+    expect(request.headers["webhook-id"]).toBe(ev.id);
+  });
+
+  it("switch scheme with an update, and sign with both secrets during a rotation's grace period", async () => {
+    const s = setup(() => ok());
+    const { endpoint: ep, secret: old } = await endpoint(s);
+    const updated = await s.endpoints.update(s.caller, ep.id, { signature_scheme: "standard_webhooks" });
+    expect(updated.signature_scheme).toBe("standard_webhooks");
+    const { secret: fresh } = await s.endpoints.rotateSecret(s.caller, ep.id, 3600);
+    const ev = await event(s);
+    await s.dispatcher.runOnce();
+    const request = s.sent[0] as DeliveryRequest;
+    const t = Math.floor(s.now().getTime() / 1000);
+    expect(request.headers["x-service-signature"]).toBeUndefined();
+    expect(request.headers["webhook-signature"]).toBe(
+      standardWebhooksHeaders(ev.id, t, request.body, [fresh, old])["webhook-signature"],
+    );
+  });
+});
+
 describe("claims across instances", () => {
   it("an instance that dies mid-attempt loses its claim when the lease ends, and the attempt is made again", async () => {
     const store = openSqliteStore<Docs>({ path: ":memory:", collections: COLLECTIONS });
@@ -511,10 +552,13 @@ describe("claims across instances", () => {
     const ep = await a.domain.webhooks.endpoints.create(caller, {
       url: "http://127.0.0.1:4242/",
       enabled_events: ["*"],
+      signature_scheme: "x_service_signature",
     });
     a.advance(1);
     second.at(a.now());
-    const ev = await store.transaction((tx) => recordEvent(tx, a.now, false, "payment.captured", captured("tx_1")));
+    const ev = await store.transaction((tx) =>
+      recordEvent(tx, a.domain.clock, false, "payment.captured", captured("tx_1")),
+    );
     void a.domain.webhooks.dispatcher.runOnce(); // claims, then hangs
     while ((await store.findOne("webhook_deliveries", { event_id: ev.id }))?.claim == null) {
       await new Promise((r) => setImmediate(r));
@@ -547,11 +591,15 @@ describe("claims across instances", () => {
     const b = testDomain({ store, vaultKeys: a.vaultKeys, webhooks: { sender: sb.sender, options } });
     const caller = a.caller();
     for (const port of [4242, 4243]) {
-      await a.domain.webhooks.endpoints.create(caller, { url: `http://127.0.0.1:${port}/`, enabled_events: ["*"] });
+      await a.domain.webhooks.endpoints.create(caller, {
+        url: `http://127.0.0.1:${port}/`,
+        enabled_events: ["*"],
+        signature_scheme: "x_service_signature",
+      });
     }
     a.advance(1);
     for (let i = 0; i < 150; i++) {
-      await store.transaction((tx) => recordEvent(tx, a.now, false, "payment.captured", captured(`tx_${i}`)));
+      await store.transaction((tx) => recordEvent(tx, a.domain.clock, false, "payment.captured", captured(`tx_${i}`)));
     }
     b.at(a.now());
     await Promise.all([a.domain.webhooks.dispatcher.runOnce(), b.domain.webhooks.dispatcher.runOnce()]);

@@ -1,10 +1,10 @@
-import type { AppStore } from "../collections.ts";
-import type { Now } from "../kernel/caller.ts";
+import type { AppStore, AppTx } from "../collections.ts";
+import type { Clock } from "../kernel/clock.ts";
 import type { EventDoc } from "../kernel/events.ts";
 import { newId, randomBase62 } from "../kernel/ids.ts";
 import { type DomainLog, silentLog } from "../kernel/log.ts";
 import { type DomainObserver, unobserved } from "../kernel/observer.ts";
-import { createdAt, iso } from "../kernel/time.ts";
+import { iso } from "../kernel/time.ts";
 import type { VaultKeys } from "../vault/crypto.ts";
 import { type AttemptSettings, attemptLog, deliveryRequest } from "./attempts.ts";
 import type { OutboxSignal } from "./outbox.ts";
@@ -31,6 +31,11 @@ import type { AddressPolicy } from "./ssrf.ts";
 //
 // Work is found two ways: this instance's commits wake it at once (the outbox signal), and a poll every
 // WEBHOOK_POLL_INTERVAL_MS finds work made by other instances and retries that have come due.
+//
+// Times are the delivery's environment's (kernel/clock.ts): a sandbox delivery's due time, lease, attempt
+// log and its endpoint's failure window are on the sandbox clock, so advancing it brings retries due
+// (extendLeases keeps the leases under way as long as they were); a signature's timestamp is always the
+// server's own time, which the receiver checks against its clock.
 
 /** A claim's lease outlasts the attempt's timeout by this much. */
 export const LEASE_MARGIN_MS = 5_000;
@@ -52,7 +57,7 @@ export interface WebhookSettings extends AttemptSettings {
 export interface DispatcherDeps {
   /** The plain store: the dispatcher's own writes must not wake it again. */
   store: AppStore;
-  now: Now;
+  clock: Clock;
   vaultKeys: VaultKeys;
   sender: WebhookSender;
   settings: WebhookSettings;
@@ -78,7 +83,7 @@ function subscribes(endpoint: WebhookEndpointDoc, event: EventDoc): boolean {
 }
 
 export function createDispatcher(deps: DispatcherDeps) {
-  const { store, now, settings } = deps;
+  const { store, clock, settings } = deps;
   const random = deps.random ?? Math.random;
   const log = deps.log ?? silentLog;
   const observer = deps.observer ?? unobserved;
@@ -99,7 +104,9 @@ export function createDispatcher(deps: DispatcherDeps) {
   let poll: NodeJS.Timeout | null = null;
   let unsubscribe: (() => void) | null = null;
 
-  const attempts = attemptLog({ store, now, settings, random });
+  const attempts = attemptLog({ store, clock, settings, random });
+  /** Attempts this instance has made, per environment (the sandbox clock's advance reports its own). */
+  const made = { live: 0, sandbox: 0 };
   const freeSlots = () => settings.concurrency - inFlight.size;
 
   async function fanOut(): Promise<number> {
@@ -112,7 +119,6 @@ export function createDispatcher(deps: DispatcherDeps) {
     for (const livemode of new Set(events.map((e) => e.livemode))) {
       endpoints.set(livemode, await store.findAll("webhook_endpoints", { livemode, status: "enabled" }, MAX_ENDPOINTS));
     }
-    const at = now();
     let launches: Launch[] = [];
     await store.transaction(async (tx) => {
       launches = []; // the transaction may run again (MongoDB)
@@ -131,7 +137,8 @@ export function createDispatcher(deps: DispatcherDeps) {
           // A redelivery may have made it already; the unique index would refuse a second one anyway.
           if (await tx.findOne("webhook_deliveries", { event_id: event.id, endpoint_id: endpoint.id })) continue;
           const claimNow = free > 0 && (load.get(endpoint.id) ?? 0) < settings.endpointConcurrency;
-          const stamp = createdAt(at);
+          const at = clock.now(event.livemode);
+          const stamp = clock.createdAt(event.livemode);
           const delivery: WebhookDeliveryDoc = {
             id: newId("whd"),
             livemode: event.livemode,
@@ -159,14 +166,15 @@ export function createDispatcher(deps: DispatcherDeps) {
     return events.length;
   }
 
-  async function claimDue(): Promise<number> {
+  /** Claims one environment's due deliveries (on its clock) as far as there is room, and starts them. */
+  async function claimDue(livemode: boolean): Promise<number> {
     const free = freeSlots();
     if (free <= 0 || stopping) return 0;
-    const at = now();
+    const at = clock.now(livemode);
     // Soonest due first, so a backlog is worked off in order and no delivery waits behind newer ones.
     const due = await store.findAll(
       "webhook_deliveries",
-      { status: "pending", next_attempt_at: { $lte: iso(at) } },
+      { livemode, status: "pending", next_attempt_at: { $lte: iso(at) } },
       Math.min(free * 2, 200),
       { by: "next_attempt_at", direction: "asc" },
     );
@@ -220,7 +228,7 @@ export function createDispatcher(deps: DispatcherDeps) {
     const ended = await store.update(
       "webhook_deliveries",
       d.id,
-      { set: { status: "failed", next_attempt_at: null, claim: null, updated_at: iso(now()) } },
+      { set: { status: "failed", next_attempt_at: null, claim: null, updated_at: iso(clock.now(d.livemode)) } },
       { claim: d.claim },
     );
     if (ended) observer.webhookDeliveryFailed(d.livemode);
@@ -231,13 +239,15 @@ export function createDispatcher(deps: DispatcherDeps) {
     if (endpoint?.status !== "enabled") return abandon(d);
     const event = givenEvent ?? (await store.get("events", d.event_id));
     if (!event) return abandon(d);
-    const at = now();
+    const at = clock.now(endpoint.livemode);
     // A claim this instance sat on too long (a stalled process) might outlive its lease mid-attempt;
     // leave it to be taken over rather than risk two instances sending the same attempt.
     if (d.next_attempt_at === null || Date.parse(d.next_attempt_at) - at.getTime() < settings.timeoutMs) return;
     const number = d.attempts.length + 1;
+    if (endpoint.livemode) made.live++;
+    else made.sandbox++;
     const result = await deps.sender.send({
-      ...deliveryRequest({ event, endpoint, delivery: d, number, at, keys: deps.vaultKeys }),
+      ...deliveryRequest({ event, endpoint, delivery: d, number, at: clock.real(), keys: deps.vaultKeys }),
       timeoutMs: settings.timeoutMs,
       policy: deps.policyFor(endpoint.livemode),
     });
@@ -283,7 +293,7 @@ export function createDispatcher(deps: DispatcherDeps) {
       work += n;
       if (n < FANOUT_BATCH) break;
     }
-    return work + (await claimDue());
+    return work + (await claimDue(true)) + (await claimDue(false));
   }
 
   async function run(): Promise<void> {
@@ -337,6 +347,41 @@ export function createDispatcher(deps: DispatcherDeps) {
       }
     },
 
+    /**
+     * Makes every attempt of one environment that is due now on its clock, and waits for each: fans out
+     * the pending events, claims what is due, waits, again until nothing is left (the sandbox clock's
+     * advance runs the sandbox's this way, at each time it steps to). Returns how many attempts this
+     * instance made meanwhile in that environment.
+     */
+    async drain(livemode: boolean): Promise<number> {
+      const before = livemode ? made.live : made.sandbox;
+      for (;;) {
+        let work = 0;
+        for (;;) {
+          const n = await fanOut();
+          work += n;
+          if (n < FANOUT_BATCH) break;
+        }
+        work += await claimDue(livemode);
+        if (inFlight.size > 0) {
+          await Promise.all(inFlight.values());
+          continue;
+        }
+        if (work === 0 || stopping) return (livemode ? made.live : made.sandbox) - before;
+      }
+    },
+
+    /** When the environment's next delivery attempt (or lease end) after `after` is due, or null. */
+    async nextDue(livemode: boolean, after: Date): Promise<string | null> {
+      const [next] = await store.findAll(
+        "webhook_deliveries",
+        { livemode, status: "pending", next_attempt_at: { $gt: iso(after) } },
+        1,
+        { by: "next_attempt_at", direction: "asc" },
+      );
+      return next?.next_attempt_at ?? null;
+    },
+
     /** Stops taking work and waits for the attempts under way to finish and be recorded. */
     async stop(): Promise<void> {
       stopping = true;
@@ -354,3 +399,29 @@ export function createDispatcher(deps: DispatcherDeps) {
 }
 
 export type Dispatcher = ReturnType<typeof createDispatcher>;
+
+/**
+ * Inside the transaction that moves the sandbox clock forward by `byMs` (domain/sandbox-clock): every
+ * sandbox delivery whose attempt is under way keeps the lease it had, measured in real time, instead of
+ * seeing it end at once on the moved clock (which would let another instance send the same attempt).
+ * `now` is the sandbox's time before the move. Returns how many leases it extended.
+ */
+export async function extendLeases(tx: AppTx, byMs: number, now: Date): Promise<number> {
+  const leased = await tx.findAll("webhook_deliveries", {
+    livemode: false,
+    status: "pending",
+    next_attempt_at: { $gt: iso(now) },
+  });
+  let extended = 0;
+  for (const d of leased) {
+    if (d.claim === null || d.next_attempt_at === null) continue; // a retry waiting: it is due on the moved clock
+    const moved = await tx.update(
+      "webhook_deliveries",
+      d.id,
+      { set: { next_attempt_at: iso(new Date(Date.parse(d.next_attempt_at) + byMs)) } },
+      { claim: d.claim, next_attempt_at: d.next_attempt_at },
+    );
+    if (moved) extended++;
+  }
+  return extended;
+}

@@ -1,13 +1,15 @@
 import type { Page, PageResult } from "../../store/port.ts";
 import type { AppStore } from "../collections.ts";
-import type { Caller, Now } from "../kernel/caller.ts";
+import type { Caller } from "../kernel/caller.ts";
+import type { Clock } from "../kernel/clock.ts";
 import { commit } from "../kernel/commit.ts";
 import { inEnvironment } from "../kernel/environment.ts";
 import { DomainError, invalid, notFound } from "../kernel/errors.ts";
 import { newId, randomBase62 } from "../kernel/ids.ts";
-import { createdAt, iso } from "../kernel/time.ts";
+import { defaulted } from "../kernel/operations.ts";
+import { iso } from "../kernel/time.ts";
 import { openSecret, sealSecret, type VaultKeys } from "../vault/crypto.ts";
-import type { EnabledEvent, WebhookEndpointDoc } from "./records.ts";
+import type { EnabledEvent, SignatureScheme, WebhookEndpointDoc } from "./records.ts";
 import { type AddressPolicy, checkEndpointUrl, type Resolver } from "./ssrf.ts";
 
 // Webhook endpoints and their signing secrets (spec/resources/webhook-endpoints.tsp). Their deliveries
@@ -45,18 +47,21 @@ export interface EndpointCreate {
   url: string;
   enabled_events: EnabledEvent[];
   description?: string | undefined;
+  /** The contract gives it a default (x_service_signature), which the request validator fills in. */
+  signature_scheme?: SignatureScheme | undefined;
 }
 
 export interface EndpointUpdate {
   url?: string | undefined;
   enabled_events?: EnabledEvent[] | undefined;
   description?: string | null | undefined;
+  signature_scheme?: SignatureScheme | undefined;
   disabled?: boolean | undefined;
 }
 
 export interface WebhookEndpointsDeps {
   store: AppStore;
-  now: Now;
+  clock: Clock;
   vaultKeys: VaultKeys;
   resolve: Resolver;
   policyFor: (livemode: boolean) => AddressPolicy;
@@ -85,7 +90,9 @@ const conflict = (what: string) =>
   new DomainError("conflict", `The ${what} changed while it was being updated; retry.`);
 
 export function createWebhookEndpoints(deps: WebhookEndpointsDeps) {
-  const { store, now, vaultKeys } = deps;
+  const { store, clock, vaultKeys } = deps;
+  // A secret rotation's grace period is about a real receiver switching secrets: the server's own clock.
+  const now = clock.real;
 
   async function load(livemode: boolean, id: string, param = "id"): Promise<WebhookEndpointDoc> {
     const endpoint = inEnvironment(await store.get("webhook_endpoints", id), livemode, "webhook endpoint", id, param);
@@ -104,7 +111,7 @@ export function createWebhookEndpoints(deps: WebhookEndpointsDeps) {
 
     async create(caller: Caller, input: EndpointCreate): Promise<{ endpoint: WebhookEndpointDoc; secret: string }> {
       await checkUrl(caller.livemode, input.url);
-      const at = createdAt(now());
+      const at = clock.createdAt(caller.livemode);
       const id = newId("we");
       const secret = newWebhookSecret();
       const endpoint: WebhookEndpointDoc = {
@@ -115,6 +122,7 @@ export function createWebhookEndpoints(deps: WebhookEndpointsDeps) {
         url: input.url,
         description: input.description ?? null,
         enabled_events: distinct(input.enabled_events),
+        signature_scheme: defaulted(input.signature_scheme, "signature_scheme"),
         status: "enabled",
         disabled_reason: null,
         failing_since: null,
@@ -139,10 +147,11 @@ export function createWebhookEndpoints(deps: WebhookEndpointsDeps) {
     async update(caller: Caller, id: string, changes: EndpointUpdate): Promise<WebhookEndpointDoc> {
       const endpoint = await load(caller.livemode, id);
       if (changes.url !== undefined) await checkUrl(caller.livemode, changes.url);
-      const set: Partial<WebhookEndpointDoc> = { updated_at: iso(now()) };
+      const set: Partial<WebhookEndpointDoc> = { updated_at: iso(clock.now(caller.livemode)) };
       if (changes.url !== undefined) set.url = changes.url;
       if (changes.enabled_events !== undefined) set.enabled_events = distinct(changes.enabled_events);
       if (changes.description !== undefined) set.description = changes.description;
+      if (changes.signature_scheme !== undefined) set.signature_scheme = changes.signature_scheme;
       if (changes.disabled === true && endpoint.status === "enabled") {
         set.status = "disabled";
         set.disabled_reason = "requested";
@@ -184,7 +193,7 @@ export function createWebhookEndpoints(deps: WebhookEndpointsDeps) {
               secret: sealSecret(secret, secretContext(id), vaultKeys),
               previous_secret: grace ? endpoint.secret : null,
               previous_secret_expires_at: grace ? iso(new Date(at.getTime() + gracePeriodSeconds * 1000)) : null,
-              updated_at: iso(at),
+              updated_at: iso(clock.now(caller.livemode)),
             },
           },
           // Two rotations at once: only one keeps "its" old secret.

@@ -14,6 +14,15 @@ export function webhookHandlers({ events, webhooks }: { events: Events; webhooks
       body: list(await events.list(caller, { type: query.type }, page(query)), serialize.event),
     }),
     getEvent: async ({ caller, path }) => ({ status: 200, body: serialize.event(await events.get(caller, path.id)) }),
+    streamEvents: async ({ caller, query, header }) => ({
+      status: 200,
+      body: await events.stream(caller, {
+        types: query.type,
+        lastEventId: header("Last-Event-ID"),
+        // A query string carries text: the validator checked it is a boolean, and filled in its default.
+        follow: String(defaulted(query.follow, "follow")) === "true",
+      }),
+    }),
     listEventDeliveries: async ({ caller, path, query }) => ({
       status: 200,
       body: list(

@@ -1,4 +1,4 @@
-import type { Now } from "../kernel/caller.ts";
+import type { Clock } from "../kernel/clock.ts";
 import type { DomainLog } from "../kernel/log.ts";
 import type { DomainObserver } from "../kernel/observer.ts";
 import { iso } from "../kernel/time.ts";
@@ -23,7 +23,7 @@ export interface WebhookOptions extends WebhookSettings {
 
 export interface WebhookDeps {
   outbox: Outbox;
-  now: Now;
+  clock: Clock;
   vaultKeys: VaultKeys;
   options: WebhookOptions;
   sender: WebhookSender;
@@ -43,15 +43,15 @@ export function createWebhooks(deps: WebhookDeps) {
   const policyFor = (livemode: boolean) => (livemode ? policies.live : policies.sandbox);
   const endpoints = createWebhookEndpoints({
     store: outbox.store,
-    now: deps.now,
+    clock: deps.clock,
     vaultKeys: deps.vaultKeys,
     resolve: deps.resolve,
     policyFor,
   });
-  const deliveries = createWebhookDeliveries({ store: outbox.store, now: deps.now, endpoints });
+  const deliveries = createWebhookDeliveries({ store: outbox.store, clock: deps.clock, endpoints });
   const dispatcher = createDispatcher({
     store: outbox.unwatched,
-    now: deps.now,
+    clock: deps.clock,
     vaultKeys: deps.vaultKeys,
     sender: deps.sender,
     settings: options,
@@ -69,30 +69,44 @@ export function createWebhooks(deps: WebhookDeps) {
     options,
     /**
      * The outbox's backlog, both environments together: events not yet fanned out into deliveries, and
-     * deliveries due for an attempt now (leases that ran out included). Each is counted up to
-     * OUTBOX_DEPTH_LIMIT, which then means "that many or more".
+     * deliveries due for an attempt now on their environment's clock (leases that ran out included).
+     * Each is counted up to OUTBOX_DEPTH_LIMIT, which then means "that many or more".
      */
     async depth(): Promise<{ eventsPending: number; deliveriesDue: number }> {
-      const [events, due] = await Promise.all([
+      const dueIn = (livemode: boolean) =>
+        outbox.unwatched.findAll(
+          "webhook_deliveries",
+          { livemode, status: "pending", next_attempt_at: { $lte: iso(deps.clock.now(livemode)) } },
+          OUTBOX_DEPTH_LIMIT,
+          { by: "next_attempt_at", direction: "asc" },
+        );
+      const [events, live, sandbox] = await Promise.all([
         outbox.unwatched.findAll("events", { delivery_pending: true }, OUTBOX_DEPTH_LIMIT, {
           by: "created_at",
           direction: "asc",
         }),
-        outbox.unwatched.findAll(
-          "webhook_deliveries",
-          { status: "pending", next_attempt_at: { $lte: iso(deps.now()) } },
-          OUTBOX_DEPTH_LIMIT,
-          { by: "next_attempt_at", direction: "asc" },
-        ),
+        dueIn(true),
+        dueIn(false),
       ]);
-      return { eventsPending: events.length, deliveriesDue: due.length };
+      return {
+        eventsPending: events.length,
+        deliveriesDue: Math.min(OUTBOX_DEPTH_LIMIT, live.length + sandbox.length),
+      };
     },
-    /** Deletes finished deliveries (the attempt log) older than the retention period. */
-    sweepLog: () =>
-      outbox.store.deleteMany("webhook_deliveries", {
-        status: { $in: ["succeeded", "failed"] },
-        created_at: { $lt: iso(new Date(deps.now().getTime() - options.logRetentionDays * 86_400_000)) },
-      }),
+    /** Deletes finished deliveries (the attempt log) older than the retention period on their environment's clock. */
+    sweepLog: async () => {
+      let deleted = 0;
+      for (const livemode of [true, false]) {
+        deleted += await outbox.store.deleteMany("webhook_deliveries", {
+          livemode,
+          status: { $in: ["succeeded", "failed"] },
+          created_at: {
+            $lt: iso(new Date(deps.clock.now(livemode).getTime() - options.logRetentionDays * 86_400_000)),
+          },
+        });
+      }
+      return deleted;
+    },
   };
 }
 

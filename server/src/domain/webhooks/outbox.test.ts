@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { openSqliteStore } from "../../store/sqlite.ts";
 import { type AppStore, COLLECTIONS, type Docs } from "../collections.ts";
+import { createClock } from "../kernel/clock.ts";
 import { recordEvent } from "../kernel/events.ts";
 import { createOutbox } from "./outbox.ts";
 import type { WebhookDeliveryDoc } from "./records.ts";
@@ -23,6 +24,7 @@ function setup() {
     signals++;
   });
   const now = () => new Date("2026-11-21T10:00:00Z");
+  const clock = createClock(now);
   const merchant = (id: string) => ({
     id,
     livemode: false,
@@ -36,7 +38,7 @@ function setup() {
     raw,
     outbox,
     store: outbox.store,
-    now,
+    clock,
     merchant: merchant as (id: string) => never,
     unsubscribe,
     get signals() {
@@ -65,8 +67,8 @@ describe("the outbox's watched store", () => {
     const s = setup();
     let inside = -1;
     await s.store.transaction(async (tx) => {
-      await recordEvent(tx, s.now, false, "payment.captured", { tx_id: "tx_1" } as never);
-      await recordEvent(tx, s.now, false, "payment.captured", { tx_id: "tx_2" } as never);
+      await recordEvent(tx, s.clock, false, "payment.captured", { tx_id: "tx_1" } as never);
+      await recordEvent(tx, s.clock, false, "payment.captured", { tx_id: "tx_2" } as never);
       inside = s.signals;
     });
     expect(inside).toBe(0);
@@ -100,7 +102,7 @@ describe("the outbox's watched store", () => {
     const s = setup();
     await expect(
       s.store.transaction(async (tx) => {
-        await recordEvent(tx, s.now, false, "payment.captured", { tx_id: "tx_1" } as never);
+        await recordEvent(tx, s.clock, false, "payment.captured", { tx_id: "tx_1" } as never);
         throw new Error("refused");
       }),
     ).rejects.toThrow("refused");
@@ -165,7 +167,7 @@ describe("the outbox's watched store", () => {
     const s = setup();
     await s.outbox.unwatched.insert("webhook_deliveries", delivery("whd_1"));
     await s.outbox.unwatched.transaction((tx) =>
-      recordEvent(tx, s.now, false, "payment.captured", { tx_id: "tx_1" } as never),
+      recordEvent(tx, s.clock, false, "payment.captured", { tx_id: "tx_1" } as never),
     );
     expect(s.signals).toBe(0);
   });

@@ -213,7 +213,7 @@ function setup(
   const endpoint = async (url: string, events: ("*" | EventType)[] = ["*"]) =>
     (await t.domain.webhooks.endpoints.create(t.caller(), { url, enabled_events: events as never })).endpoint;
   const event = (type: EventType = "payment.captured", payload: object = { tx_id: "tx_1" }) =>
-    t.store.transaction((tx) => recordEvent(tx, t.now, false, type as "payment.captured", payload as never));
+    t.store.transaction((tx) => recordEvent(tx, t.domain.clock, false, type as "payment.captured", payload as never));
   const deliveries = () => t.store.findAll("webhook_deliveries", {}, 1000, { by: "created_at", direction: "asc" });
   return { ...t, held, watched, seen, logged, dispatcher, endpoint, event, deliveries };
 }
@@ -498,7 +498,7 @@ describe("waking and stopping", () => {
     held.answerAutomatically();
     const alone = createDispatcher({
       store: s.store,
-      now: s.now,
+      clock: s.domain.clock,
       vaultKeys: s.vaultKeys,
       sender: held.sender,
       settings: { ...s.domain.webhooks.options, pollIntervalMs: 60_000 },
@@ -649,7 +649,7 @@ describe("the operator's trace", () => {
     });
     t.advance(1);
     const ev = await t.store.transaction((tx) =>
-      recordEvent(tx, t.now, false, "payment.captured", { tx_id: "tx_1" } as never),
+      recordEvent(tx, t.domain.clock, false, "payment.captured", { tx_id: "tx_1" } as never),
     );
     held.answerAutomatically(() => serverError);
     await t.domain.webhooks.dispatcher.runOnce();

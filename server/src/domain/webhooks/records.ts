@@ -7,12 +7,17 @@ import type { SealedSecret } from "../vault/crypto.ts";
 /** An event type an endpoint subscribes to, or `*` for all (the contract's EnabledEvent). */
 export type EnabledEvent = components["schemas"]["EnabledEvent"];
 
+/** How an endpoint's deliveries are signed (the contract's WebhookSignatureScheme). */
+export type SignatureScheme = components["schemas"]["WebhookSignatureScheme"];
+
 /** A URL that receives events (spec/resources/webhook-endpoints.tsp, WebhookEndpoint). */
 export interface WebhookEndpointDoc extends BaseDoc {
   url: string;
   description: string | null;
   /** Event types, or "*" for all. */
   enabled_events: EnabledEvent[];
+  /** Absent on endpoints made before the choice existed: they sign as `x_service_signature`. */
+  signature_scheme?: SignatureScheme;
   status: "enabled" | "disabled";
   disabled_reason: "requested" | "gone" | "failing" | null;
   /** The first failed attempt since the last success, or null. */
@@ -69,8 +74,8 @@ export interface WebhookDeliveryDoc extends BaseDoc {
 export const webhookCollections = {
   webhook_endpoints: collection<WebhookEndpointDoc>([{ fields: ["livemode", "status"] }]),
   webhook_deliveries: collection<WebhookDeliveryDoc>([
-    // The dispatcher's queue: pending deliveries, soonest due first.
-    { fields: ["status", "next_attempt_at"] },
+    // The dispatcher's queue: each environment's pending deliveries, soonest due first (each on its clock).
+    { fields: ["livemode", "status", "next_attempt_at"] },
     { fields: ["endpoint_id", "status"] },
     // One delivery per event and endpoint: fan-out, redelivery and tests can never make two.
     { fields: ["event_id", "endpoint_id"], unique: true },

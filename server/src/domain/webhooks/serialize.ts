@@ -1,6 +1,7 @@
 import { type EventDoc, eventObject } from "../kernel/events.ts";
 import type { Schemas } from "../kernel/operations.ts";
 import type { WebhookDeliveryDoc, WebhookEndpointDoc } from "./records.ts";
+import { signatureScheme } from "./signing.ts";
 
 // Stored events, endpoints and deliveries → the contract's Event, WebhookEndpoint and WebhookDelivery.
 // An endpoint's secret leaves only in the answers that create or rotate it.
@@ -14,6 +15,7 @@ export const webhookEndpoint = (e: WebhookEndpointDoc): Schemas["WebhookEndpoint
   url: e.url,
   description: e.description,
   enabled_events: e.enabled_events,
+  signature_scheme: signatureScheme(e),
   status: e.status,
   disabled_reason: e.disabled_reason,
   failing_since: e.failing_since,

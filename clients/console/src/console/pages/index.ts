@@ -7,6 +7,7 @@ import { keysPage } from "./keys.ts";
 import { merchantsPage } from "./merchants.ts";
 import { paymentLinksPage } from "./payment-links.ts";
 import { requestLogPage } from "./request-log.ts";
+import { sandboxClockPage } from "./sandbox-clock.ts";
 import { tokensPage } from "./tokens.ts";
 import { webhooksPage } from "./webhooks.ts";
 
@@ -26,4 +27,5 @@ export const PAGES: PageDef[] = [
   tokensPage,
   fraudPage,
   requestLogPage,
+  sandboxClockPage,
 ];

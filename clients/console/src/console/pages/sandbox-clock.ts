@@ -1,0 +1,115 @@
+import type { components } from "@payments/client";
+import { need } from "../api.ts";
+import { type Ctx, type PageDef, pageHeader, time } from "../app.ts";
+import { announce, button, details, errorBox, field, h, showFormError } from "../ui.ts";
+
+// The sandbox clock (GET /v1/sandbox/clock, POST /v1/sandbox/clock/advance; scope `*`, sandbox only):
+// the sandbox's time and offset, and moving it forward, with what each advance ran
+// (docs/sandbox-clock.md "How an advance runs").
+
+type Clock = components["schemas"]["SandboxClock"];
+type Advance = components["schemas"]["SandboxClockAdvance"];
+
+const HOUR = 3600;
+const DAY = 86_400;
+
+/** What an advance ran, in words, kinds with nothing left out. */
+function ranRows(ran: Advance["ran"]): [string, string][] {
+  const rows: [string, number][] = [
+    ["Balances settled", ran.balances_settled],
+    ["Local payments expired", ran.charges_expired],
+    ["Fraud reviews expired", ran.reviews_expired],
+    ["Cashouts sent", ran.cashouts_sent],
+    ["Cashouts paid or failed", ran.cashouts_finished],
+    ["Payment links expired", ran.payment_links_expired],
+    ["Webhook attempts", ran.webhook_attempts],
+  ];
+  const done = rows.filter(([, n]) => n > 0).map(([label, n]): [string, string] => [label, String(n)]);
+  return done.length > 0 ? done : [["Nothing", "was due"]];
+}
+
+function offsetText(seconds: number): string {
+  if (seconds === 0) return "none: the sandbox runs on the server's time";
+  const days = Math.floor(seconds / DAY);
+  const hours = Math.floor((seconds % DAY) / HOUR);
+  const minutes = Math.floor((seconds % HOUR) / 60);
+  return `${days} d ${hours} h ${minutes} min ahead of the server's time`;
+}
+
+export const sandboxClockPage: PageDef = {
+  path: "clock",
+  title: "Sandbox clock",
+  needs: ["getSandboxClock"],
+  sandboxOnly: true,
+  async render(ctx: Ctx) {
+    const clock: Clock = need(await ctx.api.GET("/v1/sandbox/clock"));
+    const result = h("div", { "aria-live": "polite" });
+    const errors = errorBox();
+    const days = h("input", {
+      name: "days",
+      type: "number",
+      min: 1,
+      max: 366,
+      step: 1,
+      value: 2,
+      inputmode: "numeric",
+    });
+    const form = h("form", { class: "inline-form" });
+
+    async function advance(seconds: number) {
+      errors.show(null);
+      const { data, error } = await ctx.api.POST("/v1/sandbox/clock/advance", { body: { seconds } });
+      if (error || !data) {
+        showFormError(form, errors, error);
+        return;
+      }
+      announce("Sandbox clock advanced");
+      result.replaceChildren(
+        h("h2", null, "What ran"),
+        details([["From", time(data.from)], ["To", time(data.clock.now)], ...ranRows(data.ran)]),
+        button("Show the clock", () => ctx.refresh()),
+      );
+    }
+
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      const n = Number(days.value);
+      if (Number.isInteger(n) && n >= 1 && n <= 366) void advance(n * DAY);
+      else errors.show("Days: a whole number from 1 to 366.");
+    });
+    form.append(
+      field("Days", days, "Moves the sandbox's time forward; it never goes back."),
+      h("button", { type: "submit", class: "btn primary" }, "Advance"),
+    );
+
+    return h(
+      "div",
+      null,
+      pageHeader(
+        "Sandbox clock",
+        button("Refresh", () => ctx.refresh()),
+      ),
+      h(
+        "p",
+        { class: "muted" },
+        "Everything in the sandbox runs on this clock. Advancing it runs what became due on the way, in order: settlements, expiries, review windows, cashouts, payment links and webhook retries. Production's time never moves.",
+      ),
+      details([
+        ["Sandbox time", h("time", { datetime: clock.now }, clock.now)],
+        ["Offset", offsetText(clock.offset_seconds)],
+      ]),
+      ctx.can("advanceSandboxClock")
+        ? h(
+            "div",
+            { class: "actions" },
+            button("+1 hour", () => void advance(HOUR)),
+            button("+1 day", () => void advance(DAY)),
+            button("+1 week", () => void advance(7 * DAY)),
+          )
+        : null,
+      ctx.can("advanceSandboxClock") ? form : null,
+      errors.el,
+      result,
+    );
+  },
+};

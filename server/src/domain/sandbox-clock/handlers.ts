@@ -1,0 +1,17 @@
+import type { Domain } from "../index.ts";
+import type { HandlerKit, Handlers } from "../kernel/operations.ts";
+import * as serialize from "./serialize.ts";
+
+// The sandbox clock (spec/resources/sandbox-clock.tsp; scope `*`).
+
+export function sandboxClockHandlers({ sandboxClock }: Domain, { answer }: HandlerKit) {
+  return {
+    getSandboxClock: async ({ caller }) => ({
+      status: 200,
+      body: serialize.sandboxClock(await sandboxClock.read(caller)),
+    }),
+    advanceSandboxClock: answer(200, serialize.sandboxClockAdvance, ({ caller, body }) =>
+      sandboxClock.advance(caller, body),
+    ),
+  } satisfies Partial<Handlers>;
+}

@@ -1,0 +1,270 @@
+import { DuplicateKeyError } from "../../store/port.ts";
+import type { Cashouts } from "../cashouts/cashouts.ts";
+import type { Charges } from "../charges/charges.ts";
+import type { AppStore } from "../collections.ts";
+import type { Caller } from "../kernel/caller.ts";
+import type { SettableClock } from "../kernel/clock.ts";
+import { commit } from "../kernel/commit.ts";
+import { sandboxOnly } from "../kernel/environment.ts";
+import { DomainError, invalid } from "../kernel/errors.ts";
+import { iso } from "../kernel/time.ts";
+import { nextSettlement, settleDue } from "../ledger/ledger.ts";
+import type { PaymentLinks } from "../payment-links/payment-links.ts";
+import { type Dispatcher, extendLeases } from "../webhooks/dispatcher.ts";
+
+// The sandbox clock (spec/resources/sandbox-clock.tsp; docs/sandbox-clock.md): the sandbox's time is the
+// server's plus an offset kept in the store, one document per store, so every instance on the store
+// shares it and no other deployment ever sees it. The offset only grows. Each instance holds the offset
+// in its clock (kernel/clock.ts) and reads it again from the store before every sandbox request
+// (http/app.ts), every job pass and every advance, so an advance made on one instance reaches the
+// others at their next sandbox request or job pass.
+//
+// An advance is a small simulation: it moves the clock to the next time something of the sandbox
+// becomes due (a settlement, an expiry, a review window's end, a cashout's next step, a webhook
+// retry), runs all that is due then, and goes on from there until it reaches the target; so what one
+// step schedules (a cashout sent, then asked about a transit period later; a retry after a failed one)
+// runs on the way, at its own time, in order. One advance at a time per store: it holds the clock
+// document (`advancing_until`) while it runs.
+
+/** The clock document's id: one per store. */
+const CLOCK_ID = "sandbox";
+/** The contract's limit on one advance (SandboxClockAdvanceRequest): 366 days. */
+const MAX_ADVANCE_MS = 366 * 86_400_000;
+/** How long an advance holds the clock without renewing (it renews at every step). */
+const HOLD_MS = 60_000;
+/** Passes over the due work at one time before giving up on it settling (each pass is bounded work). */
+const MAX_PASSES = 1_000;
+
+export interface SandboxClockReading {
+  now: Date;
+  offsetMs: number;
+}
+
+export type SandboxClockWork = {
+  balances_settled: number;
+  charges_expired: number;
+  reviews_expired: number;
+  cashouts_sent: number;
+  cashouts_finished: number;
+  payment_links_expired: number;
+  webhook_attempts: number;
+  steps: number;
+};
+
+export interface SandboxClockResult {
+  from: Date;
+  clock: SandboxClockReading;
+  ran: SandboxClockWork;
+}
+
+export interface SandboxClockAdvanceInput {
+  seconds?: number | undefined;
+  to?: string | undefined;
+}
+
+export interface SandboxClockDeps {
+  store: AppStore;
+  clock: SettableClock;
+  charges: Charges;
+  cashouts: Cashouts;
+  paymentLinks: PaymentLinks;
+  dispatcher: Dispatcher;
+}
+
+const noWork = (): SandboxClockWork => ({
+  balances_settled: 0,
+  charges_expired: 0,
+  reviews_expired: 0,
+  cashouts_sent: 0,
+  cashouts_finished: 0,
+  payment_links_expired: 0,
+  webhook_attempts: 0,
+  steps: 0,
+});
+
+export function createSandboxClock(deps: SandboxClockDeps) {
+  const { store, clock, charges, cashouts, dispatcher } = deps;
+  const SANDBOX = false;
+
+  /** Reads the store's offset into this instance's clock. */
+  async function refresh(): Promise<void> {
+    const doc = await store.get("sandbox_clock", CLOCK_ID);
+    if (doc) clock.raiseOffset(doc.offset_ms);
+  }
+
+  const reading = (): SandboxClockReading => ({ now: clock.now(SANDBOX), offsetMs: clock.offsetMs() });
+
+  /** The target of an advance, checked against the contract's rules (exactly one of seconds and to; never back). */
+  function targetOf(input: SandboxClockAdvanceInput, from: Date): Date {
+    if ((input.seconds === undefined) === (input.to === undefined)) {
+      const message = "send exactly one of seconds and to";
+      throw new DomainError("invalid_request", `seconds and to: ${message}`, {
+        param: "seconds",
+        errors: [
+          { param: "seconds", message },
+          { param: "to", message },
+        ],
+      });
+    }
+    if (input.seconds !== undefined) return new Date(from.getTime() + input.seconds * 1000);
+    const to = new Date(input.to ?? "");
+    if (Number.isNaN(to.getTime())) throw invalid("to", "must be an RFC 3339 date-time");
+    if (to.getTime() < from.getTime()) {
+      throw invalid("to", `must not be before the sandbox's time now (${iso(from)}): the clock never goes back`);
+    }
+    if (to.getTime() - from.getTime() > MAX_ADVANCE_MS) {
+      throw invalid("to", `must be at most 366 days after the sandbox's time now (${iso(from)})`);
+    }
+    return to;
+  }
+
+  /** Takes the clock for one advance, or refuses with 409 while another one holds it. */
+  async function hold(): Promise<void> {
+    const at = clock.real();
+    const until = iso(new Date(at.getTime() + HOLD_MS));
+    try {
+      await store.insert("sandbox_clock", {
+        id: CLOCK_ID,
+        livemode: false,
+        created_at: iso(at),
+        updated_at: iso(at),
+        offset_ms: clock.offsetMs(),
+        advancing_until: until,
+      });
+      return;
+    } catch (err) {
+      if (!(err instanceof DuplicateKeyError)) throw err;
+    }
+    const doc = await store.get("sandbox_clock", CLOCK_ID);
+    const free = doc !== null && (doc.advancing_until === null || doc.advancing_until < iso(at));
+    const taken =
+      free &&
+      (await store.update(
+        "sandbox_clock",
+        CLOCK_ID,
+        { set: { advancing_until: until } },
+        { advancing_until: doc.advancing_until },
+      ));
+    if (!taken) {
+      throw new DomainError(
+        "conflict",
+        "The sandbox clock is being advanced by another request; retry once it has answered.",
+      );
+    }
+  }
+
+  /** Gives the clock back (after a failure: the answer's own transaction gives it back on success). */
+  async function release(): Promise<void> {
+    await store.update("sandbox_clock", CLOCK_ID, { set: { advancing_until: null } });
+  }
+
+  /**
+   * Moves the clock forward to `time` (never back: the server's clock ran meanwhile, so the move may be
+   * a little shorter, or none), renewing the hold; the leases of sandbox deliveries under way move
+   * with it, in the same transaction.
+   */
+  async function moveTo(time: Date): Promise<void> {
+    const before = clock.now(SANDBOX);
+    const offset = Math.max(clock.offsetMs(), time.getTime() - clock.real().getTime());
+    const by = offset - clock.offsetMs();
+    if (by <= 0) return;
+    await store.transaction(async (tx) => {
+      const at = clock.real();
+      const moved = await tx.update(
+        "sandbox_clock",
+        CLOCK_ID,
+        {
+          set: {
+            offset_ms: offset,
+            advancing_until: iso(new Date(at.getTime() + HOLD_MS)),
+            updated_at: iso(at),
+          },
+        },
+        { offset_ms: { $lt: offset } },
+      );
+      if (!moved) throw new Error("the sandbox clock moved while this advance held it");
+      await extendLeases(tx, by, before);
+    });
+    clock.raiseOffset(offset);
+  }
+
+  /** Runs everything of the sandbox that is due on its clock now, until nothing is; adds what ran to `ran`. */
+  async function runDue(ran: SandboxClockWork): Promise<void> {
+    for (let pass = 0; pass < MAX_PASSES; pass++) {
+      const settled = await settleDue(store, clock, SANDBOX);
+      const expired = await charges.expireDue(SANDBOX);
+      const reviews = await charges.expireReviewsDue(SANDBOX);
+      const { sent, finished } = await cashouts.advance(SANDBOX);
+      // Last, so the first attempts of the events the work above recorded are made in this pass.
+      const attempts = await dispatcher.drain(SANDBOX);
+      ran.balances_settled += settled;
+      ran.charges_expired += expired;
+      ran.reviews_expired += reviews;
+      ran.cashouts_sent += sent;
+      ran.cashouts_finished += finished;
+      ran.webhook_attempts += attempts;
+      if (settled + expired + reviews + sent + finished + attempts === 0) return;
+    }
+  }
+
+  /** The soonest time after `after` at which something of the sandbox becomes due, or null. */
+  async function nextDue(after: Date): Promise<Date | null> {
+    const times = await Promise.all([
+      nextSettlement(store, SANDBOX, after),
+      charges.nextExpiry(SANDBOX, after),
+      charges.nextReviewExpiry(SANDBOX, after),
+      cashouts.nextStep(SANDBOX, after),
+      dispatcher.nextDue(SANDBOX, after),
+    ]);
+    const soonest = times.filter((t): t is string => t !== null).sort()[0];
+    return soonest === undefined ? null : new Date(soonest);
+  }
+
+  return {
+    refresh,
+
+    /** GET /v1/sandbox/clock. */
+    async read(caller: Caller): Promise<SandboxClockReading> {
+      sandboxOnly(caller.livemode, "operation", "/v1/sandbox/clock");
+      await refresh();
+      return reading();
+    },
+
+    /** POST /v1/sandbox/clock/advance. */
+    async advance(caller: Caller, input: SandboxClockAdvanceInput): Promise<SandboxClockResult> {
+      sandboxOnly(caller.livemode, "operation", "/v1/sandbox/clock/advance");
+      await refresh();
+      const from = clock.now(SANDBOX);
+      const target = targetOf(input, from);
+      await hold();
+      const ran = noWork();
+      try {
+        await runDue(ran);
+        for (;;) {
+          const next = await nextDue(clock.now(SANDBOX));
+          if (next === null || next.getTime() >= target.getTime()) break;
+          await moveTo(next);
+          ran.steps++;
+          await runDue(ran);
+        }
+        await moveTo(target);
+        ran.steps++;
+        await runDue(ran);
+        ran.payment_links_expired = await deps.paymentLinks.expiringBetween(SANDBOX, from, target);
+      } catch (err) {
+        await release().catch(() => {});
+        throw err;
+      }
+      // The answer commits with giving the clock back (kernel/commit.ts: with an Idempotency-Key, its
+      // outcome too). A retry after a crash before this point advances again from where the clock stopped.
+      return commit(store, caller, async (tx) => {
+        await tx.update("sandbox_clock", CLOCK_ID, {
+          set: { advancing_until: null, updated_at: iso(clock.real()) },
+        });
+        return { from, clock: reading(), ran };
+      });
+    },
+  };
+}
+
+export type SandboxClock = ReturnType<typeof createSandboxClock>;

@@ -1,0 +1,264 @@
+import { spawn } from "node:child_process";
+import type { ServerResponse } from "node:http";
+import { resolve } from "node:path";
+import { type PaymentsClient, unwrap } from "@payments/client";
+import { listen } from "@payments/client/listen";
+import { verifyWebhook } from "@payments/client/webhooks";
+import Stripe from "stripe";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { childEnv, ROOT } from "../support/process.ts";
+import { Receiver } from "../support/receiver.ts";
+import { startTestServer, type TestServer } from "../support/server.ts";
+import { clientFor, createMerchant } from "./fixtures.ts";
+
+// The event stream (GET /v1/events/stream, spec/resources/events.tsp) and the listener that forwards it
+// to a local receiver (clients/typescript/src/listen.ts, `npm run listen`): 1,000 events reach the
+// receiver across a connection the server drops, none lost and none repeated, each signed so that our
+// verifier and Stripe's SDK accept it; resuming with Last-Event-ID, the type filter, the environment's
+// confinement, and the end of every stream when the server shuts down.
+
+const stripe = new Stripe("sk_test_not_used_no_network");
+
+let server: TestServer;
+let client: PaymentsClient;
+const receiver = new Receiver();
+/** The stream responses the server has open, so a test can cut one from the server's side. */
+const streams: ServerResponse[] = [];
+
+beforeAll(async () => {
+  await receiver.start();
+  server = await startTestServer({ WEBHOOK_POLL_INTERVAL_MS: "100" });
+  client = clientFor(server, server.sandboxKey);
+  server.running.server.on("request", (req, res) => {
+    if (req.url?.startsWith("/v1/events/stream")) streams.push(res);
+  });
+});
+afterAll(async () => {
+  await server.close();
+  await receiver.stop();
+});
+
+async function until(what: string, done: () => boolean, ms = 60_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!done()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Makes `count` merchants (one merchant.created event each), `parallel` requests at a time. */
+async function makeMerchants(count: number, parallel = 8): Promise<string[]> {
+  const ids: string[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: parallel }, async () => {
+      while (next < count) {
+        next++;
+        ids.push((await createMerchant(client, `Stream ${next}`)).id);
+      }
+    }),
+  );
+  return ids;
+}
+
+/** Reads a stream's text until `done` says it has enough, then closes it. */
+async function readStream(res: Response, done: (text: string) => boolean): Promise<string> {
+  const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  const deadline = Date.now() + 30_000;
+  while (!done(text)) {
+    if (Date.now() > deadline) throw new Error(`the stream said only:\n${text}`);
+    const { value, done: ended } = await reader.read();
+    if (ended) break;
+    text += decoder.decode(value, { stream: true });
+  }
+  await reader.cancel();
+  return text;
+}
+
+const idsIn = (text: string) => [...text.matchAll(/^id: (evt_\w+)$/gm)].map((m) => m[1]);
+
+describe("the listener", () => {
+  it("forwards 1,000 events across a dropped connection: verified, none lost, none repeated", {
+    timeout: 180_000,
+  }, async () => {
+    const path = "/listen";
+    const stop = new AbortController();
+    const disconnects: string[] = [];
+    let received = 0;
+    const listener = listen({
+      baseUrl: server.url,
+      apiKey: await server.key(["webhooks"]),
+      forwardTo: `${receiver.url}${path}`,
+      types: ["merchant.created"],
+      signal: stop.signal,
+      reconnectDelayMs: 50,
+      onEvent: () => {
+        received++;
+      },
+      onDisconnect: (reason) => disconnects.push(reason),
+    });
+    expect(listener.secret).toMatch(/^whsec_[0-9A-Za-z]{32}$/);
+    await until("the stream to open", () => streams.length === 1);
+
+    const first = await makeMerchants(400);
+    await until("400 events forwarded", () => received >= 400);
+    // The server drops the connection mid-stream; the listener reconnects with Last-Event-ID.
+    streams[0]?.destroy();
+    const rest = await makeMerchants(600);
+    await until("1,000 events forwarded", () => receiver.at(path).length >= 1000);
+    // Nothing more arrives afterwards (no repeats straggling in).
+    await new Promise((r) => setTimeout(r, 500));
+    stop.abort();
+    await listener.done;
+
+    expect(disconnects.length).toBeGreaterThanOrEqual(1);
+    expect(streams.length).toBeGreaterThanOrEqual(2);
+    const deliveries = receiver.at(path);
+    expect(deliveries).toHaveLength(1000);
+    const events = deliveries.map((d) => {
+      const header = String(d.headers["x-service-signature"]);
+      const event = verifyWebhook({ payload: d.body, header, secret: listener.secret });
+      expect(stripe.webhooks.constructEvent(d.body, header, listener.secret)).toEqual(event);
+      expect(d.headers["x-service-event-id"]).toBe(event.id);
+      return event as { id: string; type: string; merchant_id: string };
+    });
+    const ids = events.map((e) => e.id);
+    expect(new Set(ids).size).toBe(1000); // none repeated
+    expect(events.every((e) => e.type === "merchant.created")).toBe(true);
+    // None lost: every merchant made has its event forwarded, in the order they were recorded.
+    expect(new Set(events.map((e) => e.merchant_id))).toEqual(new Set([...first, ...rest]));
+    const listed: string[] = [];
+    let page = unwrap(await client.GET("/v1/events", { params: { query: { type: "merchant.created", limit: 100 } } }));
+    for (;;) {
+      listed.push(...page.data.map((e) => e.id));
+      const last = page.data.at(-1);
+      if (!page.has_more || !last) break;
+      page = unwrap(
+        await client.GET("/v1/events", {
+          params: { query: { type: "merchant.created", limit: 100, starting_after: last.id } },
+        }),
+      );
+    }
+    expect(ids).toEqual(listed.reverse().slice(-1000));
+  });
+
+  it("runs as `npm run listen`: prints the secret, then one line per event, and forwards them signed", {
+    timeout: 60_000,
+  }, async () => {
+    const key = await server.key(["webhooks"]);
+    const child = spawn(
+      process.execPath,
+      [
+        "--import",
+        "tsx",
+        resolve(ROOT, "clients/typescript/src/cli.ts"),
+        "listen",
+        "--forward-to",
+        `${receiver.url}/cli`,
+      ],
+      { cwd: ROOT, env: childEnv({ PAYMENTS_KEY: key, PAYMENTS_URL: server.url }) },
+    );
+    let out = "";
+    child.stdout.setEncoding("utf8").on("data", (c: string) => {
+      out += c;
+    });
+    const exited = new Promise<number | null>((done) => child.on("exit", (code) => done(code)));
+    await until("the secret", () => /whsec_\w{32}/.test(out), 30_000);
+    const before = streams.length;
+    await until("the stream to open", () => streams.length > before, 30_000);
+    const [merchant] = await makeMerchants(1);
+    await until("a line for the event", () => out.includes("merchant.created"), 30_000);
+    child.kill("SIGINT");
+    expect(await exited).toBe(0);
+    const secret = out.match(/whsec_\w{32}/)?.[0] ?? "";
+    const [delivery] = receiver.at("/cli");
+    if (!delivery) throw new Error("nothing forwarded");
+    const event = verifyWebhook({
+      payload: delivery.body,
+      header: String(delivery.headers["x-service-signature"]),
+      secret,
+    });
+    expect(event).toMatchObject({ type: "merchant.created", merchant_id: merchant });
+    expect(out).toMatch(new RegExp(`merchant\\.created\\s+${event.id} -> 200`));
+  });
+});
+
+describe("GET /v1/events/stream", () => {
+  const headers = () => ({ authorization: `Bearer ${server.sandboxKey}` });
+
+  it("ends after the events recorded so far with follow=false", async () => {
+    const res = await fetch(`${server.url}/v1/events/stream?follow=false`, { headers: headers() });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe(": connected\n\n"); // from now on: nothing yet
+  });
+
+  it("resumes after Last-Event-ID with the events recorded after it, oldest first, filtered by type", async () => {
+    const ids = await makeMerchants(3, 1);
+    const events = unwrap(
+      await client.GET("/v1/events", { params: { query: { type: "merchant.created", limit: 3 } } }),
+    );
+    const [third, second, firstEvent] = events.data;
+    expect(third && second && firstEvent && ids.length === 3).toBe(true);
+    const res = await fetch(`${server.url}/v1/events/stream?type=merchant.created&type=payment.captured`, {
+      headers: { ...headers(), "last-event-id": firstEvent?.id ?? "" },
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    const text = await readStream(res, (t) => idsIn(t).length >= 2);
+    expect(text.startsWith(": connected\n\n")).toBe(true);
+    expect(idsIn(text)).toEqual([second?.id, third?.id]);
+    expect(text).toContain(`event: merchant.created\ndata: ${JSON.stringify(second)}\n\n`);
+  });
+
+  it("refuses a Last-Event-ID of the other environment or of no event (400), and keys without the webhooks scope (403)", async () => {
+    const live = clientFor(server, await server.key(["*"], { live: true }));
+    const liveMerchant = await createMerchant(live, "Live");
+    const liveEvents = unwrap(await live.GET("/v1/events", { params: { query: { limit: 1 } } }));
+    expect(liveEvents.data[0]).toMatchObject({ merchant_id: liveMerchant.id });
+    const other = await fetch(`${server.url}/v1/events/stream`, {
+      headers: { ...headers(), "last-event-id": liveEvents.data[0]?.id ?? "" },
+    });
+    expect(other.status).toBe(400);
+    expect(await other.json()).toMatchObject({ code: "invalid_request", param: "Last-Event-ID" });
+    const forbidden = await fetch(`${server.url}/v1/events/stream`, {
+      headers: { authorization: `Bearer ${await server.key(["merchants"])}` },
+    });
+    expect(forbidden.status).toBe(403);
+  });
+
+  it("shows a production stream production's events only", async () => {
+    const liveKey = await server.key(["webhooks"], { live: true });
+    const res = await fetch(`${server.url}/v1/events/stream`, { headers: { authorization: `Bearer ${liveKey}` } });
+    const reading = readStream(res, (t) => idsIn(t).length >= 1);
+    await new Promise((r) => setTimeout(r, 200));
+    await makeMerchants(2, 1); // sandbox events: not for this stream
+    const live = clientFor(server, await server.key(["merchants"], { live: true }));
+    const made = await createMerchant(live, "Live two");
+    const text = await reading;
+    expect(text).toContain(`"merchant_id":"${made.id}"`);
+    expect(text).toContain('"livemode":true');
+    expect(text).not.toContain('"livemode":false');
+  });
+});
+
+describe("shutdown", () => {
+  it("ends every open stream, so the server closes without waiting for its shutdown timeout", {
+    timeout: 60_000,
+  }, async () => {
+    const own = await startTestServer({ SHUTDOWN_TIMEOUT_SECONDS: "30" });
+    const res = await fetch(`${own.url}/v1/events/stream`, { headers: { authorization: `Bearer ${own.sandboxKey}` } });
+    expect(res.status).toBe(200);
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    await reader.read(); // ": connected"
+    const started = Date.now();
+    await own.close();
+    expect(Date.now() - started).toBeLessThan(10_000);
+    // The stream ended: the client reads to its end instead of hanging.
+    for (;;) {
+      const { done } = await reader.read();
+      if (done) break;
+    }
+  });
+});
