@@ -41,6 +41,7 @@ function setup(disableAfterMs = WINDOW_MS) {
     const { endpoint: ep } = await t.domain.webhooks.endpoints.create(t.caller(), {
       url: "http://127.0.0.1:4242/hooks",
       enabled_events: ["*"],
+      signature_scheme: "x_service_signature",
     });
     return ep;
   };
@@ -122,6 +123,7 @@ describe("the request a receiver gets", () => {
     const created = await s.domain.webhooks.endpoints.create(s.caller(), {
       url: "http://127.0.0.1:4243/",
       enabled_events: ["*"],
+      signature_scheme: "x_service_signature",
     });
     const old = created.secret;
     const { secret: fresh } = await s.domain.webhooks.endpoints.rotateSecret(s.caller(), created.endpoint.id, 60);
