@@ -211,7 +211,13 @@ function setup(
     await dispatcher.stop();
   });
   const endpoint = async (url: string, events: ("*" | EventType)[] = ["*"]) =>
-    (await t.domain.webhooks.endpoints.create(t.caller(), { url, enabled_events: events as never, signature_scheme: "x_service_signature" })).endpoint;
+    (
+      await t.domain.webhooks.endpoints.create(t.caller(), {
+        url,
+        enabled_events: events as never,
+        signature_scheme: "x_service_signature",
+      })
+    ).endpoint;
   const event = (type: EventType = "payment.captured", payload: object = { tx_id: "tx_1" }) =>
     t.store.transaction((tx) => recordEvent(tx, t.domain.clock, false, type as "payment.captured", payload as never));
   const deliveries = () => t.store.findAll("webhook_deliveries", {}, 1000, { by: "created_at", direction: "asc" });
