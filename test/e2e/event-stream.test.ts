@@ -148,6 +148,8 @@ describe("the listener", () => {
     timeout: 60_000,
   }, async () => {
     const key = await server.key(["webhooks"]);
+    // Counted before the listener starts: it connects right after printing its secret.
+    const before = streams.length;
     const child = spawn(
       process.execPath,
       [
@@ -166,7 +168,6 @@ describe("the listener", () => {
     });
     const exited = new Promise<number | null>((done) => child.on("exit", (code) => done(code)));
     await until("the secret", () => /whsec_\w{32}/.test(out), 30_000);
-    const before = streams.length;
     await until("the stream to open", () => streams.length > before, 30_000);
     const [merchant] = await makeMerchants(1);
     await until("a line for the event", () => out.includes("merchant.created"), 30_000);
