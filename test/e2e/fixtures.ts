@@ -1,7 +1,8 @@
 import { createPaymentsClient, type PaymentsClient, unwrap } from "@payments/client";
 import { idempotencyRecordId, newId, type WebhookOverrides } from "@payments/server";
-import { afterAll, beforeAll, vi } from "vitest";
+import { afterAll, beforeAll } from "vitest";
 import type { TestClock } from "../support/clock.ts";
+import { eventually } from "../support/eventually.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 export const VISA = "4242424242424242";
@@ -170,14 +171,11 @@ export async function insertEvent(server: TestServer, livemode = false) {
  * them: records are written in batches, a moment after the answer, and in order, so every earlier
  * request's record is in by then too.
  */
-export async function requestLogThrough(client: PaymentsClient, requestId: string) {
-  return vi.waitFor(
-    async () => {
-      const entries = unwrap(await client.GET("/v1/request_log", { params: { query: { limit: 100 } } })).data;
-      if (!entries.some((e) => e.id === requestId)) throw new Error(`${requestId} is not in the request log yet`);
-      return entries;
-    },
-    { timeout: 5_000, interval: 20 },
+export function requestLogThrough(client: PaymentsClient, requestId: string) {
+  return eventually(
+    `${requestId} in the request log`,
+    async () => unwrap(await client.GET("/v1/request_log", { params: { query: { limit: 100 } } })).data,
+    (entries) => entries.some((e) => e.id === requestId),
   );
 }
 
