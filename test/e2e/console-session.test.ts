@@ -339,8 +339,7 @@ describe("CONSOLE_ENABLED=false", () => {
 
 describe("console requests without a valid session", () => {
   it("count against the client address's limit, like API requests without a valid key", async () => {
-    // A clock that stands at the start of a minute keeps every request in one window of the per-minute limit.
-    const clock = new TestClock(Math.floor(Date.now() / 60_000) * 60_000);
+    const clock = TestClock.atStartOfMinute();
     await withServer(
       { RATE_LIMIT_ANONYMOUS_PER_MINUTE: "3" },
       async ({ server }) => {

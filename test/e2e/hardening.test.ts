@@ -57,8 +57,7 @@ describe("rate limits", () => {
 });
 
 describe("the per-address limit on requests without a valid key", () => {
-  // A clock that stands at the start of a minute keeps every request in one window of the per-minute limit.
-  const clock = new TestClock(Math.floor(Date.now() / 60_000) * 60_000);
+  const clock = TestClock.atStartOfMinute();
   const { server } = useServer({ RATE_LIMIT_ANONYMOUS_PER_MINUTE: "4" }, { clock });
 
   it("counts requests without a valid key per address: bad-key guesses get 429 after the budget", async () => {

@@ -408,9 +408,6 @@ describe("payment links", () => {
       expect(text).not.toContain("data-page-token");
     });
 
-    // Per-minute limits: a clock that stands at the start of a minute keeps every request in one window.
-    const minuteClock = () => new TestClock(Math.floor(Date.now() / 60_000) * 60_000);
-
     it("is rate limited per client address, with its own limit and not the keyless one", async () => {
       const env = { RATE_LIMIT_PAYMENT_ADDRESS_PER_MINUTE: "2", RATE_LIMIT_ANONYMOUS_PER_MINUTE: "1" };
       await withServer(
@@ -432,7 +429,7 @@ describe("payment links", () => {
           expect(Number(third.headers.get("retry-after"))).toBeGreaterThan(0);
           expect(await json(third)).toMatchObject({ code: "rate_limited" });
         },
-        { clock: minuteClock() },
+        { clock: TestClock.atStartOfMinute() },
       );
     });
 
@@ -452,7 +449,7 @@ describe("payment links", () => {
           expect((await attempt(link.id)).status).toBe(429);
           expect((await attempt(other.id)).status).toBe(201);
         },
-        { clock: minuteClock() },
+        { clock: TestClock.atStartOfMinute() },
       );
     });
   });

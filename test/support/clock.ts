@@ -12,6 +12,14 @@ export class TestClock {
     this.at = typeof start === "number" ? start : start.getTime();
   }
 
+  /**
+   * A clock standing at the start of the current minute: every request a test makes then falls in one
+   * window of a per-minute rate limit, however long the test takes.
+   */
+  static atStartOfMinute(): TestClock {
+    return new TestClock(Math.floor(Date.now() / 60_000) * 60_000);
+  }
+
   /** The clock's time, as the server reads it; pass this function as startTestServer's `now`. */
   readonly now = (): Date => new Date(this.at);
 
