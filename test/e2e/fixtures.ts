@@ -82,6 +82,14 @@ export async function createServiceKey(client: PaymentsClient, scopes: string[],
   return { id: key.id, secret: key.secret };
 }
 
+/** The id of a key of the client's environment, found by its secret's prefix in the key list (listServiceKeys). */
+export async function keyIdOf(client: PaymentsClient, secret: string): Promise<string> {
+  const keys = unwrap(await client.GET("/v1/service_keys", { params: { query: { limit: 100 } } })).data;
+  const key = keys.find((k) => k.prefix === secret.slice(0, k.prefix.length));
+  if (!key) throw new Error(`no key with the prefix of ${secret.slice(0, 13)}… among the newest 100`);
+  return key.id;
+}
+
 export const cardBody = (card = VISA) => ({ card, holder: "Ada Lovelace", exp_month: 12, exp_year: 2031, cvc: "123" });
 
 export async function createMerchant(client: PaymentsClient, name = "Acme Coffee") {

@@ -3,16 +3,17 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { expect } from "vitest";
-import { startTestServer, type TestServer } from "../../support/server.ts";
-import { accessibilityProblems } from "../axe.ts";
+import type { TestClock } from "../support/clock.ts";
+import { type Logger, startTestServer, type TestServer } from "../support/server.ts";
+import { accessibilityProblems } from "./axe.ts";
 
-// Helpers of the console and reference browser suites (test/browser/console/, test/browser/docs/):
-// Debian's Chromium driven by playwright-core (no browser download is possible on these machines),
-// the pages built from clients/console, a real server per suite, and the checks every page gets
-// (accessibility, storage, keyboard reach). Screenshots go to test/browser/artifacts/ (ignored by git).
+// What every browser suite (the hosted payment page, the console, the reference) shares: Debian's
+// Chromium driven by playwright-core (no browser download is possible on these machines), a real
+// server per suite with the console's pages built, and the checks pages get (accessibility, requests
+// to other hosts, storage, keyboard reach). Screenshots go to test/browser/artifacts/ (ignored by git).
 
 const here = dirname(fileURLToPath(import.meta.url));
-export const ARTIFACTS = join(here, "../artifacts");
+export const ARTIFACTS = join(here, "artifacts");
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 
 /** expect.poll's limits for page changes: vitest's one second is too short on a busy two-core machine. */
@@ -20,38 +21,52 @@ export const POLL = { timeout: 15_000, interval: 100 };
 
 /** Builds the pages the server serves, unless they are newer than their sources (clients/console/build.mjs). */
 export async function buildPages(): Promise<void> {
-  const build = await import("../../../clients/console/build.mjs");
+  const build = await import("../../clients/console/build.mjs");
   await build.ensureBuilt();
 }
 
 export async function launch(): Promise<Browser> {
   if (!existsSync(CHROMIUM)) {
-    throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium), as .ci/run does`);
+    throw new Error(
+      `No Chromium at ${CHROMIUM}: install Debian's (apt-get install -y chromium), as .ci/run does, or set CHROMIUM_PATH`,
+    );
   }
   return chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-dev-shm-usage"],
   });
 }
 
-/** A server with the pages built, for one suite. */
-export async function startConsoleServer(env: Record<string, string> = {}): Promise<TestServer> {
+/**
+ * A server with the pages built, for one suite. `logger`: where its log goes (default: nowhere);
+ * `clock`: its clock, which the suite moves (default: the real one).
+ */
+export async function startBrowserServer(
+  env: Record<string, string> = {},
+  options: { logger?: Logger; clock?: TestClock } = {},
+): Promise<TestServer> {
   await buildPages();
-  return startTestServer(env);
+  return startTestServer(env, {
+    ...(options.logger ? { logger: options.logger } : {}),
+    ...(options.clock ? { now: options.clock.now } : {}),
+  });
 }
 
 export interface Watched {
-  /** Console messages of level error, and CSP violations, seen on the page. */
+  /** Console messages of level error, and CSP violations and script errors, seen on the page. */
   problems: string[];
+  /** Every console message of the page, whatever its level. */
+  messages: string[];
   /** Every URL the page requested. */
   requests: string[];
 }
 
-/** Records what a page logs as errors (CSP refusals included) and every request it makes. */
+/** Records what a page logs (errors, CSP refusals and script errors apart) and every request it makes. */
 export function watch(page: Page): Watched {
-  const watched: Watched = { problems: [], requests: [] };
+  const watched: Watched = { problems: [], messages: [], requests: [] };
   page.on("console", (msg) => {
+    watched.messages.push(msg.text());
     if (msg.type() === "error") watched.problems.push(msg.text());
   });
   page.on("pageerror", (err) => watched.problems.push(`page error: ${err.message}`));
@@ -78,6 +93,47 @@ export async function signIn(page: Page, url: string, key: string): Promise<void
 /** No serious or critical accessibility violation (axe-core's WCAG 2.1 A and AA rules and best practices). */
 export async function expectAccessible(page: Page, what: string): Promise<void> {
   expect(await accessibilityProblems(page), `accessibility of ${what}`).toEqual([]);
+}
+
+/** Waits for a console page's heading, and for its lists to have loaded. */
+export async function settle(page: Page, heading: string | RegExp): Promise<void> {
+  await page.getByRole("heading", { level: 1, name: heading }).waitFor();
+  await page.waitForFunction(
+    () => !document.querySelector("main[aria-busy]") && !document.body.textContent?.includes("Loading…"),
+  );
+}
+
+/** Opens a console address afresh (a reload when the page is on it already) and waits for it to settle. */
+export async function openConsole(
+  page: Page,
+  serverUrl: string,
+  hash: string,
+  heading: string | RegExp,
+): Promise<void> {
+  const url = `${serverUrl}/console#/${hash}`;
+  if (page.url() === url) await page.reload();
+  else await page.goto(url);
+  await settle(page, heading);
+}
+
+/** Every enabled control (of the page, or of what `within` selects, such as an open dialog) is reached by Tab. */
+export async function expectKeyboardReachesEverything(page: Page, what: string, within = "body"): Promise<void> {
+  const actions = await actionsOf(page, within);
+  const reached = await tabThrough(page);
+  const missing = [...actions];
+  for (const r of reached) {
+    const i = missing.indexOf(r);
+    if (i >= 0) missing.splice(i, 1);
+  }
+  expect(missing, `controls of ${what} that Tab never reached`).toEqual([]);
+  expect(actions.length).toBeGreaterThan(3);
+}
+
+/** The checks every console page gets: screenshots (when named), axe, and Tab reaching every control. */
+export async function checkPage(page: Page, what: string, screenshot?: string): Promise<void> {
+  if (screenshot) await screenshots(page, screenshot);
+  await expectAccessible(page, what);
+  await expectKeyboardReachesEverything(page, what);
 }
 
 export interface StorageSnapshot {
