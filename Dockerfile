@@ -5,14 +5,14 @@
 #
 # NOT EXERCISED BY THIS PROJECT'S CI: the build machines have no container engine, so this file has
 # been written against Docker's and the node image's documentation and checked by reading, never
-# built there. README "Deployment files" says what was and was not verified.
+# built there. docs/operating.md "Deployment files" says what was and was not verified.
 #
 #   docker build -t payments .
 #   docker run -p 127.0.0.1:3000:3000 -v payments-data:/data \
 #     -e VAULT_MASTER_KEY="$(openssl rand -base64 32)" -e VAULT_FINGERPRINT_KEY="$(openssl rand -base64 32)" payments
 #
-# Node 24, the release .ci/run tests first (its NODE24_VERSION; README "Supported Node versions"):
-# move both together.
+# Node 24, the release .ci/run tests first (its NODE24_VERSION; docs/operating.md "Supported Node
+# versions"): move both together.
 ARG NODE_IMAGE=node:24.21.0-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build

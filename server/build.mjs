@@ -1,4 +1,4 @@
-// `npm run build`: the production build (README "Production"). esbuild bundles the server and the
+// `npm run build`: the production build (docs/operating.md "Production"). esbuild bundles the server and the
 // admin CLI into server/dist as plain JavaScript, so production runs `node dist/main.js` without the
 // TypeScript loader. The generated contract (@payments/contract: the OpenAPI document and the
 // operation table) is bundled in; this package's npm dependencies stay imports, resolved from

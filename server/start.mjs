@@ -1,5 +1,5 @@
 // `npm start`. In production (NODE_ENV=production) it runs the built server, dist/main.js, with plain
-// Node: build it first with `npm run build` (README "Production"). Otherwise it runs the TypeScript
+// Node: build it first with `npm run build` (docs/operating.md "Production"). Otherwise it runs the TypeScript
 // sources through tsx, in this same process, so edits apply on the next start without a build (the
 // console's pages are rebuilt first when their sources changed: clients/console/build.mjs).
 //

@@ -7,9 +7,13 @@ import { defineConfig } from "vitest/config";
 // `@payments/source` (clients/typescript/package.json `exports`) resolves the client to its TypeScript
 // sources, as tsconfig.json's customConditions does for tsc: the suites test the code in the
 // repository without a build. The packed, built client has its own test (test/package/).
+//
+// support/mongodb.ts decides, before any file runs, whether the suites run on MongoDB (MONGODB_URI) and
+// stops the run when that deployment cannot be used.
 export default defineConfig({
   ssr: { resolve: { conditions: ["@payments/source", ...defaultServerConditions] } },
   test: {
+    globalSetup: ["./support/mongodb.ts"],
     setupFiles: ["./support/quiet-warnings.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,

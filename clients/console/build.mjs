@@ -1,4 +1,4 @@
-// `npm run build -w @payments/console`: the pages the server serves, into dist/ (README "Console and
+// `npm run build -w @payments/console`: the pages the server serves, into dist/ (docs/console.md "Console and
 // API reference"). esbuild bundles each page's TypeScript and CSS (the console bundles the typed
 // client and the generated operation table, so it knows which scope each operation needs); the HTML
 // and the favicon are copied; the API reference gets Redoc's standalone bundle from node_modules.

@@ -1,4 +1,4 @@
-// `npm run build` (and `npm pack`, through prepack): the publishable client in dist/ (README
+// `npm run build` (and `npm pack`, through prepack): the publishable client in dist/ (clients/typescript/README.md
 // "Installing"). tsc compiles src/ to ES modules and declaration files (tsconfig.build.json); the
 // declarations import the contract's generated types from `@payments/contract/types`, a workspace
 // that is never published, so that file is shipped beside them as dist/contract.d.ts (it holds

@@ -727,8 +727,9 @@ export interface paths {
         /**
          * Sandbox: pay a cashout now
          * @description Processes a `pending` or `in_transit` cashout now, as the bank would: it becomes `paid`
-         *     (`cashout.paid`), unless its destination is one of the sandbox's failing destinations (README,
-         *     "Magic destinations"), which fail with their `failure_code` (`cashout.failed`, funds returned).
+         *     (`cashout.paid`), unless its destination is one of the sandbox's failing destinations
+         *     (docs/cashouts.md "Sandbox helpers and magic destinations"), which fail with their `failure_code`
+         *     (`cashout.failed`, funds returned).
          */
         post: operations["sandboxPayCashout"];
         delete?: never;
@@ -1916,7 +1917,7 @@ export interface components {
         };
         /** @description The types of event. Extensible: new types are added within v1; ignore the ones you do not handle. */
         EventType: "fraud.evaluated" | "payment.authorized" | "payment.captured" | "payment.failed" | "payment.voided" | "payment.refunded" | "payment.expired" | "merchant.created" | "merchant.updated" | "service_key.created" | "service_key.rotated" | "service_key.revoked" | "webhook_endpoint.disabled" | "webhook_endpoint.test" | "cashout.created" | "cashout.paid" | "cashout.failed" | "cashout.canceled" | "payment_link.completed";
-        /** @description Why a charge was declined (sandbox: see the test cards in the README). Extensible: codes may be added within v1. */
+        /** @description Why a charge was declined (sandbox: see the test cards in docs/charges.md). Extensible: codes may be added within v1. */
         FailureCode: "card_declined" | "insufficient_funds" | "expired_card" | "processing_error" | "fraud_blocked";
         /** @description Card facts of a prospective transaction: a token of the vault, or what is known of the card. */
         FraudCardFacts: {
@@ -2340,7 +2341,8 @@ export interface components {
         };
         /**
          * @description Free-form string pairs the caller attaches to an object: at most 50 keys, keys up to 40 characters,
-         *     values up to 500 characters.
+         *     values up to 500 characters. Keys contain no dot and no NUL character and do not start with `$`; a
+         *     request with such a key is refused with 400.
          */
         Metadata: {
             [key: string]: components["schemas"]["MetadataValue"];
@@ -3698,7 +3700,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description No service key, or an unknown, expired or revoked one. */
@@ -4173,7 +4175,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description No service key, or an unknown, expired or revoked one. */
@@ -4648,7 +4650,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description No service key, or an unknown, expired or revoked one. */
@@ -5321,7 +5323,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description No service key, or an unknown, expired or revoked one. */
@@ -5508,7 +5510,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description No service key, or an unknown, expired or revoked one. */
@@ -5757,7 +5759,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description No service key, or an unknown, expired or revoked one. */
@@ -6180,7 +6182,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description No service key, or an unknown, expired or revoked one. */
@@ -6593,7 +6595,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description No service key, or an unknown, expired or revoked one. */
@@ -6917,7 +6919,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description No service key, or an unknown, expired or revoked one. */
@@ -7028,7 +7030,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description No service key, or an unknown, expired or revoked one. */
@@ -7344,7 +7346,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description No service key, or an unknown, expired or revoked one. */
@@ -7571,7 +7573,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description No service key, or an unknown, expired or revoked one. */
@@ -7897,7 +7899,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description No service key, or an unknown, expired or revoked one. */
@@ -8158,7 +8160,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description No service key, or an unknown, expired or revoked one. */
@@ -8819,7 +8821,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description No service key, or an unknown, expired or revoked one. */
@@ -9982,7 +9984,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description No service key, or an unknown, expired or revoked one. */
@@ -10392,7 +10394,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description No service key, or an unknown, expired or revoked one. */
@@ -10525,7 +10527,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description No service key, or an unknown, expired or revoked one. */

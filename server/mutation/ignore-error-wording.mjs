@@ -9,20 +9,29 @@ const MESSAGE_ARGUMENTS = new Map([
   ["Error", [0]], // new Error(message): internal failures
   ["invalid", [1]], // invalid(param, message)
   ["notFound", [0, 1]], // notFound(what, id, param): "what" and "id" are only wording
+  ["inEnvironment", [2, 3]], // kernel/environment inEnvironment(found, livemode, what, id, param): likewise
+  ["sandboxOnly", [1, 2]], // kernel/environment sandboxOnly(livemode, what, id)
+  ["loadActive", [3]], // merchants.loadActive(livemode, id, param, action): the action words the 409
   ["unauthorized", [0]], // service-keys' local unauthorized(why)
   ["open", [3]], // vault/crypto open(key, sealed, aad, what): "what" names the part in the message
   ["refusal", [1]], // charges refusal(charge, action): the action picks the sentence
-  ["transition", [4]], // charges transition(tx, charge, to, set, action): passed on to refusal
+  ["transition", [4]], // charges' and cashouts' (ctx.)transition(tx, record, to, set, action): passed on to refusal
   ["keyError", [1]], // http/idempotency keyError(code, message)
 ]);
 
 /**
- * Functions whose local variables exist only to word a refusal (charges.ts): their initializers are
+ * Functions whose local variables exist only to word a refusal (charges/state.ts, refunds.ts): their initializers are
  * ignored; the DomainError they return (its code, its param) is not.
  */
 const MESSAGE_BUILDERS = new Set(["refusal", "exceedsRefundable"]);
 
-const calleeName = (callee) => (callee?.type === "Identifier" ? callee.name : undefined);
+/** `f(…)` and `ctx.f(…)` alike: the name of the function called. */
+const calleeName = (callee) =>
+  callee?.type === "Identifier"
+    ? callee.name
+    : callee?.type === "MemberExpression" && callee.property?.type === "Identifier"
+      ? callee.property.name
+      : undefined;
 
 /** @type {import("@stryker-mutator/api/ignore").Ignorer} */
 const errorWording = {

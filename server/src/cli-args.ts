@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { OPERATIONS, SCOPES } from "@payments/contract/operations";
+import { OPERATIONS, SCOPES, type Scope } from "@payments/contract/operations";
 
 // The admin CLI's command line (server/src/cli.ts): usage, scopes offered, and what is wrong with
 // an argument, in words. Kept apart from cli.ts, which runs on import, so it can be unit-tested.
@@ -79,6 +79,11 @@ export const scopeList = (text: string | undefined) =>
     .split(",")
     .map((s) => s.trim())
     .filter(Boolean);
+
+const isScope = (name: string): name is Scope => (SCOPES as readonly string[]).includes(name);
+
+/** The scopes of `--scopes`, once parseCommand has refused any that is not one. */
+export const keyScopes = (text: string | undefined): Scope[] => scopeList(text).filter(isScope);
 
 const OPTIONS = {
   name: { type: "string" },

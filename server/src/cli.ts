@@ -1,12 +1,12 @@
 #!/usr/bin/env -S npx tsx
-import { parseCommand, scopeList, USAGE } from "./cli-args.ts";
+import { keyScopes, parseCommand, USAGE } from "./cli-args.ts";
 import { ConfigError, loadConfig } from "./config.ts";
-import { iso } from "./domain/time.ts";
+import { iso } from "./domain/kernel/time.ts";
 import { loadEnvFile } from "./env-file.ts";
 import { domainFor, openConfiguredStore, StartupError } from "./server.ts";
 
 // Administration from the operator's shell, against the same store the server uses (same
-// configuration, same `.env`). Production keys are made here, never by the server (README "Authentication, scopes and environments").
+// configuration, same `.env`). Production keys are made here, never by the server (docs/api.md "Authentication, scopes and environments").
 //
 //   npm run admin -- create-key --name "checkout backend" --scopes tokenization,charges [--live] [--expires-at 2027-01-01T00:00:00Z]
 //   npm run admin -- list-keys [--live]
@@ -33,7 +33,7 @@ async function main(argv: string[]): Promise<number> {
     if (command === "create-key") {
       const { key, secret } = await domain.serviceKeys.issue(values.live, {
         name: values.name ?? "",
-        scopes: scopeList(values.scopes),
+        scopes: keyScopes(values.scopes),
         expires_at: values["expires-at"],
       });
       console.log(

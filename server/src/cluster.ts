@@ -1,7 +1,7 @@
 import cluster, { type Worker } from "node:cluster";
 import type { Logger } from "pino";
 
-// WORKERS > 1 (README "Production"): `npm start` becomes a Node cluster primary that runs no server
+// WORKERS > 1 (docs/operating.md "Production"): `npm start` becomes a Node cluster primary that runs no server
 // itself and forks WORKERS server processes sharing the port (the primary accepts connections and
 // hands them out in turn) and the store. Everything a server does at once with others is already safe
 // on one store: background jobs and the webhook dispatcher claim their work there, rate-limit counts

@@ -53,7 +53,7 @@ describe("configuration (one schema, validated at start-up)", () => {
     expect(loadConfig({ BASE_URL: "https://pay.example.com/" }).BASE_URL).toBe("https://pay.example.com");
   });
 
-  it("has the webhook defaults the README documents, and names a bad retry schedule", () => {
+  it("has the webhook defaults docs/operating.md documents, and names a bad retry schedule", () => {
     expect(loadConfig({})).toMatchObject({
       WEBHOOK_DISPATCHER: true,
       WEBHOOK_TIMEOUT_SECONDS: 10,
@@ -115,8 +115,8 @@ describe("operations settings", () => {
 });
 
 describe("documentation of the settings", () => {
-  // Every key of the one schema is documented in .env.example and the README's table (and nothing
-  // else is), so an operator never meets a setting the documents do not name.
+  // Every key of the one schema is documented in .env.example and the configuration table of
+  // docs/operating.md (and nothing else is), so an operator never meets a setting the documents do not name.
   // The repository's root: the nearest folder above with .env.example (two up from here, more from the
   // copy of server/ that a mutation run tests in).
   let root = new URL("../../", import.meta.url);
@@ -129,8 +129,8 @@ describe("documentation of the settings", () => {
     expect([...new Set(listed)].sort()).toEqual(keys);
   });
 
-  it("describes every setting in the README's configuration table, and no other", () => {
-    const text = readFileSync(new URL("README.md", root), "utf8");
+  it("describes every setting in the configuration table of docs/operating.md, and no other", () => {
+    const text = readFileSync(new URL("docs/operating.md", root), "utf8");
     const table = text.slice(text.indexOf("| Variable | Default | Meaning |"));
     const rows = table.slice(0, table.indexOf("\n\n")).split("\n").slice(2);
     const named = rows.flatMap((row) =>

@@ -1,10 +1,12 @@
 import { availableParallelism } from "node:os";
 import { z } from "zod";
-import { parseCurrencyList } from "./domain/money.ts";
+import type { DomainSettings } from "./domain/index.ts";
+import { type MoneyRules, parseCurrencyList } from "./domain/kernel/money.ts";
 import { DEFAULT_LIVE_SCHEDULE, DEFAULT_SANDBOX_SCHEDULE, parseSchedule } from "./domain/webhooks/schedule.ts";
+import type { RateLimitSettings } from "./http/rate-limits.ts";
 
 // The one configuration schema: every setting comes from the environment, is validated here at start-up and
-// documented in .env.example and the README. Nothing else reads process.env.
+// documented in .env.example and docs/operating.md "Configuration". Nothing else reads process.env.
 
 const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
 // Whole numbers in decimal digits only: an empty value (`PORT=`) is an error, not 0 (which for PORT
@@ -138,7 +140,7 @@ export const ConfigSchema = z
      */
     TEST_CRASH_AFTER_COMMITS: int(1, 1_000_000).optional(),
 
-    // The developer console and the API reference (README "Console and API reference").
+    // The developer console and the API reference (docs/console.md "Console and API reference").
     /** Whether /console (and its sign-in) is served. The API reference at /docs always is. */
     CONSOLE_ENABLED: bool.default(true),
     /**
@@ -212,5 +214,59 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     VALIDATE_RESPONSES: c.VALIDATE_RESPONSES ?? c.NODE_ENV !== "production",
     LOG_FORMAT: c.LOG_FORMAT ?? (c.NODE_ENV === "development" ? "pretty" : "json"),
     WORKERS: c.WORKERS ?? (c.NODE_ENV === "production" ? availableParallelism() : 1),
+  };
+}
+
+// The settings each part of the server takes, read off the configuration in one place each.
+
+/** The domain's settings (domain/index.ts DomainSettings). */
+export function domainSettings(config: Config): DomainSettings {
+  return {
+    settlementDelaySeconds: config.SETTLEMENT_DELAY_SECONDS,
+    requestLogRetentionDays: config.REQUEST_LOG_RETENTION_DAYS,
+    consoleSessionTtlSeconds: config.CONSOLE_SESSION_TTL_SECONDS,
+    cashoutPendingSeconds: config.CASHOUT_PENDING_SECONDS,
+    cashoutTransitSeconds: config.CASHOUT_TRANSIT_SECONDS,
+    paymentPageTokenTtlSeconds: config.PAYMENT_PAGE_TOKEN_TTL_SECONDS,
+    webhooks: {
+      timeoutMs: config.WEBHOOK_TIMEOUT_SECONDS * 1000,
+      liveSchedule: parseSchedule(config.WEBHOOK_RETRY_SCHEDULE),
+      sandboxSchedule: parseSchedule(config.WEBHOOK_SANDBOX_RETRY_SCHEDULE),
+      disableAfterMs: config.WEBHOOK_DISABLE_AFTER_SECONDS * 1000,
+      concurrency: config.WEBHOOK_CONCURRENCY,
+      endpointConcurrency: config.WEBHOOK_ENDPOINT_CONCURRENCY,
+      pollIntervalMs: config.WEBHOOK_POLL_INTERVAL_MS,
+      sandboxAllowLoopback: config.WEBHOOK_SANDBOX_ALLOW_LOOPBACK,
+      sandboxAllowPrivate: config.WEBHOOK_SANDBOX_ALLOW_PRIVATE,
+      logRetentionDays: config.WEBHOOK_LOG_RETENTION_DAYS,
+    },
+  };
+}
+
+/** The money rules (domain/kernel/money.ts): the accepted currencies and the largest amount. */
+export function moneyRules(config: Config): MoneyRules {
+  return {
+    supportedCurrencies: new Set(parseCurrencyList(config.SUPPORTED_CURRENCIES)),
+    maxAmountMajor: config.MAX_AMOUNT,
+  };
+}
+
+/** The rate limiters' settings (http/rate-limits.ts). */
+export function rateLimitSettings(
+  config: Pick<
+    Config,
+    | "RATE_LIMIT_LIVE_PER_SECOND"
+    | "RATE_LIMIT_TEST_PER_SECOND"
+    | "RATE_LIMIT_ANONYMOUS_PER_MINUTE"
+    | "RATE_LIMIT_PAYMENT_LINK_PER_MINUTE"
+    | "RATE_LIMIT_PAYMENT_ADDRESS_PER_MINUTE"
+  >,
+): RateLimitSettings {
+  return {
+    livePerSecond: config.RATE_LIMIT_LIVE_PER_SECOND,
+    testPerSecond: config.RATE_LIMIT_TEST_PER_SECOND,
+    anonymousPerMinute: config.RATE_LIMIT_ANONYMOUS_PER_MINUTE,
+    paymentLinkPerMinute: config.RATE_LIMIT_PAYMENT_LINK_PER_MINUTE,
+    paymentAddressPerMinute: config.RATE_LIMIT_PAYMENT_ADDRESS_PER_MINUTE,
   };
 }

@@ -1,6 +1,6 @@
 import { createRequire } from "node:module";
 import { type DestinationStream, type Logger, pino } from "pino";
-import { maskCardNumbers } from "./domain/mask.ts";
+import { maskCardNumbers } from "./domain/kernel/mask.ts";
 
 /**
  * Structured log lines: JSON (one object a line: production, tests, anything that ships logs), or

@@ -3,42 +3,48 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join, resolve as resolvePath } from "node:path";
 import type { Logger } from "pino";
-import { createHttpWebhookSender, systemResolver } from "./adapters/http-webhook-sender.ts";
-import type { Config } from "./config.ts";
-import type { Now } from "./domain/context.ts";
+import { createSimulatorPayoutRail } from "./adapters/payout-rail-simulator.ts";
+import { createSimulatorProcessor } from "./adapters/processor-simulator.ts";
+import { loadOrCreateDevVaultKeys } from "./adapters/vault-key-file.ts";
+import { createHttpWebhookSender, systemResolver } from "./adapters/webhook-sender.ts";
+import { type Config, domainSettings, moneyRules, rateLimitSettings } from "./config.ts";
+import { COLLECTIONS } from "./domain/collections.ts";
 import { createDomain, type Domain } from "./domain/index.ts";
-import { parseCurrencyList } from "./domain/money.ts";
-import { type AppStore, COLLECTIONS, type Docs } from "./domain/records.ts";
+import type { Now } from "./domain/kernel/caller.ts";
+import type { DocsOf } from "./domain/kernel/records.ts";
 import type { VaultKeys } from "./domain/vault/crypto.ts";
-import { loadOrCreateDevVaultKeys, parseVaultKeys } from "./domain/vault/keys.ts";
+import { parseVaultKeys } from "./domain/vault/keys.ts";
 import type { DispatcherLog } from "./domain/webhooks/dispatcher.ts";
-import type { WebhookOptions } from "./domain/webhooks/index.ts";
-import { parseSchedule } from "./domain/webhooks/schedule.ts";
 import type { Resolver } from "./domain/webhooks/ssrf.ts";
 import { createApp } from "./http/app.ts";
 import { requestLogWriter } from "./http/observability.ts";
-import { rateLimits } from "./http/rate-limits.ts";
+import { rateLimitCollections, rateLimits } from "./http/rate-limits.ts";
 import { createLogger } from "./logger.ts";
 import { openMongoStore } from "./store/mongodb.ts";
+import type { Store } from "./store/port.ts";
 import { openSqliteStore } from "./store/sqlite.ts";
 
 /** DATA_DIR=":memory:" runs entirely in memory (tests): an in-memory SQLite store and throwaway vault keys. */
 export const IN_MEMORY = ":memory:";
 
-export async function openStore(config: Config): Promise<AppStore> {
+/** Every collection the server stores: the domain's, and the HTTP layer's own (the rate limiters' counts). */
+const STORE_COLLECTIONS = { ...COLLECTIONS, ...rateLimitCollections };
+export type ServerStore = Store<DocsOf<typeof STORE_COLLECTIONS>>;
+
+export async function openStore(config: Config): Promise<ServerStore> {
   // The transaction-misuse guard catches a programming mistake in development and tests, and costs a
   // hook on every promise where it runs (store/common.ts, txGuard): production goes without it.
   const guard = config.NODE_ENV !== "production";
   if (config.MONGODB_URI) {
-    return openMongoStore<Docs>({
+    return openMongoStore({
       uri: config.MONGODB_URI,
       dbName: config.MONGODB_DB,
-      collections: COLLECTIONS,
+      collections: STORE_COLLECTIONS,
       guard,
     });
   }
   const path = config.DATA_DIR === IN_MEMORY ? IN_MEMORY : join(config.DATA_DIR, "payments.sqlite");
-  return openSqliteStore<Docs>({ path, collections: COLLECTIONS, guard });
+  return openSqliteStore({ path, collections: STORE_COLLECTIONS, guard });
 }
 
 export function vaultKeysFor(config: Config): VaultKeys {
@@ -55,22 +61,6 @@ export function vaultKeysFor(config: Config): VaultKeys {
   return loadOrCreateDevVaultKeys(config.DATA_DIR);
 }
 
-/** The webhook settings of a configuration. */
-export function webhookOptions(config: Config): WebhookOptions {
-  return {
-    timeoutMs: config.WEBHOOK_TIMEOUT_SECONDS * 1000,
-    liveSchedule: parseSchedule(config.WEBHOOK_RETRY_SCHEDULE),
-    sandboxSchedule: parseSchedule(config.WEBHOOK_SANDBOX_RETRY_SCHEDULE),
-    disableAfterMs: config.WEBHOOK_DISABLE_AFTER_SECONDS * 1000,
-    concurrency: config.WEBHOOK_CONCURRENCY,
-    endpointConcurrency: config.WEBHOOK_ENDPOINT_CONCURRENCY,
-    pollIntervalMs: config.WEBHOOK_POLL_INTERVAL_MS,
-    sandboxAllowLoopback: config.WEBHOOK_SANDBOX_ALLOW_LOOPBACK,
-    sandboxAllowPrivate: config.WEBHOOK_SANDBOX_ALLOW_PRIVATE,
-    logRetentionDays: config.WEBHOOK_LOG_RETENTION_DAYS,
-  };
-}
-
 /** What embedding code and tests may swap in the webhook delivery path. */
 export interface WebhookOverrides {
   /** Resolves endpoint host names at registration and at connection time (default: the system resolver). */
@@ -85,7 +75,7 @@ export interface WebhookOverrides {
  */
 export function domainFor(
   config: Config,
-  store: AppStore,
+  store: ServerStore,
   now: Now = () => new Date(),
   webhooks: WebhookOverrides & { log?: DispatcherLog } = {},
   baseUrl: () => string = () => config.BASE_URL,
@@ -95,42 +85,22 @@ export function domainFor(
     store,
     vaultKeys: vaultKeysFor(config),
     now,
-    money: {
-      supportedCurrencies: new Set(parseCurrencyList(config.SUPPORTED_CURRENCIES)),
-      maxAmountMajor: config.MAX_AMOUNT,
-    },
-    settlementDelaySeconds: config.SETTLEMENT_DELAY_SECONDS,
-    requestLogRetentionDays: config.REQUEST_LOG_RETENTION_DAYS,
-    consoleSessionTtlSeconds: config.CONSOLE_SESSION_TTL_SECONDS,
-    webhooks: {
-      options: webhookOptions(config),
-      sender: createHttpWebhookSender({ resolve }),
-      resolve,
-      random: webhooks.random,
-      log: webhooks.log,
-    },
+    money: moneyRules(config),
+    settings: domainSettings(config),
+    processor: createSimulatorProcessor(),
+    payoutRail: createSimulatorPayoutRail(),
+    webhookSender: createHttpWebhookSender({ resolve }),
+    resolve,
+    random: webhooks.random,
+    log: webhooks.log,
     baseUrl,
-    cashoutPendingSeconds: config.CASHOUT_PENDING_SECONDS,
-    cashoutTransitSeconds: config.CASHOUT_TRANSIT_SECONDS,
-    paymentPageTokenTtlSeconds: config.PAYMENT_PAGE_TOKEN_TTL_SECONDS,
   });
-}
-
-/** The rate-limit settings of the configuration (rate-limits.ts). */
-export function rateLimitSettings(config: Config) {
-  return {
-    livePerSecond: config.RATE_LIMIT_LIVE_PER_SECOND,
-    testPerSecond: config.RATE_LIMIT_TEST_PER_SECOND,
-    anonymousPerMinute: config.RATE_LIMIT_ANONYMOUS_PER_MINUTE,
-    paymentLinkPerMinute: config.RATE_LIMIT_PAYMENT_LINK_PER_MINUTE,
-    paymentAddressPerMinute: config.RATE_LIMIT_PAYMENT_ADDRESS_PER_MINUTE,
-  };
 }
 
 export interface RunningServer {
   url: string;
   server: Server;
-  store: AppStore;
+  store: ServerStore;
   domain: Domain;
   /** The secret of the sandbox key created on this start, when the store was empty; otherwise null. */
   bootstrapSecret: string | null;
@@ -216,7 +186,7 @@ function dataDirProblem(config: Config, err: unknown): StartupError {
 }
 
 /** openStore, with failures as StartupErrors naming DATA_DIR or MONGODB_URI (the server and the CLI). */
-export async function openConfiguredStore(config: Config): Promise<AppStore> {
+export async function openConfiguredStore(config: Config): Promise<ServerStore> {
   try {
     return await openStore(config);
   } catch (err) {
@@ -228,7 +198,7 @@ export async function openConfiguredStore(config: Config): Promise<AppStore> {
 
 function configuredDomain(
   config: Config,
-  store: AppStore,
+  store: ServerStore,
   now: Now,
   webhooks: Parameters<typeof domainFor>[3] = {},
   baseUrl?: () => string,

@@ -102,7 +102,7 @@ function main() {
   }
   if (changes.length > 50) console.error(`  ... and ${changes.length - 50} more`);
   console.error(
-    "A /v1 client could break. Make the change additive (an optional field, a new operation or value), or, for a deliberate release, see README 'Changing the API'.",
+    "A /v1 client could break. Make the change additive (an optional field, a new operation or value), or, for a deliberate release, see docs/contributing.md 'Changing the API'.",
   );
   process.exit(1);
 }

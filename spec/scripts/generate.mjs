@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Regenerates everything in ../generated from the TypeSpec sources in this folder:
 //   1. tsp compile  -> raw OpenAPI 3.0 and 3.1 documents (temporary folder)
-//   2. post-process -> webhooks section, per-operation scopes, JSON Schema dialect (see below)
+//   2. post-process -> webhooks section, per-operation scopes, JSON Schema dialect, example order,
+//                      OpenAPI 3.0 fixes (see below)
 //   3. openapi-typescript -> TypeScript types of the 3.1 document
 // With --check it writes nothing and exits 1 when the committed files differ from a fresh run,
 // which is how the test command catches a spec edited without regenerating.
@@ -101,6 +102,92 @@ function moveWebhooks(doc, key) {
   doc[key] = webhooks;
 }
 
+/** The `examples` maps of an operation: its request body's, then each response's, per media type. */
+function* exampleMaps(op) {
+  for (const media of Object.values(op.requestBody?.content ?? {})) if (media.examples) yield media;
+  for (const response of Object.values(op.responses ?? {})) {
+    for (const media of Object.values(response.content ?? {})) if (media.examples) yield media;
+  }
+}
+
+/** Whether a response status is a success (2xx). */
+const isSuccess = (status) => /^2/.test(status);
+
+/**
+ * The first example of a request body and of each response is the one Prism serves by default and
+ * the one the reference (Redoc) shows first, so it must be the operation's plain happy path, with the
+ * named error examples after it. Authors write an operation's `@opExample`s happy path first, but
+ * TypeSpec applies decorators bottom-up and emits them last-written first: this restores the written
+ * order, then refuses a document whose first request example is not the first success example (one
+ * `@opExample` names both halves, so their names pair).
+ */
+function orderExamples(doc) {
+  for (const { path, method, op } of operations(doc.paths)) {
+    for (const media of exampleMaps(op)) {
+      media.examples = Object.fromEntries(Object.entries(media.examples).reverse());
+    }
+    const requestNames = Object.values(op.requestBody?.content ?? {}).flatMap((m) => Object.keys(m.examples ?? {}));
+    const successList = Object.entries(op.responses ?? {})
+      .filter(([status]) => isSuccess(status))
+      .flatMap(([, r]) => Object.values(r.content ?? {}).flatMap((m) => Object.keys(m.examples ?? {})));
+    const successNames = new Set(successList);
+    const firstSuccess = successList[0];
+    const where = `${method.toUpperCase()} ${path} (${op.operationId})`;
+    if (requestNames.length > 0 && firstSuccess !== undefined && requestNames[0] !== firstSuccess) {
+      throw new Error(
+        `${where}: its first request example is "${requestNames[0]}", its first success example "${firstSuccess}"; write the happy path's @opExample first`,
+      );
+    }
+    const firstError = requestNames.findIndex((name) => !successNames.has(name));
+    const lastSuccess = requestNames.findLastIndex((name) => successNames.has(name));
+    if (firstError !== -1 && firstError < lastSuccess) {
+      throw new Error(
+        `${where}: the request example "${requestNames[firstError]}" (an error) comes before "${requestNames[lastSuccess]}" (a success); write the success @opExamples first`,
+      );
+    }
+  }
+}
+
+/**
+ * OpenAPI 3.0 cannot say "this $ref, or null" the 3.1 way (`anyOf: [$ref, {type: null}]`). TypeSpec
+ * writes `allOf: [$ref]` beside `nullable: true`, which 3.0.3 leaves undefined (`nullable` only
+ * applies with a sibling `type`, and `null` still fails the referenced schema), so validators refuse
+ * a documented `null`. Here each becomes `anyOf: [$ref, {type, nullable: true, enum: [null]}]`: the
+ * second branch admits exactly `null` (OpenAPI 3.0.3, Schema Object `nullable`).
+ */
+function nullableReferences30(doc) {
+  const schemas = doc.components?.schemas ?? {};
+  walk(doc, (node) => {
+    if (node.nullable !== true || !Array.isArray(node.allOf) || node.allOf.length !== 1 || !node.allOf[0].$ref) return;
+    if (node.properties !== undefined) return;
+    const [ref] = node.allOf;
+    const type = node.type ?? schemaType(schemas, ref) ?? "object";
+    delete node.allOf;
+    delete node.nullable;
+    delete node.type;
+    // anyOf first, so the keywords read in their usual order; annotations (description, ...) stay.
+    const rest = { ...node };
+    for (const key of Object.keys(node)) delete node[key];
+    Object.assign(node, { anyOf: [ref, { type, nullable: true, enum: [null] }] }, rest);
+  });
+}
+
+/** The JSON type a schema's values have: its `type`, or the one type all its alternatives share. */
+function schemaType(schemas, schema, seen = new Set()) {
+  if (!schema || typeof schema !== "object") return undefined;
+  if (schema.$ref) {
+    const name = schema.$ref.split("/").pop();
+    if (seen.has(name)) return undefined;
+    seen.add(name);
+    return schemaType(schemas, schemas[name], seen);
+  }
+  if (typeof schema.type === "string") return schema.type;
+  const alternatives = schema.anyOf ?? schema.oneOf ?? schema.allOf;
+  if (!Array.isArray(alternatives)) return undefined;
+  const types = new Set(alternatives.map((s) => schemaType(schemas, s, seen)));
+  return types.size === 1 ? [...types][0] : undefined;
+}
+
 /** Walks every schema-like object, calling fn on each plain object. */
 function walk(node, fn) {
   if (Array.isArray(node)) for (const x of node) walk(x, fn);
@@ -111,6 +198,7 @@ function walk(node, fn) {
 }
 
 function postProcess31(doc) {
+  orderExamples(doc);
   moveWebhooks(doc, "webhooks");
   applyScopes(doc);
   // Prism validates 3.1 schemas as draft-07 unless told otherwise (stoplightio/prism#2797); and with
@@ -125,12 +213,14 @@ function postProcess31(doc) {
       delete node.unevaluatedProperties;
     }
   });
-  return finish(doc);
+  return finish(doc, "3.1");
 }
 
 function postProcess30(doc) {
+  orderExamples(doc);
   moveWebhooks(doc, "x-webhooks");
   applyScopes(doc);
+  nullableReferences30(doc);
   // dredd needs a parameter-level example for every path parameter (dredd#2173).
   const schemas = doc.components?.schemas ?? {};
   for (const { op } of operations(doc.paths)) {
@@ -141,7 +231,7 @@ function postProcess30(doc) {
       if (schema?.example !== undefined) p.example = schema.example;
     }
   }
-  return finish(doc);
+  return finish(doc, "3.0");
 }
 
 /**
@@ -160,10 +250,21 @@ function openEnums(doc) {
   }
 }
 
-/** Limits TypeSpec 1.11 has no decorator for: `Metadata` holds at most 50 keys of 1 to 40 characters. */
-function addLimits(doc) {
+/** A metadata key: no NUL character and no dot anywhere, no `$` first (the keys a document store refuses). */
+const METADATA_KEY_PATTERN = "^[^$.\\u0000][^.\\u0000]*$";
+
+/**
+ * Limits TypeSpec 1.11 has no decorator for: `Metadata` holds at most 50 keys of 1 to 40 characters,
+ * none with a dot or a NUL character and none starting with `$` (spec/common/ids.tsp, Metadata).
+ * OpenAPI 3.0 schemas have no `propertyNames`: there the key rules are in the description only.
+ */
+function addLimits(doc, version) {
   const metadata = doc.components?.schemas?.Metadata;
-  if (metadata) Object.assign(metadata, { maxProperties: 50, propertyNames: { minLength: 1, maxLength: 40 } });
+  if (!metadata) return;
+  metadata.maxProperties = 50;
+  if (version === "3.1") {
+    metadata.propertyNames = { minLength: 1, maxLength: 40, pattern: METADATA_KEY_PATTERN };
+  }
 }
 
 /**
@@ -172,9 +273,8 @@ function addLimits(doc) {
  */
 const PROBLEM_TYPE_BASE = "http://127.0.0.1:3000/docs/errors#";
 
-/** What each status means when an operation's spec gives no example of its own. */
+/** What each status means when an operation's spec gives no example of its own (400: see below). */
 const GENERIC_PROBLEMS = {
-  400: ["invalid_request", "Invalid request", "name: must NOT have fewer than 1 characters", "name"],
   401: ["unauthorized", "Unauthorized", "The service key is unknown, or was rotated and its grace period has ended."],
   403: ["forbidden", "Forbidden", "This operation needs the scope 'merchants'; this key has 'tokenization'."],
   404: ["not_found", "Not found", "No object with this id in this environment.", "id"],
@@ -205,41 +305,88 @@ const GENERIC_PROBLEMS = {
   503: ["service_unavailable", "Service unavailable", "The instance cannot serve requests now; retry shortly."],
 };
 
+const EXAMPLE_REQUEST_ID = "req_0AbCdEfGhIjKlMnOpQrStUvW";
+
+/** A problem example's value. */
+function problemValue(status, code, title, detail, param, errors) {
+  return {
+    type: `${PROBLEM_TYPE_BASE}${code}`,
+    title,
+    status: Number(status),
+    detail,
+    code,
+    ...(param ? { param } : {}),
+    request_id: EXAMPLE_REQUEST_ID,
+    ...(errors ? { errors } : {}),
+  };
+}
+
+/** A schema with its $ref followed (one level of components). */
+function resolved(doc, schema) {
+  return schema?.$ref ? doc.components?.schemas?.[schema.$ref.split("/").pop()] : schema;
+}
+
+/**
+ * The 400 a request that breaks the operation's schema gets, as the server words it (its validator's
+ * message after the field; see "Errors" in the document's description): a missing required body
+ * field, a body field of the wrong type, a malformed path id, an out-of-range `limit`, an unknown
+ * query parameter. `param` and `errors[]` name the field, as in every `invalid_request`.
+ */
+function validationProblem(doc, op) {
+  const parameters = (op.parameters ?? []).map((p) =>
+    p.$ref ? doc.components.parameters[p.$ref.split("/").pop()] : p,
+  );
+  const issue = (() => {
+    const body = resolved(doc, op.requestBody?.content?.["application/json"]?.schema);
+    if (body) {
+      const required = body.required?.[0];
+      if (required) return [required, `must have required property '${required}'`];
+      for (const [name, property] of Object.entries(body.properties ?? {})) {
+        const type = resolved(doc, property)?.type;
+        if (typeof type === "string") return [name, `must be ${type}`];
+      }
+      return ["body", "must be object"];
+    }
+    const id = parameters.find((p) => p.in === "path" && resolved(doc, p.schema)?.pattern);
+    if (id) return [id.name, `must match pattern "${resolved(doc, id.schema).pattern}"`];
+    if (parameters.some((p) => p.in === "query" && p.name === "limit")) return ["limit", "must be >= 1"];
+    return ["expand", "Unknown query parameter 'expand'"];
+  })();
+  const [param, message] = issue;
+  return problemValue(400, "invalid_request", "Invalid request", `${param} ${message}`, param, [{ param, message }]);
+}
+
 /**
  * Gives every problem response an example, so Prism serves a believable problem (with the right
- * status and code) instead of one generated from the bare schema.
+ * status and code) instead of one generated from the bare schema. Every 400 starts with the
+ * operation's schema-validation problem (validationProblem): it is what Prism serves for a request
+ * that breaks the schema (its first 400 example, patches/README.md) and what the reference shows
+ * first; the operation's own 400 examples (business rules) follow it.
  */
 function addProblemExamples(doc) {
-  const all = [...operations(doc.paths)];
-  for (const { op } of all) {
+  for (const { op } of operations(doc.paths)) {
     for (const [status, response] of Object.entries(op.responses ?? {})) {
       const media = response.content?.["application/problem+json"];
+      if (!media) continue;
+      if (status === "400") {
+        const name = media.examples?.invalid_request ? "schema_violation" : "invalid_request";
+        media.examples = {
+          [name]: { summary: "A request the schema refuses", value: validationProblem(doc, op) },
+          ...media.examples,
+        };
+        continue;
+      }
       const generic = GENERIC_PROBLEMS[status];
-      if (!media || media.examples || !generic) continue;
+      if (media.examples || !generic) continue;
       const [code, title, detail, param] = generic;
-      const requestId = "req_0AbCdEfGhIjKlMnOpQrStUvW";
-      media.examples = {
-        [code]: {
-          summary: code,
-          value: {
-            type: `${PROBLEM_TYPE_BASE}${code}`,
-            title,
-            status: Number(status),
-            detail,
-            code,
-            ...(param ? { param } : {}),
-            request_id: requestId,
-            ...(code === "invalid_request" ? { errors: [{ param, message: detail.split(": ")[1] }] } : {}),
-          },
-        },
-      };
+      media.examples = { [code]: { summary: code, value: problemValue(status, code, title, detail, param) } };
     }
   }
 }
 
-function finish(doc) {
+function finish(doc, version) {
   openEnums(doc);
-  addLimits(doc);
+  addLimits(doc, version);
   addProblemExamples(doc);
   doc.info = { ...doc.info, "x-generated": BANNER };
   return `${JSON.stringify(doc, null, 2)}\n`;

@@ -1,11 +1,11 @@
 // Sending a scenario's load with autocannon (in this process, on the same cores as the servers, as the
-// README's figures were measured), for ./run.ts and ./profile.ts.
+// figures in docs/contributing.md "Benchmark" were measured), for ./run.ts and ./profile.ts.
 
 import autocannon, { type Result } from "autocannon";
 import type { Target } from "./launch.ts";
 import type { Scenario } from "./scenarios.ts";
 
-/** The README's figures were taken with 50 connections; keep that so ratios stay comparable. */
+/** The benchmark's published figures were taken with 50 connections; keep that so ratios stay comparable. */
 export const CONNECTIONS = 50;
 /**
  * Connections of a fixed-rate scenario: enough that the rate never waits for a free connection while

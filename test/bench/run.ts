@@ -1,4 +1,4 @@
-// `npm run bench` (README "Benchmark"): autocannon against the real payments server and, in the same
+// `npm run bench` (docs/contributing.md "Benchmark"): autocannon against the real payments server and, in the same
 // run, the baselines it is judged against; results are quoted as ratios within the run, because absolute
 // numbers move between runs and machines.
 //
@@ -16,7 +16,7 @@
 //   same cores, so two workers cannot double it here).
 // - Webhook delivery (./webhooks.ts), against the payments server process.
 //
-// Every performance target (README "Benchmark") is printed with "met" or "not met" (or "not measured"
+// Every performance target (docs/contributing.md "Benchmark") is printed with "met" or "not met" (or "not measured"
 // when BENCH_ONLY left out a scenario it needs); the scaling from one worker to two, which is measured
 // without a threshold, is printed as "reported". Results go to test/bench/results/latest.json and a copy named by the
 // start time; `npm run bench -- --compare <file>` prints each scenario's change against a saved run
@@ -57,7 +57,7 @@ const RSS_SAMPLE_MS = 100;
 const STARTUP_ROUNDS = 3;
 const RESULTS_DIR = fileURLToPath(new URL("./results/", import.meta.url));
 
-/** The performance targets (README "Benchmark"), each computed from the rows of this run. */
+/** The performance targets (docs/contributing.md "Benchmark"), each computed from the rows of this run. */
 interface TargetSpec {
   text: string;
   /** The scenario ids it needs. */

@@ -48,7 +48,7 @@ const postCharge = (t: ReadyMessage) => ({
   body: json(chargeBody(t.merchantId ?? "", t.tokenId ?? "")),
 });
 
-/** The fixed rate of the steady-load scenarios (README "Benchmark": p99 at 200 requests/s). */
+/** The fixed rate of the steady-load scenarios (docs/contributing.md "Benchmark": p99 at 200 requests/s). */
 export const STEADY_RATE = 200;
 
 export const SCENARIOS: Scenario[] = [

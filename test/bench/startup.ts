@@ -1,7 +1,7 @@
 // `npm run bench:startup -w @payments/tests`: start-up time and memory of the production build
 // (`node server/dist/main.js`) against the TypeScript sources run through tsx's loader in the same
 // process (`node --import tsx server/src/main.ts`, what `npm start` does in development). A
-// measurement, not a test (README "Production"); build first with `npm run build`.
+// measurement, not a test (docs/operating.md "Production"); build first with `npm run build`.
 //
 // For each variant and round: spawn with NODE_ENV=production on a fresh data directory, poll
 // GET /healthz every 5 ms from the moment of the spawn until it answers 200 (the start-up time),

@@ -1,7 +1,7 @@
-// Webhook delivery in `npm run bench` (its targets, as in README 'Benchmark': at least 500 deliveries/s to a
-// loopback receiver on the project's 2-core machine, and a p99 lag from an event's commit to its delivery of
-// at most 250 ms at 100 events/s). The payments target process runs its dispatcher as in production; the
-// receiver runs here, on 127.0.0.1, and answers 200 at once.
+// Webhook delivery in `npm run bench` (its targets, as in docs/contributing.md 'Benchmark': at least 500
+// deliveries/s to a loopback receiver on the project's 2-core machine, and a p99 lag from an event's commit
+// to its delivery of at most 250 ms at 100 events/s). The payments target process runs its dispatcher as in
+// production; the receiver runs here, on 127.0.0.1, and answers 200 at once.
 //
 // - Lag: card charges (two events each) at 50 requests/s for LAG_SECONDS; each event's lag is the
 //   time its delivery reached the receiver minus its `created_at`, which the server stamps inside the

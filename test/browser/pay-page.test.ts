@@ -1,10 +1,10 @@
 /**
- * The hosted payment page (README 'The hosted payment page') in a real headless Chromium: a payer opens a
- * payment link, pays with a test card and sees the result; a declined card shows its reason; a mistyped
- * number is caught before anything is sent; expired and used-up links show their pages; a pix link shows its
- * QR payload; axe-core finds no serious or critical accessibility violation; no request leaves the server's
- * origin, the CSP is never violated, and the card number is in no console message and no server log line.
- * Screenshots at desktop and phone widths are kept in test/browser/artifacts/ (not committed).
+ * The hosted payment page (docs/payment-links.md 'The hosted payment page') in a real headless Chromium: a
+ * payer opens a payment link, pays with a test card and sees the result; a declined card shows its reason; a
+ * mistyped number is caught before anything is sent; expired and used-up links show their pages; a pix link
+ * shows its QR payload; axe-core finds no serious or critical accessibility violation; no request leaves the
+ * server's origin, the CSP is never violated, and the card number is in no console message and no server log
+ * line. Screenshots at desktop and phone widths are kept in test/browser/artifacts/ (not committed).
  *
  * Chromium comes from Debian (`apt-get install -y chromium`; .ci/run installs it), driven by
  * playwright-core: browser downloads are impossible on the project's machines. CHROMIUM_PATH points

@@ -1,8 +1,8 @@
-// Contract tests with dredd (README 'Tests'): dredd reads the 3.0 document, sends each operation's request to
-// a real server (test/support/server.ts) and compares the answers with the document; the hooks in ./hooks.ts
-// add what dredd 14 cannot do by itself (auth, fixtures, request examples, schema checks against the
-// canonical 3.1 document). dredd skips nothing silently here: the run fails on any dredd failure or error,
-// and on any operation without a passing 2xx transaction.
+// Contract tests with dredd (docs/contributing.md 'Tests'): dredd reads the 3.0 document, sends each
+// operation's request to a real server (test/support/server.ts) and compares the answers with the document;
+// the hooks in ./hooks.ts add what dredd 14 cannot do by itself (auth, fixtures, request examples, schema
+// checks against the canonical 3.1 document). dredd skips nothing silently here: the run fails on any dredd
+// failure or error, and on any operation without a passing 2xx transaction.
 
 import { EventEmitter } from "node:events";
 import { fileURLToPath } from "node:url";

@@ -12,9 +12,9 @@
 //   operations (`security: []`), which are sent without a key.
 // - Path ids: a 2xx transaction addresses a fixture the test created beforehand; a 404 transaction a
 //   well-formed id that exists nowhere.
-// - Request bodies: dredd uses the first request example of an operation for every transaction, which
-//   for some operations is the example of an error (createMerchant's `invalid_name`). Each transaction
-//   gets the request example whose name pairs with its response's example (TypeSpec @opExample names
+// - Request bodies: dredd uses the first request example of an operation (the happy path) for every
+//   transaction, including those of the other success examples (createCharge's `card_blocked`). Each
+//   transaction gets the request example whose name pairs with its response's example (TypeSpec @opExample names
 //   both halves of one example); a 404 transaction, whose response example has no request half, gets
 //   the 2xx response's request example, so that only the id is wrong. Ids in a request example
 //   (createCharge's `merchant_id` and `payment_method.token`) name objects that exist nowhere; each

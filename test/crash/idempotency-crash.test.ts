@@ -21,9 +21,9 @@ import { eventually } from "../support/eventually.ts";
 // the store must hold exactly one charge and one refund per key, no capture or void may have been
 // refused as already done, every acknowledged write must be there, and the ledger must balance.
 // All of it runs once with one server process (WORKERS=1) and once as a cluster of two workers
-// (WORKERS=2, README "Production"): there a kill from outside takes the whole process group at once,
-// as a service manager's kill does, and a worker that kills itself leaves the other serving, so the
-// retries of its unanswered requests reach a process that did not run them.
+// (WORKERS=2, docs/operating.md "Production"): there a kill from outside takes the whole process
+// group at once, as a service manager's kill does, and a worker that kills itself leaves the other
+// serving, so the retries of its unanswered requests reach a process that did not run them.
 
 /** Kills per run (each run: WORKERS=1, then WORKERS=2); CRASH_KILLS for bigger runs. */
 const KILLS = Number(process.env.CRASH_KILLS ?? 10);

@@ -14,7 +14,7 @@ import {
   startServerProcess,
 } from "./webhook-harness.ts";
 
-// Two server processes on one store (any number of instances may run the dispatcher; README 'How delivery
+// Two server processes on one store (any number of instances may run the dispatcher; docs/webhooks.md 'How delivery
 // works (and why nothing is lost)'): events committed through either are delivered by whichever claims them
 // first, and no attempt is ever sent by both (the claim is a conditional update in the store). Charges (two
 // events each) go to both instances at once; both dispatch, woken by their own commits and polling for the

@@ -11,5 +11,4 @@ describeAgreement("the server", () => ({
   url: server.url,
   key: server.sandboxKey,
   valid: (op) => RECIPES[op.operationId]({ server, client, live: false }),
-  invalidBodyStatus: () => 400,
 }));

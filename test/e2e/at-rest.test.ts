@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { eventually } from "../support/eventually.ts";
 import { cardBody, json, MASTERCARD, VISA } from "./fixtures.ts";
 
-// The vault's promise (README 'The vault'): after tokenizing cards the full number appears nowhere in clear —
+// The vault's promise (docs/vault.md 'The vault'): after tokenizing cards the full number appears nowhere in clear —
 // not in the database files, not in logs, not in any error body — and a restart on the same DATA_DIR keeps
 // the data and prints no new key. Uses a real file-backed store, as `npm start` does. Webhook signing secrets
 // (`whsec_…`) are held to the same rule.
@@ -39,7 +39,9 @@ async function boot(dataDir: string, logger: ReturnType<typeof createLogger>) {
   return startServer({ config, logger });
 }
 
-describe("card data at rest, in logs and across restarts", () => {
+// File-backed servers started, stopped and started again, dozens of requests each: longer than vitest's
+// default limit allows on a busy machine.
+describe("card data at rest, in logs and across restarts", { timeout: 90_000 }, () => {
   it("never stores, logs or echoes a card number, and keeps everything across a restart", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "payments-at-rest-"));
     dirs.push(dataDir);

@@ -320,7 +320,9 @@ describe("the payout job in production", () => {
   });
 });
 
-describe("account numbers at rest and in logs", () => {
+// A file-backed server, its data files and its whole log read: longer than vitest's default limit
+// allows on a busy machine.
+describe("account numbers at rest and in logs", { timeout: 90_000 }, () => {
   const dirs: string[] = [];
   afterAll(() => {
     for (const d of dirs) rmSync(d, { recursive: true, force: true });

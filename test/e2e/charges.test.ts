@@ -45,7 +45,7 @@ describe("card charges", () => {
       next_action: null,
     });
     expect(await balanceOf(body.merchant_id)).toEqual([{ currency: "USD", available: 2500, pending: 0 }]);
-    // Every charge is evaluated for fraud first (README 'Fraud evaluation'); that evaluation is its event too.
+    // Every charge is evaluated for fraud first (docs/fraud.md 'Fraud evaluation'); that evaluation is its event too.
     expect((await eventsOf(data?.id ?? "")).sort()).toEqual([
       "fraud.evaluated",
       "payment.authorized",

@@ -339,7 +339,7 @@ describe("CONSOLE_ENABLED=false", () => {
 
 describe("console requests without a valid session", () => {
   it("count against the client address's limit, like API requests without a valid key", async () => {
-    const clock = TestClock.atStartOfMinute();
+    const clock = TestClock.atNextMinute();
     await withServer(
       { RATE_LIMIT_ANONYMOUS_PER_MINUTE: "3" },
       async ({ server }) => {

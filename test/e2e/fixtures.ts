@@ -1,4 +1,5 @@
 import { createPaymentsClient, type PaymentsClient, unwrap } from "@payments/client";
+import type { Scope } from "@payments/contract/operations";
 import { idempotencyRecordId, newId, type WebhookOverrides } from "@payments/server";
 import { afterAll, beforeAll } from "vitest";
 import type { TestClock } from "../support/clock.ts";
@@ -77,8 +78,8 @@ export async function withServer<T>(
 }
 
 /** A sandbox key with `scopes`, created through the API (createServiceKey): its id and its secret. */
-export async function createServiceKey(client: PaymentsClient, scopes: string[], name = `test ${scopes.join(",")}`) {
-  const key = unwrap(await client.POST("/v1/service_keys", { body: { name, scopes: scopes as never } }));
+export async function createServiceKey(client: PaymentsClient, scopes: Scope[], name = `test ${scopes.join(",")}`) {
+  const key = unwrap(await client.POST("/v1/service_keys", { body: { name, scopes } }));
   return { id: key.id, secret: key.secret };
 }
 
@@ -162,7 +163,7 @@ export async function insertEvent(server: TestServer, livemode = false) {
     id: newId("evt"),
     livemode,
     created_at: new Date().toISOString(),
-    type: "fraud.evaluated",
+    type: "fraud.evaluated" as const,
     payload: {
       tx_id: "tx_9Lm2QwErTy7UiOp3AsDf5GhJ",
       score: 96,

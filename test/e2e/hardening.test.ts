@@ -57,7 +57,7 @@ describe("rate limits", () => {
 });
 
 describe("the per-address limit on requests without a valid key", () => {
-  const clock = TestClock.atStartOfMinute();
+  const clock = TestClock.atNextMinute();
   const { server } = useServer({ RATE_LIMIT_ANONYMOUS_PER_MINUTE: "4" }, { clock });
 
   it("counts requests without a valid key per address: bad-key guesses get 429 after the budget", async () => {

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { json, useServer } from "./fixtures.ts";
 
 // HTTP-level behaviour every operation shares: problems for malformed input, unknown routes, wrong methods
-// and oversized bodies, and a Request-Id on every response (README 'Conventions').
+// and oversized bodies, and a Request-Id on every response (docs/api.md 'Conventions').
 
 describe("HTTP conventions", () => {
   const { server } = useServer({ BODY_LIMIT_BYTES: "2048" });

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { TestClock } from "../support/clock.ts";
 import { json, storedIdempotencyRecord, useServer } from "./fixtures.ts";
 
-// Idempotency-Key on every POST (IdempotencyKeyHeader; README 'Conventions', Idempotency).
+// Idempotency-Key on every POST (IdempotencyKeyHeader; docs/api.md 'Conventions', Idempotency).
 
 describe("idempotency", () => {
   const clock = new TestClock();

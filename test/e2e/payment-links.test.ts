@@ -429,7 +429,7 @@ describe("payment links", () => {
           expect(Number(third.headers.get("retry-after"))).toBeGreaterThan(0);
           expect(await json(third)).toMatchObject({ code: "rate_limited" });
         },
-        { clock: TestClock.atStartOfMinute() },
+        { clock: TestClock.atNextMinute() },
       );
     });
 
@@ -449,7 +449,7 @@ describe("payment links", () => {
           expect((await attempt(link.id)).status).toBe(429);
           expect((await attempt(other.id)).status).toBe(201);
         },
-        { clock: TestClock.atStartOfMinute() },
+        { clock: TestClock.atNextMinute() },
       );
     });
   });

@@ -84,7 +84,7 @@ describe("scope matrix (every operation in the contract)", () => {
 
       if (op.method === "post") {
         // The contract's idempotency rules (spec/main.tsp), for every POST: the key's outcome commits with
-        // the change (so the use case wrote through domain/commit.ts), and an answer carrying a secret or
+        // the change (so the use case wrote through domain/kernel/commit.ts), and an answer carrying a secret or
         // a card number is never stored.
         it(`records its Idempotency-Key outcome with the change${op.sensitive ? ", without the answer" : ""}`, async () => {
           const { path, body } = await RECIPES[op.operationId](sandbox);

@@ -6,6 +6,7 @@
 import { createPaymentsClient, PaymentsApiError, type PaymentsClient, unwrap } from "@payments/client";
 import { OPERATIONS } from "@payments/contract/operations";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { exampleRequest, firstRequestExampleName, firstSuccessExample } from "../support/examples.ts";
 import { loadContract, type ResponseCheck } from "../support/openapi.ts";
 import { type RunningPrism, startPrism } from "../support/prism.ts";
 
@@ -236,6 +237,41 @@ beforeAll(async () => {
 }, 35_000);
 
 afterAll(() => prism?.stop());
+
+describe("the mock's default answers: every operation's first examples are its happy path", () => {
+  // What QA gets without asking for a named example, and what the reference (/docs) shows first: the
+  // first request example is a valid request, and the mock answers it with the first success example
+  // (the two halves of one @opExample share its name).
+  for (const op of OPERATIONS) {
+    it(`${op.operationId}: the first request example is valid, and the mock answers it with the first ${
+      firstSuccessExample(op)?.status ?? "2xx"
+    } example`, async () => {
+      const success = firstSuccessExample(op);
+      expect(success, "every operation documents a success example").toBeDefined();
+      const request = exampleRequest(op);
+      const requestExample = firstRequestExampleName(op);
+      if (requestExample !== undefined) {
+        expect(contract.checkRequestBody(op.method, op.path, request.body)).toEqual([]);
+        expect(requestExample, "the first request and success examples are halves of one example").toBe(success?.name);
+      }
+      const url = new URL(
+        op.path.replace(/\{(\w+)\}/g, (_, name: string) => request.path[name] ?? ""),
+        baseUrl,
+      );
+      const headers: Record<string, string> = {};
+      if (!op.public) headers.Authorization = "Bearer key_test_4fQx9ZkT2mB7rLp1WcYd8sNa0123";
+      if (request.body !== undefined) headers["Content-Type"] = "application/json";
+      const res = await fetch(url, {
+        method: op.method.toUpperCase(),
+        headers,
+        ...(request.body === undefined ? {} : { body: JSON.stringify(request.body) }),
+      });
+      const text = await res.text();
+      expect(res.status, text).toBe(success?.status);
+      expect(JSON.parse(text)).toEqual(success?.value);
+    });
+  }
+});
 
 describe("Prism mock of the contract", () => {
   for (const [operationId, call] of Object.entries(calls)) {

@@ -6,7 +6,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT, SERVER_DIR, spawnServer } from "../support/process.ts";
 
-// The production build (README "Production"): `npm run build` turns the server into plain JavaScript
+// The production build (docs/operating.md "Production"): `npm run build` turns the server into plain JavaScript
 // in server/dist, which runs on Node without the TypeScript loader and carries the generated contract
 // inside it, so only the server's npm dependencies are needed at run time.
 

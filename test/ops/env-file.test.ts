@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { spawnServer } from "../support/process.ts";
 
 // `npm start` reads the `.env` of the directory it was started from (npm's INIT_CWD), and the
-// environment wins over the file (README "Configuration").
+// environment wins over the file (docs/operating.md "Configuration").
 
 const dir = mkdtempSync(join(tmpdir(), "payments-env-file-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

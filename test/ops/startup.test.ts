@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { type Exit, linesOf, type ServerProcess, spawnServer } from "../support/process.ts";
 
-// What an operator sees when `npm start` cannot start (README 'Operating the server'): one line on stderr
+// What an operator sees when `npm start` cannot start (docs/operating.md 'Operating the server'): one line on stderr
 // that names the setting to change, a non-zero exit, no stack trace; and a first start that fails never costs
 // the one-time sandbox key: the key is made only once the port is bound, and only once per store, however
 // many instances start together.
@@ -99,11 +99,24 @@ describe("npm start on a bad setting", { timeout: 60_000 }, () => {
     expect(line).toMatch(/^MONGODB_URI: /);
     expect(line).not.toContain("s3cret-password");
   });
+
+  it("gives up on an unreachable replica set by itself, with the likely cause, when the URI sets no timeout", async () => {
+    const { blocker, port } = await occupyPort();
+    await new Promise((done) => blocker.close(done));
+    // The URI of README 'Running on MongoDB', pointed where nothing listens: no serverSelectionTimeoutMS,
+    // so the store's own start-up bound (store/mongodb.ts, START_TIMEOUT_MS) ends the wait, not the
+    // driver's 30 seconds.
+    const uri = `mongodb://operator:s3cret-password@127.0.0.1:${port}/?replicaSet=rs0`;
+    const line = await failsWithOneLine(spawnServer({ PORT: "0", MONGODB_URI: uri }));
+    expect(line).toBe(
+      `MONGODB_URI: cannot use MongoDB: cannot connect to 127.0.0.1:${port} (connection refused, ECONNREFUSED): start mongod there, or correct the host and port in MONGODB_URI`,
+    );
+  });
 });
 
 // Start, shutdown, a busy port and the first start's key, as one server process (WORKERS=1) and as a
-// cluster primary with two workers (WORKERS=2, README "Production"; one per core is the production
-// default), where the workers race for the port and for the key.
+// cluster primary with two workers (WORKERS=2, docs/operating.md "Production"; one per core is the
+// production default), where the workers race for the port and for the key.
 describe.each([1, 2])("npm start with WORKERS=%i", { timeout: 90_000 }, (workers) => {
   const start = (env: Record<string, string>) => spawnServer({ ...env, WORKERS: String(workers) });
 

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { linesOf, spawnServer } from "../support/process.ts";
 
-// One server per core (README "Production", WORKERS): `npm start` with WORKERS=2 is a cluster primary
+// One server per core (docs/operating.md "Production", WORKERS): `npm start` with WORKERS=2 is a cluster primary
 // with two server processes on one port and one store. Run here with WORKERS set explicitly (the
 // default is one per core in production only); every log line of a worker carries its `worker` id,
 // which is how these tests see which process answered. A busy port, the first start's key and a clean

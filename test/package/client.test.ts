@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
@@ -7,17 +7,38 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT } from "../support/process.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
-// The client as an integrator gets it (clients/typescript/README.md "Installing"): `npm pack` makes a
-// tarball; a fresh project outside this repository installs it (its one dependency, openapi-fetch,
-// comes from the registry), type-checks a program against it with tsc, and runs it against a real
-// server. Nothing from the workspace may be needed: not @payments/contract, not the sources.
+// The client as an integrator gets it (clients/typescript/README.md "Quick start: from an empty
+// folder to a first charge" and "Installing"): the README's quick-start commands, run as written in an
+// empty folder outside this repository, make an ES module project, pack the client into it with
+// `npm pack` and install the tarball (its one dependency, openapi-fetch, comes from the registry).
+// That project then type-checks a program against it with tsc and runs it, and the README's
+// first-call.ts, against a real server. Nothing from the workspace may be needed: not
+// @payments/contract, not the sources.
 
 const run = promisify(execFile);
 const CLIENT_DIR = resolve(ROOT, "clients/typescript");
+const CLIENT_README = readFileSync(resolve(CLIENT_DIR, "README.md"), "utf8");
 const TSC = resolve(ROOT, "node_modules/typescript/bin/tsc");
+const TSX = resolve(ROOT, "node_modules/tsx/dist/cli.mjs");
 const work = mkdtempSync(join(tmpdir(), "payments-client-package-"));
-const project = join(work, "integrator");
+/** The folder the quick start makes (`mkdir my-shop`). */
+const project = join(work, "my-shop");
 afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+/** The body of the README's one fenced block whose info string is exactly `info`. */
+function fenced(markdown: string, info: string): string {
+  const blocks = [...markdown.matchAll(/^```(.*)\n([\s\S]*?)^```$/gm)].filter((m) => m[1]?.trim() === info);
+  if (blocks.length !== 1) throw new Error(`expected one \`\`\`${info} block in the README, found ${blocks.length}`);
+  return blocks[0]?.[2] ?? "";
+}
+
+/** The README's quick-start section, from its heading to the next. */
+function quickStartSection(markdown: string): string {
+  const start = markdown.indexOf("\n## Quick start");
+  if (start < 0) throw new Error("no Quick start section");
+  const end = markdown.indexOf("\n## ", start + 1);
+  return markdown.slice(start + 1, end < 0 ? undefined : end + 1);
+}
 
 /** The integrator's program: both entry points, typed calls, a typed problem, a webhook round trip. */
 const PROGRAM = `
@@ -69,11 +90,17 @@ describe("the packed client in a project outside the repository", { timeout: 180
   let server: TestServer;
 
   beforeAll(async () => {
-    // prepack builds dist/ (build.mjs) first.
-    await run("npm", ["pack", "--pack-destination", work], { cwd: CLIENT_DIR });
-    const packed = readdirSync(work).find((f) => f.endsWith(".tgz"));
-    if (!packed) throw new Error("npm pack made no tarball");
-    tarball = join(work, packed);
+    // The quick start's commands as a reader runs them, in an empty folder, with `~/payments` (the
+    // reader's clone) standing for this repository. `npm pack <folder>` runs the client's prepack,
+    // which builds dist/ (build.mjs) first. Nothing is asked of npm's audit or funding services.
+    const commands = fenced(CLIENT_README, "sh quick-start").replaceAll("~/payments", ROOT);
+    await run("bash", ["-euo", "pipefail", "-c", commands], {
+      cwd: work,
+      env: { ...process.env, npm_config_audit: "false", npm_config_fund: "false", npm_config_prefer_offline: "true" },
+    });
+    const packed = readdirSync(project).find((f) => f.endsWith(".tgz"));
+    if (!packed) throw new Error("the quick start's npm pack left no tarball in the project");
+    tarball = join(project, packed);
     server = await startTestServer();
   }, 180_000);
   afterAll(() => server?.close());
@@ -105,11 +132,10 @@ describe("the packed client in a project outside the repository", { timeout: 180
   });
 
   it("installs, type-checks with tsc and runs against a real server", async () => {
-    mkdirSync(project);
-    writeFileSync(
-      join(project, "package.json"),
-      JSON.stringify({ name: "integrator", private: true, type: "module" }, null, 2),
-    );
+    // The quick start made an ES module project, so top-level await runs.
+    const manifest = JSON.parse(readFileSync(join(project, "package.json"), "utf8")) as Record<string, unknown>;
+    expect(manifest.type).toBe("module");
+    expect(manifest.dependencies).toEqual({ "@payments/client": expect.stringMatching(/^file:payments-client-/) });
     writeFileSync(
       join(project, "tsconfig.json"),
       JSON.stringify(
@@ -123,14 +149,19 @@ describe("the packed client in a project outside the repository", { timeout: 180
             types: [],
             outDir: "out",
           },
-          files: ["main.ts"],
+          files: ["main.ts", "first-call.ts", "node-globals.d.ts"],
         },
         null,
         2,
       ),
     );
     writeFileSync(join(project, "main.ts"), PROGRAM);
-    await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", tarball], { cwd: project });
+    writeFileSync(join(project, "first-call.ts"), fenced(CLIENT_README, "ts first-call.ts"));
+    // What @types/node gives a reader's project, for first-call.ts (no registry download here).
+    writeFileSync(
+      join(project, "node-globals.d.ts"),
+      "declare const process: { env: Record<string, string | undefined> };\n",
+    );
     // The client alone from this project; its dependency came from the registry.
     expect(readdirSync(join(project, "node_modules/@payments"))).toEqual(["client"]);
     expect(readdirSync(join(project, "node_modules"))).toContain("openapi-fetch");
@@ -149,5 +180,24 @@ describe("the packed client in a project outside the repository", { timeout: 180
       event: "payment.captured",
       forged: "signature_mismatch",
     });
+  });
+
+  it("runs the quick start's first-call.ts as the README says: with tsx, and with Node's type stripping where Node has it", async () => {
+    const env = { PATH: process.env.PATH ?? "", PAYMENTS_URL: server.url, PAYMENTS_KEY: server.sandboxKey };
+    // `npx tsx first-call.ts` after `npm install --save-dev tsx`: the same tsx, from this repository.
+    const runners: string[][] = [[TSX, "first-call.ts"]];
+    // Node 22.18+ and 24 run a .ts file as it is (`node first-call.ts`); Node 20 cannot.
+    if ((process.features as { typescript?: string | false }).typescript) runners.push(["first-call.ts"]);
+    for (const args of runners) {
+      const { stdout } = await run(process.execPath, args, { cwd: project, env });
+      expect(stdout, args.join(" ")).toMatch(/^charge tx_\w{24}: captured, 2500 USD \(merchant mch_\w{24}\)\n$/);
+    }
+  });
+});
+
+describe("the client's quick start in docs/client.md", () => {
+  it("is the package README's, word for word (the README ships in the tarball; the guide is read in the repository)", () => {
+    const guide = readFileSync(resolve(ROOT, "docs/client.md"), "utf8");
+    expect(quickStartSection(guide)).toBe(quickStartSection(CLIENT_README));
   });
 });

@@ -1,29 +1,41 @@
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT } from "../support/process.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
-// The README runs as written (README "Contributing: runnable README blocks"). Every fenced block whose
-// info string is exactly `sh readme-test` is run, in the order of the README, in one bash session
-// against a fresh server: KEY is that server's first-start sandbox key and API its URL, as the
-// README's walk-through tells a reader to set them. The run fails when a block exits non-zero (the
-// blocks use `set -e` semantics, and `curl --fail-with-body` on every call shown succeeding), and the
-// server's answers must match, one for one, the curl calls of the blocks: a 2xx for each, or the
-// status a call states with a trailing `# expect: <status>` comment.
+// The README and the guides run as written (docs/contributing.md "Runnable blocks in the README and
+// the guides"). In each of README.md and docs/*.md, every fenced block whose info string is exactly
+// `sh readme-test` is run, in the order of that file, in one bash session of the file's own against a
+// fresh server of its own: KEY is that server's first-start sandbox key and API its URL, as the
+// README's walk-through tells a reader to set them, and nothing else carries over from another file,
+// so a guide runs for a reader who opens only that guide. A file's run fails when a block exits
+// non-zero (the blocks use `set -e` semantics, and `curl --fail-with-body` on every call shown
+// succeeding), and the server's answers must match, one for one, the curl calls of the file's blocks: a
+// 2xx for each, or the status a call states with a trailing `# expect: <status>` comment.
 
-const README = resolve(ROOT, "README.md");
 const MARKER = "sh readme-test";
 
+/** README.md, then every guide in docs/, as paths from the repository's root. */
+export const DOCUMENTS = [
+  "README.md",
+  ...readdirSync(resolve(ROOT, "docs"))
+    .filter((f) => f.endsWith(".md"))
+    .sort()
+    .map((f) => `docs/${f}`),
+];
+
 export interface Block {
-  /** 1-based line of the opening fence in the README. */
+  /** The file the block is in (for messages), as a path from the repository's root. */
+  file: string;
+  /** 1-based line of the opening fence in the file. */
   line: number;
   code: string;
 }
 
 /** The runnable blocks of a Markdown text, in order. */
-export function runnableBlocks(markdown: string): Block[] {
+export function runnableBlocks(markdown: string, file = "README.md"): Block[] {
   const blocks: Block[] = [];
   const lines = markdown.split("\n");
   for (let i = 0; i < lines.length; i++) {
@@ -31,8 +43,8 @@ export function runnableBlocks(markdown: string): Block[] {
     const start = i;
     const code: string[] = [];
     for (i++; i < lines.length && lines[i]?.trim() !== "```"; i++) code.push(lines[i] ?? "");
-    if (i >= lines.length) throw new Error(`README.md:${start + 1}: a ${MARKER} block is never closed`);
-    blocks.push({ line: start + 1, code: code.join("\n") });
+    if (i >= lines.length) throw new Error(`${file}:${start + 1}: a ${MARKER} block is never closed`);
+    blocks.push({ file, line: start + 1, code: code.join("\n") });
   }
   return blocks;
 }
@@ -52,13 +64,23 @@ export function curlCalls(block: Block): { line: number; expect: string }[] {
     if (logical.trim().startsWith("#")) continue;
     const runs = logical.match(/(?:^|[\s(|;&])curl\s/g) ?? [];
     if (runs.length > 1) {
-      throw new Error(`README.md:${block.line + 1 + first}: one curl call per line, so each answer can be checked`);
+      throw new Error(`${block.file}:${block.line + 1 + first}: one curl call per line, so each answer can be checked`);
     }
     if (runs.length === 1) {
       calls.push({ line: block.line + 1 + first, expect: /#\s*expect:\s*(\d{3})\s*$/.exec(logical)?.[1] ?? "2xx" });
     }
   }
   return calls;
+}
+
+/** The shell functions a block defines on a line of their own (`name() { ... }`), by name. */
+export function helperDefinitions(block: Block): Map<string, string> {
+  const found = new Map<string, string>();
+  for (const line of block.code.split("\n")) {
+    const name = /^([a-z_]\w*)\(\)\s*\{.*\}\s*$/.exec(line)?.[1];
+    if (name) found.set(name, line);
+  }
+  return found;
 }
 
 function bash(script: string, env: Record<string, string>): Promise<{ code: number | null; output: string }> {
@@ -76,47 +98,75 @@ function bash(script: string, env: Record<string, string>): Promise<{ code: numb
   });
 }
 
-describe("the README's runnable blocks", () => {
-  const blocks = runnableBlocks(readFileSync(README, "utf8"));
-  let server: TestServer;
-  const answers: string[] = [];
+const blocksOf = new Map(
+  DOCUMENTS.map((file) => [file, runnableBlocks(readFileSync(resolve(ROOT, file), "utf8"), file)]),
+);
+const runnable = DOCUMENTS.filter((file) => (blocksOf.get(file) ?? []).length > 0);
 
-  beforeAll(async () => {
-    server = await startTestServer();
-    server.running.server.on("request", (req, res) => {
-      res.on("finish", () => answers.push(`${res.statusCode} ${req.method} ${req.url}`));
-    });
-  });
-  afterAll(() => server?.close());
-
-  it("exist, and each curl call is checkable", () => {
-    expect(blocks.length).toBeGreaterThan(5);
-    expect(blocks.flatMap(curlCalls).length).toBeGreaterThan(5);
+describe("the documents' runnable blocks", () => {
+  it("exist in the README and in the guides that walk through a flow, and each curl call is checkable", () => {
+    const readme = blocksOf.get("README.md") ?? [];
+    expect(readme.length).toBeGreaterThan(5);
+    expect(readme.flatMap(curlCalls).length).toBeGreaterThan(5);
+    expect(runnable).toEqual(expect.arrayContaining(["README.md", "docs/cashouts.md", "docs/payment-links.md"]));
+    for (const file of runnable) expect(blocksOf.get(file)?.flatMap(curlCalls).length, file).toBeGreaterThan(0);
   });
 
-  it("run in order against a fresh server, every call answered as the README shows", async () => {
-    const script = [
-      "set -euo pipefail",
-      ...blocks.map((b, n) => `echo ">>> README block ${n + 1} (README.md:${b.line})"\n${b.code}`),
-    ].join("\n");
-    const env = {
-      PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ""}`,
-      HOME: process.env.HOME ?? "/tmp",
-      KEY: server.sandboxKey,
-      API: server.url,
-    };
-    const { code, output } = await bash(script, env);
-    expect(code, `the README's blocks failed:\n${output.slice(-3000)}`).toBe(0);
-
-    const expected = blocks.flatMap(curlCalls);
-    expect(answers.length, `answers:\n${answers.join("\n")}`).toBe(expected.length);
-    expected.forEach((call, i) => {
-      const status = answers[i]?.split(" ")[0] ?? "";
-      const ok = call.expect === "2xx" ? /^2\d\d$/.test(status) : status === call.expect;
-      expect(ok, `README.md:${call.line} expects ${call.expect}, the server answered ${answers[i]}`).toBe(true);
-    });
-  }, 60_000);
+  it("define, in each guide's first block, the README's helpers the guide uses, exactly as the README does", () => {
+    const readmeHelpers = helperDefinitions((blocksOf.get("README.md") ?? [])[0] as Block);
+    expect([...readmeHelpers.keys()].sort()).toEqual(["field", "idem"]);
+    for (const file of runnable.filter((f) => f !== "README.md")) {
+      const blocks = blocksOf.get(file) ?? [];
+      const own = helperDefinitions(blocks[0] as Block);
+      for (const [name, definition] of readmeHelpers) {
+        const used = blocks.some((b) => new RegExp(`(^|[\\s(|;&])${name}(\\s|\\)|$)`, "m").test(b.code));
+        if (used)
+          expect(own.get(name), `${file}:${blocks[0]?.line} must define ${name} as the README does`).toBe(definition);
+      }
+    }
+  });
 });
+
+for (const file of runnable) {
+  describe(`${file}'s runnable blocks`, () => {
+    const blocks = blocksOf.get(file) ?? [];
+    let server: TestServer;
+    const answers: string[] = [];
+
+    beforeAll(async () => {
+      server = await startTestServer();
+      server.running.server.on("request", (req, res) => {
+        res.on("finish", () => answers.push(`${res.statusCode} ${req.method} ${req.url}`));
+      });
+    });
+    afterAll(() => server?.close());
+
+    it(`run in order against a fresh server, every call answered as ${file} shows`, async () => {
+      const script = [
+        "set -euo pipefail",
+        ...blocks.map((b, n) => `echo ">>> ${file} block ${n + 1} (${file}:${b.line})"\n${b.code}`),
+      ].join("\n");
+      const env = {
+        PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ""}`,
+        HOME: process.env.HOME ?? "/tmp",
+        KEY: server.sandboxKey,
+        API: server.url,
+      };
+      const { code, output } = await bash(script, env);
+      expect(code, `${file}'s blocks failed:\n${output.slice(-3000)}`).toBe(0);
+      // A helper or variable the file never defines fails quietly inside `$(...)`; bash still says so.
+      expect(output, `${file} uses a command it does not define`).not.toMatch(/command not found/);
+
+      const expected = blocks.flatMap(curlCalls);
+      expect(answers.length, `answers:\n${answers.join("\n")}`).toBe(expected.length);
+      expected.forEach((call, i) => {
+        const status = answers[i]?.split(" ")[0] ?? "";
+        const ok = call.expect === "2xx" ? /^2\d\d$/.test(status) : status === call.expect;
+        expect(ok, `${file}:${call.line} expects ${call.expect}, the server answered ${answers[i]}`).toBe(true);
+      });
+    }, 60_000);
+  });
+}
 
 describe("the README test's own parsing", () => {
   it("finds marked blocks only, and reads each curl call's expectation", () => {
@@ -131,17 +181,34 @@ describe("the README test's own parsing", () => {
       'curl -s -X POST "$API/b" -d "{}"   # expect: 409',
       "```",
     ].join("\n");
-    const blocks = runnableBlocks(md);
+    const blocks = runnableBlocks(md, "docs/x.md");
     expect(blocks).toHaveLength(1);
     expect(blocks[0]?.line).toBe(4);
+    expect(blocks[0]?.file).toBe("docs/x.md");
     expect(curlCalls(blocks[0] as Block)).toEqual([
       { line: 5, expect: "2xx" },
       { line: 8, expect: "409" },
     ]);
   });
 
-  it("refuses two curl calls on one line, and an unclosed block", () => {
-    expect(() => curlCalls({ line: 1, code: "curl a; curl b" })).toThrow(/one curl call per line/);
-    expect(() => runnableBlocks("```sh readme-test\necho")).toThrow(/never closed/);
+  it("refuses two curl calls on one line, and an unclosed block, naming the file", () => {
+    expect(() => curlCalls({ file: "docs/x.md", line: 1, code: "curl a; curl b" })).toThrow(
+      /^docs\/x\.md:2: one curl call per line/,
+    );
+    expect(() => runnableBlocks("```sh readme-test\necho", "docs/y.md")).toThrow(/^docs\/y\.md:1: .* never closed/);
+  });
+
+  it("reads the helper functions a block defines", () => {
+    const block = {
+      file: "docs/x.md",
+      line: 1,
+      code: ["# helpers", "idem() { echo 1; }", 'field() { node -e "x" "$1"; }', "echo idem() { no }"].join("\n"),
+    };
+    expect(helperDefinitions(block)).toEqual(
+      new Map([
+        ["idem", "idem() { echo 1; }"],
+        ["field", 'field() { node -e "x" "$1"; }'],
+      ]),
+    );
   });
 });

@@ -6,9 +6,12 @@ import { loadContract } from "./openapi.ts";
 // (test/e2e/agreement.test.ts), operation by operation: what QA sees in the sandbox mock is what an
 // integrator meets on the server.
 //   - a valid request: the operation's documented success status, with a body valid for it;
-//   - a body the schema refuses (an unknown field; every body schema is sealed): 400 invalid_request;
+//   - a body the schema refuses (an unknown field; every body schema is sealed): 400 invalid_request
+//     naming the field at fault (`param`, `errors[]`);
 //   - no key (operations that need one): 401 unauthorized;
-// and every answer an RFC 9457 problem where it is an error.
+// and every answer an RFC 9457 problem where it is an error, whose `type` links to the entry for its
+// code in the error reference of the address that answered (`<base URL>/docs/errors#<code>`, the
+// Problem model in spec/common/problems.tsp).
 
 const contract = loadContract();
 type Operation = (typeof OPERATIONS)[number];
@@ -24,11 +27,11 @@ export interface Target {
   key: string;
   /** A request the document allows, for `op`. */
   valid(op: Operation): Promise<ValidRequest>;
-  /**
-   * The status this target answers a schema-invalid body with: 400, save for documented exceptions
-   * (the mock's, explained in test/mock/agreement.test.ts).
-   */
-  invalidBodyStatus(op: Operation): number;
+}
+
+/** The problem `type` of `code` at the target: its error reference's entry for the code. */
+function problemType(target: Target, code: string): string {
+  return new URL(`/docs/errors#${code}`, target.url).href;
 }
 
 /** The operation's one documented success status. */
@@ -93,10 +96,17 @@ export function describeAgreement(name: string, target: () => Target) {
             const answer = await send(t, op, request, {
               body: { ...(request.body as object), not_in_the_contract: true },
             });
-            expect(answer.status, JSON.stringify(answer.body)).toBe(t.invalidBodyStatus(op));
+            expect(answer.status, JSON.stringify(answer.body)).toBe(400);
             expect(answer.type).toMatch(/^application\/problem\+json/);
             expect(answer.check.errors).toEqual([]);
-            if (answer.status === 400) expect(answer.body).toMatchObject({ code: "invalid_request" });
+            expect(answer.body).toMatchObject({
+              type: problemType(t, "invalid_request"),
+              code: "invalid_request",
+              param: expect.any(String),
+            });
+            const { param, errors } = answer.body as { param: string; errors?: { param?: string; message: string }[] };
+            expect(errors?.length, "errors[] lists each failure").toBeGreaterThan(0);
+            expect(errors?.[0]).toEqual({ param, message: expect.any(String) });
           });
         }
 
@@ -107,7 +117,7 @@ export function describeAgreement(name: string, target: () => Target) {
             expect(answer.status).toBe(401);
             expect(answer.type).toMatch(/^application\/problem\+json/);
             expect(answer.check.errors).toEqual([]);
-            expect(answer.body).toMatchObject({ code: "unauthorized" });
+            expect(answer.body).toMatchObject({ type: problemType(t, "unauthorized"), code: "unauthorized" });
           });
         }
       });

@@ -13,11 +13,12 @@ export class TestClock {
   }
 
   /**
-   * A clock standing at the start of the current minute: every request a test makes then falls in one
-   * window of a per-minute rate limit, however long the test takes.
+   * A clock standing at the start of the next minute: every request a test makes falls in one window
+   * of a per-minute rate limit, however long the test takes, and that window ends a minute or more
+   * after the real time, which is what the limiter's Retry-After and RateLimit headers count down to.
    */
-  static atStartOfMinute(): TestClock {
-    return new TestClock(Math.floor(Date.now() / 60_000) * 60_000);
+  static atNextMinute(): TestClock {
+    return new TestClock((Math.floor(Date.now() / 60_000) + 1) * 60_000);
   }
 
   /** The clock's time, as the server reads it; pass this function as startTestServer's `now`. */

@@ -33,6 +33,7 @@ interface ResponseObject {
 }
 interface OperationObject {
   operationId?: string;
+  requestBody?: { content?: Record<string, MediaTypeObject> };
   responses?: Record<string, ResponseObject>;
 }
 export interface OpenApiDocument {
@@ -73,6 +74,8 @@ export interface Contract {
   /** Every operation under `paths` (webhooks are not answered by the API, so they are not included). */
   readonly operations: readonly Operation[];
   checkResponse(response: ResponseToCheck): ResponseCheck;
+  /** Every way a JSON request body departs from the operation's request body schema; empty when it conforms. */
+  checkRequestBody(method: string, path: string, body: unknown): string[];
   /** `checkResponse` for a fetch `Response`, reading its body from a clone so the caller can still read it. */
   checkFetchResponse(method: string, path: string, response: Response): Promise<ResponseCheck>;
 }
@@ -152,6 +155,19 @@ export function loadContract(source: string | OpenApiDocument = OPENAPI_31_PATH)
     return { operationId: op.operationId, errors };
   }
 
+  function checkRequestBody(method: string, path: string, body: unknown): string[] {
+    const m = method.toLowerCase() as Method;
+    const what = `${m.toUpperCase()} ${path} request body`;
+    const op = document.paths[path]?.[m];
+    if (!op) return [`${what}: no such operation in the document`];
+    if (op.requestBody?.content?.["application/json"]?.schema === undefined) {
+      return [`${what}: the operation takes no JSON body`];
+    }
+    const validate = validatorFor(["paths", path, m, "requestBody", "content", "application/json", "schema"]);
+    if (validate(body)) return [];
+    return (validate.errors ?? []).map((e) => `${what}${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`);
+  }
+
   async function checkFetchResponse(method: string, path: string, response: Response): Promise<ResponseCheck> {
     const text = await response.clone().text();
     const contentType = response.headers.get("Content-Type");
@@ -169,7 +185,7 @@ export function loadContract(source: string | OpenApiDocument = OPENAPI_31_PATH)
     return checkResponse({ method, path, status: response.status, contentType, body, headers: response.headers });
   }
 
-  return { document, operations, checkResponse, checkFetchResponse };
+  return { document, operations, checkResponse, checkRequestBody, checkFetchResponse };
 }
 
 /** The response key that covers a status: the exact code, then its range (`4XX`), then `default` (OpenAPI 3.1 §4.8.16). */

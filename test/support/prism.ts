@@ -3,11 +3,13 @@ import { existsSync } from "node:fs";
 import { createServer, Socket } from "node:net";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { OPENAPI_31_PATH } from "./openapi.ts";
+import { mockBaseUrl, writeMockDocument } from "../mock/document.mjs";
 
 // The Prism sandbox mock as the suites run it: its own bin (not npx, so killing it stops it), on
 // 127.0.0.1 and a free port, with `--errors` so that a request the document does not allow is refused
-// instead of mocked — as `npm run mock` runs it for QA.
+// instead of mocked, serving the contract with problem `type` links to its own address
+// (../mock/document.mjs) — as `npm run mock` runs it for QA. The installed Prism is patched to answer a
+// schema-invalid request with the operation's 400, as the server does (patches/README.md).
 
 const HOST = "127.0.0.1";
 const START_TIMEOUT_MS = 30_000;
@@ -19,7 +21,9 @@ export interface RunningPrism {
 
 export async function startPrism(): Promise<RunningPrism> {
   const port = await freePort();
-  const child = spawn(prismBin(), ["mock", "-h", HOST, "-p", String(port), "--errors", OPENAPI_31_PATH], {
+  const url = mockBaseUrl(HOST, port);
+  const document = writeMockDocument(url);
+  const child = spawn(prismBin(), ["mock", "-h", HOST, "-p", String(port), "--errors", document.path], {
     // Its own process group, so stop() ends Prism and anything it started with one signal.
     detached: true,
     stdio: ["ignore", "pipe", "pipe"],
@@ -31,13 +35,15 @@ export async function startPrism(): Promise<RunningPrism> {
   };
   child.stdout?.on("data", keep);
   child.stderr?.on("data", keep);
+  child.once("exit", () => document.remove());
   try {
     await waitForPort(port, child);
   } catch (error) {
+    if (child.pid && child.exitCode === null && child.signalCode === null) process.kill(-child.pid, "SIGKILL");
     throw new Error(`Prism did not start: ${(error as Error).message}\n${output}`);
   }
   return {
-    url: `http://${HOST}:${port}`,
+    url,
     async stop() {
       if (!child.pid || child.exitCode !== null || child.signalCode !== null) return;
       const exited = new Promise((r) => child.once("exit", r));

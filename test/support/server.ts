@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import type { Scope } from "@payments/contract/operations";
 import {
   type createLogger,
   IN_MEMORY,
@@ -39,7 +40,7 @@ export interface TestServer {
   /** A sandbox key with scope `*` (the one the first start creates). */
   sandboxKey: string;
   /** Creates a key with the given scopes; `live` makes a production key. */
-  key(scopes: string[], options?: { live?: boolean; name?: string }): Promise<string>;
+  key(scopes: Scope[], options?: { live?: boolean; name?: string }): Promise<string>;
   close(): Promise<void>;
 }
 

@@ -18,15 +18,13 @@ import {
 } from "./validate.js";
 
 /**
- * @typedef {{ type: string, reference: string, qr_payload?: string, expires_at: string }} NextAction
- * @typedef {{ type: "message", message: string } | { type: "redirect", url: string }} AfterCompletion
- * @typedef {{
- *   charge_id: string, status: string, amount: number, currency: string,
- *   payment_method: { type: string, brand?: string, last4?: string },
- *   next_action: NextAction | null, failure_code: string | null, failure_message: string | null,
- *   after_completion: AfterCompletion | null
- * }} Payment
- * @typedef {{ code?: string, detail?: string, param?: string, errors?: { param?: string, message: string }[] }} Problem
+ * The shapes the pay operation answers with, from the generated contract (spec/resources/payment-links.tsp
+ * PaymentLinkPayment, spec/common/problems.tsp Problem): a change there fails this page's type check.
+ * @typedef {import("@payments/contract/types").components["schemas"]} Schemas
+ * @typedef {Schemas["PaymentLinkPayment"]} Payment
+ * @typedef {Schemas["NextAction"]} NextAction
+ * @typedef {Schemas["AfterCompletion"]} AfterCompletion
+ * @typedef {Partial<Schemas["Problem"]>} Problem
  */
 
 /** The API's field names → the inputs that hold them (a 400 names the field to fix). */

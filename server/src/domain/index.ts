@@ -1,98 +1,106 @@
-import { createCashouts } from "./cashouts/index.ts";
-import { createSimulatorPayoutRail, type PayoutRail } from "./cashouts/payouts.ts";
-import { createCharges } from "./charges.ts";
-import { createConsoleSessions } from "./console-sessions.ts";
-import type { Caller, Now } from "./context.ts";
-import { createEvents } from "./events.ts";
-import { createFraud, type FraudScreen } from "./fraud/index.ts";
-import { createHealth } from "./health.ts";
-import { settleDue } from "./ledger.ts";
-import { createMerchants } from "./merchants.ts";
-import type { MoneyRules } from "./money.ts";
-import { createPaymentLinks } from "./payment-links/index.ts";
+import { createCashouts } from "./cashouts/cashouts.ts";
+import type { PayoutRail } from "./cashouts/payout-rail.ts";
+import { createCharges } from "./charges/charges.ts";
+import type { Processor } from "./charges/processor.ts";
+import type { AppStore } from "./collections.ts";
+import { createConsoleSessions } from "./console-sessions/console-sessions.ts";
+import { createFraud } from "./fraud/index.ts";
+import type { FraudScreen } from "./fraud/port.ts";
+import { createHealth } from "./health/health.ts";
+import type { Now } from "./kernel/caller.ts";
+import type { MoneyRules } from "./kernel/money.ts";
+import { iso } from "./kernel/time.ts";
+import { createBalances } from "./ledger/balances.ts";
+import { settleDue } from "./ledger/ledger.ts";
+import { createMerchants } from "./merchants/merchants.ts";
 import { createPageTokens } from "./payment-links/page-token.ts";
-import { createSimulatorProcessor, type Processor } from "./processor.ts";
-import type { AppStore } from "./records.ts";
-import { createRequestLog } from "./request-log.ts";
-import { createServiceKeys } from "./service-keys.ts";
-import { iso } from "./time.ts";
-import { createTokens } from "./tokens.ts";
+import { createPaymentLinks } from "./payment-links/payment-links.ts";
+import { followTransition } from "./payment-links/usage.ts";
+import { createRequestLog } from "./request-log/request-log.ts";
+import { createServiceKeys } from "./service-keys/service-keys.ts";
 import type { VaultKeys } from "./vault/crypto.ts";
+import { createTokens } from "./vault/tokens.ts";
 import type { DispatcherLog } from "./webhooks/dispatcher.ts";
+import { createEvents } from "./webhooks/events.ts";
 import { createWebhooks, type WebhookOptions } from "./webhooks/index.ts";
-import { createOutboxSignal } from "./webhooks/outbox.ts";
+import { createOutbox } from "./webhooks/outbox.ts";
 import type { WebhookSender } from "./webhooks/sender.ts";
 import type { Resolver } from "./webhooks/ssrf.ts";
 
-export interface DomainDeps {
-  store: AppStore;
-  vaultKeys: VaultKeys;
-  money: MoneyRules;
+// The registry of the domain's use cases: every area, wired to one store. Knows nothing of HTTP or of
+// which database is behind the store. A new area adds one line here (and one in collections.ts and in
+// handlers.ts); docs/contributing.md "Adding a resource, end to end" walks through it.
+
+/** The domain's settings: each comes from the configuration schema (config.ts domainSettings), their one home. */
+export interface DomainSettings {
+  /** Production captures wait this long in `pending` before they are `available`; the sandbox settles at once. */
   settlementDelaySeconds: number;
   /** How long request-log records are kept (the console's request log). */
-  requestLogRetentionDays?: number;
-  /** How long a developer-console session lasts from sign-in (default one hour). */
-  consoleSessionTtlSeconds?: number;
-  now?: Now;
-  processor?: Processor;
-  fraud?: FraudScreen;
-  /** Webhook delivery: settings, the HTTP sender and the resolver (defaults send and resolve nothing). */
-  webhooks?: {
-    options?: Partial<WebhookOptions> | undefined;
-    sender?: WebhookSender | undefined;
-    resolve?: Resolver | undefined;
-    random?: (() => number) | undefined;
-    log?: DispatcherLog | undefined;
-  };
-  /** The payout rail cashouts are sent through; default: the simulator. */
-  payoutRail?: PayoutRail;
-  /** The server's public address, for payment links' `url` (a function: known once the server listens). */
-  baseUrl?: () => string;
+  requestLogRetentionDays: number;
+  /** How long a developer-console session lasts from sign-in. */
+  consoleSessionTtlSeconds: number;
   /** Cashout schedule: seconds pending (cancelable) before sending, and in transit before the outcome. */
-  cashoutPendingSeconds?: number;
-  cashoutTransitSeconds?: number;
+  cashoutPendingSeconds: number;
+  cashoutTransitSeconds: number;
   /** How long a hosted payment page's token stays valid. */
-  paymentPageTokenTtlSeconds?: number;
+  paymentPageTokenTtlSeconds: number;
+  webhooks: WebhookOptions;
 }
 
-/** Every use case, wired to one store. Knows nothing of HTTP or of which database is behind the store. */
+export interface DomainDeps {
+  store: AppStore;
+  now: Now;
+  vaultKeys: VaultKeys;
+  money: MoneyRules;
+  settings: DomainSettings;
+  /** The card processor (the shipped one: adapters/processor-simulator.ts). */
+  processor: Processor;
+  /** The payout rail cashouts are sent through (adapters/payout-rail-simulator.ts). */
+  payoutRail: PayoutRail;
+  /** Sends webhook delivery attempts (adapters/webhook-sender.ts) and resolves endpoint host names. */
+  webhookSender: WebhookSender;
+  resolve: Resolver;
+  /** The server's public address, for payment links' `url` (a function: known once the server listens). */
+  baseUrl: () => string;
+  /** Replaces the fraud engine as the screen every charge passes (tests of other rules). */
+  fraudScreen?: FraudScreen | undefined;
+  /** [0, 1), the webhook retries' jitter (tests fix it). */
+  random?: (() => number) | undefined;
+  log?: DispatcherLog | undefined;
+}
+
 export function createDomain(deps: DomainDeps) {
-  const now = deps.now ?? (() => new Date());
-  // Use cases write through a store that wakes the webhook dispatcher after each commit that records an
-  // event (or makes a delivery due); the dispatcher itself uses the plain one.
-  const signal = createOutboxSignal();
-  const store = signal.watch(deps.store);
-  const webhooks = createWebhooks({
-    store: deps.store,
-    watched: store,
-    signal,
-    now,
-    vaultKeys: deps.vaultKeys,
-    ...deps.webhooks,
-  });
+  const { now, settings, money, vaultKeys } = deps;
+  // Every area writes through the outbox's store, which wakes the webhook dispatcher after each commit
+  // that recorded an event (or made a delivery due).
+  const outbox = createOutbox(deps.store);
+  const { store } = outbox;
+
   const merchants = createMerchants(store, now);
+  const balances = createBalances(store, merchants);
   const serviceKeys = createServiceKeys(store, now);
-  const tokens = createTokens(store, deps.vaultKeys, now);
-  const fraud = createFraud({ store, now, tokens, merchants, money: deps.money });
+  const tokens = createTokens(store, vaultKeys, now);
+  const fraud = createFraud({ store, now, tokens, merchants, money });
   const charges = createCharges({
     store,
     now,
     merchants,
     tokens,
-    processor: deps.processor ?? createSimulatorProcessor(),
-    fraud: deps.fraud ?? fraud.screen,
-    money: deps.money,
-    settlementDelaySeconds: deps.settlementDelaySeconds,
+    money,
+    processor: deps.processor,
+    fraud: deps.fraudScreen ?? fraud.screen,
+    settlementDelaySeconds: settings.settlementDelaySeconds,
+    onTransition: (tx, from, charge) => followTransition(tx, now, from, charge),
   });
   const cashouts = createCashouts({
     store,
     now,
     merchants,
-    money: deps.money,
-    vaultKeys: deps.vaultKeys,
-    rail: deps.payoutRail ?? createSimulatorPayoutRail(),
-    pendingSeconds: deps.cashoutPendingSeconds ?? 3600,
-    transitSeconds: deps.cashoutTransitSeconds ?? 86400,
+    money,
+    vaultKeys,
+    rail: deps.payoutRail,
+    pendingSeconds: settings.cashoutPendingSeconds,
+    transitSeconds: settings.cashoutTransitSeconds,
   });
   const paymentLinks = createPaymentLinks({
     store,
@@ -100,35 +108,44 @@ export function createDomain(deps: DomainDeps) {
     merchants,
     tokens,
     charges,
-    money: deps.money,
-    pageTokens: createPageTokens(deps.vaultKeys.fingerprintKey, deps.paymentPageTokenTtlSeconds ?? 3600),
-    baseUrl: deps.baseUrl ?? (() => "http://127.0.0.1:3000"),
+    money,
+    baseUrl: deps.baseUrl,
+    pageTokens: createPageTokens(vaultKeys.fingerprintKey, settings.paymentPageTokenTtlSeconds),
   });
+  const webhooks = createWebhooks({
+    outbox,
+    now,
+    vaultKeys,
+    options: settings.webhooks,
+    sender: deps.webhookSender,
+    resolve: deps.resolve,
+    random: deps.random,
+    log: deps.log,
+  });
+  const consoleSessions = createConsoleSessions({
+    store,
+    now,
+    serviceKeys,
+    ttlSeconds: settings.consoleSessionTtlSeconds,
+  });
+  const requestLog = createRequestLog(store, now, settings.requestLogRetentionDays);
+  const events = createEvents(store);
+  const health = createHealth(store);
+
   return {
     merchants,
+    balances,
+    serviceKeys,
     tokens,
+    fraud,
+    charges,
     cashouts,
     paymentLinks,
-    serviceKeys,
-    consoleSessions: createConsoleSessions({
-      store: deps.store,
-      now,
-      serviceKeys,
-      ttlSeconds: deps.consoleSessionTtlSeconds ?? 3600,
-    }),
-    events: createEvents(store),
-    requestLog: createRequestLog(deps.store),
     webhooks,
-    health: createHealth(store),
-    charges,
-    fraud,
-    balances: {
-      /** A merchant's balance per currency (GET /v1/merchants/{id}/balance). */
-      async get(caller: Caller, merchantId: string) {
-        const merchant = await merchants.get(caller, merchantId);
-        return { merchant, rows: await store.findAll("balances", { merchant_id: merchant.id }, 1000) };
-      },
-    },
+    consoleSessions,
+    requestLog,
+    events,
+    health,
     /** The background jobs' work, one pass; the server runs it every JOBS_INTERVAL_SECONDS. */
     jobs: {
       /** Expires unpaid local payments whose next_action has run out. */
@@ -142,16 +159,13 @@ export function createDomain(deps: DomainDeps) {
       /** Forgets Idempotency-Keys older than their time to live. */
       sweepIdempotency: () => store.deleteMany("idempotency", { expires_at: { $lt: iso(now()) } }),
       /** Deletes request-log records older than the retention period. */
-      sweepRequestLog: () =>
-        store.deleteMany("request_log", {
-          created_at: { $lt: iso(new Date(now().getTime() - (deps.requestLogRetentionDays ?? 30) * 86_400_000)) },
-        }),
+      sweepRequestLog: () => requestLog.sweep(),
       /** Forgets velocity counts that have left every window. */
       sweepFraudCounters: () => fraud.sweepCounters(),
       /** Forgets finished webhook deliveries older than the attempt log's retention. */
       sweepWebhookLog: () => webhooks.sweepLog(),
       /** Deletes console sessions past their end. */
-      sweepConsoleSessions: () => deps.store.deleteMany("console_sessions", { expires_at: { $lt: iso(now()) } }),
+      sweepConsoleSessions: () => consoleSessions.sweep(),
     },
   };
 }

@@ -1,27 +1,61 @@
 import { randomBytes } from "node:crypto";
+import { createSimulatorPayoutRail } from "../adapters/payout-rail-simulator.ts";
+import { createSimulatorProcessor } from "../adapters/processor-simulator.ts";
+import { domainSettings, loadConfig } from "../config.ts";
 import { openSqliteStore } from "../store/sqlite.ts";
-import type { PayoutRail } from "./cashouts/payouts.ts";
-import type { Caller } from "./context.ts";
-import { DomainError } from "./errors.ts";
+import type { PayoutRail } from "./cashouts/payout-rail.ts";
+import type { Processor } from "./charges/processor.ts";
+import { type AppStore, COLLECTIONS, type Docs } from "./collections.ts";
 import type { FraudScreen } from "./fraud/port.ts";
 import { createDomain, type DomainDeps } from "./index.ts";
-import type { Processor } from "./processor.ts";
-import { COLLECTIONS, type Docs } from "./records.ts";
+import type { Caller } from "./kernel/caller.ts";
+import { DomainError } from "./kernel/errors.ts";
 import type { VaultKeys } from "./vault/crypto.ts";
 import { parseVaultKeys } from "./vault/keys.ts";
+import type { WebhookOptions } from "./webhooks/index.ts";
+import type { WebhookSender } from "./webhooks/sender.ts";
+import type { Resolver } from "./webhooks/ssrf.ts";
 
 // For unit tests of the domain: the real domain on an in-memory store, with a clock the test moves.
+// Its settings are the configuration's defaults (config.ts, their one home), except where a test says
+// otherwise; the card processor and payout rail are the shipped simulators.
+
+/** A sender that sends nothing: webhook attempts fail with connection_error unless a test gives its own. */
+export const offlineSender: WebhookSender = {
+  send: async () => ({
+    kind: "error",
+    error: "connection_error",
+    message: "no webhook sender is configured",
+    latencyMs: 0,
+  }),
+};
+
+/** A resolver that resolves nothing, so no test ever asks a DNS server. */
+export const offlineResolver: Resolver = async (hostname) => {
+  throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: "ENOTFOUND" });
+};
+
+const DEFAULTS = domainSettings(loadConfig({ NODE_ENV: "test" }));
 
 export function testDomain(
   options: {
+    /** Default 0 here (production's default is two days): most tests want captured money available at once. */
     settlementDelaySeconds?: number;
     start?: Date;
+    /** A clock shared with other domains on the same store (advance() and at() then move nothing). */
+    now?: () => Date;
     processor?: Processor;
     fraud?: FraudScreen;
     /** Webhook settings, sender and resolver (defaults: nothing is sent and no name resolves). */
-    webhooks?: DomainDeps["webhooks"];
+    webhooks?: {
+      options?: Partial<WebhookOptions>;
+      sender?: WebhookSender;
+      resolve?: Resolver;
+      random?: () => number;
+      log?: DomainDeps["log"];
+    };
     /** A store to share with another domain (two instances on one store); default a fresh in-memory one. */
-    store?: ReturnType<typeof openSqliteStore<Docs>>;
+    store?: AppStore;
     /** Vault keys to share with another domain on the same store. */
     vaultKeys?: VaultKeys;
     payoutRail?: PayoutRail;
@@ -39,16 +73,23 @@ export function testDomain(
   let clock = options.start ?? new Date("2026-11-21T10:00:00Z");
   const domain = createDomain({
     store,
-    now: () => clock,
+    now: options.now ?? (() => clock),
     vaultKeys,
     money: { supportedCurrencies: new Set(["USD", "EUR", "BRL", "MXN", "JPY", "KWD"]), maxAmountMajor: 999_999 },
-    settlementDelaySeconds: options.settlementDelaySeconds ?? 0,
-    processor: options.processor,
-    fraud: options.fraud,
-    webhooks: options.webhooks,
-    payoutRail: options.payoutRail,
-    cashoutPendingSeconds: options.cashoutPendingSeconds,
-    cashoutTransitSeconds: options.cashoutTransitSeconds,
+    settings: {
+      ...DEFAULTS,
+      settlementDelaySeconds: options.settlementDelaySeconds ?? 0,
+      cashoutPendingSeconds: options.cashoutPendingSeconds ?? DEFAULTS.cashoutPendingSeconds,
+      cashoutTransitSeconds: options.cashoutTransitSeconds ?? DEFAULTS.cashoutTransitSeconds,
+      webhooks: { ...DEFAULTS.webhooks, ...options.webhooks?.options },
+    },
+    processor: options.processor ?? createSimulatorProcessor(),
+    payoutRail: options.payoutRail ?? createSimulatorPayoutRail(),
+    webhookSender: options.webhooks?.sender ?? offlineSender,
+    resolve: options.webhooks?.resolve ?? offlineResolver,
+    fraudScreen: options.fraud,
+    random: options.webhooks?.random,
+    log: options.webhooks?.log,
     baseUrl: () => "https://pay.example.com",
   });
   const caller = (livemode = false): Caller => ({
@@ -83,4 +124,14 @@ export async function refusal(promise: Promise<unknown>): Promise<DomainError> {
     throw err;
   }
   throw new Error("expected a refusal");
+}
+
+/** The error a synchronous call threw; fails when it returned. */
+export function thrownBy(fn: () => unknown): Error {
+  try {
+    fn();
+  } catch (err) {
+    return err as Error;
+  }
+  throw new Error("expected a throw");
 }

@@ -1,10 +1,11 @@
 import express, { type Express, type Request, type RequestHandler } from "express";
 import * as OpenApiValidator from "express-openapi-validator";
 import type { Logger } from "pino";
-import type { Config } from "../config.ts";
-import type { Now } from "../domain/context.ts";
+import { type Config, rateLimitSettings } from "../config.ts";
+import type { AppStore } from "../domain/collections.ts";
+import { createHandlers } from "../domain/handlers.ts";
 import type { Domain } from "../domain/index.ts";
-import type { AppStore } from "../domain/records.ts";
+import type { Now } from "../domain/kernel/caller.ts";
 import { authenticate, scopeCheck } from "./auth.ts";
 import { consoleApi, consoleCookie, consoleRefusals, sessionRoutes } from "./console.ts";
 import {
@@ -16,12 +17,13 @@ import {
 } from "./contract.ts";
 import { errorMiddleware, notFoundMiddleware } from "./errors.ts";
 import { noBody, securityHeaders, strictIntegers } from "./guards.ts";
-import { createHandlers, type Handlers, toExpress } from "./handlers.ts";
+import { toExpress } from "./handlers.ts";
 import { idempotency } from "./idempotency.ts";
 import { observability, type RequestLogWriter, requestLogWriter } from "./observability.ts";
 import { mountPages } from "./pages.ts";
-import { paymentLinkEnvironment, payPages, sameOriginOnly } from "./pay-page.ts";
-import { type RateLimits, rateLimits } from "./rate-limits.ts";
+import { payPages } from "./pay-page.ts";
+import { publicGuards } from "./public-operations.ts";
+import { type RateLimitStore, type RateLimits, rateLimits } from "./rate-limits.ts";
 
 export interface AppDeps {
   config: Pick<
@@ -43,7 +45,8 @@ export interface AppDeps {
     | "CONSOLE_SESSION_TTL_SECONDS"
   >;
   domain: Domain;
-  store: AppStore;
+  /** The domain's collections and the rate limiters' own (server.ts openStore opens both). */
+  store: AppStore & RateLimitStore;
   logger: Logger;
   now?: Now;
   /**
@@ -56,16 +59,6 @@ export interface AppDeps {
   limits?: RateLimits;
   /** The server's public address (default BASE_URL); startServer's is known once it listens. */
   publicUrl?: () => string;
-}
-
-/**
- * The guards of public operations (`security: []`), which take no key: each must tell the idempotency
- * middleware the environment of the object it acts on, and defend itself as its exposure requires.
- */
-function publicGuards(domain: Domain, publicUrl: () => string): Partial<Record<OperationId, RequestHandler[]>> {
-  return {
-    payPaymentLink: [sameOriginOnly(publicUrl), paymentLinkEnvironment(domain)],
-  };
 }
 
 /**
@@ -113,7 +106,7 @@ export function homePage(operations: readonly { operationId: string; path: strin
  * lookup away. Registering each operation as an Express route instead had the router test, on every
  * request, the pattern of each route before the right one (dozens), and the validator's app.param
  * hooks copy each path parameter once more: together about a tenth of a GET's CPU in the profiles of
- * the bench (README "Benchmark"), for an answer the validator already has. Each chain runs as Express would run the route's
+ * the bench (docs/contributing.md "Benchmark"), for an answer the validator already has. Each chain runs as Express would run the route's
  * handlers: next() moves on, next(err) and a rejected promise go to the error middleware.
  */
 function dispatch(chains: ReadonlyMap<string, RequestHandler[]>): RequestHandler {
@@ -144,7 +137,7 @@ export function createApp(deps: AppDeps): Express {
   const now = deps.now ?? (() => new Date());
   const doc = loadContract();
   const operations = contractOperations();
-  const handlers: Handlers = createHandlers(domain, {
+  const handlers = createHandlers(domain, {
     afterCommit: crashAfterCommits(config.TEST_CRASH_AFTER_COMMITS),
   });
 
@@ -165,20 +158,7 @@ export function createApp(deps: AppDeps): Express {
   app.set("trust proxy", config.TRUST_PROXY);
 
   const requestLog = config.REQUEST_LOG ? (deps.requestLog ?? requestLogWriter({ store, logger })) : null;
-  const limits =
-    deps.limits ??
-    rateLimits({
-      store,
-      now,
-      logger,
-      settings: {
-        livePerSecond: config.RATE_LIMIT_LIVE_PER_SECOND,
-        testPerSecond: config.RATE_LIMIT_TEST_PER_SECOND,
-        anonymousPerMinute: config.RATE_LIMIT_ANONYMOUS_PER_MINUTE,
-        paymentLinkPerMinute: config.RATE_LIMIT_PAYMENT_LINK_PER_MINUTE,
-        paymentAddressPerMinute: config.RATE_LIMIT_PAYMENT_ADDRESS_PER_MINUTE,
-      },
-    });
+  const limits = deps.limits ?? rateLimits({ store, now, logger, settings: rateLimitSettings(config) });
   const quietPaths = new Set(operations.filter((op) => HEALTH_OPERATIONS.has(op.operationId)).map((op) => op.path));
   app.use(observability({ logger, now, requestLog, quietPaths }));
   app.use(securityHeaders());

@@ -1,8 +1,8 @@
 import type { NextFunction, Request, Response } from "express";
 import type { Logger } from "pino";
-import type { Caller } from "../domain/context.ts";
-import { DomainError } from "../domain/errors.ts";
-import type { ServiceKeys } from "../domain/service-keys.ts";
+import type { Caller } from "../domain/kernel/caller.ts";
+import { DomainError } from "../domain/kernel/errors.ts";
+import type { ServiceKeys } from "../domain/service-keys/service-keys.ts";
 
 // Service keys (spec/common/auth.tsp). Authentication runs first, before rate limits and validation, so
 // every later step knows the caller: `authenticate` turns `Authorization: Bearer <secret>` into

@@ -1,13 +1,14 @@
 import type { NextFunction, Request, Response } from "express";
 import type { Logger } from "pino";
-import { type ConsoleSessions, csrfTokenFor } from "../domain/console-sessions.ts";
-import type { Caller } from "../domain/context.ts";
-import { DomainError } from "../domain/errors.ts";
-import type { ServiceKeyDoc } from "../domain/records.ts";
+import { type ConsoleSessions, csrfTokenFor } from "../domain/console-sessions/console-sessions.ts";
+import type { Caller } from "../domain/kernel/caller.ts";
+import { DomainError } from "../domain/kernel/errors.ts";
+import type { ServiceKeyDoc } from "../domain/service-keys/records.ts";
 import { sendProblem } from "./errors.ts";
+import { crossSiteRefusal } from "./page-security.ts";
 import { problem } from "./problems.ts";
 
-// The developer console's way into the API (README "Console and API reference").
+// The developer console's way into the API (docs/console.md "Console and API reference").
 //
 // The console is a client of the public API: its pages call the same /v1 operations as any
 // integration, through `/console/api/v1/...`. A request there carries the session cookie and a CSRF
@@ -65,27 +66,6 @@ function readCookie(req: Request, name: string): string | undefined {
     if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
   }
   return undefined;
-}
-
-/** The origins a console request may come from: this server's public one, and the one it was sent to. */
-function allowedOrigins(req: Request, publicUrl: string): Set<string> {
-  const origins = new Set<string>([new URL(publicUrl).origin]);
-  const host = req.get("host");
-  if (host) origins.add(`${req.protocol}://${host}`);
-  return origins;
-}
-
-const SAFE_METHODS = new Set(["GET", "HEAD"]);
-
-/** Why a request may not act for a console session (layer 2 above), or null when it may. */
-export function crossSiteRefusal(req: Request, publicUrl: string): string | null {
-  const site = req.get("sec-fetch-site");
-  if (site !== undefined && site !== "same-origin") return `Sec-Fetch-Site is ${site}, not same-origin`;
-  if (SAFE_METHODS.has(req.method)) return null;
-  const origin = req.get("origin");
-  if (origin === undefined) return "no Origin header on a request that can change something";
-  if (!allowedOrigins(req, publicUrl).has(origin)) return `Origin ${origin} is not this server's`;
-  return null;
 }
 
 /** The API's view of a key, as the Bearer path builds it (./auth.ts). */
@@ -165,7 +145,7 @@ export function consoleApi(deps: ConsoleHttpDeps) {
       res.locals.consoleRefusal = refusal;
       next();
     };
-    const crossSite = crossSiteRefusal(req, publicUrlOf(res));
+    const crossSite = crossSiteRefusal(req, publicUrlOf(res), { requireOrigin: true });
     if (crossSite) {
       return refused(crossSite, {
         code: "forbidden",
@@ -206,7 +186,7 @@ export function sessionRoutes(deps: ConsoleHttpDeps) {
   return async (req: Request, res: Response, next: NextFunction) => {
     if (req.path !== SESSION_PATH) return next();
     try {
-      const crossSite = crossSiteRefusal(req, publicUrlOf(res));
+      const crossSite = crossSiteRefusal(req, publicUrlOf(res), { requireOrigin: true });
       if (crossSite) {
         res.locals.authFailure = `console: ${crossSite}`;
         return refuse(res, "forbidden", "Cross-site request refused: sign in from the console's own page.");

@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response } from "express";
 import type { Logger } from "pino";
-import { DomainError, type ErrorCode, type FieldIssue } from "../domain/errors.ts";
-import { displayUrl, maskCardNumbers } from "../domain/mask.ts";
+import { DomainError, type ErrorCode, type FieldIssue } from "../domain/kernel/errors.ts";
+import { displayUrl, maskCardNumbers } from "../domain/kernel/mask.ts";
 import { UNAUTHORIZED_DETAIL } from "./auth.ts";
 import { type ProblemBody, problem, problemTypeUri } from "./problems.ts";
 

@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from "express";
-import { DomainError } from "../domain/errors.ts";
+import { DomainError } from "../domain/kernel/errors.ts";
 
 // Small per-request guards that the contract implies but express-openapi-validator does not enforce.
 

@@ -3,14 +3,15 @@ import type { AddressInfo } from "node:net";
 import express, { type NextFunction, type Request, type Response } from "express";
 import { pino } from "pino";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
-import { commit } from "../domain/commit.ts";
-import type { Caller } from "../domain/context.ts";
-import { newId } from "../domain/ids.ts";
-import { type AppStore, COLLECTIONS, type Docs, type MerchantDoc } from "../domain/records.ts";
-import { createdAt } from "../domain/time.ts";
+import { type AppStore, COLLECTIONS, type Docs } from "../domain/collections.ts";
+import type { Caller } from "../domain/kernel/caller.ts";
+import { commit, type IdempotencyScope } from "../domain/kernel/commit.ts";
+import { newId } from "../domain/kernel/ids.ts";
+import { createdAt } from "../domain/kernel/time.ts";
+import type { MerchantDoc } from "../domain/merchants/records.ts";
 import { openSqliteStore } from "../store/sqlite.ts";
 import { errorMiddleware } from "./errors.ts";
-import { type IdempotencyScope, idempotency, recordId } from "./idempotency.ts";
+import { idempotency, recordId } from "./idempotency.ts";
 
 // The idempotency middleware against the in-memory store, over real HTTP on loopback. The use case here
 // is a minimal one that inserts a merchant through commit(), as every real use case does; `crash`

@@ -1,12 +1,12 @@
 import { createHash } from "node:crypto";
 import type { NextFunction, Request, Response } from "express";
 import type { Logger } from "pino";
-import type { OutcomeRecorder } from "../domain/commit.ts";
-import type { Caller, Now } from "../domain/context.ts";
-import { DomainError } from "../domain/errors.ts";
-import type { AppStore, IdempotencyDoc } from "../domain/records.ts";
-import { iso } from "../domain/time.ts";
-import { DuplicateKeyError } from "../store/port.ts";
+import type { AppStore } from "../domain/collections.ts";
+import type { Caller, Now } from "../domain/kernel/caller.ts";
+import type { IdempotencyDoc, IdempotencyScope } from "../domain/kernel/commit.ts";
+import { DomainError } from "../domain/kernel/errors.ts";
+import { iso } from "../domain/kernel/time.ts";
+import { afterCommit, DuplicateKeyError } from "../store/port.ts";
 
 // Idempotency-Key on every POST (the contract's rules: spec/main.tsp). The record lives in the store, so
 // it holds across instances, and it goes through three moments:
@@ -14,7 +14,7 @@ import { DuplicateKeyError } from "../store/port.ts";
 // 1. Claim. The first request inserts an in-flight record naming itself as owner (the insert is the
 //    lock). Later requests with the same key replay the finished answer byte for byte, get 409 while the
 //    owner is alive, or 422 when they carry a different request.
-// 2. Outcome, with the change. The use case makes its writes through domain/commit.ts, which calls this
+// 2. Outcome, with the change. The use case makes its writes through domain/kernel/commit.ts, which calls this
 //    request's recorder inside that same store transaction: the record becomes `done` with the answer
 //    (atomic phases). The write is conditional on still owning the key, so of a slow first request and a
 //    retry that took its key over, at most one can commit.
@@ -27,18 +27,6 @@ import { DuplicateKeyError } from "../store/port.ts";
 // never stored: the record keeps only the id of the object, and a retry gets 409
 // `idempotency_replay_unavailable` naming it. Keys themselves are stored only as SHA-256 digests.
 // Request-validation failures never reach this middleware, as in Stripe.
-
-/** The answer a handler gives, as the recorder stores it. */
-export interface StoredReply {
-  status: number;
-  body: unknown;
-}
-
-/** What the handler layer gets for a request that carries an Idempotency-Key. */
-export interface IdempotencyScope {
-  /** A recorder that stores `toReply(result)` as this request's answer inside the use case's transaction. */
-  recorder(toReply: (result: unknown) => StoredReply): OutcomeRecorder;
-}
 
 export interface IdempotencyOptions {
   store: AppStore;
@@ -206,7 +194,11 @@ export function idempotency(options: IdempotencyOptions, operation: { sensitive:
     const owned = id;
     const stillOwned = { state: "in_flight", owner } as const;
 
-    /** Set once a use case's transaction has written the outcome: nothing is left to store afterwards. */
+    /**
+     * Set once a use case's transaction that wrote the outcome has committed: nothing is left to store
+     * afterwards. Not before: MongoDB may roll a run back and run it again (and that run may end in a
+     * refusal, whose answer res.send must then store).
+     */
     let recordedWithChange = false;
     const scope: IdempotencyScope = {
       recorder: (toReply) => ({
@@ -226,7 +218,9 @@ export function idempotency(options: IdempotencyOptions, operation: { sensitive:
               "Another request with this Idempotency-Key took it over; this one was not applied.",
             );
           }
-          recordedWithChange = true;
+          afterCommit(tx, () => {
+            recordedWithChange = true;
+          });
         },
       }),
     };
@@ -240,7 +234,7 @@ export function idempotency(options: IdempotencyOptions, operation: { sensitive:
       if (recordedWithChange && status < 500) return send(body);
       const text = typeof body === "string" ? body : Buffer.isBuffer(body) ? body.toString("utf8") : String(body ?? "");
       if (status < 500 && status >= 200 && status < 300) {
-        // A success whose change was not committed through domain/commit.ts: stored, but not crash-safe.
+        // A success whose change was not committed through domain/kernel/commit.ts: stored, but not crash-safe.
         logger.error({ path: req.path, status }, "idempotent answer stored after its change, not with it");
       }
       let settle: Promise<unknown>;

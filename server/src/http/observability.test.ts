@@ -1,6 +1,7 @@
 import { pino } from "pino";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { type AppStore, COLLECTIONS, type Docs, type RequestLogDoc } from "../domain/records.ts";
+import { type AppStore, COLLECTIONS, type Docs } from "../domain/collections.ts";
+import type { RequestLogDoc } from "../domain/request-log/records.ts";
 import { openSqliteStore } from "../store/sqlite.ts";
 import { requestLogWriter } from "./observability.ts";
 

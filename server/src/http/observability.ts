@@ -1,10 +1,11 @@
 import type { NextFunction, Request, Response } from "express";
 import type { Logger } from "pino";
-import type { Caller, Now } from "../domain/context.ts";
-import { newId } from "../domain/ids.ts";
-import { displayUrl } from "../domain/mask.ts";
-import type { AppStore, RequestLogDoc } from "../domain/records.ts";
-import { createdAt } from "../domain/time.ts";
+import type { AppStore } from "../domain/collections.ts";
+import type { Caller, Now } from "../domain/kernel/caller.ts";
+import { newId } from "../domain/kernel/ids.ts";
+import { displayUrl } from "../domain/kernel/mask.ts";
+import { createdAt } from "../domain/kernel/time.ts";
+import type { RequestLogDoc } from "../domain/request-log/records.ts";
 
 /** How long a request-log record may wait in memory before it is written. */
 export const REQUEST_LOG_FLUSH_MS = 200;

@@ -2,11 +2,12 @@ import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import express, { type Express, type Request, type Response } from "express";
-import type { ErrorCode } from "../domain/errors.ts";
+import type { ErrorCode } from "../domain/kernel/errors.ts";
 import { loadContract } from "./contract.ts";
+import { CSP_BASE, escapeHtml, pageHeaders } from "./page-security.ts";
 import { ERROR_REFERENCE_PATH, PROBLEM_TYPES } from "./problems.ts";
 
-// The pages people open (README "Console and API reference"): the developer console at /console,
+// The pages people open (docs/console.md "Console and API reference"): the developer console at /console,
 // the API reference at /docs (Redoc, bundled locally, rendering the very document this server
 // validates against, served at /docs/openapi.json) and the error reference at /docs/errors, which
 // every problem's `type` points into. They are not API operations, so they sit outside the contract
@@ -25,13 +26,11 @@ export function findPagesDir(): string | null {
   return candidates.find((dir) => existsSync(join(dir, "console", "index.html"))) ?? null;
 }
 
-const COMMON = ["default-src 'none'", "base-uri 'none'", "frame-ancestors 'none'"];
-
 /** Content-Security-Policy of each page. */
 export const CSP = {
   /** The console: its own script and stylesheet, calls to its own origin, no inline code or style. */
   console: [
-    ...COMMON,
+    ...CSP_BASE,
     "script-src 'self'",
     "style-src 'self'",
     "img-src 'self'",
@@ -44,7 +43,7 @@ export const CSP = {
    * search index runs in a worker it starts from a blob.
    */
   docs: [
-    ...COMMON,
+    ...CSP_BASE,
     "script-src 'self'",
     "style-src 'self' 'unsafe-inline'",
     "img-src 'self' data:",
@@ -54,19 +53,8 @@ export const CSP = {
     "form-action 'none'",
   ].join("; "),
   /** The error reference: static HTML and one stylesheet. */
-  errors: [...COMMON, "style-src 'self'", "img-src 'self'", "form-action 'none'"].join("; "),
+  errors: [...CSP_BASE, "style-src 'self'", "img-src 'self'", "form-action 'none'"].join("; "),
 };
-
-function pageHeaders(res: Response, csp: string): void {
-  res.setHeader("Content-Security-Policy", csp);
-  res.setHeader("X-Frame-Options", "DENY");
-  res.setHeader("Referrer-Policy", "no-referrer");
-  res.setHeader("Cross-Origin-Opener-Policy", "same-origin");
-  res.setHeader("Cross-Origin-Resource-Policy", "same-origin");
-}
-
-const escapeHtml = (s: string) =>
-  s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c] ?? c);
 
 /** `code` spans in the table's prose become <code>. */
 const prose = (s: string) => escapeHtml(s).replace(/`([^`]+)`/g, "<code>$1</code>");

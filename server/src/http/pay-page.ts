@@ -2,14 +2,14 @@ import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { OPERATIONS } from "@payments/contract/operations";
-import { type NextFunction, type Request, type Response, Router } from "express";
-import { DomainError } from "../domain/errors.ts";
+import { type Request, type Response, Router } from "express";
 import type { Domain } from "../domain/index.ts";
-import { currencyExponent } from "../domain/money.ts";
-import type { LinkState } from "../domain/payment-links/index.ts";
-import type { PaymentLinkDoc } from "../domain/records.ts";
-import { PUBLIC_LIVEMODE } from "./idempotency.ts";
+import { DomainError } from "../domain/kernel/errors.ts";
+import { currencyExponent } from "../domain/kernel/money.ts";
+import type { PaymentLinkDoc } from "../domain/payment-links/records.ts";
+import type { LinkState } from "../domain/payment-links/state.ts";
+import { CSP_BASE, escapeHtml, pageHeaders } from "./page-security.ts";
+import { payPath } from "./public-operations.ts";
 
 // The hosted payment page (PaymentLink.url in spec/resources/payment-links.tsp): GET /pay/{id} serves a page rendered with the link's data, which
 // pays through the public operation payPaymentLink (spec/resources/payment-links.tsp). No key ever
@@ -18,16 +18,14 @@ import { PUBLIC_LIVEMODE } from "./idempotency.ts";
 // templates, sends them with a strict Content-Security-Policy (nothing but this server's own scripts,
 // styles and images; no inline script or style), and guards the public operation against cross-site use.
 
-/** Nothing from another host, no inline script or style, no framing, no form posts, no <base>. */
+/** Nothing from another host, no inline script or style, no form posts. */
 export const PAGE_CSP = [
-  "default-src 'none'",
+  ...CSP_BASE,
   "script-src 'self'",
   "style-src 'self'",
   "img-src 'self'",
   "connect-src 'self'",
   "form-action 'none'",
-  "base-uri 'none'",
-  "frame-ancestors 'none'",
 ].join("; ");
 
 const ASSET_TYPES: Record<string, string> = {
@@ -58,13 +56,6 @@ export function loadPageAssets(): PageAssets {
     notice: read("notice.html"),
     files: new Map(Object.entries(ASSET_TYPES).map(([name, type]) => [name, { type, body: read(name) }])),
   };
-}
-
-export function escapeHtml(text: string): string {
-  return text.replace(
-    /[&<>"']/g,
-    (ch) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[ch] as string,
-  );
 }
 
 /**
@@ -123,20 +114,9 @@ export function localeOf(req: Request): string {
   return "en";
 }
 
-/** The public pay operation's path for a link (from the contract, so it is written in one place). */
-function payPathOf(linkId: string): string {
-  const op = OPERATIONS.find((o) => o.operationId === "payPaymentLink");
-  if (!op) throw new Error("the contract has no payPaymentLink operation");
-  return op.path.replace("{id}", encodeURIComponent(linkId));
-}
-
-/** Headers of every page: the CSP, and no referrer, framing or powerful features. */
-function pageHeaders(res: Response): void {
-  res.setHeader("Content-Security-Policy", PAGE_CSP);
-  res.setHeader("Referrer-Policy", "no-referrer");
-  res.setHeader("X-Frame-Options", "DENY");
-  res.setHeader("Cross-Origin-Opener-Policy", "same-origin");
-  res.setHeader("Permissions-Policy", "camera=(), microphone=(), geolocation=(), payment=()");
+/** A page's headers (page-security.ts) with this page's CSP; the answer is HTML. */
+function payPageHeaders(res: Response): void {
+  pageHeaders(res, PAGE_CSP);
   res.type("html");
 }
 
@@ -179,11 +159,11 @@ export function payPages(deps: { domain: Domain; assets?: PageAssets }): Router 
       view = await deps.domain.paymentLinks.page(String(req.params.id));
     } catch (err) {
       if (!(err instanceof DomainError && err.code === "not_found")) return next(err);
-      pageHeaders(res);
+      payPageHeaders(res);
       return res.status(404).send(notice(locale, "not_found", null, ""));
     }
     const { link, merchantName, state, pageToken } = view;
-    pageHeaders(res);
+    payPageHeaders(res);
     if (state !== "open" || pageToken === null) {
       return res.status(410).send(notice(locale, state === "open" ? "inactive" : state, link, merchantName));
     }
@@ -195,7 +175,7 @@ export function payPages(deps: { domain: Domain; assets?: PageAssets }): Router 
       description: link.description,
       amount: formatAmount(link.amount, link.currency, locale),
       page_token: pageToken,
-      pay_path: payPathOf(link.id),
+      pay_path: payPath.of(link.id),
     };
     const flags: Record<string, boolean> = { test: !link.livemode, choice: offered.size > 1 };
     for (const method of METHODS) {
@@ -229,39 +209,4 @@ export function payPages(deps: { domain: Domain; assets?: PageAssets }): Router 
   }
 
   return router;
-}
-
-const forbidden = (message: string) => new DomainError("forbidden", message);
-
-/**
- * The public pay operation's guard against cross-site posting: a browser tells where a request comes
- * from (`Sec-Fetch-Site`, and `Origin` on every POST), and only the server's own pages may pay. Requests
- * without either header (not from a browser: curl, a server) still need the page token that only the
- * page carries (domain/payment-links/page-token.ts). Nothing answers CORS preflights, so another site's
- * script cannot even send the JSON body this operation takes.
- */
-export function sameOriginOnly(publicUrl: () => string) {
-  return (req: Request, _res: Response, next: NextFunction) => {
-    const site = req.get("Sec-Fetch-Site");
-    if (site !== undefined && site !== "same-origin") {
-      return next(forbidden(`Payments are taken only from this server's own payment page (Sec-Fetch-Site: ${site}).`));
-    }
-    const origin = req.get("Origin");
-    if (origin !== undefined && origin !== new URL(publicUrl()).origin) {
-      return next(forbidden("Payments are taken only from this server's own payment page (cross-origin request)."));
-    }
-    next();
-  };
-}
-
-/** Tells the idempotency middleware the environment of the link a public payment is for (it has no caller). */
-export function paymentLinkEnvironment(domain: Domain) {
-  return async (req: Request, res: Response, next: NextFunction) => {
-    try {
-      res.locals[PUBLIC_LIVEMODE] = (await domain.paymentLinks.livemodeOf(String(req.params.id))) ?? false;
-      next();
-    } catch (err) {
-      next(err);
-    }
-  };
 }

@@ -1,4 +1,4 @@
-import type { ErrorCode } from "../domain/errors.ts";
+import type { ErrorCode } from "../domain/kernel/errors.ts";
 
 // The one table from error code (ErrorCode, spec/common/problems.tsp) to HTTP status, title and
 // meaning. Every problem the API sends is built here, so `type`, `title` and `status` can never disagree,

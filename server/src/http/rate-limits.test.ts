@@ -1,25 +1,24 @@
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
-import { type AppStore, COLLECTIONS, type Docs } from "../domain/records.ts";
 import { openSqliteStore } from "../store/sqlite.ts";
-import { rateLimits, SharedCounters } from "./rate-limits.ts";
+import { type RateLimitStore, rateLimitCollections, rateLimits, SharedCounters } from "./rate-limits.ts";
 
 // The rate-limit counts are shared through the store (429 rate_limited in spec/common/problems.tsp): two
 // server instances on one database must see each other's requests within a sync, and finished windows
 // are swept.
 
 const silent = pino({ level: "silent" });
-const stores: AppStore[] = [];
+const stores: RateLimitStore[] = [];
 afterEach(async () => {
   for (const s of stores.splice(0)) await s.close();
 });
-function open(): AppStore {
-  const store = openSqliteStore<Docs>({ path: ":memory:", collections: COLLECTIONS });
+function open(): RateLimitStore {
+  const store = openSqliteStore({ path: ":memory:", collections: rateLimitCollections });
   stores.push(store);
   return store;
 }
 
-function counters(store: AppStore, now: () => Date) {
+function counters(store: RateLimitStore, now: () => Date) {
   const c = new SharedCounters({ store, now, logger: silent, name: "key", syncMs: 60_000 });
   // The options express-rate-limit hands its store: only the window matters here.
   c.init({ windowMs: 1000 } as Parameters<SharedCounters["init"]>[0]);
@@ -75,28 +74,5 @@ describe("SharedCounters", () => {
     expect(await limits.sweep()).toBe(0); // its window and the next are not over
     clock = new Date("2026-11-22T10:00:02.001Z");
     expect(await limits.sweep()).toBe(1);
-  });
-});
-
-describe("retention", () => {
-  it("deletes request-log records older than the retention period (30 days by default)", async () => {
-    const { testDomain } = await import("../domain/testing.ts");
-    const ctx = testDomain({ start: new Date("2026-11-22T10:00:00Z") });
-    const row = (id: string, at: string) => ({
-      id,
-      livemode: false,
-      created_at: at,
-      request_id: id,
-      method: "GET",
-      path: "/v1/merchants",
-      status: 200,
-      latency_ms: 1,
-      key_prefix: "key_test_abcd",
-    });
-    await ctx.store.insert("request_log", row("req_old", "2026-10-23T09:59:59.000000Z")); // 30 days and a second
-    await ctx.store.insert("request_log", row("req_new", "2026-10-23T10:00:01.000000Z"));
-    expect(await ctx.domain.jobs.sweepRequestLog()).toBe(1);
-    expect((await ctx.store.findAll("request_log", {})).map((r) => r.id)).toEqual(["req_new"]);
-    await ctx.store.close();
   });
 });

@@ -1,13 +1,13 @@
-import { OPERATIONS } from "@payments/contract/operations";
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import { type Options, rateLimit, type Store } from "express-rate-limit";
 import type { Logger } from "pino";
-import type { Caller, Now } from "../domain/context.ts";
-import type { AppStore } from "../domain/records.ts";
-import { iso } from "../domain/time.ts";
-import { DuplicateKeyError } from "../store/port.ts";
+import type { Caller, Now } from "../domain/kernel/caller.ts";
+import { collection } from "../domain/kernel/records.ts";
+import { iso } from "../domain/kernel/time.ts";
+import { type BaseDoc, DuplicateKeyError, type Store as StorePort } from "../store/port.ts";
 import { sendProblem } from "./errors.ts";
 import { problem } from "./problems.ts";
+import { payPath } from "./public-operations.ts";
 
 // Rate limits (the contract's 429 `rate_limited`, spec/common/problems.tsp): per service key, and per
 // client address for requests without a valid key (so guessing keys or flooding unknown routes is
@@ -31,7 +31,9 @@ export class SharedCounters implements Store {
   private timer: NodeJS.Timeout | null = null;
   private syncing: Promise<void> = Promise.resolve();
 
-  constructor(private readonly deps: { store: AppStore; now: Now; logger: Logger; name: string; syncMs?: number }) {
+  constructor(
+    private readonly deps: { store: RateLimitStore; now: Now; logger: Logger; name: string; syncMs?: number },
+  ) {
     this.prefix = `${deps.name}:`;
   }
 
@@ -147,6 +149,25 @@ interface Entry {
   writing: number;
 }
 
+/**
+ * One window's shared count for one rate-limited client (a key or an address), id
+ * `<limiter>:<client>:<window number>`; swept once expired (server/src/http/rate-limits.ts).
+ */
+export interface RateLimitDoc extends BaseDoc {
+  hits: number;
+  expires_at: string;
+}
+
+/**
+ * The shared counts' collection: the HTTP layer's own, opened beside the domain's (server.ts openStore).
+ */
+export const rateLimitCollections = {
+  rate_limits: collection<RateLimitDoc>([{ fields: ["expires_at"] }]),
+};
+
+/** What the limiters need of the store: their own collection. */
+export type RateLimitStore = StorePort<{ rate_limits: RateLimitDoc }>;
+
 export interface RateLimitSettings {
   /** Requests per second per production key. */
   livePerSecond: number;
@@ -175,22 +196,8 @@ export interface RateLimits {
 
 const callerOf = (res: Response) => res.locals.caller as Caller | undefined;
 
-/**
- * The public pay operation's path (payPaymentLink in the contract) as a pattern whose group 1 is the link
- * id. Taken from the generated operation table so the path is written in one place, the spec.
- */
-function paymentLinkPayPath(): RegExp {
-  const op = OPERATIONS.find((o) => o.operationId === "payPaymentLink");
-  if (!op) throw new Error("the contract has no payPaymentLink operation");
-  const pattern = op.path
-    .split(/\{id\}/)
-    .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
-    .join("([^/]+)");
-  return new RegExp(`^${pattern}$`);
-}
-
 export function rateLimits(deps: {
-  store: AppStore;
+  store: RateLimitStore;
   now: Now;
   logger: Logger;
   settings: RateLimitSettings;
@@ -200,7 +207,6 @@ export function rateLimits(deps: {
   const addressCounts = new SharedCounters({ store, now, logger, name: "address" });
   const linkPayCounts = new SharedCounters({ store, now, logger, name: "link_pay" });
   const addressPayCounts = new SharedCounters({ store, now, logger, name: "address_pay" });
-  const payPath = paymentLinkPayPath();
 
   const refuse = (detail: string) => (_req: Request, res: Response, _next: NextFunction) =>
     sendProblem(res, problem("rate_limited", detail, { requestId: String(res.locals.requestId ?? "") }));
@@ -229,7 +235,7 @@ export function rateLimits(deps: {
   // keyless by design. The console's sign-in is counted (each attempt presents a key, like an API request).
   const notAnonymous = (req: Request, res: Response) =>
     callerOf(res) !== undefined ||
-    payPath.test(req.path) ||
+    payPath.linkOf(req.path) !== null ||
     !(req.path.startsWith("/v1/") || (req.method === "POST" && req.path === "/console/session"));
 
   const anonymousLimiter = rateLimit({
@@ -254,7 +260,7 @@ export function rateLimits(deps: {
   // The public pay operation (payPaymentLink): per link, so nobody can hammer one merchant's link, and per
   // client address, so one client cannot test cards across many links. Counted before the body is read,
   // whatever the request turns out to be, key or no key.
-  const isPay = (req: Request) => payPath.test(req.path);
+  const isPay = (req: Request) => payPath.linkOf(req.path) !== null;
   const paymentLinkLimit = rateLimit({
     windowMs: 60_000,
     limit: settings.paymentLinkPerMinute,
@@ -263,7 +269,7 @@ export function rateLimits(deps: {
     skip: (req) => !isPay(req),
     // Only a well-formed link id gets a count of its own, so made-up paths cannot fill the store with counters.
     keyGenerator: (req) => {
-      const id = payPath.exec(req.path)?.[1] ?? "";
+      const id = payPath.linkOf(req.path) ?? "";
       return /^plink_[0-9A-Za-z]{24}$/.test(id) ? id : "malformed";
     },
     handler: refuse(

@@ -8,6 +8,7 @@ import {
   DuplicateKeyError,
   type Store,
   type StoreOps,
+  type StoreReadiness,
   type Where,
 } from "./port.ts";
 
@@ -22,6 +23,8 @@ export interface AccountDoc extends BaseDoc {
   meta: Record<string, string>;
   /** Absent until the account closes: the "missing field" case (nullable too, so conditions may use null). */
   closed_at?: string | null;
+  /** A number that may be missing or null: what an increment finds there. */
+  limit?: number | null;
 }
 
 export interface EntryDoc extends BaseDoc {
@@ -80,9 +83,9 @@ function deferred(): { promise: Promise<void>; resolve: () => void } {
 /** Generous for MongoDB, where concurrent transactions on one document retry on write conflicts. */
 const CONCURRENCY_TIMEOUT = 60_000;
 
-export function describeStoreConformance(name: string, open: () => Promise<Store<TestDocs>>): void {
+export function describeStoreConformance(name: string, open: () => Promise<Store<TestDocs> & StoreReadiness>): void {
   describe(`store conformance: ${name}`, () => {
-    let store: Store<TestDocs>;
+    let store: Store<TestDocs> & StoreReadiness;
 
     beforeAll(async () => {
       store = await open();
@@ -682,6 +685,215 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
         if (leaked === undefined) throw new Error("fn did not run");
         await expect(leaked.insert("entries", entry("e_late"))).rejects.toThrow(/already finished/);
         expect(await store.get("entries", "e_late")).toBeNull();
+      });
+    });
+
+    describe("how a transaction ends", () => {
+      beforeEach(async () => {
+        await store.insert("accounts", account("acc_1", { balance: 1000 }));
+      });
+
+      it("runs operations fn did not await inside the transaction, before it commits", async () => {
+        await store.transaction(async (tx) => {
+          await tx.insert("entries", entry("e_1", { created_at: at(1) }));
+          // Forgotten awaits: the second waits for the first on MongoDB, past fn's return.
+          void tx.insert("entries", entry("e_2", { created_at: at(2) }));
+          void tx.update("accounts", "acc_1", { inc: { balance: -1 } });
+        });
+        expect(ids(await store.findAll("entries", {}))).toEqual(["e_2", "e_1"]);
+        expect((await store.get("accounts", "acc_1"))?.balance).toBe(999);
+      });
+
+      it("rolls back the operations fn did not await when fn fails", async () => {
+        const failure = new Error("card declined");
+        const attempt = store.transaction(async (tx) => {
+          void tx.insert("entries", entry("e_1"));
+          void tx.update("accounts", "acc_1", { inc: { balance: -1 } });
+          throw failure;
+        });
+        await expect(attempt).rejects.toBe(failure);
+        expect(await store.findAll("entries", {})).toEqual([]);
+        expect((await store.get("accounts", "acc_1"))?.balance).toBe(1000);
+      });
+
+      it("fails and rolls back when an operation fn did not await fails", async () => {
+        const attempt = store.transaction(async (tx) => {
+          await tx.insert("entries", entry("e_1"));
+          void tx.insert("accounts", account("acc_1"));
+          return "returned normally";
+        });
+        await expect(attempt).rejects.toBeInstanceOf(DuplicateKeyError);
+        expect(await store.findAll("entries", {})).toEqual([]);
+      });
+
+      it("after a failed operation refuses every further one, and rolls back even if fn caught the failure", async () => {
+        let refusal: unknown;
+        const attempt = store.transaction(async (tx) => {
+          await tx.insert("entries", entry("e_1"));
+          await tx.insert("accounts", account("acc_1")).catch(() => {});
+          refusal = await tx.insert("entries", entry("e_2")).then(
+            () => "accepted",
+            (error: unknown) => error,
+          );
+          return "carried on";
+        });
+        await expect(attempt).rejects.toBeInstanceOf(DuplicateKeyError);
+        expect(refusal).toBeInstanceOf(Error);
+        expect(String(refusal)).toMatch(/an earlier operation in it failed/);
+        expect(await store.findAll("entries", {})).toEqual([]);
+        expect(await store.get("accounts", "acc_1")).toStrictEqual(account("acc_1", { balance: 1000 }));
+      });
+
+      it("rejects with fn's own error when fn turned the failure into one", async () => {
+        const own = new Error("that account already exists");
+        const attempt = store.transaction(async (tx) => {
+          await tx.insert("entries", entry("e_1"));
+          try {
+            await tx.insert("accounts", account("acc_1"));
+          } catch {
+            throw own;
+          }
+        });
+        await expect(attempt).rejects.toBe(own);
+        expect(await store.findAll("entries", {})).toEqual([]);
+      });
+
+      it("calls afterCommit callbacks once the commit is done, and never for a rollback", async () => {
+        const events: string[] = [];
+        const done = store
+          .transaction(async (tx) => {
+            await tx.insert("entries", entry("e_1"));
+            tx.afterCommit(() => events.push("after commit"));
+            events.push("fn returned");
+            return "result";
+          })
+          .then((result) => {
+            events.push(`resolved with ${result}`);
+          });
+        await done;
+        expect(events).toEqual(["fn returned", "after commit", "resolved with result"]);
+
+        const rolledBack: string[] = [];
+        await expect(
+          store.transaction(async (tx) => {
+            tx.afterCommit(() => rolledBack.push("after commit"));
+            throw new Error("rolled back");
+          }),
+        ).rejects.toThrow("rolled back");
+        await expect(
+          store.transaction(async (tx) => {
+            tx.afterCommit(() => rolledBack.push("after commit"));
+            await tx.insert("accounts", account("acc_1"));
+          }),
+        ).rejects.toBeInstanceOf(DuplicateKeyError);
+        expect(rolledBack).toEqual([]);
+      });
+
+      it("refuses afterCommit once the run is over; a throwing callback leaves the commit in place and says so", async () => {
+        let leaked: Parameters<Parameters<typeof store.transaction>[0]>[0] | undefined;
+        await store.transaction(async (tx) => {
+          leaked = tx;
+        });
+        expect(() => leaked?.afterCommit(() => {})).toThrow(/already finished/);
+
+        const attempt = store.transaction(async (tx) => {
+          await tx.insert("entries", entry("e_1"));
+          tx.afterCommit(() => {
+            throw new Error("callback bug");
+          });
+        });
+        await expect(attempt).rejects.toThrow("the transaction committed, but an afterCommit callback failed");
+        expect(ids(await store.findAll("entries", {}))).toEqual(["e_1"]);
+      });
+    });
+
+    describe("what every adapter refuses alike", () => {
+      const loose = () => store as unknown as Store<Record<string, BaseDoc>>;
+
+      beforeEach(async () => {
+        await store.insert("accounts", account("acc_1", { balance: 10, limit: null }));
+      });
+
+      it("an increment of a null or non-numeric field; a missing field counts as 0", async () => {
+        const inc = (field: string) => loose().update("accounts", "acc_1", { inc: { [field]: 5 } } as never);
+        await expect(inc("limit")).rejects.toThrow(TypeError);
+        await expect(inc("owner")).rejects.toThrow(TypeError);
+        await expect(inc("meta")).rejects.toThrow(TypeError);
+        expect(await store.get("accounts", "acc_1")).toStrictEqual(account("acc_1", { balance: 10, limit: null }));
+        await store.insert("accounts", account("acc_2"));
+        const started = (await loose().update("accounts", "acc_2", {
+          inc: { limit: 5 },
+        } as never)) as AccountDoc | null;
+        expect(started?.limit).toBe(5);
+      });
+
+      it("changing the type of a system field, or incrementing one", async () => {
+        const update = (changes: object) => loose().update("accounts", "acc_1", changes as never);
+        await expect(update({ set: { livemode: "yes" } })).rejects.toThrow(TypeError);
+        await expect(update({ set: { created_at: 5 } })).rejects.toThrow(TypeError);
+        await expect(update({ set: { livemode: null } })).rejects.toThrow(TypeError);
+        await expect(update({ inc: { created_at: 1 } })).rejects.toThrow(TypeError);
+        await expect(update({ inc: { livemode: 1 } })).rejects.toThrow(TypeError);
+        expect(await store.get("accounts", "acc_1")).toStrictEqual(account("acc_1", { balance: 10, limit: null }));
+      });
+
+      it("_id and __proto__ as field names, anywhere", async () => {
+        const refused = [
+          loose().insert("accounts", { ...account("acc_9"), _id: "other" } as BaseDoc),
+          loose().insert("accounts", JSON.parse(JSON.stringify(account("acc_9")).replace("{", '{"__proto__":{},'))),
+          loose().findAll("accounts", { _id: "acc_1" } as Where<BaseDoc>),
+          loose().update("accounts", "acc_1", { set: { _id: "other" } } as never),
+          loose().update("accounts", "acc_1", { set: JSON.parse('{"__proto__": {"balance": 1}}') }),
+          loose().findAll("accounts", {}, 10, { by: "_id" as "id", direction: "asc" }),
+        ];
+        for (const attempt of refused) await expect(attempt).rejects.toThrow(TypeError);
+        expect(ids(await store.findAll("accounts", {}))).toEqual(["acc_1"]);
+        expect(await store.get("accounts", "acc_1")).toStrictEqual(account("acc_1", { balance: 10, limit: null }));
+      });
+
+      it("operator names that are only members of every object ({constructor: …})", async () => {
+        for (const operator of ["constructor", "toString", "hasOwnProperty", "__proto__", "valueOf"]) {
+          const where = JSON.parse(`{"status": {"${operator}": "open"}}`) as Where<BaseDoc>;
+          await expect(loose().findAll("accounts", where)).rejects.toThrow(TypeError);
+        }
+      });
+
+      it("keys BSON or MongoDB's updates refuse (a NUL character, a leading $, a dot), in inserts and updates", async () => {
+        for (const key of ["a\u0000b", "$where", "a.b"]) {
+          const meta = { [key]: "x" };
+          await expect(store.insert("accounts", account("acc_9", { meta }))).rejects.toThrow(TypeError);
+          await expect(store.update("accounts", "acc_1", { set: { meta } })).rejects.toThrow(TypeError);
+          const nested = { outer: { [key]: "x" } } as unknown as Record<string, string>;
+          await expect(store.update("accounts", "acc_1", { set: { meta: nested } })).rejects.toThrow(TypeError);
+        }
+        expect(await store.get("accounts", "acc_9")).toBeNull();
+        expect(await store.get("accounts", "acc_1")).toStrictEqual(account("acc_1", { balance: 10, limit: null }));
+      });
+
+      it("values JSON and BSON would give back differently (a Date, NaN, Infinity, undefined in a list)", async () => {
+        const values: unknown[] = [
+          new Date(),
+          Number.NaN,
+          Number.POSITIVE_INFINITY,
+          ["a", undefined],
+          Buffer.from("x"),
+        ];
+        for (const value of values) {
+          await expect(loose().insert("entries", { ...entry("e_9"), extra: value } as BaseDoc)).rejects.toThrow(
+            TypeError,
+          );
+          await expect(loose().update("accounts", "acc_1", { set: { nickname: value } } as never)).rejects.toThrow(
+            TypeError,
+          );
+        }
+        expect(await store.get("entries", "e_9")).toBeNull();
+        expect(await store.get("accounts", "acc_1")).toStrictEqual(account("acc_1", { balance: 10, limit: null }));
+      });
+    });
+
+    describe("readiness", () => {
+      it("answers on a store that takes writes", async () => {
+        await expect(store.ready(5_000)).resolves.toBeUndefined();
       });
     });
 

@@ -107,16 +107,43 @@ export interface StoreOps<Docs extends Record<string, BaseDoc>> {
   deleteMany<C extends keyof Docs & string>(collection: C, where: Where<Docs[C]>): Promise<number>;
 }
 
-export interface Store<Docs extends Record<string, BaseDoc>> extends StoreOps<Docs> {
+/** The operations of one run of a transaction's fn. */
+export interface TxOps<Docs extends Record<string, BaseDoc>> extends StoreOps<Docs> {
+  /**
+   * Calls `callback` once this run of fn has committed, before transaction() resolves; never when it
+   * rolls back, and never for a run that MongoDB discards and runs again. For what the caller may only
+   * believe after the commit (an idempotency outcome recorded with the change). The callback must be
+   * synchronous and should not throw: if it does, transaction() rejects although the commit happened.
+   */
+  afterCommit(callback: () => void): void;
+}
+
+/**
+ * TxOps.afterCommit for code that holds a transaction's tx typed as StoreOps. Throws a TypeError for
+ * anything but the tx of a running transaction.
+ */
+export function afterCommit(tx: object, callback: () => void): void {
+  const hook = (tx as Partial<TxOps<Record<string, BaseDoc>>>).afterCommit;
+  if (typeof hook !== "function") throw new TypeError("afterCommit needs the tx of a running transaction");
+  hook(callback);
+}
+
+export interface Store<Docs extends Record<string, BaseDoc>> extends StoreOps<Docs>, StoreReadiness {
   readonly kind: "sqlite" | "mongodb";
   /**
    * Runs fn in one transaction: all of its writes happen or none do, and no other transaction sees
    * them half-done. fn must only touch the store through `tx` and may be run more than once (MongoDB
-   * retries transient transaction errors), so it must not have outside side effects. An error from a tx
-   * operation (DuplicateKeyError included) must propagate out of fn: MongoDB has already aborted the
-   * transaction on the server, so fn cannot carry on after catching it.
+   * retries transient transaction errors), so it must not have outside side effects; what must happen
+   * only after the commit goes to tx.afterCommit.
+   *
+   * Both adapters end a run alike: operations fn started but did not await are waited for before the
+   * commit (they run inside the transaction, never after it), and once a tx operation has failed
+   * (DuplicateKeyError included) every further one is refused and the transaction rolls back, even if
+   * fn catches the error and returns: MongoDB has already aborted the transaction on the server at that
+   * point. transaction() then rejects with the failed operation's error (or with fn's own, when fn
+   * threw something else).
    */
-  transaction<T>(fn: (tx: StoreOps<Docs>) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (tx: TxOps<Docs>) => Promise<T>): Promise<T>;
   /**
    * Called after data was erased (a token's key material): leaves no older copy of it in the store's own
    * files where the engine allows. SQLite (secure_delete on, so freed space is zeroed) checkpoints its
@@ -128,8 +155,22 @@ export interface Store<Docs extends Record<string, BaseDoc>> extends StoreOps<Do
   close(): Promise<void>;
 }
 
+/** Readiness: whether the store can take this instance's writes now. */
+export interface StoreReadiness {
+  /**
+   * Resolves when the store shows within `timeoutMs` that it takes writes; rejects otherwise. MongoDB:
+   * one write acknowledged by a majority of the replica set (a set that lost its majority still
+   * answers reads, and would hang writes). SQLite: a read on the connection (its one writer is this
+   * process, so a read proves the file answers).
+   */
+  ready(timeoutMs: number): Promise<void>;
+}
+
 /**
  * Per-collection indexes: each entry is a list of top-level fields; `unique` ones reject duplicates.
+ * A non-unique index also serves findAll's order by its last field after equality conditions on the
+ * fields before it (the queues: due deliveries, pending events); the MongoDB adapter appends `_id` to
+ * it, the tiebreak of every order, so no such query sorts in memory.
  * Keep unique fields present and non-null: MongoDB counts a missing or null value as a value, SQLite does not.
  */
 export interface IndexSpec {

@@ -10,17 +10,18 @@ import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import {
-  assertActive,
   assertCollection,
   assertDoc,
   assertLimit,
   assertOrder,
   assertPage,
+  assertSystemFields,
   collectionNames,
+  incrementBase,
   Mutex,
   normalizeChanges,
   type Term,
-  type TxScope,
+  TxRun,
   terms,
   txGuard,
 } from "./common.ts";
@@ -35,6 +36,8 @@ import {
   type Scalar,
   type Store,
   type StoreOps,
+  type StoreReadiness,
+  type TxOps,
   type Where,
 } from "./port.ts";
 
@@ -143,7 +146,7 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
    * turns it off in production, where it costs every promise a hook.
    */
   guard?: boolean;
-}): Store<Docs> & SqliteDiagnostics {
+}): Store<Docs> & StoreReadiness & SqliteDiagnostics {
   const names = collectionNames(options.collections);
   const memory = options.path === ":memory:";
   if (!memory) ownerOnly(options.path);
@@ -255,13 +258,9 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
     const doc = parse(raw) as unknown as Record<string, unknown>;
     if (set.length === 0 && inc.length === 0) return doc as unknown as BaseDoc;
     for (const [field, value] of set) doc[field] = value;
-    for (const [field, by] of inc) {
-      const current = doc[field] ?? 0;
-      if (typeof current !== "number") throw new TypeError(`cannot increment non-numeric field ${field} of ${id}`);
-      doc[field] = current + by;
-    }
+    for (const [field, by] of inc) doc[field] = incrementBase(id, field, doc[field]) + by;
     const updated = doc as unknown as BaseDoc;
-    assertDoc(updated);
+    assertSystemFields(updated);
     const json = JSON.stringify(updated);
     try {
       statement(`UPDATE "${collection}" SET livemode = ?, created_at = ?, doc = ? WHERE id = ?`).run(
@@ -392,8 +391,9 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
   const begin = statement("BEGIN IMMEDIATE");
   const commit = statement("COMMIT");
   const rollback = statement("ROLLBACK");
+  const probe = statement("SELECT 1");
 
-  const store: Store<Loose> & SqliteDiagnostics = {
+  const store: Store<Loose> & StoreReadiness & SqliteDiagnostics = {
     kind: "sqlite",
     ...asyncOps(outside),
 
@@ -405,24 +405,33 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
     async transaction(fn) {
       guard.assertOutside();
       await mutex.acquire();
-      const scope: TxScope = { active: true };
-      // The lock is ours until the finally below, so tx operations run directly.
-      const tx = asyncOps(async (op) => {
-        assertActive(scope);
-        return op();
-      });
+      const run = new TxRun();
+      // The lock is ours until the finally below, so tx operations run directly (and synchronously:
+      // an operation fn does not await has still run before fn's next line).
+      const tx: TxOps<Loose> = {
+        ...asyncOps((op) => run.track(op)),
+        afterCommit: (callback) => run.afterCommit(callback),
+      };
+      let result: Awaited<ReturnType<typeof fn>>;
       try {
         begin.run();
-        const result = await guard.run(scope, () => fn(tx));
+        result = await guard.run(run, () => run.settle(() => fn(tx)));
         commit.run();
-        return result;
       } catch (error) {
         if (db.inTransaction) rollback.run();
         throw error;
       } finally {
-        scope.active = false;
+        run.active = false;
         mutex.release();
       }
+      run.committed();
+      return result;
+    },
+
+    async ready() {
+      // Through the lock like any operation: a transaction that holds the connection for long makes
+      // readiness wait (and the caller's bound answer), as it makes every request wait.
+      await outside(() => probe.get());
     },
 
     async scrub() {
@@ -442,5 +451,5 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
     },
   };
   // The operations only depend on each collection's documents being BaseDocs, which Docs guarantees.
-  return store as unknown as Store<Docs> & SqliteDiagnostics;
+  return store as unknown as Store<Docs> & StoreReadiness & SqliteDiagnostics;
 }

@@ -1,10 +1,11 @@
 import { describe, expect, it } from "vitest";
-import type { Caller } from "../context.ts";
+import { createSimulatorPayoutRail } from "../../adapters/payout-rail-simulator.ts";
+import type { Caller } from "../kernel/caller.ts";
 import { refusal, testDomain } from "../testing.ts";
 import type { DestinationInput } from "./destinations.ts";
-import { createSimulatorPayoutRail, type PayoutOutcome, type PayoutRail, type PayoutRequest } from "./payouts.ts";
+import type { PayoutOutcome, PayoutRail, PayoutRequest } from "./payout-rail.ts";
 
-// The money rules of cashouts (domain/cashouts/index.ts), each guarded here: the debit and its cashout
+// The money rules of cashouts (domain/cashouts/cashouts.ts), each guarded here: the debit and its cashout
 // are one transaction and never overdraw, also with 100 at once; cancel and failure return the funds
 // exactly once; paid moves nothing; the payout job claims before it sends, so a cancel and a send can
 // never both win; the destination is stored sealed.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DomainError } from "../errors.ts";
+import { DomainError } from "../kernel/errors.ts";
 import {
   abaRoutingValid,
   accountOf,

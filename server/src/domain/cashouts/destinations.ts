@@ -1,8 +1,8 @@
 import { getPixKeyInfo } from "@brazilian-utils/brazilian-utils";
 import { clabe as clabeCheck } from "clabe-validator";
 import { electronicFormatIBAN, ValidationErrorsIBAN, validateIBAN } from "ibantools";
-import { invalid } from "../errors.ts";
-import type { DestinationType, DestinationView, PixKeyType } from "../records.ts";
+import { invalid } from "../kernel/errors.ts";
+import type { DestinationType, DestinationView, PixKeyType } from "./records.ts";
 
 // Cashout destinations (spec/resources/cashouts.tsp, CashoutDestinationInput): each kind is checked by
 // its own rules, with maintained libraries where one fits: IBANs with `ibantools` (check digits and

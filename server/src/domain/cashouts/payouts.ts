@@ -1,74 +1,121 @@
-import { createHash } from "node:crypto";
-import type { CashoutFailureCode } from "../records.ts";
-import { accountOf, type Destination } from "./destinations.ts";
+import type { Caller } from "../kernel/caller.ts";
+import { commit } from "../kernel/commit.ts";
+import { sandboxOnly } from "../kernel/environment.ts";
+import { DomainError } from "../kernel/errors.ts";
+import { recordEvent } from "../kernel/events.ts";
+import { iso } from "../kernel/time.ts";
+import type { CashoutContext } from "./context.ts";
+import { FAILURE_MESSAGES } from "./payout-rail.ts";
+import type { CashoutDoc, CashoutFailureCode } from "./records.ts";
+import { eventFields, refusal } from "./state.ts";
 
-// The payout port stands for the banks and payment schemes that move a cashout's money (Cashout in spec/resources/cashouts.tsp), as
-// the Processor port stands for the acquirer. The shipped adapter is a deterministic simulator: no
-// money leaves this server. In production too, until a real payout adapter exists.
+// A cashout's way out: the payout job sends pending cashouts to the payout rail (an outside call, never
+// inside a store transaction) once their pending time is over, and later records what became of them;
+// in the sandbox, sandboxPayCashout and sandboxFailCashout (spec/resources/cashouts.tsp) do it at once.
 
-export interface PayoutRequest {
-  cashoutId: string;
-  livemode: boolean;
-  amount: number;
-  currency: string;
-  destination: Destination;
-}
+export function payouts(ctx: CashoutContext) {
+  const { store, now, rail, later, payoutRequest, transition, failIn } = ctx;
 
-export type PayoutOutcome =
-  | { status: "in_transit" }
-  | { status: "paid" }
-  | { status: "failed"; failureCode: CashoutFailureCode; failureMessage: string };
-
-export interface PayoutRail {
   /**
-   * Hands a payout to the rail. Idempotent per cashout id: sending the same cashout again (after a crash
-   * between the store's claim and this call) returns the same reference and moves no more money.
+   * Claims a pending cashout for sending (pending → in_transit, conditionally: of a cancel and a send, or
+   * of two instances' jobs, exactly one wins) and hands it to the rail. Returns null when it was no longer
+   * pending. A crash between the claim and the rail leaves it in_transit without a reference; settle()
+   * sends it again, which the rail's idempotency makes safe.
    */
-  send(request: PayoutRequest): Promise<{ reference: string }>;
-  /** What became of a payout sent earlier. */
-  outcome(request: PayoutRequest & { reference: string }): Promise<PayoutOutcome>;
-}
+  async function send(cashout: CashoutDoc): Promise<CashoutDoc | null> {
+    const claimed = await store.update(
+      "cashouts",
+      cashout.id,
+      { set: { status: "in_transit", next_step_at: later(ctx.transitSeconds), updated_at: iso(now()) } },
+      { status: "pending" },
+    );
+    if (!claimed) return null;
+    const { reference } = await rail.send(payoutRequest(claimed));
+    return (
+      (await store.update("cashouts", claimed.id, { set: { payout_ref: reference } }, { payout_ref: null })) ?? claimed
+    );
+  }
 
-/** Why each failure code happens, in words a merchant may see. */
-export const FAILURE_MESSAGES: Record<CashoutFailureCode, string> = {
-  account_closed: "The destination account is closed.",
-  no_account: "No account matches the destination.",
-  declined: "The destination's bank declined the transfer.",
-  could_not_process: "The transfer could not be processed.",
-};
+  /** Asks the rail what became of an in_transit cashout and records it: paid, failed (funds back), or later. */
+  async function settle(cashout: CashoutDoc, caller: Caller | null): Promise<CashoutDoc> {
+    const request = payoutRequest(cashout);
+    let reference = cashout.payout_ref;
+    if (reference === null) {
+      reference = (await rail.send(request)).reference;
+      await store.update("cashouts", cashout.id, { set: { payout_ref: reference } }, { payout_ref: null });
+    }
+    const outcome = await rail.outcome({ ...request, reference });
+    if (outcome.status === "failed") return failIn(caller, cashout, outcome.failureCode, outcome.failureMessage);
+    if (outcome.status === "paid") {
+      return commit(store, caller, async (tx) => {
+        const paid = await transition(tx, cashout, "paid", { next_step_at: null }, "process");
+        await recordEvent(tx, now, paid.livemode, "cashout.paid", eventFields(paid));
+        return paid;
+      });
+    }
+    // Still on its way: ask again after another transit period.
+    return commit(store, caller, async (tx) => {
+      const pushed = await tx.update(
+        "cashouts",
+        cashout.id,
+        { set: { next_step_at: later(ctx.transitSeconds) } },
+        { status: "in_transit" },
+      );
+      return pushed ?? cashout;
+    });
+  }
 
-/**
- * The simulator's magic destinations (README, "Magic destinations"): each always fails with its code,
- * in the sandbox and in production alike. Every one passes its kind's validation, so it gets as far as a
- * real account would. Any other destination is paid.
- */
-export const FAILING_DESTINATIONS: Readonly<Record<string, CashoutFailureCode>> = {
-  "iban:DE41370400440000000001": "account_closed",
-  "iban:DE14370400440000000002": "no_account",
-  "us_bank_account:000111111113": "account_closed",
-  "us_bank_account:000111111116": "no_account",
-  "pix:account.closed@example.com": "account_closed",
-  "pix:no.account@example.com": "no_account",
-  "clabe:002010000000000014": "account_closed",
-  "clabe:002010000000000027": "no_account",
-};
-
-/** The failure the simulator gives a destination, or undefined when it pays it. */
-export function simulatedFailure(destination: Destination): CashoutFailureCode | undefined {
-  return FAILING_DESTINATIONS[`${destination.type}:${accountOf(destination)}`];
-}
-
-/** A deterministic simulator: the outcome depends only on the destination, never on chance or memory. */
-export function createSimulatorPayoutRail(): PayoutRail {
   return {
-    async send(request) {
-      const digest = createHash("sha256").update(request.cashoutId).digest("hex").slice(0, 16);
-      return { reference: `sim_po_${digest}` };
+    /** Sandbox: the destination's bank processes the cashout now (paid, or failed for a magic destination). */
+    async sandboxPay(caller: Caller, id: string): Promise<CashoutDoc> {
+      sandboxOnly(caller.livemode, "cashout", id);
+      let cashout = await ctx.load(caller.livemode, id);
+      if (cashout.status === "pending") {
+        const sent = await send(cashout);
+        if (!sent) throw refusal((await store.get("cashouts", id)) ?? cashout, "process");
+        cashout = sent;
+      }
+      if (cashout.status !== "in_transit") throw refusal(cashout, "process");
+      return settle(cashout, caller);
     },
-    async outcome(request) {
-      const failureCode = simulatedFailure(request.destination);
-      if (failureCode === undefined) return { status: "paid" };
-      return { status: "failed", failureCode, failureMessage: FAILURE_MESSAGES[failureCode] };
+
+    /** Sandbox: the destination's bank refuses the cashout now; its amount returns to `available`. */
+    async sandboxFail(caller: Caller, id: string, code: CashoutFailureCode = "could_not_process"): Promise<CashoutDoc> {
+      sandboxOnly(caller.livemode, "cashout", id);
+      const cashout = await ctx.load(caller.livemode, id);
+      if (cashout.status !== "pending" && cashout.status !== "in_transit") throw refusal(cashout, "process");
+      return failIn(caller, cashout, code, FAILURE_MESSAGES[code]);
+    },
+
+    /**
+     * The payout job, one pass: sends the pending cashouts whose time has come, then records the outcome
+     * of the in_transit ones due for it. Safe on several instances at once (every step is conditional).
+     * Returns how many cashouts it moved.
+     */
+    async advance(limit = 500): Promise<number> {
+      const due = { $lte: iso(now()) };
+      let moved = 0;
+      // One cashout's failure (the rail unreachable) must not hold up the others: the pass goes on, and
+      // reports the first failure at its end (the job logs it; the cashout is retried next pass).
+      let failure: unknown;
+      for (const cashout of await store.findAll("cashouts", { status: "pending", next_step_at: due }, limit)) {
+        try {
+          if (await send(cashout)) moved++;
+        } catch (err) {
+          failure ??= err;
+        }
+      }
+      for (const cashout of await store.findAll("cashouts", { status: "in_transit", next_step_at: due }, limit)) {
+        try {
+          const after = await settle(cashout, null);
+          if (after.status !== "in_transit") moved++;
+        } catch (err) {
+          // Settled by another instance (or the sandbox helpers) meanwhile: nothing to do.
+          if (!(err instanceof DomainError && err.code === "invalid_state_transition")) failure ??= err;
+        }
+      }
+      if (failure !== undefined) throw failure;
+      return moved;
     },
   };
 }

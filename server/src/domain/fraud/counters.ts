@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
 import { DuplicateKeyError } from "../../store/port.ts";
-import type { AppStore, AppTx, FraudCounterDoc } from "../records.ts";
-import { createdAt, iso } from "../time.ts";
+import type { AppStore, AppTx } from "../collections.ts";
+import { createdAt, iso } from "../kernel/time.ts";
+import type { FraudCounterDoc } from "./records.ts";
 import { LIMITS, type WindowCounts } from "./rules.ts";
 
 // Velocity counters (velocity_card, velocity_ip, card_testing) live in the store, so several

@@ -1,19 +1,22 @@
 import { DuplicateKeyError, type Page, type PageResult } from "../../store/port.ts";
-import { commit } from "../commit.ts";
-import type { Caller, Now } from "../context.ts";
-import { DomainError, invalid, notFound } from "../errors.ts";
-import { recordEvent } from "../events.ts";
-import { newId } from "../ids.ts";
-import type { Merchants } from "../merchants.ts";
-import { assertMoney, type MoneyRules } from "../money.ts";
-import type { AppStore, AppTx, ChargeDoc, FraudEvaluationDoc } from "../records.ts";
-import { createdAt } from "../time.ts";
-import type { Tokens } from "../tokens.ts";
+import type { ChargeDoc } from "../charges/records.ts";
+import type { AppStore, AppTx } from "../collections.ts";
+import type { Caller, Now } from "../kernel/caller.ts";
+import { commit } from "../kernel/commit.ts";
+import { inEnvironment } from "../kernel/environment.ts";
+import { DomainError, invalid } from "../kernel/errors.ts";
+import { recordEvent } from "../kernel/events.ts";
+import { newId } from "../kernel/ids.ts";
+import { assertMoney, type MoneyRules } from "../kernel/money.ts";
+import { createdAt } from "../kernel/time.ts";
+import type { Merchants } from "../merchants/merchants.ts";
+import type { Tokens } from "../vault/tokens.ts";
 import type { Counters } from "./counters.ts";
 import { evaluate } from "./engine.ts";
 import type { FactGatherer, Observed } from "./facts.ts";
-import { isIpAddress } from "./ip.ts";
+import { assertIp } from "./ip.ts";
 import type { ChargeAssessment, ChargeAttempt, FraudScreen } from "./port.ts";
+import type { FraudEvaluationDoc } from "./records.ts";
 import type { Decision } from "./rules.ts";
 import type { FraudSettingsService } from "./settings.ts";
 
@@ -29,11 +32,6 @@ export interface FraudEvaluationCreate {
   currency?: string | undefined;
   card?: { token?: string; bin?: string; fingerprint?: string; country?: string } | undefined;
   customer?: { email?: string; ip?: string; country?: string; ip_country?: string } | undefined;
-}
-
-/** The customer's IP address must be an address (spec: Customer.ip): 400 naming the field otherwise. */
-export function assertIp(ip: string | undefined, param: string): void {
-  if (ip !== undefined && !isIpAddress(ip)) throw invalid(param, "must be an IPv4 or IPv6 address");
 }
 
 /** The `fraud.evaluated` payload: exactly FraudEvaluatedEvent's fields (recordEvent adds the envelope). */
@@ -157,9 +155,7 @@ export function createFraudEvaluations(deps: FraudEvaluationsDeps) {
   }
 
   async function load(livemode: boolean, id: string): Promise<FraudEvaluationDoc> {
-    const evaluation = await deps.store.get("fraud_evaluations", id);
-    if (!evaluation || evaluation.livemode !== livemode) throw notFound("fraud evaluation", id);
-    return evaluation;
+    return inEnvironment(await deps.store.get("fraud_evaluations", id), livemode, "fraud evaluation", id);
   }
 
   const screen: FraudScreen = {
@@ -230,8 +226,13 @@ export function createFraudEvaluations(deps: FraudEvaluationsDeps) {
           (field) => input[field] !== undefined,
         );
         if (extra) throw invalid(extra, "send either tx_id alone or the facts of a transaction, not both");
-        const charge = await deps.store.get("charges", input.tx_id);
-        if (!charge || charge.livemode !== caller.livemode) throw notFound("charge", input.tx_id, "tx_id");
+        const charge = inEnvironment(
+          await deps.store.get("charges", input.tx_id),
+          caller.livemode,
+          "charge",
+          input.tx_id,
+          "tx_id",
+        );
         observed = await observedCharge(charge);
         ids = { txId: charge.id, source: "transaction" };
       } else {

@@ -1,10 +1,11 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { BaseDoc, Order, Where } from "../../store/port.ts";
 import { openSqliteStore } from "../../store/sqlite.ts";
-import { type AppStore, COLLECTIONS, type Docs, type FraudListItemDoc } from "../records.ts";
+import { type AppStore, COLLECTIONS, type Docs } from "../collections.ts";
 import { createCounters } from "./counters.ts";
 import { createFactGatherer } from "./facts.ts";
 import { matchKey } from "./lists.ts";
+import type { FraudListItemDoc } from "./records.ts";
 
 // How the facts are read from the store: every list a transaction is on comes from one lookup that
 // seeks the transaction's keys in the (livemode, match_key) index, whatever the size of the lists, and

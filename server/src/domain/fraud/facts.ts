@@ -1,8 +1,9 @@
-import { currencyExponent } from "../money.ts";
-import type { AppStore, FraudListItemDoc } from "../records.ts";
+import type { AppStore } from "../collections.ts";
+import { currencyExponent } from "../kernel/money.ts";
 import type { Counters } from "./counters.ts";
 import { networksOf, parseNetwork } from "./ip.ts";
 import { domainAndParents, emailParts, matchKey } from "./lists.ts";
+import type { FraudListItemDoc } from "./records.ts";
 import type { Facts, ListKind, ListMatch, WindowCounts } from "./rules.ts";
 import { smallAmountLimit } from "./rules.ts";
 import { ELEVATED_RISK_TEST_CARD, SANDBOX_CARD_COUNTRIES, SANDBOX_IP_COUNTRIES, SANDBOX_LISTS } from "./sandbox.ts";

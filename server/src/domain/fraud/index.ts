@@ -1,8 +1,8 @@
-import type { Now } from "../context.ts";
-import type { Merchants } from "../merchants.ts";
-import type { MoneyRules } from "../money.ts";
-import type { AppStore } from "../records.ts";
-import type { Tokens } from "../tokens.ts";
+import type { AppStore } from "../collections.ts";
+import type { Now } from "../kernel/caller.ts";
+import type { MoneyRules } from "../kernel/money.ts";
+import type { Merchants } from "../merchants/merchants.ts";
+import type { Tokens } from "../vault/tokens.ts";
 import { createCounters } from "./counters.ts";
 import { createFraudEvaluations } from "./evaluations.ts";
 import { createFactGatherer } from "./facts.ts";

@@ -1,5 +1,6 @@
 import { isIP } from "node:net";
 import ipaddr from "ipaddr.js";
+import { invalid } from "../kernel/errors.ts";
 
 // IP addresses and CIDR ranges for the `ip_address` value lists (spec: FraudListKind.ip_address).
 // Node's net.isIP validates the address text strictly (no "127.1" or hex forms); the maintained
@@ -83,4 +84,9 @@ export function networksOf(address: string): string[] {
 /** Whether the address is inside the range (both as accepted by parseNetwork). */
 export function inNetwork(address: string, cidr: string): boolean {
   return networksOf(address).includes(parseNetwork(cidr)?.cidr ?? "");
+}
+
+/** The customer's IP address must be an address (spec: Customer.ip): 400 naming the field otherwise. */
+export function assertIp(ip: string | undefined, param: string): void {
+  if (ip !== undefined && !isIpAddress(ip)) throw invalid(param, "must be an IPv4 or IPv6 address");
 }

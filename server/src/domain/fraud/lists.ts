@@ -1,11 +1,13 @@
 import { DuplicateKeyError, type Page, type PageResult } from "../../store/port.ts";
-import { commit } from "../commit.ts";
-import type { Caller, Now } from "../context.ts";
-import { DomainError, invalid, notFound } from "../errors.ts";
-import { newId } from "../ids.ts";
-import type { AppStore, FraudListDoc, FraudListItemDoc } from "../records.ts";
-import { createdAt } from "../time.ts";
+import type { AppStore } from "../collections.ts";
+import type { Caller, Now } from "../kernel/caller.ts";
+import { commit } from "../kernel/commit.ts";
+import { inEnvironment } from "../kernel/environment.ts";
+import { DomainError, invalid, notFound } from "../kernel/errors.ts";
+import { newId } from "../kernel/ids.ts";
+import { createdAt } from "../kernel/time.ts";
 import { parseNetwork } from "./ip.ts";
+import type { FraudListDoc, FraudListItemDoc } from "./records.ts";
 import type { ListAction, ListKind } from "./rules.ts";
 
 // Value lists (spec: FraudList, FraudListItem; /v1/fraud/lists, /v1/fraud/list_items). Each item is
@@ -81,9 +83,7 @@ export interface FraudListCreate {
 
 export function createFraudLists(store: AppStore, now: Now) {
   async function load(livemode: boolean, id: string, param = "id"): Promise<FraudListDoc> {
-    const list = await store.get("fraud_lists", id);
-    if (!list || list.livemode !== livemode) throw notFound("fraud list", id, param);
-    return list;
+    return inEnvironment(await store.get("fraud_lists", id), livemode, "fraud list", id, param);
   }
 
   return {
@@ -175,8 +175,7 @@ export function createFraudLists(store: AppStore, now: Now) {
     },
 
     async deleteItem(caller: Caller, id: string): Promise<FraudListItemDoc> {
-      const item = await store.get("fraud_list_items", id);
-      if (!item || item.livemode !== caller.livemode) throw notFound("fraud list item", id);
+      const item = inEnvironment(await store.get("fraud_list_items", id), caller.livemode, "fraud list item", id);
       const deleted = await store.transaction(async (tx) => {
         if (!(await tx.delete("fraud_list_items", id))) return false;
         await tx.update("fraud_lists", item.list_id, { inc: { item_count: -1 } });

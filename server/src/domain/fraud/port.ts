@@ -1,4 +1,5 @@
-import type { AppTx, ChargeDoc } from "../records.ts";
+import type { ChargeDoc } from "../charges/records.ts";
+import type { AppTx } from "../collections.ts";
 import type { Decision } from "./rules.ts";
 
 // The fraud-screening port charges depend on (spec: POST /v1/charges evaluates every charge before

@@ -1,10 +1,12 @@
 import { randomBytes } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
+import { createSimulatorProcessor } from "../../adapters/processor-simulator.ts";
 import { openSqliteStore } from "../../store/sqlite.ts";
-import type { Caller } from "../context.ts";
-import { createDomain, type Domain } from "../index.ts";
-import { createSimulatorProcessor, type Processor } from "../processor.ts";
-import { type AppStore, COLLECTIONS, type Docs } from "../records.ts";
+import type { Processor } from "../charges/processor.ts";
+import { type AppStore, COLLECTIONS, type Docs } from "../collections.ts";
+import type { Domain } from "../index.ts";
+import type { Caller } from "../kernel/caller.ts";
+import { testDomain } from "../testing.ts";
 import { parseVaultKeys } from "../vault/keys.ts";
 
 // The fraud engine wired into the domain: what charges do with each decision, the review life cycle, and
@@ -37,14 +39,7 @@ function world() {
         return simulator.authorizeCard(request);
       },
     };
-    return createDomain({
-      store,
-      now: () => clock,
-      vaultKeys: keys,
-      processor,
-      money: { supportedCurrencies: new Set(["USD", "EUR", "BRL"]), maxAmountMajor: 999_999 },
-      settlementDelaySeconds: 0,
-    });
+    return testDomain({ store, now: () => clock, vaultKeys: keys, processor }).domain;
   };
   return {
     store,

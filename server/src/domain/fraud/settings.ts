@@ -1,8 +1,9 @@
 import { DuplicateKeyError } from "../../store/port.ts";
-import type { Caller, Now } from "../context.ts";
-import { DomainError, invalid } from "../errors.ts";
-import type { AppStore, FraudSettingsDoc } from "../records.ts";
-import { createdAt, iso } from "../time.ts";
+import type { AppStore } from "../collections.ts";
+import type { Caller, Now } from "../kernel/caller.ts";
+import { DomainError, invalid } from "../kernel/errors.ts";
+import { createdAt, iso } from "../kernel/time.ts";
+import type { FraudSettingsDoc } from "./records.ts";
 
 // The fraud settings of each environment (spec: FraudSettings, GET/PATCH /v1/fraud/settings): the
 // review and block thresholds (Stripe Radar's defaults, 65 and 75) and how long a review stays open.

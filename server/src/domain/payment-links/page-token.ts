@@ -1,6 +1,6 @@
 import { createHmac, hkdfSync, timingSafeEqual } from "node:crypto";
-import { DomainError } from "../errors.ts";
-import { randomBase62 } from "../ids.ts";
+import { DomainError } from "../kernel/errors.ts";
+import { randomBase62 } from "../kernel/ids.ts";
 
 // The hosted page's token (PaymentLinkPay.page_token in spec/resources/payment-links.tsp): every page
 // served for a link carries a fresh one, and the public pay operation takes only a token that this

@@ -1,10 +1,11 @@
 import { createHmac, hkdfSync, randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import type { OutcomeRecorder } from "../commit.ts";
-import type { PaymentLinkDoc } from "../records.ts";
+import type { OutcomeRecorder } from "../kernel/commit.ts";
 import { refusal, testDomain } from "../testing.ts";
-import { type LinkPayment, linkState, methodsFor, type PayMethodInput } from "./index.ts";
 import { createPageTokens } from "./page-token.ts";
+import type { LinkPayment, PayMethodInput } from "./pay.ts";
+import type { PaymentLinkDoc } from "./records.ts";
+import { linkState, methodsFor } from "./state.ts";
 import { claimUse, followTransition } from "./usage.ts";
 
 // The rules of payment links (domain/payment-links): the public payment can only charge the link's

@@ -1,9 +1,11 @@
 import type { Where } from "../../store/port.ts";
-import type { Now } from "../context.ts";
-import { DomainError } from "../errors.ts";
-import { recordEvent } from "../events.ts";
-import type { AppTx, ChargeDoc, ChargeStatus, PaymentLinkDoc } from "../records.ts";
-import { iso } from "../time.ts";
+import type { ChargeDoc, ChargeStatus } from "../charges/records.ts";
+import type { AppTx } from "../collections.ts";
+import type { Now } from "../kernel/caller.ts";
+import { DomainError } from "../kernel/errors.ts";
+import { recordEvent } from "../kernel/events.ts";
+import { iso } from "../kernel/time.ts";
+import type { PaymentLinkDoc } from "./records.ts";
 
 // How a payment link counts its payments (PaymentLink.uses / pending_uses / max_uses in
 // spec/resources/payment-links.tsp). Every change here runs inside the transaction that creates or
@@ -63,7 +65,7 @@ export async function claimUse(tx: AppTx, now: Now, link: PaymentLinkDoc, charge
 }
 
 /**
- * Follows a linked charge's transition `from` → `charge.status` (charges.ts transition()), inside its
+ * Follows a linked charge's transition `from` → `charge.status` (domain/charges/context.ts transition()), inside its
  * transaction: a held use becomes a use on capture, or is freed on expiry or void.
  */
 export async function followTransition(tx: AppTx, now: Now, from: ChargeStatus, charge: ChargeDoc): Promise<void> {

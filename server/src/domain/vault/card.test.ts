@@ -1,7 +1,7 @@
 import creditCardType from "credit-card-type";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { DomainError } from "../errors.ts";
+import { DomainError } from "../kernel/errors.ts";
 import {
   BRAND_PREFIX_DIGITS,
   detectBrand,
@@ -154,7 +154,7 @@ describe("validateCard", () => {
     expect(err.param).toBe(param);
     expect(err.message).toContain(fragment);
 
-    // The card number is never in an error (README 'The vault'). No run of five or more digits at all (masked
+    // The card number is never in an error (docs/vault.md 'The vault'). No run of five or more digits at all (masked
     // numbers show groups of four; years have four), neither the raw input, nor the CVC.
     const shown = [err.message, ...(err.errors ?? []).map((e) => e.message)];
     for (const text of shown) {

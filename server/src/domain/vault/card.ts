@@ -1,11 +1,11 @@
 import type { components } from "@payments/contract/types";
 import creditCardType from "credit-card-type";
-import { DomainError, invalid } from "../errors.ts";
-import { maskPan } from "../mask.ts";
+import { DomainError, invalid } from "../kernel/errors.ts";
+import { maskPan } from "../kernel/mask.ts";
 
 // Card checks for POST /v1/tokens (operation createToken, spec/resources/tokens.tsp): Luhn and brand
 // checks, brands from a maintained library. Every message that concerns the number shows it only through
-// maskPan (the card number appears nowhere in clear, not in errors either: README 'The vault'); the CVC
+// maskPan (the card number appears nowhere in clear, not in errors either: docs/vault.md 'The vault'); the CVC
 // is never echoed at all.
 
 export type CardBrand = components["schemas"]["CardBrand"];

@@ -1,7 +1,7 @@
 import type * as nodeCrypto from "node:crypto";
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from "node:crypto";
 import { beforeEach, describe, expect, it, vi } from "vitest";
-import type { SealedCard } from "../records.ts";
+import type { SealedCard } from "./crypto.ts";
 import { fingerprintPan, openPan, sealPan, type VaultKeys } from "./crypto.ts";
 
 // Records every buffer randomBytes hands out, to check that the data key is zeroed after use.

@@ -6,13 +6,22 @@ import {
   type KeyObject,
   randomBytes,
 } from "node:crypto";
-import type { SealedCard } from "../records.ts";
 
 // The card number is encrypted with AES-256-GCM (random nonce, the token id as associated data) under a
 // per-token data key, and the data key is wrapped by a master key from configuration (envelope encryption).
 // Deleting a token erases both (crypto-shredding, TokenDoc.sealed); rotating the master key means re-wrapping
 // data keys, never re-encrypting card numbers. The fingerprint is an HMAC-SHA256 under a separate key, so it
 // reveals nothing about the number and cannot be recomputed without that key.
+
+/** The encrypted card number: AES-256-GCM under a per-token data key, itself wrapped by the master key. */
+export interface SealedCard {
+  /** Which master key wrapped the data key (for rotation of the master key). */
+  kek_id: string;
+  /** base64: nonce(12) | ciphertext | tag(16) of the data key under the master key. */
+  wrapped_dek: string;
+  /** base64: nonce(12) | ciphertext | tag(16) of the card number under the data key; AAD = token id. */
+  sealed_pan: string;
+}
 
 export interface VaultKeys {
   /** Names the master key; stored with every sealed card so a key ring can find the right one. */

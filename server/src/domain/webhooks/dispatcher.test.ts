@@ -1,11 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { openSqliteStore } from "../../store/sqlite.ts";
-import type { Caller } from "../context.ts";
-import { DomainError } from "../errors.ts";
-import { eventObject, recordEvent } from "../events.ts";
-import { COLLECTIONS, type Docs, type EventDoc } from "../records.ts";
+import { COLLECTIONS, type Docs } from "../collections.ts";
+import type { Caller } from "../kernel/caller.ts";
+import { DomainError } from "../kernel/errors.ts";
+import type { EventDoc, EventPayload, EventType } from "../kernel/events.ts";
+import { eventObject, recordEvent } from "../kernel/events.ts";
 import { testDomain } from "../testing.ts";
-import { LEASE_MARGIN_MS, USER_AGENT } from "./dispatcher.ts";
+import { USER_AGENT } from "./attempts.ts";
+import { LEASE_MARGIN_MS } from "./dispatcher.ts";
+import type { EnabledEvent } from "./records.ts";
 import { parseSchedule } from "./schedule.ts";
 import type { DeliveryRequest, DeliveryResult, WebhookSender } from "./sender.ts";
 import { signature } from "./signing.ts";
@@ -50,20 +53,32 @@ function setup(answer: Parameters<typeof scripted>[0], options: { disableAfterSe
       },
     },
   });
-  const { endpoints, dispatcher } = t.domain.webhooks;
-  return { ...t, t, sent, endpoints, dispatcher, caller: t.caller() };
+  const { endpoints, deliveries, dispatcher } = t.domain.webhooks;
+  return { ...t, t, sent, endpoints, deliveries, dispatcher, caller: t.caller() };
 }
 
 type Setup = ReturnType<typeof setup>;
 
-async function endpoint(s: Setup, enabled_events: string[] = ["*"], url = "http://127.0.0.1:4242/hooks") {
+async function endpoint(s: Setup, enabled_events: EnabledEvent[] = ["*"], url = "http://127.0.0.1:4242/hooks") {
   return s.endpoints.create(s.caller, { url, enabled_events });
 }
 
-async function event(s: Setup, type = "payment.captured", livemode = false): Promise<EventDoc> {
+/** A `payment.captured` payload as the contract shapes it (the dispatcher sends payloads, never reads them). */
+const captured = (tx_id: string): EventPayload<"payment.captured"> => ({
+  tx_id,
+  merchant_id: "mch_9Lm2QwErTy7UiOp3AsDf5GhJ",
+  amount: 2500,
+  currency: "USD",
+  status: "captured",
+  payment_method_type: "card",
+  amount_captured: 2500,
+});
+
+/** An event of `type` (its payload a payment.captured one: what matters here is how it is routed). */
+async function event(s: Setup, type: EventType = "payment.captured", livemode = false): Promise<EventDoc> {
   s.advance(1);
   return s.store.transaction((tx) =>
-    recordEvent(tx, s.now, livemode, type, { tx_id: "tx_9Lm2QwErTy7UiOp3AsDf5GhJ", amount: 2500, currency: "USD" }),
+    recordEvent(tx, s.now, livemode, type as "payment.captured", captured("tx_9Lm2QwErTy7UiOp3AsDf5GhJ")),
   );
 }
 
@@ -309,7 +324,7 @@ describe("redelivery, recovery and test events", () => {
     const failed = await deliveryOf(s, ev.id, ep.endpoint.id);
     expect(failed.status).toBe("failed");
 
-    const again = await s.endpoints.redeliver(s.caller, ev.id, ep.endpoint.id);
+    const again = await s.deliveries.redeliver(s.caller, ev.id, ep.endpoint.id);
     expect(again).toMatchObject({
       id: failed.id,
       status: "pending",
@@ -322,7 +337,7 @@ describe("redelivery, recovery and test events", () => {
     expect(stillDown.attempts.at(-1)).toMatchObject({ trigger: "manual", status_code: 503, next_attempt_at: null });
 
     up = true;
-    await s.endpoints.redeliver(s.caller, ev.id, ep.endpoint.id);
+    await s.deliveries.redeliver(s.caller, ev.id, ep.endpoint.id);
     await s.dispatcher.runOnce();
     const done = await deliveryOf(s, ev.id, ep.endpoint.id);
     expect(done.status).toBe("succeeded");
@@ -336,23 +351,23 @@ describe("redelivery, recovery and test events", () => {
     const s = setup(() => (hold ? new Promise<DeliveryResult>((r) => (release = r)) : ok()));
     const ev = await event(s);
     const ep = await endpoint(s, ["payment.refunded"]);
-    const created = await s.endpoints.redeliver(s.caller, ev.id, ep.endpoint.id);
+    const created = await s.deliveries.redeliver(s.caller, ev.id, ep.endpoint.id);
     expect(created).toMatchObject({ event_id: ev.id, endpoint_id: ep.endpoint.id, mode: "manual" });
 
     hold = true;
     const running = s.dispatcher.runOnce();
     while (s.sent.length < 1) await new Promise((r) => setImmediate(r));
-    const busy = await domainError(s.endpoints.redeliver(s.caller, ev.id, ep.endpoint.id));
+    const busy = await domainError(s.deliveries.redeliver(s.caller, ev.id, ep.endpoint.id));
     expect(busy.code).toBe("conflict");
     release(ok());
     await running;
 
     await s.endpoints.update(s.caller, ep.endpoint.id, { disabled: true });
-    const refused = await domainError(s.endpoints.redeliver(s.caller, ev.id, ep.endpoint.id));
+    const refused = await domainError(s.deliveries.redeliver(s.caller, ev.id, ep.endpoint.id));
     expect(refused).toMatchObject({ code: "invalid_state_transition", param: "endpoint_id" });
-    const unknown = await domainError(s.endpoints.redeliver(s.caller, "evt_000000000000000000000000", ep.endpoint.id));
+    const unknown = await domainError(s.deliveries.redeliver(s.caller, "evt_000000000000000000000000", ep.endpoint.id));
     expect(unknown).toMatchObject({ code: "not_found", param: "id" });
-    const otherEnvironment = await domainError(s.endpoints.redeliver(s.t.caller(true), ev.id, ep.endpoint.id));
+    const otherEnvironment = await domainError(s.deliveries.redeliver(s.t.caller(true), ev.id, ep.endpoint.id));
     expect(otherEnvironment.code).toBe("not_found");
   });
 
@@ -371,12 +386,12 @@ describe("redelivery, recovery and test events", () => {
     for (const ev of recent) await runToEnd(s, (await deliveryOf(s, ev.id, ep.endpoint.id)).id);
 
     up = true;
-    const result = await s.endpoints.recover(s.caller, ep.endpoint.id, since);
+    const result = await s.deliveries.recover(s.caller, ep.endpoint.id, since);
     expect(result).toMatchObject({ scheduled: 2, hasMore: false });
     await s.dispatcher.runOnce();
     for (const ev of recent) expect((await deliveryOf(s, ev.id, ep.endpoint.id)).status).toBe("succeeded");
     expect((await deliveryOf(s, old.id, ep.endpoint.id)).status).toBe("failed");
-    const future = await domainError(s.endpoints.recover(s.caller, ep.endpoint.id, "2999-01-01T00:00:00Z"));
+    const future = await domainError(s.deliveries.recover(s.caller, ep.endpoint.id, "2999-01-01T00:00:00Z"));
     expect(future).toMatchObject({ code: "invalid_request", param: "since" });
   });
 
@@ -384,7 +399,7 @@ describe("redelivery, recovery and test events", () => {
     const s = setup(() => ok());
     const a = await endpoint(s, ["payment.refunded"]);
     await endpoint(s, ["*"], "http://127.0.0.1:4242/other");
-    const delivery = await s.endpoints.test(s.caller, a.endpoint.id);
+    const delivery = await s.deliveries.test(s.caller, a.endpoint.id);
     expect(delivery).toMatchObject({ event_type: "webhook_endpoint.test", status: "pending", mode: "manual" });
     await s.dispatcher.runOnce();
     expect(s.sent).toHaveLength(1);
@@ -461,7 +476,7 @@ describe("claims across instances", () => {
     });
     a.advance(1);
     second.at(a.now());
-    const ev = await store.transaction((tx) => recordEvent(tx, a.now, false, "payment.captured", { tx_id: "tx_1" }));
+    const ev = await store.transaction((tx) => recordEvent(tx, a.now, false, "payment.captured", captured("tx_1")));
     void a.domain.webhooks.dispatcher.runOnce(); // claims, then hangs
     while ((await store.findOne("webhook_deliveries", { event_id: ev.id }))?.claim == null) {
       await new Promise((r) => setImmediate(r));
@@ -498,7 +513,7 @@ describe("claims across instances", () => {
     }
     a.advance(1);
     for (let i = 0; i < 150; i++) {
-      await store.transaction((tx) => recordEvent(tx, a.now, false, "payment.captured", { tx_id: `tx_${i}` }));
+      await store.transaction((tx) => recordEvent(tx, a.now, false, "payment.captured", captured(`tx_${i}`)));
     }
     b.at(a.now());
     await Promise.all([a.domain.webhooks.dispatcher.runOnce(), b.domain.webhooks.dispatcher.runOnce()]);

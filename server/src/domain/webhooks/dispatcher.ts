@@ -1,29 +1,20 @@
-import type { Now } from "../context.ts";
-import { eventObject, recordEvent } from "../events.ts";
-import { newId, randomBase62 } from "../ids.ts";
-import { maskCardNumbers } from "../mask.ts";
-import type {
-  AppStore,
-  AppTx,
-  EventDoc,
-  WebhookAttemptRecord,
-  WebhookDeliveryDoc,
-  WebhookEndpointDoc,
-} from "../records.ts";
-import { createdAt, iso } from "../time.ts";
+import type { AppStore } from "../collections.ts";
+import type { Now } from "../kernel/caller.ts";
+import type { EventDoc } from "../kernel/events.ts";
+import { newId, randomBase62 } from "../kernel/ids.ts";
+import { createdAt, iso } from "../kernel/time.ts";
 import type { VaultKeys } from "../vault/crypto.ts";
-import { signingSecrets } from "./endpoints.ts";
+import { attemptLog, deliveryRequest } from "./attempts.ts";
 import type { OutboxSignal } from "./outbox.ts";
-import { retryDelayMs } from "./schedule.ts";
-import type { DeliveryResult, WebhookSender } from "./sender.ts";
-import { signatureHeader } from "./signing.ts";
+import type { WebhookDeliveryDoc, WebhookEndpointDoc } from "./records.ts";
+import type { WebhookSender } from "./sender.ts";
 import type { AddressPolicy } from "./ssrf.ts";
 
 // The webhook dispatcher: turns events into deliveries and sends them (the contract's
 // WebhookDeliveryHeaders describes the promise to receivers).
 //
 // 1. Fan-out. Each event is written with `delivery_pending: true` in the transaction of the change that
-//    causes it (events.ts). One transaction here sets the flag false, conditionally, and inserts a
+//    causes it (kernel/events.ts). One transaction here sets the flag false, conditionally, and inserts a
 //    delivery for every enabled endpoint of its environment subscribed to its type and created before
 //    it: so an event is fanned out exactly once, whichever instance does it, and a crash before that
 //    commit leaves the flag set for the next pass. Deliveries this instance has room for are inserted
@@ -39,7 +30,6 @@ import type { AddressPolicy } from "./ssrf.ts";
 // Work is found two ways: this instance's commits wake it at once (the outbox signal), and a poll every
 // WEBHOOK_POLL_INTERVAL_MS finds work made by other instances and retries that have come due.
 
-export const USER_AGENT = "PaymentsWebhooks/1.0";
 /** A claim's lease outlasts the attempt's timeout by this much. */
 export const LEASE_MARGIN_MS = 5_000;
 /** Events fanned out per transaction. */
@@ -119,7 +109,7 @@ export function createDispatcher(deps: DispatcherDeps) {
   let poll: NodeJS.Timeout | null = null;
   let unsubscribe: (() => void) | null = null;
 
-  const schedule = (livemode: boolean) => (livemode ? settings.liveSchedule : settings.sandboxSchedule);
+  const attempts = attemptLog({ store, now, settings, random });
   const freeSlots = () => settings.concurrency - inFlight.size;
 
   async function fanOut(): Promise<number> {
@@ -252,88 +242,13 @@ export function createDispatcher(deps: DispatcherDeps) {
     // A claim this instance sat on too long (a stalled process) might outlive its lease mid-attempt;
     // leave it to be taken over rather than risk two instances sending the same attempt.
     if (d.next_attempt_at === null || Date.parse(d.next_attempt_at) - at.getTime() < settings.timeoutMs) return;
-    const body = JSON.stringify(eventObject(event));
     const number = d.attempts.length + 1;
-    const headers = {
-      "content-type": "application/json",
-      "user-agent": USER_AGENT,
-      "x-service-signature": signatureHeader(
-        Math.floor(at.getTime() / 1000),
-        body,
-        signingSecrets(endpoint, at, deps.vaultKeys),
-      ),
-      "x-service-event-id": event.id,
-      "x-service-delivery-id": d.id,
-      "x-service-delivery-attempt": String(number),
-    };
     const result = await deps.sender.send({
-      url: endpoint.url,
-      headers,
-      body,
+      ...deliveryRequest({ event, endpoint, delivery: d, number, at, keys: deps.vaultKeys }),
       timeoutMs: settings.timeoutMs,
       policy: deps.policyFor(endpoint.livemode),
     });
-    await record(d, endpoint, at, number, result);
-  }
-
-  async function record(
-    d: WebhookDeliveryDoc,
-    endpoint: WebhookEndpointDoc,
-    at: Date,
-    number: number,
-    result: DeliveryResult,
-  ): Promise<void> {
-    const ok = result.kind === "response" && result.status >= 200 && result.status < 300;
-    const gone = result.kind === "response" && result.status === 410;
-    const finished = now();
-    let next: string | null = null;
-    if (!ok && !gone && d.mode === "automatic") {
-      const made = d.attempts.filter((a) => a.trigger === "automatic").length + 1;
-      const delay = retryDelayMs(schedule(endpoint.livemode), made, random);
-      if (delay !== null) next = iso(new Date(finished.getTime() + delay));
-    }
-    const entry: WebhookAttemptRecord = {
-      number,
-      trigger: d.mode,
-      attempted_at: iso(at),
-      status_code: result.kind === "response" ? result.status : null,
-      error: result.kind === "error" ? result.error : null,
-      error_message: result.kind === "error" ? maskCardNumbers(result.message) : null,
-      latency_ms: Math.max(0, Math.round(result.latencyMs)),
-      response_body: result.kind === "response" ? maskCardNumbers(result.body) : null,
-      succeeded: ok,
-      next_attempt_at: next,
-    };
-    let disabled = false;
-    const recorded = await store.transaction(async (tx) => {
-      disabled = false;
-      const updated = await tx.update(
-        "webhook_deliveries",
-        d.id,
-        {
-          set: {
-            status: ok ? "succeeded" : next ? "pending" : "failed",
-            next_attempt_at: next,
-            claim: null,
-            attempts: [...d.attempts, entry],
-            updated_at: iso(finished),
-          },
-        },
-        { claim: d.claim },
-      );
-      if (!updated) return false;
-      if (ok) {
-        await tx.update(
-          "webhook_endpoints",
-          endpoint.id,
-          { set: { failing_since: null } },
-          { failing_since: { $ne: null } },
-        );
-      } else {
-        disabled = await noteFailure(tx, endpoint.id, gone, at);
-      }
-      return true;
-    });
+    const { recorded, disabled, entry } = await attempts.record(d, endpoint, at, number, result);
     log.debug?.(
       {
         dispatcher: instance,
@@ -353,38 +268,6 @@ export function createDispatcher(deps: DispatcherDeps) {
       log.warn({ delivery: d.id, attempt: number }, "webhook attempt outlived its claim; its result was not recorded");
     }
     if (disabled) wake(); // the webhook_endpoint.disabled event waits to be fanned out
-  }
-
-  /** The endpoint's health after a failed attempt. Returns true when this disabled it. */
-  async function noteFailure(tx: AppTx, endpointId: string, gone: boolean, at: Date): Promise<boolean> {
-    const endpoint = await tx.get("webhook_endpoints", endpointId);
-    if (endpoint?.status !== "enabled") return false;
-    if (gone) return disable(tx, endpoint, "gone");
-    if (endpoint.failing_since === null) {
-      await tx.update("webhook_endpoints", endpointId, { set: { failing_since: iso(at) } }, { failing_since: null });
-      return false;
-    }
-    if (settings.disableAfterMs > 0 && at.getTime() - Date.parse(endpoint.failing_since) >= settings.disableAfterMs) {
-      return disable(tx, endpoint, "failing");
-    }
-    return false;
-  }
-
-  async function disable(tx: AppTx, endpoint: WebhookEndpointDoc, reason: "gone" | "failing"): Promise<boolean> {
-    const done = await tx.update(
-      "webhook_endpoints",
-      endpoint.id,
-      { set: { status: "disabled", disabled_reason: reason, updated_at: iso(now()) } },
-      { status: "enabled" },
-    );
-    if (!done) return false;
-    await recordEvent(tx, now, endpoint.livemode, "webhook_endpoint.disabled", {
-      endpoint_id: endpoint.id,
-      url: endpoint.url,
-      reason,
-      failing_since: reason === "failing" ? endpoint.failing_since : null,
-    });
-    return true;
   }
 
   /** One pass: fan out every pending event, then claim what is due as far as there is room. */

@@ -1,9 +1,10 @@
-import type { AppStore, AppTx } from "../records.ts";
+import type { AppStore, AppTx } from "../collections.ts";
 
 // Wakes the dispatcher right after a commit that wrote an event or made a delivery due, so a delivery
 // starts within milliseconds of its event's commit on this instance; other instances find the work by
-// polling the store (WEBHOOK_POLL_INTERVAL_MS). The domain's use cases write through the watched store
-// this returns, so no use case has to remember to signal; the dispatcher writes through the plain one.
+// polling the store (WEBHOOK_POLL_INTERVAL_MS). createDomain (../index.ts) hands every area the watched
+// store this makes, so no use case has to remember to signal; only the dispatcher, whose own writes must
+// not wake it again, writes through `unwatched`.
 
 type Listener = () => void;
 
@@ -12,11 +13,17 @@ const WATCHED = new Set<string>(["events", "webhook_deliveries"]);
 export interface OutboxSignal {
   /** Calls `listener` after each commit that wrote an event or a delivery. Returns an unsubscribe function. */
   subscribe(listener: Listener): () => void;
-  /** The store, reporting such commits to the listeners. */
-  watch(store: AppStore): AppStore;
 }
 
-export function createOutboxSignal(): OutboxSignal {
+export interface Outbox extends OutboxSignal {
+  /** The store every use case writes through: it reports commits that wrote events or deliveries. */
+  store: AppStore;
+  /** The same store unwatched, for the dispatcher alone. */
+  unwatched: AppStore;
+}
+
+/** Watches `store` for commits that give the dispatcher work. */
+export function createOutbox(store: AppStore): Outbox {
   const listeners = new Set<Listener>();
   const notify = () => {
     for (const listener of listeners) listener();
@@ -37,48 +44,50 @@ export function createOutboxSignal(): OutboxSignal {
     } as T;
   }
 
+  // Outside a transaction each write is its own commit: notify once it is done.
+  const after = <R>(collection: string, write: Promise<R>): Promise<R> =>
+    WATCHED.has(collection)
+      ? write.then((result) => {
+          notify();
+          return result;
+        })
+      : write;
+  const outside: AppTx = {
+    insert: (c, d) => after(c, store.insert(c, d)),
+    get: (c, id) => store.get(c, id),
+    findOne: (c, w) => store.findOne(c, w),
+    findAll: (c, w, l, o) => store.findAll(c, w, l, o),
+    list: (c, w, p) => store.list(c, w, p),
+    update: (c, id, ch, e) => after(c, store.update(c, id, ch, e)),
+    delete: (c, id, e) => store.delete(c, id, e),
+    deleteMany: (c, w) => store.deleteMany(c, w),
+  };
+  const watched: AppStore = {
+    ...outside,
+    kind: store.kind,
+    async transaction(fn) {
+      let wrote = false;
+      const result = await store.transaction((tx) =>
+        fn(
+          watching(tx, () => {
+            wrote = true;
+          }),
+        ),
+      );
+      if (wrote) notify();
+      return result;
+    },
+    ready: (timeoutMs) => store.ready(timeoutMs),
+    scrub: () => store.scrub(),
+    close: () => store.close(),
+  };
+
   return {
+    store: watched,
+    unwatched: store,
     subscribe(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
-    },
-    watch(store) {
-      // Outside a transaction each write is its own commit: notify once it is done.
-      const after = <R>(collection: string, write: Promise<R>): Promise<R> =>
-        WATCHED.has(collection)
-          ? write.then((result) => {
-              notify();
-              return result;
-            })
-          : write;
-      const outside: AppTx = {
-        insert: (c, d) => after(c, store.insert(c, d)),
-        get: (c, id) => store.get(c, id),
-        findOne: (c, w) => store.findOne(c, w),
-        findAll: (c, w, l, o) => store.findAll(c, w, l, o),
-        list: (c, w, p) => store.list(c, w, p),
-        update: (c, id, ch, e) => after(c, store.update(c, id, ch, e)),
-        delete: (c, id, e) => store.delete(c, id, e),
-        deleteMany: (c, w) => store.deleteMany(c, w),
-      };
-      return {
-        ...outside,
-        kind: store.kind,
-        async transaction(fn) {
-          let wrote = false;
-          const result = await store.transaction((tx) =>
-            fn(
-              watching(tx, () => {
-                wrote = true;
-              }),
-            ),
-          );
-          if (wrote) notify();
-          return result;
-        },
-        scrub: () => store.scrub(),
-        close: () => store.close(),
-      };
     },
   };
 }

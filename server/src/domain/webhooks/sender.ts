@@ -1,7 +1,7 @@
 import type { AddressPolicy } from "./ssrf.ts";
 
 // The port through which the dispatcher sends a delivery attempt. The shipped adapter speaks HTTP
-// (server/src/adapters/http-webhook-sender.ts) and enforces the address policy on the connection it
+// (server/src/adapters/webhook-sender.ts) and enforces the address policy on the connection it
 // makes; tests drive the dispatcher with an adapter of their own, so the attempt log and the schedule
 // can be checked without a network and without waiting.
 

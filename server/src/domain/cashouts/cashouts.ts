@@ -1,0 +1,127 @@
+import type { Page, PageResult } from "../../store/port.ts";
+import type { Caller } from "../kernel/caller.ts";
+import { commit } from "../kernel/commit.ts";
+import { DomainError } from "../kernel/errors.ts";
+import { recordEvent } from "../kernel/events.ts";
+import { newId } from "../kernel/ids.ts";
+import { assertMoney } from "../kernel/money.ts";
+import { createdAt, iso } from "../kernel/time.ts";
+import { balanceId, post } from "../ledger/ledger.ts";
+import { sealPan } from "../vault/crypto.ts";
+import { type CashoutsDeps, cashoutContext } from "./context.ts";
+import { type DestinationInput, validateDestination, viewOf } from "./destinations.ts";
+import { payouts } from "./payouts.ts";
+import type { CashoutDoc, CashoutStatus } from "./records.ts";
+import { eventFields, refusal } from "./state.ts";
+
+// Cashouts (spec/resources/cashouts.tsp, operations createCashout … sandboxFailCashout): a merchant takes money out of its available balance.
+//
+// Money rules, each in one transaction with the cashout's state change, its event and (for a POST) the
+// Idempotency-Key's outcome (kernel/commit.ts):
+// - create: the amount leaves `available` through a conditional ledger debit (ledger.ts post), so a
+//   cashout the balance does not cover is refused, however many arrive at once;
+// - cancel (only while pending) and failure: the amount returns to `available` (a `cashout_reversal`
+//   entry), once, because the state change it rides on is conditional on the state it starts from;
+// - paid: no money moves (it left at creation).
+// The payout rail (payout-rail.ts, used by payouts.ts) is an outside call and is never made inside a
+// store transaction: a cashout is first claimed (pending → in_transit, conditionally, so a concurrent
+// cancel and a send cannot both win), then sent.
+
+export interface CashoutCreate {
+  merchant_id: string;
+  amount: number;
+  currency: string;
+  destination: DestinationInput;
+  description?: string | undefined;
+  metadata?: Record<string, string> | undefined;
+}
+
+export function createCashouts(deps: CashoutsDeps) {
+  const ctx = cashoutContext(deps);
+  const { store, now, load, later, transition, returnFunds } = ctx;
+  return {
+    load,
+
+    async create(caller: Caller, input: CashoutCreate): Promise<CashoutDoc> {
+      assertMoney(input.amount, input.currency, ctx.money);
+      const destination = validateDestination(input.destination, input.currency);
+      const merchant = await ctx.merchants.loadActive(caller.livemode, input.merchant_id, "merchant_id", "cash out");
+      // A merchant that never held this currency has nothing to cash out (and gets no empty balance row).
+      if (!(await store.get("balances", balanceId(merchant.id, input.currency)))) {
+        throw new DomainError(
+          "insufficient_balance",
+          `The merchant's available ${input.currency} balance does not cover ${input.amount}.`,
+          { param: "amount" },
+        );
+      }
+      const at = now();
+      const id = newId("co");
+      const cashout: CashoutDoc = {
+        id,
+        livemode: caller.livemode,
+        created_at: createdAt(at),
+        updated_at: iso(at),
+        merchant_id: merchant.id,
+        amount: input.amount,
+        currency: input.currency,
+        status: "pending",
+        destination: viewOf(destination),
+        sealed_destination: sealPan(JSON.stringify(destination), id, ctx.vaultKeys),
+        failure_code: null,
+        failure_message: null,
+        description: input.description ?? null,
+        metadata: input.metadata ?? {},
+        payout_ref: null,
+        next_step_at: later(ctx.pendingSeconds),
+      };
+      return commit(store, caller, async (tx) => {
+        // The conditional debit: refused (422, the whole transaction rolled back) unless `available` covers it.
+        await post(tx, now, {
+          livemode: cashout.livemode,
+          merchantId: cashout.merchant_id,
+          currency: cashout.currency,
+          bucket: "available",
+          amount: -cashout.amount,
+          type: "cashout",
+          sourceId: cashout.id,
+        });
+        await tx.insert("cashouts", cashout);
+        await recordEvent(tx, now, cashout.livemode, "cashout.created", eventFields(cashout));
+        return cashout;
+      });
+    },
+
+    get: (caller: Caller, id: string) => load(caller.livemode, id),
+
+    list: (
+      caller: Caller,
+      filter: { merchant_id?: string | undefined; status?: CashoutStatus | undefined },
+      page: Page,
+    ): Promise<PageResult<CashoutDoc>> =>
+      store.list(
+        "cashouts",
+        {
+          livemode: caller.livemode,
+          ...(filter.merchant_id ? { merchant_id: filter.merchant_id } : {}),
+          ...(filter.status ? { status: filter.status } : {}),
+        },
+        page,
+      ),
+
+    /** Cancels a pending cashout; its amount returns to `available`. */
+    async cancel(caller: Caller, id: string): Promise<CashoutDoc> {
+      const cashout = await load(caller.livemode, id);
+      if (cashout.status !== "pending") throw refusal(cashout, "cancel");
+      return commit(store, caller, async (tx) => {
+        const canceled = await transition(tx, cashout, "canceled", { next_step_at: null }, "cancel");
+        await returnFunds(tx, canceled);
+        await recordEvent(tx, now, canceled.livemode, "cashout.canceled", eventFields(canceled));
+        return canceled;
+      });
+    },
+
+    ...payouts(ctx),
+  };
+}
+
+export type Cashouts = ReturnType<typeof createCashouts>;

@@ -1,0 +1,110 @@
+import type { AppStore, AppTx } from "../collections.ts";
+import type { Caller, Now } from "../kernel/caller.ts";
+import { commit } from "../kernel/commit.ts";
+import { inEnvironment } from "../kernel/environment.ts";
+import { notFound } from "../kernel/errors.ts";
+import { recordEvent } from "../kernel/events.ts";
+import type { MoneyRules } from "../kernel/money.ts";
+import { iso } from "../kernel/time.ts";
+import { post } from "../ledger/ledger.ts";
+import type { Merchants } from "../merchants/merchants.ts";
+import { openPan, type VaultKeys } from "../vault/crypto.ts";
+import type { Destination } from "./destinations.ts";
+import type { PayoutRail, PayoutRequest } from "./payout-rail.ts";
+import type { CashoutDoc, CashoutFailureCode, CashoutStatus } from "./records.ts";
+import { CASHOUT_TRANSITIONS, type CashoutAction, eventFields, refusal } from "./state.ts";
+
+// What every cashout operation works with (cashouts.ts, payouts.ts): its dependencies, and the steps
+// they share.
+
+export interface CashoutsDeps {
+  store: AppStore;
+  now: Now;
+  merchants: Merchants;
+  money: MoneyRules;
+  vaultKeys: VaultKeys;
+  rail: PayoutRail;
+  /** How long a cashout stays pending (and can be canceled) before the payout job sends it. */
+  pendingSeconds: number;
+  /** How long after sending the payout job asks the rail what became of a cashout. */
+  transitSeconds: number;
+}
+
+export function cashoutContext(deps: CashoutsDeps) {
+  const { store, now } = deps;
+  const later = (seconds: number) => iso(new Date(now().getTime() + seconds * 1000));
+
+  async function load(livemode: boolean, id: string): Promise<CashoutDoc> {
+    return inEnvironment(await store.get("cashouts", id), livemode, "cashout", id);
+  }
+
+  function payoutRequest(cashout: CashoutDoc): PayoutRequest {
+    const destination = JSON.parse(openPan(cashout.sealed_destination, cashout.id, deps.vaultKeys)) as Destination;
+    return {
+      cashoutId: cashout.id,
+      livemode: cashout.livemode,
+      amount: cashout.amount,
+      currency: cashout.currency,
+      destination,
+    };
+  }
+
+  /** Applies a transition conditionally on the status it starts from; a concurrent change makes it a 409. */
+  async function transition(
+    tx: AppTx,
+    cashout: CashoutDoc,
+    to: CashoutStatus,
+    set: Partial<CashoutDoc>,
+    action: CashoutAction,
+  ): Promise<CashoutDoc> {
+    if (!CASHOUT_TRANSITIONS[cashout.status].includes(to)) throw refusal(cashout, action);
+    const updated = await tx.update(
+      "cashouts",
+      cashout.id,
+      { set: { ...set, status: to, updated_at: iso(now()) } },
+      { status: cashout.status },
+    );
+    if (!updated) {
+      const current = await tx.get("cashouts", cashout.id);
+      throw current ? refusal(current, action) : notFound("cashout", cashout.id);
+    }
+    return updated;
+  }
+
+  /** The cashout's amount back to `available`, inside the transaction that ends it. */
+  function returnFunds(tx: AppTx, cashout: CashoutDoc) {
+    return post(tx, now, {
+      livemode: cashout.livemode,
+      merchantId: cashout.merchant_id,
+      currency: cashout.currency,
+      bucket: "available",
+      amount: cashout.amount,
+      type: "cashout_reversal",
+      sourceId: cashout.id,
+    });
+  }
+
+  /** pending|in_transit → failed, funds returned, `cashout.failed`, in one transaction. */
+  function failIn(caller: Caller | null, cashout: CashoutDoc, code: CashoutFailureCode, message: string) {
+    return commit(store, caller, async (tx) => {
+      const failed = await transition(
+        tx,
+        cashout,
+        "failed",
+        { failure_code: code, failure_message: message, next_step_at: null },
+        "process",
+      );
+      await returnFunds(tx, failed);
+      await recordEvent(tx, now, failed.livemode, "cashout.failed", {
+        ...eventFields(failed),
+        failure_code: code,
+        failure_message: message,
+      });
+      return failed;
+    });
+  }
+
+  return { ...deps, later, load, payoutRequest, transition, returnFunds, failIn };
+}
+
+export type CashoutContext = ReturnType<typeof cashoutContext>;

@@ -1,0 +1,38 @@
+import type { Destination } from "./destinations.ts";
+import type { CashoutFailureCode } from "./records.ts";
+
+// The payout port stands for the banks and payment schemes that move a cashout's money (Cashout in
+// spec/resources/cashouts.tsp), as the Processor port stands for the acquirer. The shipped adapter is a
+// deterministic simulator (adapters/payout-rail-simulator.ts): no money leaves this server. In
+// production too, until a real payout adapter exists.
+
+export interface PayoutRequest {
+  cashoutId: string;
+  livemode: boolean;
+  amount: number;
+  currency: string;
+  destination: Destination;
+}
+
+export type PayoutOutcome =
+  | { status: "in_transit" }
+  | { status: "paid" }
+  | { status: "failed"; failureCode: CashoutFailureCode; failureMessage: string };
+
+export interface PayoutRail {
+  /**
+   * Hands a payout to the rail. Idempotent per cashout id: sending the same cashout again (after a crash
+   * between the store's claim and this call) returns the same reference and moves no more money.
+   */
+  send(request: PayoutRequest): Promise<{ reference: string }>;
+  /** What became of a payout sent earlier. */
+  outcome(request: PayoutRequest & { reference: string }): Promise<PayoutOutcome>;
+}
+
+/** Why each failure code happens, in words a merchant may see. */
+export const FAILURE_MESSAGES: Record<CashoutFailureCode, string> = {
+  account_closed: "The destination account is closed.",
+  no_account: "No account matches the destination.",
+  declined: "The destination's bank declined the transfer.",
+  could_not_process: "The transfer could not be processed.",
+};

@@ -1,0 +1,55 @@
+import type { BaseDoc } from "../../store/port.ts";
+import { collection } from "../kernel/records.ts";
+import type { SealedCard } from "../vault/crypto.ts";
+
+export type CashoutStatus = "pending" | "in_transit" | "paid" | "failed" | "canceled";
+
+export type CashoutFailureCode = "account_closed" | "no_account" | "declined" | "could_not_process";
+
+export type DestinationType = "iban" | "us_bank_account" | "pix" | "clabe";
+
+export type PixKeyType = "cpf" | "cnpj" | "email" | "phone" | "evp";
+
+/** A cashout's destination as it may be shown (CashoutDestination in the contract): the account masked. */
+export interface DestinationView {
+  type: DestinationType;
+  masked: string;
+  last4: string;
+  account_holder: string | null;
+  country?: string;
+  routing_number?: string;
+  account_type?: "checking" | "savings";
+  bank_code?: string;
+  key_type?: PixKeyType;
+}
+
+/** Money a merchant sends out of its available balance (spec/resources/cashouts.tsp). */
+export interface CashoutDoc extends BaseDoc {
+  merchant_id: string;
+  amount: number;
+  currency: string;
+  status: CashoutStatus;
+  destination: DestinationView;
+  /**
+   * The full destination (account number, key), sealed like a card number under the vault keys with the
+   * cashout id as associated data: only the payout rail opens it (domain/cashouts/cashouts.ts).
+   */
+  sealed_destination: SealedCard;
+  failure_code: CashoutFailureCode | null;
+  failure_message: string | null;
+  description: string | null;
+  metadata: Record<string, string>;
+  /** The payout rail's reference, once the cashout was handed to it. */
+  payout_ref: string | null;
+  /** When the payout job next acts on it (sends a pending one, asks about an in_transit one); null when final. */
+  next_step_at: string | null;
+  updated_at: string;
+}
+
+export const cashoutCollections = {
+  cashouts: collection<CashoutDoc>([
+    { fields: ["livemode", "merchant_id"] },
+    { fields: ["livemode", "status"] },
+    { fields: ["status", "next_step_at"] },
+  ]),
+};

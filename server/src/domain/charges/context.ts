@@ -1,0 +1,101 @@
+import type { AppStore, AppTx } from "../collections.ts";
+import type { FraudScreen } from "../fraud/port.ts";
+import type { Now } from "../kernel/caller.ts";
+import { inEnvironment } from "../kernel/environment.ts";
+import { notFound } from "../kernel/errors.ts";
+import { recordEvent } from "../kernel/events.ts";
+import type { MoneyRules } from "../kernel/money.ts";
+import { iso } from "../kernel/time.ts";
+import { ensureBalance, post } from "../ledger/ledger.ts";
+import type { Merchants } from "../merchants/merchants.ts";
+import type { Tokens } from "../vault/tokens.ts";
+import type { Processor } from "./processor.ts";
+import type { ChargeDoc, ChargeStatus } from "./records.ts";
+import { type ChargeAction, canTransition, eventFields, refusal } from "./state.ts";
+
+// What every charge operation works with (create.ts, capture.ts, refunds.ts, reviews.ts,
+// local-payments.ts): its dependencies, and the steps they share.
+//
+// Order of work for every change: checks → the processor (an outside call, never inside a store
+// transaction, which may be retried) → one transaction that writes the state change, its ledger
+// entries and balance changes, and its events (the outbox), conditional on the state it started from.
+
+export interface ChargesDeps {
+  store: AppStore;
+  now: Now;
+  merchants: Merchants;
+  tokens: Tokens;
+  processor: Processor;
+  fraud: FraudScreen;
+  money: MoneyRules;
+  /** Production captures wait this long in `pending` before they are `available`; the sandbox settles at once. */
+  settlementDelaySeconds: number;
+  /**
+   * Runs inside the transaction of every transition (and review closing) of a charge, after the charge
+   * is written: a payment link follows its charges' outcomes this way (domain/payment-links/usage.ts).
+   */
+  onTransition: (tx: AppTx, from: ChargeStatus, charge: ChargeDoc) => Promise<void>;
+}
+
+export function chargeContext(deps: ChargesDeps) {
+  const { store, now } = deps;
+
+  async function load(livemode: boolean, id: string, param = "id"): Promise<ChargeDoc> {
+    return inEnvironment(await store.get("charges", id), livemode, "charge", id, param);
+  }
+
+  /** Applies a transition conditionally on the status it starts from; a concurrent change makes it a 409. */
+  async function transition(
+    tx: AppTx,
+    charge: ChargeDoc,
+    to: ChargeStatus,
+    set: Partial<ChargeDoc>,
+    action: ChargeAction,
+  ): Promise<ChargeDoc> {
+    if (!canTransition(charge.status, to)) throw refusal(charge, action);
+    const updated = await tx.update(
+      "charges",
+      charge.id,
+      { set: { ...set, status: to, updated_at: iso(now()) } },
+      { status: charge.status },
+    );
+    if (!updated) {
+      const current = await tx.get("charges", charge.id);
+      throw current ? refusal(current, action) : notFound("charge", charge.id);
+    }
+    await deps.onTransition(tx, charge.status, updated);
+    return updated;
+  }
+
+  /**
+   * Makes the merchant's balance in the charge's currency exist before a capture's transaction credits
+   * it (see ledger.ts ensureBalance: outside the money transaction, on purpose).
+   */
+  const prepareCapture = (charge: ChargeDoc) =>
+    ensureBalance(store, charge.livemode, charge.merchant_id, charge.currency, now);
+
+  /**
+   * A capture's effects, inside its transaction, after the charge is written `captured`: the merchant is
+   * credited (`available` in the sandbox, `pending` until settlement in production) and
+   * `payment.captured` is recorded. Every way a charge is captured ends here: at creation, capture,
+   * a local payment completed, a review approved.
+   */
+  async function applyCapture(tx: AppTx, captured: ChargeDoc, amount: number): Promise<void> {
+    const delay = captured.livemode ? deps.settlementDelaySeconds : 0;
+    const base = { livemode: captured.livemode, merchantId: captured.merchant_id, currency: captured.currency };
+    if (delay === 0) {
+      await post(tx, now, { ...base, bucket: "available", amount, type: "capture", sourceId: captured.id });
+    } else {
+      const availableOn = iso(new Date(now().getTime() + delay * 1000));
+      await post(tx, now, { ...base, bucket: "pending", amount, type: "capture", sourceId: captured.id, availableOn });
+    }
+    await recordEvent(tx, now, captured.livemode, "payment.captured", {
+      ...eventFields(captured),
+      amount_captured: amount,
+    });
+  }
+
+  return { ...deps, load, transition, prepareCapture, applyCapture };
+}
+
+export type ChargeContext = ReturnType<typeof chargeContext>;

@@ -1,0 +1,228 @@
+import type { AppTx } from "../collections.ts";
+import { assertIp } from "../fraud/ip.ts";
+import type { ChargeAssessment } from "../fraud/port.ts";
+import type { Caller } from "../kernel/caller.ts";
+import { commit } from "../kernel/commit.ts";
+import { invalid } from "../kernel/errors.ts";
+import { recordEvent } from "../kernel/events.ts";
+import { newId } from "../kernel/ids.ts";
+import { assertMoney } from "../kernel/money.ts";
+import { createdAt, iso } from "../kernel/time.ts";
+import type { ChargeContext } from "./context.ts";
+import { LOCAL_METHODS, type LocalMethod } from "./processor.ts";
+import type { ChargeDoc } from "./records.ts";
+import { eventFields } from "./state.ts";
+
+// createCharge (POST /v1/charges, spec/resources/charges.tsp): checks, fraud evaluation, then the
+// processor (a card is authorized and, unless held or `capture: false`, captured; a local method starts
+// a payment the payer completes), then one transaction with the charge, its evaluation, its events and
+// its money.
+
+type PaymentMethodInput =
+  | { type: "card"; token: string }
+  | { type: "pix" | "boleto" | "oxxo" | "spei" }
+  | { type: "sepa_debit"; iban: string; account_holder: string };
+
+export interface ChargeCreate {
+  merchant_id: string;
+  amount: number;
+  currency: string;
+  payment_method: PaymentMethodInput;
+  capture?: boolean | undefined;
+  description?: string | undefined;
+  metadata?: Record<string, string> | undefined;
+  customer?: { email?: string; ip?: string; country?: string } | undefined;
+}
+
+/** For charges made through a payment link's hosted page (domain/payment-links). */
+export interface ChargeCreateOptions {
+  paymentLinkId?: string | undefined;
+  /** Runs inside the charge's transaction, after the charge is written: counts it against its link. */
+  inTransaction?: ((tx: AppTx, charge: ChargeDoc) => Promise<void>) | undefined;
+}
+
+/** A `block` decision: the charge is `blocked` and the processor is never called. */
+function block(charge: ChargeDoc, assessment: ChargeAssessment): void {
+  charge.status = "blocked";
+  charge.failure_code = "fraud_blocked";
+  charge.failure_message =
+    `Blocked by fraud evaluation ${assessment.evaluationId} ` +
+    `(score ${assessment.score}: ${assessment.signals.join(", ") || "no signals"}).`;
+}
+
+/** A declined or blocked charge's code and message: both are set wherever a charge fails (above, and payByCard). */
+function failureOf(charge: ChargeDoc) {
+  const { failure_code, failure_message } = charge;
+  if (failure_code === null || failure_message === null) throw new Error(`charge ${charge.id} failed without a reason`);
+  return { failure_code, failure_message };
+}
+
+/** A new charge, not yet stored: `pending`, nothing captured, nothing evaluated. */
+function newCharge(caller: Caller, input: ChargeCreate, merchantId: string, at: Date, options: ChargeCreateOptions) {
+  const charge: ChargeDoc = {
+    id: newId("tx"),
+    livemode: caller.livemode,
+    created_at: createdAt(at),
+    updated_at: iso(at),
+    merchant_id: merchantId,
+    amount: input.amount,
+    currency: input.currency,
+    status: "pending",
+    amount_captured: 0,
+    amount_refunded: 0,
+    payment_method: { type: input.payment_method.type },
+    next_action: null,
+    expires_at: null,
+    failure_code: null,
+    failure_message: null,
+    description: input.description ?? null,
+    metadata: input.metadata ?? {},
+    customer: input.customer ?? null,
+    processor_ref: null,
+    fraud_evaluation_id: null,
+    review: null,
+    review_expires_at: null,
+    ...(options.paymentLinkId ? { payment_link_id: options.paymentLinkId } : {}),
+  };
+  return charge;
+}
+
+export function chargeCreation(ctx: ChargeContext) {
+  const { store, now, processor } = ctx;
+
+  /** Every charge is evaluated before the processor is called (spec: POST /v1/charges). */
+  async function assess(charge: ChargeDoc, card?: { pan: string; fingerprint: string }) {
+    const result = await ctx.fraud.assessCharge({
+      livemode: charge.livemode,
+      chargeId: charge.id,
+      merchantId: charge.merchant_id,
+      amount: charge.amount,
+      currency: charge.currency,
+      card,
+      customer: charge.customer,
+    });
+    charge.fraud_evaluation_id = result.evaluationId;
+    return result;
+  }
+
+  /** A card: screened, then authorized (held for review, or captured unless `capture: false`), or declined. */
+  async function payByCard(charge: ChargeDoc, token: string, capture: boolean, at: Date): Promise<ChargeAssessment> {
+    const vaulted = await ctx.tokens.pan(charge.livemode, token, "payment_method.token");
+    const { token: card, pan } = vaulted;
+    charge.payment_method = {
+      type: "card",
+      token: card.id,
+      brand: card.brand,
+      last4: card.last4,
+      fingerprint: card.fingerprint,
+    };
+    const assessment = await assess(charge, { pan, fingerprint: card.fingerprint });
+    if (assessment.decision === "block") {
+      block(charge, assessment);
+      return assessment;
+    }
+    const auth = await processor.authorizeCard({
+      chargeId: charge.id,
+      pan,
+      expMonth: card.exp_month,
+      expYear: card.exp_year,
+      amount: charge.amount,
+      currency: charge.currency,
+      livemode: charge.livemode,
+      now: at,
+    });
+    if (!auth.approved) {
+      charge.status = "declined";
+      charge.failure_code = auth.failureCode;
+      charge.failure_message = auth.failureMessage;
+      return assessment;
+    }
+    charge.status = "authorized";
+    charge.processor_ref = auth.reference;
+    if (assessment.decision === "review") {
+      // Held: not captured, whatever `capture` says, until the review is approved (spec: ChargeReview).
+      const expiresAt = iso(new Date(at.getTime() + assessment.reviewWindowSeconds * 1000));
+      charge.review = { status: "open", opened_at: charge.updated_at, expires_at: expiresAt, closed_at: null, capture };
+      charge.review_expires_at = expiresAt;
+    } else if (capture) {
+      await processor.capture(auth.reference, charge.amount);
+      charge.status = "captured";
+      charge.amount_captured = charge.amount;
+    }
+    return assessment;
+  }
+
+  /**
+   * A local method: screened on the customer's facts, then started (`pending` with its next_action). A
+   * `review` cannot hold a payment the payer has not made yet, so it is recorded on the evaluation only
+   * (spec: ChargeReview).
+   */
+  async function payLocally(
+    charge: ChargeDoc,
+    method: Exclude<PaymentMethodInput, { type: "card" }>,
+    at: Date,
+  ): Promise<ChargeAssessment> {
+    const assessment = await assess(charge);
+    if (assessment.decision === "block") {
+      block(charge, assessment);
+      return assessment;
+    }
+    const action = await processor.startLocalPayment({
+      chargeId: charge.id,
+      method: method.type as LocalMethod,
+      amount: charge.amount,
+      currency: charge.currency,
+      now: at,
+      iban: method.type === "sepa_debit" ? method.iban : undefined,
+    });
+    charge.next_action = action;
+    charge.expires_at = action.expires_at;
+    if (method.type === "sepa_debit") charge.payment_method.last4 = method.iban.replace(/\s+/g, "").slice(-4);
+    return assessment;
+  }
+
+  /** The charge, its evaluation and its events, in one transaction (and its money, when captured). */
+  function record(caller: Caller, charge: ChargeDoc, assessment: ChargeAssessment, options: ChargeCreateOptions) {
+    return commit(store, caller, async (tx) => {
+      await tx.insert("charges", charge);
+      // The evaluation and its `fraud.evaluated` event commit with the charge, before its own events.
+      await assessment.record(tx, charge);
+      const fields = eventFields(charge);
+      if (charge.status === "authorized" || charge.status === "captured") {
+        await recordEvent(tx, now, charge.livemode, "payment.authorized", { ...fields, status: "authorized" });
+      }
+      if (charge.status === "captured") await ctx.applyCapture(tx, charge, charge.amount_captured);
+      if (charge.status === "declined" || charge.status === "blocked") {
+        await recordEvent(tx, now, charge.livemode, "payment.failed", { ...fields, ...failureOf(charge) });
+      }
+      await options.inTransaction?.(tx, charge);
+      return charge;
+    });
+  }
+
+  return {
+    async create(caller: Caller, input: ChargeCreate, options: ChargeCreateOptions = {}): Promise<ChargeDoc> {
+      assertMoney(input.amount, input.currency, ctx.money);
+      assertIp(input.customer?.ip, "customer.ip");
+      const method = input.payment_method;
+      if (method.type !== "card") {
+        const required = LOCAL_METHODS[method.type].currency;
+        if (input.currency !== required) throw invalid("currency", `${method.type} payments must be in ${required}`);
+      }
+      const merchant = await ctx.merchants.loadActive(
+        caller.livemode,
+        input.merchant_id,
+        "merchant_id",
+        "take payments",
+      );
+      const at = now();
+      const charge = newCharge(caller, input, merchant.id, at, options);
+      const assessment =
+        method.type === "card"
+          ? await payByCard(charge, method.token, input.capture ?? true, at)
+          : await payLocally(charge, method, at);
+      if (charge.status === "captured") await ctx.prepareCapture(charge);
+      return record(caller, charge, assessment, options);
+    },
+  };
+}

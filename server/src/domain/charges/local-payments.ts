@@ -1,0 +1,70 @@
+import type { Caller } from "../kernel/caller.ts";
+import { commit } from "../kernel/commit.ts";
+import { sandboxOnly } from "../kernel/environment.ts";
+import { DomainError } from "../kernel/errors.ts";
+import { recordEvent } from "../kernel/events.ts";
+import { iso } from "../kernel/time.ts";
+import type { ChargeContext } from "./context.ts";
+import type { ChargeDoc } from "./records.ts";
+import { eventFields, refusal } from "./state.ts";
+
+// Local payment methods (pix, boleto, oxxo, spei, sepa_debit): a charge waits `pending` for the payer,
+// and is captured when they pay or expires when its next_action runs out. In the sandbox the helpers
+// sandboxCompleteCharge and sandboxExpireCharge (spec/resources/sandbox.tsp) play the payer.
+
+export function localPayments(ctx: ChargeContext) {
+  const { store, now } = ctx;
+
+  /** `caller` is null for the expiry job. */
+  async function expireOne(charge: ChargeDoc, caller: Caller | null = null): Promise<ChargeDoc> {
+    if (charge.status !== "pending") throw refusal(charge, "expire");
+    return commit(store, caller, async (tx) => {
+      const expired = await ctx.transition(tx, charge, "expired", { next_action: null }, "expire");
+      await recordEvent(tx, now, expired.livemode, "payment.expired", eventFields(expired));
+      return expired;
+    });
+  }
+
+  return {
+    /** Sandbox: the payer pays a pending local payment. */
+    async complete(caller: Caller, id: string): Promise<ChargeDoc> {
+      sandboxOnly(caller.livemode, "charge", id);
+      const charge = await ctx.load(caller.livemode, id);
+      if (charge.status !== "pending") throw refusal(charge, "complete");
+      await ctx.prepareCapture(charge);
+      return commit(store, caller, async (tx) => {
+        const captured = await ctx.transition(
+          tx,
+          charge,
+          "captured",
+          { amount_captured: charge.amount, next_action: null, expires_at: null },
+          "complete",
+        );
+        await ctx.applyCapture(tx, captured, captured.amount);
+        return captured;
+      });
+    },
+
+    /** Sandbox: the payer never pays; the charge expires now. */
+    async expire(caller: Caller, id: string): Promise<ChargeDoc> {
+      sandboxOnly(caller.livemode, "charge", id);
+      return expireOne(await ctx.load(caller.livemode, id), caller);
+    },
+
+    /** The expiry job: every pending charge past its `expires_at`. Returns how many expired. */
+    async expireDue(limit = 500): Promise<number> {
+      const due = await store.findAll("charges", { status: "pending", expires_at: { $lte: iso(now()) } }, limit);
+      let expired = 0;
+      for (const charge of due) {
+        try {
+          await expireOne(charge);
+          expired++;
+        } catch (err) {
+          // Paid (or expired by another instance) meanwhile: nothing to do.
+          if (!(err instanceof DomainError && err.code === "invalid_state_transition")) throw err;
+        }
+      }
+      return expired;
+    },
+  };
+}

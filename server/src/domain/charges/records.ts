@@ -1,0 +1,81 @@
+import type { BaseDoc } from "../../store/port.ts";
+import { collection } from "../kernel/records.ts";
+import type { FailureCode, NextAction } from "./processor.ts";
+
+// Charges and refunds as stored (spec/resources/charges.tsp); serialize.ts names what the API shows.
+
+export type ChargeStatus =
+  | "pending"
+  | "authorized"
+  | "captured"
+  | "partially_refunded"
+  | "refunded"
+  | "declined"
+  | "blocked"
+  | "voided"
+  | "expired";
+
+/** A charge held by fraud evaluation (spec: ChargeReview). */
+export interface ChargeReviewDoc {
+  status: "open" | "approved" | "rejected" | "expired";
+  opened_at: string;
+  expires_at: string;
+  closed_at: string | null;
+  /** Whether approval captures (the charge's `capture`); never shown. */
+  capture: boolean;
+}
+
+export interface ChargeDoc extends BaseDoc {
+  merchant_id: string;
+  amount: number;
+  currency: string;
+  status: ChargeStatus;
+  amount_captured: number;
+  amount_refunded: number;
+  payment_method: {
+    type: "card" | "pix" | "boleto" | "oxxo" | "spei" | "sepa_debit";
+    token?: string;
+    brand?: string;
+    last4?: string;
+    fingerprint?: string;
+  };
+  next_action: NextAction | null;
+  /** next_action.expires_at, top-level so the expiry job can query it. */
+  expires_at: string | null;
+  failure_code: FailureCode | "fraud_blocked" | null;
+  failure_message: string | null;
+  description: string | null;
+  metadata: Record<string, string>;
+  customer: { email?: string; ip?: string; country?: string } | null;
+  /** The acquirer's reference for the authorization (never shown). */
+  processor_ref: string | null;
+  /** The evaluation made before authorizing; absent on charges stored before fraud evaluation existed. */
+  fraud_evaluation_id?: string | null;
+  review?: ChargeReviewDoc | null;
+  /** review.expires_at while the review is open (null otherwise), top-level so the expiry job can query it. */
+  review_expires_at?: string | null;
+  /** Set when the charge was made through a payment link's hosted page (domain/payment-links). */
+  payment_link_id?: string | null;
+  updated_at: string;
+}
+
+export interface RefundDoc extends BaseDoc {
+  charge_id: string;
+  merchant_id: string;
+  amount: number;
+  currency: string;
+  status: "succeeded";
+  reason: "requested_by_customer" | "duplicate" | "fraudulent" | null;
+  metadata: Record<string, string>;
+}
+
+export const chargeCollections = {
+  charges: collection<ChargeDoc>([
+    { fields: ["livemode", "merchant_id"] },
+    { fields: ["livemode", "status"] },
+    { fields: ["status", "expires_at"] },
+    { fields: ["review_expires_at"] },
+    { fields: ["livemode", "payment_link_id"] },
+  ]),
+  refunds: collection<RefundDoc>([{ fields: ["charge_id"] }]),
+};

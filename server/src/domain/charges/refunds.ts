@@ -1,0 +1,119 @@
+import type { Page, PageResult } from "../../store/port.ts";
+import type { Caller } from "../kernel/caller.ts";
+import { commit } from "../kernel/commit.ts";
+import { DomainError } from "../kernel/errors.ts";
+import { recordEvent } from "../kernel/events.ts";
+import { newId } from "../kernel/ids.ts";
+import { assertMinorUnits } from "../kernel/money.ts";
+import { createdAt } from "../kernel/time.ts";
+import { drawFromPendingCredit, post } from "../ledger/ledger.ts";
+import type { ChargeContext } from "./context.ts";
+import type { ChargeDoc, ChargeStatus, RefundDoc } from "./records.ts";
+import { eventFields, refusal } from "./state.ts";
+
+// createRefund and listRefunds (spec/resources/charges.tsp): a captured charge is refunded in part or in
+// full, never past what was captured, and the money comes back out of the merchant's balance.
+
+export interface RefundCreate {
+  amount?: number | undefined;
+  reason?: RefundDoc["reason"] | undefined;
+  metadata?: Record<string, string> | undefined;
+}
+
+function exceedsRefundable(charge: ChargeDoc, amount: number): DomainError {
+  const left = charge.amount_captured - charge.amount_refunded;
+  return new DomainError(
+    "invalid_state_transition",
+    `The refund of ${amount} exceeds what is left to refund (${left} of ${charge.amount_captured} captured).`,
+    { param: "amount" },
+  );
+}
+
+export function refunds(ctx: ChargeContext) {
+  const { store, now, processor } = ctx;
+  return {
+    /**
+     * Refunds part or all of what is left. The charge's refunded total is raised with a conditional
+     * increment (never past the captured amount) and the merchant's available balance lowered with a
+     * conditional decrement (never below zero), in one transaction: concurrent refunds can only ever
+     * add up to the captured amount.
+     */
+    async refund(caller: Caller, id: string, input: RefundCreate): Promise<RefundDoc> {
+      // CreateRefund.amount is MinorUnits: a zero or negative refund would credit the merchant.
+      if (input.amount !== undefined) assertMinorUnits(input.amount, "amount");
+      const charge = await ctx.load(caller.livemode, id);
+      if (charge.status !== "captured" && charge.status !== "partially_refunded") throw refusal(charge, "refund");
+      const left = charge.amount_captured - charge.amount_refunded;
+      const amount = input.amount ?? left;
+      if (amount > left) throw exceedsRefundable(charge, amount);
+      const at = createdAt(now());
+      const refund: RefundDoc = {
+        id: newId("re"),
+        livemode: charge.livemode,
+        created_at: at,
+        charge_id: charge.id,
+        merchant_id: charge.merchant_id,
+        amount,
+        currency: charge.currency,
+        status: "succeeded",
+        reason: input.reason ?? null,
+        metadata: input.metadata ?? {},
+      };
+      await commit(store, caller, async (tx) => {
+        const raised = await tx.update(
+          "charges",
+          charge.id,
+          { inc: { amount_refunded: amount }, set: { updated_at: at } },
+          {
+            status: { $in: ["captured", "partially_refunded"] },
+            amount_refunded: { $lte: charge.amount_captured - amount },
+          },
+        );
+        if (!raised) {
+          // A concurrent refund (or another change) got there first: say which limit now applies.
+          const current = (await tx.get("charges", charge.id)) ?? charge;
+          throw current.status === "captured" || current.status === "partially_refunded"
+            ? exceedsRefundable(current, amount)
+            : refusal(current, "refund");
+        }
+        const status: ChargeStatus =
+          raised.amount_refunded === raised.amount_captured ? "refunded" : "partially_refunded";
+        const after = (await tx.update("charges", charge.id, { set: { status } })) ?? raised;
+        // The money comes first from this charge's own capture credit if it has not settled yet
+        // (production), then from `available`: a merchant can refund a same-day order.
+        const base = { livemode: charge.livemode, merchantId: charge.merchant_id, currency: charge.currency };
+        const fromPending = await drawFromPendingCredit(tx, now, {
+          ...base,
+          chargeId: charge.id,
+          refundId: refund.id,
+          amount,
+        });
+        if (fromPending < amount) {
+          await post(tx, now, {
+            ...base,
+            bucket: "available",
+            amount: -(amount - fromPending),
+            type: "refund",
+            sourceId: refund.id,
+          });
+        }
+        await tx.insert("refunds", refund);
+        await recordEvent(tx, now, charge.livemode, "payment.refunded", {
+          ...eventFields(after),
+          refund_id: refund.id,
+          refund_amount: amount,
+          amount_refunded: after.amount_refunded,
+        });
+        return refund;
+      });
+      // The simulator never fails; a real acquirer's refund failure would need a `failed` refund state.
+      await processor.refund(charge.processor_ref ?? "", amount);
+      return refund;
+    },
+
+    async listRefunds(caller: Caller, id: string, page: Page): Promise<PageResult<RefundDoc>> {
+      await ctx.load(caller.livemode, id);
+      return store.list("refunds", { livemode: caller.livemode, charge_id: id }, page);
+    },
+  };
+}

@@ -1,0 +1,125 @@
+import type { AppTx } from "../collections.ts";
+import type { Caller } from "../kernel/caller.ts";
+import { commit } from "../kernel/commit.ts";
+import { DomainError, notFound } from "../kernel/errors.ts";
+import { recordEvent } from "../kernel/events.ts";
+import { iso } from "../kernel/time.ts";
+import type { ChargeContext } from "./context.ts";
+import type { ChargeDoc, ChargeReviewDoc } from "./records.ts";
+import { eventFields } from "./state.ts";
+
+// Charges held for fraud review (ChargeReview in spec/resources/charges.tsp): authorized, not captured,
+// until approved (captured), rejected (voided) or left open past its window (voided by the expiry job).
+
+export function reviews(ctx: ChargeContext) {
+  const { store, now, processor } = ctx;
+
+  /** 409 unless the charge is authorized with an open review. */
+  function assertOpenReview(charge: ChargeDoc): ChargeReviewDoc {
+    if (charge.status !== "authorized" || charge.review?.status !== "open") {
+      throw new DomainError(
+        "invalid_state_transition",
+        charge.review ? `The charge's review is ${charge.review.status}, not open.` : "The charge has no open review.",
+      );
+    }
+    return charge.review;
+  }
+
+  /**
+   * Closes an open review (approve, reject, expiry), conditional on the charge still being authorized
+   * with that review open: of a concurrent approve, reject and expiry, exactly one wins; the others get
+   * a 409 (the expiry job skips).
+   */
+  async function closeReview(
+    tx: AppTx,
+    charge: ChargeDoc,
+    review: ChargeReviewDoc,
+    outcome: "approved" | "rejected" | "expired",
+    set: Partial<ChargeDoc>,
+  ): Promise<ChargeDoc> {
+    const at = iso(now());
+    const updated = await tx.update(
+      "charges",
+      charge.id,
+      {
+        set: {
+          ...set,
+          review: { ...review, status: outcome, closed_at: at },
+          review_expires_at: null,
+          updated_at: at,
+        },
+      },
+      { status: "authorized", review_expires_at: review.expires_at },
+    );
+    if (!updated) {
+      const current = await tx.get("charges", charge.id);
+      if (!current) throw notFound("charge", charge.id);
+      assertOpenReview(current);
+      throw new DomainError("conflict", "The charge changed while its review was being closed; retry.");
+    }
+    await ctx.onTransition(tx, charge.status, updated);
+    return updated;
+  }
+
+  /** Voids a held charge whose review was rejected or expired (`caller` is null for the expiry job). */
+  async function voidHeld(
+    charge: ChargeDoc,
+    outcome: "rejected" | "expired",
+    caller: Caller | null,
+  ): Promise<ChargeDoc> {
+    const review = assertOpenReview(charge);
+    await processor.void(charge.processor_ref ?? "");
+    return commit(store, caller, async (tx) => {
+      const voided = await closeReview(tx, charge, review, outcome, { status: "voided" });
+      await recordEvent(tx, now, voided.livemode, "payment.voided", eventFields(voided));
+      return voided;
+    });
+  }
+
+  return {
+    /**
+     * Approves a charge held for review (spec: approveChargeReview): captured, unless it was created
+     * with `capture: false`, when it stays authorized for a later capture.
+     */
+    async approveReview(caller: Caller, id: string): Promise<ChargeDoc> {
+      const charge = await ctx.load(caller.livemode, id);
+      const review = assertOpenReview(charge);
+      if (!review.capture) {
+        return commit(store, caller, (tx) => closeReview(tx, charge, review, "approved", {}));
+      }
+      await processor.capture(charge.processor_ref ?? "", charge.amount);
+      await ctx.prepareCapture(charge);
+      return commit(store, caller, async (tx) => {
+        const captured = await closeReview(tx, charge, review, "approved", {
+          status: "captured",
+          amount_captured: charge.amount,
+        });
+        await ctx.applyCapture(tx, captured, charge.amount);
+        return captured;
+      });
+    },
+
+    /** Rejects a charge held for review (spec: rejectChargeReview): voided; nothing was captured, nothing is refunded. */
+    async rejectReview(caller: Caller, id: string): Promise<ChargeDoc> {
+      return voidHeld(await ctx.load(caller.livemode, id), "rejected", caller);
+    },
+
+    /** The review-expiry job: every open review past its `expires_at` is voided. Returns how many. */
+    async expireReviewsDue(limit = 500): Promise<number> {
+      const due = await store.findAll("charges", { review_expires_at: { $lte: iso(now()) } }, limit);
+      let expired = 0;
+      for (const charge of due) {
+        try {
+          await voidHeld(charge, "expired", null);
+          expired++;
+        } catch (err) {
+          // Approved, rejected or expired by another instance meanwhile: nothing to do.
+          if (!(err instanceof DomainError && (err.code === "invalid_state_transition" || err.code === "conflict"))) {
+            throw err;
+          }
+        }
+      }
+      return expired;
+    },
+  };
+}

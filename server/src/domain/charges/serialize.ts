@@ -1,0 +1,49 @@
+import type { Schemas } from "../kernel/operations.ts";
+import type { ChargeDoc, RefundDoc } from "./records.ts";
+
+// Stored charges and refunds → the contract's Charge and Refund: the card's brand and last four digits,
+// never its token's number, nor the acquirer's reference.
+
+export const charge = (c: ChargeDoc): Schemas["Charge"] => ({
+  id: c.id,
+  object: "charge",
+  merchant_id: c.merchant_id,
+  amount: c.amount,
+  currency: c.currency,
+  status: c.status,
+  amount_captured: c.amount_captured,
+  amount_refunded: c.amount_refunded,
+  payment_method: c.payment_method as Schemas["ChargePaymentMethod"],
+  next_action: c.next_action,
+  failure_code: c.failure_code,
+  failure_message: c.failure_message,
+  description: c.description,
+  metadata: c.metadata,
+  customer: c.customer,
+  fraud_evaluation_id: c.fraud_evaluation_id ?? null,
+  review: c.review
+    ? {
+        status: c.review.status,
+        opened_at: c.review.opened_at,
+        expires_at: c.review.expires_at,
+        closed_at: c.review.closed_at,
+      }
+    : null,
+  ...(c.payment_link_id ? { payment_link_id: c.payment_link_id } : {}),
+  livemode: c.livemode,
+  created_at: c.created_at,
+  updated_at: c.updated_at,
+});
+
+export const refund = (r: RefundDoc): Schemas["Refund"] => ({
+  id: r.id,
+  object: "refund",
+  charge_id: r.charge_id,
+  amount: r.amount,
+  currency: r.currency,
+  status: r.status,
+  reason: r.reason,
+  metadata: r.metadata,
+  livemode: r.livemode,
+  created_at: r.created_at,
+});

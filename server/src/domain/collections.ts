@@ -1,0 +1,40 @@
+import type { Store, StoreOps } from "../store/port.ts";
+import { cashoutCollections } from "./cashouts/records.ts";
+import { chargeCollections } from "./charges/records.ts";
+import { consoleSessionCollections } from "./console-sessions/records.ts";
+import { fraudCollections } from "./fraud/records.ts";
+import { idempotencyCollections } from "./kernel/commit.ts";
+import { eventCollections } from "./kernel/events.ts";
+import type { DocsOf } from "./kernel/records.ts";
+import { ledgerCollections } from "./ledger/records.ts";
+import { merchantCollections } from "./merchants/records.ts";
+import { paymentLinkCollections } from "./payment-links/records.ts";
+import { requestLogCollections } from "./request-log/records.ts";
+import { serviceKeyCollections } from "./service-keys/records.ts";
+import { vaultCollections } from "./vault/records.ts";
+import { webhookCollections } from "./webhooks/records.ts";
+
+// The registry of the domain's collections: each area declares its own in its records.ts (the persisted
+// shape of every object, and the indexes its queries need); a new area adds one line here. API objects
+// are serialized from these records by each area's serialize.ts, which names exactly the fields the
+// contract shows, so secrets and card data never leave through the API except by the vault's audited reveal.
+
+export const COLLECTIONS = {
+  ...eventCollections,
+  ...idempotencyCollections,
+  ...merchantCollections,
+  ...vaultCollections,
+  ...serviceKeyCollections,
+  ...requestLogCollections,
+  ...chargeCollections,
+  ...ledgerCollections,
+  ...fraudCollections,
+  ...webhookCollections,
+  ...cashoutCollections,
+  ...paymentLinkCollections,
+  ...consoleSessionCollections,
+};
+
+export type Docs = DocsOf<typeof COLLECTIONS>;
+export type AppStore = Store<Docs>;
+export type AppTx = StoreOps<Docs>;

@@ -1,0 +1,123 @@
+import { createHash, randomBytes } from "node:crypto";
+import type { AppStore } from "../collections.ts";
+import type { Now } from "../kernel/caller.ts";
+import { createdAt, iso } from "../kernel/time.ts";
+import type { ServiceKeyDoc } from "../service-keys/records.ts";
+import { hashSecret, type ServiceKeys } from "../service-keys/service-keys.ts";
+import type { ConsoleSessionDoc } from "./records.ts";
+
+// Sessions of the developer console (docs/console.md "The console"). A key holder signs in by pasting a service
+// key; the browser then holds only a random session token in an HttpOnly cookie, never the key. The
+// store keeps, under the SHA-256 digest of that token, the key's id and the digest of the secret that
+// signed in (the digest service_keys already holds), so neither the token nor the key is stored in
+// clear, and every instance on the store shares the sessions.
+//
+// Every request re-reads the key from the store (no cache): a session lasts only while the secret
+// that opened it would still authenticate. A revoked or expired key, or a secret rotated out whose
+// grace period has ended, ends its sessions at the next request, on every instance.
+
+/** Random bytes in a session token (256 bits). */
+const TOKEN_BYTES = 32;
+
+export const sessionDigest = (token: string) => createHash("sha256").update(token).digest("hex");
+
+/**
+ * The CSRF token of a session: derived from the session token, so the server recomputes it from the
+ * cookie on each request and stores nothing more. Knowing it without the cookie is useless, and it
+ * cannot be turned back into the token.
+ */
+export const csrfTokenFor = (token: string) => createHash("sha256").update(`console-csrf:${token}`).digest("base64url");
+
+/** Why a secret that signed in no longer authenticates, or null while it still does. */
+export function keyRefusal(key: ServiceKeyDoc | null, secretHash: string, at: Date): string | null {
+  if (!key) return "the key no longer exists";
+  if (key.revoked_at) return "the key was revoked";
+  if (key.expires_at && Date.parse(key.expires_at) <= at.getTime()) return "the key expired";
+  if (key.secret_hash === secretHash) return null;
+  if (
+    key.previous_secret_hash === secretHash &&
+    key.previous_expires_at &&
+    Date.parse(key.previous_expires_at) > at.getTime()
+  ) {
+    return null;
+  }
+  return "the secret that signed in was rotated out and its grace period has ended";
+}
+
+export interface SignedIn {
+  /** Goes into the cookie only; never stored. */
+  token: string;
+  csrfToken: string;
+  /** How long the session lasts from now (the setting, or less when the key expires sooner). */
+  lifetimeSeconds: number;
+  session: ConsoleSessionDoc;
+  key: ServiceKeyDoc;
+}
+
+export type Resolved = { session: ConsoleSessionDoc; key: ServiceKeyDoc } | { refused: string };
+
+export function createConsoleSessions(deps: {
+  store: AppStore;
+  now: Now;
+  serviceKeys: ServiceKeys;
+  /** How long a session lasts from sign-in (CONSOLE_SESSION_TTL_SECONDS); it is never extended. */
+  ttlSeconds: number;
+}) {
+  const { store, now, serviceKeys, ttlSeconds } = deps;
+
+  return {
+    /**
+     * Exchanges a service key's secret for a new session. The secret is checked exactly as an API
+     * request's would be (401 `unauthorized` for a malformed, unknown, expired or revoked key).
+     */
+    async signIn(secret: string): Promise<SignedIn> {
+      const key = await serviceKeys.authenticate(secret);
+      const at = now();
+      const token = randomBytes(TOKEN_BYTES).toString("base64url");
+      let expires = at.getTime() + ttlSeconds * 1000;
+      if (key.expires_at) expires = Math.min(expires, Date.parse(key.expires_at));
+      const session: ConsoleSessionDoc = {
+        id: sessionDigest(token),
+        livemode: key.livemode,
+        created_at: createdAt(at),
+        key_id: key.id,
+        secret_hash: hashSecret(secret),
+        expires_at: iso(new Date(expires)),
+      };
+      await store.insert("console_sessions", session);
+      const lifetimeSeconds = Math.max(0, Math.floor((expires - at.getTime()) / 1000));
+      return { token, csrfToken: csrfTokenFor(token), lifetimeSeconds, session, key };
+    },
+
+    /**
+     * The session a cookie's token names and its key, re-read from the store; or why there is none.
+     * A session whose key no longer authenticates is deleted on the spot.
+     */
+    async resolve(token: string): Promise<Resolved> {
+      const session = await store.get("console_sessions", sessionDigest(token));
+      const at = now();
+      if (!session) return { refused: "no such session (signed out, or never signed in)" };
+      if (Date.parse(session.expires_at) <= at.getTime()) {
+        await store.delete("console_sessions", session.id);
+        return { refused: "the session expired" };
+      }
+      const key = await store.get("service_keys", session.key_id);
+      const refusal = keyRefusal(key, session.secret_hash, at);
+      if (refusal !== null || !key) {
+        await store.delete("console_sessions", session.id);
+        return { refused: refusal ?? "the key no longer exists" };
+      }
+      return { session, key };
+    },
+
+    /** Ends the session (sign-out). Ending one that does not exist is not an error. */
+    async signOut(token: string): Promise<void> {
+      await store.delete("console_sessions", sessionDigest(token));
+    },
+
+    /** Deletes the sessions past their end (housekeeping); returns how many. */
+    sweep: () => store.deleteMany("console_sessions", { expires_at: { $lt: iso(now()) } }),
+  };
+}
+
+export type ConsoleSessions = ReturnType<typeof createConsoleSessions>;

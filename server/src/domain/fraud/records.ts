@@ -1,0 +1,83 @@
+import type { BaseDoc } from "../../store/port.ts";
+import { collection } from "../kernel/records.ts";
+import type { Decision, Hit, ListAction, ListKind } from "./rules.ts";
+
+// Fraud evaluation's stored shapes (spec/resources/fraud): evaluations, value lists and their items, the
+// settings of each environment, and the counts the velocity and amount rules read.
+
+/** A fraud evaluation (spec: FraudEvaluation). */
+export interface FraudEvaluationDoc extends BaseDoc {
+  tx_id: string;
+  source: "charge" | "transaction" | "facts";
+  merchant_id: string | null;
+  amount: number;
+  currency: string;
+  score: number;
+  decision: Decision;
+  signals: string[];
+  rules: Hit[];
+  thresholds: { review: number; block: number };
+}
+
+/** A value list (spec: FraudList). Kind, action and name are fixed at creation. */
+export interface FraudListDoc extends BaseDoc {
+  name: string;
+  kind: ListKind;
+  action: ListAction;
+  item_count: number;
+}
+
+/**
+ * A value on a list (spec: FraudListItem). The list's kind, action and name are copied onto it, so
+ * one indexed query on `match_key` (`<kind>:<value>`) finds every list a fact is on.
+ */
+export interface FraudListItemDoc extends BaseDoc {
+  list_id: string;
+  list_name: string;
+  kind: ListKind;
+  action: ListAction;
+  /** Normalized (see domain/fraud/lists.ts). */
+  value: string;
+  match_key: string;
+  /** `<list id>|<value>`: unique, so a list never holds a value twice. */
+  list_value: string;
+}
+
+/** One environment's fraud settings (spec: FraudSettings); id `test` or `live`. */
+export interface FraudSettingsDoc extends BaseDoc {
+  review_threshold: number;
+  block_threshold: number;
+  review_window_seconds: number;
+  updated_at: string;
+}
+
+/** Charge attempts of one card or IP address in one minute (domain/fraud/counters.ts). */
+export interface FraudCounterDoc extends BaseDoc {
+  attempts: number;
+  small: number;
+  declines: number;
+  /** When the minute has left every velocity window: the sweep deletes it then. */
+  expires_at: string;
+}
+
+/** A merchant's accepted charges in one currency, for amount_anomaly; id `<merchant id>:<currency>`. */
+export interface FraudMerchantStatsDoc extends BaseDoc {
+  count: number;
+  sum: number;
+}
+
+export const fraudCollections = {
+  fraud_evaluations: collection<FraudEvaluationDoc>([
+    { fields: ["livemode", "tx_id"] },
+    { fields: ["livemode", "decision"] },
+  ]),
+  fraud_lists: collection<FraudListDoc>([{ fields: ["livemode", "kind"] }]),
+  fraud_list_items: collection<FraudListItemDoc>([
+    { fields: ["livemode", "match_key"] },
+    { fields: ["list_id"] },
+    { fields: ["list_value"], unique: true },
+  ]),
+  fraud_settings: collection<FraudSettingsDoc>([]),
+  fraud_counters: collection<FraudCounterDoc>([{ fields: ["expires_at"] }]),
+  fraud_merchant_stats: collection<FraudMerchantStatsDoc>([]),
+};

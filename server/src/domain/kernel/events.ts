@@ -1,0 +1,80 @@
+import type { components } from "@payments/contract/types";
+import type { BaseDoc, StoreOps } from "../../store/port.ts";
+import type { Now } from "./caller.ts";
+import { newId } from "./ids.ts";
+import { collection } from "./records.ts";
+import { createdAt } from "./time.ts";
+
+// Events (spec/events/): every change worth telling an integrator records one, through the same
+// transaction handle as the change itself, marked `delivery_pending` there: the event is its own outbox
+// entry, so the webhook dispatcher (domain/webhooks/dispatcher.ts) can never miss or invent a change,
+// whatever crashes. The type and the payload come from the generated contract: a payload that does not
+// match its event's schema in the spec fails `tsc` where it is built.
+
+type Schemas = components["schemas"];
+
+/** Every event type of the contract (EventType). */
+export type EventType = Schemas["EventType"];
+
+/** The contract's event of one type, envelope included (`PaymentCapturedEvent` for "payment.captured"). */
+export type EventOf<T extends EventType> = Extract<Schemas["Event"], { type: T }>;
+
+/** The fields recordEvent adds to every event: the envelope. */
+type Envelope = "id" | "type" | "created_at" | "livemode";
+
+/** What a use case gives for an event of type T: the type's own fields, as its schema declares them. */
+/** Distributive, so a `type` that could be several types needs a payload that fits the one it is. */
+export type EventPayload<T extends EventType> = T extends EventType ? Omit<EventOf<T>, Envelope> : never;
+
+export interface EventDoc extends BaseDoc {
+  type: EventType;
+  /** The type's own fields (tx_id, score, ...), as recordEvent checked them; the API flattens them beside the envelope. */
+  payload: Record<string, unknown>;
+  /**
+   * The outbox flag: true from the transaction that records the event until the webhook dispatcher has
+   * created its deliveries (in one transaction with setting it false). Absent on events recorded before
+   * webhook delivery existed, and false on events delivered to one endpoint only (test events).
+   */
+  delivery_pending?: boolean;
+}
+
+export const eventCollections = {
+  // The outbox: pending events, oldest first.
+  events: collection<EventDoc>([{ fields: ["livemode", "type"] }, { fields: ["delivery_pending", "created_at"] }]),
+};
+
+/** The one write recordEvent makes, through whatever transaction the change runs in. */
+export type EventTx = Pick<StoreOps<{ events: EventDoc }>, "insert">;
+
+/**
+ * Records an event of `type` inside the transaction `tx` that makes the change it reports. `deliver:
+ * false` keeps it out of the fan-out (a test event goes to one endpoint only).
+ */
+export async function recordEvent<T extends EventType>(
+  tx: EventTx,
+  now: Now,
+  livemode: boolean,
+  type: T,
+  payload: EventPayload<T>,
+  options: { deliver?: boolean } = {},
+): Promise<EventDoc> {
+  const event: EventDoc = {
+    id: newId("evt"),
+    livemode,
+    created_at: createdAt(now()),
+    type,
+    payload: payload as Record<string, unknown>,
+    delivery_pending: options.deliver ?? true,
+  };
+  await tx.insert("events", event);
+  return event;
+}
+
+/**
+ * The event as the API shows it (the contract's Event): flat, the envelope first, then the type's own
+ * fields. GET /v1/events/{id} answers with it, and each webhook delivery's body is exactly it. The
+ * payload was checked against its type's schema when it was recorded.
+ */
+export function eventObject(e: EventDoc): Schemas["Event"] {
+  return { id: e.id, type: e.type, created_at: e.created_at, livemode: e.livemode, ...e.payload } as Schemas["Event"];
+}

@@ -1,0 +1,144 @@
+import type { OperationId } from "@payments/contract/operations";
+import type { components, operations } from "@payments/contract/types";
+import type { Page, PageResult } from "../../store/port.ts";
+import type { Caller } from "./caller.ts";
+import type { IdempotencyScope } from "./commit.ts";
+import { DomainError } from "./errors.ts";
+
+// The API's operations as the areas implement them: one thin handler per operation id (validated input →
+// use case → serialized output), each area owning the fragment of the handler map for its operations
+// (e.g. domain/charges/handlers.ts). The types come from the generated contract, so a handler that
+// returns a body the contract does not allow, or an operation without a handler, fails `tsc`, not a
+// customer. Nothing here knows Express: http/ turns a request into an OperationInput and a Reply into an
+// answer.
+
+export type { OperationId };
+
+/** The contract's schemas: what every serializer builds (`Schemas["Charge"]`). */
+export type Schemas = components["schemas"];
+
+type Op<K extends OperationId> = operations[K];
+
+export type RequestBody<K extends OperationId> =
+  Op<K> extends {
+    requestBody: { content: { "application/json": infer B } };
+  }
+    ? B
+    : Op<K> extends { requestBody?: { content: { "application/json": infer B } } }
+      ? B | undefined
+      : undefined;
+
+export type PathParams<K extends OperationId> =
+  Op<K> extends { parameters: { path: infer P } }
+    ? P extends Record<string, unknown>
+      ? P
+      : Record<string, never>
+    : Record<string, never>;
+
+export type QueryParams<K extends OperationId> =
+  Op<K> extends { parameters: { query?: infer Q } }
+    ? Q extends Record<string, unknown>
+      ? Q
+      : Record<string, never>
+    : Record<string, never>;
+
+type Responses<K extends OperationId> = Op<K>["responses"];
+type SuccessStatus<K extends OperationId> = Extract<keyof Responses<K>, 200 | 201 | 202>;
+
+type JsonOf<R> = R extends { content: { "application/json": infer B } } ? B : never;
+
+/** The success replies an operation may give: a status and a body the contract allows for it. */
+export type Reply<K extends OperationId> = {
+  [S in SuccessStatus<K>]: { status: S; body: JsonOf<Responses<K>[S]> };
+}[SuccessStatus<K>];
+
+export interface OperationInput<K extends OperationId> {
+  body: RequestBody<K>;
+  path: PathParams<K>;
+  query: QueryParams<K>;
+  caller: Caller;
+  /** The request's id (Request-Id), for operations that have no caller (public ones). */
+  requestId: string;
+  /** The client's address (TRUST_PROXY aware). */
+  ip: string | undefined;
+  /** Present when the request carries an Idempotency-Key (POST only). */
+  idempotency?: IdempotencyScope | undefined;
+}
+
+export type OperationHandler<K extends OperationId> = (input: OperationInput<K>) => Promise<Reply<K>>;
+
+/** Every operation of the contract with its handler: domain/handlers.ts combines the areas' fragments into it. */
+export type Handlers = { [K in OperationId]: OperationHandler<K> };
+
+/** What every area's handler fragment is built with. */
+export interface HandlerKit {
+  /**
+   * A handler for a POST whose use case commits a change. `present` turns the use case's result into the
+   * answer; when the request carries an Idempotency-Key it runs inside the use case's transaction too
+   * (through the caller's outcome recorder, kernel/commit.ts), so the stored answer commits with the change.
+   */
+  answer<K extends OperationId, R>(
+    status: Reply<K>["status"],
+    present: (result: R) => Reply<K>["body"],
+    run: (input: OperationInput<K>) => Promise<R>,
+  ): OperationHandler<K>;
+  /** Called after a public operation's use case has committed its change (the crash tests' hook). */
+  afterCommit(): void;
+}
+
+/** The kit, with `afterCommit` called after every committed POST (crash tests; a no-op otherwise). */
+export function handlerKit(afterCommit: () => void = () => {}): HandlerKit {
+  function answer<K extends OperationId, R>(
+    status: Reply<K>["status"],
+    present: (result: R) => Reply<K>["body"],
+    run: (input: OperationInput<K>) => Promise<R>,
+  ): OperationHandler<K> {
+    return async (input) => {
+      const toReply = (result: R) => ({ status, body: present(result) }) as Reply<K>;
+      const caller = input.idempotency
+        ? { ...input.caller, outcome: input.idempotency.recorder((result) => toReply(result as R)) }
+        : input.caller;
+      const result = await run({ ...input, caller });
+      afterCommit();
+      return toReply(result);
+    };
+  }
+  return { answer, afterCommit };
+}
+
+/**
+ * A value the contract gives a default (`limit` 10, `grace_period_seconds` 86400): the request validator
+ * fills it in before a handler runs (express-openapi-validator, useDefaults), so the contract is its only
+ * home. Missing here means the validator was bypassed: a bug, not the caller's mistake.
+ */
+export function defaulted<T>(value: T | undefined, field: string): T {
+  if (value === undefined) throw new Error(`${field}: the contract's default was not applied by the validator`);
+  return value;
+}
+
+/** A list operation's page (ListParameters in spec/common/pagination.tsp). */
+export function page(query: { limit?: number; starting_after?: string; ending_before?: string }): Page {
+  if (query.starting_after !== undefined && query.ending_before !== undefined) {
+    const message = "pass starting_after or ending_before, not both";
+    throw new DomainError("invalid_request", `starting_after and ending_before: ${message}`, {
+      param: "starting_after",
+      errors: [
+        { param: "starting_after", message },
+        { param: "ending_before", message },
+      ],
+    });
+  }
+  return {
+    limit: Number(defaulted(query.limit, "limit")),
+    startingAfter: query.starting_after,
+    endingBefore: query.ending_before,
+  };
+}
+
+/** A page of records as the contract's list object (`{object: "list", data, has_more}`). */
+export function list<D, T>(
+  result: PageResult<D>,
+  serialize: (d: D) => T,
+): { object: "list"; data: T[]; has_more: boolean } {
+  return { object: "list", data: result.data.map(serialize), has_more: result.hasMore };
+}

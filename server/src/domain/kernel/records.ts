@@ -1,0 +1,18 @@
+import type { BaseDoc, IndexSpec } from "../../store/port.ts";
+
+// How an area declares the collections it owns: `collection<Doc>(indexes)` gives the store its index spec
+// and carries the document type, so the registry (../collections.ts) derives the whole store's type from
+// one line per area instead of a second hand-kept list of types.
+
+/** A collection's indexes, typed by the document it holds (`doc` is never set: it carries the type). */
+export interface Collection<T extends BaseDoc> {
+  indexes: IndexSpec[];
+  readonly doc?: T;
+}
+
+export function collection<T extends BaseDoc>(indexes: IndexSpec[]): Collection<T> {
+  return { indexes };
+}
+
+/** The document type of each collection in a registry of `collection()`s. */
+export type DocsOf<C> = { [K in keyof C]: C[K] extends Collection<infer T> ? T : never };

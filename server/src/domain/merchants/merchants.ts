@@ -1,0 +1,140 @@
+import type { Page } from "../../store/port.ts";
+import type { AppStore } from "../collections.ts";
+import type { Caller, Now } from "../kernel/caller.ts";
+import { commit } from "../kernel/commit.ts";
+import { inEnvironment } from "../kernel/environment.ts";
+import { DomainError, invalid } from "../kernel/errors.ts";
+import { recordEvent } from "../kernel/events.ts";
+import { newId } from "../kernel/ids.ts";
+import { createdAt, iso } from "../kernel/time.ts";
+import type { MerchantDoc } from "./records.ts";
+
+export type MerchantStatus = MerchantDoc["status"];
+
+/**
+ * The merchant state machine (spec/resources/merchants.tsp): active ⇄ suspended, either → closed,
+ * closed is final. A change to the current status is a no-op, not an error, so a retried PATCH is safe.
+ */
+const TRANSITIONS: Record<MerchantStatus, readonly MerchantStatus[]> = {
+  active: ["suspended", "closed"],
+  suspended: ["active", "closed"],
+  closed: [],
+};
+
+export function canTransition(from: MerchantStatus, to: MerchantStatus): boolean {
+  return from === to || TRANSITIONS[from].includes(to);
+}
+
+export interface MerchantCreate {
+  name: string;
+  status?: MerchantStatus | undefined;
+  metadata?: Record<string, string> | undefined;
+}
+
+export interface MerchantUpdate {
+  name?: string | undefined;
+  status?: MerchantStatus | undefined;
+  metadata?: Record<string, string> | undefined;
+}
+
+export function createMerchants(store: AppStore, now: Now) {
+  /** `param` names the request field the id came from, for the 404 problem. */
+  async function load(livemode: boolean, id: string, param = "id"): Promise<MerchantDoc> {
+    return inEnvironment(await store.get("merchants", id), livemode, "merchant", id, param);
+  }
+
+  return {
+    load,
+
+    /**
+     * The merchant named in a request that moves its money (a charge, a payment link, a cashout): it must
+     * exist in the caller's environment (404) and be active (409 merchant_inactive, naming the field).
+     */
+    async loadActive(livemode: boolean, id: string, param: string, action: "take payments" | "cash out") {
+      const merchant = await load(livemode, id, param);
+      if (merchant.status !== "active") {
+        throw new DomainError(
+          "merchant_inactive",
+          `The merchant is ${merchant.status}; only active merchants can ${action}.`,
+          { param },
+        );
+      }
+      return merchant;
+    },
+
+    async create(caller: Caller, input: MerchantCreate): Promise<MerchantDoc> {
+      // MerchantCreate.status may be set (default `active`); a merchant created closed makes no sense.
+      if (input.status === "closed") throw invalid("status", "a merchant cannot be created closed");
+      const at = createdAt(now());
+      const merchant: MerchantDoc = {
+        id: newId("mch"),
+        livemode: caller.livemode,
+        created_at: at,
+        updated_at: at,
+        name: input.name,
+        status: input.status ?? "active",
+        metadata: input.metadata ?? {},
+      };
+      return commit(store, caller, async (tx) => {
+        await tx.insert("merchants", merchant);
+        await recordEvent(tx, now, merchant.livemode, "merchant.created", {
+          merchant_id: merchant.id,
+          name: merchant.name,
+          status: merchant.status,
+        });
+        return merchant;
+      });
+    },
+
+    get: (caller: Caller, id: string) => load(caller.livemode, id),
+
+    list: (caller: Caller, filter: { status?: MerchantStatus | undefined }, page: Page) =>
+      store.list("merchants", { livemode: caller.livemode, ...(filter.status ? { status: filter.status } : {}) }, page),
+
+    async update(caller: Caller, id: string, changes: MerchantUpdate): Promise<MerchantDoc> {
+      const current = await load(caller.livemode, id);
+      if (changes.status && !canTransition(current.status, changes.status)) {
+        throw new DomainError(
+          "invalid_state_transition",
+          current.status === "closed"
+            ? "A closed merchant cannot change status (closed is final)."
+            : `A merchant cannot go from ${current.status} to ${changes.status}.`,
+          { param: "status" },
+        );
+      }
+      const set: Partial<MerchantDoc> = { updated_at: iso(now()) };
+      if (changes.name !== undefined) set.name = changes.name;
+      if (changes.status !== undefined) set.status = changes.status;
+      if (changes.metadata !== undefined) set.metadata = changes.metadata;
+      // The fields that really change, with their values before: merchant.updated's previous_attributes.
+      const previous: Partial<Pick<MerchantDoc, "name" | "status" | "metadata">> = {};
+      if (changes.name !== undefined && changes.name !== current.name) previous.name = current.name;
+      if (changes.status !== undefined && changes.status !== current.status) previous.status = current.status;
+      if (changes.metadata !== undefined && JSON.stringify(changes.metadata) !== JSON.stringify(current.metadata)) {
+        previous.metadata = current.metadata;
+      }
+      return commit(store, caller, async (tx) => {
+        // Conditional on the status we checked: a concurrent change makes this a 409, never a lost update
+        // past a final state.
+        const updated = await tx.update("merchants", id, { set }, { status: current.status });
+        if (!updated) {
+          throw new DomainError("conflict", "The merchant changed while it was being updated; retry.", {
+            param: "status",
+          });
+        }
+        // A PATCH that changes nothing (the same values again) is no change and leaves no event.
+        if (Object.keys(previous).length > 0) {
+          await recordEvent(tx, now, updated.livemode, "merchant.updated", {
+            merchant_id: updated.id,
+            name: updated.name,
+            status: updated.status,
+            previous_attributes: previous,
+          });
+        }
+        return updated;
+      });
+    },
+  };
+}
+
+export type Merchants = ReturnType<typeof createMerchants>;

@@ -1,0 +1,21 @@
+import type { Domain } from "../index.ts";
+import { type Handlers, list, page } from "../kernel/operations.ts";
+import * as serialize from "./serialize.ts";
+
+// The request log (listRequestLog in spec/resources/request-log.tsp; scope `*`).
+
+export function requestLogHandlers({ requestLog }: Domain) {
+  return {
+    listRequestLog: async ({ caller, query }) => ({
+      status: 200,
+      body: list(
+        await requestLog.list(
+          caller,
+          { key_id: query.key_id, method: query.method, outcome: query.outcome },
+          page(query),
+        ),
+        serialize.requestLogEntry,
+      ),
+    }),
+  } satisfies Partial<Handlers>;
+}

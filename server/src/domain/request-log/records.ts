@@ -1,0 +1,25 @@
+import type { BaseDoc } from "../../store/port.ts";
+import { collection } from "../kernel/records.ts";
+
+/** One line of the request log (operation listRequestLog; the console shows it). Card numbers are masked. */
+export interface RequestLogDoc extends BaseDoc {
+  request_id: string;
+  method: string;
+  path: string;
+  status: number;
+  latency_ms: number;
+  key_prefix: string | null;
+  /** The key that made the request; absent on records written before it was kept. */
+  key_id?: string | null;
+  /** `console`: sent by the developer console for a signed-in key; absent (`api`) on older records. */
+  source?: "api" | "console";
+}
+
+export const requestLogCollections = {
+  // created_at alone: the retention job deletes by age across both environments.
+  request_log: collection<RequestLogDoc>([
+    { fields: ["livemode"] },
+    { fields: ["created_at"] },
+    { fields: ["livemode", "key_id"] },
+  ]),
+};

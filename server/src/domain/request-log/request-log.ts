@@ -1,0 +1,36 @@
+import type { Page, PageResult, Where } from "../../store/port.ts";
+import type { AppStore } from "../collections.ts";
+import type { Caller, Now } from "../kernel/caller.ts";
+import { iso } from "../kernel/time.ts";
+import type { RequestLogDoc } from "./records.ts";
+
+// The request log (the contract's listRequestLog, spec/resources/request-log.tsp): what the HTTP layer
+// recorded for each request made with a valid key (server/src/http/observability.ts), read back
+// newest first within the caller's environment. Records are written masked; nothing here unmasks.
+
+export interface RequestLogFilter {
+  key_id?: string | undefined;
+  method?: string | undefined;
+  /** `succeeded`: status below 400; `failed`: 400 or above. */
+  outcome?: "succeeded" | "failed" | undefined;
+}
+
+export function createRequestLog(store: AppStore, now: Now, retentionDays: number) {
+  return {
+    /** Deletes records older than the retention period (REQUEST_LOG_RETENTION_DAYS); returns how many. */
+    sweep: () =>
+      store.deleteMany("request_log", {
+        created_at: { $lt: iso(new Date(now().getTime() - retentionDays * 86_400_000)) },
+      }),
+
+    list(caller: Caller, filter: RequestLogFilter, page: Page): Promise<PageResult<RequestLogDoc>> {
+      const where: Where<RequestLogDoc> = { livemode: caller.livemode };
+      if (filter.key_id !== undefined) where.key_id = filter.key_id;
+      if (filter.method !== undefined) where.method = filter.method;
+      if (filter.outcome !== undefined) where.status = filter.outcome === "failed" ? { $gte: 400 } : { $lt: 400 };
+      return store.list("request_log", where, page);
+    },
+  };
+}
+
+export type RequestLog = ReturnType<typeof createRequestLog>;

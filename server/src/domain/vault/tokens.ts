@@ -1,0 +1,122 @@
+import { randomBytes } from "node:crypto";
+import type { AppStore } from "../collections.ts";
+import type { Caller, Now } from "../kernel/caller.ts";
+import { commit } from "../kernel/commit.ts";
+import { inEnvironment } from "../kernel/environment.ts";
+import { notFound } from "../kernel/errors.ts";
+import { newId } from "../kernel/ids.ts";
+import { createdAt, iso } from "../kernel/time.ts";
+import { validateCard } from "./card.ts";
+import { fingerprintPan, openPan, sealPan, type VaultKeys } from "./crypto.ts";
+import type { TokenDoc } from "./records.ts";
+
+// The vault (spec/resources/tokens.tsp). The card number exists in clear only in this module's local
+// variables: it is sealed before anything is stored, the CVC is checked and dropped, and reveal is audited.
+
+export interface TokenCreate {
+  card: string;
+  holder: string;
+  exp_month: number;
+  exp_year: number;
+  cvc?: string | undefined;
+}
+
+export interface Revealed {
+  token: TokenDoc;
+  pan: string;
+  revealedAt: string;
+}
+
+export function createTokens(store: AppStore, keys: VaultKeys, now: Now) {
+  /** `param` names the request field the id came from, for the 404 problem. */
+  async function load(livemode: boolean, id: string, param = "id"): Promise<TokenDoc> {
+    const token = inEnvironment(await store.get("tokens", id), livemode, "token", id, param);
+    // A deleted token is gone for every caller: its card number was erased.
+    if (token.deleted_at) throw notFound("token", id, param);
+    return token;
+  }
+
+  return {
+    async create(caller: Caller, input: TokenCreate): Promise<TokenDoc> {
+      const at = now();
+      const card = validateCard(input, at);
+      const id = newId("tok");
+      const token: TokenDoc = {
+        id,
+        livemode: caller.livemode,
+        created_at: createdAt(at),
+        holder: input.holder,
+        brand: card.brand,
+        first4: card.first4,
+        last4: card.last4,
+        exp_month: input.exp_month,
+        exp_year: input.exp_year,
+        fingerprint: fingerprintPan(card.pan, caller.livemode, keys),
+        sealed: sealPan(card.pan, id, keys),
+        deleted_at: null,
+      };
+      return commit(store, caller, async (tx) => {
+        await tx.insert("tokens", token);
+        return token;
+      });
+    },
+
+    get: (caller: Caller, id: string) => load(caller.livemode, id),
+
+    /** The card number, for internal use by charges (never serialized). */
+    async pan(livemode: boolean, id: string, param = "id"): Promise<{ token: TokenDoc; pan: string }> {
+      const token = await load(livemode, id, param);
+      if (!token.sealed) throw notFound("token", id, param);
+      return { token, pan: openPan(token.sealed, token.id, keys) };
+    },
+
+    /**
+     * Erases the data key and ciphertext: after this the number cannot be recovered by anyone. They are
+     * first overwritten with random bytes of the same length, so a storage engine that keeps the old
+     * version of a document keeps noise; then removed; then the store scrubs its files (store/port.ts).
+     */
+    async delete(caller: Caller, id: string): Promise<TokenDoc> {
+      const token = await load(caller.livemode, id);
+      if (token.sealed) {
+        const noise = (b64: string) => randomBytes(Buffer.from(b64, "base64").length).toString("base64");
+        const { kek_id, wrapped_dek, sealed_pan } = token.sealed;
+        await store.update(
+          "tokens",
+          id,
+          { set: { sealed: { kek_id, wrapped_dek: noise(wrapped_dek), sealed_pan: noise(sealed_pan) } } },
+          { deleted_at: null },
+        );
+      }
+      const deleted = await store.update(
+        "tokens",
+        id,
+        { set: { sealed: null, deleted_at: iso(now()) } },
+        { deleted_at: null },
+      );
+      if (!deleted) throw notFound("token", id);
+      await store.scrub();
+      return deleted;
+    },
+
+    /** Returns the card number and writes the audit record first, in one transaction: no reveal goes unaudited. */
+    async reveal(caller: Caller, id: string): Promise<Revealed> {
+      const revealedAt = iso(now());
+      return commit(store, caller, async (tx) => {
+        const token = inEnvironment(await tx.get("tokens", id), caller.livemode, "token", id);
+        if (token.deleted_at || !token.sealed) throw notFound("token", id);
+        await tx.insert("audit_log", {
+          id: newId("aud"),
+          livemode: caller.livemode,
+          created_at: revealedAt,
+          action: "token.reveal",
+          object_id: id,
+          key_id: caller.keyId,
+          request_id: caller.requestId,
+        });
+        return { token, pan: openPan(token.sealed, token.id, keys), revealedAt };
+      });
+    },
+  };
+}
+
+export type Tokens = ReturnType<typeof createTokens>;

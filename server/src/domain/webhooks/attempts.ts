@@ -1,0 +1,154 @@
+import type { AppStore, AppTx } from "../collections.ts";
+import type { Now } from "../kernel/caller.ts";
+import { type EventDoc, eventObject, recordEvent } from "../kernel/events.ts";
+import { maskCardNumbers } from "../kernel/mask.ts";
+import { iso } from "../kernel/time.ts";
+import type { VaultKeys } from "../vault/crypto.ts";
+import type { WebhookSettings } from "./dispatcher.ts";
+import { signingSecrets } from "./endpoints.ts";
+import type { WebhookAttemptRecord, WebhookDeliveryDoc, WebhookEndpointDoc } from "./records.ts";
+import { retryDelayMs } from "./schedule.ts";
+import type { DeliveryResult } from "./sender.ts";
+import { signatureHeader } from "./signing.ts";
+
+// One delivery attempt, as the dispatcher (./dispatcher.ts) makes it: the request a receiver gets (the
+// contract's WebhookDeliveryHeaders), and what its outcome does to the delivery (the attempt log, the
+// retry schedule) and to the endpoint (failing_since, auto-disable after 410 or a failure window).
+
+export const USER_AGENT = "PaymentsWebhooks/1.0";
+
+/** The body and headers of one attempt: the event as the API shows it, signed with the endpoint's secrets. */
+export function deliveryRequest(a: {
+  event: EventDoc;
+  endpoint: WebhookEndpointDoc;
+  delivery: WebhookDeliveryDoc;
+  number: number;
+  at: Date;
+  keys: VaultKeys;
+}): { url: string; headers: Record<string, string>; body: string } {
+  const body = JSON.stringify(eventObject(a.event));
+  const headers = {
+    "content-type": "application/json",
+    "user-agent": USER_AGENT,
+    "x-service-signature": signatureHeader(
+      Math.floor(a.at.getTime() / 1000),
+      body,
+      signingSecrets(a.endpoint, a.at, a.keys),
+    ),
+    "x-service-event-id": a.event.id,
+    "x-service-delivery-id": a.delivery.id,
+    "x-service-delivery-attempt": String(a.number),
+  };
+  return { url: a.endpoint.url, headers, body };
+}
+
+export function attemptLog(deps: {
+  store: AppStore;
+  now: Now;
+  settings: WebhookSettings;
+  /** [0, 1), for the retry jitter. */
+  random: () => number;
+}) {
+  const { store, now, settings, random } = deps;
+  const schedule = (livemode: boolean) => (livemode ? settings.liveSchedule : settings.sandboxSchedule);
+
+  /**
+   * Writes an attempt's outcome, with the endpoint's health (failing_since, auto-disable), in one
+   * transaction conditional on still holding the claim. `recorded` is false when another instance took
+   * the delivery over (this one held it past its lease); `disabled`, when this failure disabled the endpoint.
+   */
+  async function record(
+    d: WebhookDeliveryDoc,
+    endpoint: WebhookEndpointDoc,
+    at: Date,
+    number: number,
+    result: DeliveryResult,
+  ): Promise<{ recorded: boolean; disabled: boolean; entry: WebhookAttemptRecord }> {
+    const ok = result.kind === "response" && result.status >= 200 && result.status < 300;
+    const gone = result.kind === "response" && result.status === 410;
+    const finished = now();
+    let next: string | null = null;
+    if (!ok && !gone && d.mode === "automatic") {
+      const made = d.attempts.filter((a) => a.trigger === "automatic").length + 1;
+      const delay = retryDelayMs(schedule(endpoint.livemode), made, random);
+      if (delay !== null) next = iso(new Date(finished.getTime() + delay));
+    }
+    const entry: WebhookAttemptRecord = {
+      number,
+      trigger: d.mode,
+      attempted_at: iso(at),
+      status_code: result.kind === "response" ? result.status : null,
+      error: result.kind === "error" ? result.error : null,
+      error_message: result.kind === "error" ? maskCardNumbers(result.message) : null,
+      latency_ms: Math.max(0, Math.round(result.latencyMs)),
+      response_body: result.kind === "response" ? maskCardNumbers(result.body) : null,
+      succeeded: ok,
+      next_attempt_at: next,
+    };
+    let disabled = false;
+    const recorded = await store.transaction(async (tx) => {
+      disabled = false;
+      const updated = await tx.update(
+        "webhook_deliveries",
+        d.id,
+        {
+          set: {
+            status: ok ? "succeeded" : next ? "pending" : "failed",
+            next_attempt_at: next,
+            claim: null,
+            attempts: [...d.attempts, entry],
+            updated_at: iso(finished),
+          },
+        },
+        { claim: d.claim },
+      );
+      if (!updated) return false;
+      if (ok) {
+        await tx.update(
+          "webhook_endpoints",
+          endpoint.id,
+          { set: { failing_since: null } },
+          { failing_since: { $ne: null } },
+        );
+      } else {
+        disabled = await noteFailure(tx, endpoint.id, gone, at);
+      }
+      return true;
+    });
+    return { recorded, disabled, entry };
+  }
+
+  /** The endpoint's health after a failed attempt. Returns true when this disabled it. */
+  async function noteFailure(tx: AppTx, endpointId: string, gone: boolean, at: Date): Promise<boolean> {
+    const endpoint = await tx.get("webhook_endpoints", endpointId);
+    if (endpoint?.status !== "enabled") return false;
+    if (gone) return disable(tx, endpoint, "gone");
+    if (endpoint.failing_since === null) {
+      await tx.update("webhook_endpoints", endpointId, { set: { failing_since: iso(at) } }, { failing_since: null });
+      return false;
+    }
+    if (settings.disableAfterMs > 0 && at.getTime() - Date.parse(endpoint.failing_since) >= settings.disableAfterMs) {
+      return disable(tx, endpoint, "failing");
+    }
+    return false;
+  }
+
+  async function disable(tx: AppTx, endpoint: WebhookEndpointDoc, reason: "gone" | "failing"): Promise<boolean> {
+    const done = await tx.update(
+      "webhook_endpoints",
+      endpoint.id,
+      { set: { status: "disabled", disabled_reason: reason, updated_at: iso(now()) } },
+      { status: "enabled" },
+    );
+    if (!done) return false;
+    await recordEvent(tx, now, endpoint.livemode, "webhook_endpoint.disabled", {
+      endpoint_id: endpoint.id,
+      url: endpoint.url,
+      reason,
+      failing_since: reason === "failing" ? endpoint.failing_since : null,
+    });
+    return true;
+  }
+
+  return { record };
+}

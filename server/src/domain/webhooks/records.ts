@@ -1,0 +1,72 @@
+import type { components } from "@payments/contract/types";
+import type { BaseDoc } from "../../store/port.ts";
+import type { EventType } from "../kernel/events.ts";
+import { collection } from "../kernel/records.ts";
+import type { SealedSecret } from "../vault/crypto.ts";
+
+/** An event type an endpoint subscribes to, or `*` for all (the contract's EnabledEvent). */
+export type EnabledEvent = components["schemas"]["EnabledEvent"];
+
+/** A URL that receives events (spec/resources/webhook-endpoints.tsp, WebhookEndpoint). */
+export interface WebhookEndpointDoc extends BaseDoc {
+  url: string;
+  description: string | null;
+  /** Event types, or "*" for all. */
+  enabled_events: EnabledEvent[];
+  status: "enabled" | "disabled";
+  disabled_reason: "requested" | "gone" | "failing" | null;
+  /** The first failed attempt since the last success, or null. */
+  failing_since: string | null;
+  /** The signing secret, encrypted under the vault's master key (never stored in clear). */
+  secret: SealedSecret;
+  /** The secret a rotation replaced, still signing until previous_secret_expires_at. */
+  previous_secret: SealedSecret | null;
+  previous_secret_expires_at: string | null;
+  updated_at: string;
+}
+
+/** One attempt of a delivery (WebhookAttempt in the contract). */
+export interface WebhookAttemptRecord {
+  number: number;
+  trigger: "automatic" | "manual";
+  attempted_at: string;
+  status_code: number | null;
+  error: "timeout" | "dns_error" | "connection_error" | "tls_error" | "address_refused" | null;
+  error_message: string | null;
+  latency_ms: number;
+  response_body: string | null;
+  succeeded: boolean;
+  next_attempt_at: string | null;
+}
+
+/**
+ * One event's delivery to one endpoint. The dispatcher claims the next attempt with a lease: a
+ * conditional update that sets `claim` to its own token and moves `next_attempt_at` to the lease's end,
+ * so no other instance takes it until the lease runs out (the claimant crashed); the outcome is written
+ * only while the claim is still the claimant's.
+ */
+export interface WebhookDeliveryDoc extends BaseDoc {
+  endpoint_id: string;
+  event_id: string;
+  event_type: EventType;
+  status: "pending" | "succeeded" | "failed";
+  /** What the next attempt is: `automatic` ones follow the retry schedule, a `manual` one is not retried. */
+  mode: "automatic" | "manual";
+  /** When the next attempt is due; while claimed, when the claim's lease ends; null when none is scheduled. */
+  next_attempt_at: string | null;
+  /** The claim token of the instance sending the next attempt, or null. */
+  claim: string | null;
+  attempts: WebhookAttemptRecord[];
+  updated_at: string;
+}
+
+export const webhookCollections = {
+  webhook_endpoints: collection<WebhookEndpointDoc>([{ fields: ["livemode", "status"] }]),
+  webhook_deliveries: collection<WebhookDeliveryDoc>([
+    // The dispatcher's queue: pending deliveries, soonest due first.
+    { fields: ["status", "next_attempt_at"] },
+    { fields: ["endpoint_id", "status"] },
+    // One delivery per event and endpoint: fan-out, redelivery and tests can never make two.
+    { fields: ["event_id", "endpoint_id"], unique: true },
+  ]),
+};

@@ -1,0 +1,70 @@
+import { OPERATIONS } from "@payments/contract/operations";
+import type { NextFunction, Request, RequestHandler, Response } from "express";
+import type { Domain } from "../domain/index.ts";
+import { DomainError } from "../domain/kernel/errors.ts";
+import type { OperationId } from "../domain/kernel/operations.ts";
+import { PUBLIC_LIVEMODE } from "./idempotency.ts";
+import { crossSiteRefusal } from "./page-security.ts";
+
+// The public operations (`security: []` in the contract), which take no key, and how the transport
+// defends them, in one place. Health probes need nothing; the hosted page's payment (payPaymentLink,
+// spec/resources/payment-links.tsp) needs a same-origin guard, the environment of its link for the
+// idempotency middleware (there is no caller to take it from), and rate limits of its own per link and
+// per address (rate-limits.ts, which finds its requests by `payPath`).
+
+/** The public pay operation's path, from the generated contract so it is written in one place, the spec. */
+export const payPath = (() => {
+  const op = OPERATIONS.find((o) => o.operationId === "payPaymentLink");
+  if (!op) throw new Error("the contract has no payPaymentLink operation");
+  const [before, after = ""] = op.path.split("{id}");
+  const literal = (text: string | undefined) => (text ?? "").replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  /** Group 1: the link id. */
+  const pattern = new RegExp(`^${literal(before)}([^/]+)${literal(after)}$`);
+  return {
+    /** The path of a link's payment, as the hosted page posts to it. */
+    of: (linkId: string) => op.path.replace("{id}", encodeURIComponent(linkId)),
+    /** The link id a request path pays, or null when the path is not the pay operation's. */
+    linkOf: (path: string) => pattern.exec(path)?.[1] ?? null,
+  };
+})();
+
+const forbidden = (message: string) => new DomainError("forbidden", message);
+
+/**
+ * The public pay operation's guard against cross-site posting (page-security.ts crossSiteRefusal, without
+ * requiring an Origin): only the server's own pages may pay from a browser. Requests from no browser
+ * (curl, a server) still need the page token that only the page carries
+ * (domain/payment-links/page-token.ts). Nothing answers CORS preflights, so another site's script cannot
+ * even send the JSON body this operation takes.
+ */
+export function sameOriginOnly(publicUrl: () => string) {
+  return (req: Request, _res: Response, next: NextFunction) => {
+    const refused = crossSiteRefusal(req, publicUrl(), { requireOrigin: false });
+    if (refused !== null) {
+      return next(forbidden(`Payments are taken only from this server's own payment page (${refused}).`));
+    }
+    next();
+  };
+}
+
+/** Tells the idempotency middleware the environment of the link a public payment is for (it has no caller). */
+export function paymentLinkEnvironment(domain: Domain) {
+  return async (req: Request, res: Response, next: NextFunction) => {
+    try {
+      res.locals[PUBLIC_LIVEMODE] = (await domain.paymentLinks.livemodeOf(String(req.params.id))) ?? false;
+      next();
+    } catch (err) {
+      next(err);
+    }
+  };
+}
+
+/**
+ * The guards of each public operation that needs one: each must tell the idempotency middleware the
+ * environment of the object it acts on, and defend itself as its exposure requires.
+ */
+export function publicGuards(domain: Domain, publicUrl: () => string): Partial<Record<OperationId, RequestHandler[]>> {
+  return {
+    payPaymentLink: [sameOriginOnly(publicUrl), paymentLinkEnvironment(domain)],
+  };
+}
