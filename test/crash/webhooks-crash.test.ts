@@ -51,6 +51,9 @@ describe("webhook delivery across kill -9", { timeout: 600_000 }, () => {
       // A one-second timeout makes a dead instance's claims (lease: timeout + 5 s) free after 6 s.
       WEBHOOK_TIMEOUT_SECONDS: "1",
       WEBHOOK_POLL_INTERVAL_MS: "100",
+      // An attempt that a busy machine makes late is retried within seconds, not on the sandbox's
+      // default schedule (30 s and more), so every delivery has its outcome before the run ends.
+      WEBHOOK_SANDBOX_RETRY_SCHEDULE: "1,1,2,2,4,4,8",
     };
     const start = async () => {
       server = await startServerProcess({ port, dataDir, key, env });
@@ -134,8 +137,9 @@ describe("webhook delivery across kill -9", { timeout: 600_000 }, () => {
         await pause(100);
       }
       // An attempt that reached the receiver just before a kill is retried once its claim's lease runs
-      // out (timeout + 5 s): wait for those too, so every delivery has its outcome recorded.
-      for (let i = 0; i < 300; i++) {
+      // out (timeout + 5 s), and a late one after its retry delay: wait for those too, so every
+      // delivery has its outcome recorded.
+      for (let i = 0; i < 600; i++) {
         if ((await store.findAll("webhook_deliveries", { status: "pending" }, 1)).length === 0) break;
         await pause(100);
       }
