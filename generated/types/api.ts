@@ -1919,6 +1919,11 @@ export interface components {
         EventType: "fraud.evaluated" | "payment.authorized" | "payment.captured" | "payment.failed" | "payment.voided" | "payment.refunded" | "payment.expired" | "merchant.created" | "merchant.updated" | "service_key.created" | "service_key.rotated" | "service_key.revoked" | "webhook_endpoint.disabled" | "webhook_endpoint.test" | "cashout.created" | "cashout.paid" | "cashout.failed" | "cashout.canceled" | "payment_link.completed";
         /** @description Why a charge was declined (sandbox: see the test cards in docs/charges.md). Extensible: codes may be added within v1. */
         FailureCode: "card_declined" | "insufficient_funds" | "expired_card" | "processing_error" | "fraud_blocked";
+        /**
+         * @description What is wrong with one field, machine-readable. Extensible: new codes may be added within v1; handle
+         *     an unknown one by its `message`.
+         */
+        FieldErrorCode: "missing" | "unknown_field" | "invalid_type" | "invalid_value" | "invalid_format" | "too_small" | "too_large" | "too_short" | "too_long" | "not_unique" | "token_required" | "body_not_allowed" | "invalid_json" | "invalid_card";
         /** @description Card facts of a prospective transaction: a token of the vault, or what is known of the card. */
         FraudCardFacts: {
             /** @description A card token of the caller's environment; its BIN and fingerprint are used (never shown). */
@@ -2794,9 +2799,17 @@ export interface components {
         };
         /** @description One validation failure. */
         ProblemDetail: {
-            /** @description The request field at fault, as a dotted path (`card`, `metadata.order`), or a header or query name. */
-            param?: string;
-            /** @description What is wrong with it. */
+            /**
+             * @description The request field at fault, as a dotted path (`card`, `payment_method.token`, `metadata`), or a
+             *     header or query parameter name; `body` for the body as a whole.
+             */
+            param: string;
+            /** @description What is wrong with it, as a stable code. */
+            code: components["schemas"]["FieldErrorCode"];
+            /**
+             * @description What is wrong with it, in words, naming the field. For example: unknown field `nme`; did you mean
+             *     `name`? Or: `currency` must be a three-letter ISO 4217 currency code in capitals, such as `USD`.
+             */
             message: string;
         };
         /** @description The instance can serve requests: its store answers. */

@@ -197,10 +197,46 @@ function walk(node, fn) {
   }
 }
 
+/**
+ * A request that breaks a `pattern` is told in words what the field expects (server/src/http/
+ * validator-errors.ts reads `x-pattern-message`; docs/api.md "Errors"), never the regular expression:
+ * every pattern a request can meet (a body, a path, query or header parameter, at any depth) must carry
+ * `@extension("x-pattern-message", "<what a valid value is>")` beside its `@pattern`.
+ */
+function requirePatternMessages(doc) {
+  const schemas = doc.components?.schemas ?? {};
+  const missing = new Set();
+  const seen = new Set();
+  const visit = (node, where) => {
+    walk(node, (n) => {
+      if (typeof n.pattern === "string" && typeof n["x-pattern-message"] !== "string") missing.add(where);
+      const ref = typeof n.$ref === "string" ? n.$ref.split("/").pop() : undefined;
+      if (ref && !seen.has(ref)) {
+        seen.add(ref);
+        visit(schemas[ref], ref);
+      }
+    });
+  };
+  for (const { path, method, op } of operations(doc.paths)) {
+    const where = `${method.toUpperCase()} ${path}`;
+    for (const media of Object.values(op.requestBody?.content ?? {})) visit(media.schema, where);
+    for (const param of op.parameters ?? []) {
+      const p = param.$ref ? doc.components.parameters[param.$ref.split("/").pop()] : param;
+      visit(p?.schema, `${where} parameter ${p?.name}`);
+    }
+  }
+  if (missing.size > 0) {
+    throw new Error(
+      `a request can break a @pattern that does not say in words what it expects: add @extension("x-pattern-message", "...") in ${[...missing].join(", ")}`,
+    );
+  }
+}
+
 function postProcess31(doc) {
   orderExamples(doc);
   moveWebhooks(doc, "webhooks");
   applyScopes(doc);
+  requirePatternMessages(doc);
   // Prism validates 3.1 schemas as draft-07 unless told otherwise (stoplightio/prism#2797); and with
   // the OAS base dialect URI it silently skips request-body validation (seen with Prism 5.14.2), so
   // name JSON Schema 2020-12 itself, which is what OpenAPI 3.1 schemas are.
@@ -252,6 +288,7 @@ function openEnums(doc) {
 
 /** A metadata key: no NUL character and no dot anywhere, no `$` first (the keys a document store refuses). */
 const METADATA_KEY_PATTERN = "^[^$.\\u0000][^.\\u0000]*$";
+const METADATA_KEY_MESSAGE = "a key of 1 to 40 characters without a dot or a NUL character, not starting with `$`";
 
 /**
  * Limits TypeSpec 1.11 has no decorator for: `Metadata` holds at most 50 keys of 1 to 40 characters,
@@ -263,7 +300,12 @@ function addLimits(doc, version) {
   if (!metadata) return;
   metadata.maxProperties = 50;
   if (version === "3.1") {
-    metadata.propertyNames = { minLength: 1, maxLength: 40, pattern: METADATA_KEY_PATTERN };
+    metadata.propertyNames = {
+      minLength: 1,
+      maxLength: 40,
+      pattern: METADATA_KEY_PATTERN,
+      "x-pattern-message": METADATA_KEY_MESSAGE,
+    };
   }
 }
 
@@ -326,11 +368,14 @@ function resolved(doc, schema) {
   return schema?.$ref ? doc.components?.schemas?.[schema.$ref.split("/").pop()] : schema;
 }
 
+/** JSON Schema types in words, as the server's messages put them (server/src/http/validator-errors.ts). */
+const TYPE_WORDS = { string: "a string", integer: "a whole number", number: "a number", boolean: "`true` or `false`" };
+
 /**
- * The 400 a request that breaks the operation's schema gets, as the server words it (its validator's
- * message after the field; see "Errors" in the document's description): a missing required body
- * field, a body field of the wrong type, a malformed path id, an out-of-range `limit`, an unknown
- * query parameter. `param` and `errors[]` name the field, as in every `invalid_request`.
+ * The 400 a request that breaks the operation's schema gets, in the server's words (server/src/http/
+ * validator-errors.ts, which a server test holds to these examples): a missing required body field, a
+ * body field of the wrong type, a malformed path id, an out-of-range `limit`, an unknown query
+ * parameter. `param`, `code` and `message` name the field and the mistake, as in every `invalid_request`.
  */
 function validationProblem(doc, op) {
   const parameters = (op.parameters ?? []).map((p) =>
@@ -340,20 +385,37 @@ function validationProblem(doc, op) {
     const body = resolved(doc, op.requestBody?.content?.["application/json"]?.schema);
     if (body) {
       const required = body.required?.[0];
-      if (required) return [required, `must have required property '${required}'`];
+      if (required) return [required, "missing", "is required"];
       for (const [name, property] of Object.entries(body.properties ?? {})) {
-        const type = resolved(doc, property)?.type;
-        if (typeof type === "string") return [name, `must be ${type}`];
+        const words = TYPE_WORDS[resolved(doc, property)?.type];
+        if (words) return [name, "invalid_type", `must be ${words}`];
       }
-      return ["body", "must be object"];
+      return ["body", "invalid_type", "must be an object"];
     }
     const id = parameters.find((p) => p.in === "path" && resolved(doc, p.schema)?.pattern);
-    if (id) return [id.name, `must match pattern "${resolved(doc, id.schema).pattern}"`];
-    if (parameters.some((p) => p.in === "query" && p.name === "limit")) return ["limit", "must be >= 1"];
-    return ["expand", "Unknown query parameter 'expand'"];
+    if (id) {
+      const schema = resolved(doc, id.schema);
+      return [
+        id.name,
+        "invalid_format",
+        `must be ${schema["x-pattern-message"]}, such as \`${schema.examples?.[0] ?? schema.example}\``,
+      ];
+    }
+    if (parameters.some((p) => p.in === "query" && p.name === "limit"))
+      return ["limit", "too_small", "must be at least 1"];
+    const known = parameters.filter((p) => p.in === "query").map((p) => `\`${p.name}\``);
+    const takes =
+      known.length === 0
+        ? "none"
+        : known.length === 1
+          ? known[0]
+          : `${known.slice(0, -1).join(", ")} and ${known.at(-1)}`;
+    return ["expand", "unknown_field", `unknown query parameter \`expand\`; this operation takes ${takes}`];
   })();
-  const [param, message] = issue;
-  return problemValue(400, "invalid_request", "Invalid request", `${param} ${message}`, param, [{ param, message }]);
+  const [param, code, message] = issue;
+  const sentence = code === "unknown_field" ? message : `\`${param}\` ${message}`;
+  const detail = `${sentence.charAt(0).toUpperCase()}${sentence.slice(1)}.`;
+  return problemValue(400, "invalid_request", "Invalid request", detail, param, [{ param, code, message }]);
 }
 
 /**

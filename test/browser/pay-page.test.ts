@@ -19,8 +19,17 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { clientFor, createMerchant, createPaymentLink, pageTokenOf } from "../e2e/fixtures.ts";
 import { TestClock } from "../support/clock.ts";
 import type { TestServer } from "../support/server.ts";
-import { accessibilityProblems } from "./axe.ts";
-import { ARTIFACTS, expectSameOrigin, launch, startBrowserServer, type Watched, watch } from "./support.ts";
+import {
+  ARTIFACTS,
+  accessibilityProblems,
+  DESKTOP_WIDTHS,
+  expectSameOrigin,
+  horizontalOverflow,
+  launch,
+  startBrowserServer,
+  type Watched,
+  watch,
+} from "./support.ts";
 
 const VISA = "4242424242424242";
 const DESKTOP = { width: 1280, height: 900 };
@@ -172,7 +181,11 @@ describe("the hosted payment page in Chromium", () => {
     await page.keyboard.type(VISA);
     await page.keyboard.press("Tab");
     expect(await focused()).toBe("card-expiry");
-    await page.keyboard.type("1231");
+    // The expiry takes its MM / YY shape while it is typed.
+    await page.keyboard.type("12");
+    expect(await page.getByLabel(/Expiry/).inputValue()).toBe("12 / ");
+    await page.keyboard.type("31");
+    expect(await page.getByLabel(/Expiry/).inputValue()).toBe("12 / 31");
     await page.keyboard.press("Tab");
     await page.keyboard.type("123");
     await page.keyboard.press("Tab");
@@ -190,6 +203,10 @@ describe("the hosted payment page in Chromium", () => {
     await page.getByRole("button", { name: "Pay $25.00" }).click();
     await page.getByRole("heading", { name: "Payment declined" }).waitFor();
     await expect(page.getByText("The card was declined.").isVisible()).resolves.toBe(true);
+    // The link takes cards only: another card is what is offered, not another payment method.
+    const result = (await page.locator("#result").textContent()) ?? "";
+    expect(result).toContain("Nothing was charged. You can try another card.");
+    expect(result).not.toMatch(/payment method|another way/);
     expect(await accessibilityProblems(page)).toEqual([]);
     await page.screenshot({ path: join(ARTIFACTS, "pay-declined-phone.png"), fullPage: true });
 
@@ -201,6 +218,45 @@ describe("the hosted payment page in Chromium", () => {
     await page.getByRole("button", { name: "Pay $25.00" }).click();
     await page.getByRole("heading", { name: "Payment received" }).waitFor();
     await expect(page.getByText("Mastercard ending in 4444").isVisible()).resolves.toBe(true);
+  });
+
+  it("offers another way to pay after a decline only on a link that takes one", async () => {
+    const paymentLink = await link({ currency: "BRL", payment_methods: ["card", "pix"] });
+    const { page } = await open(DESKTOP);
+    await page.goto(paymentLink.url);
+    await fillCard(page, "4000 0000 0000 0002");
+    await page.getByRole("button", { name: /^Pay / }).click();
+    await page.getByRole("heading", { name: "Payment declined" }).waitFor();
+    expect(await page.locator("#result").textContent()).toContain("You can try another card, or pay another way.");
+  });
+
+  it("fits 1024 and 1280 px wide: the form, a decline and a payment, nothing pushed off-screen", async () => {
+    const paymentLink = await link({
+      name: "Acme Coffee Roasters & Bakery International Trading Company Ltd",
+      amount: 123_456,
+      description: "Annual subscription to the roastery's coffee club, with free delivery anywhere in the country",
+      max_uses: 2,
+    });
+    const { page } = await open(DESKTOP);
+    const found: string[] = [];
+    const check = async (what: string) => {
+      for (const width of DESKTOP_WIDTHS) {
+        await page.setViewportSize({ width, height: 900 });
+        for (const problem of await horizontalOverflow(page)) found.push(`${what} at ${width} px: ${problem}`);
+      }
+    };
+    await page.goto(paymentLink.url);
+    await check("the form");
+    await fillCard(page, "4000 0000 0000 0002");
+    await page.getByRole("button", { name: /^Pay / }).click();
+    await page.getByRole("heading", { name: "Payment declined" }).waitFor();
+    await check("the decline");
+    await page.getByRole("button", { name: "Try another card" }).click();
+    await fillCard(page, VISA);
+    await page.getByRole("button", { name: /^Pay / }).click();
+    await page.getByRole("heading", { name: "Payment received" }).waitFor();
+    await check("the payment");
+    expect(found).toEqual([]);
   });
 
   it("catches a mistyped number and a past expiry before sending anything", async () => {

@@ -313,10 +313,19 @@ describe("problem types resolve to the error reference", () => {
     expect(html).toContain('id="unauthorized"');
   });
 
-  it("uses BASE_URL when it is set", async () => {
+  it("uses BASE_URL when it is set, in problems, the error reference and the served document's examples", async () => {
     await withServer({ BASE_URL: "https://pay.example.com" }, async ({ server: other }) => {
       const body = await json(await fetch(`${other.url}/v1/merchants`));
       expect(body.type).toBe("https://pay.example.com/docs/errors#unauthorized");
+      // The error reference shows each code's type as a problem of this server has it.
+      const html = await (await fetch(`${other.url}/docs/errors`)).text();
+      expect(html).toContain("type: <code>https://pay.example.com/docs/errors#unauthorized</code>");
+      expect(html).not.toContain("base URL");
+      // The document's examples link to this server: problem types and payment link pages.
+      const served = await (await fetch(`${other.url}/docs/openapi.json`)).text();
+      expect(served).toContain('"https://pay.example.com/docs/errors#invalid_request"');
+      expect(served).toMatch(/"https:\/\/pay\.example\.com\/pay\/plink_[0-9A-Za-z]{24}"/);
+      expect(served).not.toContain('"http://127.0.0.1:3000/');
     });
   });
 });

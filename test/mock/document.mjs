@@ -1,17 +1,22 @@
 // The document the Prism sandbox mock serves, for `npm run mock` (./serve.mjs) and the test suites
-// (../support/prism.ts) alike: the contract (the 3.1 document), with the problem `type` links of its
-// examples resolved against the mock's own address.
+// (../support/prism.ts) alike: the contract (the 3.1 document), rendered for the mock in two ways.
 //
-// The contract's examples show problem types as the server writes them, `<base URL>/docs/errors#<code>`
-// (the Problem model's `type` in spec/common/problems.tsp), with the `servers` entry's default base URL
-// (http://127.0.0.1:3000). Prism serves examples as they are, so a mock on another port would answer with
-// links to a server that is not there; this copy points them at the address that served the answer.
+// - Its examples' links (problem `type`s, payment link pages) point at the mock's own address: the
+//   contract writes them against the `servers` entry's default base URL (http://127.0.0.1:3000), and
+//   Prism serves examples as they are. The rewrite is the server's own (`rebaseExamples`, which also
+//   serves its /docs/openapi.json), so the mock and the server move the same links.
+// - An operation that takes no body takes `{}` as none on the server (spec/main.tsp "Request bodies";
+//   server/src/http/guards.ts noBody), but Prism refuses any body an operation does not list (415). The
+//   mock's copy lists an optional body that can only be `{}`, so the mock agrees; anything else is still
+//   refused.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { rebaseExamples } from "@payments/server/served-document";
 
 const CONTRACT = createRequire(import.meta.url).resolve("@payments/contract/openapi.3.1.json");
+const METHODS = ["post", "put", "patch", "delete"];
 
 /** The base URL clients reach a mock listening on host:port at (a wildcard host: this machine's loopback). */
 export function mockBaseUrl(host, port) {
@@ -19,24 +24,18 @@ export function mockBaseUrl(host, port) {
   return `http://${reachable.includes(":") ? `[${reachable}]` : reachable}:${port}`;
 }
 
-/** The contract with every problem example's `type` resolved against `baseUrl` instead of the default one. */
+/** The contract as the mock at `baseUrl` serves it (see above). */
 export function mockDocument(baseUrl, contract = JSON.parse(readFileSync(CONTRACT, "utf8"))) {
-  const doc = structuredClone(contract);
-  const documented = doc.servers?.[0]?.variables?.base_url?.default;
-  if (typeof documented !== "string") throw new Error("the contract's servers entry has no default base_url");
-  const prefix = `${documented.replace(/\/$/, "")}/`;
-  const base = `${baseUrl.replace(/\/$/, "")}/`;
+  const doc = rebaseExamples(contract, baseUrl);
   for (const item of Object.values(doc.paths ?? {})) {
-    for (const op of Object.values(item)) {
-      for (const response of Object.values(op?.responses ?? {})) {
-        const media = response?.content?.["application/problem+json"];
-        for (const example of Object.values(media?.examples ?? {})) {
-          const type = example?.value?.type;
-          if (typeof type === "string" && type.startsWith(prefix)) {
-            example.value.type = new URL(type.slice(prefix.length), base).href;
-          }
-        }
-      }
+    for (const method of METHODS) {
+      const op = item[method];
+      if (!op || op.requestBody !== undefined) continue;
+      op.requestBody = {
+        required: false,
+        description: "None; `{}` counts as none.",
+        content: { "application/json": { schema: { type: "object", maxProperties: 0 } } },
+      };
     }
   }
   return doc;

@@ -5,6 +5,7 @@
  */
 import { createPaymentsClient, PaymentsApiError, type PaymentsClient, unwrap } from "@payments/client";
 import { OPERATIONS } from "@payments/contract/operations";
+import { rebaseExamples } from "@payments/server/served-document";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { exampleRequest, firstRequestExampleName, firstSuccessExample } from "../support/examples.ts";
 import { loadContract, type ResponseCheck } from "../support/openapi.ts";
@@ -268,7 +269,9 @@ describe("the mock's default answers: every operation's first examples are its h
       });
       const text = await res.text();
       expect(res.status, text).toBe(success?.status);
-      expect(JSON.parse(text)).toEqual(success?.value);
+      // As the mock serves it: the example's links (a payment link's page) on the mock's own address.
+      const served = rebaseExamples({ servers: contract.document.servers, example: success?.value }, baseUrl);
+      expect(JSON.parse(text)).toEqual(served.example);
     });
   }
 });

@@ -9,6 +9,8 @@ import { loadContract } from "./openapi.ts";
 //   - a body the schema refuses (an unknown field; every body schema is sealed): 400 invalid_request
 //     naming the field at fault (`param`, `errors[]`);
 //   - no key (operations that need one): 401 unauthorized;
+//   - the path with a trailing slash: 404, no operation (spec/main.tsp "Paths": paths are exact);
+//   - `{}` where the operation takes no body: the same success as no body (spec/main.tsp "Request bodies");
 // and every answer an RFC 9457 problem where it is an error, whose `type` links to the entry for its
 // code in the error reference of the address that answered (`<base URL>/docs/errors#<code>`, the
 // Problem model in spec/common/problems.tsp).
@@ -52,12 +54,10 @@ async function send(
   target: Target,
   op: Operation,
   request: ValidRequest,
-  options: { key?: string | null; body?: unknown } = {},
+  options: { key?: string | null; body?: unknown; trailingSlash?: boolean } = {},
 ) {
-  const url = new URL(
-    op.path.replace(/\{(\w+)\}/g, (_, name: string) => request.path[name] ?? ""),
-    target.url,
-  );
+  const path = op.path.replace(/\{(\w+)\}/g, (_, name: string) => request.path[name] ?? "");
+  const url = new URL(options.trailingSlash ? `${path}/` : path, target.url);
   const headers: Record<string, string> = {};
   const key = options.key === undefined ? target.key : options.key;
   if (key !== null && !op.public) headers.authorization = `Bearer ${key}`;
@@ -68,7 +68,10 @@ async function send(
     headers,
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
-  const check = await contract.checkFetchResponse(op.method, op.path, response);
+  // A path the document does not have is checked by nothing but the test itself.
+  const check = options.trailingSlash
+    ? { errors: [] }
+    : await contract.checkFetchResponse(op.method, op.path, response);
   const text = await response.text();
   return {
     status: response.status,
@@ -106,7 +109,25 @@ export function describeAgreement(name: string, target: () => Target) {
             });
             const { param, errors } = answer.body as { param: string; errors?: { param?: string; message: string }[] };
             expect(errors?.length, "errors[] lists each failure").toBeGreaterThan(0);
-            expect(errors?.[0]).toEqual({ param, message: expect.any(String) });
+            expect(errors?.[0]).toEqual({ param, code: expect.any(String), message: expect.any(String) });
+          });
+        }
+
+        if (!takesBody(op) && op.method !== "get") {
+          it("takes `{}` as no body", async () => {
+            const t = target();
+            const answer = await send(t, op, await t.valid(op), { body: {} });
+            expect(answer.status, JSON.stringify(answer.body)).toBe(successStatus(op));
+            expect(answer.check.errors).toEqual([]);
+          });
+        }
+
+        if (op.method === "get") {
+          it("answers the path with a trailing slash with 404", async () => {
+            const t = target();
+            const answer = await send(t, op, await t.valid(op), { trailingSlash: true });
+            expect(answer.status, JSON.stringify(answer.body)).toBe(404);
+            expect(answer.type).toMatch(/^application\/problem\+json/);
           });
         }
 

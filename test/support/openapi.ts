@@ -38,6 +38,7 @@ interface OperationObject {
 }
 export interface OpenApiDocument {
   openapi: string;
+  servers?: { url: string; variables?: Record<string, { default: string }> }[];
   paths: Record<string, Partial<Record<Method, OperationObject>>>;
 }
 

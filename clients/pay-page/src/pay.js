@@ -15,6 +15,7 @@ import {
   checkNumber,
   digitsOf,
   formatCardNumber,
+  formatExpiry,
 } from "./validate.js";
 
 /**
@@ -140,6 +141,15 @@ function start(root) {
       const atEnd = number.selectionStart === number.value.length;
       const formatted = formatCardNumber(number.value);
       if (atEnd && formatted !== number.value) number.value = formatted;
+    });
+    // The expiry takes its `MM / YY` shape as it is typed (validate.js formatExpiry).
+    const expiry = input("card-expiry");
+    let before = expiry.value;
+    expiry.addEventListener("input", () => {
+      const atEnd = expiry.selectionStart === expiry.value.length;
+      const formatted = formatExpiry(expiry.value, before);
+      if (atEnd && formatted !== expiry.value) expiry.value = formatted;
+      before = expiry.value;
     });
     const checks = /** @type {[string, () => string | null][]} */ ([
       ["card-number", () => checkNumber(input("card-number").value)],
@@ -300,9 +310,13 @@ function start(root) {
     );
   }
 
-  /** @param {string} text */
+  /**
+   * A problem's message as a sentence for the payer: the API marks values and field names as code
+   * (`123`), which the page shows as plain text.
+   * @param {string} text
+   */
   function sentence(text) {
-    const trimmed = text.trim();
+    const trimmed = text.trim().replace(/`/g, "");
     return trimmed.charAt(0).toUpperCase() + trimmed.slice(1);
   }
 
@@ -359,12 +373,22 @@ function start(root) {
 
     if (payment.status === "declined" || payment.status === "blocked") {
       result.className = "result declined";
+      // Offer only what this link takes: another payment method only when it offers one.
+      const card = method.type === "card";
+      const others = panels.some((panel) => panel.dataset.method !== method.type);
+      const next = card
+        ? others
+          ? "You can try another card, or pay another way."
+          : "You can try another card."
+        : others
+          ? "You can try again, or pay another way."
+          : "You can try again.";
       parts.push(el("h2", "Payment declined"));
       parts.push(el("p", payment.failure_message ?? "The payment was declined.", "decline-reason"));
-      parts.push(el("p", `${paidWith}. Nothing was charged. You can try another card or payment method.`));
+      parts.push(el("p", `${paidWith}. Nothing was charged. ${next}`));
       entry(details, "Reference", payment.charge_id);
       parts.push(details);
-      const again = el("button", "Try another card", "secondary");
+      const again = el("button", card ? "Try another card" : "Try again", "secondary");
       again.type = "button";
       again.addEventListener("click", () => {
         result.hidden = true;

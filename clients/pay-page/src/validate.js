@@ -65,6 +65,27 @@ export function formatCardNumber(value) {
 }
 
 /**
+ * The expiry as it is typed, shaped as `MM / YY`: `1231` → `12 / 31`, `4` → `04 / ` (no month starts
+ * with 4), `1/` → `01 / `, a four-digit year kept (`12 / 2031`). `previous` is the field's value before
+ * this change: while deleting, no separator is added back, so the payer can delete through it.
+ * @param {string} value
+ * @param {string} [previous]
+ */
+export function formatExpiry(value, previous = "") {
+  const text = String(value);
+  const deleting = text.length < String(previous).length;
+  let digits = text.replace(/[^0-9]/g, "");
+  // A month of one digit: a slash typed after it, or a first digit no two-digit month starts with.
+  if (/^\s*[0-9]\s*\//.test(text) || /^[2-9]/.test(digits)) digits = `0${digits}`;
+  digits = digits.slice(0, 6);
+  if (digits.length < 2) return digits;
+  const month = digits.slice(0, 2);
+  const year = digits.slice(2);
+  if (year !== "") return `${month} / ${year}`;
+  return deleting && !/\/\s+$/.test(text) ? month : `${month} / `;
+}
+
+/**
  * An error message for the card number, or null when it may be sent.
  * @param {string} value
  */

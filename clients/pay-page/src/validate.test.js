@@ -10,6 +10,7 @@ import {
   checkNumber,
   digitsOf,
   formatCardNumber,
+  formatExpiry,
   luhnValid,
 } from "./validate.js";
 
@@ -111,5 +112,45 @@ describe("security code, holder, e-mail, IBAN", () => {
     expect(checkIban("DE88 3704 0044 0532 0130 00")).toMatch(/not valid/);
     expect(checkIban("89 3704 0044")).toMatch(/country code/);
     expect(checkIban("")).toMatch(/Enter/);
+  });
+});
+
+describe("expiry as it is typed", () => {
+  /**
+   * The field's values as a payer types `keys` one at a time, each formatted as the page does.
+   * @param {string} keys
+   */
+  const typing = (keys) => {
+    let value = "";
+    return [...keys].map((key) => {
+      value = formatExpiry(value + key, value);
+      return value;
+    });
+  };
+
+  it("shapes the digits as MM / YY while they are typed", () => {
+    expect(typing("1231")).toEqual(["1", "12 / ", "12 / 3", "12 / 31"]);
+    expect(typing("0627")).toEqual(["0", "06 / ", "06 / 2", "06 / 27"]);
+    expect(typing("122031")).toEqual(["1", "12 / ", "12 / 2", "12 / 20", "12 / 203", "12 / 2031"]);
+    // What the page reads back is the same expiry.
+    expect(checkExpiry("12 / 31", NOW)).toEqual({ month: 12, year: 2031 });
+  });
+
+  it("takes a one-digit month: a first digit no month starts with, or a slash after the digit", () => {
+    expect(typing("431")).toEqual(["04 / ", "04 / 3", "04 / 31"]);
+    expect(typing("1/31")).toEqual(["1", "01 / ", "01 / 3", "01 / 31"]);
+  });
+
+  it("formats a pasted or autofilled expiry, and ignores letters", () => {
+    expect(formatExpiry("12/31")).toBe("12 / 31");
+    expect(formatExpiry("12/2031")).toBe("12 / 2031");
+    expect(formatExpiry("12 / 31 9")).toBe("12 / 319");
+    expect(formatExpiry("ab")).toBe("");
+  });
+
+  it("lets the payer delete through the separator", () => {
+    expect(formatExpiry("12 / ", "12 / 3")).toBe("12 / ");
+    expect(formatExpiry("12 /", "12 / ")).toBe("12");
+    expect(formatExpiry("1", "12")).toBe("1");
   });
 });

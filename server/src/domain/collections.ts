@@ -1,4 +1,4 @@
-import type { Store, StoreOps } from "../store/port.ts";
+import type { Store, TxOps } from "../store/port.ts";
 import { cashoutCollections } from "./cashouts/records.ts";
 import { chargeCollections } from "./charges/records.ts";
 import { consoleSessionCollections } from "./console-sessions/records.ts";
@@ -37,4 +37,4 @@ export const COLLECTIONS = {
 
 export type Docs = DocsOf<typeof COLLECTIONS>;
 export type AppStore = Store<Docs>;
-export type AppTx = StoreOps<Docs>;
+export type AppTx = TxOps<Docs>;

@@ -8,7 +8,9 @@ import { createFraud } from "./fraud/index.ts";
 import type { FraudScreen } from "./fraud/port.ts";
 import { createHealth } from "./health/health.ts";
 import type { Now } from "./kernel/caller.ts";
+import { type DomainLog, silentLog } from "./kernel/log.ts";
 import type { MoneyRules } from "./kernel/money.ts";
+import { type DomainObserver, unobserved } from "./kernel/observer.ts";
 import { iso } from "./kernel/time.ts";
 import { createBalances } from "./ledger/balances.ts";
 import { settleDue } from "./ledger/ledger.ts";
@@ -20,7 +22,6 @@ import { createRequestLog } from "./request-log/request-log.ts";
 import { createServiceKeys } from "./service-keys/service-keys.ts";
 import type { VaultKeys } from "./vault/crypto.ts";
 import { createTokens } from "./vault/tokens.ts";
-import type { DispatcherLog } from "./webhooks/dispatcher.ts";
 import { createEvents } from "./webhooks/events.ts";
 import { createWebhooks, type WebhookOptions } from "./webhooks/index.ts";
 import { createOutbox } from "./webhooks/outbox.ts";
@@ -66,11 +67,15 @@ export interface DomainDeps {
   fraudScreen?: FraudScreen | undefined;
   /** [0, 1), the webhook retries' jitter (tests fix it). */
   random?: (() => number) | undefined;
-  log?: DispatcherLog | undefined;
+  /** Where background steps that no caller hears of report failures (the server's logger). */
+  log?: DomainLog | undefined;
+  /** Told what the domain does, for the operators' metrics (adapters/metrics.ts); default: nobody. */
+  observer?: DomainObserver | undefined;
 }
 
 export function createDomain(deps: DomainDeps) {
   const { now, settings, money, vaultKeys } = deps;
+  const observer = deps.observer ?? unobserved;
   // Every area writes through the outbox's store, which wakes the webhook dispatcher after each commit
   // that recorded an event (or made a delivery due).
   const outbox = createOutbox(deps.store);
@@ -80,7 +85,8 @@ export function createDomain(deps: DomainDeps) {
   const balances = createBalances(store, merchants);
   const serviceKeys = createServiceKeys(store, now);
   const tokens = createTokens(store, vaultKeys, now);
-  const fraud = createFraud({ store, now, tokens, merchants, money });
+  const log = deps.log ?? silentLog;
+  const fraud = createFraud({ store, now, tokens, merchants, money, log });
   const charges = createCharges({
     store,
     now,
@@ -91,6 +97,7 @@ export function createDomain(deps: DomainDeps) {
     fraud: deps.fraudScreen ?? fraud.screen,
     settlementDelaySeconds: settings.settlementDelaySeconds,
     onTransition: (tx, from, charge) => followTransition(tx, now, from, charge),
+    observer,
   });
   const cashouts = createCashouts({
     store,
@@ -120,7 +127,8 @@ export function createDomain(deps: DomainDeps) {
     sender: deps.webhookSender,
     resolve: deps.resolve,
     random: deps.random,
-    log: deps.log,
+    log,
+    observer,
   });
   const consoleSessions = createConsoleSessions({
     store,

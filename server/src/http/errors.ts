@@ -3,7 +3,16 @@ import type { Logger } from "pino";
 import { DomainError, type ErrorCode, type FieldIssue } from "../domain/kernel/errors.ts";
 import { displayUrl, maskCardNumbers } from "../domain/kernel/mask.ts";
 import { UNAUTHORIZED_DETAIL } from "./auth.ts";
+import { loadContract, type OpenApiDocument } from "./contract.ts";
 import { type ProblemBody, problem, problemTypeUri } from "./problems.ts";
+import {
+  explainFindings,
+  type FieldError,
+  type FieldErrorCode,
+  findingsDetail,
+  type RequestParts,
+  type ValidatorFinding,
+} from "./validator-errors.ts";
 
 // The one error middleware: every failure — domain errors, express-openapi-validator's request and
 // security errors, body-parser errors, unknown routes, bugs — leaves as an RFC 9457 problem. Problems
@@ -15,7 +24,41 @@ interface HttpLikeError {
   statusCode?: number;
   type?: string;
   message?: string;
-  errors?: { path?: string; message?: string }[];
+  errors?: ValidatorFinding[];
+}
+
+/** The contract the findings are explained against, loaded once (the validator rewrites its own copy). */
+let contract: OpenApiDocument | undefined;
+const theContract = () => {
+  contract ??= loadContract();
+  return contract;
+};
+
+/**
+ * Items of `errors[]` from the domain carry no code of their own: `invalid_card` for a card the vault
+ * refuses, `invalid_value` for any other rule of the operation (spec/common/problems.tsp FieldErrorCode).
+ */
+function domainIssues(err: DomainError): FieldError[] | undefined {
+  const code: FieldErrorCode = err.code === "invalid_card" ? "invalid_card" : "invalid_value";
+  return err.errors?.map((e: FieldIssue & { code?: FieldErrorCode }) => ({
+    param: e.param ?? err.param ?? "body",
+    code: e.code ?? code,
+    message: maskCardNumbers(e.message),
+  }));
+}
+
+/**
+ * A 415's detail: what the body must be, and what this request said it was. `curl -d` without a
+ * Content-Type sends a form (application/x-www-form-urlencoded), the usual way to meet this.
+ */
+function unsupportedMediaType(contentType: string | undefined): string {
+  const sent = contentType?.split(";")[0]?.trim().toLowerCase();
+  const said = !sent
+    ? "This request did not say what its body is (no Content-Type header)."
+    : sent === "application/x-www-form-urlencoded"
+      ? "This request sent a form (`application/x-www-form-urlencoded`, what `curl -d` sends unless told otherwise)."
+      : `This request sent \`${maskCardNumbers(sent).slice(0, 100)}\`.`;
+  return `The request body must be JSON: send it with \`Content-Type: application/json\`. ${said}`;
 }
 
 /** `/body/card`, `.body.card`, `/query/limit`, `/headers/idempotency-key` → `card`, `limit`, `Idempotency-Key`. */
@@ -29,6 +72,11 @@ function paramOf(path: string | undefined): string | undefined {
   return parts.join(".");
 }
 
+/** A finding the contract could not explain, in the validator's words (the field named from its path). */
+function inValidatorWords(x: ValidatorFinding): FieldError {
+  return { param: paramOf(x.path) ?? "body", code: "invalid_value", message: x.message ?? "is invalid" };
+}
+
 const VALIDATOR_CODES: Record<number, ErrorCode> = {
   400: "invalid_request",
   401: "unauthorized",
@@ -39,7 +87,11 @@ const VALIDATOR_CODES: Record<number, ErrorCode> = {
   415: "unsupported_media_type",
 };
 
-export function toProblem(err: unknown, requestId: string, logger: Logger): ProblemBody {
+/**
+ * `request`: what the request sent, where validation findings point (errorMiddleware passes it); without
+ * it, findings are reported in the validator's words.
+ */
+export function toProblem(err: unknown, requestId: string, logger: Logger, request?: RequestParts): ProblemBody {
   if (err instanceof DomainError) {
     // An outage the domain noticed (service_unavailable): the caller gets the fact, the log the cause.
     if (err.cause !== undefined) logger.warn({ err: err.cause, request_id: requestId, code: err.code }, err.message);
@@ -47,7 +99,7 @@ export function toProblem(err: unknown, requestId: string, logger: Logger): Prob
     return problem(err.code, maskCardNumbers(err.message), {
       param: err.param,
       requestId,
-      errors: err.errors?.map((e) => ({ ...e, message: maskCardNumbers(e.message) })),
+      errors: domainIssues(err),
     });
   }
   const e = (err ?? {}) as HttpLikeError;
@@ -56,29 +108,43 @@ export function toProblem(err: unknown, requestId: string, logger: Logger): Prob
   if (e.type === "entity.too.large")
     return problem("payload_too_large", "The request body is too large.", { requestId });
   if (e.type === "entity.parse.failed") {
-    return problem("invalid_request", "The request body is not valid JSON.", { requestId, param: "body" });
+    // The parser's own words say where (`… in JSON at position 15`); they can quote the body, so masked.
+    const where = maskCardNumbers(e.message ?? "").slice(0, 200);
+    const message = `is not valid JSON${where ? ` (${where})` : ""}`;
+    return problem("invalid_request", `The request body is not valid JSON${where ? `: ${where}` : "."}`, {
+      requestId,
+      param: "body",
+      errors: [{ param: "body", code: "invalid_json", message }],
+    });
   }
   if (e.type === "charset.unsupported" || e.type === "encoding.unsupported") {
-    return problem("unsupported_media_type", maskCardNumbers(e.message ?? "Unsupported encoding."), { requestId });
+    return problem(
+      "unsupported_media_type",
+      "The request body must be JSON in UTF-8: send `Content-Type: application/json` (with no charset, or `charset=utf-8`).",
+      { requestId },
+    );
   }
   // express-openapi-validator
   if (status !== undefined && status < 500 && VALIDATOR_CODES[status]) {
     const code = VALIDATOR_CODES[status] as ErrorCode;
-    const errors: FieldIssue[] = (e.errors ?? []).map((x) => {
-      const param = paramOf(maskCardNumbers(x.path ?? ""));
-      return { ...(param ? { param } : {}), message: maskCardNumbers(x.message ?? "is invalid") };
-    });
-    const first = errors[0];
-    const detail =
-      code === "unauthorized"
-        ? UNAUTHORIZED_DETAIL
-        : code === "invalid_request" && first
-          ? errors.map((x) => (x.param ? `${x.param} ${x.message}` : x.message)).join("; ")
-          : maskCardNumbers(e.message ?? "");
+    if (code === "unauthorized") return problem(code, UNAUTHORIZED_DETAIL, { requestId });
+    if (code === "unsupported_media_type") {
+      return problem(code, unsupportedMediaType(request?.headers["content-type"] as string | undefined), { requestId });
+    }
     // Only request-validation failures name a field; for 404/405 the validator's "path" is the URL.
-    return code === "invalid_request"
-      ? problem(code, detail || undefined, { requestId, param: first?.param, errors })
-      : problem(code, detail || undefined, { requestId });
+    if (code !== "invalid_request") return problem(code, maskCardNumbers(e.message ?? "") || undefined, { requestId });
+    const findings = e.errors ?? [];
+    const explained = request ? explainFindings(theContract(), request, findings) : [];
+    const errors = (explained.length > 0 ? explained : findings.map(inValidatorWords)).map((x) => ({
+      ...x,
+      param: maskCardNumbers(x.param),
+      message: maskCardNumbers(x.message),
+    }));
+    return problem(code, findingsDetail(errors) || maskCardNumbers(e.message ?? "") || undefined, {
+      requestId,
+      param: errors[0]?.param,
+      errors,
+    });
   }
   // Anything else is a bug or an outage: log it in full (masked by the logger), tell the client nothing internal.
   logger.error({ err, request_id: requestId }, "unhandled error");
@@ -99,6 +165,20 @@ export function sendProblem(res: Response, body: ProblemBody): void {
   res.status(body.status).type("application/problem+json").send(JSON.stringify(sent));
 }
 
+/** What a request sent, for explaining validation findings: the operation the validator matched, and its parts. */
+function requestParts(req: Request): RequestParts {
+  const openapi = (req as Request & { openapi?: { openApiRoute?: string; pathParams?: Record<string, unknown> } })
+    .openapi;
+  return {
+    method: req.method.toLowerCase(),
+    route: openapi?.openApiRoute ?? "",
+    body: req.body,
+    query: (req.query ?? {}) as Record<string, unknown>,
+    params: openapi?.pathParams ?? req.params ?? {},
+    headers: req.headers as Record<string, unknown>,
+  };
+}
+
 /**
  * `allowedMethods`: the methods the contract has for a request path, sent as `Allow` with a 405 (RFC
  * 9110 §15.5.6), so a client sees what the path does take.
@@ -106,7 +186,7 @@ export function sendProblem(res: Response, body: ProblemBody): void {
 export function errorMiddleware(logger: Logger, allowedMethods: (path: string) => string[] = () => []) {
   return (err: unknown, req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent) return next(err);
-    const body = toProblem(err, String(res.locals.requestId ?? ""), logger);
+    const body = toProblem(err, String(res.locals.requestId ?? ""), logger, requestParts(req));
     if (body.status === 405) res.setHeader("Allow", allowedMethods(req.path).join(", "));
     sendProblem(res, body);
   };

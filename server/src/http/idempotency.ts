@@ -6,7 +6,7 @@ import type { Caller, Now } from "../domain/kernel/caller.ts";
 import type { IdempotencyDoc, IdempotencyScope } from "../domain/kernel/commit.ts";
 import { DomainError } from "../domain/kernel/errors.ts";
 import { iso } from "../domain/kernel/time.ts";
-import { afterCommit, DuplicateKeyError } from "../store/port.ts";
+import { DuplicateKeyError } from "../store/port.ts";
 
 // Idempotency-Key on every POST (the contract's rules: spec/main.tsp). The record lives in the store, so
 // it holds across instances, and it goes through three moments:
@@ -218,7 +218,7 @@ export function idempotency(options: IdempotencyOptions, operation: { sensitive:
               "Another request with this Idempotency-Key took it over; this one was not applied.",
             );
           }
-          afterCommit(tx, () => {
+          tx.afterCommit(() => {
             recordedWithChange = true;
           });
         },

@@ -5,7 +5,8 @@ import express, { type Express, type Request, type Response } from "express";
 import type { ErrorCode } from "../domain/kernel/errors.ts";
 import { loadContract } from "./contract.ts";
 import { CSP_BASE, escapeHtml, pageHeaders } from "./page-security.ts";
-import { ERROR_REFERENCE_PATH, PROBLEM_TYPES } from "./problems.ts";
+import { ERROR_REFERENCE_PATH, PROBLEM_TYPES, problemTypeUri } from "./problems.ts";
+import { rebaseExamples } from "./served-document.mjs";
 
 // The pages people open (docs/console.md "Console and API reference"): the developer console at /console,
 // the API reference at /docs (Redoc, bundled locally, rendering the very document this server
@@ -59,8 +60,11 @@ export const CSP = {
 /** `code` spans in the table's prose become <code>. */
 const prose = (s: string) => escapeHtml(s).replace(/`([^`]+)`/g, "<code>$1</code>");
 
-/** The error reference: every error code with its status, title and meaning, each under its own anchor. */
-export function errorReferenceHtml(): string {
+/**
+ * The error reference: every error code with its status, title and meaning, each under its own anchor,
+ * with the `type` a problem of that code has on the server whose public address is `publicUrl`.
+ */
+export function errorReferenceHtml(publicUrl: string): string {
   const entries = (Object.entries(PROBLEM_TYPES) as [ErrorCode, (typeof PROBLEM_TYPES)[ErrorCode]][]).sort(
     ([a, x], [b, y]) => x.status - y.status || a.localeCompare(b),
   );
@@ -69,7 +73,7 @@ export function errorReferenceHtml(): string {
       ([code, t]) => `      <section class="error" id="${code}" aria-labelledby="${code}-title">
         <h2 id="${code}-title"><a href="#${code}"><code>${code}</code></a> <span class="status">${t.status}</span> ${escapeHtml(t.title)}</h2>
         <p>${prose(t.meaning)}</p>
-        <p class="type">type: <code>&lt;base URL&gt;${ERROR_REFERENCE_PATH}#${code}</code></p>
+        <p class="type">type: <code>${escapeHtml(problemTypeUri(publicUrl, code))}</code></p>
       </section>`,
     )
     .join("\n");
@@ -111,7 +115,23 @@ const NOT_BUILT = `<!doctype html>
  */
 export function mountPages(app: Express, options: { console: boolean; dir?: string | null }): void {
   const dir = options.dir === undefined ? findPagesDir() : options.dir;
-  const errorsPage = errorReferenceHtml();
+  // Both name the server's public address, which startServer may learn only once it listens (PORT=0):
+  // made at the first request, again if the address changes.
+  const perAddress = <T>(make: (publicUrl: string) => T) => {
+    let made: { publicUrl: string; value: T } | undefined;
+    return (publicUrl: string): T => {
+      if (made?.publicUrl !== publicUrl) made = { publicUrl, value: make(publicUrl) };
+      return made.value;
+    };
+  };
+  const errorsPage = perAddress(errorReferenceHtml);
+  // The document the server runs on, with its `servers` entry and its examples' links (problem types,
+  // payment link pages) on this server's public address.
+  const servedDocument = perAddress((publicUrl) => {
+    const doc = rebaseExamples(loadContract(), publicUrl);
+    doc.servers = [{ url: publicUrl, description: "This server" }];
+    return JSON.stringify(doc);
+  });
 
   const sendPage = (csp: string, file: string) => (_req: Request, res: Response) => {
     pageHeaders(res, csp);
@@ -141,14 +161,17 @@ export function mountPages(app: Express, options: { console: boolean; dir?: stri
   app.get(["/docs", "/docs/"], sendPage(CSP.docs, "docs/index.html"));
   app.get(ERROR_REFERENCE_PATH, (_req, res) => {
     pageHeaders(res, CSP.errors);
-    res.status(200).type("html").send(errorsPage);
+    res
+      .status(200)
+      .type("html")
+      .send(errorsPage(String(res.app.locals.publicUrl)));
   });
-  // The document the server runs on, with its `servers` entry set to this server's public address.
   app.get("/docs/openapi.json", (_req, res) => {
-    const doc = loadContract();
-    doc.servers = [{ url: String(res.app.locals.publicUrl), description: "This server" }];
     res.setHeader("Cache-Control", "no-cache");
-    res.status(200).json(doc);
+    res
+      .status(200)
+      .type("application/json")
+      .send(servedDocument(String(res.app.locals.publicUrl)));
   });
   app.use("/docs/assets", assets("docs", CSP.docs));
 

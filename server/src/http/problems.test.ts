@@ -19,11 +19,14 @@ describe("the error table", () => {
     expect(problemTypeUri("https://pay.example.com", "rate_limited")).toBe(
       "https://pay.example.com/docs/errors#rate_limited",
     );
-    const html = errorReferenceHtml();
+    const html = errorReferenceHtml("https://pay.example.com");
     for (const [code, t] of Object.entries(PROBLEM_TYPES)) {
       expect(html).toContain(`id="${code}"`);
       expect(html).toContain(`<span class="status">${t.status}</span>`);
+      // The type a problem of this code has on this server: a link, not a `<base URL>` placeholder.
+      expect(html).toContain(`type: <code>https://pay.example.com/docs/errors#${code}</code>`);
     }
+    expect(html).not.toContain("base URL");
     // Markup in the table's prose is escaped; only `code` spans become elements.
     expect(html).not.toMatch(/<script/i);
   });

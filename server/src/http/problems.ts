@@ -1,4 +1,8 @@
+import type { components } from "@payments/contract/types";
 import type { ErrorCode } from "../domain/kernel/errors.ts";
+
+/** One item of a problem's `errors[]` (ProblemDetail in spec/common/problems.tsp): field, code, words. */
+export type ProblemItem = components["schemas"]["ProblemDetail"];
 
 // The one table from error code (ErrorCode, spec/common/problems.tsp) to HTTP status, title and
 // meaning. Every problem the API sends is built here, so `type`, `title` and `status` can never disagree,
@@ -17,7 +21,7 @@ export const PROBLEM_TYPES: Record<ErrorCode, ProblemType> = {
     status: 400,
     title: "Invalid request",
     meaning:
-      "The request is malformed or a field is invalid: `param` names the field and `errors` lists every failure. Fix the request; retrying it unchanged fails again.",
+      "The request is malformed or a field is invalid: `param` names the (first) field at fault and `errors` lists every failure, each with its field (`param`), a stable `code` (`missing`, `unknown_field`, `invalid_type`, `invalid_format`, `token_required`, ...) and a `message` that says what the field expects. Fix the request; retrying it unchanged fails again.",
   },
   invalid_card: {
     status: 400,
@@ -95,7 +99,8 @@ export const PROBLEM_TYPES: Record<ErrorCode, ProblemType> = {
   unsupported_media_type: {
     status: 415,
     title: "Unsupported media type",
-    meaning: "The body is not `application/json` in UTF-8.",
+    meaning:
+      'The body is not JSON: send it with `Content-Type: application/json` (UTF-8). `curl -d` sends a form unless you add `-H "Content-Type: application/json"`.',
   },
   idempotency_key_reused: {
     status: 422,
@@ -144,7 +149,7 @@ export interface ProblemBody {
   code: ErrorCode;
   param?: string;
   request_id?: string;
-  errors?: { param?: string; message: string }[];
+  errors?: ProblemItem[];
 }
 
 /**
@@ -155,7 +160,7 @@ export interface ProblemBody {
 export function problem(
   code: ErrorCode,
   detail: string | undefined,
-  extra: { param?: string | undefined; requestId?: string; errors?: { param?: string; message: string }[] } = {},
+  extra: { param?: string | undefined; requestId?: string; errors?: ProblemItem[] | undefined } = {},
 ): ProblemBody {
   const { status, title } = PROBLEM_TYPES[code];
   const body: ProblemBody = { type: problemTypeUri("", code), title, status, code };

@@ -118,16 +118,6 @@ export interface TxOps<Docs extends Record<string, BaseDoc>> extends StoreOps<Do
   afterCommit(callback: () => void): void;
 }
 
-/**
- * TxOps.afterCommit for code that holds a transaction's tx typed as StoreOps. Throws a TypeError for
- * anything but the tx of a running transaction.
- */
-export function afterCommit(tx: object, callback: () => void): void {
-  const hook = (tx as Partial<TxOps<Record<string, BaseDoc>>>).afterCommit;
-  if (typeof hook !== "function") throw new TypeError("afterCommit needs the tx of a running transaction");
-  hook(callback);
-}
-
 export interface Store<Docs extends Record<string, BaseDoc>> extends StoreOps<Docs>, StoreReadiness {
   readonly kind: "sqlite" | "mongodb";
   /**

@@ -71,10 +71,22 @@ describe("console: sign-in and service keys", { timeout: 120_000 }, () => {
     expect(before.sessionStorage).toEqual({});
   });
 
-  it("refuses a wrong key with a message and no session", async () => {
-    await page.getByLabel("Service key", { exact: true }).fill(`key_test_${"x".repeat(32)}`);
+  it("refuses a wrong key with a sentence a person understands, keeping the key in its field to correct", async () => {
+    const wrong = `key_test_${"x".repeat(32)}`;
+    const field = page.getByLabel("Service key", { exact: true });
+    await field.fill(wrong);
     await page.getByRole("button", { name: "Sign in" }).click();
-    await expect.poll(() => page.getByRole("alert").textContent(), POLL).toMatch(/valid service key/);
+    await expect
+      .poll(() => page.getByRole("alert").textContent(), POLL)
+      .toBe(
+        "That key was not accepted. Check that you pasted the whole secret (it starts with key_test_ or key_live_) and that the key has not been revoked, rotated out or expired.",
+      );
+    // No API jargon, and the field keeps what was typed, marked and described by the message.
+    expect(await page.getByRole("alert").textContent()).not.toMatch(/Authorization|Bearer/);
+    expect(await field.inputValue()).toBe(wrong);
+    expect(await field.getAttribute("aria-invalid")).toBe("true");
+    expect(await field.getAttribute("aria-describedby")).toContain("signin-error");
+    await expectAccessible(page, "the sign-in page with a refused key");
     expect((await storage(context, page)).cookies).toEqual([]);
   });
 

@@ -268,10 +268,22 @@ describe("console pages", { timeout: 120_000 }, () => {
     await expect.poll(() => deliveries.locator("table.compact").textContent(), POLL).toContain("200");
     await checkPage(page, "a webhook endpoint with its attempt log", "console-webhook-endpoint");
 
-    // Redeliver: one more (manual) attempt of the same delivery.
+    // Redeliver: one more attempt of the same delivery, logged as the manual one it is.
     const before = received;
     await deliveries.getByRole("button", { name: /^Redeliver/ }).click();
     await expect.poll(() => received, { timeout: 20_000 }).toBe(before + 1);
+    await expect
+      .poll(
+        async () => {
+          await page.reload();
+          await deliveries.waitFor();
+          await page.getByRole("button", { name: /^Attempts \(/ }).click();
+          const rows = deliveries.locator("table.compact tbody tr");
+          return rows.evaluateAll((trs) => trs.map((tr) => tr.children[2]?.textContent));
+        },
+        { timeout: 20_000, interval: 300 },
+      )
+      .toEqual(["manual", "manual"]);
 
     // The event's own page shows its deliveries (the attempt log per event).
     await deliveries.getByRole("link", { name: /^evt_/ }).first().click();

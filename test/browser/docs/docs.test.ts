@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { OPERATIONS, WEBHOOK_EVENT_TYPES } from "@payments/contract/operations";
+import { rebaseExamples } from "@payments/server/served-document";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OPENAPI_31_PATH } from "../../support/openapi.ts";
@@ -58,7 +59,8 @@ describe("the API reference", { timeout: 120_000 }, () => {
   it("serves the document the server runs on, naming this server", async () => {
     const served = await (await fetch(`${server.url}/docs/openapi.json`)).json();
     const { servers, ...rest } = served;
-    const { servers: _, ...document } = contract();
+    // The contract, with its examples' links (problem types, payment link pages) on this server.
+    const { servers: _, ...document } = rebaseExamples(contract(), server.url);
     expect(rest).toEqual(document);
     expect(servers).toEqual([{ url: server.url, description: "This server" }]);
   });

@@ -32,14 +32,27 @@ export async function currentSession(): Promise<Session | null> {
   return (await res.json()) as Session;
 }
 
-/** Signs in with a service key's secret; throws with the server's reason when it is refused. */
+/**
+ * Why a sign-in was refused, as the person at the sign-in page reads it: the server's problem speaks
+ * to API clients ("send Authorization: Bearer <key>"), so its common cases are put in their words here.
+ */
+export function signInRefusal(status: number, detail: string): string {
+  if (status === 401) {
+    return "That key was not accepted. Check that you pasted the whole secret (it starts with key_test_ or key_live_) and that the key has not been revoked, rotated out or expired.";
+  }
+  if (status === 400) return "Paste a service key to sign in.";
+  if (status === 429) return "Too many sign-in attempts from this computer. Wait a minute, then try again.";
+  return detail;
+}
+
+/** Signs in with a service key's secret; throws with the reason, in words, when it is refused. */
 export async function signIn(secret: string): Promise<Session> {
   const res = await fetch("/console/session", {
     method: "POST",
     headers: JSON_HEADERS,
     body: JSON.stringify({ key: secret }),
   });
-  if (!res.ok) throw new Error(await problemText(res));
+  if (!res.ok) throw new Error(signInRefusal(res.status, await problemText(res)));
   return (await res.json()) as Session;
 }
 

@@ -1,7 +1,7 @@
 import type { PaymentsClient } from "@payments/client";
 import type { OperationId } from "@payments/contract/operations";
 import type { Session } from "./api.ts";
-import { exactTime, relativeTime } from "./format.ts";
+import { exactTime, money, relativeTime } from "./format.ts";
 import { h } from "./ui.ts";
 
 // What every page gets, and what a page is. Pages live in ./pages/ and are listed in ./pages/index.ts.
@@ -47,10 +47,13 @@ export function tickTimes(now = new Date()): void {
   }
 }
 
+/** An object's id (`tx_` and 24 base62 characters): set like code, which is also narrower in a table. */
+const ID = /^[a-z]+_[0-9A-Za-z]{24}$/;
+
 /** A link to a route of the console. */
 export function link(path: string, text: string, query?: Record<string, string>): HTMLAnchorElement {
   const q = query ? new URLSearchParams(query).toString() : "";
-  return h("a", { href: `#/${path}${q ? `?${q}` : ""}` }, text);
+  return h("a", { href: `#/${path}${q ? `?${q}` : ""}`, class: ID.test(text) ? "id" : null }, text);
 }
 
 /** A page's heading and, beside it, its actions. */
@@ -61,4 +64,14 @@ export function pageHeader(title: string, ...actions: (HTMLElement | null | fals
     h("h1", { id: "page-title", tabindex: -1 }, title),
     h("div", { class: "actions" }, actions),
   );
+}
+
+/** An amount as people read it (`USD 1,234.56`), never broken across two lines. */
+export function amount(value: number, currency: string): HTMLElement {
+  return h("span", { class: "nowrap" }, money(value, currency));
+}
+
+/** A card as people recognise it (`visa •••• 4242`), never broken across two lines. */
+export function cardLabel(brand: string | null | undefined, last4: string | null | undefined): HTMLElement {
+  return h("span", { class: "nowrap" }, `${brand ?? "card"} •••• ${last4 ?? ""}`);
 }

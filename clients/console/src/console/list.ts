@@ -19,9 +19,22 @@ export interface Filter {
   placeholder?: string;
 }
 
+/**
+ * More about a row than its columns hold (a webhook delivery's attempts): a toggle in the row's last
+ * cell shows it in a row of its own, the table's full width, below, rather than a table nested in a
+ * narrow cell that pushes the columns beside it off-screen.
+ */
+export interface RowDetail<T> {
+  header: string;
+  /** The toggle's text (`Attempts (3)`). */
+  label: (row: T) => string;
+  content: (row: T) => Child;
+}
+
 export interface ListSpec<T extends { id: string }> {
   caption: string;
   columns: Column<T>[];
+  detail?: RowDetail<T>;
   filters?: Filter[];
   /** Loads one page for the given query (filters and cursor). */
   load(query: Record<string, string>): Promise<{ data: T[]; has_more: boolean }>;
@@ -86,7 +99,7 @@ export function listView<T extends { id: string }>(spec: ListSpec<T>): HTMLEleme
       if (page.data.length === 0) {
         status.textContent = spec.empty;
       }
-      if (page.data.length > 0) body.append(table(spec.caption, spec.columns, page.data));
+      if (page.data.length > 0) body.append(table(spec.caption, spec.columns, page.data, spec.detail));
       const base = Object.fromEntries(Object.entries(current).filter(([k]) => !CURSORS.includes(k)));
       const first = page.data[0];
       const last = page.data[page.data.length - 1];
@@ -132,7 +145,35 @@ export function listView<T extends { id: string }>(spec: ListSpec<T>): HTMLEleme
   return container;
 }
 
-export function table<T>(caption: string, columns: Column<T>[], rows: T[]): HTMLTableElement {
+export function table<T>(caption: string, columns: Column<T>[], rows: T[], detail?: RowDetail<T>): HTMLTableElement {
+  const width = columns.length + (detail ? 1 : 0);
+  const rowsOf = (row: T): HTMLTableRowElement[] => {
+    const cells = columns.map((c) =>
+      c.rowHeader ? h("th", { scope: "row" }, c.cell(row)) : h("td", null, c.cell(row)),
+    );
+    if (!detail) return [h("tr", null, cells)];
+    const more = h(
+      "tr",
+      { class: "detail-row", id: newUid("row"), hidden: true },
+      h("td", { colspan: width }, detail.content(row)),
+    );
+    const toggle = h(
+      "button",
+      {
+        type: "button",
+        class: "btn link toggle",
+        "aria-expanded": "false",
+        "aria-controls": more.id,
+        onclick: () => {
+          const open = toggle.getAttribute("aria-expanded") !== "true";
+          toggle.setAttribute("aria-expanded", String(open));
+          more.hidden = !open;
+        },
+      },
+      detail.label(row),
+    );
+    return [h("tr", null, cells, h("td", null, toggle)), more];
+  };
   return h(
     "table",
     null,
@@ -144,18 +185,9 @@ export function table<T>(caption: string, columns: Column<T>[], rows: T[]): HTML
         "tr",
         null,
         columns.map((c) => h("th", { scope: "col" }, c.header)),
+        detail ? h("th", { scope: "col" }, detail.header) : null,
       ),
     ),
-    h(
-      "tbody",
-      null,
-      rows.map((row) =>
-        h(
-          "tr",
-          null,
-          columns.map((c) => (c.rowHeader ? h("th", { scope: "row" }, c.cell(row)) : h("td", null, c.cell(row)))),
-        ),
-      ),
-    ),
+    h("tbody", null, rows.flatMap(rowsOf)),
   );
 }

@@ -71,7 +71,7 @@ function showSecret(title: string, secret: string, note: string): Promise<void> 
 
 function signInView(message?: string): void {
   document.body.classList.remove("sandbox", "production");
-  const error = h("p", { class: "error-box", role: "alert", hidden: !message }, message ?? "");
+  const error = h("p", { class: "error-box", role: "alert", id: "signin-error", hidden: !message }, message ?? "");
   const input = h("input", {
     id: "key",
     name: "key",
@@ -98,9 +98,10 @@ function signInView(message?: string): void {
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     const secret = input.value.trim();
-    input.value = "";
     try {
       await signIn(secret);
+      // Signed in: the key leaves the page. Refused, it stays in its field to be corrected.
+      input.value = "";
       // The cookie is HttpOnly: whether the browser kept it shows only in the next request.
       const session = await currentSession();
       if (!session) {
@@ -113,7 +114,10 @@ function signInView(message?: string): void {
     } catch (err) {
       error.textContent = err instanceof Error ? err.message : String(err);
       error.hidden = false;
+      input.setAttribute("aria-invalid", "true");
+      input.setAttribute("aria-describedby", `${error.id} key-hint`);
       input.focus();
+      input.select();
     }
   });
   app.replaceChildren(h("main", { id: "main", class: "signin-page" }, form));

@@ -7,6 +7,7 @@ import { inEnvironment } from "../kernel/environment.ts";
 import { DomainError, invalid } from "../kernel/errors.ts";
 import { recordEvent } from "../kernel/events.ts";
 import { newId } from "../kernel/ids.ts";
+import type { DomainLog } from "../kernel/log.ts";
 import { assertMoney, type MoneyRules } from "../kernel/money.ts";
 import { createdAt } from "../kernel/time.ts";
 import type { Merchants } from "../merchants/merchants.ts";
@@ -46,6 +47,7 @@ async function persist(tx: AppTx, now: Now, evaluation: FraudEvaluationDoc): Pro
 
 export interface FraudEvaluationsDeps {
   store: AppStore;
+  log: DomainLog;
   now: Now;
   tokens: Tokens;
   merchants: Merchants;
@@ -190,8 +192,19 @@ export function createFraudEvaluations(deps: FraudEvaluationsDeps) {
           if (charge.status === "declined") {
             for (const bucket of buckets) await counters.decline(tx, bucket);
           } else if (charge.status !== "blocked") {
-            // An accepted charge joins the merchant's history (amount_anomaly).
-            await tx.update("fraud_merchant_stats", statsId, { inc: { count: 1, sum: charge.amount } });
+            // An accepted charge joins the merchant's history (amount_anomaly) once its transaction has
+            // committed, outside it: in it, every charge of one merchant would write the same document,
+            // and on MongoDB a burst of them would turn into write conflicts retried until they fail
+            // (docs/operating.md "Running on MongoDB"). One document's increment is atomic on its own; a
+            // crash between the commit and it leaves the history a charge short, which a heuristic of
+            // averages tolerates, and the charge and its money never depend on it.
+            tx.afterCommit(() => {
+              deps.store
+                .update("fraud_merchant_stats", statsId, { inc: { count: 1, sum: charge.amount } })
+                .catch((err: unknown) =>
+                  deps.log.warn({ err, stats: statsId }, "could not add a charge to the merchant's history"),
+                );
+            });
           }
         },
       };

@@ -1,5 +1,6 @@
 import type { AppStore } from "../collections.ts";
 import type { Now } from "../kernel/caller.ts";
+import type { DomainLog } from "../kernel/log.ts";
 import type { MoneyRules } from "../kernel/money.ts";
 import type { Merchants } from "../merchants/merchants.ts";
 import type { Tokens } from "../vault/tokens.ts";
@@ -21,6 +22,7 @@ export function createFraud(deps: {
   tokens: Tokens;
   merchants: Merchants;
   money: MoneyRules;
+  log: DomainLog;
 }) {
   const { store, now } = deps;
   const counters = createCounters(store);

@@ -217,6 +217,53 @@ describe("charges and the fraud engine", () => {
     expect((await t.evaluationOf(big.fraud_evaluation_id)).signals).toEqual(["amount_anomaly"]);
   });
 
+  it("adds an accepted charge to the merchant's history only once its transaction commits, outside it", async () => {
+    const t = await setup();
+    const history = () => t.store.get("fraud_merchant_stats", `${t.merchant.id}:USD`);
+    // Seen from inside the charge's transaction, the history is not written there (no write to the one
+    // document every charge of the merchant would share: docs/operating.md "Running on MongoDB").
+    const written: string[] = [];
+    const transaction = t.store.transaction.bind(t.store);
+    t.store.transaction = (fn) =>
+      transaction((tx) =>
+        fn({
+          ...tx,
+          update: (collection, ...rest) => {
+            written.push(collection);
+            return tx.update(collection, ...rest);
+          },
+        } as typeof tx),
+      );
+    const charge = await t.charge("4242424242424242", { amount: 1200 });
+    expect(charge.status).toBe("captured");
+    expect(written).not.toContain("fraud_merchant_stats");
+    expect(await history()).toMatchObject({ count: 1, sum: 1200 });
+    await t.charge("4000000000000002", { amount: 700 }); // declined: not the merchant's accepted amounts
+    expect(await history()).toMatchObject({ count: 1, sum: 1200 });
+  });
+
+  it("leaves the history alone when the charge's transaction rolls back", async () => {
+    const t = await setup();
+    const history = () => t.store.get("fraud_merchant_stats", `${t.merchant.id}:USD`);
+    await t.charge("4242424242424242", { amount: 1000 });
+    const failing = t.domain.charges.create(
+      caller,
+      {
+        merchant_id: t.merchant.id,
+        amount: 3000,
+        currency: "USD",
+        payment_method: { type: "card", token: (await t.token("4242424242424242")).id },
+      },
+      {
+        inTransaction: async () => {
+          throw new Error("rolled back after the evaluation was recorded");
+        },
+      },
+    );
+    await expect(failing).rejects.toThrow(/rolled back/);
+    expect(await history()).toMatchObject({ count: 1, sum: 1000 });
+  });
+
   it("evaluates a charge again through the API without changing it or counting an attempt", async () => {
     const t = await setup();
     const charge = await t.charge("4242424242424242", { ip: "203.0.113.9" });

@@ -1,4 +1,4 @@
-import type { BaseDoc, Store, StoreOps } from "../../store/port.ts";
+import type { BaseDoc, Store, TxOps } from "../../store/port.ts";
 import { collection } from "./records.ts";
 
 // Atomic phases for Idempotency-Key (the contract's idempotency rules in spec/main.tsp): "the change
@@ -38,7 +38,7 @@ export const idempotencyCollections = {
 };
 
 /** The transaction as an outcome recorder sees it: it writes the request's idempotency record. */
-export type OutcomeTx = StoreOps<{ idempotency: IdempotencyDoc }>;
+export type OutcomeTx = TxOps<{ idempotency: IdempotencyDoc }>;
 
 /** Writes a request's outcome inside the transaction that makes its change. Supplied by the HTTP layer. */
 export interface OutcomeRecorder {
@@ -70,7 +70,7 @@ export interface IdempotencyScope {
 export function commit<D extends { idempotency: IdempotencyDoc } & Record<string, BaseDoc>, T>(
   store: Store<D>,
   caller: { outcome?: OutcomeRecorder | undefined } | null,
-  fn: (tx: StoreOps<D>) => Promise<T>,
+  fn: (tx: TxOps<D>) => Promise<T>,
 ): Promise<T> {
   const recorder = caller?.outcome;
   if (!recorder) return store.transaction(fn);

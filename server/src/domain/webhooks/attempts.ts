@@ -4,7 +4,6 @@ import { type EventDoc, eventObject, recordEvent } from "../kernel/events.ts";
 import { maskCardNumbers } from "../kernel/mask.ts";
 import { iso } from "../kernel/time.ts";
 import type { VaultKeys } from "../vault/crypto.ts";
-import type { WebhookSettings } from "./dispatcher.ts";
 import { signingSecrets } from "./endpoints.ts";
 import type { WebhookAttemptRecord, WebhookDeliveryDoc, WebhookEndpointDoc } from "./records.ts";
 import { retryDelayMs } from "./schedule.ts";
@@ -42,10 +41,19 @@ export function deliveryRequest(a: {
   return { url: a.endpoint.url, headers, body };
 }
 
+/** The settings an attempt's outcome follows (part of WebhookSettings, dispatcher.ts). */
+export interface AttemptSettings {
+  /** Delays before each automatic retry, in seconds, production and sandbox. */
+  liveSchedule: readonly number[];
+  sandboxSchedule: readonly number[];
+  /** An endpoint failing every attempt for this long is disabled; 0: never. */
+  disableAfterMs: number;
+}
+
 export function attemptLog(deps: {
   store: AppStore;
   now: Now;
-  settings: WebhookSettings;
+  settings: AttemptSettings;
   /** [0, 1), for the retry jitter. */
   random: () => number;
 }) {
@@ -68,14 +76,19 @@ export function attemptLog(deps: {
     const gone = result.kind === "response" && result.status === 410;
     const finished = now();
     let next: string | null = null;
+    const manual = d.mode === "manual" || d.manual_next === true;
     if (!ok && !gone && d.mode === "automatic") {
-      const made = d.attempts.filter((a) => a.trigger === "automatic").length + 1;
+      // The automatic attempts made so far, this one included: a manual attempt asked for while the
+      // schedule runs uses up no retry, so the retry it stood in for comes after its usual delay.
+      const made = Math.max(1, d.attempts.filter((a) => a.trigger === "automatic").length + (manual ? 0 : 1));
       const delay = retryDelayMs(schedule(endpoint.livemode), made, random);
       if (delay !== null) next = iso(new Date(finished.getTime() + delay));
     }
     const entry: WebhookAttemptRecord = {
       number,
-      trigger: d.mode,
+      // WebhookAttempt.trigger (spec/resources/webhook-endpoints.tsp): `manual` for every attempt a
+      // redelivery, a recovery or a test asked for, scheduled retries being `automatic`.
+      trigger: manual ? "manual" : "automatic",
       attempted_at: iso(at),
       status_code: result.kind === "response" ? result.status : null,
       error: result.kind === "error" ? result.error : null,
@@ -95,6 +108,7 @@ export function attemptLog(deps: {
           set: {
             status: ok ? "succeeded" : next ? "pending" : "failed",
             next_attempt_at: next,
+            manual_next: false,
             claim: null,
             attempts: [...d.attempts, entry],
             updated_at: iso(finished),

@@ -101,8 +101,8 @@ export function createWebhookDeliveries(deps: { store: AppStore; now: Now; endpo
 
     /**
      * POST /v1/events/{id}/redeliver: one manual attempt of the event to the endpoint, now. A delivery
-     * waiting for an automatic retry is attempted now instead (its schedule goes on if it fails); one
-     * whose attempt is running is a 409.
+     * waiting for an automatic retry is attempted now instead, logged as manual (its schedule goes on
+     * if it fails); one whose attempt is running is a 409.
      */
     async redeliver(caller: Caller, eventId: string, endpointId: string): Promise<WebhookDeliveryDoc> {
       const event = await loadEvent(caller.livemode, eventId);
@@ -132,8 +132,11 @@ export function createWebhookDeliveries(deps: { store: AppStore; now: Now; endpo
             claim: null,
             updated_at: iso(at),
           };
-          // A finished delivery gets one manual attempt; a pending one keeps its mode (and schedule).
+          // A finished delivery gets one manual attempt. A pending one keeps its mode, so its retry
+          // schedule goes on if this attempt fails, but the attempt itself is logged as the manual one
+          // it is (WebhookAttempt.trigger) and does not use up a retry.
           if (existing.status !== "pending") set.mode = "manual";
+          else set.manual_next = true;
           const updated = await tx.update(
             "webhook_deliveries",
             existing.id,

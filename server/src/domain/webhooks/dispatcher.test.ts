@@ -5,6 +5,7 @@ import type { Caller } from "../kernel/caller.ts";
 import { DomainError } from "../kernel/errors.ts";
 import type { EventDoc, EventPayload, EventType } from "../kernel/events.ts";
 import { eventObject, recordEvent } from "../kernel/events.ts";
+import { iso } from "../kernel/time.ts";
 import { testDomain } from "../testing.ts";
 import { USER_AGENT } from "./attempts.ts";
 import { LEASE_MARGIN_MS } from "./dispatcher.ts";
@@ -343,6 +344,43 @@ describe("redelivery, recovery and test events", () => {
     expect(done.status).toBe("succeeded");
     expect(done.attempts).toHaveLength(failed.attempts.length + 2);
     expect(s.sent.at(-1)?.headers["x-service-delivery-attempt"]).toBe(String(done.attempts.length));
+  });
+
+  it("redelivers a delivery waiting for a retry now, logs that attempt as manual, and keeps the retry schedule", async () => {
+    const s = setup(() => ok(500, "upstream unavailable"));
+    const ep = await endpoint(s);
+    const ev = await event(s);
+    await s.dispatcher.runOnce();
+    const waiting = await deliveryOf(s, ev.id, ep.endpoint.id);
+    expect(waiting).toMatchObject({ status: "pending", mode: "automatic" });
+    expect(waiting.attempts.map((a) => a.trigger)).toEqual(["automatic"]);
+
+    // Asked for by hand before the first retry is due: it is made now, and logged as manual.
+    s.advance(1);
+    const again = await s.deliveries.redeliver(s.caller, ev.id, ep.endpoint.id);
+    expect(again).toMatchObject({
+      id: waiting.id,
+      status: "pending",
+      mode: "automatic",
+      next_attempt_at: iso(s.now()),
+    });
+    await s.dispatcher.runOnce();
+    const afterManual = await deliveryOf(s, ev.id, ep.endpoint.id);
+    expect(afterManual.attempts.map((a) => a.trigger)).toEqual(["automatic", "manual"]);
+    expect(afterManual.status).toBe("pending");
+    // It used up no retry: the first retry comes its usual delay after the manual attempt.
+    const schedule = parseSchedule(SANDBOX_SCHEDULE);
+    const manualAt = Date.parse(afterManual.attempts[1]?.attempted_at ?? "");
+    expect(Date.parse(afterManual.next_attempt_at ?? "")).toBe(manualAt + (schedule[0] ?? 0) * 1000);
+
+    // The schedule then runs to its end as it would have: every retry automatic, none lost.
+    await runToEnd(s, waiting.id);
+    const done = await deliveryOf(s, ev.id, ep.endpoint.id);
+    expect(done.status).toBe("failed");
+    expect(done.attempts.map((a) => a.trigger)).toEqual(["automatic", "manual", ...schedule.map(() => "automatic")]);
+    expect(s.sent.map((r) => r.headers["x-service-delivery-attempt"])).toEqual(
+      done.attempts.map((a) => String(a.number)),
+    );
   });
 
   it("redelivers to an endpoint that never had the event, and refuses a disabled one or an attempt in flight", async () => {

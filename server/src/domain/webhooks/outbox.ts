@@ -1,4 +1,5 @@
-import type { AppStore, AppTx } from "../collections.ts";
+import type { StoreOps } from "../../store/port.ts";
+import type { AppStore, AppTx, Docs } from "../collections.ts";
 
 // Wakes the dispatcher right after a commit that wrote an event or made a delivery due, so a delivery
 // starts within milliseconds of its event's commit on this instance; other instances find the work by
@@ -52,7 +53,7 @@ export function createOutbox(store: AppStore): Outbox {
           return result;
         })
       : write;
-  const outside: AppTx = {
+  const outside: StoreOps<Docs> = {
     insert: (c, d) => after(c, store.insert(c, d)),
     get: (c, id) => store.get(c, id),
     findOne: (c, w) => store.findOne(c, w),

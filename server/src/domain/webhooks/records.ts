@@ -52,6 +52,12 @@ export interface WebhookDeliveryDoc extends BaseDoc {
   status: "pending" | "succeeded" | "failed";
   /** What the next attempt is: `automatic` ones follow the retry schedule, a `manual` one is not retried. */
   mode: "automatic" | "manual";
+  /**
+   * The next attempt was asked for by hand (POST /v1/events/{id}/redeliver) while the delivery was
+   * still on its retry schedule: it is logged as `manual` and not counted as a retry, and if it fails
+   * the schedule goes on from where it was. Absent on deliveries written before it existed: false.
+   */
+  manual_next?: boolean;
   /** When the next attempt is due; while claimed, when the claim's lease ends; null when none is scheduled. */
   next_attempt_at: string | null;
   /** The claim token of the instance sending the next attempt, or null. */

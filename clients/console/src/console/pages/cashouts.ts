@@ -1,6 +1,6 @@
 import type { components } from "@payments/client";
 import { need } from "../api.ts";
-import { type Ctx, link, type PageDef, pageHeader, type Route, time } from "../app.ts";
+import { amount, type Ctx, link, type PageDef, pageHeader, type Route, time } from "../app.ts";
 import { money } from "../format.ts";
 import { listView } from "../list.ts";
 import {
@@ -17,7 +17,7 @@ import {
   select,
   showFormError,
 } from "../ui.ts";
-import { merchantField } from "./merchants.ts";
+import { merchantField, merchantNames } from "./merchants.ts";
 
 // Cashouts (scope `cashouts`): the list, filtered by merchant and status; one cashout with its masked
 // destination; create (createCashout: merchant, amount in minor units, currency, a destination by
@@ -371,6 +371,8 @@ function cashoutActions(ctx: Ctx, c: Cashout, pageError: HTMLElement): HTMLEleme
 
 async function cashoutDetail(ctx: Ctx, id: string): Promise<HTMLElement> {
   const c = need(await ctx.api.GET("/v1/cashouts/{id}", { params: { path: { id } } }));
+  const merchants = merchantNames(ctx);
+  await merchants.load([c.merchant_id]);
   const d = c.destination;
   const pageError = h("div", { class: "error-box", role: "alert", hidden: true });
   const none = (text = "none") => h("span", { class: "muted" }, text);
@@ -384,11 +386,8 @@ async function cashoutDetail(ctx: Ctx, id: string): Promise<HTMLElement> {
     details([
       ["Id", h("code", null, c.id)],
       ["Status", cashoutStatus(c)],
-      ["Amount", money(c.amount, c.currency)],
-      [
-        "Merchant",
-        ctx.can("getMerchant") ? link(`merchants/${c.merchant_id}`, c.merchant_id) : h("code", null, c.merchant_id),
-      ],
+      ["Amount", amount(c.amount, c.currency)],
+      ["Merchant", merchants.cell(c.merchant_id)],
       ["Destination", [destinationType(d.type), " ", h("code", { "data-masked": "" }, d.masked)]],
       ["Account holder", d.account_holder ?? none()],
       ...(d.country ? ([["Country", d.country]] as [string, Child][]) : []),
@@ -412,6 +411,7 @@ export const cashoutsPage: PageDef = {
   render(ctx: Ctx, route: Route) {
     const id = route.segments[1];
     if (id) return cashoutDetail(ctx, id);
+    const merchants = merchantNames(ctx);
     return h(
       "div",
       null,
@@ -435,13 +435,17 @@ export const cashoutsPage: PageDef = {
           { name: "merchant_id", label: "Merchant id", placeholder: "mch_…" },
           { name: "status", label: "Status", options: STATUSES.map((s) => [s, s.replace("_", " ")]) },
         ],
-        load: async (q) => need(await ctx.api.GET("/v1/cashouts", { params: { query: q as never } })),
+        load: async (q) => {
+          const page = need(await ctx.api.GET("/v1/cashouts", { params: { query: q as never } }));
+          await merchants.load(page.data.map((c) => c.merchant_id));
+          return page;
+        },
         columns: [
           { header: "Cashout", rowHeader: true, cell: (c) => link(`cashouts/${c.id}`, c.id) },
-          { header: "Amount", cell: (c) => money(c.amount, c.currency) },
+          { header: "Amount", cell: (c) => amount(c.amount, c.currency) },
           { header: "Status", cell: cashoutStatus },
           { header: "Destination", cell: destination },
-          { header: "Merchant", cell: (c) => h("code", null, c.merchant_id) },
+          { header: "Merchant", cell: (c) => merchants.cell(c.merchant_id) },
           { header: "Created", cell: (c) => time(c.created_at) },
         ],
       }),

@@ -1,6 +1,6 @@
 import type { components } from "@payments/client";
 import { need } from "../api.ts";
-import { type Ctx, link, type PageDef, pageHeader, type Route, time } from "../app.ts";
+import { amount, type Ctx, cardLabel, link, type PageDef, pageHeader, type Route, time } from "../app.ts";
 import { money } from "../format.ts";
 import { listView } from "../list.ts";
 import {
@@ -16,6 +16,7 @@ import {
   openDialog,
   select,
 } from "../ui.ts";
+import { merchantNames } from "./merchants.ts";
 
 // Charges (scope `charges`): the list, filtered by merchant, status and payment link; one charge with its refunds and
 // the actions its state allows: capture, void, refund, approve or reject a fraud review, and, in the
@@ -50,9 +51,9 @@ export function chargeStatus(c: Pick<Charge, "status" | "review">): HTMLElement 
   return h("span", null, badge(c.status.replace("_", " "), tone), held ? [" ", badge("review open", "warn")] : null);
 }
 
-function method(c: Charge): string {
+function method(c: Charge): Child {
   const pm = c.payment_method;
-  return pm.type === "card" ? `${pm.brand ?? "card"} •••• ${pm.last4 ?? ""}` : pm.type;
+  return pm.type === "card" ? cardLabel(pm.brand, pm.last4) : pm.type;
 }
 
 /** A form in a dialog with an amount (minor units) and, for refunds, a reason. */
@@ -250,6 +251,8 @@ function chargeActions(ctx: Ctx, c: Charge): HTMLElement {
 
 async function chargeDetail(ctx: Ctx, route: Route, id: string): Promise<HTMLElement> {
   const c = need(await ctx.api.GET("/v1/charges/{id}", { params: { path: { id } } }));
+  const merchants = merchantNames(ctx);
+  await merchants.load([c.merchant_id]);
   const pageError = h("div", { class: "error-box", role: "alert", id: "page-error", hidden: true });
   return h(
     "div",
@@ -261,13 +264,10 @@ async function chargeDetail(ctx: Ctx, route: Route, id: string): Promise<HTMLEle
     details([
       ["Id", h("code", null, c.id)],
       ["Status", chargeStatus(c)],
-      ["Amount", money(c.amount, c.currency)],
-      ["Captured", money(c.amount_captured, c.currency)],
-      ["Refunded", money(c.amount_refunded, c.currency)],
-      [
-        "Merchant",
-        ctx.can("getMerchant") ? link(`merchants/${c.merchant_id}`, c.merchant_id) : h("code", null, c.merchant_id),
-      ],
+      ["Amount", amount(c.amount, c.currency)],
+      ["Captured", amount(c.amount_captured, c.currency)],
+      ["Refunded", amount(c.amount_refunded, c.currency)],
+      ["Merchant", merchants.cell(c.merchant_id)],
       ["Payment method", method(c)],
       ...(c.payment_link_id
         ? ([
@@ -312,7 +312,7 @@ async function chargeDetail(ctx: Ctx, route: Route, id: string): Promise<HTMLEle
               need(await ctx.api.GET("/v1/charges/{id}/refunds", { params: { path: { id }, query: q } })),
             columns: [
               { header: "Refund", rowHeader: true, cell: (r) => h("code", null, r.id) },
-              { header: "Amount", cell: (r) => money(r.amount, r.currency) },
+              { header: "Amount", cell: (r) => amount(r.amount, r.currency) },
               { header: "Reason", cell: (r) => r.reason ?? "" },
               { header: "Created", cell: (r) => time(r.created_at) },
             ],
@@ -329,6 +329,7 @@ export const chargesPage: PageDef = {
   render(ctx: Ctx, route: Route) {
     const id = route.segments[1];
     if (id) return chargeDetail(ctx, route, id);
+    const merchants = merchantNames(ctx);
     return h(
       "div",
       null,
@@ -343,13 +344,17 @@ export const chargesPage: PageDef = {
           { name: "status", label: "Status", options: STATUSES.map((s) => [s, s.replace("_", " ")]) },
           { name: "payment_link_id", label: "Payment link id", placeholder: "plink_…" },
         ],
-        load: async (q) => need(await ctx.api.GET("/v1/charges", { params: { query: q as never } })),
+        load: async (q) => {
+          const page = need(await ctx.api.GET("/v1/charges", { params: { query: q as never } }));
+          await merchants.load(page.data.map((c) => c.merchant_id));
+          return page;
+        },
         columns: [
           { header: "Charge", rowHeader: true, cell: (c) => link(`charges/${c.id}`, c.id) },
-          { header: "Amount", cell: (c) => money(c.amount, c.currency) },
+          { header: "Amount", cell: (c) => amount(c.amount, c.currency) },
           { header: "Status", cell: chargeStatus },
           { header: "Method", cell: method },
-          { header: "Merchant", cell: (c) => h("code", null, c.merchant_id) },
+          { header: "Merchant", cell: (c) => merchants.cell(c.merchant_id) },
           { header: "Created", cell: (c) => time(c.created_at) },
         ],
       }),

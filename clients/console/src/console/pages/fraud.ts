@@ -1,7 +1,6 @@
 import type { components } from "@payments/client";
 import { need } from "../api.ts";
-import { type Ctx, link, type PageDef, pageHeader, type Route, time } from "../app.ts";
-import { money } from "../format.ts";
+import { amount, type Ctx, link, type PageDef, pageHeader, type Route, time } from "../app.ts";
 import { listView } from "../list.ts";
 import { announce, badge, button, confirmDialog, details, errorBox, field, h, openDialog, select } from "../ui.ts";
 
@@ -68,7 +67,7 @@ function evaluations(ctx: Ctx, route: Route): HTMLElement {
               ? link(`charges/${e.tx_id}`, e.tx_id)
               : h("code", null, e.tx_id),
       },
-      { header: "Amount", cell: (e) => money(e.amount, e.currency) },
+      { header: "Amount", cell: (e) => amount(e.amount, e.currency) },
       { header: "Score", cell: (e) => String(e.score) },
       { header: "Decision", cell: (e) => decisionBadge(e.decision) },
       {

@@ -1,9 +1,8 @@
 import type { components } from "@payments/client";
 import { need } from "../api.ts";
-import { type Ctx, link, type PageDef, pageHeader, type Route, time } from "../app.ts";
-import { money } from "../format.ts";
+import { amount, type Ctx, link, type PageDef, pageHeader, type Route, time } from "../app.ts";
 import { listView, table } from "../list.ts";
-import { announce, badge, button, details, errorBox, field, h, newUid, openDialog, select } from "../ui.ts";
+import { announce, badge, button, type Child, details, errorBox, field, h, newUid, openDialog, select } from "../ui.ts";
 
 // Merchants and their balances (scope `merchants`): list filtered by status, create, rename, change
 // status (active ⇄ suspended, or closed for good), and the balance per currency.
@@ -13,6 +12,45 @@ type CurrencyBalance = components["schemas"]["CurrencyBalance"];
 
 const statusBadge = (m: Merchant) =>
   badge(m.status, m.status === "active" ? "ok" : m.status === "suspended" ? "warn" : "bad");
+
+/**
+ * Merchants by name where people look for them (the charges, payment links and cashouts lists and
+ * pages), each with its id beside it, which stays what filters and the API take. `load` learns the
+ * names of a page's merchants, the newest hundred in one request and any other one by one, as far as
+ * the key's scopes allow; `cell` shows one: its name linking to its page, and its id; the id alone for
+ * a key that may not read merchants.
+ */
+export function merchantNames(ctx: Ctx): { load(ids: string[]): Promise<void>; cell(id: string): Child } {
+  const names = new Map<string, string>();
+  return {
+    async load(ids) {
+      const wanted = () => [...new Set(ids)].filter((id) => !names.has(id));
+      if (wanted().length === 0) return;
+      if (ctx.can("listMerchants")) {
+        const { data } = await ctx.api.GET("/v1/merchants", { params: { query: { limit: 100 } } });
+        for (const m of data?.data ?? []) names.set(m.id, m.name);
+      }
+      if (!ctx.can("getMerchant")) return;
+      // A few at a time: a page names at most its 20 rows' merchants, well within a key's rate limit.
+      const rest = wanted();
+      for (let i = 0; i < rest.length; i += 4) {
+        await Promise.all(
+          rest.slice(i, i + 4).map(async (id) => {
+            const { data } = await ctx.api.GET("/v1/merchants/{id}", { params: { path: { id } } });
+            if (data) names.set(id, data.name);
+          }),
+        );
+      }
+    },
+    cell(id) {
+      const name = names.get(id);
+      const code = h("code", { class: "id" }, id);
+      if (!ctx.can("getMerchant") || name === undefined)
+        return ctx.can("getMerchant") ? link(`merchants/${id}`, id) : code;
+      return h("span", { class: "named" }, link(`merchants/${id}`, name), code);
+    },
+  };
+}
 
 /**
  * The merchant field of a form (cashouts, payment links): the merchant's id, with the active merchants
@@ -147,8 +185,8 @@ async function merchantDetail(ctx: Ctx, id: string): Promise<HTMLElement> {
                 "Balance per currency",
                 [
                   { header: "Currency", rowHeader: true, cell: (b) => b.currency },
-                  { header: "Available", cell: (b) => money(b.available, b.currency) },
-                  { header: "Pending", cell: (b) => money(b.pending, b.currency) },
+                  { header: "Available", cell: (b) => amount(b.available, b.currency) },
+                  { header: "Pending", cell: (b) => amount(b.pending, b.currency) },
                 ],
                 balance.balances,
               ),

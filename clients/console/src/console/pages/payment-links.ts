@@ -1,6 +1,6 @@
 import type { components } from "@payments/client";
 import { need } from "../api.ts";
-import { type Ctx, link, type PageDef, pageHeader, type Route, time } from "../app.ts";
+import { amount, type Ctx, link, type PageDef, pageHeader, type Route, time } from "../app.ts";
 import { localInputValue, money } from "../format.ts";
 import { listView } from "../list.ts";
 import {
@@ -17,7 +17,7 @@ import {
   showFormError,
 } from "../ui.ts";
 import { chargeStatus } from "./charges.ts";
-import { merchantField } from "./merchants.ts";
+import { merchantField, merchantNames } from "./merchants.ts";
 
 // Payment links (scope `payment_links`): the list, filtered by merchant and active; one link with its
 // hosted page's address, what it takes, its uses and the charges paid through it (listCharges with
@@ -286,6 +286,8 @@ async function setActive(ctx: Ctx, l: PaymentLink, active: boolean, pageError: H
 
 async function linkDetail(ctx: Ctx, route: Route, id: string): Promise<HTMLElement> {
   const l = need(await ctx.api.GET("/v1/payment_links/{id}", { params: { path: { id } } }));
+  const merchants = merchantNames(ctx);
+  await merchants.load([l.merchant_id]);
   const pageError = h("div", { class: "error-box", role: "alert", hidden: true });
   const none = (text = "none") => h("span", { class: "muted" }, text);
   const canUpdate = ctx.can("updatePaymentLink");
@@ -311,16 +313,13 @@ async function linkDetail(ctx: Ctx, route: Route, id: string): Promise<HTMLEleme
       ["Id", h("code", null, l.id)],
       ["Page", h("a", { href: l.url, "data-url": "" }, l.url)],
       ["Status", [linkStatus(l), l.active ? " takes payments" : " takes no payments"]],
-      ["Amount", money(l.amount, l.currency)],
+      ["Amount", amount(l.amount, l.currency)],
       ["Description", l.description],
       ["Payment methods", l.payment_methods.join(", ")],
       ["Uses", uses(l)],
       ["Expires", l.expires_at ? time(l.expires_at) : none("never")],
       ["After paying", afterCompletion(l)],
-      [
-        "Merchant",
-        ctx.can("getMerchant") ? link(`merchants/${l.merchant_id}`, l.merchant_id) : h("code", null, l.merchant_id),
-      ],
+      ["Merchant", merchants.cell(l.merchant_id)],
       ["Metadata", Object.keys(l.metadata).length ? h("code", null, JSON.stringify(l.metadata)) : none()],
       ["Created", time(l.created_at)],
       ["Updated", time(l.updated_at)],
@@ -341,7 +340,7 @@ async function linkDetail(ctx: Ctx, route: Route, id: string): Promise<HTMLEleme
                 rowHeader: true,
                 cell: (c) => (ctx.can("getCharge") ? link(`charges/${c.id}`, c.id) : h("code", null, c.id)),
               },
-              { header: "Amount", cell: (c) => money(c.amount, c.currency) },
+              { header: "Amount", cell: (c) => amount(c.amount, c.currency) },
               { header: "Status", cell: chargeStatus },
               { header: "Method", cell: (c) => c.payment_method.type },
               { header: "Created", cell: (c) => time(c.created_at) },
@@ -359,6 +358,7 @@ export const paymentLinksPage: PageDef = {
   render(ctx: Ctx, route: Route) {
     const id = route.segments[1];
     if (id) return linkDetail(ctx, route, id);
+    const merchants = merchantNames(ctx);
     return h(
       "div",
       null,
@@ -389,13 +389,17 @@ export const paymentLinksPage: PageDef = {
             ],
           },
         ],
-        load: async (q) => need(await ctx.api.GET("/v1/payment_links", { params: { query: q as never } })),
+        load: async (q) => {
+          const page = need(await ctx.api.GET("/v1/payment_links", { params: { query: q as never } }));
+          await merchants.load(page.data.map((l) => l.merchant_id));
+          return page;
+        },
         columns: [
           { header: "Description", rowHeader: true, cell: (l) => link(`payment-links/${l.id}`, l.description) },
-          { header: "Amount", cell: (l) => money(l.amount, l.currency) },
+          { header: "Amount", cell: (l) => amount(l.amount, l.currency) },
           { header: "Status", cell: linkStatus },
           { header: "Uses", cell: uses },
-          { header: "Merchant", cell: (l) => h("code", null, l.merchant_id) },
+          { header: "Merchant", cell: (l) => merchants.cell(l.merchant_id) },
           { header: "Created", cell: (l) => time(l.created_at) },
         ],
       }),

@@ -1,5 +1,5 @@
 import { need } from "../api.ts";
-import { type Ctx, type PageDef, pageHeader, type Route, time } from "../app.ts";
+import { type Ctx, cardLabel, type PageDef, pageHeader, type Route, time } from "../app.ts";
 import { announce, button, confirmDialog, details, errorBox, field, h } from "../ui.ts";
 
 // The vault (scope `vault`): look a token up by its id and delete it. The API has no list of tokens.
@@ -16,7 +16,7 @@ async function tokenDetail(ctx: Ctx, id: string): Promise<HTMLElement> {
       { "aria-label": "Token" },
       h("h2", null, h("code", null, t.id)),
       details([
-        ["Card", `${t.card.brand} •••• ${t.card.last4} (first four ${t.card.first4})`],
+        ["Card", [cardLabel(t.card.brand, t.card.last4), ` (first four ${t.card.first4})`]],
         ["Expiry", `${String(t.card.exp_month).padStart(2, "0")}/${t.card.exp_year}`],
         ["Holder", t.holder],
         ["Fingerprint", h("code", null, t.card.fingerprint)],

@@ -302,7 +302,7 @@ function attemptsTable(d: Delivery): Child {
               : badge(a.status_code ? String(a.status_code) : (a.error ?? "failed"), "bad"),
             a.error_message ? ` ${a.error_message}` : "",
           ),
-          h("td", null, `${a.latency_ms} ms`),
+          h("td", { class: "nowrap" }, `${a.latency_ms} ms`),
           h("td", null, a.response_body ? h("code", { class: "excerpt" }, a.response_body.slice(0, 200)) : ""),
         ),
       ),
@@ -376,11 +376,8 @@ export function deliveriesView(
               )
             : null,
       },
-      {
-        header: "Log",
-        cell: (d) => h("details", null, h("summary", null, `Attempts (${d.attempt_count})`), attemptsTable(d)),
-      },
     ],
+    detail: { header: "Log", label: (d) => `Attempts (${d.attempt_count})`, content: attemptsTable },
   });
 }
 
@@ -483,7 +480,7 @@ export const webhooksPage: PageDef = {
         empty: "No endpoints yet.",
         load: async (q) => need(await ctx.api.GET("/v1/webhook_endpoints", { params: { query: q } })),
         columns: [
-          { header: "URL", rowHeader: true, cell: (e) => link(`webhooks/${e.id}`, e.url) },
+          { header: "URL", rowHeader: true, cell: (e) => h("a", { href: `#/webhooks/${e.id}`, class: "path" }, e.url) },
           { header: "Description", cell: (e) => e.description ?? "" },
           {
             header: "Events",
