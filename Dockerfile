@@ -11,8 +11,9 @@
 #   docker run -p 127.0.0.1:3000:3000 -v payments-data:/data \
 #     -e VAULT_MASTER_KEY="$(openssl rand -base64 32)" -e VAULT_FINGERPRINT_KEY="$(openssl rand -base64 32)" payments
 #
-# Node 24 is the newest LTS line the project supports (docs/operating.md "Supported Node versions").
-ARG NODE_IMAGE=node:24-bookworm-slim
+# Node 24, the release .ci/run tests first (its NODE24_VERSION; docs/operating.md "Supported Node
+# versions"): move both together.
+ARG NODE_IMAGE=node:24.21.0-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
 WORKDIR /src

@@ -10,59 +10,47 @@
  * playwright-core: browser downloads are impossible on the project's machines. CHROMIUM_PATH points
  * elsewhere if needed.
  */
-import { existsSync, mkdirSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { Writable } from "node:stream";
-import { fileURLToPath } from "node:url";
-import { createPaymentsClient, type PaymentsClient, unwrap } from "@payments/client";
-import { createLogger, IN_MEMORY, loadConfig, type RunningServer, startServer } from "@payments/server";
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import type { PaymentsClient } from "@payments/client";
+import { createLogger } from "@payments/server";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { accessibilityProblems } from "./axe.ts";
-import { DESKTOP_WIDTHS, horizontalOverflow } from "./overflow.ts";
+import { clientFor, createMerchant, createPaymentLink, pageTokenOf } from "../e2e/fixtures.ts";
+import { TestClock } from "../support/clock.ts";
+import type { TestServer } from "../support/server.ts";
+import {
+  ARTIFACTS,
+  accessibilityProblems,
+  DESKTOP_WIDTHS,
+  expectSameOrigin,
+  horizontalOverflow,
+  launch,
+  startBrowserServer,
+  type Watched,
+  watch,
+} from "./support.ts";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const ARTIFACTS = join(dirname(fileURLToPath(import.meta.url)), "artifacts");
 const VISA = "4242424242424242";
 const DESKTOP = { width: 1280, height: 900 };
 const PHONE = { width: 390, height: 844 };
 
-let server: RunningServer;
+const clock = new TestClock();
+let server: TestServer;
 let client: PaymentsClient;
 let browser: Browser;
 const logLines: string[] = [];
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `No Chromium at ${CHROMIUM}. Install Debian's (apt-get install -y chromium) or set CHROMIUM_PATH; .ci/run installs it.`,
-    );
-  }
-  mkdirSync(ARTIFACTS, { recursive: true });
   const stream = new Writable({
     write(chunk, _enc, done) {
       logLines.push(String(chunk));
       done();
     },
   });
-  server = await startServer({
-    config: loadConfig({
-      NODE_ENV: "test",
-      HOST: "127.0.0.1",
-      PORT: "0",
-      DATA_DIR: IN_MEMORY,
-      LOG_LEVEL: "info",
-      RATE_LIMIT_TEST_PER_SECOND: "100000",
-      RATE_LIMIT_PAYMENT_ADDRESS_PER_MINUTE: "100000",
-    }),
-    logger: createLogger("info", stream),
-  });
-  client = createPaymentsClient({ baseUrl: server.url, apiKey: server.bootstrapSecret ?? "", maxRetries: 0 });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-dev-shm-usage"],
-  });
+  server = await startBrowserServer({}, { logger: createLogger("info", stream), clock });
+  client = clientFor(server, server.sandboxKey);
+  browser = await launch();
 }, 60_000);
 
 afterAll(async () => {
@@ -74,11 +62,9 @@ afterAll(async () => {
   for (const number of [VISA, "4000000000000002", "4242424242424241"]) expect(log).not.toContain(number);
 });
 
-interface Visit {
+interface Visit extends Watched {
   context: BrowserContext;
   page: Page;
-  console: string[];
-  requests: string[];
 }
 const visits: Visit[] = [];
 
@@ -86,10 +72,7 @@ const visits: Visit[] = [];
 async function open(viewport = DESKTOP): Promise<Visit> {
   const context = await browser.newContext({ viewport, locale: "en-US" });
   const page = await context.newPage();
-  const visit: Visit = { context, page, console: [], requests: [] };
-  page.on("console", (message) => visit.console.push(message.text()));
-  page.on("pageerror", (error) => visit.console.push(`pageerror: ${error.message}`));
-  page.on("request", (request) => visit.requests.push(request.url()));
+  const visit: Visit = { context, page, ...watch(page) };
   visits.push(visit);
   return visit;
 }
@@ -97,34 +80,18 @@ async function open(viewport = DESKTOP): Promise<Visit> {
 afterEach(async () => {
   for (const visit of visits.splice(0)) {
     // Nothing from another host, no CSP violation, no script error, no card number in the console.
-    const origin = new URL(server.url).origin;
-    expect(visit.requests.filter((url) => !url.startsWith(origin) && !url.startsWith("data:"))).toEqual([]);
-    expect(visit.console.filter((m) => /Content Security Policy|Refused to|pageerror/i.test(m))).toEqual([]);
-    for (const message of visit.console) expect(message).not.toMatch(/4242\s?4242\s?4242\s?4242|4000000000000002/);
+    expectSameOrigin(visit, new URL(server.url).origin);
+    const said = [...visit.messages, ...visit.problems];
+    expect(said.filter((m) => /Content Security Policy|Refused to|^page error:/i.test(m))).toEqual([]);
+    for (const message of said) expect(message).not.toMatch(/4242\s?4242\s?4242\s?4242|4000000000000002/);
     await visit.context.close();
   }
 });
 
-async function merchant(name: string) {
-  return unwrap(await client.POST("/v1/merchants", { body: { name } }));
-}
-
-async function link(body: {
-  amount?: number;
-  currency?: string;
-  description?: string;
-  max_uses?: number;
-  payment_methods?: ("card" | "pix" | "boleto" | "oxxo" | "spei" | "sepa_debit")[];
-  after_completion?: { type: "message"; message: string } | { type: "redirect"; url: string };
-  name?: string;
-}) {
-  const { name, ...rest } = body;
-  const m = await merchant(name ?? "Acme Coffee Roasters");
-  return unwrap(
-    await client.POST("/v1/payment_links", {
-      body: { merchant_id: m.id, amount: 2500, currency: "USD", description: "Coffee subscription, November", ...rest },
-    }),
-  );
+/** A payment link of a fresh merchant (`name`): USD 25.00 for the November coffee unless `body` says otherwise. */
+async function link({ name, ...body }: Parameters<typeof createPaymentLink>[1] & { name?: string }) {
+  const merchant = await createMerchant(client, name ?? "Acme Coffee Roasters");
+  return createPaymentLink(client, { description: "Coffee subscription, November", ...body, merchant_id: merchant.id });
 }
 
 async function fillCard(page: Page, number: string, expiry = "12 / 31") {
@@ -320,8 +287,11 @@ describe("the hosted payment page in Chromium", () => {
   });
 
   it("shows a clear page for an expired link and for a used-up one", async () => {
-    const expiring = await link({ description: "Workshop ticket" });
-    await server.store.update("payment_links", expiring.id, { set: { expires_at: "2026-01-01T00:00:00.000000Z" } });
+    const expiring = await link({
+      description: "Workshop ticket",
+      expires_at: new Date(clock.ms + 1000).toISOString(),
+    });
+    clock.advance(1000);
     const { page } = await open(PHONE);
     const expired = await page.goto(expiring.url);
     expect(expired?.status()).toBe(410);
@@ -332,7 +302,7 @@ describe("the hosted payment page in Chromium", () => {
     await page.screenshot({ path: join(ARTIFACTS, "notice-expired-phone.png"), fullPage: true });
 
     const once = await link({ max_uses: 1, description: "Invoice #77" });
-    const pageToken = /data-page-token="([^"]+)"/.exec(await (await fetch(once.url)).text())?.[1] ?? "";
+    const pageToken = await pageTokenOf(server, once.id);
     const paid = await client.POST("/v1/payment_links/{id}/pay", {
       params: { path: { id: once.id } },
       body: {

@@ -1,12 +1,13 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadConfig, openStore, startServer } from "@payments/server";
 import Database from "better-sqlite3";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, onTestFinished } from "vitest";
+import { eventually } from "../support/eventually.ts";
 
 // The contract's idempotency promise across crashes (spec/main.tsp, Idempotency): a retried request never
 // moves money twice, even when the server dies mid-request. The server runs as its own process on a
@@ -19,8 +20,21 @@ import { afterAll, describe, expect, it } from "vitest";
 // After each restart every request that got no answer is retried with its key until it gets one. Then
 // the store must hold exactly one charge and one refund per key, no capture or void may have been
 // refused as already done, every acknowledged write must be there, and the ledger must balance.
+// All of it runs once with one server process (WORKERS=1) and once as a cluster of two workers
+// (WORKERS=2, docs/operating.md "Production"): there a kill from outside takes the whole process
+// group at once, as a service manager's kill does, and a worker that kills itself leaves the other
+// serving, so the retries of its unanswered requests reach a process that did not run them.
 
-const KILLS = Number(process.env.CRASH_KILLS ?? 20);
+/** Kills per run (each run: WORKERS=1, then WORKERS=2); CRASH_KILLS for bigger runs. */
+const KILLS = Number(process.env.CRASH_KILLS ?? 10);
+/**
+ * How long the client waits for an answer before it gives up and retries with the key, as the typed
+ * client does. One process answers well within it. With WORKERS=2, a connection that the cluster's
+ * primary was handing to a worker as that worker died is never answered (Node's round-robin hand-off
+ * waits for a reply the dead worker never sends), and only the client's timeout ends it: counted in
+ * the figures as `answers_timed_out`, and kept short there so those waits do not fill the run.
+ */
+const answerTimeoutMs = (workers: number) => (workers === 1 ? 10_000 : 3_000);
 /** A fixed seed, so a failing run can be reproduced (CRASH_SEED=<n> to explore others). */
 let seed = Number(process.env.CRASH_SEED ?? 20261122);
 function random(): number {
@@ -33,9 +47,8 @@ function random(): number {
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const serverDir = resolve(dirname(fileURLToPath(import.meta.url)), "../../server");
-const dataDir = mkdtempSync(join(tmpdir(), "payments-crash-"));
-const database = join(dataDir, "payments.sqlite");
-afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+const dataDirs = mkdtempSync(join(tmpdir(), "payments-crash-"));
+afterAll(() => rmSync(dataDirs, { recursive: true, force: true }));
 // Vitest puts Vite's BASE_URL ("/") into the environment; the server must see only these settings.
 const { BASE_URL: _vite, ...env } = process.env;
 
@@ -67,8 +80,29 @@ async function freePort(): Promise<number> {
   });
 }
 
-describe("idempotency across kill -9", { timeout: 900_000 }, () => {
+/** The ids of a process's children (a cluster primary's workers), from /proc. */
+function children(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe.each([1, 2])("idempotency across kill -9 with WORKERS=%i", { timeout: 900_000 }, (workers) => {
   it(`never applies a request twice across ${KILLS} crashes, and loses no acknowledged write`, async () => {
+    const dataDir = join(dataDirs, `workers-${workers}`);
+    mkdirSync(dataDir);
+    const database = join(dataDir, "payments.sqlite");
     // Set up on the same data directory in-process: the bootstrap key, a merchant and a card token.
     const setup = await startServer({ config: loadConfig({ PORT: "0", DATA_DIR: dataDir, LOG_LEVEL: "silent" }) });
     const headers = { authorization: `Bearer ${setup.bootstrapSecret}`, "content-type": "application/json" };
@@ -90,14 +124,20 @@ describe("idempotency across kill -9", { timeout: 900_000 }, () => {
     let child: ChildProcess | null = null;
     const dead = () => child === null || child.exitCode !== null || child.signalCode !== null;
     const start = async (crashAfterCommits?: number) => {
+      // Whatever is left of the last run goes first: with WORKERS=2 a worker that killed itself leaves
+      // the primary and the other worker serving on the port.
+      await kill();
       child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
         cwd: serverDir,
+        // A process group of its own, so a kill takes the primary and its workers together.
+        detached: true,
         env: {
           ...env,
           NODE_ENV: "development",
           PORT: String(port),
           DATA_DIR: dataDir,
           LOG_LEVEL: "silent",
+          WORKERS: String(workers),
           // Retries may take over a dead request's key one second after it was claimed.
           IDEMPOTENCY_LOCK_SECONDS: "1",
           RATE_LIMIT_TEST_PER_SECOND: "100000",
@@ -106,6 +146,7 @@ describe("idempotency across kill -9", { timeout: 900_000 }, () => {
         stdio: "ignore",
       });
       for (let i = 0; i < 600; i++) {
+        if (dead()) throw new Error("the server exited while starting");
         try {
           if ((await fetch(`${url}/v1/merchants?limit=1`, { headers })).status === 200) return;
         } catch {
@@ -115,13 +156,22 @@ describe("idempotency across kill -9", { timeout: 900_000 }, () => {
       }
       throw new Error("the server did not start");
     };
-    const kill = async () => {
+    /** SIGKILL to the whole process group, and back once every process of it is gone. */
+    async function kill() {
       const c = child as ChildProcess | null;
       if (!c || dead()) return;
+      const pid = c.pid as number;
+      const group = [pid, ...children(pid)];
       const exited = new Promise((r) => c.once("exit", r));
-      c.kill("SIGKILL");
+      process.kill(-pid, "SIGKILL");
       await exited;
-    };
+      await eventually(
+        "the killed processes to be gone",
+        () => group.filter(alive),
+        (left) => left.length === 0,
+      );
+    }
+    onTestFinished(kill); // a failing run leaves no server behind
 
     let n = 0;
     const op = (kind: Kind, path: string, body: Record<string, unknown> = {}): Op => {
@@ -142,14 +192,20 @@ describe("idempotency across kill -9", { timeout: 900_000 }, () => {
         payment_method: { type: "card", token: token.id },
         capture,
       });
-    /** One attempt; null when the connection died with the server. */
+    let timedOut = 0;
+    /**
+     * One attempt; null when the connection died with the server, or when no answer came within
+     * answerTimeoutMs (a client gives up and retries with the same key, as the typed client does).
+     */
     const send = async (o: Op): Promise<Answer | null> => {
+      const timeout = AbortSignal.timeout(answerTimeoutMs(workers));
       try {
         const res = await fetch(`${url}${o.path}`, {
           method: "POST",
           headers: { ...headers, "idempotency-key": o.key },
           // A void takes no body (the contract gives it none); everything else sends JSON.
           ...(o.kind === "void" ? {} : { body: JSON.stringify(o.body) }),
+          signal: timeout,
         });
         return {
           status: res.status,
@@ -157,6 +213,7 @@ describe("idempotency across kill -9", { timeout: 900_000 }, () => {
           replayed: res.headers.get("idempotent-replayed") === "true",
         };
       } catch {
+        if (timeout.aborted) timedOut++;
         return null;
       }
     };
@@ -213,17 +270,20 @@ describe("idempotency across kill -9", { timeout: 900_000 }, () => {
 
       // A stream, one request every 5 ms.
       let answered = 0;
+      let settled = 0;
       const stream = Promise.all(
         batch.map(async (o, i) => {
           await pause(i * 5);
           await firstAttempts([o]);
           if (o.first) answered++;
+          settled++;
         }),
       );
       if (!selfKill) {
-        // Once a random number of answers has arrived, kill right after the next change commits.
+        // Once a random number of answers has arrived (or the stream is over without them: requests
+        // that timed out), kill right after the next change commits.
         const killAfter = 1 + Math.floor(random() * (batch.length - 2));
-        while (answered < killAfter && !dead()) await pause(1);
+        while (answered < killAfter && settled < batch.length && !dead()) await pause(1);
         const watcher = new Database(database, { readonly: true });
         try {
           const newest = watcher.prepare("SELECT max(rowid) FROM events").pluck();
@@ -260,7 +320,9 @@ describe("idempotency across kill -9", { timeout: 900_000 }, () => {
       const final = (o: Op) => o.first ?? o.retried;
       const retried = all.filter((o) => o.retried);
       const figures = {
+        workers,
         kills: KILLS,
+        answers_timed_out: timedOut,
         requests: all.length,
         acknowledged_before_a_kill: all.length - retried.length,
         unanswered_then_retried: retried.length,
@@ -292,6 +354,8 @@ describe("idempotency across kill -9", { timeout: 900_000 }, () => {
       }
 
       expect(all.every((o) => (final(o)?.status ?? 500) < 300)).toBe(true);
+      // One process answers every request it receives; only a cluster can leave one unanswered.
+      if (workers === 1) expect(figures.answers_timed_out).toBe(0);
       expect(figures.retry_replayed_a_committed_outcome).toBeGreaterThan(0); // the self-kills land after commits
       expect(figures).toMatchObject({
         duplicate_charges: 0,

@@ -2,11 +2,11 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
-import type { PaymentsClient } from "@payments/client";
 import { createLogger, loadConfig, startServer } from "@payments/server";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type TestServer } from "../support/server.ts";
-import { clientFor, createMerchant, fundedMerchant, json } from "./fixtures.ts";
+import { afterAll, describe, expect, it } from "vitest";
+import { TestClock } from "../support/clock.ts";
+import type { TestServer } from "../support/server.ts";
+import { clientFor, createMerchant, creditAvailable, fundedMerchant, json, useServer } from "./fixtures.ts";
 
 // Cashouts (spec/resources/cashouts.tsp) through the typed client. Funds leave `available` at creation, in
 // the same transaction, never past zero (also with 100 at once); a failed or canceled cashout returns them;
@@ -21,14 +21,7 @@ const usDestination = (account = US_ACCOUNT) => ({
 });
 
 describe("cashouts", () => {
-  let server: TestServer;
-  let client: PaymentsClient;
-
-  beforeAll(async () => {
-    server = await startTestServer();
-    client = clientFor(server, server.sandboxKey);
-  });
-  afterAll(() => server.close());
+  const { server, client } = useServer();
 
   const balanceOf = async (merchantId: string) =>
     (await client.GET("/v1/merchants/{id}/balance", { params: { path: { id: merchantId } } })).data?.balances;
@@ -38,10 +31,10 @@ describe("cashouts", () => {
     return (page.data?.data ?? []).filter((e) => "cashout_id" in e && e.cashout_id === cashoutId);
   }
 
-  /** Every ledger entry of the merchant adds up to its balance, bucket by bucket. */
+  /** The merchant's ledger entries (which the API does not list) add up to the balance it shows, bucket by bucket. */
   async function expectLedgerBalances(merchantId: string, currency: string) {
     const entries = await server.running.store.findAll("ledger_entries", { merchant_id: merchantId, currency }, 10_000);
-    const balance = await server.running.store.get("balances", `${merchantId}:${currency}`);
+    const balance = (await balanceOf(merchantId))?.find((b) => b.currency === currency);
     const sum = (bucket: string) => entries.filter((e) => e.bucket === bucket).reduce((s, e) => s + e.amount, 0);
     expect(sum("available")).toBe(balance?.available);
     expect(sum("pending")).toBe(balance?.pending);
@@ -274,16 +267,7 @@ describe("cashouts", () => {
     const live = clientFor(server, await server.key(["*"], { live: true }));
     const liveMerchant = await createMerchant(live);
     // Production captures settle later: put funds straight into available for this test.
-    await server.running.store.insert("balances", {
-      id: `${liveMerchant.id}:USD`,
-      livemode: true,
-      created_at: new Date().toISOString(),
-      updated_at: new Date().toISOString(),
-      merchant_id: liveMerchant.id,
-      currency: "USD",
-      available: 500,
-      pending: 0,
-    });
+    await creditAvailable(server, liveMerchant, 500);
     const liveCashout = await live.POST("/v1/cashouts", {
       body: { merchant_id: liveMerchant.id, amount: 500, currency: "USD", destination: usDestination() },
     });
@@ -301,46 +285,44 @@ describe("cashouts", () => {
 });
 
 describe("the payout job in production", () => {
+  const clock = new TestClock();
+  // The payout job runs only when the test calls it.
+  const { server } = useServer(
+    { CASHOUT_PENDING_SECONDS: "0", CASHOUT_TRANSIT_SECONDS: "60", JOBS_INTERVAL_SECONDS: "3600" },
+    { clock },
+  );
+
   it("sends a pending cashout once its pending time is over, and records the rail's answer after the transit time", async () => {
-    const server = await startTestServer({ CASHOUT_PENDING_SECONDS: "0", CASHOUT_TRANSIT_SECONDS: "1" });
-    try {
-      const live = clientFor(server, await server.key(["*"], { live: true }));
-      const merchant = await createMerchant(live);
-      await server.running.store.insert("balances", {
-        id: `${merchant.id}:USD`,
-        livemode: true,
-        created_at: new Date().toISOString(),
-        updated_at: new Date().toISOString(),
-        merchant_id: merchant.id,
-        currency: "USD",
-        available: 300,
-        pending: 0,
-      });
-      const make = async (account: string) =>
-        (
-          await live.POST("/v1/cashouts", {
-            body: { merchant_id: merchant.id, amount: 100, currency: "USD", destination: usDestination(account) },
-          })
-        ).data?.id ?? "";
-      const ok = await make(US_ACCOUNT);
-      const closed = await make("000111111113"); // magic: account_closed
-      expect(await server.running.domain.jobs.payouts()).toBe(2);
-      const status = async (id: string) => (await live.GET("/v1/cashouts/{id}", { params: { path: { id } } })).data;
-      expect((await status(ok))?.status).toBe("in_transit");
-      // The transit time (one second here) must pass before the job asks the rail again.
-      await new Promise((r) => setTimeout(r, 1100));
-      expect(await server.running.domain.jobs.payouts()).toBe(2);
-      expect(await status(ok)).toMatchObject({ status: "paid" });
-      expect(await status(closed)).toMatchObject({ status: "failed", failure_code: "account_closed" });
-      const balance = await live.GET("/v1/merchants/{id}/balance", { params: { path: { id: merchant.id } } });
-      expect(balance.data?.balances).toEqual([{ currency: "USD", available: 200, pending: 0 }]);
-    } finally {
-      await server.close();
-    }
+    const live = clientFor(server, await server.key(["*"], { live: true }));
+    const merchant = await createMerchant(live);
+    await creditAvailable(server, merchant, 300);
+    const make = async (account: string) =>
+      (
+        await live.POST("/v1/cashouts", {
+          body: { merchant_id: merchant.id, amount: 100, currency: "USD", destination: usDestination(account) },
+        })
+      ).data?.id ?? "";
+    const ok = await make(US_ACCOUNT);
+    const closed = await make("000111111113"); // magic: account_closed
+    expect(await server.running.domain.jobs.payouts()).toBe(2);
+    const status = async (id: string) => (await live.GET("/v1/cashouts/{id}", { params: { path: { id } } })).data;
+    expect((await status(ok))?.status).toBe("in_transit");
+    // The transit time must pass before the job asks the rail again.
+    clock.advance(59_999);
+    expect(await server.running.domain.jobs.payouts()).toBe(0);
+    expect((await status(ok))?.status).toBe("in_transit");
+    clock.advance(1);
+    expect(await server.running.domain.jobs.payouts()).toBe(2);
+    expect(await status(ok)).toMatchObject({ status: "paid" });
+    expect(await status(closed)).toMatchObject({ status: "failed", failure_code: "account_closed" });
+    const balance = await live.GET("/v1/merchants/{id}/balance", { params: { path: { id: merchant.id } } });
+    expect(balance.data?.balances).toEqual([{ currency: "USD", available: 200, pending: 0 }]);
   });
 });
 
-describe("account numbers at rest and in logs", () => {
+// A file-backed server, its data files and its whole log read: longer than vitest's default limit
+// allows on a busy machine.
+describe("account numbers at rest and in logs", { timeout: 90_000 }, () => {
   const dirs: string[] = [];
   afterAll(() => {
     for (const d of dirs) rmSync(d, { recursive: true, force: true });

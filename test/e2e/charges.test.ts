@@ -1,20 +1,20 @@
-import type { PaymentsClient } from "@payments/client";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type TestServer } from "../support/server.ts";
-import { cardChargeBody, clientFor, createCharge, createMerchant, createToken, eventTypesOf } from "./fixtures.ts";
+import { describe, expect, it } from "vitest";
+import { TestClock } from "../support/clock.ts";
+import {
+  cardChargeBody,
+  clientFor,
+  createCharge,
+  createMerchant,
+  createToken,
+  eventTypesOf,
+  useServer,
+} from "./fixtures.ts";
 
 // Charges, captures, voids, refunds, balances and the events they leave, through the generated client against
 // the real server (response validation on).
 
 describe("card charges", () => {
-  let server: TestServer;
-  let client: PaymentsClient;
-
-  beforeAll(async () => {
-    server = await startTestServer();
-    client = clientFor(server, server.sandboxKey);
-  });
-  afterAll(() => server.close());
+  const { client } = useServer();
 
   const balanceOf = async (merchantId: string) =>
     (await client.GET("/v1/merchants/{id}/balance", { params: { path: { id: merchantId } } })).data?.balances;
@@ -229,37 +229,38 @@ describe("card charges", () => {
 });
 
 describe("production settlement", () => {
+  const clock = new TestClock();
+  // The settlement job runs only when the test calls it.
+  const { server } = useServer({ SETTLEMENT_DELAY_SECONDS: "60", JOBS_INTERVAL_SECONDS: "3600" }, { clock });
+
   it("keeps live captures pending until the settlement delay passes; refunds draw on the charge's pending credit first", async () => {
-    const server = await startTestServer({ SETTLEMENT_DELAY_SECONDS: "1", JOBS_INTERVAL_SECONDS: "3600" });
-    try {
-      const live = clientFor(server, await server.key(["*"], { live: true }));
-      const charge = await createCharge(live, { amount: 4000 });
-      expect(charge.livemode).toBe(true);
-      const balance = async () =>
-        (await live.GET("/v1/merchants/{id}/balance", { params: { path: { id: charge.merchant_id } } })).data?.balances;
-      expect(await balance()).toEqual([{ currency: "USD", available: 0, pending: 4000 }]);
+    const live = clientFor(server, await server.key(["*"], { live: true }));
+    const charge = await createCharge(live, { amount: 4000 });
+    expect(charge.livemode).toBe(true);
+    const balance = async () =>
+      (await live.GET("/v1/merchants/{id}/balance", { params: { path: { id: charge.merchant_id } } })).data?.balances;
+    expect(await balance()).toEqual([{ currency: "USD", available: 0, pending: 4000 }]);
 
-      // A same-day refund: taken from the charge's own capture, still pending.
-      const early = await live.POST("/v1/charges/{id}/refunds", {
-        params: { path: { id: charge.id } },
-        body: { amount: 100 },
-      });
-      expect(early.response.status).toBe(201);
-      expect(await balance()).toEqual([{ currency: "USD", available: 0, pending: 3900 }]);
+    // A same-day refund: taken from the charge's own capture, still pending.
+    const early = await live.POST("/v1/charges/{id}/refunds", {
+      params: { path: { id: charge.id } },
+      body: { amount: 100 },
+    });
+    expect(early.response.status).toBe(201);
+    expect(await balance()).toEqual([{ currency: "USD", available: 0, pending: 3900 }]);
 
-      await new Promise((r) => setTimeout(r, 1100));
-      expect(await server.running.domain.jobs.settle()).toBe(1);
-      expect(await server.running.domain.jobs.settle()).toBe(0); // each credit settles once
-      // Settlement moves what is left of the credit, never the refunded part.
-      expect(await balance()).toEqual([{ currency: "USD", available: 3900, pending: 0 }]);
-      const refund = await live.POST("/v1/charges/{id}/refunds", {
-        params: { path: { id: charge.id } },
-        body: { amount: 100 },
-      });
-      expect(refund.response.status).toBe(201);
-      expect(await balance()).toEqual([{ currency: "USD", available: 3800, pending: 0 }]);
-    } finally {
-      await server.close();
-    }
+    clock.advance(59_999);
+    expect(await server.running.domain.jobs.settle()).toBe(0); // not yet due
+    clock.advance(1);
+    expect(await server.running.domain.jobs.settle()).toBe(1);
+    expect(await server.running.domain.jobs.settle()).toBe(0); // each credit settles once
+    // Settlement moves what is left of the credit, never the refunded part.
+    expect(await balance()).toEqual([{ currency: "USD", available: 3900, pending: 0 }]);
+    const refund = await live.POST("/v1/charges/{id}/refunds", {
+      params: { path: { id: charge.id } },
+      body: { amount: 100 },
+    });
+    expect(refund.response.status).toBe(201);
+    expect(await balance()).toEqual([{ currency: "USD", available: 3800, pending: 0 }]);
   });
 });

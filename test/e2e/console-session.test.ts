@@ -1,6 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type TestServer } from "../support/server.ts";
-import { clientFor, createToken, json, VISA } from "./fixtures.ts";
+import { describe, expect, it } from "vitest";
+import { TestClock } from "../support/clock.ts";
+import {
+  clientFor,
+  createServiceKey,
+  createToken,
+  json,
+  requestLogThrough,
+  storedConsoleSessionsOf,
+  useServer,
+  VISA,
+  withServer,
+} from "./fixtures.ts";
 
 // The developer console's sessions and its way into the API (server/src/http/console.ts), at the HTTP
 // level: the cookie's attributes, what the store keeps, the three CSRF layers, that a console request
@@ -15,13 +25,8 @@ interface Session {
 }
 
 describe("console sessions", () => {
-  let server: TestServer;
-  let clock = Date.now();
-
-  beforeAll(async () => {
-    server = await startTestServer({ CONSOLE_SESSION_TTL_SECONDS: "600" }, { now: () => new Date(clock) });
-  });
-  afterAll(() => server.close());
+  const clock = new TestClock();
+  const { server, client: admin } = useServer({ CONSOLE_SESSION_TTL_SECONDS: "600" }, { clock });
 
   const origin = () => new URL(server.url).origin;
 
@@ -199,41 +204,39 @@ describe("console sessions", () => {
   });
 
   it("ends every session of a key at once when it is revoked", async () => {
-    const admin = clientFor(server, server.sandboxKey);
-    const secret = await server.key(["merchants"]);
+    const { id, secret } = await createServiceKey(admin, ["merchants"]);
     const session = await signIn(secret);
     const other = await signIn(secret);
     expect((await viaConsole(session, "/v1/merchants")).status).toBe(200);
-    const key = await server.running.domain.serviceKeys.authenticate(secret);
-    await admin.POST("/v1/service_keys/{id}/revoke", { params: { path: { id: key.id } } });
+    await admin.POST("/v1/service_keys/{id}/revoke", { params: { path: { id } } });
     expect((await viaConsole(session, "/v1/merchants")).status).toBe(401);
     expect((await viaConsole(other, "/v1/merchants")).status).toBe(401);
-    expect(await server.running.store.findAll("console_sessions", { key_id: key.id }, 10)).toEqual([]);
+    expect(await storedConsoleSessionsOf(server, id)).toEqual([]);
   });
 
   it("keeps a session through a rotation's grace period, and ends it when the signed-in secret stops working", async () => {
-    const admin = clientFor(server, server.sandboxKey);
-    const secret = await server.key(["merchants"]);
-    const id = (await server.running.domain.serviceKeys.authenticate(secret)).id;
+    const { id, secret } = await createServiceKey(admin, ["merchants"]);
     const session = await signIn(secret);
     await admin.POST("/v1/service_keys/{id}/rotate", {
       params: { path: { id } },
       body: { grace_period_seconds: 60 },
     });
     expect((await viaConsole(session, "/v1/merchants")).status).toBe(200);
-    clock += 61_000;
+    clock.advance(59_999);
+    expect((await viaConsole(session, "/v1/merchants")).status).toBe(200);
+    clock.advance(1);
     expect((await viaConsole(session, "/v1/merchants")).status).toBe(401);
   });
 
   it("ends a session after CONSOLE_SESSION_TTL_SECONDS, whatever its use", async () => {
     const session = await signIn(server.sandboxKey);
-    clock += 300_000;
+    clock.advance(300_000);
     expect((await viaConsole(session, "/v1/merchants")).status).toBe(200);
-    clock += 301_000;
+    clock.advance(300_000);
     expect((await viaConsole(session, "/v1/merchants")).status).toBe(401);
     // Expired sessions are swept by the retention job.
     const expired = await signIn(server.sandboxKey);
-    clock += 601_000;
+    clock.advance(600_000);
     expect(await server.running.domain.jobs.sweepConsoleSessions()).toBeGreaterThan(0);
     expect((await fetch(`${server.url}/console/session`, { headers: { cookie: expired.cookie } })).status).toBe(204);
   });
@@ -241,8 +244,7 @@ describe("console sessions", () => {
 
 describe("console cookie outside localhost", () => {
   it("is Secure, with the __Host- prefix, when BASE_URL is not a loopback http address", async () => {
-    const server = await startTestServer({ BASE_URL: "https://pay.example.com" });
-    try {
+    await withServer({ BASE_URL: "https://pay.example.com" }, async ({ server }) => {
       const res = await fetch(`${server.url}/console/session`, {
         method: "POST",
         headers: { "content-type": "application/json", origin: "https://pay.example.com" },
@@ -253,37 +255,23 @@ describe("console cookie outside localhost", () => {
       expect(cookie).toMatch(
         /^__Host-payments_console=csess_[0-9A-Za-z]{43}; Path=\/; HttpOnly; SameSite=Strict; Max-Age=3600; Secure$/,
       );
-    } finally {
-      await server.close();
-    }
+    });
   });
 });
 
 describe("the request log (GET /v1/request_log)", () => {
-  let server: TestServer;
-
-  beforeAll(async () => {
-    server = await startTestServer();
-  });
-  afterAll(() => server.close());
+  const { server, client: admin } = useServer();
 
   it("lists requests newest first with method, path, status, latency, key and request id, card numbers masked", async () => {
-    const admin = clientFor(server, server.sandboxKey);
-    const merchantsKey = await server.key(["merchants", "tokenization"], { name: "log test" });
+    const { id, secret: merchantsKey } = await createServiceKey(admin, ["merchants", "tokenization"], "log test");
     const other = clientFor(server, merchantsKey);
     await createToken(other);
     const lookup = await fetch(`${server.url}/v1/merchants/${VISA}`, {
       headers: { authorization: `Bearer ${merchantsKey}` },
     });
     expect(lookup.status).toBe(400); // not a merchant id
-    const requestId = lookup.headers.get("request-id");
-    // Records are written in batches (at most 200 ms later).
-    let entries: { id: string; path: string; method: string; status: number; key_prefix: string }[] = [];
-    for (let i = 0; i < 50 && !entries.some((e) => e.id === requestId); i++) {
-      await new Promise((r) => setTimeout(r, 50));
-      const page = await admin.GET("/v1/request_log", { params: { query: { limit: 100 } } });
-      entries = page.data?.data ?? [];
-    }
+    const requestId = lookup.headers.get("request-id") ?? "";
+    const entries = await requestLogThrough(admin, requestId);
     const found = entries.find((e) => e.id === requestId);
     expect(found).toMatchObject({
       method: "GET",
@@ -294,7 +282,6 @@ describe("the request log (GET /v1/request_log)", () => {
     });
     expect(JSON.stringify(entries)).not.toContain(VISA);
 
-    const id = (await server.running.domain.serviceKeys.authenticate(merchantsKey)).id;
     const mine = await admin.GET("/v1/request_log", { params: { query: { key_id: id, limit: 100 } } });
     expect(mine.data?.data.map((e) => e.path).sort()).toEqual(["/v1/merchants/4242********4242", "/v1/tokens"]);
     const failed = await admin.GET("/v1/request_log", { params: { query: { key_id: id, outcome: "failed" } } });
@@ -312,12 +299,7 @@ describe("the request log (GET /v1/request_log)", () => {
 });
 
 describe("problem types resolve to the error reference", () => {
-  let server: TestServer;
-
-  beforeAll(async () => {
-    server = await startTestServer();
-  });
-  afterAll(() => server.close());
+  const { server } = useServer();
 
   it("names <BASE_URL>/docs/errors#<code>, which this server serves with an entry for that code", async () => {
     const res = await fetch(`${server.url}/v1/merchants`);
@@ -332,8 +314,7 @@ describe("problem types resolve to the error reference", () => {
   });
 
   it("uses BASE_URL when it is set, in problems, the error reference and the served document's examples", async () => {
-    const other = await startTestServer({ BASE_URL: "https://pay.example.com" });
-    try {
+    await withServer({ BASE_URL: "https://pay.example.com" }, async ({ server: other }) => {
       const body = await json(await fetch(`${other.url}/v1/merchants`));
       expect(body.type).toBe("https://pay.example.com/docs/errors#unauthorized");
       // The error reference shows each code's type as a problem of this server has it.
@@ -345,16 +326,13 @@ describe("problem types resolve to the error reference", () => {
       expect(served).toContain('"https://pay.example.com/docs/errors#invalid_request"');
       expect(served).toMatch(/"https:\/\/pay\.example\.com\/pay\/plink_[0-9A-Za-z]{24}"/);
       expect(served).not.toContain('"http://127.0.0.1:3000/');
-    } finally {
-      await other.close();
-    }
+    });
   });
 });
 
 describe("CONSOLE_ENABLED=false", () => {
   it("serves neither the console nor its sign-in, and keeps the API reference", async () => {
-    const server = await startTestServer({ CONSOLE_ENABLED: "false" });
-    try {
+    await withServer({ CONSOLE_ENABLED: "false" }, async ({ server }) => {
       expect((await fetch(`${server.url}/console`)).status).toBe(404);
       const signIn = await fetch(`${server.url}/console/session`, {
         method: "POST",
@@ -364,34 +342,34 @@ describe("CONSOLE_ENABLED=false", () => {
       expect(signIn.status).toBe(404);
       expect(signIn.headers.get("set-cookie")).toBeNull();
       expect((await fetch(`${server.url}/docs/errors`)).status).toBe(200);
-    } finally {
-      await server.close();
-    }
+    });
   });
 });
 
 describe("console requests without a valid session", () => {
   it("count against the client address's limit, like API requests without a valid key", async () => {
-    const server = await startTestServer({ RATE_LIMIT_ANONYMOUS_PER_MINUTE: "3" });
-    try {
-      const statuses: number[] = [];
-      for (let i = 0; i < 5; i++) {
-        const res = await fetch(`${server.url}/console/api/v1/merchants`, {
-          headers: { cookie: "payments_console=forged", "x-csrf-token": "x", "sec-fetch-site": "same-origin" },
+    const clock = TestClock.atNextMinute();
+    await withServer(
+      { RATE_LIMIT_ANONYMOUS_PER_MINUTE: "3" },
+      async ({ server }) => {
+        const statuses: number[] = [];
+        for (let i = 0; i < 5; i++) {
+          const res = await fetch(`${server.url}/console/api/v1/merchants`, {
+            headers: { cookie: "payments_console=forged", "x-csrf-token": "x", "sec-fetch-site": "same-origin" },
+          });
+          statuses.push(res.status);
+        }
+        expect(statuses.slice(0, 3)).toEqual([403, 403, 403]);
+        expect(statuses.slice(3)).toEqual([429, 429]);
+        // Sign-in attempts are counted too.
+        const signIn = await fetch(`${server.url}/console/session`, {
+          method: "POST",
+          headers: { "content-type": "application/json", origin: server.url },
+          body: JSON.stringify({ key: server.sandboxKey }),
         });
-        statuses.push(res.status);
-      }
-      expect(statuses.slice(0, 3)).toEqual([403, 403, 403]);
-      expect(statuses.slice(3)).toEqual([429, 429]);
-      // Sign-in attempts are counted too.
-      const signIn = await fetch(`${server.url}/console/session`, {
-        method: "POST",
-        headers: { "content-type": "application/json", origin: server.url },
-        body: JSON.stringify({ key: server.sandboxKey }),
-      });
-      expect(signIn.status).toBe(429);
-    } finally {
-      await server.close();
-    }
+        expect(signIn.status).toBe(429);
+      },
+      { clock },
+    );
   });
 });

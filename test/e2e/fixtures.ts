@@ -1,6 +1,10 @@
 import { createPaymentsClient, type PaymentsClient, unwrap } from "@payments/client";
-import { newId } from "@payments/server";
-import type { TestServer } from "../support/server.ts";
+import type { Scope } from "@payments/contract/operations";
+import { idempotencyRecordId, newId, type WebhookOverrides } from "@payments/server";
+import { afterAll, beforeAll } from "vitest";
+import type { TestClock } from "../support/clock.ts";
+import { eventually } from "../support/eventually.ts";
+import { startTestServer, type TestServer } from "../support/server.ts";
 
 export const VISA = "4242424242424242";
 export const MASTERCARD = "5555555555554444";
@@ -10,6 +14,81 @@ export const REVIEW_CARD = "4000000000009235";
 export function clientFor(server: TestServer, apiKey: string): PaymentsClient {
   // No retries: a test must see the first answer.
   return createPaymentsClient({ baseUrl: server.url, apiKey, maxRetries: 0 });
+}
+
+export interface ServerOptions {
+  /** The server's clock, which the tests move (default: the real one). */
+  clock?: TestClock;
+  webhooks?: WebhookOverrides;
+}
+
+export interface ServerFixture {
+  readonly server: TestServer;
+  /** A client with the sandbox key of scope `*` the server's first start made. */
+  readonly client: PaymentsClient;
+}
+
+function start(env: Record<string, string>, options: ServerOptions): Promise<TestServer> {
+  return startTestServer(env, {
+    ...(options.clock ? { now: options.clock.now } : {}),
+    ...(options.webhooks ? { webhooks: options.webhooks } : {}),
+  });
+}
+
+/**
+ * The server of the enclosing describe (or file): started before its first test with `env` (on top of
+ * startTestServer's test settings), closed after its last. `server` and `client` can be taken apart at
+ * once (`const { server, client } = useServer()`): each forwards to the server started for the tests,
+ * and says so if it is read outside them.
+ */
+export function useServer(env: Record<string, string> = {}, options: ServerOptions = {}): ServerFixture {
+  let current: ServerFixture | undefined;
+  beforeAll(async () => {
+    const server = await start(env, options);
+    current = { server, client: clientFor(server, server.sandboxKey) };
+  });
+  afterAll(async () => {
+    await current?.server.close();
+    current = undefined;
+  });
+  const started = (): ServerFixture => {
+    if (!current) throw new Error("useServer's server is read outside the tests of the describe that declares it");
+    return current;
+  };
+  return { server: forwarding(() => started().server), client: forwarding(() => started().client) };
+}
+
+/** An object that reads every property from `target()` at the moment it is read. */
+function forwarding<T extends object>(target: () => T): T {
+  return new Proxy({} as T, { get: (_, property) => Reflect.get(target(), property) });
+}
+
+/** Runs `test` against a server of its own with `env`, and closes it afterwards, whatever happens. */
+export async function withServer<T>(
+  env: Record<string, string>,
+  test: (fixture: ServerFixture) => Promise<T>,
+  options: ServerOptions = {},
+): Promise<T> {
+  const server = await start(env, options);
+  try {
+    return await test({ server, client: clientFor(server, server.sandboxKey) });
+  } finally {
+    await server.close();
+  }
+}
+
+/** A sandbox key with `scopes`, created through the API (createServiceKey): its id and its secret. */
+export async function createServiceKey(client: PaymentsClient, scopes: Scope[], name = `test ${scopes.join(",")}`) {
+  const key = unwrap(await client.POST("/v1/service_keys", { body: { name, scopes } }));
+  return { id: key.id, secret: key.secret };
+}
+
+/** The id of a key of the client's environment, found by its secret's prefix in the key list (listServiceKeys). */
+export async function keyIdOf(client: PaymentsClient, secret: string): Promise<string> {
+  const keys = unwrap(await client.GET("/v1/service_keys", { params: { query: { limit: 100 } } })).data;
+  const key = keys.find((k) => k.prefix === secret.slice(0, k.prefix.length));
+  if (!key) throw new Error(`no key with the prefix of ${secret.slice(0, 13)}… among the newest 100`);
+  return key.id;
 }
 
 export const cardBody = (card = VISA) => ({ card, holder: "Ada Lovelace", exp_month: 12, exp_year: 2031, cvc: "123" });
@@ -94,6 +173,60 @@ export async function insertEvent(server: TestServer, livemode = false) {
   };
   await server.running.store.insert("events", event);
   return event;
+}
+
+/**
+ * The newest 100 entries of the request log (GET /v1/request_log), once the request `requestId` is among
+ * them: records are written in batches, a moment after the answer, and in order, so every earlier
+ * request's record is in by then too.
+ */
+export function requestLogThrough(client: PaymentsClient, requestId: string) {
+  return eventually(
+    `${requestId} in the request log`,
+    async () => unwrap(await client.GET("/v1/request_log", { params: { query: { limit: 100 } } })).data,
+    (entries) => entries.some((e) => e.id === requestId),
+  );
+}
+
+// What the API cannot show, read from the store: the record an Idempotency-Key left (what it keeps, and
+// what it withholds) and the vault's audit trail.
+
+/** The sandbox's stored record of an Idempotency-Key; `namespace` for a public operation's own key space. */
+export function storedIdempotencyRecord(server: TestServer, key: string, namespace?: string) {
+  return server.running.store.get("idempotency", idempotencyRecordId(false, key, namespace));
+}
+
+/** The console sessions the store holds for a key (the API shows only that they stop working). */
+export function storedConsoleSessionsOf(server: TestServer, keyId: string) {
+  return server.running.store.findAll("console_sessions", { key_id: keyId }, 10);
+}
+
+/** The audit records about one object (a token's reveals). */
+export function auditRecordsOf(server: TestServer, objectId: string) {
+  return server.running.store.findAll("audit_log", { object_id: objectId });
+}
+
+/**
+ * Puts `amount` into a merchant's available balance, in either environment, as a store write: production
+ * captures reach `available` only at settlement, and a cashout test needs funds at once.
+ */
+export async function creditAvailable(
+  server: TestServer,
+  merchant: { id: string; livemode: boolean },
+  amount: number,
+  currency = "USD",
+) {
+  const at = new Date().toISOString();
+  await server.running.store.insert("balances", {
+    id: `${merchant.id}:${currency}`,
+    livemode: merchant.livemode,
+    created_at: at,
+    updated_at: at,
+    merchant_id: merchant.id,
+    currency,
+    available: amount,
+    pending: 0,
+  });
 }
 
 /** A raw fetch answer's JSON, for tests that bypass the typed client on purpose. */

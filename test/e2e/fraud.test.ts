@@ -1,7 +1,7 @@
-import { type PaymentsClient, unwrap } from "@payments/client";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type TestServer } from "../support/server.ts";
-import { clientFor, createMerchant, createToken, eventTypesOf, json } from "./fixtures.ts";
+import { unwrap } from "@payments/client";
+import { describe, expect, it } from "vitest";
+import { TestClock } from "../support/clock.ts";
+import { clientFor, createMerchant, createToken, eventTypesOf, json, useServer } from "./fixtures.ts";
 
 // Fraud evaluation through the generated client against the real server (response validation on): each signal
 // and how the sandbox triggers it, each decision and what it does to a charge, the review life cycle, value
@@ -17,14 +17,10 @@ const EVENT_KEYS = ["created_at", "decision", "id", "livemode", "score", "signal
 
 type Customer = { email?: string; ip?: string; country?: string };
 
+/** A server of the enclosing block, on a clock its tests move (velocity windows, review expiry). */
 function harness() {
-  const h = {} as { server: TestServer; client: PaymentsClient; now: Date };
-  beforeAll(async () => {
-    h.now = new Date();
-    h.server = await startTestServer({}, { now: () => h.now });
-    h.client = clientFor(h.server, h.server.sandboxKey);
-  });
-  afterAll(() => h.server.close());
+  const clock = new TestClock();
+  const h = { ...useServer({}, { clock }), clock };
 
   const charge = async (
     card: string,
@@ -166,7 +162,7 @@ describe("decisions on charges", () => {
     const c = await charge(REVIEW_CARD);
     expect(Date.parse(c.review?.expires_at ?? "") - Date.parse(c.review?.opened_at ?? "")).toBe(120_000);
     expect(await h.server.running.domain.jobs.expireReviews()).toBe(0);
-    h.now = new Date(h.now.getTime() + 121_000);
+    h.clock.advance(121_000);
     expect(await h.server.running.domain.jobs.expireReviews()).toBe(1);
     const got = unwrap(await h.client.GET("/v1/charges/{id}", { params: { path: { id: c.id } } }));
     expect(got).toMatchObject({ status: "voided", review: { status: "expired" } });

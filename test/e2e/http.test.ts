@@ -1,19 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type TestServer } from "../support/server.ts";
-import { json } from "./fixtures.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import { json, useServer } from "./fixtures.ts";
 
 // HTTP-level behaviour every operation shares: problems for malformed input, unknown routes, wrong methods
 // and oversized bodies, and a Request-Id on every response (docs/api.md 'Conventions').
 
 describe("HTTP conventions", () => {
-  let server: TestServer;
+  const { server } = useServer({ BODY_LIMIT_BYTES: "2048" });
   let auth: Record<string, string>;
-
-  beforeAll(async () => {
-    server = await startTestServer({ BODY_LIMIT_BYTES: "2048" });
+  beforeAll(() => {
     auth = { authorization: `Bearer ${server.sandboxKey}` };
   });
-  afterAll(() => server.close());
 
   async function problemOf(res: Response) {
     expect(res.headers.get("content-type")).toMatch(/^application\/problem\+json/);

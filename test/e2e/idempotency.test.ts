@@ -1,22 +1,17 @@
-import type { PaymentsClient } from "@payments/client";
 import { idempotencyRecordId } from "@payments/server";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type TestServer } from "../support/server.ts";
-import { clientFor, json } from "./fixtures.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import { TestClock } from "../support/clock.ts";
+import { json, storedIdempotencyRecord, useServer } from "./fixtures.ts";
 
 // Idempotency-Key on every POST (IdempotencyKeyHeader; docs/api.md 'Conventions', Idempotency).
 
 describe("idempotency", () => {
-  let server: TestServer;
-  let client: PaymentsClient;
+  const clock = new TestClock();
+  const { server, client } = useServer({}, { clock });
   let auth: Record<string, string>;
-
-  beforeAll(async () => {
-    server = await startTestServer();
-    client = clientFor(server, server.sandboxKey);
+  beforeAll(() => {
     auth = { authorization: `Bearer ${server.sandboxKey}`, "content-type": "application/json" };
   });
-  afterAll(() => server.close());
 
   const post = (key: string, body: unknown, headers = auth) =>
     fetch(`${server.url}/v1/merchants`, {
@@ -68,21 +63,24 @@ describe("idempotency", () => {
     // Freeze a finished record back into its in-flight state, as if its instance were still working on it.
     expect((await post("k-inflight", { name: "Slow" })).status).toBe(201);
     const id = idempotencyRecordId(false, "k-inflight");
-    const inFlight = (lockedUntil: Date) =>
-      server.running.store.update("idempotency", id, {
-        set: { state: "in_flight", locked_until: lockedUntil.toISOString(), status: null, body: null },
-      });
-    await inFlight(new Date(Date.now() + 60_000));
+    await server.running.store.update("idempotency", id, {
+      set: {
+        state: "in_flight",
+        locked_until: new Date(clock.ms + 60_000).toISOString(),
+        status: null,
+        body: null,
+      },
+    });
     const busy = await post("k-inflight", { name: "Slow" });
     expect(busy.status).toBe(409);
     expect(await busy.json()).toMatchObject({ code: "idempotency_request_in_progress" });
 
-    // Its lock expired (the instance died): a retry runs the request again and owns the key.
-    await inFlight(new Date(Date.now() - 1));
+    // Its lock runs out (the instance died): a retry runs the request again and owns the key.
+    clock.advance(60_001);
     const retried = await post("k-inflight", { name: "Slow" });
     expect(retried.status).toBe(201);
     expect(retried.headers.get("idempotent-replayed")).toBeNull();
-    expect((await server.running.store.get("idempotency", id))?.state).toBe("done");
+    expect((await storedIdempotencyRecord(server, "k-inflight"))?.state).toBe("done");
   });
 
   it("scopes keys to the environment", async () => {

@@ -1,7 +1,7 @@
 import type { PaymentsClient } from "@payments/client";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type TestServer } from "../support/server.ts";
-import { clientFor, createMerchant, eventTypesOf } from "./fixtures.ts";
+import { describe, expect, it } from "vitest";
+import { TestClock } from "../support/clock.ts";
+import { clientFor, createMerchant, eventTypesOf, useServer, withServer } from "./fixtures.ts";
 
 // Local payment methods (README 'Charges, refunds, local payments and balances') start pending with a
 // next_action, complete through the sandbox helper, or expire when unpaid; each has its currency rule.
@@ -17,24 +17,25 @@ const METHODS = [
 const methodBody = (type: (typeof METHODS)[number]["type"]) =>
   type === "sepa_debit" ? { type, iban: "DE89 3704 0044 0532 0130 00", account_holder: "Ada Lovelace" } : { type };
 
-describe("local payment methods", () => {
-  let server: TestServer;
-  let client: PaymentsClient;
-
-  beforeAll(async () => {
-    server = await startTestServer();
-    client = clientFor(server, server.sandboxKey);
+/** A charge with a local payment method, for a fresh merchant. */
+async function startLocalCharge(
+  client: PaymentsClient,
+  type: (typeof METHODS)[number]["type"],
+  currency: string,
+  amount = 12_345,
+) {
+  const merchant = await createMerchant(client);
+  const res = await client.POST("/v1/charges", {
+    body: { merchant_id: merchant.id, amount, currency, payment_method: methodBody(type) },
   });
-  afterAll(() => server.close());
+  return { merchant, res };
+}
 
-  async function start(type: (typeof METHODS)[number]["type"], currency: string, amount = 12_345) {
-    const merchant = await createMerchant(client);
-    const res = await client.POST("/v1/charges", {
-      body: { merchant_id: merchant.id, amount, currency, payment_method: methodBody(type) },
-    });
-    return { merchant, res };
-  }
+describe("local payment methods", () => {
+  const { server, client } = useServer();
 
+  const start = (type: (typeof METHODS)[number]["type"], currency: string, amount?: number) =>
+    startLocalCharge(client, type, currency, amount);
   const eventTypes = (txId: string) => eventTypesOf(client, txId);
 
   for (const method of METHODS) {
@@ -108,15 +109,26 @@ describe("local payment methods", () => {
   });
 
   it("expires unpaid charges through the background job once their time has passed", async () => {
-    const { res } = await start("spei", "MXN");
-    const id = res.data?.id ?? "";
-    // The job expires what is due now; pretend the voucher ran out by moving its deadline into the past.
-    expect(await server.running.domain.charges.expireDue(false)).toBe(0);
-    await server.running.store.update("charges", id, { set: { expires_at: "2000-01-01T00:00:00.000000Z" } });
-    expect(await server.running.domain.charges.expireDue(false)).toBe(1);
-    const got = await client.GET("/v1/charges/{id}", { params: { path: { id } } });
-    expect(got.data?.status).toBe("expired");
-    expect(await eventTypes(id)).toEqual(["payment.expired", "fraud.evaluated"]);
+    // A server of its own whose clock the test moves: the other tests' pending charges are not its to expire.
+    const clock = new TestClock();
+    await withServer(
+      {},
+      async ({ server, client }) => {
+        const { res } = await startLocalCharge(client, "spei", "MXN");
+        const id = res.data?.id ?? "";
+        const expiresAt = Date.parse(res.data?.next_action?.expires_at ?? "");
+        expect(expiresAt).toBeGreaterThan(clock.ms);
+        // The job expires what is due now: nothing yet, and the charge once its voucher has run out.
+        clock.advance(expiresAt - clock.ms - 1);
+        expect(await server.running.domain.charges.expireDue(false)).toBe(0);
+        clock.advance(1);
+        expect(await server.running.domain.charges.expireDue(false)).toBe(1);
+        const got = await client.GET("/v1/charges/{id}", { params: { path: { id } } });
+        expect(got.data?.status).toBe("expired");
+        expect(await eventTypesOf(client, id)).toEqual(["payment.expired", "fraud.evaluated"]);
+      },
+      { clock },
+    );
   });
 
   it("has no sandbox helpers in production (404)", async () => {

@@ -1,17 +1,8 @@
-import type { PaymentsClient } from "@payments/client";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type TestServer } from "../support/server.ts";
-import { clientFor, createMerchant } from "./fixtures.ts";
+import { describe, expect, it } from "vitest";
+import { createMerchant, useServer, withServer } from "./fixtures.ts";
 
 describe("merchants", () => {
-  let server: TestServer;
-  let client: PaymentsClient;
-
-  beforeAll(async () => {
-    server = await startTestServer();
-    client = clientFor(server, server.sandboxKey);
-  });
-  afterAll(() => server.close());
+  const { client } = useServer();
 
   it("creates a merchant: 201, mch_ id, active by default (fixed facts of createMerchant)", async () => {
     const { data, response } = await client.POST("/v1/merchants", {
@@ -67,9 +58,8 @@ describe("merchants", () => {
   });
 
   it("lists newest first with cursors both ways and a status filter", async () => {
-    const own = await startTestServer();
-    try {
-      const c = clientFor(own, own.sandboxKey);
+    // A server of its own, so the list holds only the merchants made here.
+    await withServer({}, async ({ client: c }) => {
       const made = [];
       for (let i = 0; i < 5; i++) made.push(await createMerchant(c, `m${i}`));
       await c.PATCH("/v1/merchants/{id}", {
@@ -102,9 +92,7 @@ describe("merchants", () => {
       expect(badLimit.error?.param).toBe("limit");
       const unknownFilter = await c.GET("/v1/merchants", { params: { query: { colour: "red" } as never } });
       expect(unknownFilter.response.status).toBe(400);
-    } finally {
-      await own.close();
-    }
+    });
   });
 
   it("follows the status machine: active ⇄ suspended → closed, closed is final (409)", async () => {

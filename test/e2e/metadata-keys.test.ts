@@ -1,21 +1,12 @@
-import type { PaymentsClient } from "@payments/client";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type TestServer } from "../support/server.ts";
-import { clientFor, createMerchant } from "./fixtures.ts";
+import { describe, expect, it } from "vitest";
+import { createMerchant, useServer } from "./fixtures.ts";
 
 // The contract's rule for metadata keys (spec/common/ids.tsp, Metadata): no dot, no NUL character, no
 // leading `$`, so that every key can be stored on both stores. Such a key is a 400 naming `metadata`,
 // on create and update alike; any other key up to 40 characters is kept as sent.
 
 describe("metadata keys", () => {
-  let server: TestServer;
-  let client: PaymentsClient;
-
-  beforeAll(async () => {
-    server = await startTestServer();
-    client = clientFor(server, server.sandboxKey);
-  });
-  afterAll(() => server.close());
+  const { client } = useServer();
 
   const refused = ["order\u0000id", "$where", "order.id", "."];
 

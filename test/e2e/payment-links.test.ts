@@ -1,7 +1,16 @@
-import type { PaymentsClient } from "@payments/client";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type TestServer } from "../support/server.ts";
-import { cardPayment, clientFor, createMerchant, createPaymentLink, json, pageTokenOf, VISA } from "./fixtures.ts";
+import { describe, expect, it } from "vitest";
+import { TestClock } from "../support/clock.ts";
+import {
+  cardPayment,
+  clientFor,
+  createMerchant,
+  createPaymentLink,
+  json,
+  pageTokenOf,
+  useServer,
+  VISA,
+  withServer,
+} from "./fixtures.ts";
 
 // Payment links and the public operation their hosted page pays through (payPaymentLink in
 // spec/resources/payment-links.tsp). The page itself is exercised in a real browser by test/browser; here the
@@ -9,14 +18,8 @@ import { cardPayment, clientFor, createMerchant, createPaymentLink, json, pageTo
 // the link's merchant, counted against the link.
 
 describe("payment links", () => {
-  let server: TestServer;
-  let client: PaymentsClient;
-
-  beforeAll(async () => {
-    server = await startTestServer();
-    client = clientFor(server, server.sandboxKey);
-  });
-  afterAll(() => server.close());
+  const clock = new TestClock();
+  const { server, client } = useServer({}, { clock });
 
   /** The public operation as a browser on the page would call it: no key, same origin. */
   async function pay(linkId: string, body: Record<string, unknown>, headers: Record<string, string> = {}) {
@@ -297,12 +300,9 @@ describe("payment links", () => {
       expect(inactive.status).toBe(409);
       expect(inactive.body).toMatchObject({ code: "payment_link_unavailable" });
 
-      const expiring = await createPaymentLink(client);
+      const expiring = await createPaymentLink(client, { expires_at: new Date(clock.ms + 1000).toISOString() });
       const expiringToken = await pageTokenOf(server, expiring.id);
-      // The clock cannot be moved in an e2e run: the stored expiry is moved into the past instead.
-      await server.running.store.update("payment_links", expiring.id, {
-        set: { expires_at: "2026-01-01T00:00:00.000000Z" },
-      });
+      clock.advance(1000);
       const expired = await pay(expiring.id, { page_token: expiringToken, payment_method: cardPayment() });
       expect(expired.status).toBe(409);
       expect(expired.body.detail).toMatch(/expired/);
@@ -391,6 +391,14 @@ describe("payment links", () => {
       expect(off.status).toBe(410);
       expect(await off.text()).toContain("not active");
 
+      const expiring = await createPaymentLink(client, { expires_at: new Date(clock.ms + 1000).toISOString() });
+      clock.advance(1000);
+      const expired = await fetch(expiring.url);
+      expect(expired.status).toBe(410);
+      const expiredPage = await expired.text();
+      expect(expiredPage).toContain("expired");
+      expect(expiredPage).not.toContain("data-page-token");
+
       const used = await createPaymentLink(client, { max_uses: 1 });
       await payCard(used.id);
       const usedUp = await fetch(used.url);
@@ -401,54 +409,48 @@ describe("payment links", () => {
     });
 
     it("is rate limited per client address, with its own limit and not the keyless one", async () => {
-      const limited = await startTestServer({
-        RATE_LIMIT_PAYMENT_ADDRESS_PER_MINUTE: "2",
-        RATE_LIMIT_ANONYMOUS_PER_MINUTE: "1",
-      });
-      try {
-        const c = clientFor(limited, limited.sandboxKey);
-        const link = await createPaymentLink(c);
-        const tokenRes = await fetch(`${limited.url}/pay/${link.id}`);
-        const token = /data-page-token="([^"]+)"/.exec(await tokenRes.text())?.[1];
-        const attempt = () =>
-          fetch(`${limited.url}/v1/payment_links/${link.id}/pay`, {
-            method: "POST",
-            headers: { "content-type": "application/json" },
-            body: JSON.stringify({ page_token: token, payment_method: cardPayment() }),
-          });
-        // Two keyless payments pass although the keyless limit is one a minute.
-        expect((await attempt()).status).toBe(201);
-        expect((await attempt()).status).toBe(201);
-        const third = await attempt();
-        expect(third.status).toBe(429);
-        expect(Number(third.headers.get("retry-after"))).toBeGreaterThan(0);
-        expect(await json(third)).toMatchObject({ code: "rate_limited" });
-      } finally {
-        await limited.close();
-      }
+      const env = { RATE_LIMIT_PAYMENT_ADDRESS_PER_MINUTE: "2", RATE_LIMIT_ANONYMOUS_PER_MINUTE: "1" };
+      await withServer(
+        env,
+        async ({ server: limited, client: c }) => {
+          const link = await createPaymentLink(c);
+          const token = await pageTokenOf(limited, link.id);
+          const attempt = () =>
+            fetch(`${limited.url}/v1/payment_links/${link.id}/pay`, {
+              method: "POST",
+              headers: { "content-type": "application/json" },
+              body: JSON.stringify({ page_token: token, payment_method: cardPayment() }),
+            });
+          // Two keyless payments pass although the keyless limit is one a minute.
+          expect((await attempt()).status).toBe(201);
+          expect((await attempt()).status).toBe(201);
+          const third = await attempt();
+          expect(third.status).toBe(429);
+          expect(Number(third.headers.get("retry-after"))).toBeGreaterThan(0);
+          expect(await json(third)).toMatchObject({ code: "rate_limited" });
+        },
+        { clock: TestClock.atNextMinute() },
+      );
     });
 
     it("is rate limited per payment link", async () => {
-      const limited = await startTestServer({ RATE_LIMIT_PAYMENT_LINK_PER_MINUTE: "1" });
-      try {
-        const c = clientFor(limited, limited.sandboxKey);
-        const link = await createPaymentLink(c);
-        const other = await createPaymentLink(c);
-        const attempt = async (id: string) => {
-          const page = await (await fetch(`${limited.url}/pay/${id}`)).text();
-          const token = /data-page-token="([^"]+)"/.exec(page)?.[1];
-          return fetch(`${limited.url}/v1/payment_links/${id}/pay`, {
-            method: "POST",
-            headers: { "content-type": "application/json" },
-            body: JSON.stringify({ page_token: token, payment_method: cardPayment() }),
-          });
-        };
-        expect((await attempt(link.id)).status).toBe(201);
-        expect((await attempt(link.id)).status).toBe(429);
-        expect((await attempt(other.id)).status).toBe(201);
-      } finally {
-        await limited.close();
-      }
+      await withServer(
+        { RATE_LIMIT_PAYMENT_LINK_PER_MINUTE: "1" },
+        async ({ server: limited, client: c }) => {
+          const link = await createPaymentLink(c);
+          const other = await createPaymentLink(c);
+          const attempt = async (id: string) =>
+            fetch(`${limited.url}/v1/payment_links/${id}/pay`, {
+              method: "POST",
+              headers: { "content-type": "application/json" },
+              body: JSON.stringify({ page_token: await pageTokenOf(limited, id), payment_method: cardPayment() }),
+            });
+          expect((await attempt(link.id)).status).toBe(201);
+          expect((await attempt(link.id)).status).toBe(429);
+          expect((await attempt(other.id)).status).toBe(201);
+        },
+        { clock: TestClock.atNextMinute() },
+      );
     });
   });
 });

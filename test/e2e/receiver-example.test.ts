@@ -1,10 +1,9 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { resolve } from "node:path";
 import { unwrap } from "@payments/client";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { childEnv, ROOT } from "../support/process.ts";
-import { startTestServer, type TestServer } from "../support/server.ts";
-import { clientFor } from "./fixtures.ts";
+import { clientFor, useServer } from "./fixtures.ts";
 
 // The example receiver a reader runs from docs/webhooks.md "Registering an endpoint, and receiving on
 // localhost in the sandbox" (clients/typescript/examples/receiver.ts), against a real server: an
@@ -55,16 +54,11 @@ function runReceiver(env: Record<string, string>): Receiver {
 }
 
 describe("the example webhook receiver", { timeout: 60_000 }, () => {
-  let server: TestServer;
+  const { server } = useServer();
   const running: Receiver[] = [];
-
-  beforeAll(async () => {
-    server = await startTestServer();
-  });
   afterEach(() => {
     for (const r of running.splice(0)) if (r.child.exitCode === null) r.child.kill("SIGKILL");
   });
-  afterAll(() => server?.close());
 
   it("deletes the endpoint it registered when stopped with Ctrl-C (SIGINT), and says so", async () => {
     const key = await server.key(["webhooks"]);

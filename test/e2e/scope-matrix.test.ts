@@ -1,9 +1,8 @@
 import { OPERATIONS, SCOPES } from "@payments/contract/operations";
-import { idempotencyRecordId, publicKeyNamespace } from "@payments/server";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { publicKeyNamespace } from "@payments/server";
+import { beforeAll, describe, expect, it } from "vitest";
 import { call, type Env, RECIPES } from "../support/recipes.ts";
-import { startTestServer, type TestServer } from "../support/server.ts";
-import { clientFor } from "./fixtures.ts";
+import { clientFor, storedIdempotencyRecord, useServer } from "./fixtures.ts";
 
 // The security matrix, generated from the contract (each operation's `x-scopes`): for every operation in the
 // document, a key with the scope it declares succeeds, a key with any other scope gets 403, no key gets 401,
@@ -14,16 +13,14 @@ import { clientFor } from "./fixtures.ts";
 const ALL_SCOPES = SCOPES.filter((s) => s !== "*");
 
 describe("scope matrix (every operation in the contract)", () => {
-  let server: TestServer;
+  const { server, client } = useServer();
   let sandbox: Env;
   let live: Env;
 
   beforeAll(async () => {
-    server = await startTestServer();
-    sandbox = { server, client: clientFor(server, server.sandboxKey), live: false };
+    sandbox = { server, client, live: false };
     live = { server, client: clientFor(server, await server.key(["*"], { live: true })), live: true };
   });
-  afterAll(() => server.close());
 
   it("has a recipe for every operation in the document, and no recipe for an operation it lacks", () => {
     expect(Object.keys(RECIPES).sort()).toEqual(OPERATIONS.map((op) => op.operationId).sort());
@@ -66,9 +63,9 @@ describe("scope matrix (every operation in the contract)", () => {
           const first = await call(sandbox.client, op, path, body, { "Idempotency-Key": key });
           expect(first.response.status, JSON.stringify(first.error)).toBeLessThan(300);
           const namespace = publicKeyNamespace(urlOf(op, path).pathname);
-          const record = await server.running.store.get("idempotency", idempotencyRecordId(false, key, namespace));
+          const record = await storedIdempotencyRecord(server, key, namespace);
           expect(record).toMatchObject({ state: "done", atomic: true, withheld: op.sensitive });
-          expect(await server.running.store.get("idempotency", idempotencyRecordId(false, key))).toBeNull();
+          expect(await storedIdempotencyRecord(server, key)).toBeNull();
           const again = await call(sandbox.client, op, path, body, { "Idempotency-Key": key });
           expect(again.response.headers.get("idempotent-replayed")).toBe("true");
           expect(again.data).toEqual(first.data);
@@ -102,7 +99,7 @@ describe("scope matrix (every operation in the contract)", () => {
           const header = { "Idempotency-Key": key };
           const first = await call(sandbox.client, op, path, body, header);
           expect(first.response.status, JSON.stringify(first.error)).toBeLessThan(300);
-          const record = await server.running.store.get("idempotency", idempotencyRecordId(false, key));
+          const record = await storedIdempotencyRecord(server, key);
           expect(record).toMatchObject({ state: "done", atomic: true, withheld: op.sensitive });
           const again = await call(sandbox.client, op, path, body, header);
           if (op.sensitive) {

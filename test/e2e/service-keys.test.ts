@@ -1,17 +1,11 @@
-import type { PaymentsClient } from "@payments/client";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type TestServer } from "../support/server.ts";
-import { clientFor } from "./fixtures.ts";
+import { describe, expect, it } from "vitest";
+import { TestClock } from "../support/clock.ts";
+import { eventually } from "../support/eventually.ts";
+import { clientFor, createServiceKey, useServer } from "./fixtures.ts";
 
 describe("service keys", () => {
-  let server: TestServer;
-  let admin: PaymentsClient;
-
-  beforeAll(async () => {
-    server = await startTestServer();
-    admin = clientFor(server, server.sandboxKey);
-  });
-  afterAll(() => server.close());
+  const clock = new TestClock();
+  const { server, client: admin } = useServer({}, { clock });
 
   const status = async (key: string) => (await clientFor(server, key).GET("/v1/merchants")).response.status;
 
@@ -34,13 +28,14 @@ describe("service keys", () => {
   });
 
   it("records last use", async () => {
-    const secret = await server.key(["merchants"]);
-    const id = (await server.running.domain.serviceKeys.authenticate(secret)).id;
-    expect((await admin.GET("/v1/service_keys/{id}", { params: { path: { id } } })).data?.last_used_at).toBeNull();
+    const { id, secret } = await createServiceKey(admin, ["merchants"]);
+    const lastUsed = async () =>
+      (await admin.GET("/v1/service_keys/{id}", { params: { path: { id } } })).data?.last_used_at;
+    expect(await lastUsed()).toBeNull();
     await status(secret);
-    await new Promise((r) => setTimeout(r, 50));
-    const used = await admin.GET("/v1/service_keys/{id}", { params: { path: { id } } });
-    expect(Date.parse(used.data?.last_used_at ?? "")).toBeGreaterThan(Date.now() - 60_000);
+    // Written beside the request, not before its answer.
+    const used = await eventually("last_used_at to be recorded", lastUsed, (at) => at !== null);
+    expect(Date.parse(used ?? "")).toBe(clock.ms);
   });
 
   it("rotates with a grace period: old and new secrets both work until it ends", async () => {
@@ -82,12 +77,14 @@ describe("service keys", () => {
   });
 
   it("refuses expired keys and past expiry dates", async () => {
-    const soon = new Date(Date.now() + 300).toISOString();
+    const inAnHour = new Date(clock.ms + 3_600_000).toISOString();
     const created = await admin.POST("/v1/service_keys", {
-      body: { name: "short-lived", scopes: ["merchants"], expires_at: soon },
+      body: { name: "short-lived", scopes: ["merchants"], expires_at: inAnHour },
     });
     expect(await status(created.data?.secret ?? "")).toBe(200);
-    await new Promise((r) => setTimeout(r, 400));
+    clock.advance(3_599_999);
+    expect(await status(created.data?.secret ?? "")).toBe(200);
+    clock.advance(1);
     expect(await status(created.data?.secret ?? "")).toBe(401);
     const past = await admin.POST("/v1/service_keys", {
       body: { name: "past", scopes: ["merchants"], expires_at: "2020-01-01T00:00:00Z" },

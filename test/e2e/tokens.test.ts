@@ -1,19 +1,15 @@
 import type { PaymentsClient } from "@payments/client";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type TestServer } from "../support/server.ts";
-import { cardBody, clientFor, createToken, MASTERCARD, VISA } from "./fixtures.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import { auditRecordsOf, cardBody, clientFor, createToken, MASTERCARD, useServer, VISA } from "./fixtures.ts";
 
 describe("tokens (the vault)", () => {
-  let server: TestServer;
+  const { server } = useServer();
   let tokenization: PaymentsClient;
   let vault: PaymentsClient;
-
   beforeAll(async () => {
-    server = await startTestServer();
     tokenization = clientFor(server, await server.key(["tokenization"]));
     vault = clientFor(server, await server.key(["vault"]));
   });
-  afterAll(() => server.close());
 
   it("tokenizes a card with 200 (fixed by createToken), showing only brand, first four, last four", async () => {
     const { data, response } = await tokenization.POST("/v1/tokens", {
@@ -68,7 +64,7 @@ describe("tokens (the vault)", () => {
 
     const revealed = await vault.POST("/v1/tokens/{id}/reveal", { params: { path } });
     expect(revealed.data).toMatchObject({ id: token.id, object: "token_reveal", card: { number: VISA } });
-    const audit = await server.running.store.findAll("audit_log", { object_id: token.id });
+    const audit = await auditRecordsOf(server, token.id);
     expect(audit).toHaveLength(1);
     expect(audit[0]).toMatchObject({ action: "token.reveal", request_id: revealed.response.headers.get("request-id") });
 
@@ -84,7 +80,7 @@ describe("tokens (the vault)", () => {
     expect(again.error).toMatchObject({ code: "idempotency_replay_unavailable", param: "Idempotency-Key" });
     expect(again.error?.detail).toContain(token.id);
     expect(JSON.stringify(again.error)).not.toContain(VISA);
-    expect(await server.running.store.findAll("audit_log", { object_id: token.id })).toHaveLength(2);
+    expect(await auditRecordsOf(server, token.id)).toHaveLength(2);
     expect(JSON.stringify(await server.running.store.findAll("idempotency", {}))).not.toContain(VISA);
 
     const deleted = await vault.DELETE("/v1/tokens/{id}", { params: { path } });

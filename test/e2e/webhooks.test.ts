@@ -1,10 +1,12 @@
-import { type PaymentsClient, unwrap } from "@payments/client";
+import { unwrap } from "@payments/client";
 import { verifyWebhook, WebhookVerificationError } from "@payments/client/webhooks";
 import Stripe from "stripe";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Received, Receiver } from "../support/receiver.ts";
-import { loopbackResolver, startTestServer, type TestServer } from "../support/server.ts";
-import { clientFor, createCharge, json } from "./fixtures.ts";
+import { TestClock } from "../support/clock.ts";
+import { eventually } from "../support/eventually.ts";
+import { Receiver } from "../support/receiver.ts";
+import { loopbackResolver } from "../support/server.ts";
+import { clientFor, createCharge, json, useServer } from "./fixtures.ts";
 
 // Webhook delivery end to end (spec/resources/webhook-endpoints.tsp, the `webhooks` section): a
 // receiver on 127.0.0.1 registered in the sandbox gets the events it subscribed to, signed so that our
@@ -33,38 +35,23 @@ function ourVerify(body: string, header: string, secret: string | string[]): unk
 
 const header = (r: Received) => String(r.headers["x-service-signature"]);
 
-async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  for (let i = 0; i < 500; i++) {
-    const value = await read();
-    if (done(value)) return value;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
-let server: TestServer;
-let client: PaymentsClient;
 const receiver = new Receiver();
+beforeAll(() => receiver.start());
+afterAll(() => receiver.stop());
 
-beforeAll(async () => {
-  await receiver.start();
-  server = await startTestServer(
-    // One-second retries, so a retry is seen here; the schedule itself is tested with a moved clock
-    // in server/src/domain/webhooks/dispatcher.test.ts.
-    { WEBHOOK_SANDBOX_RETRY_SCHEDULE: "1,1", WEBHOOK_POLL_INTERVAL_MS: "100" },
-    {
-      webhooks: {
-        resolve: async (hostname) =>
-          hostname === "internal.acme.test" ? [{ address: "10.0.0.7", family: 4 }] : loopbackResolver(hostname),
-      },
+// The server's clock stands still, so a retry comes when the test moves the clock to it; the schedule
+// itself is tested in server/src/domain/webhooks/dispatcher.test.ts.
+const clock = new TestClock();
+const { server, client } = useServer(
+  { WEBHOOK_SANDBOX_RETRY_SCHEDULE: "60,60", WEBHOOK_POLL_INTERVAL_MS: "50" },
+  {
+    clock,
+    webhooks: {
+      resolve: async (hostname) =>
+        hostname === "internal.acme.test" ? [{ address: "10.0.0.7", family: 4 }] : loopbackResolver(hostname),
     },
-  );
-  client = clientFor(server, server.sandboxKey);
-});
-afterAll(async () => {
-  await server.close();
-  await receiver.stop();
-});
+  },
+);
 
 async function register(path: string, enabled_events: string[]) {
   return unwrap(
@@ -114,7 +101,7 @@ describe("signed delivery to a sandbox receiver on 127.0.0.1", () => {
     );
 
     // The attempt log, from both sides.
-    const log = await until(
+    const log = await eventually(
       "the attempt to be recorded",
       async () =>
         unwrap(await client.GET("/v1/webhook_endpoints/{id}/deliveries", { params: { path: { id: endpoint.id } } })),
@@ -177,16 +164,28 @@ describe("signed delivery to a sandbox receiver on 127.0.0.1", () => {
     const endpoint = await register("/flaky", ["payment.voided"]);
     const charge = await createCharge(client, { capture: false });
     unwrap(await client.POST("/v1/charges/{id}/void", { params: { path: { id: charge.id } } }));
+    const deliveries = () =>
+      client.GET("/v1/webhook_endpoints/{id}/deliveries", { params: { path: { id: endpoint.id } } }).then(unwrap);
+    const failedOnce = await eventually(
+      "the failed attempt to be recorded",
+      deliveries,
+      (page) => page.data[0]?.attempt_count === 1 && page.data[0]?.next_attempt_at !== null,
+    );
+    // The retry is due a minute later (give or take the jitter): not before, and then at once.
+    const due = Date.parse(failedOnce.data[0]?.next_attempt_at ?? "");
+    expect(due - clock.ms).toBeGreaterThanOrEqual(48_000);
+    expect(due - clock.ms).toBeLessThanOrEqual(72_000);
+    expect(receiver.at("/flaky")).toHaveLength(1);
+    clock.advance(due - clock.ms);
     const [first, second] = await receiver.waitFor("/flaky", 2);
     expect(first?.headers["x-service-event-id"]).toBe(second?.headers["x-service-event-id"]);
     expect([first?.headers["x-service-delivery-attempt"], second?.headers["x-service-delivery-attempt"]]).toEqual([
       "1",
       "2",
     ]);
-    const log = await until(
+    const log = await eventually(
       "the retry to be recorded",
-      async () =>
-        unwrap(await client.GET("/v1/webhook_endpoints/{id}/deliveries", { params: { path: { id: endpoint.id } } })),
+      deliveries,
       (page) => page.data[0]?.status === "succeeded",
     );
     const [failed, succeeded] = log.data[0]?.attempts ?? [];
@@ -233,7 +232,7 @@ describe("signed delivery to a sandbox receiver on 127.0.0.1", () => {
       type: "webhook_endpoint.test",
       endpoint_id: other.id,
     });
-    const recorded = await until(
+    const recorded = await eventually(
       "the redelivery to be recorded",
       async () =>
         unwrap(

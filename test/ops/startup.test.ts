@@ -67,37 +67,6 @@ function occupyPort(): Promise<{ blocker: Server; port: number }> {
 
 // Each case starts one or two tsx processes (a second or two each, more on a busy machine).
 describe("npm start on a bad setting", { timeout: 60_000 }, () => {
-  it("answers a busy port with one line naming PORT, and the next start still shows the sandbox key", async () => {
-    const dataDir = freshDir();
-    const { blocker, port } = await occupyPort();
-    try {
-      const busy = spawnServer({ PORT: String(port), DATA_DIR: dataDir });
-      const line = await failsWithOneLine(busy);
-      expect(line).toMatch(/^PORT: /);
-      expect(line).toContain(String(port));
-    } finally {
-      await new Promise((done) => blocker.close(done));
-    }
-
-    const next = spawnServer({ PORT: "0", DATA_DIR: dataDir });
-    try {
-      const url = await next.listening;
-      // The key is written after the log line, possibly in a later chunk of the pipe.
-      await expect.poll(() => next.stdout(), { timeout: 10_000 }).toMatch(SECRET);
-      const secret = next.stdout().match(SECRET)?.[0] ?? "";
-      expect(await listMerchants(url, secret)).toBe(200);
-    } finally {
-      expect((await next.stop()).code).toBe(0);
-    }
-
-    // A third start on the same data makes no key and prints none (read once it has exited).
-    const third = spawnServer({ PORT: "0", DATA_DIR: dataDir });
-    await third.listening;
-    expect((await third.stop()).code).toBe(0);
-    expect(third.stdout()).toMatch(/payments API listening/);
-    expect(third.stdout()).not.toMatch(SECRET);
-  });
-
   it("treats an empty PORT as a configuration error, not as 'any free port'", async () => {
     const server = spawnServer({ PORT: "", DATA_DIR: freshDir() });
     const exit = await server.exited;
@@ -210,10 +179,46 @@ describe("DATA_DIR is owner-only", { timeout: 60_000 }, () => {
   });
 });
 
-describe("first start", { timeout: 60_000 }, () => {
+// Start, shutdown, a busy port and the first start's key, as one server process (WORKERS=1) and as a
+// cluster primary with two workers (WORKERS=2, docs/operating.md "Production"; one per core is the
+// production default), where the workers race for the port and for the key.
+describe.each([1, 2])("npm start with WORKERS=%i", { timeout: 90_000 }, (workers) => {
+  const start = (env: Record<string, string>) => spawnServer({ ...env, WORKERS: String(workers) });
+
+  it("answers a busy port with one line naming PORT, the next start shows the sandbox key, and SIGTERM stops it with 0", async () => {
+    const dataDir = freshDir();
+    const { blocker, port } = await occupyPort();
+    try {
+      const line = await failsWithOneLine(start({ PORT: String(port), DATA_DIR: dataDir }));
+      expect(line).toMatch(/^PORT: /);
+      expect(line).toContain(String(port));
+    } finally {
+      await new Promise((done) => blocker.close(done));
+    }
+
+    const next = start({ PORT: "0", DATA_DIR: dataDir });
+    try {
+      const url = await next.listening;
+      // The key is written after the log line, possibly in a later chunk of the pipe.
+      await expect.poll(() => next.stdout(), { timeout: 10_000 }).toMatch(SECRET);
+      const secret = next.stdout().match(SECRET)?.[0] ?? "";
+      expect(await listMerchants(url, secret)).toBe(200);
+    } finally {
+      const exit = await next.stop();
+      expect(exit.code, next.stdout() + next.stderr()).toBe(0);
+    }
+
+    // A third start on the same data makes no key and prints none (read once it has exited).
+    const third = start({ PORT: "0", DATA_DIR: dataDir });
+    await third.listening;
+    expect((await third.stop()).code).toBe(0);
+    expect(third.stdout()).toMatch(/payments API listening/);
+    expect(third.stdout()).not.toMatch(SECRET);
+  });
+
   it("makes exactly one sandbox key when two instances start together on an empty store", async () => {
     const dataDir = freshDir();
-    const servers = [spawnServer({ PORT: "0", DATA_DIR: dataDir }), spawnServer({ PORT: "0", DATA_DIR: dataDir })];
+    const servers = [start({ PORT: "0", DATA_DIR: dataDir }), start({ PORT: "0", DATA_DIR: dataDir })];
     const urls = await Promise.all(servers.map((s) => s.listening));
     try {
       await expect.poll(() => servers.map((s) => s.stdout()).join("\n"), { timeout: 10_000 }).toMatch(SECRET);
@@ -225,7 +230,8 @@ describe("first start", { timeout: 60_000 }, () => {
       // Both instances share the store, so the one key works on either.
       for (const url of urls) expect(await listMerchants(url, secret)).toBe(200);
     } finally {
-      await Promise.all(servers.map((s) => s.stop()));
+      const exits = await Promise.all(servers.map((s) => s.stop()));
+      expect(exits.map((e) => e.code)).toEqual([0, 0]);
     }
     // Read once both have exited: exactly one key between them.
     const secrets = servers.flatMap((s) => [...new Set(s.stdout().match(SECRET) ?? [])]);

@@ -1,5 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { eventually } from "./eventually.ts";
 
 // A webhook receiver on 127.0.0.1 for the e2e suites: it records every request with its raw body (what
 // a signature covers), and answers each path as the test says (200 "ok" unless told otherwise).
@@ -37,13 +38,13 @@ export class Receiver {
     return this.requests.filter((r) => r.path === path);
   }
 
-  async waitFor(path: string, count = 1): Promise<Received[]> {
-    for (let i = 0; i < 1000; i++) {
-      const got = this.at(path);
-      if (got.length >= count) return got;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    throw new Error(`${path} got ${this.at(path).length} of ${count} deliveries`);
+  /** The requests to `path`, once there are `count` of them (deliveries arrive in the background). */
+  waitFor(path: string, count = 1): Promise<Received[]> {
+    return eventually(
+      `${count} deliveries to ${path}`,
+      () => this.at(path),
+      (got) => got.length >= count,
+    );
   }
 
   async stop(): Promise<void> {

@@ -14,6 +14,7 @@ import {
   createPixCharge,
   createToken,
   createWebhookEndpoint,
+  creditAvailable,
   insertEvent,
   pageTokenOf,
   REVIEW_CARD,
@@ -158,19 +159,9 @@ export const RECIPES: Record<(typeof OPERATIONS)[number]["operationId"], Recipe>
  * A valid cashout body: a fresh merchant with 1,000 available. Production captures wait for settlement,
  * so the funds are put straight into the balance, in whichever environment the recipe runs.
  */
-async function cashoutBody({ server, client, live }: Env) {
+async function cashoutBody({ server, client }: Env) {
   const merchant = await createMerchant(client);
-  const at = new Date().toISOString();
-  await server.running.store.insert("balances", {
-    id: `${merchant.id}:USD`,
-    livemode: live,
-    created_at: at,
-    updated_at: at,
-    merchant_id: merchant.id,
-    currency: "USD",
-    available: 1000,
-    pending: 0,
-  });
+  await creditAvailable(server, merchant, 1000);
   return {
     merchant_id: merchant.id,
     amount: 100,

@@ -1,6 +1,13 @@
 import { randomBytes } from "node:crypto";
 import type { Scope } from "@payments/contract/operations";
-import { IN_MEMORY, loadConfig, type RunningServer, startServer, type WebhookOverrides } from "@payments/server";
+import {
+  type createLogger,
+  IN_MEMORY,
+  loadConfig,
+  type RunningServer,
+  startServer,
+  type WebhookOverrides,
+} from "@payments/server";
 import { MongoClient } from "mongodb";
 
 // A real server on a random loopback port with response validation on: what the e2e, contract and
@@ -24,6 +31,9 @@ export const loopbackResolver: NonNullable<WebhookOverrides["resolve"]> = async 
   throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: "ENOTFOUND" });
 };
 
+/** A logger as the server makes them (createLogger). */
+export type Logger = ReturnType<typeof createLogger>;
+
 export interface TestServer {
   url: string;
   running: RunningServer;
@@ -39,11 +49,12 @@ export const MONGODB_URI = process.env.MONGODB_URI || undefined;
 
 /**
  * `now`: the server's clock (default: the real one); tests that need time to pass (review windows,
- * velocity windows) pass a clock they move. `webhooks`: the webhook sender and resolver to use.
+ * velocity windows) pass a clock they move (clock.ts). `webhooks`: the webhook sender and resolver to
+ * use. `logger`: where the server logs (default: LOG_LEVEL silent, nowhere).
  */
 export async function startTestServer(
   env: Record<string, string> = {},
-  options: { now?: () => Date; webhooks?: WebhookOverrides } = {},
+  options: { now?: () => Date; webhooks?: WebhookOverrides; logger?: Logger } = {},
 ): Promise<TestServer> {
   const mongo = MONGODB_URI ? { MONGODB_URI, MONGODB_DB: `test_${randomBytes(12).toString("hex")}` } : {};
   const config = loadConfig({
@@ -64,6 +75,7 @@ export async function startTestServer(
   });
   const running = await startServer({
     config,
+    ...(options.logger ? { logger: options.logger } : {}),
     ...(options.now ? { now: options.now } : {}),
     webhooks: { resolve: loopbackResolver, ...options.webhooks },
   });

@@ -1,5 +1,6 @@
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { clientFor, createServiceKey, keyIdOf, storedConsoleSessionsOf } from "../../e2e/fixtures.ts";
 import type { TestServer } from "../../support/server.ts";
 import {
   expectAccessible,
@@ -9,11 +10,11 @@ import {
   POLL,
   screenshots,
   signIn,
-  startConsoleServer,
+  startBrowserServer,
   storage,
   type Watched,
   watch,
-} from "./support.ts";
+} from "../support.ts";
 
 // The keys page shows what ServiceKey holds for each key (name, a truncated prefix starting `key_`, scopes,
 // how long ago each key was last used, a rotate action), and the life of a key in the console: created with
@@ -35,7 +36,7 @@ describe("console: sign-in and service keys", { timeout: 120_000 }, () => {
     (await fetch(`${server.url}${path}`, { headers: { authorization: `Bearer ${key}` } })).status;
 
   beforeAll(async () => {
-    server = await startConsoleServer();
+    server = await startBrowserServer();
     secretsSeen.push(server.sandboxKey);
     browser = await launch();
     context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
@@ -265,18 +266,17 @@ describe("console: sign-in and service keys", { timeout: 120_000 }, () => {
       headers: { cookie: `${cookie?.name}=${cookie?.value}` },
     });
     expect(replay.status).toBe(204); // no session
-    const id = (await server.running.domain.serviceKeys.authenticate(server.sandboxKey)).id;
-    expect(await server.running.store.findAll("console_sessions", { key_id: id }, 10)).toEqual([]);
+    const id = await keyIdOf(clientFor(server, server.sandboxKey), server.sandboxKey);
+    expect(await storedConsoleSessionsOf(server, id)).toEqual([]);
     await page.goto(`${server.url}/console#/keys`);
     await page.getByLabel("Service key", { exact: true }).waitFor();
   });
 
   it("ends the session of a revoked key at its next request", async () => {
-    const secret = await server.key(["*"], { name: "soon revoked" });
+    const { id, secret } = await createServiceKey(clientFor(server, server.sandboxKey), ["*"], "soon revoked");
     secretsSeen.push(secret);
     await signIn(page, server.url, secret);
     await page.getByRole("table", { name: "Service keys" }).waitFor();
-    const id = (await server.running.domain.serviceKeys.authenticate(secret)).id;
     await fetch(`${server.url}/v1/service_keys/${id}/revoke`, {
       method: "POST",
       headers: { authorization: `Bearer ${server.sandboxKey}` },

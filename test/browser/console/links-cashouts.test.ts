@@ -4,20 +4,22 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { clientFor, createMerchant, fundedMerchant, VISA } from "../../e2e/fixtures.ts";
 import type { TestServer } from "../../support/server.ts";
 import {
-  actionsOf,
+  checkPage,
   expectAccessible,
+  expectKeyboardReachesEverything,
   expectNothingSecretStored,
   expectSameOrigin,
   launch,
+  openConsole,
   POLL,
   screenshots,
+  settle,
   signIn,
-  startConsoleServer,
+  startBrowserServer,
   storage,
-  tabThrough,
   type Watched,
   watch,
-} from "./support.ts";
+} from "../support.ts";
 
 // The payment links and cashouts pages of the console against a real server: a link created in the
 // console, paid on its hosted page, its uses and charge shown, turned off; cashouts created in the
@@ -39,7 +41,7 @@ describe("console: payment links and cashouts", { timeout: 120_000 }, () => {
   let api: PaymentsClient;
 
   beforeAll(async () => {
-    server = await startConsoleServer();
+    server = await startBrowserServer();
     api = clientFor(server, server.sandboxKey);
     browser = await launch();
     context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
@@ -52,40 +54,6 @@ describe("console: payment links and cashouts", { timeout: 120_000 }, () => {
     await server?.close();
   });
 
-  /** Opens a console address afresh and waits for its heading and its lists. */
-  async function open(hash: string, heading: string | RegExp): Promise<void> {
-    const url = `${server.url}/console#/${hash}`;
-    if (page.url() === url) await page.reload();
-    else await page.goto(url);
-    await settle(heading);
-  }
-
-  async function settle(heading: string | RegExp): Promise<void> {
-    await page.getByRole("heading", { level: 1, name: heading }).waitFor();
-    await page.waitForFunction(
-      () => !document.querySelector("main[aria-busy]") && !document.body.textContent?.includes("Loading…"),
-    );
-  }
-
-  /** Every enabled control (of the page, or of its open dialog) is reached by Tab. */
-  async function expectKeyboardReachesEverything(what: string, within = "body"): Promise<void> {
-    const actions = await actionsOf(page, within);
-    const reached = await tabThrough(page);
-    const missing = [...actions];
-    for (const r of reached) {
-      const i = missing.indexOf(r);
-      if (i >= 0) missing.splice(i, 1);
-    }
-    expect(missing, `controls of ${what} that Tab never reached`).toEqual([]);
-    expect(actions.length).toBeGreaterThan(3);
-  }
-
-  async function checkPage(what: string, screenshot?: string): Promise<void> {
-    if (screenshot) await screenshots(page, screenshot);
-    await expectAccessible(page, what);
-    await expectKeyboardReachesEverything(what);
-  }
-
   const detail = (term: string) =>
     page.locator("dl.details dt", { hasText: term }).locator("xpath=following-sibling::dd[1]");
 
@@ -96,7 +64,7 @@ describe("console: payment links and cashouts", { timeout: 120_000 }, () => {
 
   it("creates a payment link, shows its page address, counts a payment and lists its charge, and turns it off", async () => {
     const merchant = await createMerchant(api, "Link Roasters");
-    await open("payment-links", "Payment links");
+    await openConsole(page, server.url, "payment-links", "Payment links");
     await page.getByRole("button", { name: "Create payment link" }).click();
     const dialog = page.getByRole("dialog", { name: "Create a payment link" });
     await dialog.getByLabel("Merchant id").fill(merchant.id);
@@ -117,12 +85,12 @@ describe("console: payment links and cashouts", { timeout: 120_000 }, () => {
     await dialog.evaluate((el) => el.scrollTo(0, 0));
     await screenshots(page, "console-payment-link-form", false);
     await expectAccessible(page, "the payment link form with a problem");
-    await expectKeyboardReachesEverything("the payment link form", "dialog[open]");
+    await expectKeyboardReachesEverything(page, "the payment link form", "dialog[open]");
 
     await dialog.getByLabel("Pix (BRL)").uncheck();
     await dialog.getByLabel("Card").check();
     await dialog.getByRole("button", { name: "Create payment link" }).click();
-    await settle("Console coffee");
+    await settle(page, "Console coffee");
     const pageLink = page.getByRole("link", { name: /\/pay\/plink_/ });
     const url = (await pageLink.getAttribute("href")) ?? "";
     expect(url).toMatch(new RegExp(`^${server.url}/pay/plink_[0-9A-Za-z]{24}$`));
@@ -159,18 +127,18 @@ describe("console: payment links and cashouts", { timeout: 120_000 }, () => {
     expect(receipt).toMatch(/^tx_/);
     await payer.close();
 
-    await open(`payment-links/${id}`, "Console coffee");
+    await openConsole(page, server.url, `payment-links/${id}`, "Console coffee");
     expect(await detail("Uses").textContent()).toBe("1 of 5");
     const charges = page.getByRole("table", { name: "Charges through this link" });
     await charges.getByRole("link", { name: receipt }).waitFor();
     expect(await charges.getByRole("row", { name: new RegExp(receipt) }).textContent()).toContain("USD 25.00");
-    await checkPage("a payment link with its charges", "console-payment-link");
+    await checkPage(page, "a payment link with its charges", "console-payment-link");
 
     // Its charge links back to the link.
     await charges.getByRole("link", { name: receipt }).click();
-    await settle(/USD 25\.00 · captured/);
+    await settle(page, /USD 25\.00 · captured/);
     await page.getByRole("link", { name: id }).click();
-    await settle("Console coffee");
+    await settle(page, "Console coffee");
 
     // Edit the description and the expiry.
     await page.getByRole("button", { name: "Edit description and expiry" }).click();
@@ -179,7 +147,7 @@ describe("console: payment links and cashouts", { timeout: 120_000 }, () => {
     await edit.getByLabel(/Expires/).fill("2031-12-31T23:59");
     await expectAccessible(page, "the edit dialog");
     await edit.getByRole("button", { name: "Save" }).click();
-    await settle("Console coffee, December");
+    await settle(page, "Console coffee, December");
     const edited = unwrap(await api.GET("/v1/payment_links/{id}", { params: { path: { id } } }));
     expect(edited.description).toBe("Console coffee, December");
     expect(Date.parse(edited.expires_at ?? "")).toBe(new Date("2031-12-31T23:59").getTime());
@@ -192,14 +160,14 @@ describe("console: payment links and cashouts", { timeout: 120_000 }, () => {
     expect((await fetch(url)).status).toBe(410);
 
     // The list, filtered by the API's `active` filter.
-    await open("payment-links", "Payment links");
+    await openConsole(page, server.url, "payment-links", "Payment links");
     await page.getByLabel("Active").selectOption("false");
     await page.getByRole("button", { name: "Apply filters" }).click();
     await page.waitForURL(/active=false/);
     const rows = () => page.getByRole("table", { name: "Payment links" }).getByRole("rowheader").allTextContents();
     await expect.poll(rows, POLL).toEqual(["Console coffee, December"]);
-    await checkPage("the payment links list", "console-payment-links");
-    await open(`payment-links/${id}`, "Console coffee, December");
+    await checkPage(page, "the payment links list", "console-payment-links");
+    await openConsole(page, server.url, `payment-links/${id}`, "Console coffee, December");
     await page.getByRole("button", { name: "Turn on" }).click();
     await page.getByRole("button", { name: "Turn off" }).waitFor();
     expect(unwrap(await api.GET("/v1/payment_links/{id}", { params: { path: { id } } })).active).toBe(true);
@@ -208,7 +176,7 @@ describe("console: payment links and cashouts", { timeout: 120_000 }, () => {
   it("creates cashouts against a funded merchant: problems beside their field, the destination masked, the balance taken", async () => {
     const funded = await fundedMerchant(api, 60_000, "EUR");
     expect(await available(funded.id, "EUR")).toBe(60_000);
-    await open(`cashouts?merchant_id=${funded.id}`, "Cashouts");
+    await openConsole(page, server.url, `cashouts?merchant_id=${funded.id}`, "Cashouts");
     await page.getByRole("button", { name: "Create cashout" }).click();
     const dialog = page.getByRole("dialog", { name: "Create a cashout" });
     // The list's merchant filter carries into the form, and the form shows what is available.
@@ -232,7 +200,7 @@ describe("console: payment links and cashouts", { timeout: 120_000 }, () => {
     await dialog.evaluate((el) => el.scrollTo(0, 0));
     await screenshots(page, "console-cashout-form", false);
     await expectAccessible(page, "the cashout form with a problem");
-    await expectKeyboardReachesEverything("the cashout form", "dialog[open]");
+    await expectKeyboardReachesEverything(page, "the cashout form", "dialog[open]");
 
     // 422: more than the available balance, named against the amount.
     await iban.fill(IBAN);
@@ -246,7 +214,7 @@ describe("console: payment links and cashouts", { timeout: 120_000 }, () => {
     await dialog.getByLabel("Amount in minor units").fill("50000");
     await expect.poll(() => dialog.getByText("EUR 500.00", { exact: true }).count(), POLL).toBe(1);
     await dialog.getByRole("button", { name: "Create cashout" }).click();
-    await settle("EUR 500.00 · pending");
+    await settle(page, "EUR 500.00 · pending");
     const coId = page.url().split("#/cashouts/")[1] ?? "";
     expect(coId).toMatch(/^co_[0-9A-Za-z]{24}$/);
     expect(await detail("Destination").textContent()).toBe("IBAN DE89 **** **** **** **30 00");
@@ -257,18 +225,18 @@ describe("console: payment links and cashouts", { timeout: 120_000 }, () => {
     expectNothingSecretStored(await storage(context, page), [server.sandboxKey, IBAN.replaceAll(" ", "")]);
     // The balance dropped by the amount, at once.
     expect(await available(funded.id, "EUR")).toBe(10_000);
-    await checkPage("a pending cashout", "console-cashout");
-    await open(`merchants/${funded.id}`, "Acme Coffee");
+    await checkPage(page, "a pending cashout", "console-cashout");
+    await openConsole(page, server.url, `merchants/${funded.id}`, "Acme Coffee");
     await page.getByRole("table", { name: "Balance per currency" }).waitFor();
     expect(await page.getByRole("row", { name: /EUR/ }).textContent()).toContain("EUR 100.00");
 
     // The sandbox plays the bank: pay now.
     await page.getByRole("link", { name: "This merchant's cashouts" }).click();
-    await settle("Cashouts");
+    await settle(page, "Cashouts");
     await page.getByRole("link", { name: coId }).click();
-    await settle("EUR 500.00 · pending");
+    await settle(page, "EUR 500.00 · pending");
     await page.getByRole("button", { name: "Pay now (sandbox)" }).click();
-    await settle("EUR 500.00 · paid");
+    await settle(page, "EUR 500.00 · paid");
     expect(await page.getByRole("group", { name: "Cashout actions" }).getByRole("button").count()).toBe(0);
     expect(unwrap(await api.GET("/v1/cashouts/{id}", { params: { path: { id: coId } } })).status).toBe("paid");
     expect(await available(funded.id, "EUR")).toBe(10_000);
@@ -289,7 +257,7 @@ describe("console: payment links and cashouts", { timeout: 120_000 }, () => {
     const toFail = unwrap(await create(7_000));
     expect(await available(funded.id, "EUR")).toBe(8_000);
 
-    await open(`cashouts/${toCancel.id}`, "EUR 50.00 · pending");
+    await openConsole(page, server.url, `cashouts/${toCancel.id}`, "EUR 50.00 · pending");
     await page.getByRole("button", { name: "Cancel cashout" }).click();
     const confirm = page.getByRole("dialog", { name: "Cancel this cashout?" });
     expect(await confirm.textContent()).toContain("EUR 50.00 return to the merchant's available balance");
@@ -303,22 +271,22 @@ describe("console: payment links and cashouts", { timeout: 120_000 }, () => {
       .getByRole("dialog", { name: "Cancel this cashout?" })
       .getByRole("button", { name: "Cancel cashout" })
       .click();
-    await settle("EUR 50.00 · canceled");
+    await settle(page, "EUR 50.00 · canceled");
     expect(await page.getByRole("button", { name: "Cancel cashout" }).count()).toBe(0);
     expect(await available(funded.id, "EUR")).toBe(13_000);
 
-    await open(`cashouts/${toFail.id}`, "EUR 70.00 · pending");
+    await openConsole(page, server.url, `cashouts/${toFail.id}`, "EUR 70.00 · pending");
     await page.getByRole("button", { name: "Fail now (sandbox)" }).click();
     const fail = page.getByRole("dialog", { name: "Fail the cashout (sandbox)" });
     await fail.getByLabel("Failure code").selectOption("no_account");
     await expectAccessible(page, "the fail dialog");
     await fail.getByRole("button", { name: "Fail cashout" }).click();
-    await settle("EUR 70.00 · failed");
+    await settle(page, "EUR 70.00 · failed");
     expect(await detail("Failure").textContent()).toMatch(/^no_account: /);
     expect(await available(funded.id, "EUR")).toBe(20_000);
 
     // The list: the API's merchant and status filters, kept in the address.
-    await open(`cashouts?merchant_id=${funded.id}`, "Cashouts");
+    await openConsole(page, server.url, `cashouts?merchant_id=${funded.id}`, "Cashouts");
     const ids = () => page.getByRole("table", { name: "Cashouts" }).getByRole("rowheader").allTextContents();
     await expect.poll(ids, POLL).toEqual([toFail.id, toCancel.id]);
     expect(await page.getByRole("row", { name: new RegExp(toFail.id) }).textContent()).toContain(
@@ -329,12 +297,12 @@ describe("console: payment links and cashouts", { timeout: 120_000 }, () => {
     await page.waitForURL(/status=canceled/);
     expect(page.url()).toContain(`merchant_id=${funded.id}`);
     await expect.poll(ids, POLL).toEqual([toCancel.id]);
-    await checkPage("the cashouts list", "console-cashouts");
+    await checkPage(page, "the cashouts list", "console-cashouts");
   });
 
   it("creates cashouts to a US account, a pix key and a CLABE, each with its own fields and currency", async () => {
     const usd = await fundedMerchant(api, 10_000, "USD");
-    await open("cashouts", "Cashouts");
+    await openConsole(page, server.url, "cashouts", "Cashouts");
     await page.getByRole("button", { name: "Create cashout" }).click();
     const dialog = page.getByRole("dialog", { name: "Create a cashout" });
     await dialog.getByLabel("Merchant id").fill(usd.id);
@@ -348,13 +316,13 @@ describe("console: payment links and cashouts", { timeout: 120_000 }, () => {
     await dialog.getByLabel("Account type").selectOption("savings");
     await dialog.getByLabel("Account holder").fill("Ada Lovelace");
     await dialog.getByRole("button", { name: "Create cashout" }).click();
-    await settle("USD 25.00 · pending");
+    await settle(page, "USD 25.00 · pending");
     expect(await detail("Destination").textContent()).toBe("US account ********6789");
     expect(await detail("Account type").textContent()).toBe("savings");
     expect(await page.content()).not.toContain("000123456789");
 
     // Pix and CLABE: a merchant without BRL or MXN balance gets the API's 422, named against the amount.
-    await open("cashouts", "Cashouts");
+    await openConsole(page, server.url, "cashouts", "Cashouts");
     await page.getByRole("button", { name: "Create cashout" }).click();
     await dialog.getByLabel("Merchant id").fill(usd.id);
     await dialog.getByLabel("Amount in minor units").fill("100");
@@ -392,7 +360,7 @@ describe("console: payment link and cashout actions follow the key", { timeout: 
   let api: PaymentsClient;
 
   beforeAll(async () => {
-    server = await startConsoleServer();
+    server = await startBrowserServer();
     api = clientFor(server, server.sandboxKey);
     browser = await launch();
   });

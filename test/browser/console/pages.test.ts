@@ -14,20 +14,20 @@ import {
 } from "../../e2e/fixtures.ts";
 import type { TestServer } from "../../support/server.ts";
 import {
-  actionsOf,
+  checkPage,
   expectAccessible,
   expectNothingSecretStored,
   expectSameOrigin,
   launch,
+  openConsole,
   POLL,
   screenshots,
   signIn,
-  startConsoleServer,
+  startBrowserServer,
   storage,
-  tabThrough,
   type Watched,
   watch,
-} from "./support.ts";
+} from "../support.ts";
 
 // Every page of the console against a real server: a charge made through the API appears and is
 // refunded in the console; a key with only `vault` is offered no charge page or action; the request
@@ -46,7 +46,7 @@ describe("console pages", { timeout: 120_000 }, () => {
   let received = 0;
 
   beforeAll(async () => {
-    server = await startConsoleServer({ WEBHOOK_POLL_INTERVAL_MS: "50" });
+    server = await startBrowserServer({ WEBHOOK_POLL_INTERVAL_MS: "50" });
     receiver = createServer((req, res) => {
       req.resume();
       req.on("end", () => {
@@ -68,46 +68,16 @@ describe("console pages", { timeout: 120_000 }, () => {
     await new Promise<void>((resolve) => receiver?.close(() => resolve()));
   });
 
-  /** Opens a console address afresh and waits for its heading. */
-  async function open(hash: string, heading: string | RegExp): Promise<void> {
-    const url = `${server.url}/console#/${hash}`;
-    if (page.url() === url) await page.reload();
-    else await page.goto(url);
-    await page.getByRole("heading", { level: 1, name: heading }).waitFor();
-    await page.waitForFunction(
-      () => !document.querySelector("main[aria-busy]") && !document.body.textContent?.includes("Loading…"),
-    );
-  }
-
-  /** Every enabled control of the page is reached by Tab, as often as it appears. */
-  async function expectKeyboardReachesEverything(what: string): Promise<void> {
-    const actions = await actionsOf(page);
-    const reached = await tabThrough(page);
-    const missing = [...actions];
-    for (const r of reached) {
-      const i = missing.indexOf(r);
-      if (i >= 0) missing.splice(i, 1);
-    }
-    expect(missing, `controls of ${what} that Tab never reached`).toEqual([]);
-    expect(actions.length).toBeGreaterThan(3);
-  }
-
-  async function checkPage(what: string, screenshot?: string): Promise<void> {
-    if (screenshot) await screenshots(page, screenshot);
-    await expectAccessible(page, what);
-    await expectKeyboardReachesEverything(what);
-  }
-
   it("shows a charge made through the API and refunds it from the console", async () => {
     const api = clientFor(server, server.sandboxKey);
     const charge = await createCharge(api, { amount: 2500 });
-    await open("charges", "Charges");
+    await openConsole(page, server.url, "charges", "Charges");
     await page.getByRole("link", { name: charge.id }).waitFor();
-    await checkPage("the charges list", "console-charges");
+    await checkPage(page, "the charges list", "console-charges");
 
     await page.getByRole("link", { name: charge.id }).click();
     await page.getByRole("heading", { level: 1, name: /USD 25\.00 · captured/ }).waitFor();
-    await checkPage("a charge");
+    await checkPage(page, "a charge");
     await page.getByRole("button", { name: "Refund" }).click();
     const dialog = page.getByRole("dialog", { name: "Refund the charge" });
     await dialog.getByLabel(/Amount in minor units/).fill("500");
@@ -135,23 +105,23 @@ describe("console pages", { timeout: 120_000 }, () => {
   it("captures, voids and settles reviews, each only where the charge's state allows", async () => {
     const api = clientFor(server, server.sandboxKey);
     const authorized = await createCharge(api, { amount: 1200, capture: false });
-    await open(`charges/${authorized.id}`, /authorized/);
+    await openConsole(page, server.url, `charges/${authorized.id}`, /authorized/);
     expect(await page.getByRole("button", { name: "Refund" }).count()).toBe(0);
     await page.getByRole("button", { name: "Capture" }).click();
     await page.getByRole("dialog", { name: "Capture the charge" }).getByRole("button", { name: "Capture" }).click();
     await page.getByRole("heading", { level: 1, name: /captured/ }).waitFor();
 
     const toVoid = await createCharge(api, { amount: 1300, capture: false });
-    await open(`charges/${toVoid.id}`, /authorized/);
+    await openConsole(page, server.url, `charges/${toVoid.id}`, /authorized/);
     await page.getByRole("button", { name: "Void" }).click();
     await page.getByRole("dialog", { name: "Void this charge?" }).getByRole("button", { name: "Void charge" }).click();
     await page.getByRole("heading", { level: 1, name: /voided/ }).waitFor();
     expect(await page.getByText("No action applies to this charge now.").count()).toBe(1);
 
     const held = await createCharge(api, { card: REVIEW_CARD });
-    await open(`charges/${held.id}`, /authorized/);
+    await openConsole(page, server.url, `charges/${held.id}`, /authorized/);
     expect(await page.getByRole("button", { name: "Capture" }).count()).toBe(0);
-    await checkPage("a charge held for review");
+    await checkPage(page, "a charge held for review");
     await page.getByRole("button", { name: "Approve review" }).click();
     await page.getByRole("heading", { level: 1, name: /captured/ }).waitFor();
   });
@@ -170,12 +140,12 @@ describe("console pages", { timeout: 120_000 }, () => {
         },
       }),
     );
-    await open("merchants", "Merchants");
-    await checkPage("the merchants list", "console-merchants");
+    await openConsole(page, server.url, "merchants", "Merchants");
+    await checkPage(page, "the merchants list", "console-merchants");
     await page.getByRole("link", { name: "Balance Roasters" }).first().click();
     await page.getByRole("table", { name: "Balance per currency" }).waitFor();
     expect(await page.getByRole("row", { name: /EUR/ }).textContent()).toContain("EUR 42.00");
-    await checkPage("a merchant");
+    await checkPage(page, "a merchant");
     await page.getByRole("button", { name: "Edit" }).click();
     const dialog = page.getByRole("dialog", { name: /Edit/ });
     await dialog.getByLabel("Status").selectOption("suspended");
@@ -187,7 +157,7 @@ describe("console pages", { timeout: 120_000 }, () => {
       )
       .toBe("suspended");
 
-    await open("merchants", "Merchants");
+    await openConsole(page, server.url, "merchants", "Merchants");
     await page.getByRole("button", { name: "Create merchant" }).click();
     await page.getByRole("dialog", { name: "Create a merchant" }).getByLabel("Name").fill("Console Bakery");
     await page
@@ -200,7 +170,7 @@ describe("console pages", { timeout: 120_000 }, () => {
   it("filters and pages lists with the API's filters and cursors", async () => {
     const api = clientFor(server, server.sandboxKey);
     for (let i = 0; i < 22; i++) await createMerchant(api, `Paged merchant ${i}`);
-    await open("merchants", "Merchants");
+    await openConsole(page, server.url, "merchants", "Merchants");
     const names = () => page.getByRole("table", { name: "Merchants" }).getByRole("rowheader").allTextContents();
     const first = await names();
     expect(first).toHaveLength(20);
@@ -229,7 +199,7 @@ describe("console pages", { timeout: 120_000 }, () => {
     await expect
       .poll(
         async () => {
-          await open("requests", "Request log");
+          await openConsole(page, server.url, "requests", "Request log");
           return page.getByText(probeId).count();
         },
         { timeout: 20_000, interval: 300 },
@@ -243,7 +213,7 @@ describe("console pages", { timeout: 120_000 }, () => {
     const probeRow = table.getByRole("row").filter({ hasText: probeId });
     expect(await probeRow.textContent()).toContain("/v1/tokens/4242********4242?card=4242********4242");
     expect(await page.content()).not.toContain(VISA);
-    await checkPage("the request log", "console-request-log");
+    await checkPage(page, "the request log", "console-request-log");
     // Filtered by outcome, through the operation's own filter.
     await page.getByLabel("Outcome").selectOption("failed");
     await page.getByRole("button", { name: "Apply filters" }).click();
@@ -257,8 +227,8 @@ describe("console pages", { timeout: 120_000 }, () => {
   });
 
   it("manages webhook endpoints: create (secret once), edit events, test event, attempt log, redeliver, rotate", async () => {
-    await open("webhooks", "Webhook endpoints");
-    await checkPage("the webhook endpoints list");
+    await openConsole(page, server.url, "webhooks", "Webhook endpoints");
+    await checkPage(page, "the webhook endpoints list");
     await page.getByRole("button", { name: "Add endpoint" }).click();
     const dialog = page.getByRole("dialog", { name: "Add a webhook endpoint" });
     await dialog.getByLabel("URL").fill(receiverUrl);
@@ -296,7 +266,7 @@ describe("console pages", { timeout: 120_000 }, () => {
       .toBe(1);
     await page.getByText("Attempts (1)").click();
     await expect.poll(() => deliveries.locator("table.compact").textContent(), POLL).toContain("200");
-    await checkPage("a webhook endpoint with its attempt log", "console-webhook-endpoint");
+    await checkPage(page, "a webhook endpoint with its attempt log", "console-webhook-endpoint");
 
     // Redeliver: one more attempt of the same delivery, logged as the manual one it is.
     const before = received;
@@ -319,7 +289,7 @@ describe("console pages", { timeout: 120_000 }, () => {
     await deliveries.getByRole("link", { name: /^evt_/ }).first().click();
     await page.getByRole("heading", { level: 1, name: "webhook_endpoint.test" }).waitFor();
     await page.getByRole("table", { name: "Deliveries" }).waitFor();
-    await checkPage("an event with its deliveries", "console-event");
+    await checkPage(page, "an event with its deliveries", "console-event");
 
     // Rotate the signing secret, choosing the grace period.
     await page.goBack();
@@ -349,38 +319,38 @@ describe("console pages", { timeout: 120_000 }, () => {
   });
 
   it("lists events, filtered by type", async () => {
-    await open("events", "Events");
+    await openConsole(page, server.url, "events", "Events");
     await page.getByLabel("Type").selectOption("payment.refunded");
     await page.getByRole("button", { name: "Apply filters" }).click();
     await page.waitForURL(/type=payment\.refunded/);
     const types = () => page.getByRole("table", { name: "Events" }).locator("tbody td:nth-child(2)").allTextContents();
     await expect.poll(async () => [...new Set(await types())], POLL).toEqual(["payment.refunded"]);
-    await checkPage("the events list", "console-events");
+    await checkPage(page, "the events list", "console-events");
   });
 
   it("shows fraud evaluations, value lists and settings", async () => {
     const api = clientFor(server, server.sandboxKey);
     const item = await createFraudListItem(api);
-    await open("fraud", "Fraud evaluations");
-    await checkPage("fraud evaluations");
-    await open("fraud/lists", "Value lists");
-    await checkPage("fraud lists");
-    await open(`fraud/lists/${item.list_id}`, "Fixture list");
+    await openConsole(page, server.url, "fraud", "Fraud evaluations");
+    await checkPage(page, "fraud evaluations");
+    await openConsole(page, server.url, "fraud/lists", "Value lists");
+    await checkPage(page, "fraud lists");
+    await openConsole(page, server.url, `fraud/lists/${item.list_id}`, "Fixture list");
     await page.getByLabel("Value (email)").fill("blocked@example.com");
     await page.getByRole("button", { name: "Add value" }).click();
     await page.getByRole("rowheader", { name: "blocked@example.com" }).waitFor();
-    await checkPage("a fraud list");
-    await open("fraud/settings", "Fraud settings");
-    await checkPage("fraud settings");
+    await checkPage(page, "a fraud list");
+    await openConsole(page, server.url, "fraud/settings", "Fraud settings");
+    await checkPage(page, "fraud settings");
   });
 
   it("looks up and deletes a token (card numbers never pass through the console)", async () => {
     const api = clientFor(server, server.sandboxKey);
     const token = await createToken(api);
-    await open(`tokens/${token.id}`, "Tokens");
+    await openConsole(page, server.url, `tokens/${token.id}`, "Tokens");
     await page.getByRole("heading", { level: 2, name: token.id }).waitFor();
     expect(await page.content()).not.toContain(VISA);
-    await checkPage("a token");
+    await checkPage(page, "a token");
     await page.getByRole("button", { name: "Delete token" }).click();
     await page
       .getByRole("dialog", { name: "Delete this token?" })
@@ -420,7 +390,7 @@ describe("console: scopes and environments", { timeout: 120_000 }, () => {
   let browser: Browser;
 
   beforeAll(async () => {
-    server = await startConsoleServer();
+    server = await startBrowserServer();
     browser = await launch();
   });
   afterAll(async () => {

@@ -13,8 +13,15 @@ import {
   fundedMerchant,
 } from "../../e2e/fixtures.ts";
 import type { TestServer } from "../../support/server.ts";
-import { DESKTOP_WIDTHS, horizontalOverflow } from "../overflow.ts";
-import { launch, POLL, screenshots, signIn, startConsoleServer } from "./support.ts";
+import {
+  DESKTOP_WIDTHS,
+  horizontalOverflow,
+  launch,
+  POLL,
+  screenshots,
+  signIn,
+  startBrowserServer,
+} from "../support.ts";
 
 // Every page of the console at the desktop widths people use (1024 and 1280 px), with data as long as
 // real data gets (a merchant's full legal name, a webhook URL with a path and query, a receiver that
@@ -31,7 +38,7 @@ describe("console pages at desktop widths", { timeout: 300_000 }, () => {
   const named = { merchant: "", funded: "" };
 
   beforeAll(async () => {
-    server = await startConsoleServer({ WEBHOOK_POLL_INTERVAL_MS: "50" });
+    server = await startBrowserServer({ WEBHOOK_POLL_INTERVAL_MS: "50" });
     // A receiver that is down: an HTML error page, so every attempt logs a status, a latency and a body.
     receiver = createServer((req, res) => {
       req.resume();

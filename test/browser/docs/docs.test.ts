@@ -11,11 +11,11 @@ import {
   expectSameOrigin,
   launch,
   screenshots,
-  startConsoleServer,
+  startBrowserServer,
   tabThrough,
   type Watched,
   watch,
-} from "../console/support.ts";
+} from "../support.ts";
 
 // The API reference (/docs): Redoc, bundled locally, rendering the document the server runs on, with
 // every operation, the webhooks and the signature rules; a strict CSP and nothing from another host.
@@ -32,7 +32,7 @@ describe("the API reference", { timeout: 120_000 }, () => {
   let watched: Watched;
 
   beforeAll(async () => {
-    server = await startConsoleServer();
+    server = await startBrowserServer();
     browser = await launch();
     context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     page = await context.newPage();
@@ -110,7 +110,7 @@ describe("the error reference", { timeout: 120_000 }, () => {
   let browser: Browser;
 
   beforeAll(async () => {
-    server = await startConsoleServer();
+    server = await startBrowserServer();
     browser = await launch();
   });
   afterAll(async () => {
