@@ -1,5 +1,9 @@
 // The embedded adapter (the default, so `npm start` works on a fresh machine): one better-sqlite3 connection,
-// one table per collection holding the JSON document plus the columns every query orders or partitions by.
+// one table per collection holding the JSON document plus, as real columns, the fields every query
+// orders or partitions by (id, livemode, created_at) and every field an index names (the hot fields).
+// The document stays whole and is what reads return; a hot field's column is a copy of its value, kept
+// in step by every insert and update, so indexes and conditions read the column instead of parsing the
+// document (json_extract), and an update rewrites only the indexes of the fields it changed.
 //
 // better-sqlite3 is synchronous and the connection is shared, while the port is async. An async mutex
 // therefore serializes everything: a transaction holds it from BEGIN IMMEDIATE to COMMIT, across every
@@ -7,7 +11,9 @@
 // of, an open transaction. Operations outside a transaction run synchronously when the lock is free.
 
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from "node:fs";
+import { createRequire } from "node:module";
 import { dirname } from "node:path";
+import { Worker } from "node:worker_threads";
 import Database from "better-sqlite3";
 import {
   assertCollection,
@@ -56,18 +62,48 @@ interface SyncOps {
   deleteMany(collection: string, where: Where<BaseDoc>): number;
 }
 
-/** Fields kept in real columns (indexed, used for ordering); every other field is read from the JSON. */
-const COLUMNS = new Set(["id", "livemode", "created_at"]);
+/** The columns every table has for the fields every document has (port.ts, BaseDoc). */
+const SYSTEM_COLUMNS = new Set(["id", "livemode", "created_at"]);
 
-/** Field names are checked identifiers (common.ts), so inlining them into the JSON path is safe. */
-function expression(field: string): string {
-  return COLUMNS.has(field) ? field : `json_extract(doc, '$.${field}')`;
+/**
+ * One collection's table: which fields have a column of their own (every field an index names,
+ * besides the system ones), and the statements every operation on it uses, prepared once.
+ */
+interface Table {
+  name: string;
+  /** Hot field → its column's quoted name. */
+  hot: Map<string, string>;
+  insert: Database.Statement<Param[]>;
+  get: Database.Statement<Param[]>;
+}
+
+/** A hot field's column: prefixed, so no field name can clash with id, livemode, created_at or doc. */
+function columnName(field: string): string {
+  return `"f_${field}"`;
 }
 
 /**
- * json_extract gives JSON true/false as 1/0, so booleans are compared as 1/0 (a field must therefore
- * not mix booleans with the numbers 0 and 1). Null is never bound: it becomes IS NULL, which also
- * matches a missing field.
+ * What a hot field's column holds: exactly what json_extract gives for the field in the document, so
+ * a condition on the column matches what the same condition on the document matches. Missing and null
+ * are NULL, booleans 1 and 0, numbers and strings themselves, objects and arrays their JSON text.
+ */
+function columnValue(value: unknown): Param {
+  if (value === undefined || value === null) return null;
+  if (typeof value === "boolean") return value ? 1 : 0;
+  if (typeof value === "number" || typeof value === "string") return value;
+  return JSON.stringify(value);
+}
+
+/** Field names are checked identifiers (common.ts), so inlining them into the JSON path is safe. */
+function expression(table: Table, field: string): string {
+  if (SYSTEM_COLUMNS.has(field)) return field;
+  return table.hot.get(field) ?? `json_extract(doc, '$.${field}')`;
+}
+
+/**
+ * json_extract gives JSON true/false as 1/0 (and hot columns hold them so), so booleans are compared
+ * as 1/0 (a field must therefore not mix booleans with the numbers 0 and 1). Null is never bound: it
+ * becomes IS NULL, which also matches a missing field.
  */
 function bind(value: Exclude<Scalar, null>): Param {
   if (typeof value === "boolean") return value ? 1 : 0;
@@ -76,8 +112,8 @@ function bind(value: Exclude<Scalar, null>): Param {
 
 const COMPARISONS = { lt: "<", lte: "<=", gt: ">", gte: ">=" } as const;
 
-function termSql(term: Term, params: Param[]): string {
-  const e = expression(term.field);
+function termSql(table: Table, term: Term, params: Param[]): string {
+  const e = expression(table, term.field);
   switch (term.op) {
     case "eq":
       if (term.value === null) return `${e} IS NULL`;
@@ -105,8 +141,8 @@ function termSql(term: Term, params: Param[]): string {
   }
 }
 
-function whereSql(where: Where<BaseDoc> | undefined, params: Param[]): string[] {
-  return terms(where).map((t) => termSql(t, params));
+function whereSql(table: Table, where: Where<BaseDoc> | undefined, params: Param[]): string[] {
+  return terms(where).map((t) => termSql(table, t, params));
 }
 
 function clause(conditions: string[]): string {
@@ -115,6 +151,68 @@ function clause(conditions: string[]): string {
 
 /** Prepared statements kept per SQL text; $in lists of varying length make the set open-ended, hence the bound. */
 const STATEMENT_CACHE_SIZE = 500;
+
+/**
+ * Pages the write-ahead log may hold before the connection that commits copies them into the database
+ * itself. Normally the checkpointer thread (below) has copied them long before; this only bounds the
+ * log if that thread cannot keep up.
+ */
+const WAL_AUTOCHECKPOINT_PAGES = 16_384;
+/** How often the checkpointer thread copies committed pages from the write-ahead log into the database. */
+const CHECKPOINT_INTERVAL_MS = 50;
+/** A log this large is checkpointed and restarted even if writers have to wait a moment for it. */
+const WAL_RESTART_BYTES = 64 * 1024 * 1024;
+
+/** How long scrub() tries to truncate the write-ahead log while other connections keep it busy. */
+const SCRUB_TIMEOUT_MS = 10_000;
+
+/**
+ * The checkpointer: a thread with its own connection that copies committed pages from the write-ahead
+ * log into the database file every CHECKPOINT_INTERVAL_MS, off the event loop. Left to the committing
+ * connection (SQLite's default), that copy and its fsync land inside whichever commit crosses the
+ * threshold, and that request (and every one queued behind it) waits milliseconds longer than the rest:
+ * the latency tail under steady load (docs/operating.md "Production"). A passive checkpoint never
+ * blocks the writer; a log that still grows past WAL_RESTART_BYTES (writers never pausing long enough
+ * for the log to start over) is checkpointed with RESTART, which holds writers back for that one copy.
+ * Committed transactions are durable in the log already: checkpoints change where they live, not whether.
+ */
+const CHECKPOINTER = `
+const { parentPort, workerData } = require("node:worker_threads");
+const { statSync } = require("node:fs");
+const Database = require(workerData.driver);
+const db = new Database(workerData.path);
+db.pragma("busy_timeout = 1000");
+const checkpoint = () => {
+  try {
+    const size = statSync(workerData.path + "-wal", { throwIfNoEntry: false })?.size ?? 0;
+    db.pragma(size > workerData.restartBytes ? "wal_checkpoint(RESTART)" : "wal_checkpoint(PASSIVE)");
+  } catch {
+    // Busy or closing: the next turn tries again, and the writer's own threshold bounds the log meanwhile.
+  }
+};
+const timer = setInterval(checkpoint, workerData.intervalMs);
+parentPort.on("message", () => {
+  clearInterval(timer);
+  db.close();
+  parentPort.close();
+});
+`;
+
+function startCheckpointer(path: string): Worker {
+  const worker = new Worker(CHECKPOINTER, {
+    eval: true,
+    workerData: {
+      path,
+      driver: createRequire(import.meta.url).resolve("better-sqlite3"),
+      intervalMs: CHECKPOINT_INTERVAL_MS,
+      restartBytes: WAL_RESTART_BYTES,
+    },
+    // A few megabytes of heap is all it ever uses; the limits keep a thread per store small.
+    resourceLimits: { maxOldGenerationSizeMb: 8, maxYoungGenerationSizeMb: 1 },
+  });
+  worker.unref();
+  return worker;
+}
 
 /**
  * The database holds card fingerprints, key digests and sealed card data: its directory (when created
@@ -138,6 +236,69 @@ export interface SqliteDiagnostics {
   explain(collection: string, where: Where<BaseDoc>, limit?: number, order?: Order<BaseDoc>): string[];
 }
 
+/**
+ * Creates each collection's table, its hot fields' columns and its indexes, and brings a database an
+ * earlier version made up to date, in one transaction (several processes may open one file at once):
+ * - a hot field without its column (a new index, or a database from before hot columns) gets one,
+ *   filled from the documents;
+ * - an index of this adapter's naming that the spec no longer asks for, or asks for differently, is
+ *   dropped: every index costs every write. An index over the document (json_extract) is what versions
+ *   before hot columns made, and such a version may have written documents since their columns were
+ *   filled, so the columns are filled again then.
+ * Returns, per unique index, the clash SQLite reports ("table.column, …") → the fields it covers.
+ */
+function createSchema(
+  db: Database.Database,
+  specs: Record<string, { indexes: { fields: string[]; unique?: boolean }[] }>,
+  tables: Map<string, Map<string, string>>,
+): Map<string, string> {
+  const uniqueFields = new Map<string, string>();
+  for (const [name, spec] of Object.entries(specs)) {
+    const hot = tables.get(name) ?? new Map<string, string>();
+    const hotColumns = [...hot.values()].map((column) => `, ${column}`).join("");
+    db.exec(
+      `CREATE TABLE IF NOT EXISTS "${name}" (id TEXT PRIMARY KEY, livemode INTEGER NOT NULL, created_at TEXT NOT NULL, doc TEXT NOT NULL${hotColumns})`,
+    );
+    const present = new Set((db.pragma(`table_info("${name}")`) as { name: string }[]).map((c) => `"${c.name}"`));
+    const added = [...hot].filter(([, column]) => !present.has(column));
+    for (const [, column] of added) db.exec(`ALTER TABLE "${name}" ADD COLUMN ${column}`);
+
+    const column = (field: string) => (SYSTEM_COLUMNS.has(field) ? field : (hot.get(field) as string));
+    const wanted = new Map<string, string>([
+      [`${name}__list`, `CREATE INDEX "${name}__list" ON "${name}" (livemode, created_at, id)`],
+    ]);
+    for (const index of spec.indexes) {
+      // The name encodes the fields; the SQL compared below catches any other change of definition.
+      const indexName = `${name}__${index.unique ? "u" : "i"}__${index.fields.join("__")}`;
+      const columns = index.fields.map(column);
+      wanted.set(
+        indexName,
+        `CREATE ${index.unique ? "UNIQUE " : ""}INDEX "${indexName}" ON "${name}" (${columns.join(", ")})`,
+      );
+      if (index.unique)
+        uniqueFields.set(columns.map((c) => `${name}.${c.replace(/"/g, "")}`).join(", "), index.fields.join(","));
+    }
+    const existing = db
+      .prepare<[string]>(
+        `SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL`,
+      )
+      .all(name) as { name: string; sql: string }[];
+    let olderLayout = false;
+    for (const index of existing) {
+      if (!index.name.startsWith(`${name}__`) || wanted.get(index.name) === index.sql) continue;
+      if (index.sql.includes("json_extract(doc")) olderLayout = true;
+      db.exec(`DROP INDEX "${index.name}"`);
+    }
+    const refill = olderLayout ? [...hot] : added;
+    if (refill.length > 0) {
+      const sets = refill.map(([field, column]) => `${column} = json_extract(doc, '$.${field}')`);
+      db.exec(`UPDATE "${name}" SET ${sets.join(", ")}`);
+    }
+    for (const sql of wanted.values()) db.exec(sql.replace(/INDEX "/, 'INDEX IF NOT EXISTS "'));
+  }
+  return uniqueFields;
+}
+
 export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
   path: string;
   collections: CollectionSpecs<Docs>;
@@ -148,6 +309,7 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
   guard?: boolean;
 }): Store<Docs> & StoreReadiness & SqliteDiagnostics {
   const names = collectionNames(options.collections);
+  const specs = options.collections as Record<string, { indexes: { fields: string[]; unique?: boolean }[] }>;
   const memory = options.path === ":memory:";
   if (!memory) ownerOnly(options.path);
   const db = new Database(options.path);
@@ -158,25 +320,20 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
     // Safe with WAL (a power cut may lose the last commits, never corrupt), and much faster than FULL.
     db.pragma("synchronous = NORMAL");
     db.pragma("busy_timeout = 5000");
+    db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
   }
 
-  /** Unique index name → the fields it covers, to say which key clashed. */
-  const uniqueFields = new Map<string, string>();
-  for (const [name, spec] of Object.entries<{ indexes: { fields: string[]; unique?: boolean }[] }>(
-    options.collections,
-  )) {
-    db.exec(
-      `CREATE TABLE IF NOT EXISTS "${name}" (id TEXT PRIMARY KEY, livemode INTEGER NOT NULL, created_at TEXT NOT NULL, doc TEXT NOT NULL)`,
-    );
-    db.exec(`CREATE INDEX IF NOT EXISTS "${name}__list" ON "${name}" (livemode, created_at, id)`);
+  const hotFields = new Map<string, Map<string, string>>();
+  for (const [name, spec] of Object.entries(specs)) {
+    const hot = new Map<string, string>();
     for (const index of spec.indexes) {
-      // The name encodes the definition, so a changed spec creates a new index instead of silently keeping the old one.
-      const indexName = `${name}__${index.unique ? "u" : "i"}__${index.fields.join("__")}`;
-      const columns = index.fields.map(expression).join(", ");
-      db.exec(`CREATE ${index.unique ? "UNIQUE " : ""}INDEX IF NOT EXISTS "${indexName}" ON "${name}" (${columns})`);
-      if (index.unique) uniqueFields.set(indexName, index.fields.join(","));
+      for (const field of index.fields) if (!SYSTEM_COLUMNS.has(field)) hot.set(field, columnName(field));
     }
+    hotFields.set(name, hot);
   }
+  const uniqueFields = memory
+    ? createSchema(db, specs, hotFields)
+    : db.transaction(() => createSchema(db, specs, hotFields)).immediate();
 
   const statements = new Map<string, Database.Statement<Param[]>>();
   function statement(sql: string): Database.Statement<Param[]> {
@@ -194,12 +351,30 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
     return stmt;
   }
 
+  const tables = new Map<string, Table>();
+  for (const [name, hot] of hotFields) {
+    const columns = ["id", "livemode", "created_at", "doc", ...hot.values()];
+    const insert = db.prepare<Param[]>(
+      `INSERT INTO "${name}" (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`,
+    );
+    const get = db.prepare<Param[]>(`SELECT doc FROM "${name}" WHERE id = ?`).pluck(true);
+    tables.set(name, { name, hot, insert, get });
+  }
+
+  /** The table of a collection the specs declare; anything else is refused before it reaches SQL. */
+  function table(collection: string): Table {
+    const found = tables.get(collection);
+    if (found !== undefined) return found;
+    assertCollection(names, collection);
+    throw new TypeError(`no table for ${collection}`);
+  }
+
   function duplicateKey(collection: string, error: unknown): unknown {
     if (!(error instanceof Database.SqliteError)) return error;
     if (error.code === "SQLITE_CONSTRAINT_PRIMARYKEY") return new DuplicateKeyError(collection, "id");
     if (error.code === "SQLITE_CONSTRAINT_UNIQUE") {
-      const index = /index '([^']+)'/.exec(error.message)?.[1];
-      return new DuplicateKeyError(collection, (index && uniqueFields.get(index)) ?? "id");
+      const columns = /UNIQUE constraint failed: (.*)$/.exec(error.message)?.[1];
+      return new DuplicateKeyError(collection, (columns && uniqueFields.get(columns)) ?? "id");
     }
     return error;
   }
@@ -215,14 +390,14 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
     limit: number | undefined,
     order?: Order<BaseDoc>,
   ): { sql: string; params: Param[] } {
-    assertCollection(names, collection);
+    const t = table(collection);
     assertLimit(limit);
     assertOrder(order);
     const params: Param[] = [];
-    const conditions = whereSql(where, params);
+    const conditions = whereSql(t, where, params);
     // NULLs sort first in ascending order, as MongoDB puts null and missing fields first.
     const orderBy = order
-      ? `${expression(order.by)} ${order.direction.toUpperCase()}, id ${order.direction.toUpperCase()}`
+      ? `${expression(t, order.by)} ${order.direction.toUpperCase()}, id ${order.direction.toUpperCase()}`
       : "created_at DESC, id DESC";
     let sql = `SELECT doc FROM "${collection}"${clause(conditions)} ORDER BY ${orderBy}`;
     if (limit !== undefined) {
@@ -245,15 +420,17 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
   }
 
   /** The stored document `id` if it matches `expect`, unparsed. */
-  function selectById(collection: string, id: string, expect: Where<BaseDoc> | undefined): unknown {
+  function selectById(t: Table, id: string, expect: Where<BaseDoc> | undefined): unknown {
     const params: Param[] = [id];
-    const conditions = ["id = ?", ...whereSql(expect, params)];
-    return statement(`SELECT doc FROM "${collection}"${clause(conditions)}`).get(...params);
+    const conditions = whereSql(t, expect, params);
+    if (conditions.length === 0) return t.get.get(id);
+    return statement(`SELECT doc FROM "${t.name}"${clause(["id = ?", ...conditions])}`).get(...params);
   }
 
   function updateRow(collection: string, id: string, changes: Changes<BaseDoc>, expect?: Where<BaseDoc>) {
+    const t = table(collection);
     const { set, inc } = normalizeChanges(changes);
-    const raw = selectById(collection, id, expect);
+    const raw = selectById(t, id, expect);
     if (raw === undefined) return null;
     const doc = parse(raw) as unknown as Record<string, unknown>;
     if (set.length === 0 && inc.length === 0) return doc as unknown as BaseDoc;
@@ -262,13 +439,18 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
     const updated = doc as unknown as BaseDoc;
     assertSystemFields(updated);
     const json = JSON.stringify(updated);
+    // Only the columns of the fields that changed are written, so only their indexes are rewritten.
+    const columns = ["doc = ?"];
+    const params: Param[] = [json];
+    for (const [field] of [...set, ...inc]) {
+      const column = SYSTEM_COLUMNS.has(field) ? field : t.hot.get(field);
+      if (column === undefined) continue;
+      columns.push(`${column} = ?`);
+      params.push(field === "livemode" ? (updated.livemode ? 1 : 0) : columnValue(doc[field]));
+    }
+    params.push(id);
     try {
-      statement(`UPDATE "${collection}" SET livemode = ?, created_at = ?, doc = ? WHERE id = ?`).run(
-        updated.livemode ? 1 : 0,
-        updated.created_at,
-        json,
-        id,
-      );
+      statement(`UPDATE "${collection}" SET ${columns.join(", ")} WHERE id = ?`).run(...params);
     } catch (error) {
       throw duplicateKey(collection, error);
     }
@@ -281,23 +463,19 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
 
   const sync: SyncOps = {
     insert(collection, doc) {
-      assertCollection(names, collection);
+      const t = table(collection);
       assertDoc(doc);
+      const params: Param[] = [doc.id, doc.livemode ? 1 : 0, doc.created_at, JSON.stringify(doc)];
+      for (const field of t.hot.keys()) params.push(columnValue((doc as unknown as Record<string, unknown>)[field]));
       try {
-        statement(`INSERT INTO "${collection}" (id, livemode, created_at, doc) VALUES (?, ?, ?, ?)`).run(
-          doc.id,
-          doc.livemode ? 1 : 0,
-          doc.created_at,
-          JSON.stringify(doc),
-        );
+        t.insert.run(...params);
       } catch (error) {
         throw duplicateKey(collection, error);
       }
     },
 
     get(collection, id) {
-      assertCollection(names, collection);
-      const raw = statement(`SELECT doc FROM "${collection}" WHERE id = ?`).get(id);
+      const raw = table(collection).get.get(id);
       return raw === undefined ? null : parse(raw);
     },
 
@@ -310,10 +488,10 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
     },
 
     list(collection, where, page) {
-      assertCollection(names, collection);
+      const t = table(collection);
       assertPage(page);
       const params: Param[] = [];
-      const conditions = whereSql(where, params);
+      const conditions = whereSql(t, where, params);
       const cursor = page.startingAfter ?? page.endingBefore;
       const newerFirst = page.endingBefore === undefined;
       if (cursor !== undefined) {
@@ -338,27 +516,26 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
     },
 
     update(collection, id, changes, expect) {
-      assertCollection(names, collection);
+      table(collection);
       return db.inTransaction
         ? updateRow(collection, id, changes, expect)
         : updateInOwnTransaction.immediate(collection, id, changes, expect);
     },
 
     delete(collection, id, expect) {
-      assertCollection(names, collection);
+      const t = table(collection);
       const params: Param[] = [id];
-      const conditions = ["id = ?", ...whereSql(expect, params)];
+      const conditions = ["id = ?", ...whereSql(t, expect, params)];
       return statement(`DELETE FROM "${collection}"${clause(conditions)}`).run(...params).changes > 0;
     },
 
     deleteMany(collection, where) {
-      assertCollection(names, collection);
+      const t = table(collection);
       const params: Param[] = [];
-      const conditions = whereSql(where, params);
+      const conditions = whereSql(t, where, params);
       return statement(`DELETE FROM "${collection}"${clause(conditions)}`).run(...params).changes;
     },
   };
-
   const mutex = new Mutex();
   const guard = txGuard(options.guard ?? true);
 
@@ -387,6 +564,8 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
       deleteMany: (collection, where) => run(() => sync.deleteMany(collection, where)),
     };
   }
+
+  const checkpointer = memory ? null : startCheckpointer(options.path);
 
   const begin = statement("BEGIN IMMEDIATE");
   const commit = statement("COMMIT");
@@ -436,13 +615,37 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
 
     async scrub() {
       if (memory) return;
-      await outside(() => db.pragma("wal_checkpoint(TRUNCATE)"));
+      // The checkpointer thread may be copying at this moment, and SQLite runs one checkpoint at a time:
+      // a truncating checkpoint that finds it busy is tried again once that copy is over.
+      const deadline = Date.now() + SCRUB_TIMEOUT_MS;
+      for (;;) {
+        const done = await outside(() => {
+          try {
+            const [result] = db.pragma("wal_checkpoint(TRUNCATE)") as { busy: number }[];
+            return result?.busy === 0;
+          } catch (error) {
+            if (error instanceof Database.SqliteError && error.code.startsWith("SQLITE_BUSY")) return false;
+            throw error;
+          }
+        });
+        if (done) return;
+        if (Date.now() > deadline)
+          throw new Error("could not checkpoint the write-ahead log: the database stayed busy");
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
     },
 
     async close() {
       guard.assertOutside();
       await mutex.acquire();
       try {
+        if (checkpointer) {
+          const exited = new Promise((resolve) => checkpointer.once("exit", resolve));
+          // Held while it closes its connection: an unreferenced thread would let the process end first.
+          checkpointer.ref();
+          checkpointer.postMessage("close");
+          await exited;
+        }
         statements.clear();
         db.close();
       } finally {
