@@ -5,10 +5,14 @@
 // in step by every insert and update, so indexes and conditions read the column instead of parsing the
 // document (json_extract), and an update rewrites only the indexes of the fields it changed.
 //
-// better-sqlite3 is synchronous and the connection is shared, while the port is async. An async mutex
-// therefore serializes everything: a transaction holds it from BEGIN IMMEDIATE to COMMIT, across every
-// await inside fn, and every other operation waits for it, so none can interleave with, or observe half
-// of, an open transaction. Operations outside a transaction run synchronously when the lock is free.
+// better-sqlite3 is synchronous and the port is async. On a file, writes are group-committed (see
+// lockForWriting and unit below): every transaction and every single write is a savepoint in one outer
+// transaction that commits once per turn of the event loop, and its caller hears of it only after that
+// commit; a read outside a transaction waits for that commit, so it sees committed data only. An async
+// mutex lets one unit at a time use the writer, so none can interleave with, or observe half of,
+// another. In memory (tests, the benchmark's in-process rows) there is one connection: a transaction
+// holds the mutex from BEGIN IMMEDIATE to COMMIT, and operations outside one run synchronously when it
+// is free.
 
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -65,16 +69,11 @@ interface SyncOps {
 /** The columns every table has for the fields every document has (port.ts, BaseDoc). */
 const SYSTEM_COLUMNS = new Set(["id", "livemode", "created_at"]);
 
-/**
- * One collection's table: which fields have a column of their own (every field an index names,
- * besides the system ones), and the statements every operation on it uses, prepared once.
- */
+/** One collection's table: which fields have a column of their own (every field an index names, besides the system ones). */
 interface Table {
   name: string;
   /** Hot field → its column's quoted name. */
   hot: Map<string, string>;
-  insert: Database.Statement<Param[]>;
-  get: Database.Statement<Param[]>;
 }
 
 /** A hot field's column: prefixed, so no field name can clash with id, livemode, created_at or doc. */
@@ -154,38 +153,42 @@ const STATEMENT_CACHE_SIZE = 500;
 
 /**
  * Pages the write-ahead log may hold before the connection that commits copies them into the database
- * itself. Normally the checkpointer thread (below) has copied them long before; this only bounds the
- * log if that thread cannot keep up.
+ * itself (SQLite's automatic checkpoint, 1,000 pages by default). The checkpointer thread (below)
+ * copies them long before; this only bounds the log should that thread stop.
  */
-const WAL_AUTOCHECKPOINT_PAGES = 16_384;
+const WAL_AUTOCHECKPOINT_PAGES = 32_768;
 /** How often the checkpointer thread copies committed pages from the write-ahead log into the database. */
-const CHECKPOINT_INTERVAL_MS = 50;
-/** A log this large is checkpointed and restarted even if writers have to wait a moment for it. */
-const WAL_RESTART_BYTES = 64 * 1024 * 1024;
+const CHECKPOINT_INTERVAL_MS = 1000;
+/** A log of this many pages is checkpointed and restarted even if writers have to wait a moment for it. */
+const WAL_RESTART_PAGES = 16_384;
 
+/** How long a write waits for another connection (another process on the file) to finish its own. */
+const BUSY_TIMEOUT_MS = 5000;
 /** How long scrub() tries to truncate the write-ahead log while other connections keep it busy. */
 const SCRUB_TIMEOUT_MS = 10_000;
 
 /**
  * The checkpointer: a thread with its own connection that copies committed pages from the write-ahead
- * log into the database file every CHECKPOINT_INTERVAL_MS, off the event loop. Left to the committing
- * connection (SQLite's default), that copy and its fsync land inside whichever commit crosses the
- * threshold, and that request (and every one queued behind it) waits milliseconds longer than the rest:
- * the latency tail under steady load (docs/operating.md "Production"). A passive checkpoint never
- * blocks the writer; a log that still grows past WAL_RESTART_BYTES (writers never pausing long enough
- * for the log to start over) is checkpointed with RESTART, which holds writers back for that one copy.
+ * log into the database file, off the event loop. Left to the committing connection (SQLite's
+ * default), that copy and its two fsyncs land inside whichever commit crosses the threshold, and that
+ * request, and every one queued behind it, waits milliseconds longer than the rest: the latency tail
+ * under steady load (docs/operating.md "Production"). It runs once a second, not more: once it has
+ * copied everything, the next write starts the log over, and starting over costs that write an fsync
+ * of the log's new header, so the log is left to grow for a second between starts. A passive
+ * checkpoint never blocks the writer; should the log still pass WAL_RESTART_PAGES (writers never pausing
+ * when everything is copied), it is checkpointed with RESTART, which holds writers back for that copy.
  * Committed transactions are durable in the log already: checkpoints change where they live, not whether.
  */
 const CHECKPOINTER = `
 const { parentPort, workerData } = require("node:worker_threads");
-const { statSync } = require("node:fs");
 const Database = require(workerData.driver);
 const db = new Database(workerData.path);
 db.pragma("busy_timeout = 1000");
+let restart = false;
 const checkpoint = () => {
   try {
-    const size = statSync(workerData.path + "-wal", { throwIfNoEntry: false })?.size ?? 0;
-    db.pragma(size > workerData.restartBytes ? "wal_checkpoint(RESTART)" : "wal_checkpoint(PASSIVE)");
+    const [result] = db.pragma(restart ? "wal_checkpoint(RESTART)" : "wal_checkpoint(PASSIVE)");
+    restart = result.log > workerData.restartPages;
   } catch {
     // Busy or closing: the next turn tries again, and the writer's own threshold bounds the log meanwhile.
   }
@@ -205,7 +208,7 @@ function startCheckpointer(path: string): Worker {
       path,
       driver: createRequire(import.meta.url).resolve("better-sqlite3"),
       intervalMs: CHECKPOINT_INTERVAL_MS,
-      restartBytes: WAL_RESTART_BYTES,
+      restartPages: WAL_RESTART_PAGES,
     },
     // A few megabytes of heap is all it ever uses; the limits keep a thread per store small.
     resourceLimits: { maxOldGenerationSizeMb: 8, maxYoungGenerationSizeMb: 1 },
@@ -321,6 +324,9 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
     db.pragma("synchronous = NORMAL");
     db.pragma("busy_timeout = 5000");
     db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
+    // A unit's savepoint keeps the first version of each page it changes in a sub-journal, so that it
+    // can roll back alone (see unit below): in memory, not in temporary files written for every unit.
+    db.pragma("temp_store = MEMORY");
   }
 
   const hotFields = new Map<string, Map<string, string>>();
@@ -335,31 +341,8 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
     ? createSchema(db, specs, hotFields)
     : db.transaction(() => createSchema(db, specs, hotFields)).immediate();
 
-  const statements = new Map<string, Database.Statement<Param[]>>();
-  function statement(sql: string): Database.Statement<Param[]> {
-    let stmt = statements.get(sql);
-    if (stmt === undefined) {
-      stmt = db.prepare<Param[]>(sql);
-      // Every query here selects one column (the document, or a cursor's created_at).
-      if (stmt.reader) stmt.pluck(true);
-      if (statements.size >= STATEMENT_CACHE_SIZE) {
-        const oldest = statements.keys().next().value;
-        if (oldest !== undefined) statements.delete(oldest);
-      }
-      statements.set(sql, stmt);
-    }
-    return stmt;
-  }
-
   const tables = new Map<string, Table>();
-  for (const [name, hot] of hotFields) {
-    const columns = ["id", "livemode", "created_at", "doc", ...hot.values()];
-    const insert = db.prepare<Param[]>(
-      `INSERT INTO "${name}" (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`,
-    );
-    const get = db.prepare<Param[]>(`SELECT doc FROM "${name}" WHERE id = ?`).pluck(true);
-    tables.set(name, { name, hot, insert, get });
-  }
+  for (const [name, hot] of hotFields) tables.set(name, { name, hot });
 
   /** The table of a collection the specs declare; anything else is refused before it reaches SQL. */
   function table(collection: string): Table {
@@ -407,139 +390,209 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
     return { sql, params };
   }
 
-  function selectDocs(
-    collection: string,
-    where: Where<BaseDoc>,
-    limit: number | undefined,
-    order?: Order<BaseDoc>,
-  ): BaseDoc[] {
-    const { sql, params } = selectSql(collection, where, limit, order);
-    return statement(sql)
-      .all(...params)
-      .map(parse);
-  }
-
-  /** The stored document `id` if it matches `expect`, unparsed. */
-  function selectById(t: Table, id: string, expect: Where<BaseDoc> | undefined): unknown {
-    const params: Param[] = [id];
-    const conditions = whereSql(t, expect, params);
-    if (conditions.length === 0) return t.get.get(id);
-    return statement(`SELECT doc FROM "${t.name}"${clause(["id = ?", ...conditions])}`).get(...params);
-  }
-
-  function updateRow(collection: string, id: string, changes: Changes<BaseDoc>, expect?: Where<BaseDoc>) {
-    const t = table(collection);
-    const { set, inc } = normalizeChanges(changes);
-    const raw = selectById(t, id, expect);
-    if (raw === undefined) return null;
-    const doc = parse(raw) as unknown as Record<string, unknown>;
-    if (set.length === 0 && inc.length === 0) return doc as unknown as BaseDoc;
-    for (const [field, value] of set) doc[field] = value;
-    for (const [field, by] of inc) doc[field] = incrementBase(id, field, doc[field]) + by;
-    const updated = doc as unknown as BaseDoc;
-    assertSystemFields(updated);
-    const json = JSON.stringify(updated);
-    // Only the columns of the fields that changed are written, so only their indexes are rewritten.
-    const columns = ["doc = ?"];
-    const params: Param[] = [json];
-    for (const [field] of [...set, ...inc]) {
-      const column = SYSTEM_COLUMNS.has(field) ? field : t.hot.get(field);
-      if (column === undefined) continue;
-      columns.push(`${column} = ?`);
-      params.push(field === "livemode" ? (updated.livemode ? 1 : 0) : columnValue(doc[field]));
-    }
-    params.push(id);
-    try {
-      statement(`UPDATE "${collection}" SET ${columns.join(", ")} WHERE id = ?`).run(...params);
-    } catch (error) {
-      throw duplicateKey(collection, error);
-    }
-    // Reparsed so the caller gets exactly what is stored, sharing no objects with `changes`.
-    return JSON.parse(json) as BaseDoc;
-  }
-  // Outside a transaction the read-modify-write needs its own, so another process on the same file
-  // cannot write in between; BEGIN IMMEDIATE takes the write lock before the read.
-  const updateInOwnTransaction = db.transaction(updateRow);
-
-  const sync: SyncOps = {
-    insert(collection, doc) {
-      const t = table(collection);
-      assertDoc(doc);
-      const params: Param[] = [doc.id, doc.livemode ? 1 : 0, doc.created_at, JSON.stringify(doc)];
-      for (const field of t.hot.keys()) params.push(columnValue((doc as unknown as Record<string, unknown>)[field]));
-      try {
-        t.insert.run(...params);
-      } catch (error) {
-        throw duplicateKey(collection, error);
+  /**
+   * The synchronous operations over one connection, with its own prepared statements. Writes assume
+   * the caller made them atomic: inside a transaction, or (in memory, one connection in one thread)
+   * as one synchronous call.
+   */
+  function connectionOps(conn: Database.Database): SyncOps & { statement(sql: string): Database.Statement<Param[]> } {
+    const statements = new Map<string, Database.Statement<Param[]>>();
+    function statement(sql: string): Database.Statement<Param[]> {
+      let stmt = statements.get(sql);
+      if (stmt === undefined) {
+        stmt = conn.prepare<Param[]>(sql);
+        // Every query here selects one column (the document, or a cursor's created_at).
+        if (stmt.reader) stmt.pluck(true);
+        if (statements.size >= STATEMENT_CACHE_SIZE) {
+          const oldest = statements.keys().next().value;
+          if (oldest !== undefined) statements.delete(oldest);
+        }
+        statements.set(sql, stmt);
       }
-    },
+      return stmt;
+    }
 
-    get(collection, id) {
-      const raw = table(collection).get.get(id);
-      return raw === undefined ? null : parse(raw);
-    },
-
-    findOne(collection, where) {
-      return selectDocs(collection, where, 1)[0] ?? null;
-    },
-
-    findAll(collection, where, limit, order) {
-      return selectDocs(collection, where, limit, order);
-    },
-
-    list(collection, where, page) {
-      const t = table(collection);
-      assertPage(page);
-      const params: Param[] = [];
-      const conditions = whereSql(t, where, params);
-      const cursor = page.startingAfter ?? page.endingBefore;
-      const newerFirst = page.endingBefore === undefined;
-      if (cursor !== undefined) {
-        const cursorParams: Param[] = [cursor, ...params];
-        const createdAt = statement(`SELECT created_at FROM "${collection}"${clause(["id = ?", ...conditions])}`).get(
-          ...cursorParams,
+    // The statements every call of insert and get runs, per table, prepared at first use.
+    const inserts = new Map<string, Database.Statement<Param[]>>();
+    const gets = new Map<string, Database.Statement<Param[]>>();
+    function insertStatement(t: Table): Database.Statement<Param[]> {
+      let stmt = inserts.get(t.name);
+      if (stmt === undefined) {
+        const columns = ["id", "livemode", "created_at", "doc", ...t.hot.values()];
+        stmt = conn.prepare<Param[]>(
+          `INSERT INTO "${t.name}" (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`,
         );
-        if (createdAt === undefined) return { data: [], hasMore: false };
-        // Row values compare (created_at, id) lexicographically, which is exactly the listing order.
-        conditions.push(newerFirst ? "(created_at, id) < (?, ?)" : "(created_at, id) > (?, ?)");
-        params.push(createdAt as string, cursor);
+        inserts.set(t.name, stmt);
       }
-      const direction = newerFirst ? "DESC" : "ASC";
-      params.push(page.limit + 1);
-      const rows = statement(
-        `SELECT doc FROM "${collection}"${clause(conditions)} ORDER BY created_at ${direction}, id ${direction} LIMIT ?`,
-      ).all(...params);
-      const hasMore = rows.length > page.limit;
-      if (hasMore) rows.pop();
-      if (!newerFirst) rows.reverse();
-      return { data: rows.map(parse), hasMore };
-    },
+      return stmt;
+    }
+    function getStatement(t: Table): Database.Statement<Param[]> {
+      let stmt = gets.get(t.name);
+      if (stmt === undefined) {
+        stmt = conn.prepare<Param[]>(`SELECT doc FROM "${t.name}" WHERE id = ?`).pluck(true);
+        gets.set(t.name, stmt);
+      }
+      return stmt;
+    }
 
-    update(collection, id, changes, expect) {
-      table(collection);
-      return db.inTransaction
-        ? updateRow(collection, id, changes, expect)
-        : updateInOwnTransaction.immediate(collection, id, changes, expect);
-    },
+    function selectDocs(
+      collection: string,
+      where: Where<BaseDoc>,
+      limit: number | undefined,
+      order?: Order<BaseDoc>,
+    ): BaseDoc[] {
+      const { sql, params } = selectSql(collection, where, limit, order);
+      return statement(sql)
+        .all(...params)
+        .map(parse);
+    }
 
-    delete(collection, id, expect) {
-      const t = table(collection);
+    /** The stored document `id` if it matches `expect`, unparsed. */
+    function selectById(t: Table, id: string, expect: Where<BaseDoc> | undefined): unknown {
       const params: Param[] = [id];
-      const conditions = ["id = ?", ...whereSql(t, expect, params)];
-      return statement(`DELETE FROM "${collection}"${clause(conditions)}`).run(...params).changes > 0;
-    },
+      const conditions = whereSql(t, expect, params);
+      if (conditions.length === 0) return getStatement(t).get(id);
+      return statement(`SELECT doc FROM "${t.name}"${clause(["id = ?", ...conditions])}`).get(...params);
+    }
 
-    deleteMany(collection, where) {
-      const t = table(collection);
-      const params: Param[] = [];
-      const conditions = whereSql(t, where, params);
-      return statement(`DELETE FROM "${collection}"${clause(conditions)}`).run(...params).changes;
-    },
-  };
+    return {
+      statement,
+
+      insert(collection, doc) {
+        const t = table(collection);
+        assertDoc(doc);
+        const params: Param[] = [doc.id, doc.livemode ? 1 : 0, doc.created_at, JSON.stringify(doc)];
+        for (const field of t.hot.keys()) params.push(columnValue((doc as unknown as Record<string, unknown>)[field]));
+        try {
+          insertStatement(t).run(...params);
+        } catch (error) {
+          throw duplicateKey(collection, error);
+        }
+      },
+
+      get(collection, id) {
+        const raw = getStatement(table(collection)).get(id);
+        return raw === undefined ? null : parse(raw);
+      },
+
+      findOne(collection, where) {
+        return selectDocs(collection, where, 1)[0] ?? null;
+      },
+
+      findAll(collection, where, limit, order) {
+        return selectDocs(collection, where, limit, order);
+      },
+
+      list(collection, where, page) {
+        const t = table(collection);
+        assertPage(page);
+        const params: Param[] = [];
+        const conditions = whereSql(t, where, params);
+        const cursor = page.startingAfter ?? page.endingBefore;
+        const newerFirst = page.endingBefore === undefined;
+        if (cursor !== undefined) {
+          const cursorParams: Param[] = [cursor, ...params];
+          const createdAt = statement(`SELECT created_at FROM "${collection}"${clause(["id = ?", ...conditions])}`).get(
+            ...cursorParams,
+          );
+          if (createdAt === undefined) return { data: [], hasMore: false };
+          // Row values compare (created_at, id) lexicographically, which is exactly the listing order.
+          conditions.push(newerFirst ? "(created_at, id) < (?, ?)" : "(created_at, id) > (?, ?)");
+          params.push(createdAt as string, cursor);
+        }
+        const direction = newerFirst ? "DESC" : "ASC";
+        params.push(page.limit + 1);
+        const rows = statement(
+          `SELECT doc FROM "${collection}"${clause(conditions)} ORDER BY created_at ${direction}, id ${direction} LIMIT ?`,
+        ).all(...params);
+        const hasMore = rows.length > page.limit;
+        if (hasMore) rows.pop();
+        if (!newerFirst) rows.reverse();
+        return { data: rows.map(parse), hasMore };
+      },
+
+      update(collection, id, changes, expect) {
+        const t = table(collection);
+        const { set, inc } = normalizeChanges(changes);
+        const raw = selectById(t, id, expect);
+        if (raw === undefined) return null;
+        const doc = parse(raw) as unknown as Record<string, unknown>;
+        if (set.length === 0 && inc.length === 0) return doc as unknown as BaseDoc;
+        for (const [field, value] of set) doc[field] = value;
+        for (const [field, by] of inc) doc[field] = incrementBase(id, field, doc[field]) + by;
+        const updated = doc as unknown as BaseDoc;
+        assertSystemFields(updated);
+        const json = JSON.stringify(updated);
+        // Only the columns of the fields that changed are written, so only their indexes are rewritten.
+        const columns = ["doc = ?"];
+        const params: Param[] = [json];
+        for (const [field] of [...set, ...inc]) {
+          const column = SYSTEM_COLUMNS.has(field) ? field : t.hot.get(field);
+          if (column === undefined) continue;
+          columns.push(`${column} = ?`);
+          params.push(field === "livemode" ? (updated.livemode ? 1 : 0) : columnValue(doc[field]));
+        }
+        params.push(id);
+        try {
+          statement(`UPDATE "${collection}" SET ${columns.join(", ")} WHERE id = ?`).run(...params);
+        } catch (error) {
+          throw duplicateKey(collection, error);
+        }
+        // Reparsed so the caller gets exactly what is stored, sharing no objects with `changes`.
+        return JSON.parse(json) as BaseDoc;
+      },
+
+      delete(collection, id, expect) {
+        const t = table(collection);
+        const params: Param[] = [id];
+        const conditions = ["id = ?", ...whereSql(t, expect, params)];
+        return statement(`DELETE FROM "${collection}"${clause(conditions)}`).run(...params).changes > 0;
+      },
+
+      deleteMany(collection, where) {
+        const t = table(collection);
+        const params: Param[] = [];
+        const conditions = whereSql(t, where, params);
+        return statement(`DELETE FROM "${collection}"${clause(conditions)}`).run(...params).changes;
+      },
+    };
+  }
+
+  const writer = connectionOps(db);
+  // The writer waits for other connections (another process on the file) without blocking the event
+  // loop: lockForWriting retries. Schema creation above waited the ordinary way.
+  if (!memory) db.pragma("busy_timeout = 0");
+
   const mutex = new Mutex();
   const guard = txGuard(options.guard ?? true);
 
-  /** Runs a synchronous operation once no transaction holds the connection. */
+  /** The port's async operations: reads on `reads` through `read`, writes on the writer through `write`. */
+  function asyncOps(
+    reads: SyncOps,
+    read: <T>(op: () => T) => Promise<T>,
+    write: <T>(op: () => T) => Promise<T>,
+  ): StoreOps<Loose> {
+    return {
+      insert: (collection, doc) => write(() => writer.insert(collection, doc)),
+      get: (collection, id) => read(() => reads.get(collection, id)),
+      findOne: (collection, where) => read(() => reads.findOne(collection, where)),
+      findAll: (collection, where, limit, order) => read(() => reads.findAll(collection, where, limit, order)),
+      list: (collection, where, page) => read(() => reads.list(collection, where, page)),
+      update: (collection, id, changes, expect) => write(() => writer.update(collection, id, changes, expect)),
+      delete: (collection, id, expect) => write(() => writer.delete(collection, id, expect)),
+      deleteMany: (collection, where) => write(() => writer.deleteMany(collection, where)),
+    };
+  }
+
+  const begin = writer.statement("BEGIN IMMEDIATE");
+  const commit = writer.statement("COMMIT");
+  const rollback = writer.statement("ROLLBACK");
+  const savepoint = writer.statement("SAVEPOINT unit");
+  const releaseSavepoint = writer.statement("RELEASE unit");
+  const rollbackToSavepoint = writer.statement("ROLLBACK TO unit");
+  const probe = writer.statement("SELECT 1");
+
+  /** In memory: runs a synchronous operation once no transaction holds the connection. */
   async function outside<T>(op: () => T): Promise<T> {
     guard.assertOutside();
     if (!mutex.locked) return op();
@@ -551,30 +604,133 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
     }
   }
 
-  /** The port's async operations over the sync ones, each run through `run`. */
-  function asyncOps(run: <T>(op: () => T) => Promise<T>): StoreOps<Loose> {
-    return {
-      insert: (collection, doc) => run(() => sync.insert(collection, doc)),
-      get: (collection, id) => run(() => sync.get(collection, id)),
-      findOne: (collection, where) => run(() => sync.findOne(collection, where)),
-      findAll: (collection, where, limit, order) => run(() => sync.findAll(collection, where, limit, order)),
-      list: (collection, where, page) => run(() => sync.list(collection, where, page)),
-      update: (collection, id, changes, expect) => run(() => sync.update(collection, id, changes, expect)),
-      delete: (collection, id, expect) => run(() => sync.delete(collection, id, expect)),
-      deleteMany: (collection, where) => run(() => sync.deleteMany(collection, where)),
-    };
+  // Group commit (a file). Every write, a transaction or a single operation, is a unit: a savepoint
+  // inside one outer transaction that the writer opens for the first unit and commits once the event
+  // loop has run what it had to run (setImmediate), for every unit that joined it meanwhile. A unit's
+  // caller hears of its outcome only after that commit, so whatever was acknowledged is durable (as
+  // durable as one commit: docs/operating.md "Production"); a unit that fails rolls back to its
+  // savepoint alone. Under load one commit (one write of each changed page to the log) carries many
+  // requests' writes instead of one, which is most of what a commit costs. Units run one at a time
+  // (the mutex), each in one synchronous stretch when fn awaits only tx operations.
+
+  interface Group {
+    committed: Promise<void>;
+    resolve: () => void;
+    reject: (error: unknown) => void;
+  }
+  let group: Group | null = null;
+
+  function busy(error: unknown): boolean {
+    return error instanceof Database.SqliteError && error.code.startsWith("SQLITE_BUSY");
+  }
+
+  /** With the mutex held: opens the outer transaction unless one is open, waiting while another connection writes. */
+  async function lockForWriting(): Promise<Group> {
+    if (group) return group;
+    const deadline = Date.now() + BUSY_TIMEOUT_MS;
+    for (;;) {
+      try {
+        begin.run();
+        break;
+      } catch (error) {
+        if (!busy(error) || Date.now() > deadline) throw error;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    let resolve = () => {};
+    let reject: (error: unknown) => void = () => {};
+    const committed = new Promise<void>((res, rej) => {
+      resolve = res;
+      reject = rej;
+    });
+    // Rejections reach the units that wait for it; none is left unhandled when none waits.
+    committed.catch(() => {});
+    group = { committed, resolve, reject };
+    setImmediate(flush);
+    return group;
+  }
+
+  /** With the mutex held: commits the outer transaction, settling every unit in it. */
+  function commitGroup(): void {
+    const current = group;
+    if (current === null) return;
+    group = null;
+    try {
+      commit.run();
+    } catch (error) {
+      if (db.inTransaction) rollback.run();
+      current.reject(error);
+      return;
+    }
+    current.resolve();
+  }
+
+  function flush(): void {
+    void mutex.acquire().then(() => {
+      try {
+        commitGroup();
+      } finally {
+        mutex.release();
+      }
+    });
+  }
+
+  /** Runs `work` as one unit of the current group; resolves once the group has committed. */
+  async function unit<T>(work: () => T | Promise<T>): Promise<T> {
+    await mutex.acquire();
+    let joined: Group;
+    let result: T;
+    try {
+      joined = await lockForWriting();
+      savepoint.run();
+      try {
+        result = await work();
+        releaseSavepoint.run();
+      } catch (error) {
+        if (db.inTransaction) {
+          rollbackToSavepoint.run();
+          releaseSavepoint.run();
+        } else if (group === joined) {
+          // SQLite rolled the whole outer transaction back (an I/O error, a full disk): every unit
+          // in it is lost, and each of their callers hears so.
+          group = null;
+          joined.reject(new Error("the write was lost: its group commit rolled back", { cause: error }));
+        }
+        throw error;
+      }
+    } finally {
+      mutex.release();
+    }
+    await joined.committed;
+    return result;
+  }
+
+  async function write<T>(op: () => T): Promise<T> {
+    guard.assertOutside();
+    return unit(op);
+  }
+
+  /**
+   * A read outside a transaction sees committed data only: while a group is open, it waits for the
+   * group's commit (and any that follows at once), then reads in the same synchronous stretch.
+   */
+  async function read<T>(op: () => T): Promise<T> {
+    guard.assertOutside();
+    while (group !== null) {
+      try {
+        await group.committed;
+      } catch {
+        // A group that failed left nothing behind to hide; its units report the failure.
+      }
+    }
+    return op();
   }
 
   const checkpointer = memory ? null : startCheckpointer(options.path);
 
-  const begin = statement("BEGIN IMMEDIATE");
-  const commit = statement("COMMIT");
-  const rollback = statement("ROLLBACK");
-  const probe = statement("SELECT 1");
-
   const store: Store<Loose> & StoreReadiness & SqliteDiagnostics = {
     kind: "sqlite",
-    ...asyncOps(outside),
+    ...(memory ? asyncOps(writer, outside, outside) : asyncOps(writer, read, write)),
 
     explain(collection, where, limit, order) {
       const { sql, params } = selectSql(collection, where, limit, order);
@@ -583,18 +739,29 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
 
     async transaction(fn) {
       guard.assertOutside();
-      await mutex.acquire();
       const run = new TxRun();
-      // The lock is ours until the finally below, so tx operations run directly (and synchronously:
-      // an operation fn does not await has still run before fn's next line).
+      // tx operations run directly on the writer, whose lock is this run's until it ends (and
+      // synchronously: an operation fn does not await has still run before fn's next line).
+      const direct = <T>(op: () => T) => run.track(op);
       const tx: TxOps<Loose> = {
-        ...asyncOps((op) => run.track(op)),
+        ...asyncOps(writer, direct, direct),
         afterCommit: (callback) => run.afterCommit(callback),
       };
+      const body = () => guard.run(run, () => run.settle(() => fn(tx)));
       let result: Awaited<ReturnType<typeof fn>>;
+      if (!memory) {
+        try {
+          result = await unit(body);
+        } finally {
+          run.active = false;
+        }
+        run.committed();
+        return result;
+      }
+      await mutex.acquire();
       try {
         begin.run();
-        result = await guard.run(run, () => run.settle(() => fn(tx)));
+        result = await body();
         commit.run();
       } catch (error) {
         if (db.inTransaction) rollback.run();
@@ -608,9 +775,9 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
     },
 
     async ready() {
-      // Through the lock like any operation: a transaction that holds the connection for long makes
-      // readiness wait (and the caller's bound answer), as it makes every request wait.
-      await outside(() => probe.get());
+      // In memory through the lock like any operation: a transaction that holds the connection for
+      // long makes readiness wait (and the caller's bound answer), as it makes every request wait.
+      await (memory ? outside : read)(() => probe.get());
     },
 
     async scrub() {
@@ -619,15 +786,22 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
       // a truncating checkpoint that finds it busy is tried again once that copy is over.
       const deadline = Date.now() + SCRUB_TIMEOUT_MS;
       for (;;) {
-        const done = await outside(() => {
+        guard.assertOutside();
+        await mutex.acquire();
+        let done: boolean;
+        try {
+          // What the writer has yet to commit is committed first: the log can only be emptied after.
+          commitGroup();
           try {
             const [result] = db.pragma("wal_checkpoint(TRUNCATE)") as { busy: number }[];
-            return result?.busy === 0;
+            done = result?.busy === 0;
           } catch (error) {
-            if (error instanceof Database.SqliteError && error.code.startsWith("SQLITE_BUSY")) return false;
-            throw error;
+            if (!busy(error)) throw error;
+            done = false;
           }
-        });
+        } finally {
+          mutex.release();
+        }
         if (done) return;
         if (Date.now() > deadline)
           throw new Error("could not checkpoint the write-ahead log: the database stayed busy");
@@ -639,6 +813,7 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
       guard.assertOutside();
       await mutex.acquire();
       try {
+        commitGroup();
         if (checkpointer) {
           const exited = new Promise((resolve) => checkpointer.once("exit", resolve));
           // Held while it closes its connection: an unreferenced thread would let the process end first.
@@ -646,7 +821,6 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
           checkpointer.postMessage("close");
           await exited;
         }
-        statements.clear();
         db.close();
       } finally {
         mutex.release();
