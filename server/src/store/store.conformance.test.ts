@@ -83,7 +83,7 @@ describe("sqlite file written by an earlier version", () => {
     for (const [id, status] of [
       ["acc_1", "open"],
       ["acc_2", "frozen"],
-    ]) {
+    ] as const) {
       const doc = { ...docOf(id), status };
       insert.run(id, 0, doc.created_at, JSON.stringify(doc));
     }
