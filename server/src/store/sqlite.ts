@@ -526,12 +526,14 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
         // Only the columns of the fields that changed are written, so only their indexes are rewritten.
         const columns = ["doc = ?"];
         const params: Param[] = [json];
-        for (const [field] of [...set, ...inc]) {
+        const changed = (field: string) => {
           const column = SYSTEM_COLUMNS.has(field) ? field : t.hot.get(field);
-          if (column === undefined) continue;
+          if (column === undefined) return;
           columns.push(`${column} = ?`);
           params.push(field === "livemode" ? (updated.livemode ? 1 : 0) : columnValue(doc[field]));
-        }
+        };
+        for (const [field] of set) changed(field);
+        for (const [field] of inc) changed(field);
         params.push(id);
         try {
           statement(`UPDATE "${collection}" SET ${columns.join(", ")} WHERE id = ?`).run(...params);
