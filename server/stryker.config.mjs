@@ -26,7 +26,7 @@ export default {
     "src/domain/vault/crypto.ts",
     "src/http/idempotency.ts",
     "src/domain/fraud/{engine,rules}.ts",
-    "src/domain/webhooks/{dispatcher,attempts,schedule,signing}.ts",
+    "src/domain/webhooks/{dispatcher,attempts,outbox,schedule,signing}.ts",
     "src/domain/cashouts/{cashouts,context,payouts,state,destinations}.ts",
     "src/adapters/payout-rail-simulator.ts",
     "src/domain/payment-links/{payment-links,pay,state,usage,page-token}.ts",
@@ -53,7 +53,7 @@ export default {
   // - ledger/ledger.ts ensureBalance `if (await store.get(…)) return` → false: the insert then meets the
   //   duplicate key, which is the race path and is swallowed the same way.
   // - ledger/ledger.ts `movement.amount < 0 ? {…$gte…} : {}` → true / `<= 0`, and `movement.amount > 0` →
-  //   `>= 0` in `settled`: post() refuses a zero movement first, and a credit's `$gte` bound is negative,
+  //   `>= 0` in `settled` and `drawn`: post() refuses a zero movement first, and a credit's `$gte` bound is negative,
   //   which every balance meets.
   // - service-keys/service-keys.ts `generation++` → `generation--`: any change of the counter marks the race.
   // - service-keys/service-keys.ts `input.expires_at !== undefined` → true: Date.parse(undefined) is NaN, and NaN
@@ -80,10 +80,36 @@ export default {
   //   the same 409.
   // - payment-links/page-token.ts the shape checks of a token's parts (version, expiry digits, nonce):
   //   the HMAC covers every part, so an altered part fails the MAC check with the same 403.
-  // - payment-links/usage.ts `set: { updated_at }` → {}: a timestamp no rule reads.
+  // - webhooks/dispatcher.ts, bookkeeping whose change no caller can see: `again = false` → true at
+  //   start (one extra pass that finds nothing); `if (events.length === 0) return 0` and
+  //   `if (picked.length === 0) return 0` → false (an empty transaction); the `launches = []` and
+  //   `claimed = []` initial values (each is reset at the start of its transaction), and that reset of
+  //   `claimed` → a list holding a string (the string is launched, reads no endpoint for its absent id,
+  //   and its abandon() updates nothing: no delivery, no report, no log line); `Math.min(free * 2,
+  //   200)` → max (reads more due deliveries, still claims only `free`); `work += n` / `work + claimDue()`
+  //   → `-` and runOnce's `if (work === 0) return` → true (runOnce loops while attempts are in flight
+  //   either way); `if (left > 0)` → true / `>= 0` (a count of 0 and no count read the same);
+  //   `endpoints.get(…) ?? []` (every environment among the events was read); `if (started) return`,
+  //   `subscribe(wake) ?? null` → `&& null` and `if (poll) clearInterval(poll)` (a second timer or a
+  //   listener left after stop() only calls wake(), which does nothing once stopping).
+  // - webhooks/dispatcher.ts fan-out's `{ delivery_pending: true }` → {} and `if (!taken) continue` →
+  //   false: an event another instance fanned out meanwhile meets its deliveries in the
+  //   (event, endpoint) check right after (tested: a redelivery made before the fan-out), so no second
+  //   delivery is made either way; `if (claimNow)` → true: a delivery launched without a claim has no
+  //   lease, so the attempt's lease check returns before sending; `d.next_attempt_at === null` in that
+  //   check → false: a claimed delivery always has its lease's end.
+  // - webhooks/attempts.ts: `result.kind === "response"` → true in `ok` and `gone` (an error result has
+  //   no status, so neither is true for it); `let disabled = false` → true (reset at the start of each
+  //   run of the transaction); the conditions `{ failing_since: { $ne: null } }`, `{ failing_since: null }`
+  //   and `{ status: "enabled" }` → {} and `if (!done) return false` → false: noteFailure read the
+  //   endpoint in the same transaction, so each condition holds whenever the update is made (they only
+  //   spare a write).
   // - kernel/mask.ts countDigits `i < text.length` → `<=`: the character past the end is undefined, which is
   //   neither a percent escape nor a digit.
   // Known survivors that are not equivalent, left untested on purpose:
+  // - webhooks/dispatcher.ts abandon()'s `{ claim: d.claim }` → {} and `if (ended)` → true: a delivery
+  //   whose endpoint or event vanished, taken over by another instance between this instance's read and
+  //   its write; reaching that moment needs a hook inside one attempt.
   // - charges/refunds.ts `charge.processor_ref ?? ""`: a local payment has no acquirer reference, and
   //   what its refund sends is for a real acquirer adapter to define; a test would pin a placeholder.
   // - service-keys/service-keys.ts the auth cache's bound (AUTH_CACHE_MAX_KEYS, 10,000 records) and the clean-up

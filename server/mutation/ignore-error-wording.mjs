@@ -17,6 +17,7 @@ const MESSAGE_ARGUMENTS = new Map([
   ["refusal", [1]], // charges refusal(charge, action): the action picks the sentence
   ["transition", [4]], // charges' and cashouts' (ctx.)transition(tx, record, to, set, action): passed on to refusal
   ["keyError", [1]], // http/idempotency keyError(code, message)
+  ["linkUnavailable", [0]], // payment-links/usage.ts linkUnavailable(detail): the 409's wording
 ]);
 
 /**

@@ -1,5 +1,6 @@
 import cluster, { type Worker } from "node:cluster";
 import type { Logger } from "pino";
+import { clusterMetrics, serveMetrics } from "./adapters/metrics.ts";
 
 // WORKERS > 1 (docs/operating.md "Production"): `npm start` becomes a Node cluster primary that runs no server
 // itself and forks WORKERS server processes sharing the port (the primary accepts connections and
@@ -13,13 +14,21 @@ import type { Logger } from "pino";
 // - SIGTERM or SIGINT: each worker is asked to drain (a message, so a Ctrl-C that the terminal also
 //   sends to every worker is not taken as a second signal) and the primary exits once all have: 0
 //   when every worker stopped cleanly. A second signal kills the workers and exits 1.
+// - Metrics (METRICS_PORT): the primary serves them, summed over the workers that listen
+//   (adapters/metrics.ts clusterMetrics), so one scrape sees the whole cluster.
 
 /** Primary → worker: drain and exit, as on SIGTERM. */
 export const SHUTDOWN_MESSAGE = "payments:shutdown";
 
 const RESPAWN_DELAY_MS = 1000;
 
-export function runPrimary(options: { workers: number; logger: Logger; shutdownTimeoutSeconds: number }): void {
+export function runPrimary(options: {
+  workers: number;
+  logger: Logger;
+  shutdownTimeoutSeconds: number;
+  /** Where to serve the cluster's metrics; none: not served. */
+  metrics?: { host: string; port: number; problem: (err: unknown) => unknown } | undefined;
+}): void {
   const { workers, logger } = options;
   let stopping = false;
   let started = false;
@@ -64,13 +73,39 @@ export function runPrimary(options: { workers: number; logger: Logger; shutdownT
     }, RESPAWN_DELAY_MS).unref();
   }
 
-  const first = fork();
-  first.once("listening", () => {
-    started = true;
-    if (stopping) return;
-    for (let i = 1; i < workers; i++) fork();
-    logger.info({ workers }, "cluster started");
-  });
+  function startWorkers(): void {
+    const first = fork();
+    first.once("listening", () => {
+      started = true;
+      if (stopping) return;
+      for (let i = 1; i < workers; i++) fork();
+      logger.info({ workers }, "cluster started");
+    });
+  }
+
+  if (options.metrics) {
+    // The metrics' address first: a busy METRICS_PORT stops the start before any worker runs.
+    const { host, port, problem } = options.metrics;
+    serveMetrics({
+      host,
+      port,
+      text: clusterMetrics(() => live().filter((w) => listening.has(w))),
+      onError: (err) => logger.warn({ err }, "metrics: a scrape failed"),
+    }).then(
+      (listener) => {
+        logger.info({ url: listener.url }, "metrics listening");
+        if (!stopping) startWorkers();
+      },
+      (err: unknown) => {
+        // Like a worker's start-up failure: one line naming the setting, and nothing left running.
+        const reason = problem(err);
+        console.error(reason instanceof Error ? reason.message : String(reason));
+        process.exit(1);
+      },
+    );
+  } else {
+    startWorkers();
+  }
 
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
     process.on(signal, () => {

@@ -116,6 +116,25 @@ describe("operations settings", () => {
   });
 });
 
+describe("metrics settings", () => {
+  it("serve no metrics unless METRICS_PORT is set, and bind loopback by default", () => {
+    expect(loadConfig({}).METRICS_PORT).toBeUndefined();
+    expect(loadConfig({}).METRICS_HOST).toBe("127.0.0.1");
+    expect(loadConfig({ METRICS_PORT: "9464", METRICS_HOST: "10.0.0.5" })).toMatchObject({
+      METRICS_PORT: 9464,
+      METRICS_HOST: "10.0.0.5",
+    });
+    expect(loadConfig({ METRICS_PORT: "0", PORT: "0" }).METRICS_PORT).toBe(0);
+  });
+
+  it("refuse the API's own port: the metrics are never served where the API is", () => {
+    expect(() => loadConfig({ METRICS_PORT: "3000" })).toThrow(/METRICS_PORT: must differ from PORT/);
+    expect(() => loadConfig({ METRICS_PORT: "8080", PORT: "8080" })).toThrow(/METRICS_PORT/);
+    for (const bad of ["65536", "-1", "x", ""]) expect(() => loadConfig({ METRICS_PORT: bad })).toThrow(/METRICS_PORT/);
+    expect(() => loadConfig({ METRICS_HOST: "" })).toThrow(/METRICS_HOST/);
+  });
+});
+
 describe("documentation of the settings", () => {
   // Every key of the one schema is documented in .env.example and the configuration table of
   // docs/operating.md (and nothing else is), so an operator never meets a setting the documents do not name.

@@ -158,6 +158,14 @@ export const ConfigSchema = z
      */
     SHUTDOWN_TIMEOUT_SECONDS: int(0, 600).default(10),
     /**
+     * Where the Prometheus metrics are served (GET /metrics, docs/operating.md "Metrics"): a listen
+     * address of their own, never the API's port, so they are not public wherever the API is. Unset: no
+     * metrics are collected or served. 0: a port the system picks (logged).
+     */
+    METRICS_PORT: int(0, 65535).optional(),
+    /** The address the metrics listener binds (loopback by default: only this machine can scrape). */
+    METRICS_HOST: z.string().min(1).default("127.0.0.1"),
+    /**
      * Server processes (Node cluster workers) sharing the port and the store. Default: one per CPU core
      * in production on MongoDB; 1 on SQLite, whose one writer more processes cannot share out, and
      * everywhere else (docs/operating.md "One server process per core"). The admin CLI ignores it.
@@ -178,6 +186,13 @@ export const ConfigSchema = z
     }
     if (c.NODE_ENV === "production" && c.TEST_CRASH_AFTER_COMMITS !== undefined) {
       ctx.addIssue({ code: "custom", path: ["TEST_CRASH_AFTER_COMMITS"], message: "is for tests only; unset it" });
+    }
+    if (c.METRICS_PORT !== undefined && c.METRICS_PORT !== 0 && c.METRICS_PORT === c.PORT) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["METRICS_PORT"],
+        message: "must differ from PORT: the metrics have a listen address of their own, apart from the API",
+      });
     }
     if (Boolean(c.VAULT_MASTER_KEY) !== Boolean(c.VAULT_FINGERPRINT_KEY)) {
       ctx.addIssue({

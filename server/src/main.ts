@@ -3,7 +3,7 @@ import { runPrimary, SHUTDOWN_MESSAGE } from "./cluster.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { loadEnvFile } from "./env-file.ts";
 import { createLogger } from "./logger.ts";
-import { dataLocation, type RunningServer, StartupError, startServer } from "./server.ts";
+import { dataLocation, metricsListenProblem, type RunningServer, StartupError, startServer } from "./server.ts";
 
 // `npm start`: reads the configuration, opens the store, serves the API. On the very first start
 // (empty store) it prints a sandbox key with scope `*`, once.
@@ -29,7 +29,15 @@ const logger = createLogger(config.LOG_LEVEL, undefined, {
   ...(clustered && cluster.worker ? { base: { worker: cluster.worker.id } } : {}),
 });
 if (clustered && cluster.isPrimary) {
-  runPrimary({ workers: config.WORKERS, logger, shutdownTimeoutSeconds: config.SHUTDOWN_TIMEOUT_SECONDS });
+  runPrimary({
+    workers: config.WORKERS,
+    logger,
+    shutdownTimeoutSeconds: config.SHUTDOWN_TIMEOUT_SECONDS,
+    metrics:
+      config.METRICS_PORT === undefined
+        ? undefined
+        : { host: config.METRICS_HOST, port: config.METRICS_PORT, problem: (err) => metricsListenProblem(config, err) },
+  });
 } else {
   await serve();
 }
@@ -60,7 +68,8 @@ async function serve(): Promise<void> {
     process.on("disconnect", () => request("disconnect"));
   }
   try {
-    running = await startServer({ config, logger });
+    // In a cluster, the primary serves the metrics of every worker (cluster.ts).
+    running = await startServer({ config, logger, metricsServedBy: clustered ? "primary" : "self" });
   } catch (err) {
     // A setting the operator must change: one line naming it, no stack trace (a bug still gets one).
     if (err instanceof StartupError) {

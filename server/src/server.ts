@@ -3,6 +3,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join, resolve as resolvePath } from "node:path";
 import type { Logger } from "pino";
+import { answerMetricsRequests, createMetrics, type MetricsListener, serveMetrics } from "./adapters/metrics.ts";
 import { createSimulatorPayoutRail } from "./adapters/payout-rail-simulator.ts";
 import { createSimulatorProcessor } from "./adapters/processor-simulator.ts";
 import { loadOrCreateDevVaultKeys } from "./adapters/vault-key-file.ts";
@@ -12,6 +13,7 @@ import { COLLECTIONS } from "./domain/collections.ts";
 import { createDomain, type Domain } from "./domain/index.ts";
 import type { Now } from "./domain/kernel/caller.ts";
 import type { DomainLog } from "./domain/kernel/log.ts";
+import type { DomainObserver } from "./domain/kernel/observer.ts";
 import type { DocsOf } from "./domain/kernel/records.ts";
 import type { VaultKeys } from "./domain/vault/crypto.ts";
 import { parseVaultKeys } from "./domain/vault/keys.ts";
@@ -79,6 +81,7 @@ export function domainFor(
   now: Now = () => new Date(),
   webhooks: WebhookOverrides & { log?: DomainLog } = {},
   baseUrl: () => string = () => config.BASE_URL,
+  observer?: DomainObserver,
 ): Domain {
   const resolve = webhooks.resolve ?? systemResolver;
   return createDomain({
@@ -94,6 +97,7 @@ export function domainFor(
     random: webhooks.random,
     log: webhooks.log,
     baseUrl,
+    observer,
   });
 }
 
@@ -102,6 +106,11 @@ export interface RunningServer {
   server: Server;
   store: ServerStore;
   domain: Domain;
+  /**
+   * Where this server's metrics are served (METRICS_PORT), or null: not collected, or (in a cluster's
+   * worker) served by the primary.
+   */
+  metricsUrl: string | null;
   /** The secret of the sandbox key created on this start, when the store was empty; otherwise null. */
   bootstrapSecret: string | null;
   /**
@@ -202,9 +211,10 @@ function configuredDomain(
   now: Now,
   webhooks: Parameters<typeof domainFor>[3] = {},
   baseUrl?: () => string,
+  observer?: DomainObserver,
 ): Domain {
   try {
-    return domainFor(config, store, now, webhooks, baseUrl);
+    return domainFor(config, store, now, webhooks, baseUrl, observer);
   } catch (err) {
     if (config.VAULT_MASTER_KEY) throw new StartupError("VAULT_MASTER_KEY", messageOf(err), { cause: err });
     if (codeOf(err)) throw dataDirProblem(config, err);
@@ -228,6 +238,33 @@ function listenProblem(config: Config, err: unknown): unknown {
   }
   if (code === "EADDRNOTAVAIL" || code === "ENOTFOUND" || code === "EAI_AGAIN") {
     return new StartupError("HOST", `${config.HOST} is not an address of this machine (${code})`, { cause: err });
+  }
+  return err;
+}
+
+/** A metrics listener that cannot start, as a StartupError naming the setting to change. */
+export function metricsListenProblem(config: Pick<Config, "METRICS_PORT" | "METRICS_HOST">, err: unknown): unknown {
+  const code = codeOf(err);
+  if (code === "EADDRINUSE") {
+    return new StartupError(
+      "METRICS_PORT",
+      `${config.METRICS_PORT} is already in use on ${config.METRICS_HOST}; stop what holds it or set METRICS_PORT to a free port`,
+      { cause: err },
+    );
+  }
+  if (code === "EACCES") {
+    return new StartupError(
+      "METRICS_PORT",
+      `${config.METRICS_PORT} needs privileges this process lacks; use a port above 1023`,
+      {
+        cause: err,
+      },
+    );
+  }
+  if (code === "EADDRNOTAVAIL" || code === "ENOTFOUND" || code === "EAI_AGAIN") {
+    return new StartupError("METRICS_HOST", `${config.METRICS_HOST} is not an address of this machine (${code})`, {
+      cause: err,
+    });
   }
   return err;
 }
@@ -277,6 +314,11 @@ export async function startServer(options: {
   logger?: Logger;
   now?: Now;
   webhooks?: WebhookOverrides;
+  /**
+   * Who serves the metrics when METRICS_PORT is set: this server on its own listener (default), or the
+   * cluster's primary, which asks each worker for its own (cluster.ts; WORKERS > 1).
+   */
+  metricsServedBy?: "self" | "primary";
 }): Promise<RunningServer> {
   const { config } = options;
   const logger = options.logger ?? createLogger(config.LOG_LEVEL);
@@ -286,13 +328,41 @@ export async function startServer(options: {
     // BASE_URL on port 0 (PORT=0 and no BASE_URL: tests) is no address anyone can open: once the server
     // listens, the address it listens on takes its place.
     let publicUrl = config.BASE_URL;
-    const domain = configuredDomain(config, store, now, { ...options.webhooks, log: logger }, () => publicUrl);
+    // The metrics (METRICS_PORT): collected only when something serves them. The outbox depth reads the
+    // domain, which needs the metrics' observer first: hence the getter.
+    let outboxDepth: (() => Promise<{ eventsPending: number; deliveriesDue: number }>) | undefined;
+    const metrics =
+      config.METRICS_PORT === undefined
+        ? null
+        : createMetrics({
+            outboxDepth: () => (outboxDepth ? outboxDepth() : Promise.reject(new Error("not started"))),
+            onDepthError: (err) => logger.warn({ err }, "metrics: could not read the webhook outbox's depth"),
+          });
+    const domain = configuredDomain(
+      config,
+      store,
+      now,
+      { ...options.webhooks, log: logger },
+      () => publicUrl,
+      metrics?.observer,
+    );
+    outboxDepth = () => domain.webhooks.depth();
 
     // Request-log records are written in batches, and rate-limit counts shared every 100 ms; close()
     // writes what is left of both before the store closes.
     const requestLog = requestLogWriter({ store, logger });
     const limits = rateLimits({ store, now, logger, settings: rateLimitSettings(config) });
-    const app = createApp({ config, domain, store, logger, now, requestLog, limits, publicUrl: () => publicUrl });
+    const app = createApp({
+      config,
+      domain,
+      store,
+      logger,
+      now,
+      requestLog,
+      limits,
+      publicUrl: () => publicUrl,
+      ...(metrics ? { metrics: metrics.requests } : {}),
+    });
     const server = await new Promise<Server>((resolve, reject) => {
       // A request must arrive whole within REQUEST_TIMEOUT_SECONDS (its headers within
       // HEADERS_TIMEOUT_SECONDS), checked every second, so slow senders cannot hold connections open.
@@ -312,12 +382,34 @@ export async function startServer(options: {
     const url = `http://${config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST}:${port}`;
     if (new URL(config.BASE_URL).port === "0") publicUrl = url;
 
+    let metricsListener: MetricsListener | null = null;
+    let stopAnswering: (() => void) | null = null;
+    if (metrics && config.METRICS_PORT !== undefined) {
+      if (options.metricsServedBy === "primary") {
+        stopAnswering = answerMetricsRequests(metrics.registry);
+      } else {
+        try {
+          metricsListener = await serveMetrics({
+            host: config.METRICS_HOST,
+            port: config.METRICS_PORT,
+            text: metrics.text,
+            onError: (err) => logger.warn({ err }, "metrics: a scrape failed"),
+          });
+        } catch (err) {
+          await new Promise<void>((resolve) => server.close(() => resolve()));
+          throw metricsListenProblem(config, err);
+        }
+        logger.info({ url: metricsListener.url }, "metrics listening");
+      }
+    }
+
     let bootstrapSecret: string | null;
     try {
       // On first start with an empty store, one sandbox key with scope `*`, shown once (README "Quick start").
       bootstrapSecret = (await domain.serviceKeys.bootstrap())?.secret ?? null;
     } catch (err) {
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await metricsListener?.close();
       throw err;
     }
 
@@ -349,6 +441,7 @@ export async function startServer(options: {
       server,
       store,
       domain,
+      metricsUrl: metricsListener?.url ?? null,
       bootstrapSecret,
       close() {
         closing ??= drainAndClose({
@@ -362,6 +455,9 @@ export async function startServer(options: {
             await dispatcher.stop();
             sender.close?.();
             await Promise.all([requestLog.close(), limits.flush()]);
+            // Scraped until the end of the drain, so the last requests are counted.
+            stopAnswering?.();
+            await metricsListener?.close();
             await store.close();
           },
         });

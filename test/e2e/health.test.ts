@@ -14,8 +14,9 @@ describe("health probes and the home page", () => {
 
   it("answers liveness without a key and without touching the store", async () => {
     const store = server.running.store;
-    const get = store.get;
+    const { get, ready } = store;
     store.get = () => Promise.reject(new Error("the store must not be asked"));
+    store.ready = () => Promise.reject(new Error("the store must not be asked"));
     try {
       const res = await fetch(`${server.url}/healthz`);
       expect(res.status).toBe(200);
@@ -23,6 +24,7 @@ describe("health probes and the home page", () => {
       expect(await res.json()).toEqual({ status: "ok" });
     } finally {
       store.get = get;
+      store.ready = ready;
     }
   });
 
@@ -33,10 +35,11 @@ describe("health probes and the home page", () => {
   });
 
   it("answers readiness 503 (a problem) when the store fails or does not answer in time", async () => {
+    // Readiness asks the store whether it takes writes (store/port.ts StoreReadiness).
     const store = server.running.store;
-    const get = store.get;
+    const ready = store.ready;
     try {
-      store.get = () => Promise.reject(new Error("connection reset by 10.0.0.7"));
+      store.ready = () => Promise.reject(new Error("connection reset by 10.0.0.7"));
       const failing = await fetch(`${server.url}/readyz`);
       expect(failing.status).toBe(503);
       expect(failing.headers.get("content-type")).toMatch(/^application\/problem\+json/);
@@ -44,12 +47,12 @@ describe("health probes and the home page", () => {
       expect(problem).toMatchObject({ code: "service_unavailable", status: 503 });
       expect(problem.detail).not.toContain("10.0.0.7"); // the driver's words go to the log only
 
-      store.get = () => new Promise(() => {});
+      store.ready = () => new Promise(() => {});
       const hanging = await fetch(`${server.url}/readyz`);
       expect(hanging.status).toBe(503);
       expect(await hanging.json()).toMatchObject({ detail: "The store did not answer within 2 seconds." });
     } finally {
-      store.get = get;
+      store.ready = ready;
     }
   });
 

@@ -8,7 +8,7 @@ import { checkStoreChoice } from "../support/mongodb.ts";
 import { childEnv, ROOT, SERVER_DIR } from "../support/process.ts";
 
 // A run asked to use MongoDB (MONGODB_URI set) uses it or fails saying why: it never skips to SQLite and
-// passes (README 'Running on MongoDB'). Shown here against a loopback port where nothing listens; the
+// passes (docs/operating.md 'Running on MongoDB'). Shown here against a loopback port where nothing listens; the
 // GitHub workflow runs the same suites against a real replica set.
 
 const run = promisify(execFile);

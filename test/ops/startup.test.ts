@@ -134,7 +134,7 @@ describe("npm start on a bad setting", { timeout: 60_000 }, () => {
   it("gives up on an unreachable replica set by itself, with the likely cause, when the URI sets no timeout", async () => {
     const { blocker, port } = await occupyPort();
     await new Promise((done) => blocker.close(done));
-    // The URI of README 'Running on MongoDB', pointed where nothing listens: no serverSelectionTimeoutMS,
+    // The URI of docs/operating.md 'Running on MongoDB', pointed where nothing listens: no serverSelectionTimeoutMS,
     // so the store's own start-up bound (store/mongodb.ts, START_TIMEOUT_MS) ends the wait, not the
     // driver's 30 seconds.
     const uri = `mongodb://operator:s3cret-password@127.0.0.1:${port}/?replicaSet=rs0`;

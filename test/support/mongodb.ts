@@ -27,7 +27,7 @@ export async function checkStoreChoice(env: Record<string, string | undefined>):
     if (mongoRequired(env)) {
       throw new Error("REQUIRE_MONGODB is set, so this run must use MongoDB, and MONGODB_URI is not set");
     }
-    return "The suites run on SQLite: MONGODB_URI is not set (README 'Running on MongoDB').";
+    return "The suites run on SQLite: MONGODB_URI is not set (docs/operating.md 'Running on MongoDB').";
   }
   const dbName = `test_preflight_${randomBytes(8).toString("hex")}`;
   // Loaded only now: a run on SQLite need not load the server.

@@ -10,6 +10,7 @@ import { createHealth } from "./health/health.ts";
 import type { Now } from "./kernel/caller.ts";
 import { type DomainLog, silentLog } from "./kernel/log.ts";
 import type { MoneyRules } from "./kernel/money.ts";
+import { type DomainObserver, unobserved } from "./kernel/observer.ts";
 import { iso } from "./kernel/time.ts";
 import { createBalances } from "./ledger/balances.ts";
 import { settleDue } from "./ledger/ledger.ts";
@@ -68,10 +69,13 @@ export interface DomainDeps {
   random?: (() => number) | undefined;
   /** Where background steps that no caller hears of report failures (the server's logger). */
   log?: DomainLog | undefined;
+  /** Told what the domain does, for the operators' metrics (adapters/metrics.ts); default: nobody. */
+  observer?: DomainObserver | undefined;
 }
 
 export function createDomain(deps: DomainDeps) {
   const { now, settings, money, vaultKeys } = deps;
+  const observer = deps.observer ?? unobserved;
   // Every area writes through the outbox's store, which wakes the webhook dispatcher after each commit
   // that recorded an event (or made a delivery due).
   const outbox = createOutbox(deps.store);
@@ -93,6 +97,7 @@ export function createDomain(deps: DomainDeps) {
     fraud: deps.fraudScreen ?? fraud.screen,
     settlementDelaySeconds: settings.settlementDelaySeconds,
     onTransition: (tx, from, charge) => followTransition(tx, now, from, charge),
+    observer,
   });
   const cashouts = createCashouts({
     store,
@@ -123,6 +128,7 @@ export function createDomain(deps: DomainDeps) {
     resolve: deps.resolve,
     random: deps.random,
     log,
+    observer,
   });
   const consoleSessions = createConsoleSessions({
     store,

@@ -10,6 +10,7 @@ import type { FraudScreen } from "./fraud/port.ts";
 import { createDomain, type DomainDeps } from "./index.ts";
 import type { Caller } from "./kernel/caller.ts";
 import { DomainError } from "./kernel/errors.ts";
+import type { DomainObserver } from "./kernel/observer.ts";
 import type { VaultKeys } from "./vault/crypto.ts";
 import { parseVaultKeys } from "./vault/keys.ts";
 import type { WebhookOptions } from "./webhooks/index.ts";
@@ -61,6 +62,8 @@ export function testDomain(
     payoutRail?: PayoutRail;
     cashoutPendingSeconds?: number;
     cashoutTransitSeconds?: number;
+    /** Told what the domain does (the metrics' port); default: nobody. */
+    observer?: DomainObserver;
   } = {},
 ) {
   const store = options.store ?? openSqliteStore<Docs>({ path: ":memory:", collections: COLLECTIONS });
@@ -91,6 +94,7 @@ export function testDomain(
     random: options.webhooks?.random,
     log: options.webhooks?.log,
     baseUrl: () => "https://pay.example.com",
+    observer: options.observer,
   });
   const caller = (livemode = false): Caller => ({
     keyId: "kid_test",
@@ -113,6 +117,18 @@ export function testDomain(
     },
     now: () => clock,
   };
+}
+
+/** An observer that keeps every report, in order, as `[kind, ...arguments]`. */
+export function recordingObserver() {
+  const reports: unknown[][] = [];
+  const observer: DomainObserver = {
+    chargeStatus: (status, livemode) => reports.push(["charge", status, livemode]),
+    webhookAttempt: (attempt) => reports.push(["attempt", attempt]),
+    webhookDeliveryFailed: (livemode) => reports.push(["delivery failed", livemode]),
+    webhookEndpointDisabled: (reason, livemode) => reports.push(["endpoint disabled", reason, livemode]),
+  };
+  return { observer, reports, of: (kind: string) => reports.filter((r) => r[0] === kind) };
 }
 
 /** The DomainError a use case refused with; fails when it succeeded or threw anything else. */

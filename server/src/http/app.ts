@@ -19,7 +19,13 @@ import { errorMiddleware, notFoundMiddleware } from "./errors.ts";
 import { noBody, securityHeaders, strictIntegers } from "./guards.ts";
 import { toExpress } from "./handlers.ts";
 import { idempotency } from "./idempotency.ts";
-import { observability, type RequestLogWriter, requestLogWriter } from "./observability.ts";
+import {
+  observability,
+  operationResolver,
+  type RequestLogWriter,
+  type RequestMetrics,
+  requestLogWriter,
+} from "./observability.ts";
 import { mountPages } from "./pages.ts";
 import { payPages } from "./pay-page.ts";
 import { publicGuards } from "./public-operations.ts";
@@ -59,6 +65,8 @@ export interface AppDeps {
   limits?: RateLimits;
   /** The server's public address (default BASE_URL); startServer's is known once it listens. */
   publicUrl?: () => string;
+  /** Where each request is counted for the metrics (METRICS_PORT); none: not counted. */
+  metrics?: RequestMetrics;
 }
 
 /**
@@ -160,7 +168,8 @@ export function createApp(deps: AppDeps): Express {
   const requestLog = config.REQUEST_LOG ? (deps.requestLog ?? requestLogWriter({ store, logger })) : null;
   const limits = deps.limits ?? rateLimits({ store, now, logger, settings: rateLimitSettings(config) });
   const quietPaths = new Set(operations.filter((op) => HEALTH_OPERATIONS.has(op.operationId)).map((op) => op.path));
-  app.use(observability({ logger, now, requestLog, quietPaths }));
+  const metrics = deps.metrics ? { record: deps.metrics, operationOf: operationResolver(operations) } : undefined;
+  app.use(observability({ logger, now, requestLog, quietPaths, metrics }));
   app.use(securityHeaders());
 
   // GET / is for people who open the server's address: where to go next. It is not an API operation

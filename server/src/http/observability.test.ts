@@ -1,9 +1,11 @@
+import type { Request } from "express";
 import { pino } from "pino";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { type AppStore, COLLECTIONS, type Docs } from "../domain/collections.ts";
 import type { RequestLogDoc } from "../domain/request-log/records.ts";
 import { openSqliteStore } from "../store/sqlite.ts";
-import { requestLogWriter } from "./observability.ts";
+import { contractOperations } from "./contract.ts";
+import { OTHER_OPERATION, operationResolver, requestLogWriter } from "./observability.ts";
 
 // The request log is written in batches (one transaction per batch): nothing recorded may be lost on
 // close, and a batch waits at most flushMs or until maxRows are buffered.
@@ -94,5 +96,31 @@ describe("request log writer", () => {
     expect(warn).toHaveBeenCalledTimes(1);
     expect(warn).toHaveBeenCalledWith(expect.objectContaining({ records: 1 }), "could not write the request log");
     expect((await stored(store)).map((r) => r.id).sort()).toEqual([duplicate.id, next.id].sort());
+  });
+});
+
+describe("the operation a request is counted under (metrics)", () => {
+  const operationOf = operationResolver(contractOperations());
+  const req = (method: string, path: string, openapi?: unknown) => ({ method, path, openapi }) as unknown as Request;
+
+  it("is the operation the contract's validator matched", () => {
+    expect(operationOf(req("GET", "/v1/charges/tx_1", { schema: { operationId: "getCharge" } }))).toBe("getCharge");
+  });
+
+  it("is found from the method and path template for requests refused before the validator", () => {
+    expect(operationOf(req("GET", "/v1/charges/tx_9Lm2QwErTy7UiOp3AsDf5GhJ"))).toBe("getCharge");
+    expect(operationOf(req("POST", "/v1/charges"))).toBe("createCharge");
+    expect(operationOf(req("GET", "/v1/charges"))).toBe("listCharges");
+    expect(operationOf(req("HEAD", "/v1/charges"))).toBe("listCharges");
+    // The console's API requests are the same operations under its prefix.
+    expect(operationOf(req("GET", "/console/api/v1/charges"))).toBe("listCharges");
+  });
+
+  it("is `other` for anything that is not an operation of the contract, whatever its path", () => {
+    expect(OTHER_OPERATION).toBe("other");
+    expect(operationOf(req("GET", "/docs"))).toBe("other");
+    expect(operationOf(req("GET", "/v1/charges/tx_1/nothing"))).toBe("other");
+    expect(operationOf(req("DELETE", "/v1/charges"))).toBe("other");
+    expect(operationOf(req("GET", "/v1/charges/", { schema: {} }))).toBe("other");
   });
 });

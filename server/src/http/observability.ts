@@ -96,6 +96,46 @@ export function requestLogWriter(deps: {
   };
 }
 
+/**
+ * What the request metrics are told about each finished request (adapters/metrics.ts counts them for
+ * /metrics, docs/operating.md "Metrics"). Operations are the contract's operationIds, never paths, so
+ * the number of series stays bounded whatever paths clients send.
+ */
+export interface RequestMetrics {
+  /** Every request: its operation (OTHER_OPERATION when it is not one), its status and how long it took. */
+  request(operation: string, status: number, seconds: number): void;
+  /** An answer replayed for a repeated Idempotency-Key (`Idempotent-Replayed: true`). */
+  replayed(operation: string): void;
+  /** A request refused with 429 by the rate limiter named (http/rate-limits.ts). */
+  rateLimited(limit: string): void;
+}
+
+/** The operation label of a request that is not a contract operation: pages, /docs, unknown paths. */
+export const OTHER_OPERATION = "other";
+
+/**
+ * The contract operation a request is for. The validator has matched most requests already (its
+ * `req.openapi`); those refused before it (401 without a valid key, 429, a body too large) are matched
+ * here against the contract's path templates.
+ */
+export function operationResolver(
+  operations: readonly { operationId: string; method: string; path: string }[],
+): (req: Request) => string {
+  const templates = operations.map((op) => ({
+    method: op.method.toUpperCase(),
+    pattern: new RegExp(`^${op.path.replace(/\{\w+\}/g, "[^/]+")}$`),
+    operationId: op.operationId,
+  }));
+  return (req) => {
+    const matched = (req as Request & { openapi?: { schema?: { operationId?: unknown } } }).openapi?.schema
+      ?.operationId;
+    if (typeof matched === "string") return matched;
+    const method = req.method === "HEAD" ? "GET" : req.method;
+    const path = req.path.startsWith("/console/api/") ? req.path.slice("/console/api".length) : req.path;
+    return templates.find((t) => t.method === method && t.pattern.test(path))?.operationId ?? OTHER_OPERATION;
+  };
+}
+
 /** The longest path and query kept in a log line or a request-log record; longer ones are cut. */
 export const MAX_LOGGED_URL = 1024;
 
@@ -116,8 +156,10 @@ export function observability(deps: {
    * the health probes (getLiveness, getReadiness), which a load balancer calls every few seconds.
    */
   quietPaths?: ReadonlySet<string>;
+  /** Request counts and latencies by operation and status, replays and rate-limit refusals (METRICS_PORT). */
+  metrics?: { record: RequestMetrics; operationOf: (req: Request) => string } | undefined;
 }) {
-  const { logger, now, requestLog } = deps;
+  const { logger, now, requestLog, metrics } = deps;
   const quietPaths = deps.quietPaths ?? new Set<string>();
   return (req: Request, res: Response, next: NextFunction) => {
     const started = process.hrtime.bigint();
@@ -126,6 +168,13 @@ export function observability(deps: {
     res.setHeader("Request-Id", requestId);
     res.on("finish", () => {
       const latencyMs = Number(process.hrtime.bigint() - started) / 1e6;
+      if (metrics) {
+        const operation = metrics.operationOf(req);
+        metrics.record.request(operation, res.statusCode, latencyMs / 1000);
+        if (res.getHeader("Idempotent-Replayed") === "true") metrics.record.replayed(operation);
+        const limit = res.locals.rateLimited as string | undefined;
+        if (limit !== undefined) metrics.record.rateLimited(limit);
+      }
       const caller = res.locals.caller as Caller | undefined;
       const path = displayUrl(req.originalUrl, MAX_LOGGED_URL);
       const line = {

@@ -208,8 +208,12 @@ export function rateLimits(deps: {
   const linkPayCounts = new SharedCounters({ store, now, logger, name: "link_pay" });
   const addressPayCounts = new SharedCounters({ store, now, logger, name: "address_pay" });
 
-  const refuse = (detail: string) => (_req: Request, res: Response, _next: NextFunction) =>
+  // `limit` names the limiter for the request metrics (http/observability.ts): key, address,
+  // payment_link or payment_address.
+  const refuse = (limit: string, detail: string) => (_req: Request, res: Response, _next: NextFunction) => {
+    res.locals.rateLimited = limit;
     sendProblem(res, problem("rate_limited", detail, { requestId: String(res.locals.requestId ?? "") }));
+  };
 
   const perKeyLimiter = rateLimit({
     windowMs: 1000,
@@ -222,6 +226,7 @@ export function rateLimits(deps: {
       const caller = callerOf(res);
       const limit = caller?.livemode ? settings.livePerSecond : settings.testPerSecond;
       refuse(
+        "key",
         `Too many requests with this key: at most ${limit} per second ${caller?.livemode ? "in production" : "in the sandbox"}. Retry after the number of seconds in Retry-After.`,
       )(req, res, next);
     },
@@ -245,6 +250,7 @@ export function rateLimits(deps: {
     legacyHeaders: false,
     skip: notAnonymous,
     handler: refuse(
+      "address",
       `Too many requests without a valid service key from this address: at most ${settings.anonymousPerMinute} per minute. Retry after the number of seconds in Retry-After.`,
     ),
     store: addressCounts,
@@ -273,6 +279,7 @@ export function rateLimits(deps: {
       return /^plink_[0-9A-Za-z]{24}$/.test(id) ? id : "malformed";
     },
     handler: refuse(
+      "payment_link",
       `Too many payments through this payment link: at most ${settings.paymentLinkPerMinute} per minute. Retry after the number of seconds in Retry-After.`,
     ),
     store: linkPayCounts,
@@ -286,6 +293,7 @@ export function rateLimits(deps: {
     legacyHeaders: false,
     skip: (req) => !isPay(req),
     handler: refuse(
+      "payment_address",
       `Too many payment attempts from this address: at most ${settings.paymentAddressPerMinute} per minute. Retry after the number of seconds in Retry-After.`,
     ),
     store: addressPayCounts,

@@ -197,7 +197,7 @@ const mongoRequired = !["", "0", "false"].includes(process.env.REQUIRE_MONGODB ?
 
 if (!mongoUri && !mongoRequired) {
   // Said where it is decided, so a green run on SQLite alone never passes for a run on MongoDB.
-  console.info("store conformance on MongoDB skipped: MONGODB_URI is not set (README 'Running on MongoDB')");
+  console.info("store conformance on MongoDB skipped: MONGODB_URI is not set (docs/operating.md 'Running on MongoDB')");
 }
 
 describe.runIf(mongoRequired && !mongoUri)("mongodb required", () => {

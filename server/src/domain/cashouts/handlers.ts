@@ -1,10 +1,10 @@
-import type { Domain } from "../index.ts";
 import { type HandlerKit, type Handlers, list, page } from "../kernel/operations.ts";
+import type { Cashouts } from "./cashouts.ts";
 import * as serialize from "./serialize.ts";
 
 // Cashouts (spec/resources/cashouts.tsp; scope `cashouts`), with the sandbox helpers.
 
-export function cashoutHandlers({ cashouts }: Domain, { answer }: HandlerKit) {
+export function cashoutHandlers({ cashouts }: { cashouts: Cashouts }, { answer }: HandlerKit) {
   return {
     createCashout: answer(201, serialize.cashout, ({ caller, body }) => cashouts.create(caller, body)),
     getCashout: async ({ caller, path }) => ({

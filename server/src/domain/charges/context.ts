@@ -5,6 +5,7 @@ import { inEnvironment } from "../kernel/environment.ts";
 import { notFound } from "../kernel/errors.ts";
 import { recordEvent } from "../kernel/events.ts";
 import type { MoneyRules } from "../kernel/money.ts";
+import type { DomainObserver } from "../kernel/observer.ts";
 import { iso } from "../kernel/time.ts";
 import { ensureBalance, post } from "../ledger/ledger.ts";
 import type { Merchants } from "../merchants/merchants.ts";
@@ -35,6 +36,8 @@ export interface ChargesDeps {
    * is written: a payment link follows its charges' outcomes this way (domain/payment-links/usage.ts).
    */
   onTransition: (tx: AppTx, from: ChargeStatus, charge: ChargeDoc) => Promise<void>;
+  /** Told, once the change commits, the status each created or changed charge is left in (metrics). */
+  observer: DomainObserver;
 }
 
 export function chargeContext(deps: ChargesDeps) {
@@ -63,8 +66,19 @@ export function chargeContext(deps: ChargesDeps) {
       const current = await tx.get("charges", charge.id);
       throw current ? refusal(current, action) : notFound("charge", charge.id);
     }
-    await deps.onTransition(tx, charge.status, updated);
+    await onTransition(tx, charge.status, updated);
     return updated;
+  }
+
+  /** Reports, once `tx` commits, the status `charge` is left in: every way a charge gets a status ends here. */
+  function reached(tx: AppTx, charge: ChargeDoc): void {
+    tx.afterCommit(() => deps.observer.chargeStatus(charge.status, charge.livemode));
+  }
+
+  /** deps.onTransition, after noting the charge's new status (a review closed without one is not a change). */
+  async function onTransition(tx: AppTx, from: ChargeStatus, charge: ChargeDoc): Promise<void> {
+    if (charge.status !== from) reached(tx, charge);
+    await deps.onTransition(tx, from, charge);
   }
 
   /**
@@ -95,7 +109,7 @@ export function chargeContext(deps: ChargesDeps) {
     });
   }
 
-  return { ...deps, load, transition, prepareCapture, applyCapture };
+  return { ...deps, onTransition, load, transition, reached, prepareCapture, applyCapture };
 }
 
 export type ChargeContext = ReturnType<typeof chargeContext>;

@@ -185,6 +185,7 @@ export function chargeCreation(ctx: ChargeContext) {
   function record(caller: Caller, charge: ChargeDoc, assessment: ChargeAssessment, options: ChargeCreateOptions) {
     return commit(store, caller, async (tx) => {
       await tx.insert("charges", charge);
+      ctx.reached(tx, charge);
       // The evaluation and its `fraud.evaluated` event commit with the charge, before its own events.
       await assessment.record(tx, charge);
       const fields = eventFields(charge);

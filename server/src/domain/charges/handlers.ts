@@ -1,11 +1,11 @@
-import type { Domain } from "../index.ts";
 import { type HandlerKit, type Handlers, list, page } from "../kernel/operations.ts";
+import type { Charges } from "./charges.ts";
 import * as serialize from "./serialize.ts";
 
 // Charges, refunds and reviews (spec/resources/charges.tsp; scope `charges`), with the sandbox helpers
 // that play a local payment's payer.
 
-export function chargeHandlers({ charges }: Domain, { answer }: HandlerKit) {
+export function chargeHandlers({ charges }: { charges: Charges }, { answer }: HandlerKit) {
   return {
     createCharge: answer(201, serialize.charge, ({ caller, body }) => charges.create(caller, body)),
     getCharge: async ({ caller, path }) => ({

@@ -79,6 +79,7 @@ export function refunds(ctx: ChargeContext) {
         const status: ChargeStatus =
           raised.amount_refunded === raised.amount_captured ? "refunded" : "partially_refunded";
         const after = (await tx.update("charges", charge.id, { set: { status } })) ?? raised;
+        if (raised.status !== status) ctx.reached(tx, after);
         // The money comes first from this charge's own capture credit if it has not settled yet
         // (production), then from `available`: a merchant can refund a same-day order.
         const base = { livemode: charge.livemode, merchantId: charge.merchant_id, currency: charge.currency };

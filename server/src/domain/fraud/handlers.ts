@@ -1,10 +1,10 @@
-import type { Domain } from "../index.ts";
 import { type HandlerKit, type Handlers, list, page } from "../kernel/operations.ts";
+import type { Fraud } from "./index.ts";
 import * as serialize from "./serialize.ts";
 
 // Fraud evaluation, value lists and settings (spec/resources/fraud; scope `fraud`).
 
-export function fraudHandlers({ fraud }: Domain, { answer }: HandlerKit) {
+export function fraudHandlers({ fraud }: { fraud: Fraud }, { answer }: HandlerKit) {
   return {
     createFraudEvaluation: answer(201, serialize.fraudEvaluation, ({ caller, body }) =>
       fraud.evaluations.create(caller, body),

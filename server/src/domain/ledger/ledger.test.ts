@@ -4,7 +4,7 @@ import type { AppStore } from "../collections.ts";
 import { DomainError } from "../kernel/errors.ts";
 import { iso } from "../kernel/time.ts";
 import { testDomain } from "../testing.ts";
-import { balanceId, ensureBalance, type Movement, post, settleDue } from "./ledger.ts";
+import { balanceId, drawFromPendingCredit, ensureBalance, type Movement, post, settleDue } from "./ledger.ts";
 import type { LedgerEntryDoc } from "./records.ts";
 
 // The ledger primitives: every movement is an entry plus a balance change in one transaction; a debit the
@@ -106,10 +106,17 @@ describe("post", () => {
 
   it("marks a pending credit as not settled yet, with its date; a pending debit is not a credit to settle", async () => {
     const credit = await postOne({ bucket: "pending", amount: 900, availableOn: "2026-11-23T10:00:00.000000Z" });
-    expect(credit).toMatchObject({ bucket: "pending", settled: false, available_on: "2026-11-23T10:00:00.000000Z" });
+    expect(credit).toMatchObject({
+      bucket: "pending",
+      settled: false,
+      drawn: 0,
+      available_on: "2026-11-23T10:00:00.000000Z",
+    });
     const debit = await postOne({ bucket: "pending", amount: -900, type: "settlement" });
-    expect(debit.settled).toBeNull();
+    expect(debit).toMatchObject({ settled: null, drawn: null });
     expect(await balance()).toMatchObject({ available: 0, pending: 0 });
+    // An available credit has nothing to settle or draw on either.
+    expect(await postOne({ amount: 5 })).toMatchObject({ settled: null, drawn: null });
   });
 
   it("debits a bucket down to exactly zero", async () => {
@@ -227,5 +234,78 @@ describe("settleDue", () => {
     expect(await other).toBe(1);
     expect(await balance()).toMatchObject({ available: 900, pending: 0 });
     expect((await entries()).filter((e) => e.type === "settlement")).toHaveLength(2);
+  });
+});
+
+describe("drawFromPendingCredit (a refund before its capture settled)", () => {
+  const CHARGE = "tx_drawtest0000000000000000";
+  /** A pending capture credit of 1000 for CHARGE, of which `drawn` was already refunded. */
+  async function credit(drawn = 0): Promise<LedgerEntryDoc> {
+    const entry = await postOne({
+      bucket: "pending",
+      amount: 1000,
+      type: "capture",
+      sourceId: CHARGE,
+      availableOn: "2026-11-23T10:00:00.000000Z",
+    });
+    if (drawn === 0) return entry;
+    await postOne({ bucket: "pending", amount: -drawn, type: "refund", sourceId: "re_earlier" });
+    return (await store.update("ledger_entries", entry.id, { set: { drawn } })) as LedgerEntryDoc;
+  }
+  const draw = (amount: number, tx?: Parameters<typeof drawFromPendingCredit>[0]) => {
+    const refund = {
+      livemode: false,
+      merchantId: MERCHANT,
+      currency: "USD",
+      chargeId: CHARGE,
+      refundId: "re_now",
+      amount,
+    };
+    return tx
+      ? drawFromPendingCredit(tx, now, refund)
+      : store.transaction((t) => drawFromPendingCredit(t, now, refund));
+  };
+  const refundEntries = async () =>
+    (await entries())
+      .filter((e) => e.source_id === "re_now")
+      .map((e) => ({ bucket: e.bucket, amount: e.amount, type: e.type }));
+
+  it("takes the refund from what is left of the credit, marking it drawn", async () => {
+    const c = await credit(300);
+    expect(await draw(500)).toBe(500);
+    expect((await store.get("ledger_entries", c.id))?.drawn).toBe(800);
+    expect(await refundEntries()).toEqual([{ bucket: "pending", amount: -500, type: "refund" }]);
+    expect(await balance()).toMatchObject({ pending: 200, available: 0 });
+  });
+
+  it("takes at most what is left; the caller debits the rest from available", async () => {
+    const c = await credit(300);
+    expect(await draw(800)).toBe(700);
+    expect((await store.get("ledger_entries", c.id))?.drawn).toBe(1000);
+    expect(await balance()).toMatchObject({ pending: 0 });
+  });
+
+  it("takes nothing from a credit drawn in full, a settled one, or none", async () => {
+    await credit(1000);
+    expect(await draw(100)).toBe(0);
+    expect(await refundEntries()).toEqual([]);
+    const other = await credit();
+    await store.update("ledger_entries", other.id, { set: { settled: true } });
+    await store.update("ledger_entries", (await credit(1000)).id, { set: { settled: true } });
+    expect(await draw(100)).toBe(0);
+    expect(await refundEntries()).toEqual([]);
+  });
+
+  it("takes nothing when the credit changed after it was read (a settlement or refund got there first)", async () => {
+    const c = await credit(300);
+    // The credit as a concurrent reader saw it before another refund drew 200 more.
+    const stale = { ...c };
+    await store.update("ledger_entries", c.id, { set: { drawn: 500 } });
+    const taken = await store.transaction((tx) =>
+      draw(500, { ...tx, findOne: (async () => stale) as typeof tx.findOne }),
+    );
+    expect(taken).toBe(0);
+    expect((await store.get("ledger_entries", c.id))?.drawn).toBe(500);
+    expect(await refundEntries()).toEqual([]);
   });
 });

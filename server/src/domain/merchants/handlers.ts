@@ -1,10 +1,10 @@
-import type { Domain } from "../index.ts";
 import { type HandlerKit, type Handlers, list, page } from "../kernel/operations.ts";
+import type { Merchants } from "./merchants.ts";
 import * as serialize from "./serialize.ts";
 
 // Merchants (spec/resources/merchants.tsp; scope `merchants`).
 
-export function merchantHandlers({ merchants }: Domain, { answer }: HandlerKit) {
+export function merchantHandlers({ merchants }: { merchants: Merchants }, { answer }: HandlerKit) {
   return {
     createMerchant: answer(201, serialize.merchant, ({ caller, body }) => merchants.create(caller, body)),
     getMerchant: async ({ caller, path }) => ({

@@ -1,13 +1,16 @@
-import type { Domain } from "../index.ts";
 import { type HandlerKit, type Handlers, list, page } from "../kernel/operations.ts";
 import type { LinkPayment } from "./pay.ts";
+import type { PaymentLinks } from "./payment-links.ts";
 import type { PaymentLinkDoc } from "./records.ts";
 import * as serialize from "./serialize.ts";
 
 // Payment links (spec/resources/payment-links.tsp; scope `payment_links`) and the public payment their
 // hosted page makes (payPaymentLink: no key).
 
-export function paymentLinkHandlers({ paymentLinks }: Domain, { answer, afterCommit }: HandlerKit) {
+export function paymentLinkHandlers(
+  { paymentLinks }: { paymentLinks: PaymentLinks },
+  { answer, afterCommit }: HandlerKit,
+) {
   const link = (l: PaymentLinkDoc) => serialize.paymentLink(l, paymentLinks.url(l));
   return {
     createPaymentLink: answer(201, link, ({ caller, body }) => paymentLinks.create(caller, body)),

@@ -1,6 +1,7 @@
 import { createHmac, hkdfSync, randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import type { OutcomeRecorder } from "../kernel/commit.ts";
+import { iso } from "../kernel/time.ts";
 import { refusal, testDomain } from "../testing.ts";
 import { createPageTokens } from "./page-token.ts";
 import type { LinkPayment, PayMethodInput } from "./pay.ts";
@@ -417,6 +418,19 @@ describe("counting uses in the charge's transaction (usage.ts)", () => {
     // A held use that was never counted is a bug, not a silent negative count.
     await expect(follow("authorized", "voided")).rejects.toThrow(/no pending use/);
     expect(await w.reload(link.id)).toMatchObject({ uses: 1, pending_uses: 0, claimed: 1 });
+  });
+});
+
+describe("a link's updated_at follows its counts (PaymentLink.updated_at)", () => {
+  it("moves when a payment takes a use, and when a held use ends", async () => {
+    const w = await world();
+    const link = await w.link({ currency: "BRL", amount: 100 });
+    w.advance(60);
+    const { charge } = await w.pay(link.id, { type: "pix" });
+    expect((await w.reload(link.id)).updated_at).toBe(iso(w.now()));
+    w.advance(60);
+    await w.domain.charges.complete(w.caller, charge.id);
+    expect(await w.reload(link.id)).toMatchObject({ uses: 1, updated_at: iso(w.now()) });
   });
 });
 

@@ -1,10 +1,10 @@
-import type { Domain } from "../index.ts";
 import { type Handlers, list, page } from "../kernel/operations.ts";
+import type { RequestLog } from "./request-log.ts";
 import * as serialize from "./serialize.ts";
 
 // The request log (listRequestLog in spec/resources/request-log.tsp; scope `*`).
 
-export function requestLogHandlers({ requestLog }: Domain) {
+export function requestLogHandlers({ requestLog }: { requestLog: RequestLog }) {
   return {
     listRequestLog: async ({ caller, query }) => ({
       status: 200,

@@ -1,10 +1,10 @@
-import type { Domain } from "../index.ts";
 import { defaulted, type HandlerKit, type Handlers, list, page } from "../kernel/operations.ts";
 import * as serialize from "./serialize.ts";
+import type { ServiceKeys } from "./service-keys.ts";
 
 // Service keys (spec/resources/service-keys.tsp; scope `*`).
 
-export function serviceKeyHandlers({ serviceKeys }: Domain, { answer }: HandlerKit) {
+export function serviceKeyHandlers({ serviceKeys }: { serviceKeys: ServiceKeys }, { answer }: HandlerKit) {
   return {
     createServiceKey: answer(201, serialize.serviceKeyWithSecret, ({ caller, body }) =>
       serviceKeys.create(caller, body),

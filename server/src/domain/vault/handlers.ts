@@ -1,10 +1,10 @@
-import type { Domain } from "../index.ts";
 import type { HandlerKit, Handlers } from "../kernel/operations.ts";
 import * as serialize from "./serialize.ts";
+import type { Tokens } from "./tokens.ts";
 
 // The vault (spec/resources/tokens.tsp): createToken needs scope `tokenization`, the rest `vault`.
 
-export function vaultHandlers({ tokens }: Domain, { answer }: HandlerKit) {
+export function vaultHandlers({ tokens }: { tokens: Tokens }, { answer }: HandlerKit) {
   return {
     // createToken answers 200, not 201: a fixed fact of this API (spec/resources/tokens.tsp).
     createToken: answer(200, serialize.token, ({ caller, body }) => tokens.create(caller, body)),

@@ -4,7 +4,6 @@ import { type EventDoc, eventObject, recordEvent } from "../kernel/events.ts";
 import { maskCardNumbers } from "../kernel/mask.ts";
 import { iso } from "../kernel/time.ts";
 import type { VaultKeys } from "../vault/crypto.ts";
-import type { WebhookSettings } from "./dispatcher.ts";
 import { signingSecrets } from "./endpoints.ts";
 import type { WebhookAttemptRecord, WebhookDeliveryDoc, WebhookEndpointDoc } from "./records.ts";
 import { retryDelayMs } from "./schedule.ts";
@@ -42,10 +41,19 @@ export function deliveryRequest(a: {
   return { url: a.endpoint.url, headers, body };
 }
 
+/** The settings an attempt's outcome follows (part of WebhookSettings, dispatcher.ts). */
+export interface AttemptSettings {
+  /** Delays before each automatic retry, in seconds, production and sandbox. */
+  liveSchedule: readonly number[];
+  sandboxSchedule: readonly number[];
+  /** An endpoint failing every attempt for this long is disabled; 0: never. */
+  disableAfterMs: number;
+}
+
 export function attemptLog(deps: {
   store: AppStore;
   now: Now;
-  settings: WebhookSettings;
+  settings: AttemptSettings;
   /** [0, 1), for the retry jitter. */
   random: () => number;
 }) {

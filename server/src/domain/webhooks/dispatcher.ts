@@ -3,9 +3,10 @@ import type { Now } from "../kernel/caller.ts";
 import type { EventDoc } from "../kernel/events.ts";
 import { newId, randomBase62 } from "../kernel/ids.ts";
 import { type DomainLog, silentLog } from "../kernel/log.ts";
+import { type DomainObserver, unobserved } from "../kernel/observer.ts";
 import { createdAt, iso } from "../kernel/time.ts";
 import type { VaultKeys } from "../vault/crypto.ts";
-import { attemptLog, deliveryRequest } from "./attempts.ts";
+import { type AttemptSettings, attemptLog, deliveryRequest } from "./attempts.ts";
 import type { OutboxSignal } from "./outbox.ts";
 import type { WebhookDeliveryDoc, WebhookEndpointDoc } from "./records.ts";
 import type { WebhookSender } from "./sender.ts";
@@ -38,14 +39,9 @@ const FANOUT_BATCH = 100;
 /** Endpoints of one environment read per fan-out pass. */
 const MAX_ENDPOINTS = 10_000;
 
-export interface WebhookSettings {
+export interface WebhookSettings extends AttemptSettings {
   /** One attempt's time limit (WEBHOOK_TIMEOUT_SECONDS). */
   timeoutMs: number;
-  /** Delays before each automatic retry, in seconds, production and sandbox. */
-  liveSchedule: readonly number[];
-  sandboxSchedule: readonly number[];
-  /** An endpoint failing every attempt for this long is disabled; 0: never. */
-  disableAfterMs: number;
   /** Attempts in flight at once in this instance, and per endpoint. */
   concurrency: number;
   endpointConcurrency: number;
@@ -65,6 +61,8 @@ export interface DispatcherDeps {
   /** [0, 1), for the retry jitter. */
   random?: () => number;
   log?: DomainLog;
+  /** Told each recorded attempt, each delivery that ends failed and each endpoint disabled (metrics). */
+  observer?: DomainObserver;
 }
 
 interface Launch {
@@ -83,6 +81,7 @@ export function createDispatcher(deps: DispatcherDeps) {
   const { store, now, settings } = deps;
   const random = deps.random ?? Math.random;
   const log = deps.log ?? silentLog;
+  const observer = deps.observer ?? unobserved;
   const leaseMs = settings.timeoutMs + LEASE_MARGIN_MS;
 
   const instance = randomBase62(12);
@@ -209,6 +208,8 @@ export function createDispatcher(deps: DispatcherDeps) {
         const left = (perEndpoint.get(delivery.endpoint_id) ?? 1) - 1;
         if (left > 0) perEndpoint.set(delivery.endpoint_id, left);
         else perEndpoint.delete(delivery.endpoint_id);
+        // A slot is free, and the attempt may have recorded an event (webhook_endpoint.disabled) that
+        // the dispatcher's own unwatched writes did not announce: look for work now.
         wake();
       });
     inFlight.set(delivery.id, run);
@@ -216,12 +217,13 @@ export function createDispatcher(deps: DispatcherDeps) {
 
   /** Ends a claimed delivery without an attempt (its endpoint was deleted or disabled). */
   async function abandon(d: WebhookDeliveryDoc): Promise<void> {
-    await store.update(
+    const ended = await store.update(
       "webhook_deliveries",
       d.id,
       { set: { status: "failed", next_attempt_at: null, claim: null, updated_at: iso(now()) } },
       { claim: d.claim },
     );
+    if (ended) observer.webhookDeliveryFailed(d.livemode);
   }
 
   async function attempt({ delivery: d, event: givenEvent, endpoint: givenEndpoint }: Launch): Promise<void> {
@@ -254,11 +256,23 @@ export function createDispatcher(deps: DispatcherDeps) {
       },
       "webhook attempt",
     );
-    if (!recorded) {
+    if (recorded) {
+      const { livemode } = endpoint;
+      observer.webhookAttempt({
+        outcome: entry.succeeded ? "succeeded" : (entry.error ?? "http_error"),
+        livemode,
+        // How long the event waited for its first delivery attempt (the outbox's lag).
+        lagSeconds:
+          number === 1 && d.mode === "automatic"
+            ? Math.max(0, at.getTime() - Date.parse(event.created_at)) / 1000
+            : null,
+      });
+      if (!entry.succeeded && entry.next_attempt_at === null) observer.webhookDeliveryFailed(livemode);
+      if (disabled) observer.webhookEndpointDisabled(entry.status_code === 410 ? "gone" : "failing", livemode);
+    } else {
       // Only when this instance held the attempt past its lease and another took the delivery over.
       log.warn({ delivery: d.id, attempt: number }, "webhook attempt outlived its claim; its result was not recorded");
     }
-    if (disabled) wake(); // the webhook_endpoint.disabled event waits to be fanned out
   }
 
   /** One pass: fan out every pending event, then claim what is due as far as there is room. */

@@ -1,11 +1,12 @@
-import type { Domain } from "../index.ts";
 import { defaulted, type HandlerKit, type Handlers, list, page } from "../kernel/operations.ts";
+import type { Events } from "./events.ts";
+import type { Webhooks } from "./index.ts";
 import * as serialize from "./serialize.ts";
 
 // Events, webhook endpoints and their attempt log (spec/resources/events.tsp and
 // webhook-endpoints.tsp; scope `webhooks`).
 
-export function webhookHandlers({ events, webhooks }: Domain, { answer }: HandlerKit) {
+export function webhookHandlers({ events, webhooks }: { events: Events; webhooks: Webhooks }, { answer }: HandlerKit) {
   const { endpoints, deliveries } = webhooks;
   return {
     listEvents: async ({ caller, query }) => ({

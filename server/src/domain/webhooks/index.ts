@@ -1,5 +1,6 @@
 import type { Now } from "../kernel/caller.ts";
 import type { DomainLog } from "../kernel/log.ts";
+import type { DomainObserver } from "../kernel/observer.ts";
 import { iso } from "../kernel/time.ts";
 import type { VaultKeys } from "../vault/crypto.ts";
 import { createWebhookDeliveries } from "./deliveries.ts";
@@ -29,7 +30,11 @@ export interface WebhookDeps {
   resolve: Resolver;
   random?: (() => number) | undefined;
   log?: DomainLog | undefined;
+  observer?: DomainObserver | undefined;
 }
+
+/** The outbox's depth counts at most this many of each (a bound on what one look reads). */
+export const OUTBOX_DEPTH_LIMIT = 1000;
 
 export function createWebhooks(deps: WebhookDeps) {
   const { options, outbox } = deps;
@@ -54,6 +59,7 @@ export function createWebhooks(deps: WebhookDeps) {
     signal: outbox,
     random: deps.random,
     log: deps.log,
+    ...(deps.observer ? { observer: deps.observer } : {}),
   });
   return {
     endpoints,
@@ -61,6 +67,26 @@ export function createWebhooks(deps: WebhookDeps) {
     dispatcher,
     sender: deps.sender,
     options,
+    /**
+     * The outbox's backlog, both environments together: events not yet fanned out into deliveries, and
+     * deliveries due for an attempt now (leases that ran out included). Each is counted up to
+     * OUTBOX_DEPTH_LIMIT, which then means "that many or more".
+     */
+    async depth(): Promise<{ eventsPending: number; deliveriesDue: number }> {
+      const [events, due] = await Promise.all([
+        outbox.unwatched.findAll("events", { delivery_pending: true }, OUTBOX_DEPTH_LIMIT, {
+          by: "created_at",
+          direction: "asc",
+        }),
+        outbox.unwatched.findAll(
+          "webhook_deliveries",
+          { status: "pending", next_attempt_at: { $lte: iso(deps.now()) } },
+          OUTBOX_DEPTH_LIMIT,
+          { by: "next_attempt_at", direction: "asc" },
+        ),
+      ]);
+      return { eventsPending: events.length, deliveriesDue: due.length };
+    },
     /** Deletes finished deliveries (the attempt log) older than the retention period. */
     sweepLog: () =>
       outbox.store.deleteMany("webhook_deliveries", {
