@@ -40,6 +40,7 @@ import {
   type Changes,
   type CollectionSpecs,
   DuplicateKeyError,
+  type IndexSpec,
   type Order,
   type Page,
   type PageResult,
@@ -252,7 +253,7 @@ export interface SqliteDiagnostics {
  */
 function createSchema(
   db: Database.Database,
-  specs: Record<string, { indexes: { fields: string[]; unique?: boolean }[] }>,
+  specs: Record<string, { indexes: IndexSpec[] }>,
   tables: Map<string, Map<string, string>>,
 ): Map<string, string> {
   const uniqueFields = new Map<string, string>();
@@ -274,9 +275,11 @@ function createSchema(
       // The name encodes the fields; the SQL compared below catches any other change of definition.
       const indexName = `${name}__${index.unique ? "u" : "i"}__${index.fields.join("__")}`;
       const columns = index.fields.map(column);
+      // A sparse index is partial: SQLite uses it for a query that constrains the column to a value.
+      const partial = index.sparse ? ` WHERE ${columns[columns.length - 1]} IS NOT NULL` : "";
       wanted.set(
         indexName,
-        `CREATE ${index.unique ? "UNIQUE " : ""}INDEX "${indexName}" ON "${name}" (${columns.join(", ")})`,
+        `CREATE ${index.unique ? "UNIQUE " : ""}INDEX "${indexName}" ON "${name}" (${columns.join(", ")})${partial}`,
       );
       if (index.unique)
         uniqueFields.set(columns.map((c) => `${name}.${c.replace(/"/g, "")}`).join(", "), index.fields.join(","));
@@ -312,7 +315,7 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
   guard?: boolean;
 }): Store<Docs> & StoreReadiness & SqliteDiagnostics {
   const names = collectionNames(options.collections);
-  const specs = options.collections as Record<string, { indexes: { fields: string[]; unique?: boolean }[] }>;
+  const specs = options.collections as Record<string, { indexes: IndexSpec[] }>;
   const memory = options.path === ":memory:";
   if (!memory) ownerOnly(options.path);
   const db = new Database(options.path);

@@ -11,8 +11,9 @@ import { promisify } from "node:util";
 import Database from "better-sqlite3";
 import { MongoClient } from "mongodb";
 import { afterAll, describe, expect, it } from "vitest";
-import { describeStoreConformance, TEST_COLLECTIONS, type TestDocs } from "./conformance.ts";
+import { type AccountDoc, describeStoreConformance, TEST_COLLECTIONS, type TestDocs } from "./conformance.ts";
 import { openMongoStore } from "./mongodb.ts";
+import type { BaseDoc, Where } from "./port.ts";
 import { openSqliteStore } from "./sqlite.ts";
 
 describeStoreConformance("sqlite :memory:", async () =>
@@ -103,6 +104,18 @@ describe("sqlite file written by an earlier version", () => {
       sql: 'CREATE INDEX "accounts__i__livemode__status" ON "accounts" (livemode, "f_status")',
     });
     expect(JSON.stringify(indexes)).not.toContain("json_extract");
+  });
+});
+
+describe("sqlite indexes", () => {
+  it("leave the documents without a sparse index's last field out of it, and use it for a range on that field", async () => {
+    const store = openSqliteStore({ path: ":memory:", collections: TEST_COLLECTIONS });
+    const explain = (where: Where<AccountDoc>) => store.explain("accounts", where as Where<BaseDoc>).join(" | ");
+    const plan = explain({ status: "closed", closed_at: { $lte: "2024" } });
+    expect(plan).toContain("USING INDEX accounts__i__status__closed_at");
+    // Without a condition a null cannot meet, the index cannot answer: the query does not use it.
+    expect(explain({ status: "closed", closed_at: null })).not.toContain("accounts__i__status__closed_at");
+    await store.close();
   });
 });
 
