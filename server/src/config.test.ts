@@ -100,15 +100,17 @@ describe("operations settings", () => {
     expect(() => loadConfig({ SHUTDOWN_TIMEOUT_SECONDS: "601" })).toThrow(/SHUTDOWN_TIMEOUT_SECONDS/);
   });
 
-  it("run one worker per core in production and one elsewhere, unless WORKERS says otherwise", () => {
+  it("run one worker per core in production on MongoDB and one elsewhere, unless WORKERS says otherwise", () => {
     const keys = {
       VAULT_MASTER_KEY: Buffer.alloc(32, 1).toString("base64"),
       VAULT_FINGERPRINT_KEY: Buffer.alloc(32, 2).toString("base64"),
     };
     expect(loadConfig({}).WORKERS).toBe(1);
     expect(loadConfig({ NODE_ENV: "test" }).WORKERS).toBe(1);
-    expect(loadConfig({ NODE_ENV: "production", ...keys }).WORKERS).toBe(availableParallelism());
-    expect(loadConfig({ NODE_ENV: "production", WORKERS: "1", ...keys }).WORKERS).toBe(1);
+    expect(loadConfig({ NODE_ENV: "production", ...keys }).WORKERS).toBe(1);
+    const mongo = { MONGODB_URI: "mongodb://127.0.0.1:27017/?replicaSet=rs0" };
+    expect(loadConfig({ NODE_ENV: "production", ...mongo, ...keys }).WORKERS).toBe(availableParallelism());
+    expect(loadConfig({ NODE_ENV: "production", WORKERS: "2", ...keys }).WORKERS).toBe(2);
     expect(loadConfig({ WORKERS: "3" }).WORKERS).toBe(3);
     for (const bad of ["0", "257", "two", ""]) expect(() => loadConfig({ WORKERS: bad })).toThrow(/WORKERS/);
   });

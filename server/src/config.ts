@@ -172,7 +172,8 @@ export const ConfigSchema = z
     METRICS_HOST: z.string().min(1).default("127.0.0.1"),
     /**
      * Server processes (Node cluster workers) sharing the port and the store. Default: one per CPU core
-     * in production, 1 otherwise. The admin CLI ignores it.
+     * in production on MongoDB; 1 on SQLite, whose one writer more processes cannot share out, and
+     * everywhere else (docs/operating.md "One server process per core"). The admin CLI ignores it.
      */
     WORKERS: int(1, 256).optional(),
   })
@@ -233,7 +234,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     BASE_URL: (c.BASE_URL ?? `http://${c.HOST}:${c.PORT}`).replace(/\/+$/, ""),
     VALIDATE_RESPONSES: c.VALIDATE_RESPONSES ?? c.NODE_ENV !== "production",
     LOG_FORMAT: c.LOG_FORMAT ?? (c.NODE_ENV === "development" ? "pretty" : "json"),
-    WORKERS: c.WORKERS ?? (c.NODE_ENV === "production" ? availableParallelism() : 1),
+    WORKERS: c.WORKERS ?? (c.NODE_ENV === "production" && c.MONGODB_URI ? availableParallelism() : 1),
   };
 }
 

@@ -23,7 +23,6 @@ import { createApp } from "./http/app.ts";
 import { requestLogWriter } from "./http/observability.ts";
 import { rateLimitCollections, rateLimits } from "./http/rate-limits.ts";
 import { createLogger } from "./logger.ts";
-import { openMongoStore } from "./store/mongodb.ts";
 import type { Store } from "./store/port.ts";
 import { openSqliteStore } from "./store/sqlite.ts";
 
@@ -39,6 +38,9 @@ export async function openStore(config: Config): Promise<ServerStore> {
   // hook on every promise where it runs (store/common.ts, txGuard): production goes without it.
   const guard = config.NODE_ENV !== "production";
   if (config.MONGODB_URI) {
+    // Loaded only when used: the driver's BSON serializer allocates a 17 MB buffer as it loads, which
+    // a server on SQLite would otherwise carry for nothing (docs/operating.md "Start-up and memory").
+    const { openMongoStore } = await import("./store/mongodb.ts");
     return openMongoStore({
       uri: config.MONGODB_URI,
       dbName: config.MONGODB_DB,

@@ -14,6 +14,8 @@ export interface Row {
   rate: number | null;
   requestsPerSecond: number;
   p50Ms: number;
+  /** Absent in results saved before it was measured. */
+  p90Ms?: number;
   p99Ms: number;
   p99_9Ms: number;
   maxMs: number;
@@ -27,6 +29,8 @@ export interface Row {
   /** The server's CPU time (user + system, all its processes) per request answered, in µs. */
   cpuUsPerRequest: number | null;
   statusCodes: Record<string, number>;
+  /** Steady-rate scenarios: how late the open-loop sender itself sent a request, at its worst, in ms. */
+  senderLateMs?: number;
   /** requests/s over bare Express's for the same method, in this run (throughput scenarios only). */
   ratioToBare?: number;
 }

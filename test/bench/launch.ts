@@ -45,12 +45,14 @@ const LABELS: Record<TargetName, string> = {
   prism: "Prism mock (npm run mock)",
   built: "payments server, production build, WORKERS=1 (SQLite file, WAL)",
   built2: "payments server, production build, WORKERS=2 (SQLite file, WAL)",
+  echo: "bare node:http echo",
 };
 
 const FILES: Partial<Record<TargetName, string>> = {
   payments: "./targets/payments-server.ts",
   bare: "./targets/bare-express.ts",
   validated: "./targets/validated-express.ts",
+  echo: "./targets/echo.ts",
 };
 
 /** Every server process started, so a bench that must give up can end them all (killAll). */
@@ -80,7 +82,7 @@ function stopChild(child: ChildProcess): Promise<void> {
 }
 
 /** A ./targets/*.ts server, bundled into plain JavaScript (./bundle.ts) and run with node. */
-export async function startScriptTarget(name: "payments" | "bare" | "validated"): Promise<Target> {
+export async function startScriptTarget(name: "payments" | "bare" | "validated" | "echo"): Promise<Target> {
   const label = LABELS[name];
   const path = await bundleTarget(fileURLToPath(new URL(FILES[name] as string, import.meta.url)), name);
   const child = track(
@@ -194,26 +196,21 @@ export async function startBuiltTarget(name: "built" | "built2"): Promise<Target
   const err = openSync(errFile, "a");
   const port = await freePort();
   const started = performance.now();
-  const child = track(
-    spawn(process.execPath, ["dist/main.js"], {
-      cwd: SERVER_DIR,
-      stdio: ["ignore", out, err],
-      env: {
-        PATH: process.env.PATH ?? "",
-        NODE_ENV: "production",
-        HOST: "127.0.0.1",
-        PORT: String(port),
-        DATA_DIR: join(dataDir, "data"),
-        WORKERS: String(workers),
-        VAULT_MASTER_KEY: Buffer.alloc(32, 1).toString("base64"),
-        VAULT_FINGERPRINT_KEY: Buffer.alloc(32, 2).toString("base64"),
-        RATE_LIMIT_TEST_PER_SECOND: "1000000",
-        RATE_LIMIT_LIVE_PER_SECOND: "1000000",
-        // No .env of the developer's: INIT_CWD points at the fresh directory.
-        INIT_CWD: dataDir,
-      },
-    }),
-  );
+  const env = {
+    PATH: process.env.PATH ?? "",
+    NODE_ENV: "production",
+    HOST: "127.0.0.1",
+    PORT: String(port),
+    DATA_DIR: join(dataDir, "data"),
+    WORKERS: String(workers),
+    VAULT_MASTER_KEY: Buffer.alloc(32, 1).toString("base64"),
+    VAULT_FINGERPRINT_KEY: Buffer.alloc(32, 2).toString("base64"),
+    RATE_LIMIT_TEST_PER_SECOND: "1000000",
+    RATE_LIMIT_LIVE_PER_SECOND: "1000000",
+    // No .env of the developer's: INIT_CWD points at the fresh directory.
+    INIT_CWD: dataDir,
+  };
+  const child = track(spawn(process.execPath, ["dist/main.js"], { cwd: SERVER_DIR, stdio: ["ignore", out, err], env }));
   closeSync(out);
   closeSync(err);
   const url = `http://127.0.0.1:${port}`;
@@ -253,11 +250,29 @@ export async function startBuiltTarget(name: "built" | "built2"): Promise<Target
   }
   const token = await post(url, key, "/v1/tokens", TOKEN_BODY, 200);
   const merchant = await post(url, key, "/v1/merchants", { name: "Bench Merchant" }, 201);
+  // A production key, made the way an operator makes one (the admin CLI, on the running server's
+  // store), and production fixtures: the steady-rate scenarios charge in production, as users do.
+  const created = execFileSync(
+    process.execPath,
+    ["dist/cli.js", "create-key", "--name", "bench", "--scopes", "*", "--live"],
+    { cwd: SERVER_DIR, env, encoding: "utf8" },
+  );
+  const liveKey = /key_live_[0-9A-Za-z]{32}/.exec(created)?.[0];
+  if (liveKey === undefined) throw new Error(`${label}: the admin CLI printed no production key:\n${created}`);
+  const liveToken = await post(url, liveKey, "/v1/tokens", TOKEN_BODY, 200);
+  const liveMerchant = await post(url, liveKey, "/v1/merchants", { name: "Bench Merchant" }, 201);
   const pid = child.pid as number;
   return {
     name,
     label,
-    ready: { type: "ready", url, key, tokenId: token.id, merchantId: merchant.id },
+    ready: {
+      type: "ready",
+      url,
+      key,
+      tokenId: token.id,
+      merchantId: merchant.id,
+      live: { key: liveKey, tokenId: liveToken.id, merchantId: liveMerchant.id },
+    },
     pids: () => [pid, ...childPids(pid)],
     startupMs,
     stderr,

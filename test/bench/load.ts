@@ -7,12 +7,6 @@ import type { Scenario } from "./scenarios.ts";
 
 /** The benchmark's published figures were taken with 50 connections; keep that so ratios stay comparable. */
 export const CONNECTIONS = 50;
-/**
- * Connections of a fixed-rate scenario: enough that the rate never waits for a free connection while
- * an answer is slow (20 connections carry 200 requests/s at up to 100 ms each).
- */
-export const RATE_CONNECTIONS = 20;
-
 export function failures(result: Result): number {
   return result.non2xx + result.errors + result.timeouts;
 }
@@ -31,18 +25,13 @@ export async function preflight(scenario: Scenario, target: Target): Promise<voi
   }
 }
 
-/**
- * The scenario's load for `seconds`: as fast as CONNECTIONS connections go, or at the scenario's fixed
- * rate (autocannon then corrects the latencies for coordinated omission: a request that could not be
- * sent on time because the server was slow counts from when it was due).
- */
+/** The scenario's load for `seconds`, as fast as CONNECTIONS connections go (autocannon). */
 export function load(scenario: Scenario, target: Target, seconds: number): Promise<Result> {
   const options = scenario.options(target.ready);
   return autocannon({
     ...options,
     url: `${target.ready.url}${options.path}`,
-    connections: scenario.rate === undefined ? CONNECTIONS : RATE_CONNECTIONS,
-    ...(scenario.rate === undefined ? {} : { overallRate: scenario.rate }),
+    connections: CONNECTIONS,
     timeout: 10,
     duration: seconds,
   });

@@ -8,9 +8,10 @@ import { chargeBody, evaluationBody, type ReadyMessage, TOKEN_BODY } from "./tar
 /**
  * Where a scenario runs: the payments server (`payments`, in-memory store), bare Express (`bare`), Express +
  * express-openapi-validator with no-work handlers (`validated`, the stack's ceiling), the Prism mock
- * (`prism`), and the production build run like production (`built`, `built2`: one and two workers).
+ * (`prism`), the production build run like production (`built`, `built2`: one and two workers), and a
+ * bare node:http echo (`echo`, the floor of a steady-rate scenario's latency).
  */
-export type TargetName = "payments" | "bare" | "validated" | "prism" | "built" | "built2";
+export type TargetName = "payments" | "bare" | "validated" | "prism" | "built" | "built2" | "echo";
 export type Kind = "GET" | "POST";
 
 export interface Scenario {
@@ -19,8 +20,9 @@ export interface Scenario {
   target: TargetName;
   kind: Kind;
   /**
-   * Requests per second for a fixed-rate scenario (latency at a steady load, what integrators feel);
-   * absent: as fast as the server answers with CONNECTIONS connections (throughput).
+   * Requests per second for a steady-rate scenario, sent open loop (./open-loop.ts: at fixed times,
+   * latency from when each request was due): the latency integrators feel at that load. Absent: as fast
+   * as the server answers with CONNECTIONS connections (throughput, autocannon).
    */
   rate?: number;
   options: (target: ReadyMessage) => Omit<Options, "url" | "connections" | "duration"> & { path: string };
@@ -47,9 +49,48 @@ const postCharge = (t: ReadyMessage) => ({
   headers: auth(t),
   body: json(chargeBody(t.merchantId ?? "", t.tokenId ?? "")),
 });
+/** The same charge in production (the production build's live fixtures), as a merchant's backend sends it. */
+const postLiveCharge = (t: ReadyMessage) => {
+  if (!t.live) throw new Error("this target has no production key");
+  return {
+    path: "/v1/charges",
+    method: "POST",
+    headers: { Authorization: `Bearer ${t.live.key}`, "Content-Type": "application/json" },
+    body: json(chargeBody(t.live.merchantId, t.live.tokenId)),
+  };
+};
 
-/** The fixed rate of the steady-load scenarios (docs/contributing.md "Benchmark": p99 at 200 requests/s). */
-export const STEADY_RATE = 200;
+/**
+ * The rates of the steady-rate scenarios (docs/contributing.md "Benchmark"): a quarter and about half
+ * of what the production build answers at saturation on the 2-core machine.
+ */
+export const STEADY_RATES = [200, 500] as const;
+
+/** The steady-rate scenarios: the production build's charges, and the bare echo at the same rates. */
+const steady: Scenario[] = STEADY_RATES.flatMap((rate): Scenario[] => [
+  {
+    id: `echo-${rate}`,
+    name: `bare node:http echo POST at ${rate}/s`,
+    target: "echo",
+    kind: "POST",
+    rate,
+    options: () => ({
+      path: "/echo",
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: json(chargeBody("m", "t")),
+    }),
+  },
+  {
+    // Open loop, on the production build with its SQLite file, charging in production.
+    id: `built-${rate}`,
+    name: `built, 1 worker: POST /v1/charges at ${rate}/s`,
+    target: "built",
+    kind: "POST",
+    rate,
+    options: postLiveCharge,
+  },
+]);
 
 export const SCENARIOS: Scenario[] = [
   {
@@ -162,22 +203,6 @@ export const SCENARIOS: Scenario[] = [
     }),
   },
   {
-    id: "charges-rate",
-    name: `POST /v1/charges at ${STEADY_RATE}/s`,
-    target: "payments",
-    kind: "POST",
-    rate: STEADY_RATE,
-    options: postCharge,
-  },
-  {
-    id: "tokens-rate",
-    name: `POST /v1/tokens at ${STEADY_RATE}/s`,
-    target: "payments",
-    kind: "POST",
-    rate: STEADY_RATE,
-    options: postToken,
-  },
-  {
     // The sandbox mock answering the same GET as GET /v1/tokens/{id} above (its example token).
     id: "prism-get",
     name: "Prism mock GET /v1/tokens/{id}",
@@ -185,6 +210,7 @@ export const SCENARIOS: Scenario[] = [
     kind: "GET",
     options: getToken,
   },
+  ...steady,
   {
     // The production build (`node dist/main.js`, NODE_ENV=production, SQLite file in WAL mode), one
     // worker: its memory under load is the peak RSS figure.

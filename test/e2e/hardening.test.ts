@@ -72,15 +72,9 @@ describe("the per-address limit on requests without a valid key", () => {
     expect(statuses.slice(4)).toEqual([429, 429, 429]);
     // A valid key from the same address is counted per key, not refused with the guesses.
     const key = await server.key(["merchants"]);
-    expect((await burst(1, { authorization: `Bearer ${key}` }))[0]?.status).toBe(200);
-  });
-
-  it("counts in the store before it answers, so another instance on it sees the counts at once", async () => {
-    const key = await server.key(["merchants"]);
-    const answers = await burst(3, { authorization: `Bearer ${key}` });
-    expect(answers.map((r) => r.status)).toEqual([200, 200, 200]);
-    const shared = await server.running.store.findAll("rate_limits", {});
-    expect(shared.some((d) => d.id.startsWith("key:test:") && d.hits >= 3)).toBe(true);
+    expect((await fetch(`${server.url}/v1/merchants`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(
+      200,
+    );
   });
 });
 

@@ -4,7 +4,7 @@ import Stripe from "stripe";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TestClock } from "../support/clock.ts";
 import { eventually } from "../support/eventually.ts";
-import { Receiver } from "../support/receiver.ts";
+import { type Received, Receiver } from "../support/receiver.ts";
 import { loopbackResolver } from "../support/server.ts";
 import { clientFor, createCharge, json, useServer } from "./fixtures.ts";
 

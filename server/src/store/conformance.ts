@@ -36,7 +36,13 @@ export type TestDocs = { accounts: AccountDoc; entries: EntryDoc };
 
 export const TEST_COLLECTIONS: CollectionSpecs<TestDocs> = {
   accounts: {
-    indexes: [{ fields: ["email"], unique: true }, { fields: ["livemode", "status"] }, { fields: ["balance"] }],
+    indexes: [
+      { fields: ["email"], unique: true },
+      { fields: ["livemode", "status"] },
+      { fields: ["balance"] },
+      // Most accounts never close: the "missing field" case, indexed sparsely (port.ts, IndexSpec).
+      { fields: ["status", "closed_at"], sparse: true },
+    ],
   },
   entries: { indexes: [{ fields: ["account_id"] }] },
 };
@@ -256,6 +262,22 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
         expect(await match({ created_at: { $gte: at(2) } })).toEqual(["acc_4", "acc_3", "acc_2"]);
         expect(await match({ nickname: { $gte: "b" } })).toEqual(["acc_4", "acc_3"]);
         expect(await match({ closed_at: { $gt: "" } })).toEqual(["acc_3"]);
+      });
+
+      it("finds the same through a sparse index: documents without the field are left out of it, not of queries", async () => {
+        expect(await match({ status: "closed", closed_at: { $lte: at(30) } })).toEqual(["acc_3"]);
+        expect(await match({ status: "closed", closed_at: at(30) })).toEqual(["acc_3"]);
+        expect(await match({ status: "open", closed_at: null })).toEqual(["acc_4", "acc_1"]);
+        expect(await match({ status: { $in: ["open", "frozen"] }, closed_at: { $ne: at(30) } })).toEqual([
+          "acc_4",
+          "acc_2",
+          "acc_1",
+        ]);
+        await store.update("accounts", "acc_2", { set: { status: "closed", closed_at: at(20) } });
+        expect(await match({ status: "closed", closed_at: { $gte: at(10) } })).toEqual(["acc_3", "acc_2"]);
+        await store.update("accounts", "acc_3", { set: { closed_at: null } });
+        expect(await match({ status: "closed", closed_at: { $gte: at(10) } })).toEqual(["acc_2"]);
+        expect(await match({ status: "closed", closed_at: null })).toEqual(["acc_3"]);
       });
 
       it("skips undefined conditions", async () => {

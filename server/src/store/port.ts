@@ -166,6 +166,16 @@ export interface StoreReadiness {
 export interface IndexSpec {
   fields: string[];
   unique?: boolean;
+  /**
+   * Leaves out of the index the documents whose last field is missing or null: for a field most
+   * documents lack (a deadline only some charges have), whose queries always ask for a value of it
+   * (equality with a value, a range), which null never meets. Every write of such a document then
+   * skips the index. Only the index's size and upkeep change, never what a query finds: SQLite makes
+   * it a partial index, which its planner uses for exactly those queries; MongoDB indexes every
+   * document as before (its planner would pick a partial index only for queries that repeat the
+   * filter word for word).
+   */
+  sparse?: boolean;
 }
 
 export type CollectionSpecs<Docs> = { [C in keyof Docs]: { indexes: IndexSpec[] } };

@@ -1,13 +1,23 @@
 // The embedded adapter (the default, so `npm start` works on a fresh machine): one better-sqlite3 connection,
-// one table per collection holding the JSON document plus the columns every query orders or partitions by.
+// one table per collection holding the JSON document plus, as real columns, the fields every query
+// orders or partitions by (id, livemode, created_at) and every field an index names (the hot fields).
+// The document stays whole and is what reads return; a hot field's column is a copy of its value, kept
+// in step by every insert and update, so indexes and conditions read the column instead of parsing the
+// document (json_extract), and an update rewrites only the indexes of the fields it changed.
 //
-// better-sqlite3 is synchronous and the connection is shared, while the port is async. An async mutex
-// therefore serializes everything: a transaction holds it from BEGIN IMMEDIATE to COMMIT, across every
-// await inside fn, and every other operation waits for it, so none can interleave with, or observe half
-// of, an open transaction. Operations outside a transaction run synchronously when the lock is free.
+// better-sqlite3 is synchronous and the port is async. On a file, writes are group-committed (see
+// lockForWriting and unit below): every transaction and every single write is a savepoint in one outer
+// transaction that commits once per turn of the event loop, and its caller hears of it only after that
+// commit; a read outside a transaction waits for that commit, so it sees committed data only. An async
+// mutex lets one unit at a time use the writer, so none can interleave with, or observe half of,
+// another. In memory (tests, the benchmark's in-process rows) there is one connection: a transaction
+// holds the mutex from BEGIN IMMEDIATE to COMMIT, and operations outside one run synchronously when it
+// is free.
 
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from "node:fs";
+import { createRequire } from "node:module";
 import { dirname } from "node:path";
+import { Worker } from "node:worker_threads";
 import Database from "better-sqlite3";
 import {
   assertCollection,
@@ -30,6 +40,7 @@ import {
   type Changes,
   type CollectionSpecs,
   DuplicateKeyError,
+  type IndexSpec,
   type Order,
   type Page,
   type PageResult,
@@ -56,18 +67,43 @@ interface SyncOps {
   deleteMany(collection: string, where: Where<BaseDoc>): number;
 }
 
-/** Fields kept in real columns (indexed, used for ordering); every other field is read from the JSON. */
-const COLUMNS = new Set(["id", "livemode", "created_at"]);
+/** The columns every table has for the fields every document has (port.ts, BaseDoc). */
+const SYSTEM_COLUMNS = new Set(["id", "livemode", "created_at"]);
 
-/** Field names are checked identifiers (common.ts), so inlining them into the JSON path is safe. */
-function expression(field: string): string {
-  return COLUMNS.has(field) ? field : `json_extract(doc, '$.${field}')`;
+/** One collection's table: which fields have a column of their own (every field an index names, besides the system ones). */
+interface Table {
+  name: string;
+  /** Hot field → its column's quoted name. */
+  hot: Map<string, string>;
+}
+
+/** A hot field's column: prefixed, so no field name can clash with id, livemode, created_at or doc. */
+function columnName(field: string): string {
+  return `"f_${field}"`;
 }
 
 /**
- * json_extract gives JSON true/false as 1/0, so booleans are compared as 1/0 (a field must therefore
- * not mix booleans with the numbers 0 and 1). Null is never bound: it becomes IS NULL, which also
- * matches a missing field.
+ * What a hot field's column holds: exactly what json_extract gives for the field in the document, so
+ * a condition on the column matches what the same condition on the document matches. Missing and null
+ * are NULL, booleans 1 and 0, numbers and strings themselves, objects and arrays their JSON text.
+ */
+function columnValue(value: unknown): Param {
+  if (value === undefined || value === null) return null;
+  if (typeof value === "boolean") return value ? 1 : 0;
+  if (typeof value === "number" || typeof value === "string") return value;
+  return JSON.stringify(value);
+}
+
+/** Field names are checked identifiers (common.ts), so inlining them into the JSON path is safe. */
+function expression(table: Table, field: string): string {
+  if (SYSTEM_COLUMNS.has(field)) return field;
+  return table.hot.get(field) ?? `json_extract(doc, '$.${field}')`;
+}
+
+/**
+ * json_extract gives JSON true/false as 1/0 (and hot columns hold them so), so booleans are compared
+ * as 1/0 (a field must therefore not mix booleans with the numbers 0 and 1). Null is never bound: it
+ * becomes IS NULL, which also matches a missing field.
  */
 function bind(value: Exclude<Scalar, null>): Param {
   if (typeof value === "boolean") return value ? 1 : 0;
@@ -76,8 +112,8 @@ function bind(value: Exclude<Scalar, null>): Param {
 
 const COMPARISONS = { lt: "<", lte: "<=", gt: ">", gte: ">=" } as const;
 
-function termSql(term: Term, params: Param[]): string {
-  const e = expression(term.field);
+function termSql(table: Table, term: Term, params: Param[]): string {
+  const e = expression(table, term.field);
   switch (term.op) {
     case "eq":
       if (term.value === null) return `${e} IS NULL`;
@@ -105,8 +141,8 @@ function termSql(term: Term, params: Param[]): string {
   }
 }
 
-function whereSql(where: Where<BaseDoc> | undefined, params: Param[]): string[] {
-  return terms(where).map((t) => termSql(t, params));
+function whereSql(table: Table, where: Where<BaseDoc> | undefined, params: Param[]): string[] {
+  return terms(where).map((t) => termSql(table, t, params));
 }
 
 function clause(conditions: string[]): string {
@@ -115,6 +151,72 @@ function clause(conditions: string[]): string {
 
 /** Prepared statements kept per SQL text; $in lists of varying length make the set open-ended, hence the bound. */
 const STATEMENT_CACHE_SIZE = 500;
+
+/**
+ * Pages the write-ahead log may hold before the connection that commits copies them into the database
+ * itself (SQLite's automatic checkpoint, 1,000 pages by default). The checkpointer thread (below)
+ * copies them long before; this only bounds the log should that thread stop.
+ */
+const WAL_AUTOCHECKPOINT_PAGES = 32_768;
+/** How often the checkpointer thread copies committed pages from the write-ahead log into the database. */
+const CHECKPOINT_INTERVAL_MS = 1000;
+/** A log of this many pages is checkpointed and restarted even if writers have to wait a moment for it. */
+const WAL_RESTART_PAGES = 16_384;
+
+/** How long a write waits for another connection (another process on the file) to finish its own. */
+const BUSY_TIMEOUT_MS = 5000;
+/** How long scrub() tries to truncate the write-ahead log while other connections keep it busy. */
+const SCRUB_TIMEOUT_MS = 10_000;
+
+/**
+ * The checkpointer: a thread with its own connection that copies committed pages from the write-ahead
+ * log into the database file, off the event loop. Left to the committing connection (SQLite's
+ * default), that copy and its two fsyncs land inside whichever commit crosses the threshold, and that
+ * request, and every one queued behind it, waits milliseconds longer than the rest: the latency tail
+ * under steady load (docs/operating.md "Production"). It runs once a second, not more: once it has
+ * copied everything, the next write starts the log over, and starting over costs that write an fsync
+ * of the log's new header, so the log is left to grow for a second between starts. A passive
+ * checkpoint never blocks the writer; should the log still pass WAL_RESTART_PAGES (writers never pausing
+ * when everything is copied), it is checkpointed with RESTART, which holds writers back for that copy.
+ * Committed transactions are durable in the log already: checkpoints change where they live, not whether.
+ */
+const CHECKPOINTER = `
+const { parentPort, workerData } = require("node:worker_threads");
+const Database = require(workerData.driver);
+const db = new Database(workerData.path);
+db.pragma("busy_timeout = 1000");
+let restart = false;
+const checkpoint = () => {
+  try {
+    const [result] = db.pragma(restart ? "wal_checkpoint(RESTART)" : "wal_checkpoint(PASSIVE)");
+    restart = result.log > workerData.restartPages;
+  } catch {
+    // Busy or closing: the next turn tries again, and the writer's own threshold bounds the log meanwhile.
+  }
+};
+const timer = setInterval(checkpoint, workerData.intervalMs);
+parentPort.on("message", () => {
+  clearInterval(timer);
+  db.close();
+  parentPort.close();
+});
+`;
+
+function startCheckpointer(path: string): Worker {
+  const worker = new Worker(CHECKPOINTER, {
+    eval: true,
+    workerData: {
+      path,
+      driver: createRequire(import.meta.url).resolve("better-sqlite3"),
+      intervalMs: CHECKPOINT_INTERVAL_MS,
+      restartPages: WAL_RESTART_PAGES,
+    },
+    // A few megabytes of heap is all it ever uses; the limits keep a thread per store small.
+    resourceLimits: { maxOldGenerationSizeMb: 8, maxYoungGenerationSizeMb: 1 },
+  });
+  worker.unref();
+  return worker;
+}
 
 /**
  * The database holds card fingerprints, key digests and sealed card data: its directory (when created
@@ -138,6 +240,71 @@ export interface SqliteDiagnostics {
   explain(collection: string, where: Where<BaseDoc>, limit?: number, order?: Order<BaseDoc>): string[];
 }
 
+/**
+ * Creates each collection's table, its hot fields' columns and its indexes, and brings a database an
+ * earlier version made up to date, in one transaction (several processes may open one file at once):
+ * - a hot field without its column (a new index, or a database from before hot columns) gets one,
+ *   filled from the documents;
+ * - an index of this adapter's naming that the spec no longer asks for, or asks for differently, is
+ *   dropped: every index costs every write. An index over the document (json_extract) is what versions
+ *   before hot columns made, and such a version may have written documents since their columns were
+ *   filled, so the columns are filled again then.
+ * Returns, per unique index, the clash SQLite reports ("table.column, …") → the fields it covers.
+ */
+function createSchema(
+  db: Database.Database,
+  specs: Record<string, { indexes: IndexSpec[] }>,
+  tables: Map<string, Map<string, string>>,
+): Map<string, string> {
+  const uniqueFields = new Map<string, string>();
+  for (const [name, spec] of Object.entries(specs)) {
+    const hot = tables.get(name) ?? new Map<string, string>();
+    const hotColumns = [...hot.values()].map((column) => `, ${column}`).join("");
+    db.exec(
+      `CREATE TABLE IF NOT EXISTS "${name}" (id TEXT PRIMARY KEY, livemode INTEGER NOT NULL, created_at TEXT NOT NULL, doc TEXT NOT NULL${hotColumns})`,
+    );
+    const present = new Set((db.pragma(`table_info("${name}")`) as { name: string }[]).map((c) => `"${c.name}"`));
+    const added = [...hot].filter(([, column]) => !present.has(column));
+    for (const [, column] of added) db.exec(`ALTER TABLE "${name}" ADD COLUMN ${column}`);
+
+    const column = (field: string) => (SYSTEM_COLUMNS.has(field) ? field : (hot.get(field) as string));
+    const wanted = new Map<string, string>([
+      [`${name}__list`, `CREATE INDEX "${name}__list" ON "${name}" (livemode, created_at, id)`],
+    ]);
+    for (const index of spec.indexes) {
+      // The name encodes the fields; the SQL compared below catches any other change of definition.
+      const indexName = `${name}__${index.unique ? "u" : "i"}__${index.fields.join("__")}`;
+      const columns = index.fields.map(column);
+      // A sparse index is partial: SQLite uses it for a query that constrains the column to a value.
+      const partial = index.sparse ? ` WHERE ${columns[columns.length - 1]} IS NOT NULL` : "";
+      wanted.set(
+        indexName,
+        `CREATE ${index.unique ? "UNIQUE " : ""}INDEX "${indexName}" ON "${name}" (${columns.join(", ")})${partial}`,
+      );
+      if (index.unique)
+        uniqueFields.set(columns.map((c) => `${name}.${c.replace(/"/g, "")}`).join(", "), index.fields.join(","));
+    }
+    const existing = db
+      .prepare<[string]>(
+        `SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL`,
+      )
+      .all(name) as { name: string; sql: string }[];
+    let olderLayout = false;
+    for (const index of existing) {
+      if (!index.name.startsWith(`${name}__`) || wanted.get(index.name) === index.sql) continue;
+      if (index.sql.includes("json_extract(doc")) olderLayout = true;
+      db.exec(`DROP INDEX "${index.name}"`);
+    }
+    const refill = olderLayout ? [...hot] : added;
+    if (refill.length > 0) {
+      const sets = refill.map(([field, column]) => `${column} = json_extract(doc, '$.${field}')`);
+      db.exec(`UPDATE "${name}" SET ${sets.join(", ")}`);
+    }
+    for (const sql of wanted.values()) db.exec(sql.replace(/INDEX "/, 'INDEX IF NOT EXISTS "'));
+  }
+  return uniqueFields;
+}
+
 export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
   path: string;
   collections: CollectionSpecs<Docs>;
@@ -148,6 +315,7 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
   guard?: boolean;
 }): Store<Docs> & StoreReadiness & SqliteDiagnostics {
   const names = collectionNames(options.collections);
+  const specs = options.collections as Record<string, { indexes: IndexSpec[] }>;
   const memory = options.path === ":memory:";
   if (!memory) ownerOnly(options.path);
   const db = new Database(options.path);
@@ -158,48 +326,41 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
     // Safe with WAL (a power cut may lose the last commits, never corrupt), and much faster than FULL.
     db.pragma("synchronous = NORMAL");
     db.pragma("busy_timeout = 5000");
+    db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
+    // A unit's savepoint keeps the first version of each page it changes in a sub-journal, so that it
+    // can roll back alone (see unit below): in memory, not in temporary files written for every unit.
+    db.pragma("temp_store = MEMORY");
   }
 
-  /** Unique index name → the fields it covers, to say which key clashed. */
-  const uniqueFields = new Map<string, string>();
-  for (const [name, spec] of Object.entries<{ indexes: { fields: string[]; unique?: boolean }[] }>(
-    options.collections,
-  )) {
-    db.exec(
-      `CREATE TABLE IF NOT EXISTS "${name}" (id TEXT PRIMARY KEY, livemode INTEGER NOT NULL, created_at TEXT NOT NULL, doc TEXT NOT NULL)`,
-    );
-    db.exec(`CREATE INDEX IF NOT EXISTS "${name}__list" ON "${name}" (livemode, created_at, id)`);
+  const hotFields = new Map<string, Map<string, string>>();
+  for (const [name, spec] of Object.entries(specs)) {
+    const hot = new Map<string, string>();
     for (const index of spec.indexes) {
-      // The name encodes the definition, so a changed spec creates a new index instead of silently keeping the old one.
-      const indexName = `${name}__${index.unique ? "u" : "i"}__${index.fields.join("__")}`;
-      const columns = index.fields.map(expression).join(", ");
-      db.exec(`CREATE ${index.unique ? "UNIQUE " : ""}INDEX IF NOT EXISTS "${indexName}" ON "${name}" (${columns})`);
-      if (index.unique) uniqueFields.set(indexName, index.fields.join(","));
+      for (const field of index.fields) if (!SYSTEM_COLUMNS.has(field)) hot.set(field, columnName(field));
     }
+    hotFields.set(name, hot);
   }
+  const uniqueFields = memory
+    ? createSchema(db, specs, hotFields)
+    : db.transaction(() => createSchema(db, specs, hotFields)).immediate();
 
-  const statements = new Map<string, Database.Statement<Param[]>>();
-  function statement(sql: string): Database.Statement<Param[]> {
-    let stmt = statements.get(sql);
-    if (stmt === undefined) {
-      stmt = db.prepare<Param[]>(sql);
-      // Every query here selects one column (the document, or a cursor's created_at).
-      if (stmt.reader) stmt.pluck(true);
-      if (statements.size >= STATEMENT_CACHE_SIZE) {
-        const oldest = statements.keys().next().value;
-        if (oldest !== undefined) statements.delete(oldest);
-      }
-      statements.set(sql, stmt);
-    }
-    return stmt;
+  const tables = new Map<string, Table>();
+  for (const [name, hot] of hotFields) tables.set(name, { name, hot });
+
+  /** The table of a collection the specs declare; anything else is refused before it reaches SQL. */
+  function table(collection: string): Table {
+    const found = tables.get(collection);
+    if (found !== undefined) return found;
+    assertCollection(names, collection);
+    throw new TypeError(`no table for ${collection}`);
   }
 
   function duplicateKey(collection: string, error: unknown): unknown {
     if (!(error instanceof Database.SqliteError)) return error;
     if (error.code === "SQLITE_CONSTRAINT_PRIMARYKEY") return new DuplicateKeyError(collection, "id");
     if (error.code === "SQLITE_CONSTRAINT_UNIQUE") {
-      const index = /index '([^']+)'/.exec(error.message)?.[1];
-      return new DuplicateKeyError(collection, (index && uniqueFields.get(index)) ?? "id");
+      const columns = /UNIQUE constraint failed: (.*)$/.exec(error.message)?.[1];
+      return new DuplicateKeyError(collection, (columns && uniqueFields.get(columns)) ?? "id");
     }
     return error;
   }
@@ -215,14 +376,14 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
     limit: number | undefined,
     order?: Order<BaseDoc>,
   ): { sql: string; params: Param[] } {
-    assertCollection(names, collection);
+    const t = table(collection);
     assertLimit(limit);
     assertOrder(order);
     const params: Param[] = [];
-    const conditions = whereSql(where, params);
+    const conditions = whereSql(t, where, params);
     // NULLs sort first in ascending order, as MongoDB puts null and missing fields first.
     const orderBy = order
-      ? `${expression(order.by)} ${order.direction.toUpperCase()}, id ${order.direction.toUpperCase()}`
+      ? `${expression(t, order.by)} ${order.direction.toUpperCase()}, id ${order.direction.toUpperCase()}`
       : "created_at DESC, id DESC";
     let sql = `SELECT doc FROM "${collection}"${clause(conditions)} ORDER BY ${orderBy}`;
     if (limit !== undefined) {
@@ -232,137 +393,211 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
     return { sql, params };
   }
 
-  function selectDocs(
-    collection: string,
-    where: Where<BaseDoc>,
-    limit: number | undefined,
-    order?: Order<BaseDoc>,
-  ): BaseDoc[] {
-    const { sql, params } = selectSql(collection, where, limit, order);
-    return statement(sql)
-      .all(...params)
-      .map(parse);
-  }
-
-  /** The stored document `id` if it matches `expect`, unparsed. */
-  function selectById(collection: string, id: string, expect: Where<BaseDoc> | undefined): unknown {
-    const params: Param[] = [id];
-    const conditions = ["id = ?", ...whereSql(expect, params)];
-    return statement(`SELECT doc FROM "${collection}"${clause(conditions)}`).get(...params);
-  }
-
-  function updateRow(collection: string, id: string, changes: Changes<BaseDoc>, expect?: Where<BaseDoc>) {
-    const { set, inc } = normalizeChanges(changes);
-    const raw = selectById(collection, id, expect);
-    if (raw === undefined) return null;
-    const doc = parse(raw) as unknown as Record<string, unknown>;
-    if (set.length === 0 && inc.length === 0) return doc as unknown as BaseDoc;
-    for (const [field, value] of set) doc[field] = value;
-    for (const [field, by] of inc) doc[field] = incrementBase(id, field, doc[field]) + by;
-    const updated = doc as unknown as BaseDoc;
-    assertSystemFields(updated);
-    const json = JSON.stringify(updated);
-    try {
-      statement(`UPDATE "${collection}" SET livemode = ?, created_at = ?, doc = ? WHERE id = ?`).run(
-        updated.livemode ? 1 : 0,
-        updated.created_at,
-        json,
-        id,
-      );
-    } catch (error) {
-      throw duplicateKey(collection, error);
+  /**
+   * The synchronous operations over one connection, with its own prepared statements. Writes assume
+   * the caller made them atomic: inside a transaction, or (in memory, one connection in one thread)
+   * as one synchronous call.
+   */
+  function connectionOps(conn: Database.Database): SyncOps & { statement(sql: string): Database.Statement<Param[]> } {
+    const statements = new Map<string, Database.Statement<Param[]>>();
+    function statement(sql: string): Database.Statement<Param[]> {
+      let stmt = statements.get(sql);
+      if (stmt === undefined) {
+        stmt = conn.prepare<Param[]>(sql);
+        // Every query here selects one column (the document, or a cursor's created_at).
+        if (stmt.reader) stmt.pluck(true);
+        if (statements.size >= STATEMENT_CACHE_SIZE) {
+          const oldest = statements.keys().next().value;
+          if (oldest !== undefined) statements.delete(oldest);
+        }
+        statements.set(sql, stmt);
+      }
+      return stmt;
     }
-    // Reparsed so the caller gets exactly what is stored, sharing no objects with `changes`.
-    return JSON.parse(json) as BaseDoc;
-  }
-  // Outside a transaction the read-modify-write needs its own, so another process on the same file
-  // cannot write in between; BEGIN IMMEDIATE takes the write lock before the read.
-  const updateInOwnTransaction = db.transaction(updateRow);
 
-  const sync: SyncOps = {
-    insert(collection, doc) {
-      assertCollection(names, collection);
-      assertDoc(doc);
-      try {
-        statement(`INSERT INTO "${collection}" (id, livemode, created_at, doc) VALUES (?, ?, ?, ?)`).run(
-          doc.id,
-          doc.livemode ? 1 : 0,
-          doc.created_at,
-          JSON.stringify(doc),
+    // The statements every call of insert and get runs, per table, prepared at first use.
+    const inserts = new Map<string, Database.Statement<Param[]>>();
+    const gets = new Map<string, Database.Statement<Param[]>>();
+    function insertStatement(t: Table): Database.Statement<Param[]> {
+      let stmt = inserts.get(t.name);
+      if (stmt === undefined) {
+        const columns = ["id", "livemode", "created_at", "doc", ...t.hot.values()];
+        stmt = conn.prepare<Param[]>(
+          `INSERT INTO "${t.name}" (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`,
         );
-      } catch (error) {
-        throw duplicateKey(collection, error);
+        inserts.set(t.name, stmt);
       }
-    },
-
-    get(collection, id) {
-      assertCollection(names, collection);
-      const raw = statement(`SELECT doc FROM "${collection}" WHERE id = ?`).get(id);
-      return raw === undefined ? null : parse(raw);
-    },
-
-    findOne(collection, where) {
-      return selectDocs(collection, where, 1)[0] ?? null;
-    },
-
-    findAll(collection, where, limit, order) {
-      return selectDocs(collection, where, limit, order);
-    },
-
-    list(collection, where, page) {
-      assertCollection(names, collection);
-      assertPage(page);
-      const params: Param[] = [];
-      const conditions = whereSql(where, params);
-      const cursor = page.startingAfter ?? page.endingBefore;
-      const newerFirst = page.endingBefore === undefined;
-      if (cursor !== undefined) {
-        const cursorParams: Param[] = [cursor, ...params];
-        const createdAt = statement(`SELECT created_at FROM "${collection}"${clause(["id = ?", ...conditions])}`).get(
-          ...cursorParams,
-        );
-        if (createdAt === undefined) return { data: [], hasMore: false };
-        // Row values compare (created_at, id) lexicographically, which is exactly the listing order.
-        conditions.push(newerFirst ? "(created_at, id) < (?, ?)" : "(created_at, id) > (?, ?)");
-        params.push(createdAt as string, cursor);
+      return stmt;
+    }
+    function getStatement(t: Table): Database.Statement<Param[]> {
+      let stmt = gets.get(t.name);
+      if (stmt === undefined) {
+        stmt = conn.prepare<Param[]>(`SELECT doc FROM "${t.name}" WHERE id = ?`).pluck(true);
+        gets.set(t.name, stmt);
       }
-      const direction = newerFirst ? "DESC" : "ASC";
-      params.push(page.limit + 1);
-      const rows = statement(
-        `SELECT doc FROM "${collection}"${clause(conditions)} ORDER BY created_at ${direction}, id ${direction} LIMIT ?`,
-      ).all(...params);
-      const hasMore = rows.length > page.limit;
-      if (hasMore) rows.pop();
-      if (!newerFirst) rows.reverse();
-      return { data: rows.map(parse), hasMore };
-    },
+      return stmt;
+    }
 
-    update(collection, id, changes, expect) {
-      assertCollection(names, collection);
-      return db.inTransaction
-        ? updateRow(collection, id, changes, expect)
-        : updateInOwnTransaction.immediate(collection, id, changes, expect);
-    },
+    function selectDocs(
+      collection: string,
+      where: Where<BaseDoc>,
+      limit: number | undefined,
+      order?: Order<BaseDoc>,
+    ): BaseDoc[] {
+      const { sql, params } = selectSql(collection, where, limit, order);
+      return statement(sql)
+        .all(...params)
+        .map(parse);
+    }
 
-    delete(collection, id, expect) {
-      assertCollection(names, collection);
+    /** The stored document `id` if it matches `expect`, unparsed. */
+    function selectById(t: Table, id: string, expect: Where<BaseDoc> | undefined): unknown {
       const params: Param[] = [id];
-      const conditions = ["id = ?", ...whereSql(expect, params)];
-      return statement(`DELETE FROM "${collection}"${clause(conditions)}`).run(...params).changes > 0;
-    },
+      const conditions = whereSql(t, expect, params);
+      if (conditions.length === 0) return getStatement(t).get(id);
+      return statement(`SELECT doc FROM "${t.name}"${clause(["id = ?", ...conditions])}`).get(...params);
+    }
 
-    deleteMany(collection, where) {
-      assertCollection(names, collection);
-      const params: Param[] = [];
-      const conditions = whereSql(where, params);
-      return statement(`DELETE FROM "${collection}"${clause(conditions)}`).run(...params).changes;
-    },
-  };
+    return {
+      statement,
+
+      insert(collection, doc) {
+        const t = table(collection);
+        assertDoc(doc);
+        const params: Param[] = [doc.id, doc.livemode ? 1 : 0, doc.created_at, JSON.stringify(doc)];
+        for (const field of t.hot.keys()) params.push(columnValue((doc as unknown as Record<string, unknown>)[field]));
+        try {
+          insertStatement(t).run(...params);
+        } catch (error) {
+          throw duplicateKey(collection, error);
+        }
+      },
+
+      get(collection, id) {
+        const raw = getStatement(table(collection)).get(id);
+        return raw === undefined ? null : parse(raw);
+      },
+
+      findOne(collection, where) {
+        return selectDocs(collection, where, 1)[0] ?? null;
+      },
+
+      findAll(collection, where, limit, order) {
+        return selectDocs(collection, where, limit, order);
+      },
+
+      list(collection, where, page) {
+        const t = table(collection);
+        assertPage(page);
+        const params: Param[] = [];
+        const conditions = whereSql(t, where, params);
+        const cursor = page.startingAfter ?? page.endingBefore;
+        const newerFirst = page.endingBefore === undefined;
+        if (cursor !== undefined) {
+          const cursorParams: Param[] = [cursor, ...params];
+          const createdAt = statement(`SELECT created_at FROM "${collection}"${clause(["id = ?", ...conditions])}`).get(
+            ...cursorParams,
+          );
+          if (createdAt === undefined) return { data: [], hasMore: false };
+          // Row values compare (created_at, id) lexicographically, which is exactly the listing order.
+          conditions.push(newerFirst ? "(created_at, id) < (?, ?)" : "(created_at, id) > (?, ?)");
+          params.push(createdAt as string, cursor);
+        }
+        const direction = newerFirst ? "DESC" : "ASC";
+        params.push(page.limit + 1);
+        const rows = statement(
+          `SELECT doc FROM "${collection}"${clause(conditions)} ORDER BY created_at ${direction}, id ${direction} LIMIT ?`,
+        ).all(...params);
+        const hasMore = rows.length > page.limit;
+        if (hasMore) rows.pop();
+        if (!newerFirst) rows.reverse();
+        return { data: rows.map(parse), hasMore };
+      },
+
+      update(collection, id, changes, expect) {
+        const t = table(collection);
+        const { set, inc } = normalizeChanges(changes);
+        const raw = selectById(t, id, expect);
+        if (raw === undefined) return null;
+        const doc = parse(raw) as unknown as Record<string, unknown>;
+        if (set.length === 0 && inc.length === 0) return doc as unknown as BaseDoc;
+        for (const [field, value] of set) doc[field] = value;
+        for (const [field, by] of inc) doc[field] = incrementBase(id, field, doc[field]) + by;
+        const updated = doc as unknown as BaseDoc;
+        assertSystemFields(updated);
+        const json = JSON.stringify(updated);
+        // Only the columns of the fields that changed are written, so only their indexes are rewritten.
+        const columns = ["doc = ?"];
+        const params: Param[] = [json];
+        const changed = (field: string) => {
+          const column = SYSTEM_COLUMNS.has(field) ? field : t.hot.get(field);
+          if (column === undefined) return;
+          columns.push(`${column} = ?`);
+          params.push(field === "livemode" ? (updated.livemode ? 1 : 0) : columnValue(doc[field]));
+        };
+        for (const [field] of set) changed(field);
+        for (const [field] of inc) changed(field);
+        params.push(id);
+        try {
+          statement(`UPDATE "${collection}" SET ${columns.join(", ")} WHERE id = ?`).run(...params);
+        } catch (error) {
+          throw duplicateKey(collection, error);
+        }
+        // Reparsed so the caller gets exactly what is stored, sharing no objects with `changes`.
+        return JSON.parse(json) as BaseDoc;
+      },
+
+      delete(collection, id, expect) {
+        const t = table(collection);
+        const params: Param[] = [id];
+        const conditions = ["id = ?", ...whereSql(t, expect, params)];
+        return statement(`DELETE FROM "${collection}"${clause(conditions)}`).run(...params).changes > 0;
+      },
+
+      deleteMany(collection, where) {
+        const t = table(collection);
+        const params: Param[] = [];
+        const conditions = whereSql(t, where, params);
+        return statement(`DELETE FROM "${collection}"${clause(conditions)}`).run(...params).changes;
+      },
+    };
+  }
+
+  const writer = connectionOps(db);
+  // The writer waits for other connections (another process on the file) without blocking the event
+  // loop: lockForWriting retries. Schema creation above waited the ordinary way.
+  if (!memory) db.pragma("busy_timeout = 0");
 
   const mutex = new Mutex();
   const guard = txGuard(options.guard ?? true);
 
-  /** Runs a synchronous operation once no transaction holds the connection. */
+  /** The port's async operations: reads on `reads` through `read`, writes on the writer through `write`. */
+  function asyncOps(
+    reads: SyncOps,
+    read: <T>(op: () => T) => Promise<T>,
+    write: <T>(op: () => T) => Promise<T>,
+  ): StoreOps<Loose> {
+    return {
+      insert: (collection, doc) => write(() => writer.insert(collection, doc)),
+      get: (collection, id) => read(() => reads.get(collection, id)),
+      findOne: (collection, where) => read(() => reads.findOne(collection, where)),
+      findAll: (collection, where, limit, order) => read(() => reads.findAll(collection, where, limit, order)),
+      list: (collection, where, page) => read(() => reads.list(collection, where, page)),
+      update: (collection, id, changes, expect) => write(() => writer.update(collection, id, changes, expect)),
+      delete: (collection, id, expect) => write(() => writer.delete(collection, id, expect)),
+      deleteMany: (collection, where) => write(() => writer.deleteMany(collection, where)),
+    };
+  }
+
+  const begin = writer.statement("BEGIN IMMEDIATE");
+  const commit = writer.statement("COMMIT");
+  const rollback = writer.statement("ROLLBACK");
+  const savepoint = writer.statement("SAVEPOINT unit");
+  const releaseSavepoint = writer.statement("RELEASE unit");
+  const rollbackToSavepoint = writer.statement("ROLLBACK TO unit");
+  const probe = writer.statement("SELECT 1");
+
+  /** In memory: runs a synchronous operation once no transaction holds the connection. */
   async function outside<T>(op: () => T): Promise<T> {
     guard.assertOutside();
     if (!mutex.locked) return op();
@@ -374,28 +609,133 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
     }
   }
 
-  /** The port's async operations over the sync ones, each run through `run`. */
-  function asyncOps(run: <T>(op: () => T) => Promise<T>): StoreOps<Loose> {
-    return {
-      insert: (collection, doc) => run(() => sync.insert(collection, doc)),
-      get: (collection, id) => run(() => sync.get(collection, id)),
-      findOne: (collection, where) => run(() => sync.findOne(collection, where)),
-      findAll: (collection, where, limit, order) => run(() => sync.findAll(collection, where, limit, order)),
-      list: (collection, where, page) => run(() => sync.list(collection, where, page)),
-      update: (collection, id, changes, expect) => run(() => sync.update(collection, id, changes, expect)),
-      delete: (collection, id, expect) => run(() => sync.delete(collection, id, expect)),
-      deleteMany: (collection, where) => run(() => sync.deleteMany(collection, where)),
-    };
+  // Group commit (a file). Every write, a transaction or a single operation, is a unit: a savepoint
+  // inside one outer transaction that the writer opens for the first unit and commits once the event
+  // loop has run what it had to run (setImmediate), for every unit that joined it meanwhile. A unit's
+  // caller hears of its outcome only after that commit, so whatever was acknowledged is durable (as
+  // durable as one commit: docs/operating.md "Production"); a unit that fails rolls back to its
+  // savepoint alone. Under load one commit (one write of each changed page to the log) carries many
+  // requests' writes instead of one, which is most of what a commit costs. Units run one at a time
+  // (the mutex), each in one synchronous stretch when fn awaits only tx operations.
+
+  interface Group {
+    committed: Promise<void>;
+    resolve: () => void;
+    reject: (error: unknown) => void;
+  }
+  let group: Group | null = null;
+
+  function busy(error: unknown): boolean {
+    return error instanceof Database.SqliteError && error.code.startsWith("SQLITE_BUSY");
   }
 
-  const begin = statement("BEGIN IMMEDIATE");
-  const commit = statement("COMMIT");
-  const rollback = statement("ROLLBACK");
-  const probe = statement("SELECT 1");
+  /** With the mutex held: opens the outer transaction unless one is open, waiting while another connection writes. */
+  async function lockForWriting(): Promise<Group> {
+    if (group) return group;
+    const deadline = Date.now() + BUSY_TIMEOUT_MS;
+    for (;;) {
+      try {
+        begin.run();
+        break;
+      } catch (error) {
+        if (!busy(error) || Date.now() > deadline) throw error;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    let resolve = () => {};
+    let reject: (error: unknown) => void = () => {};
+    const committed = new Promise<void>((res, rej) => {
+      resolve = res;
+      reject = rej;
+    });
+    // Rejections reach the units that wait for it; none is left unhandled when none waits.
+    committed.catch(() => {});
+    group = { committed, resolve, reject };
+    setImmediate(flush);
+    return group;
+  }
+
+  /** With the mutex held: commits the outer transaction, settling every unit in it. */
+  function commitGroup(): void {
+    const current = group;
+    if (current === null) return;
+    group = null;
+    try {
+      commit.run();
+    } catch (error) {
+      if (db.inTransaction) rollback.run();
+      current.reject(error);
+      return;
+    }
+    current.resolve();
+  }
+
+  function flush(): void {
+    void mutex.acquire().then(() => {
+      try {
+        commitGroup();
+      } finally {
+        mutex.release();
+      }
+    });
+  }
+
+  /** Runs `work` as one unit of the current group; resolves once the group has committed. */
+  async function unit<T>(work: () => T | Promise<T>): Promise<T> {
+    await mutex.acquire();
+    let joined: Group;
+    let result: T;
+    try {
+      joined = await lockForWriting();
+      savepoint.run();
+      try {
+        result = await work();
+        releaseSavepoint.run();
+      } catch (error) {
+        if (db.inTransaction) {
+          rollbackToSavepoint.run();
+          releaseSavepoint.run();
+        } else if (group === joined) {
+          // SQLite rolled the whole outer transaction back (an I/O error, a full disk): every unit
+          // in it is lost, and each of their callers hears so.
+          group = null;
+          joined.reject(new Error("the write was lost: its group commit rolled back", { cause: error }));
+        }
+        throw error;
+      }
+    } finally {
+      mutex.release();
+    }
+    await joined.committed;
+    return result;
+  }
+
+  async function write<T>(op: () => T): Promise<T> {
+    guard.assertOutside();
+    return unit(op);
+  }
+
+  /**
+   * A read outside a transaction sees committed data only: while a group is open, it waits for the
+   * group's commit (and any that follows at once), then reads in the same synchronous stretch.
+   */
+  async function read<T>(op: () => T): Promise<T> {
+    guard.assertOutside();
+    while (group !== null) {
+      try {
+        await group.committed;
+      } catch {
+        // A group that failed left nothing behind to hide; its units report the failure.
+      }
+    }
+    return op();
+  }
+
+  const checkpointer = memory ? null : startCheckpointer(options.path);
 
   const store: Store<Loose> & StoreReadiness & SqliteDiagnostics = {
     kind: "sqlite",
-    ...asyncOps(outside),
+    ...(memory ? asyncOps(writer, outside, outside) : asyncOps(writer, read, write)),
 
     explain(collection, where, limit, order) {
       const { sql, params } = selectSql(collection, where, limit, order);
@@ -404,18 +744,29 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
 
     async transaction(fn) {
       guard.assertOutside();
-      await mutex.acquire();
       const run = new TxRun();
-      // The lock is ours until the finally below, so tx operations run directly (and synchronously:
-      // an operation fn does not await has still run before fn's next line).
+      // tx operations run directly on the writer, whose lock is this run's until it ends (and
+      // synchronously: an operation fn does not await has still run before fn's next line).
+      const direct = <T>(op: () => T) => run.track(op);
       const tx: TxOps<Loose> = {
-        ...asyncOps((op) => run.track(op)),
+        ...asyncOps(writer, direct, direct),
         afterCommit: (callback) => run.afterCommit(callback),
       };
+      const body = () => guard.run(run, () => run.settle(() => fn(tx)));
       let result: Awaited<ReturnType<typeof fn>>;
+      if (!memory) {
+        try {
+          result = await unit(body);
+        } finally {
+          run.active = false;
+        }
+        run.committed();
+        return result;
+      }
+      await mutex.acquire();
       try {
         begin.run();
-        result = await guard.run(run, () => run.settle(() => fn(tx)));
+        result = await body();
         commit.run();
       } catch (error) {
         if (db.inTransaction) rollback.run();
@@ -429,21 +780,52 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
     },
 
     async ready() {
-      // Through the lock like any operation: a transaction that holds the connection for long makes
-      // readiness wait (and the caller's bound answer), as it makes every request wait.
-      await outside(() => probe.get());
+      // In memory through the lock like any operation: a transaction that holds the connection for
+      // long makes readiness wait (and the caller's bound answer), as it makes every request wait.
+      await (memory ? outside : read)(() => probe.get());
     },
 
     async scrub() {
       if (memory) return;
-      await outside(() => db.pragma("wal_checkpoint(TRUNCATE)"));
+      // The checkpointer thread may be copying at this moment, and SQLite runs one checkpoint at a time:
+      // a truncating checkpoint that finds it busy is tried again once that copy is over.
+      const deadline = Date.now() + SCRUB_TIMEOUT_MS;
+      for (;;) {
+        guard.assertOutside();
+        await mutex.acquire();
+        let done: boolean;
+        try {
+          // What the writer has yet to commit is committed first: the log can only be emptied after.
+          commitGroup();
+          try {
+            const [result] = db.pragma("wal_checkpoint(TRUNCATE)") as { busy: number }[];
+            done = result?.busy === 0;
+          } catch (error) {
+            if (!busy(error)) throw error;
+            done = false;
+          }
+        } finally {
+          mutex.release();
+        }
+        if (done) return;
+        if (Date.now() > deadline)
+          throw new Error("could not checkpoint the write-ahead log: the database stayed busy");
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
     },
 
     async close() {
       guard.assertOutside();
       await mutex.acquire();
       try {
-        statements.clear();
+        commitGroup();
+        if (checkpointer) {
+          const exited = new Promise((resolve) => checkpointer.once("exit", resolve));
+          // Held while it closes its connection: an unreferenced thread would let the process end first.
+          checkpointer.ref();
+          checkpointer.postMessage("close");
+          await exited;
+        }
         db.close();
       } finally {
         mutex.release();

@@ -14,6 +14,8 @@ export interface ReadyMessage {
   tokenId?: string;
   /** Payments server only: an active merchant created before the run, for POST /v1/charges. */
   merchantId?: string;
+  /** The production build only: a production key with scope `*`, and a token and a merchant of production. */
+  live?: { key: string; tokenId: string; merchantId: string };
 }
 
 /**

@@ -373,7 +373,7 @@ describe("console pages", { timeout: 120_000 }, () => {
       headers: { authorization: `Bearer ${server.sandboxKey}` },
     }).then((r) => r.json() as Promise<{ offset_seconds: number }>);
     expect(clock.offset_seconds).toBeGreaterThan(86_400 - 60);
-    await checkPage("the sandbox clock", "console-sandbox-clock");
+    await checkPage(page, "the sandbox clock", "console-sandbox-clock");
     await open("clock", "Sandbox clock");
     expect(await page.getByText(/^1 d 0 h \d+ min ahead of the server's time$|^0 d 23 h 59 min ahead/).count()).toBe(1);
   });

@@ -39,6 +39,8 @@ import type { AddressPolicy } from "./ssrf.ts";
 
 /** A claim's lease outlasts the attempt's timeout by this much. */
 export const LEASE_MARGIN_MS = 5_000;
+/** The least time between the starts of two passes, however often commits wake the dispatcher. */
+const MIN_PASS_GAP_MS = 10;
 /** Events fanned out per transaction. */
 const FANOUT_BATCH = 100;
 /** Endpoints of one environment read per fan-out pass. */
@@ -100,7 +102,11 @@ export function createDispatcher(deps: DispatcherDeps) {
   let started = false;
   let stopping = false;
   let again = false;
+  /** Whether a request made during the pass should not wait for MIN_PASS_GAP_MS (see wake). */
+  let againAtOnce = false;
   let loop: Promise<void> | null = null;
+  /** When the last pass started (performance.now()), for MIN_PASS_GAP_MS. */
+  let lastPass = Number.NEGATIVE_INFINITY;
   let poll: NodeJS.Timeout | null = null;
   let unsubscribe: (() => void) | null = null;
 
@@ -297,26 +303,35 @@ export function createDispatcher(deps: DispatcherDeps) {
   }
 
   async function run(): Promise<void> {
+    lastPass = performance.now();
+    again = false;
+    againAtOnce = false;
     try {
-      do {
-        again = false;
-        await pass();
-      } while (again && !stopping);
+      await pass();
     } catch (err) {
       log.error({ err }, "webhook dispatcher pass failed; the next poll retries");
     } finally {
       loop = null;
+      if (again) wake(!againAtOnce);
     }
   }
 
-  /** Asks for a pass soon; passes never overlap, and requests during one make one more. */
-  function wake(): void {
+  /**
+   * Asks for a pass soon; passes never overlap, and a request during one makes one more after it.
+   * A commit's request (`afterCommit`) waits until MIN_PASS_GAP_MS after the last pass began: under
+   * load every commit asks, and spaced out, one pass fans out the events of many commits at once, for
+   * a delivery that starts a few milliseconds later at most (docs/webhooks.md "How delivery works").
+   * Any other request (an attempt ended and freed its slot) is served at once.
+   */
+  function wake(afterCommit = false): void {
     if (!started || stopping) return;
     if (loop) {
       again = true;
+      againAtOnce ||= !afterCommit;
       return;
     }
-    loop = new Promise<void>((resolve) => setImmediate(resolve)).then(run);
+    const wait = afterCommit ? lastPass + MIN_PASS_GAP_MS - performance.now() : 0;
+    loop = new Promise<void>((resolve) => (wait > 0 ? setTimeout(resolve, wait) : setImmediate(resolve))).then(run);
   }
 
   return {
@@ -324,7 +339,7 @@ export function createDispatcher(deps: DispatcherDeps) {
     start(): void {
       if (started) return;
       started = true;
-      unsubscribe = deps.signal?.subscribe(wake) ?? null;
+      unsubscribe = deps.signal?.subscribe(() => wake(true)) ?? null;
       poll = setInterval(wake, settings.pollIntervalMs);
       poll.unref();
       wake();
