@@ -1,5 +1,6 @@
 import { type PaymentsClient, unwrap } from "@payments/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eventually } from "../support/eventually.ts";
 import { Receiver } from "../support/receiver.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 import { clientFor, createMerchant, createToken } from "./fixtures.ts";
@@ -29,15 +30,6 @@ afterAll(async () => {
   await server.close();
   await receiver.stop();
 });
-
-async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  for (let i = 0; i < 500; i++) {
-    const value = await read();
-    if (done(value)) return value;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 describe("advancing the sandbox clock", () => {
   it("by two days settles a capture, expires an unpaid boleto (payment.expired) and runs a due webhook retry", async () => {
@@ -75,7 +67,7 @@ describe("advancing the sandbox clock", () => {
       await client.GET("/v1/merchants/{id}/balance", { params: { path: { id: merchant.id } } }),
     );
     expect(pendingBalance.balances).toContainEqual({ currency: "USD", available: 0, pending: 2500 });
-    const [failed] = await until(
+    const [failed] = await eventually(
       "the first attempt to fail",
       async () =>
         unwrap(await client.GET("/v1/webhook_endpoints/{id}/deliveries", { params: { path: { id: endpoint.id } } }))
