@@ -185,7 +185,11 @@ async function post(url: string, key: string, path: string, body: unknown, statu
  * request, as in production) goes to a file, not through this process, so reading it costs the load
  * generator nothing; the first start's sandbox key is read from there.
  */
-export async function startBuiltTarget(name: "built" | "built2"): Promise<Target> {
+export async function startBuiltTarget(
+  name: "built" | "built2",
+  /** Flags for node before the script (`--cpu-prof` for bench:profile). */
+  nodeArgs: string[] = [],
+): Promise<Target> {
   buildServer();
   const workers = name === "built2" ? 2 : 1;
   const label = LABELS[name];
@@ -210,7 +214,9 @@ export async function startBuiltTarget(name: "built" | "built2"): Promise<Target
     // No .env of the developer's: INIT_CWD points at the fresh directory.
     INIT_CWD: dataDir,
   };
-  const child = track(spawn(process.execPath, ["dist/main.js"], { cwd: SERVER_DIR, stdio: ["ignore", out, err], env }));
+  const child = track(
+    spawn(process.execPath, [...nodeArgs, "dist/main.js"], { cwd: SERVER_DIR, stdio: ["ignore", out, err], env }),
+  );
   closeSync(out);
   closeSync(err);
   const url = `http://127.0.0.1:${port}`;

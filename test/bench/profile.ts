@@ -6,13 +6,18 @@
 // and its self time per function and per module is printed, as percentages of the busy samples: those
 // compare across runs and machines, absolute times do not.
 //
-// The servers started from ./targets (payments, bare, validated) can be profiled; the production
-// build runs the same code.
+// The servers started from ./targets (payments, bare, validated) are profiled over the measured seconds
+// only. The production build at saturation (built-charges, built-get: its SQLite file, one worker) runs
+// under `node --cpu-prof`, which writes the profile when the process exits: that profile also holds its
+// start-up and warm-up (about a second of ajv compiling the validators, the `ajv` and `express-openapi-
+// validator` rows), so run it for long enough (30 s or more) that the load dominates.
 
-import { mkdirSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { formatSummary, mapToSources, summarize } from "./cpuprofile.ts";
-import { startScriptTarget } from "./launch.ts";
+import { startBuiltTarget, startScriptTarget } from "./launch.ts";
 import { failures, load, preflight } from "./load.ts";
 import { SCENARIOS } from "./scenarios.ts";
 import type { ProfileMessage } from "./targets/protocol.ts";
@@ -23,7 +28,10 @@ const PROFILES_DIR = fileURLToPath(new URL("./results/profiles/", import.meta.ur
 
 const [id, secondsArg] = process.argv.slice(2);
 const scenario = SCENARIOS.find((s) => s.id === id);
-const profilable = SCENARIOS.filter((s) => s.target === "payments" || s.target === "bare" || s.target === "validated");
+const profilable = SCENARIOS.filter(
+  (s) =>
+    s.target === "payments" || s.target === "bare" || s.target === "validated" || (s.target === "built" && !s.rate),
+);
 if (!scenario || !profilable.includes(scenario)) {
   console.error(
     `usage: npm run bench:profile -- <scenario> [seconds]; scenarios: ${profilable.map((s) => s.id).join(", ")}`,
@@ -34,6 +42,41 @@ const seconds = secondsArg === undefined ? 10 : Number(secondsArg);
 if (!Number.isInteger(seconds) || seconds < 1) {
   console.error("seconds must be a whole number of at least 1");
   process.exit(2);
+}
+
+const profileFile = (name: string) =>
+  `${PROFILES_DIR}${name}-${new Date().toISOString().replace(/[:.]/g, "-")}.cpuprofile`;
+
+if (scenario.target === "built") {
+  const dir = mkdtempSync(join(tmpdir(), "payments-profile-"));
+  const target = await startBuiltTarget("built", [
+    "--cpu-prof",
+    `--cpu-prof-dir=${dir}`,
+    `--cpu-prof-interval=${INTERVAL_US}`,
+  ]);
+  let code = 1;
+  try {
+    await preflight(scenario, target);
+    const warmup = await load(scenario, target, WARMUP_SECONDS);
+    const result = await load(scenario, target, seconds);
+    await target.stop();
+    const written = readdirSync(dir).find((f) => f.endsWith(".cpuprofile"));
+    if (!written) throw new Error(`the production build wrote no profile in ${dir}`);
+    mkdirSync(PROFILES_DIR, { recursive: true });
+    const file = profileFile(scenario.id);
+    renameSync(join(dir, written), file);
+    mapToSources(file);
+    console.log(
+      `${scenario.name}: ${result.requests.average.toFixed(0)} req/s over ${seconds} s, p50 ${result.latency.p50} ms, ` +
+        `p99 ${result.latency.p99} ms, ${failures(result) + failures(warmup)} failed (the profile includes start-up and warm-up)`,
+    );
+    console.log(formatSummary(summarize(file), file));
+    code = failures(result) + failures(warmup) === 0 ? 0 : 1;
+  } finally {
+    await target.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  process.exit(code);
 }
 
 const target = await startScriptTarget(scenario.target as "payments" | "bare" | "validated");
@@ -59,7 +102,7 @@ try {
   await started;
   const result = await load(scenario, target, seconds);
   mkdirSync(PROFILES_DIR, { recursive: true });
-  const file = `${PROFILES_DIR}${scenario.id}-${new Date().toISOString().replace(/[:.]/g, "-")}.cpuprofile`;
+  const file = profileFile(scenario.id);
   const written = reply("profile-written");
   send({ type: "profile-stop", file });
   await written;

@@ -319,13 +319,16 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
   const memory = options.path === ":memory:";
   if (!memory) ownerOnly(options.path);
   const db = new Database(options.path);
+  // First: two processes opening one new file together (two instances, or a cluster's workers, on an
+  // empty DATA_DIR) meet at the switch to WAL and the schema, and the later one waits here for the
+  // earlier instead of failing with SQLITE_BUSY (test/ops/startup.test.ts, "two instances start").
+  if (!memory) db.pragma("busy_timeout = 5000");
   // Deleted and overwritten content is zeroed in the file, not left in free space (see scrub()).
   db.pragma("secure_delete = ON");
   if (!memory) {
     db.pragma("journal_mode = WAL");
     // Safe with WAL (a power cut may lose the last commits, never corrupt), and much faster than FULL.
     db.pragma("synchronous = NORMAL");
-    db.pragma("busy_timeout = 5000");
     db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
     // A unit's savepoint keeps the first version of each page it changes in a sub-journal, so that it
     // can roll back alone (see unit below): in memory, not in temporary files written for every unit.

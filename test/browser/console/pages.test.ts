@@ -365,7 +365,7 @@ describe("console pages", { timeout: 120_000 }, () => {
   });
 
   it("shows the sandbox clock and advances it by a day, saying what ran", async () => {
-    await open("clock", "Sandbox clock");
+    await openConsole(page, server.url, "clock", "Sandbox clock");
     expect(await page.getByText("none: the sandbox runs on the server's time").count()).toBe(1);
     await page.getByRole("button", { name: "+1 day" }).click();
     await page.getByRole("heading", { level: 2, name: "What ran" }).waitFor();
@@ -374,7 +374,7 @@ describe("console pages", { timeout: 120_000 }, () => {
     }).then((r) => r.json() as Promise<{ offset_seconds: number }>);
     expect(clock.offset_seconds).toBeGreaterThan(86_400 - 60);
     await checkPage(page, "the sandbox clock", "console-sandbox-clock");
-    await open("clock", "Sandbox clock");
+    await openConsole(page, server.url, "clock", "Sandbox clock");
     expect(await page.getByText(/^1 d 0 h \d+ min ahead of the server's time$|^0 d 23 h 59 min ahead/).count()).toBe(1);
   });
 

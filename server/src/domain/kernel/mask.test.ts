@@ -276,6 +276,14 @@ describe("maskCredentials", () => {
     });
   }
 
+  it("shows none of a page token's nonce when its digits would join the expiry's into a card-number run", () => {
+    const token = "v1.1795507037.8uDKR9mQ2xW7pL4c.Jr5Xq0cW2v8tKn1bY6zHf3uLd9gSe4aPoM7iNwQxRk";
+    expect(maskCredentials(token)).toBe("v1.1795507037.…");
+    expect(maskSensitive(`GET /v1/merchants?${token}=1`)).toBe("GET /v1/merchants?v1.1795507037.…=1");
+    // A letter first: the run stops at the expiry, and four characters show as for every credential.
+    expect(maskSensitive("v1.1795507037.u8DKR9mQ2xW7pL4c.Jr5Xq0cW2v8")).toBe("v1.1795507037.u8DK…");
+  });
+
   it("masks a secret whose underscores are still percent-encoded (raw text, or a URL encoded twice)", () => {
     expect(maskCredentials("key%5Ftest%5FHn1Eqkt6efRlpzz19VZbT0WC4eJBTRk6")).toBe("key%5Ftest%5FHn1E…");
     expect(displayUrl("/v1/x?k=whsec%255F9Kd2Lp7Qw4Er1Ty6Ui3Op8As5Df0GhJk", 1024)).toBe("/v1/x?k=whsec%5F9Kd2…");

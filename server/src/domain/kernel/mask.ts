@@ -147,7 +147,12 @@ export function maskCredentials(text: string): string {
     (_match, marker?: string, secret?: string, pageMarker?: string, pageRest?: string) => {
       const head = marker ?? pageMarker ?? "";
       const rest = secret ?? pageRest ?? "";
-      return rest.length <= CREDENTIAL_VISIBLE ? head + rest : `${head}${rest.slice(0, CREDENTIAL_VISIBLE)}…`;
+      const shown = rest.length <= CREDENTIAL_VISIBLE ? head + rest : `${head}${rest.slice(0, CREDENTIAL_VISIBLE)}…`;
+      // A page token's expiry is ten digits after the `1` of `v1`: a nonce that starts with a digit would
+      // join them into a run of twelve, which the card mask (run after this one) reads as a card number
+      // and stars, expiry included. Then none of the nonce is shown, and the expiry stays readable.
+      if (pageMarker !== undefined && maskCardNumbers(shown) !== shown) return `${head}…`;
+      return shown;
     },
   );
 }
