@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -8,6 +8,7 @@ import { loadConfig, openStore, startServer } from "@payments/server";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it, onTestFinished } from "vitest";
 import { eventually } from "../support/eventually.ts";
+import { alive, children } from "../support/process.ts";
 
 // The contract's idempotency promise across crashes (spec/main.tsp, Idempotency): a retried request never
 // moves money twice, even when the server dies mid-request. The server runs as its own process on a
@@ -78,24 +79,6 @@ async function freePort(): Promise<number> {
       probe.close(() => resolve(port));
     });
   });
-}
-
-/** The ids of a process's children (a cluster primary's workers), from /proc. */
-function children(pid: number): number[] {
-  try {
-    return readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
-  } catch {
-    return [];
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 describe.each([1, 2])("idempotency across kill -9 with WORKERS=%i", { timeout: 900_000 }, (workers) => {

@@ -1,10 +1,10 @@
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { get } from "node:http";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { linesOf, spawnServer } from "../support/process.ts";
+import { alive, children, linesOf, spawnServer } from "../support/process.ts";
 
 // One server per core (docs/operating.md "Production", WORKERS): `npm start` with WORKERS=2 is a cluster primary
 // with two server processes on one port and one store. Run here with WORKERS set explicitly (the
@@ -35,24 +35,6 @@ function logLines(stdout: string): Record<string, unknown>[] {
   return linesOf(stdout)
     .filter((line) => line.startsWith("{"))
     .map((line) => JSON.parse(line) as Record<string, unknown>);
-}
-
-/** The ids of a process's children (the workers of a primary), from /proc. */
-function children(pid: number): number[] {
-  try {
-    return readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
-  } catch {
-    return [];
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 describe("WORKERS=2", { timeout: 90_000 }, () => {

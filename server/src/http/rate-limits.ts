@@ -276,28 +276,12 @@ export function rateLimits(deps: {
   const { store, now, logger, settings } = deps;
   // A key's limit depends on its environment, which its client key therefore names (`live:kid_…`).
   const keyLimit = (key: string) => (key.startsWith("live:") ? settings.livePerSecond : settings.testPerSecond);
-  const keyCounts = new QuotaLeases({ store, now, logger, name: "key", limitOf: keyLimit });
-  const addressCounts = new QuotaLeases({
-    store,
-    now,
-    logger,
-    name: "address",
-    limitOf: () => settings.anonymousPerMinute,
-  });
-  const linkPayCounts = new QuotaLeases({
-    store,
-    now,
-    logger,
-    name: "link_pay",
-    limitOf: () => settings.paymentLinkPerMinute,
-  });
-  const addressPayCounts = new QuotaLeases({
-    store,
-    now,
-    logger,
-    name: "address_pay",
-    limitOf: () => settings.paymentAddressPerMinute,
-  });
+  const leases = (name: string, limitOf: (key: string) => number) =>
+    new QuotaLeases({ store, now, logger, name, limitOf });
+  const keyCounts = leases("key", keyLimit);
+  const addressCounts = leases("address", () => settings.anonymousPerMinute);
+  const linkPayCounts = leases("link_pay", () => settings.paymentLinkPerMinute);
+  const addressPayCounts = leases("address_pay", () => settings.paymentAddressPerMinute);
 
   // `limit` names the limiter for the request metrics (http/observability.ts): key, address,
   // payment_link or payment_address.
