@@ -153,7 +153,8 @@ export class QuotaLeases implements Store {
   ): Promise<{ taken: number; counted: number }> {
     const { store } = this.deps;
     // A process's first lease of a window usually finds no document yet: try to create it first.
-    if (entry.counted === 0 && entry.granted === 0) {
+    /** Makes the window's document holding this lease; false when another process made it first. */
+    const create = async (): Promise<boolean> => {
       try {
         await store.insert("rate_limits", {
           id,
@@ -163,30 +164,21 @@ export class QuotaLeases implements Store {
           // Kept one window past its end, then swept.
           expires_at: iso(new Date((entry.window + 2) * this.windowMs)),
         });
-        return { taken: size, counted: size };
+        return true;
       } catch (err) {
         if (!(err instanceof DuplicateKeyError)) throw err;
+        return false;
       }
-    }
+    };
+    if (entry.counted === 0 && entry.granted === 0 && (await create())) return { taken: size, counted: size };
     for (let attempt = 0; attempt < MAX_LEASE_TRIES; attempt++) {
       const whole = await store.update("rate_limits", id, { inc: { hits: size } }, { hits: { $lte: limit - size } });
       if (whole) return { taken: size, counted: whole.hits };
       const doc = await store.get("rate_limits", id);
       if (doc === null) {
         // Swept or never made (the insert above was skipped): make it, or go round if another process did.
-        try {
-          await store.insert("rate_limits", {
-            id,
-            livemode: false,
-            created_at: iso(this.deps.now()),
-            hits: size,
-            expires_at: iso(new Date((entry.window + 2) * this.windowMs)),
-          });
-          return { taken: size, counted: size };
-        } catch (err) {
-          if (!(err instanceof DuplicateKeyError)) throw err;
-          continue;
-        }
+        if (await create()) return { taken: size, counted: size };
+        continue;
       }
       const rest = limit - doc.hits;
       if (rest <= 0) return { taken: 0, counted: doc.hits };

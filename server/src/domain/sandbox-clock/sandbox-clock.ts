@@ -1,3 +1,4 @@
+import type { components } from "@payments/contract/types";
 import { DuplicateKeyError } from "../../store/port.ts";
 import type { Cashouts } from "../cashouts/cashouts.ts";
 import type { Charges } from "../charges/charges.ts";
@@ -40,16 +41,8 @@ export interface SandboxClockReading {
   offsetMs: number;
 }
 
-export type SandboxClockWork = {
-  balances_settled: number;
-  charges_expired: number;
-  reviews_expired: number;
-  cashouts_sent: number;
-  cashouts_finished: number;
-  payment_links_expired: number;
-  webhook_attempts: number;
-  steps: number;
-};
+/** What an advance ran, by kind: the contract's SandboxClockWork (spec/resources/sandbox-clock.tsp). */
+export type SandboxClockWork = components["schemas"]["SandboxClockWork"];
 
 export interface SandboxClockResult {
   from: Date;
