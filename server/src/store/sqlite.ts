@@ -160,7 +160,10 @@ const STATEMENT_CACHE_SIZE = 500;
 const WAL_AUTOCHECKPOINT_PAGES = 32_768;
 /** How often the checkpointer thread copies committed pages from the write-ahead log into the database. */
 const CHECKPOINT_INTERVAL_MS = 1000;
-/** A log of this many pages is checkpointed and restarted even if writers have to wait a moment for it. */
+/**
+ * A log file of this many pages (of SQLite's default 4 KiB) is checkpointed and truncated even if writers
+ * have to wait a moment for it.
+ */
 const WAL_RESTART_PAGES = 16_384;
 
 /** How long a write waits for another connection (another process on the file) to finish its own. */
@@ -177,19 +180,22 @@ const SCRUB_TIMEOUT_MS = 10_000;
  * copied everything, the next write starts the log over, and starting over costs that write an fsync
  * of the log's new header, so the log is left to grow for a second between starts. A passive
  * checkpoint never blocks the writer; should the log still pass WAL_RESTART_PAGES (writers never pausing
- * when everything is copied), it is checkpointed with RESTART, which holds writers back for that copy.
+ * when everything is copied), it is checkpointed with TRUNCATE, which holds writers back for that copy.
  * Committed transactions are durable in the log already: checkpoints change where they live, not whether.
  */
 const CHECKPOINTER = `
+const { statSync } = require("node:fs");
 const { parentPort, workerData } = require("node:worker_threads");
 const Database = require(workerData.driver);
 const db = new Database(workerData.path);
-db.pragma("busy_timeout = 1000");
-let restart = false;
+// exec only, never a prepared statement: on Node 24, better-sqlite3 12 aborts the process when a
+// statement object outlives the thread's environment at its exit (its destructor removes a cleanup
+// hook from an environment already gone: WiseLibs/better-sqlite3#1476, #1515). exec keeps none.
+db.exec("PRAGMA busy_timeout = 1000");
 const checkpoint = () => {
   try {
-    const [result] = db.pragma(restart ? "wal_checkpoint(RESTART)" : "wal_checkpoint(PASSIVE)");
-    restart = result.log > workerData.restartPages;
+    const wal = statSync(workerData.path + "-wal", { throwIfNoEntry: false });
+    db.exec(wal && wal.size > workerData.restartBytes ? "PRAGMA wal_checkpoint(TRUNCATE)" : "PRAGMA wal_checkpoint(PASSIVE)");
   } catch {
     // Busy or closing: the next turn tries again, and the writer's own threshold bounds the log meanwhile.
   }
@@ -209,7 +215,8 @@ function startCheckpointer(path: string): Worker {
       path,
       driver: createRequire(import.meta.url).resolve("better-sqlite3"),
       intervalMs: CHECKPOINT_INTERVAL_MS,
-      restartPages: WAL_RESTART_PAGES,
+      // The log file keeps its size after a passive checkpoint, so its size says how far it once grew.
+      restartBytes: WAL_RESTART_PAGES * 4096,
     },
     // A few megabytes of heap is all it ever uses; the limits keep a thread per store small.
     resourceLimits: { maxOldGenerationSizeMb: 8, maxYoungGenerationSizeMb: 1 },
