@@ -109,7 +109,8 @@ export function toProblem(err: unknown, requestId: string, logger: Logger, reque
     return problem("payload_too_large", "The request body is too large.", { requestId });
   if (e.type === "entity.parse.failed") {
     // The parser's own words say where (`… in JSON at position 15`); they can quote the body, so masked.
-    const where = maskSensitive(e.message ?? "").slice(0, 200);
+    // Node 24 adds "(line 1 column 17)" after the position: dropped, so every Node says it the same way.
+    const where = maskSensitive((e.message ?? "").replace(/ \(line \d+ column \d+\)$/, "")).slice(0, 200);
     const message = `is not valid JSON${where ? ` (${where})` : ""}`;
     return problem("invalid_request", `The request body is not valid JSON${where ? `: ${where}` : "."}`, {
       requestId,
