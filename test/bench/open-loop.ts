@@ -82,14 +82,15 @@ export async function openLoop(req: OpenLoopRequest, rate: number, seconds: numb
             const status = res.statusCode ?? 0;
             finish(String(status), status >= 200 && status < 300);
           });
-          res.on("error", () => finish("error", false));
+          res.on("error", (err: NodeJS.ErrnoException) => finish(`error ${err.code ?? err.message}`, false));
         },
       );
       r.setTimeout(TIMEOUT_MS, () => {
         r.destroy();
         finish("timeout", false);
       });
-      r.on("error", () => finish("error", false));
+      // Counted by cause (ECONNRESET, ...), so a failure says what it was.
+      r.on("error", (err: NodeJS.ErrnoException) => finish(`error ${err.code ?? err.message}`, false));
       r.end(body);
     });
 
