@@ -26,7 +26,7 @@ export default {
     "src/domain/vault/crypto.ts",
     "src/http/idempotency.ts",
     "src/domain/fraud/{engine,rules}.ts",
-    "src/domain/webhooks/{dispatcher,attempts,outbox,schedule,signing}.ts",
+    "src/domain/webhooks/{dispatcher,fan-out,delivery-attempt,attempts,outbox,schedule,signing}.ts",
     "src/domain/cashouts/{cashouts,context,payouts,state,destinations}.ts",
     "src/adapters/payout-rail-simulator.ts",
     "src/domain/payment-links/{payment-links,pay,state,usage,page-token}.ts",
@@ -92,7 +92,7 @@ export default {
   //   `endpoints.get(…) ?? []` (every environment among the events was read); `if (started) return`,
   //   `subscribe(wake) ?? null` → `&& null` and `if (poll) clearInterval(poll)` (a second timer or a
   //   listener left after stop() only calls wake(), which does nothing once stopping).
-  // - webhooks/dispatcher.ts fan-out's `{ delivery_pending: true }` → {} and `if (!taken) continue` →
+  // - webhooks/fan-out.ts: `{ delivery_pending: true }` → {} and `if (!taken) continue` →
   //   false: an event another instance fanned out meanwhile meets its deliveries in the
   //   (event, endpoint) check right after (tested: a redelivery made before the fan-out), so no second
   //   delivery is made either way; `if (claimNow)` → true: a delivery launched without a claim has no
@@ -107,7 +107,7 @@ export default {
   // - kernel/mask.ts countDigits `i < text.length` → `<=`: the character past the end is undefined, which is
   //   neither a percent escape nor a digit.
   // Known survivors that are not equivalent, left untested on purpose:
-  // - webhooks/dispatcher.ts abandon()'s `{ claim: d.claim }` → {} and `if (ended)` → true: a delivery
+  // - webhooks/delivery-attempt.ts abandon()'s `{ claim: d.claim }` → {} and `if (ended)` → true: a delivery
   //   whose endpoint or event vanished, taken over by another instance between this instance's read and
   //   its write; reaching that moment needs a hook inside one attempt.
   // - charges/refunds.ts `charge.processor_ref ?? ""`: a local payment has no acquirer reference, and

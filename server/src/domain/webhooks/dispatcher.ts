@@ -1,14 +1,15 @@
 import type { AppStore, AppTx } from "../collections.ts";
 import type { Clock } from "../kernel/clock.ts";
-import type { EventDoc } from "../kernel/events.ts";
-import { newId, randomBase62 } from "../kernel/ids.ts";
+import { randomBase62 } from "../kernel/ids.ts";
 import { type DomainLog, silentLog } from "../kernel/log.ts";
 import { type DomainObserver, unobserved } from "../kernel/observer.ts";
 import { iso } from "../kernel/time.ts";
 import type { VaultKeys } from "../vault/crypto.ts";
-import { type AttemptSettings, attemptLog, deliveryRequest } from "./attempts.ts";
+import { type AttemptSettings, attemptLog } from "./attempts.ts";
+import { deliveryAttempts, type Launch } from "./delivery-attempt.ts";
+import { FANOUT_BATCH, fanOut } from "./fan-out.ts";
 import type { OutboxSignal } from "./outbox.ts";
-import type { WebhookDeliveryDoc, WebhookEndpointDoc } from "./records.ts";
+import type { WebhookDeliveryDoc } from "./records.ts";
 import type { WebhookSender } from "./sender.ts";
 import type { AddressPolicy } from "./ssrf.ts";
 
@@ -41,10 +42,6 @@ import type { AddressPolicy } from "./ssrf.ts";
 export const LEASE_MARGIN_MS = 5_000;
 /** The least time between the starts of two passes, however often commits wake the dispatcher. */
 const MIN_PASS_GAP_MS = 10;
-/** Events fanned out per transaction. */
-const FANOUT_BATCH = 100;
-/** Endpoints of one environment read per fan-out pass. */
-const MAX_ENDPOINTS = 10_000;
 
 export interface WebhookSettings extends AttemptSettings {
   /** One attempt's time limit (WEBHOOK_TIMEOUT_SECONDS). */
@@ -70,18 +67,6 @@ export interface DispatcherDeps {
   log?: DomainLog;
   /** Told each recorded attempt, each delivery that ends failed and each endpoint disabled (metrics). */
   observer?: DomainObserver;
-}
-
-interface Launch {
-  delivery: WebhookDeliveryDoc;
-  event?: EventDoc;
-  endpoint?: WebhookEndpointDoc;
-}
-
-function subscribes(endpoint: WebhookEndpointDoc, event: EventDoc): boolean {
-  if (event.type === "webhook_endpoint.test") return false;
-  if (endpoint.created_at > event.created_at) return false;
-  return endpoint.enabled_events.includes("*") || endpoint.enabled_events.includes(event.type);
 }
 
 export function createDispatcher(deps: DispatcherDeps) {
@@ -110,66 +95,30 @@ export function createDispatcher(deps: DispatcherDeps) {
   let poll: NodeJS.Timeout | null = null;
   let unsubscribe: (() => void) | null = null;
 
-  const attempts = attemptLog({ store, clock, settings, random });
+  const sending = deliveryAttempts({
+    store,
+    clock,
+    timeoutMs: settings.timeoutMs,
+    sender: deps.sender,
+    vaultKeys: deps.vaultKeys,
+    policyFor: deps.policyFor,
+    attempts: attemptLog({ store, clock, settings, random }),
+    log,
+    observer,
+    instance,
+  });
   /** Attempts this instance has made, per environment (the sandbox clock's advance reports its own). */
-  const made = { live: 0, sandbox: 0 };
+  const { made } = sending;
   const freeSlots = () => settings.concurrency - inFlight.size;
 
-  async function fanOut(): Promise<number> {
-    const events = await store.findAll("events", { delivery_pending: true }, FANOUT_BATCH, {
-      by: "created_at",
-      direction: "asc",
-    });
-    if (events.length === 0) return 0;
-    const endpoints = new Map<boolean, WebhookEndpointDoc[]>();
-    for (const livemode of new Set(events.map((e) => e.livemode))) {
-      endpoints.set(livemode, await store.findAll("webhook_endpoints", { livemode, status: "enabled" }, MAX_ENDPOINTS));
-    }
-    let launches: Launch[] = [];
-    await store.transaction(async (tx) => {
-      launches = []; // the transaction may run again (MongoDB)
-      let free = stopping ? 0 : freeSlots();
-      const load = new Map(perEndpoint);
-      for (const event of events) {
-        const taken = await tx.update(
-          "events",
-          event.id,
-          { set: { delivery_pending: false } },
-          { delivery_pending: true },
-        );
-        if (!taken) continue; // another instance fanned it out
-        for (const endpoint of endpoints.get(event.livemode) ?? []) {
-          if (!subscribes(endpoint, event)) continue;
-          // A redelivery may have made it already; the unique index would refuse a second one anyway.
-          if (await tx.findOne("webhook_deliveries", { event_id: event.id, endpoint_id: endpoint.id })) continue;
-          const claimNow = free > 0 && (load.get(endpoint.id) ?? 0) < settings.endpointConcurrency;
-          const at = clock.now(event.livemode);
-          const stamp = clock.createdAt(event.livemode);
-          const delivery: WebhookDeliveryDoc = {
-            id: newId("whd"),
-            livemode: event.livemode,
-            created_at: stamp,
-            updated_at: stamp,
-            endpoint_id: endpoint.id,
-            event_id: event.id,
-            event_type: event.type,
-            status: "pending",
-            mode: "automatic",
-            next_attempt_at: iso(claimNow ? new Date(at.getTime() + leaseMs) : at),
-            claim: claimNow ? newClaim() : null,
-            attempts: [],
-          };
-          await tx.insert("webhook_deliveries", delivery);
-          if (claimNow) {
-            free--;
-            load.set(endpoint.id, (load.get(endpoint.id) ?? 0) + 1);
-            launches.push({ delivery, event, endpoint });
-          }
-        }
-      }
-    });
+  /** Fans out one batch of pending events, and starts the deliveries it claimed on the way. */
+  async function fanOutBatch(): Promise<number> {
+    const { events, launches } = await fanOut(
+      { store, clock, endpointConcurrency: settings.endpointConcurrency, leaseMs, newClaim },
+      () => ({ free: stopping ? 0 : freeSlots(), load: new Map(perEndpoint) }),
+    );
     for (const l of launches) launch(l);
-    return events.length;
+    return events;
   }
 
   /** Claims one environment's due deliveries (on its clock) as far as there is room, and starts them. */
@@ -215,7 +164,8 @@ export function createDispatcher(deps: DispatcherDeps) {
   function launch(l: Launch): void {
     const { delivery } = l;
     perEndpoint.set(delivery.endpoint_id, (perEndpoint.get(delivery.endpoint_id) ?? 0) + 1);
-    const run = attempt(l)
+    const run = sending
+      .attempt(l)
       .catch((err: unknown) => log.error({ err, delivery: delivery.id }, "webhook attempt failed"))
       .finally(() => {
         inFlight.delete(delivery.id);
@@ -229,73 +179,11 @@ export function createDispatcher(deps: DispatcherDeps) {
     inFlight.set(delivery.id, run);
   }
 
-  /** Ends a claimed delivery without an attempt (its endpoint was deleted or disabled). */
-  async function abandon(d: WebhookDeliveryDoc): Promise<void> {
-    const ended = await store.update(
-      "webhook_deliveries",
-      d.id,
-      { set: { status: "failed", next_attempt_at: null, claim: null, updated_at: iso(clock.now(d.livemode)) } },
-      { claim: d.claim },
-    );
-    if (ended) observer.webhookDeliveryFailed(d.livemode);
-  }
-
-  async function attempt({ delivery: d, event: givenEvent, endpoint: givenEndpoint }: Launch): Promise<void> {
-    const endpoint = givenEndpoint ?? (await store.get("webhook_endpoints", d.endpoint_id));
-    if (endpoint?.status !== "enabled") return abandon(d);
-    const event = givenEvent ?? (await store.get("events", d.event_id));
-    if (!event) return abandon(d);
-    const at = clock.now(endpoint.livemode);
-    // A claim this instance sat on too long (a stalled process) might outlive its lease mid-attempt;
-    // leave it to be taken over rather than risk two instances sending the same attempt.
-    if (d.next_attempt_at === null || Date.parse(d.next_attempt_at) - at.getTime() < settings.timeoutMs) return;
-    const number = d.attempts.length + 1;
-    if (endpoint.livemode) made.live++;
-    else made.sandbox++;
-    const result = await deps.sender.send({
-      ...deliveryRequest({ event, endpoint, delivery: d, number, at: clock.real(), keys: deps.vaultKeys }),
-      timeoutMs: settings.timeoutMs,
-      policy: deps.policyFor(endpoint.livemode),
-    });
-    const { recorded, disabled, entry } = await attempts.record(d, endpoint, at, number, result);
-    log.debug?.(
-      {
-        dispatcher: instance,
-        delivery: d.id,
-        event: d.event_id,
-        endpoint: endpoint.id,
-        attempt: number,
-        status: entry.status_code,
-        error: entry.error,
-        latency_ms: entry.latency_ms,
-        recorded,
-      },
-      "webhook attempt",
-    );
-    if (recorded) {
-      const { livemode } = endpoint;
-      observer.webhookAttempt({
-        outcome: entry.succeeded ? "succeeded" : (entry.error ?? "http_error"),
-        livemode,
-        // How long the event waited for its first delivery attempt (the outbox's lag).
-        lagSeconds:
-          number === 1 && d.mode === "automatic"
-            ? Math.max(0, at.getTime() - Date.parse(event.created_at)) / 1000
-            : null,
-      });
-      if (!entry.succeeded && entry.next_attempt_at === null) observer.webhookDeliveryFailed(livemode);
-      if (disabled) observer.webhookEndpointDisabled(entry.status_code === 410 ? "gone" : "failing", livemode);
-    } else {
-      // Only when this instance held the attempt past its lease and another took the delivery over.
-      log.warn({ delivery: d.id, attempt: number }, "webhook attempt outlived its claim; its result was not recorded");
-    }
-  }
-
   /** One pass: fan out every pending event, then claim what is due as far as there is room. */
   async function pass(): Promise<number> {
     let work = 0;
     for (;;) {
-      const n = await fanOut();
+      const n = await fanOutBatch();
       work += n;
       if (n < FANOUT_BATCH) break;
     }
@@ -373,7 +261,7 @@ export function createDispatcher(deps: DispatcherDeps) {
       for (;;) {
         let work = 0;
         for (;;) {
-          const n = await fanOut();
+          const n = await fanOutBatch();
           work += n;
           if (n < FANOUT_BATCH) break;
         }

@@ -1,0 +1,100 @@
+import type { AppStore } from "../collections.ts";
+import type { Clock } from "../kernel/clock.ts";
+import type { EventDoc } from "../kernel/events.ts";
+import { newId } from "../kernel/ids.ts";
+import { iso } from "../kernel/time.ts";
+import type { Launch } from "./delivery-attempt.ts";
+import type { WebhookDeliveryDoc, WebhookEndpointDoc } from "./records.ts";
+
+// Fan-out, the dispatcher's first step (./dispatcher.ts, 1.): each event written with
+// `delivery_pending: true` becomes one delivery per enabled endpoint of its environment subscribed to its
+// type and created before it, in one transaction that sets the flag false conditionally, so an event is
+// fanned out exactly once whichever instance does it. Deliveries the instance has room for are inserted
+// already claimed by it, and handed back to be started.
+
+/** Events fanned out per transaction. */
+export const FANOUT_BATCH = 100;
+/** Endpoints of one environment read per fan-out pass. */
+const MAX_ENDPOINTS = 10_000;
+
+/** Whether `endpoint` gets `event`: subscribed to its type, made before it; never a test event. */
+export function subscribes(endpoint: WebhookEndpointDoc, event: EventDoc): boolean {
+  if (event.type === "webhook_endpoint.test") return false;
+  if (endpoint.created_at > event.created_at) return false;
+  return endpoint.enabled_events.includes("*") || endpoint.enabled_events.includes(event.type);
+}
+
+export interface FanOutDeps {
+  /** The dispatcher's plain store. */
+  store: AppStore;
+  clock: Clock;
+  /** Attempts in flight at once per endpoint. */
+  endpointConcurrency: number;
+  /** How long a claim made here lasts. */
+  leaseMs: number;
+  /** A new claim token of this instance. */
+  newClaim: () => string;
+}
+
+/**
+ * Fans out one batch of pending events (oldest first). `room` says, when the transaction starts (it may
+ * run again on MongoDB), how many attempts may start now in all and how many run per endpoint.
+ */
+export async function fanOut(
+  deps: FanOutDeps,
+  room: () => { free: number; load: Map<string, number> },
+): Promise<{ events: number; launches: Launch[] }> {
+  const { store, clock } = deps;
+  const events = await store.findAll("events", { delivery_pending: true }, FANOUT_BATCH, {
+    by: "created_at",
+    direction: "asc",
+  });
+  if (events.length === 0) return { events: 0, launches: [] };
+  const endpoints = new Map<boolean, WebhookEndpointDoc[]>();
+  for (const livemode of new Set(events.map((e) => e.livemode))) {
+    endpoints.set(livemode, await store.findAll("webhook_endpoints", { livemode, status: "enabled" }, MAX_ENDPOINTS));
+  }
+  let launches: Launch[] = [];
+  await store.transaction(async (tx) => {
+    launches = []; // the transaction may run again (MongoDB)
+    let { free, load } = room();
+    for (const event of events) {
+      const taken = await tx.update(
+        "events",
+        event.id,
+        { set: { delivery_pending: false } },
+        { delivery_pending: true },
+      );
+      if (!taken) continue; // another instance fanned it out
+      for (const endpoint of endpoints.get(event.livemode) ?? []) {
+        if (!subscribes(endpoint, event)) continue;
+        // A redelivery may have made it already; the unique index would refuse a second one anyway.
+        if (await tx.findOne("webhook_deliveries", { event_id: event.id, endpoint_id: endpoint.id })) continue;
+        const claimNow = free > 0 && (load.get(endpoint.id) ?? 0) < deps.endpointConcurrency;
+        const at = clock.now(event.livemode);
+        const stamp = clock.createdAt(event.livemode);
+        const delivery: WebhookDeliveryDoc = {
+          id: newId("whd"),
+          livemode: event.livemode,
+          created_at: stamp,
+          updated_at: stamp,
+          endpoint_id: endpoint.id,
+          event_id: event.id,
+          event_type: event.type,
+          status: "pending",
+          mode: "automatic",
+          next_attempt_at: iso(claimNow ? new Date(at.getTime() + deps.leaseMs) : at),
+          claim: claimNow ? deps.newClaim() : null,
+          attempts: [],
+        };
+        await tx.insert("webhook_deliveries", delivery);
+        if (claimNow) {
+          free--;
+          load.set(endpoint.id, (load.get(endpoint.id) ?? 0) + 1);
+          launches.push({ delivery, event, endpoint });
+        }
+      }
+    }
+  });
+  return { events: events.length, launches };
+}
