@@ -223,6 +223,37 @@ function startCheckpointer(path: string): Worker {
  * SQLite gives its -wal and -shm files the database file's permissions; files an older version left
  * readable by others are narrowed.
  */
+/** Whether SQLite refused an operation because another connection holds the file (SQLITE_BUSY and its extended codes). */
+function busy(error: unknown): boolean {
+  return error instanceof Database.SqliteError && error.code.startsWith("SQLITE_BUSY");
+}
+
+/**
+ * Puts the file in WAL mode (a setting the file keeps). The switch from the rollback journal needs the
+ * file to itself, and SQLite answers SQLITE_BUSY at once, without waiting out busy_timeout, when
+ * another connection has it open at that moment: two instances, or a cluster's workers, opening one new
+ * file together met here about one start in three (test/ops/startup.test.ts, "two instances start").
+ * So the switch is tried again, briefly asleep between tries (this runs once, before the server
+ * listens), until the other connection has made the switch or BUSY_TIMEOUT_MS is over.
+ */
+export function useWal(db: Pick<Database.Database, "pragma">, timeoutMs = BUSY_TIMEOUT_MS): void {
+  const deadline = Date.now() + timeoutMs;
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (;;) {
+    try {
+      // The mode in force afterwards: the old one when the switch could not be made.
+      if (db.pragma("journal_mode = WAL", { simple: true }) === "wal") return;
+    } catch (error) {
+      if (!busy(error)) throw error;
+    }
+    if (Date.now() > deadline)
+      throw Object.assign(new Error("could not switch the database to WAL mode: another connection kept it busy"), {
+        code: "SQLITE_BUSY",
+      });
+    Atomics.wait(pause, 0, 0, 5 + Math.floor(Math.random() * 10));
+  }
+}
+
 function ownerOnly(path: string): void {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   if (!existsSync(path)) closeSync(openSync(path, "a", 0o600));
@@ -319,13 +350,14 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
   if (!memory) ownerOnly(options.path);
   const db = new Database(options.path);
   // First: two processes opening one new file together (two instances, or a cluster's workers, on an
-  // empty DATA_DIR) meet at the switch to WAL and the schema, and the later one waits here for the
-  // earlier instead of failing with SQLITE_BUSY (test/ops/startup.test.ts, "two instances start").
+  // empty DATA_DIR) meet at the schema, and the later one waits here for the earlier instead of failing
+  // with SQLITE_BUSY (test/ops/startup.test.ts, "two instances start"). At the switch to WAL, where
+  // SQLite does not wait, useWal tries again.
   if (!memory) db.pragma("busy_timeout = 5000");
   // Deleted and overwritten content is zeroed in the file, not left in free space (see scrub()).
   db.pragma("secure_delete = ON");
   if (!memory) {
-    db.pragma("journal_mode = WAL");
+    useWal(db);
     // Safe with WAL (a power cut may lose the last commits, never corrupt), and much faster than FULL.
     db.pragma("synchronous = NORMAL");
     db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
@@ -626,10 +658,6 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
     reject: (error: unknown) => void;
   }
   let group: Group | null = null;
-
-  function busy(error: unknown): boolean {
-    return error instanceof Database.SqliteError && error.code.startsWith("SQLITE_BUSY");
-  }
 
   /** With the mutex held: opens the outer transaction unless one is open, waiting while another connection writes. */
   async function lockForWriting(): Promise<Group> {
