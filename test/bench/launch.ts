@@ -140,7 +140,7 @@ export async function startPrismTarget(): Promise<Target> {
   };
 }
 
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once("error", reject);
@@ -185,10 +185,20 @@ async function post(url: string, key: string, path: string, body: unknown, statu
  * request, as in production) goes to a file, not through this process, so reading it costs the load
  * generator nothing; the first start's sandbox key is read from there.
  */
+/**
+ * BENCH_NODE_FLAGS: node flags for the production build's runs (space-separated), to measure a setting
+ * against the default in the same way (docs/operating.md "Memory": `--max-old-space-size=96`).
+ */
+export function builtNodeFlags(): string[] {
+  return (process.env.BENCH_NODE_FLAGS ?? "").split(/\s+/).filter((flag) => flag !== "");
+}
+
 export async function startBuiltTarget(
   name: "built" | "built2",
   /** Flags for node before the script (`--cpu-prof` for bench:profile). */
   nodeArgs: string[] = [],
+  /** Settings besides the bench's own (bench:heap's METRICS_PORT). */
+  settings: Record<string, string> = {},
 ): Promise<Target> {
   buildServer();
   const workers = name === "built2" ? 2 : 1;
@@ -213,6 +223,7 @@ export async function startBuiltTarget(
     RATE_LIMIT_LIVE_PER_SECOND: "1000000",
     // No .env of the developer's: INIT_CWD points at the fresh directory.
     INIT_CWD: dataDir,
+    ...settings,
   };
   const child = track(
     spawn(process.execPath, [...nodeArgs, "dist/main.js"], { cwd: SERVER_DIR, stdio: ["ignore", out, err], env }),
@@ -291,6 +302,6 @@ export async function startBuiltTarget(
 
 export async function startTarget(name: TargetName): Promise<Target> {
   if (name === "prism") return startPrismTarget();
-  if (name === "built" || name === "built2") return startBuiltTarget(name);
+  if (name === "built" || name === "built2") return startBuiltTarget(name, builtNodeFlags());
   return startScriptTarget(name);
 }

@@ -3,6 +3,7 @@
 
 import autocannon, { type Result } from "autocannon";
 import type { Target } from "./launch.ts";
+import type { OpenLoopRequest } from "./open-loop.ts";
 import type { Scenario } from "./scenarios.ts";
 
 /** The benchmark's published figures were taken with 50 connections; keep that so ratios stay comparable. */
@@ -35,4 +36,15 @@ export function load(scenario: Scenario, target: Target, seconds: number): Promi
     timeout: 10,
     duration: seconds,
   });
+}
+
+/** The scenario's request as the open-loop sender sends it (steady-rate scenarios). */
+export function steadyRequest(scenario: Scenario, target: Target): OpenLoopRequest {
+  const options = scenario.options(target.ready);
+  return {
+    url: `${target.ready.url}${options.path}`,
+    method: options.method ?? "GET",
+    headers: (options.headers ?? {}) as Record<string, string>,
+    body: typeof options.body === "string" ? options.body : undefined,
+  };
 }

@@ -7,7 +7,8 @@
 // compare across runs and machines, absolute times do not.
 //
 // The servers started from ./targets (payments, bare, validated) are profiled over the measured seconds
-// only. The production build at saturation (built-charges, built-get: its SQLite file, one worker) runs
+// only. The production build (built-charges, built-get at saturation; built-200, built-500 at a steady
+// rate, open loop, as `npm run bench` sends them: its SQLite file, one worker) runs
 // under `node --cpu-prof`, which writes the profile when the process exits: that profile also holds its
 // start-up and warm-up (about a second of ajv compiling the validators, the `ajv` and `express-openapi-
 // validator` rows), so run it for long enough (30 s or more) that the load dominates.
@@ -18,7 +19,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { formatSummary, mapToSources, summarize } from "./cpuprofile.ts";
 import { startBuiltTarget, startScriptTarget } from "./launch.ts";
-import { failures, load, preflight } from "./load.ts";
+import { failures, load, preflight, steadyRequest } from "./load.ts";
+import { openLoop } from "./open-loop.ts";
 import { SCENARIOS } from "./scenarios.ts";
 import type { ProfileMessage } from "./targets/protocol.ts";
 
@@ -29,8 +31,7 @@ const PROFILES_DIR = fileURLToPath(new URL("./results/profiles/", import.meta.ur
 const [id, secondsArg] = process.argv.slice(2);
 const scenario = SCENARIOS.find((s) => s.id === id);
 const profilable = SCENARIOS.filter(
-  (s) =>
-    s.target === "payments" || s.target === "bare" || s.target === "validated" || (s.target === "built" && !s.rate),
+  (s) => s.target === "payments" || s.target === "bare" || s.target === "validated" || s.target === "built",
 );
 if (!scenario || !profilable.includes(scenario)) {
   console.error(
@@ -54,11 +55,25 @@ if (scenario.target === "built") {
     `--cpu-prof-dir=${dir}`,
     `--cpu-prof-interval=${INTERVAL_US}`,
   ]);
+  /** At saturation (autocannon). */
+  const saturated = async () => {
+    const warmup = await load(scenario, target, WARMUP_SECONDS);
+    const result = await load(scenario, target, seconds);
+    const summary = `${result.requests.average.toFixed(0)} req/s over ${seconds} s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms`;
+    return { summary, failed: failures(result) + failures(warmup) };
+  };
+  /** At the scenario's steady rate, open loop, as `npm run bench` sends it. */
+  const steady = async (rate: number) => {
+    const request = steadyRequest(scenario, target);
+    const warmup = await openLoop(request, rate, WARMUP_SECONDS);
+    const result = await openLoop(request, rate, seconds);
+    const summary = `${rate}/s open loop over ${seconds} s, p50 ${result.p50Ms.toFixed(1)} ms, p99 ${result.p99Ms.toFixed(1)} ms, max ${result.maxMs.toFixed(1)} ms`;
+    return { summary, failed: result.failed + warmup.failed };
+  };
   let code = 1;
   try {
     await preflight(scenario, target);
-    const warmup = await load(scenario, target, WARMUP_SECONDS);
-    const result = await load(scenario, target, seconds);
+    const { summary, failed } = scenario.rate ? await steady(scenario.rate) : await saturated();
     await target.stop();
     const written = readdirSync(dir).find((f) => f.endsWith(".cpuprofile"));
     if (!written) throw new Error(`the production build wrote no profile in ${dir}`);
@@ -66,12 +81,9 @@ if (scenario.target === "built") {
     const file = profileFile(scenario.id);
     renameSync(join(dir, written), file);
     mapToSources(file);
-    console.log(
-      `${scenario.name}: ${result.requests.average.toFixed(0)} req/s over ${seconds} s, p50 ${result.latency.p50} ms, ` +
-        `p99 ${result.latency.p99} ms, ${failures(result) + failures(warmup)} failed (the profile includes start-up and warm-up)`,
-    );
+    console.log(`${scenario.name}: ${summary}, ${failed} failed (the profile includes start-up and warm-up)`);
     console.log(formatSummary(summarize(file), file));
-    code = failures(result) + failures(warmup) === 0 ? 0 : 1;
+    code = failed === 0 ? 0 : 1;
   } finally {
     await target.stop();
     rmSync(dir, { recursive: true, force: true });

@@ -27,7 +27,8 @@
 // Settings (environment): BENCH_ONLY=<ids> runs the scenarios named (comma-separated ids from
 // ./scenarios.ts, plus `webhooks`); BENCH_SECONDS (default 8) and BENCH_WARMUP_SECONDS (default 2) per
 // throughput scenario; BENCH_RATE_SECONDS (default 60) and BENCH_RATE_WARMUP_SECONDS (default 5) per
-// steady-rate scenario. A smoke run: `BENCH_ONLY=tokens,built-500 BENCH_SECONDS=3 BENCH_RATE_SECONDS=5 npm run bench`.
+// steady-rate scenario; BENCH_NODE_FLAGS, node flags for the production build (to measure a setting
+// such as --max-old-space-size=96 against the default). A smoke run: `BENCH_ONLY=tokens,built-500 BENCH_SECONDS=3 BENCH_RATE_SECONDS=5 npm run bench`.
 //
 // A benchmark, not a test: it exits 1 only when a request failed (a non-2xx answer, a connection
 // error or a timeout, in the warm-up or the measured run) or a webhook was not delivered, never because
@@ -38,8 +39,8 @@ import os from "node:os";
 import { fileURLToPath } from "node:url";
 import type { Result } from "autocannon";
 import { type BenchResults, compare, type Row, type TargetResult } from "./compare.ts";
-import { killAll, startTarget, type Target } from "./launch.ts";
-import { CONNECTIONS, failures, load, preflight } from "./load.ts";
+import { builtNodeFlags, killAll, startTarget, type Target } from "./launch.ts";
+import { CONNECTIONS, failures, load, preflight, steadyRequest } from "./load.ts";
 import { openLoop } from "./open-loop.ts";
 import { type Scenario, selectScenarios, type TargetName } from "./scenarios.ts";
 import { benchWebhooks, type WebhookBenchResult } from "./webhooks.ts";
@@ -310,13 +311,7 @@ function perRequest(cpuBefore: number | null, cpuAfter: number | null, requests:
 
 /** A steady-rate scenario: open loop at its rate, after a warm-up at the same rate. */
 async function measureSteady(scenario: Scenario, rate: number, target: Target): Promise<Row> {
-  const options = scenario.options(target.ready);
-  const request = {
-    url: `${target.ready.url}${options.path}`,
-    method: options.method ?? "GET",
-    headers: (options.headers ?? {}) as Record<string, string>,
-    body: typeof options.body === "string" ? options.body : undefined,
-  };
+  const request = steadyRequest(scenario, target);
   const warmup = await openLoop(request, rate, RATE_WARMUP_SECONDS);
   const pids = target.pids();
   const cpuBefore = cpuMs(pids);
@@ -573,6 +568,7 @@ async function run(): Promise<{ results: BenchResults; ok: boolean }> {
         },
         settings: {
           only: process.env.BENCH_ONLY ?? null,
+          builtNodeFlags: builtNodeFlags(),
           connections: CONNECTIONS,
           rateWarmupSeconds: RATE_WARMUP_SECONDS,
           warmupSeconds: WARMUP_SECONDS,

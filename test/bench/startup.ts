@@ -51,6 +51,10 @@ async function once(args: string[]) {
       LOG_LEVEL: "warn",
       VAULT_MASTER_KEY: Buffer.alloc(32, 1).toString("base64"),
       VAULT_FINGERPRINT_KEY: Buffer.alloc(32, 2).toString("base64"),
+      // 100 writes as fast as they go: a start-up measurement, not a test of the sandbox's rate limit.
+      RATE_LIMIT_TEST_PER_SECOND: "1000000",
+      // No .env of the developer's: INIT_CWD points at the fresh directory (src/env-file.ts).
+      INIT_CWD: dataDir,
     },
   });
   let out = "";
