@@ -187,7 +187,7 @@ async function post(url: string, key: string, path: string, body: unknown, statu
  */
 /**
  * BENCH_NODE_FLAGS: node flags for the production build's runs (space-separated), to measure a setting
- * against the default in the same way (docs/operating.md "Memory": `--max-old-space-size=96`).
+ * against the default in the same way (docs/operating.md "Start-up and memory": `--max-old-space-size=96`).
  */
 export function builtNodeFlags(): string[] {
   return (process.env.BENCH_NODE_FLAGS ?? "").split(/\s+/).filter((flag) => flag !== "");
