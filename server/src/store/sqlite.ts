@@ -217,12 +217,6 @@ function startCheckpointer(path: string): Worker {
   return worker;
 }
 
-/**
- * The database holds card fingerprints, key digests and sealed card data: its directory (when created
- * here) and files are readable by the owner only. The file is created before SQLite opens it, because
- * SQLite gives its -wal and -shm files the database file's permissions; files an older version left
- * readable by others are narrowed.
- */
 /** Whether SQLite refused an operation because another connection holds the file (SQLITE_BUSY and its extended codes). */
 function busy(error: unknown): boolean {
   return error instanceof Database.SqliteError && error.code.startsWith("SQLITE_BUSY");
@@ -254,6 +248,12 @@ export function useWal(db: Pick<Database.Database, "pragma">, timeoutMs = BUSY_T
   }
 }
 
+/**
+ * The database holds card fingerprints, key digests and sealed card data: its directory (when created
+ * here) and files are readable by the owner only. The file is created before SQLite opens it, because
+ * SQLite gives its -wal and -shm files the database file's permissions; files an older version left
+ * readable by others are narrowed.
+ */
 function ownerOnly(path: string): void {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   if (!existsSync(path)) closeSync(openSync(path, "a", 0o600));
