@@ -295,10 +295,28 @@ describe("webhook retries", () => {
       claim: "another-instance:1",
       attempts: [],
     });
+    // Beside it, what must keep its time: a sandbox retry waiting (no claim: it is due on the moved
+    // clock) and a production attempt under way (production's clock does not move).
+    const leased = await t.store.get("webhook_deliveries", "whd_leased00000000000000000");
+    if (!leased) throw new Error("the leased delivery was not stored");
+    await t.store.insert("webhook_deliveries", {
+      ...leased,
+      id: "whd_waiting0000000000000000",
+      event_id: "evt_waiting0000000000000000",
+      claim: null,
+    });
+    await t.store.insert("webhook_deliveries", {
+      ...leased,
+      id: "whd_live00000000000000000000",
+      event_id: "evt_live00000000000000000000",
+      livemode: true,
+    });
     const extended = await t.store.transaction((tx) => extendLeases(tx, DAY * 1000, START));
     expect(extended).toBe(1);
     expect((await t.store.get("webhook_deliveries", "whd_leased00000000000000000"))?.next_attempt_at).toBe(
       iso(new Date(START.getTime() + (DAY + 15) * 1000)),
     );
+    expect((await t.store.get("webhook_deliveries", "whd_waiting0000000000000000"))?.next_attempt_at).toBe(leaseEnd);
+    expect((await t.store.get("webhook_deliveries", "whd_live00000000000000000000"))?.next_attempt_at).toBe(leaseEnd);
   });
 });

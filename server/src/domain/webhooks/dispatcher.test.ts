@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { openSqliteStore } from "../../store/sqlite.ts";
 import { COLLECTIONS, type Docs } from "../collections.ts";
 import type { Caller } from "../kernel/caller.ts";
@@ -41,11 +41,21 @@ function scripted(answer: (request: DeliveryRequest, n: number) => DeliveryResul
 
 function setup(answer: Parameters<typeof scripted>[0], options: { disableAfterSeconds?: number; start?: Date } = {}) {
   const { sent, sender } = scripted(answer);
+  /** What the dispatcher logged as errors (an attempt that threw, a pass that failed). */
+  const errors: string[] = [];
   const t = testDomain({
     ...(options.start ? { start: options.start } : {}),
     webhooks: {
       sender,
+      // receiver.example (production endpoints must be public https) at a documentation address; the
+      // scripted sender never connects anywhere.
+      resolve: async (hostname: string) => {
+        if (hostname !== "receiver.example")
+          throw Object.assign(new Error(`ENOTFOUND ${hostname}`), { code: "ENOTFOUND" });
+        return [{ address: "93.184.216.34", family: 4 }];
+      },
       random: () => 0.5, // no jitter: the schedule exactly
+      log: { error: (_details, message) => errors.push(message), warn: () => {} },
       options: {
         sandboxSchedule: parseSchedule(SANDBOX_SCHEDULE),
         liveSchedule: parseSchedule("60,300"),
@@ -55,7 +65,7 @@ function setup(answer: Parameters<typeof scripted>[0], options: { disableAfterSe
     },
   });
   const { endpoints, deliveries, dispatcher } = t.domain.webhooks;
-  return { ...t, t, sent, endpoints, deliveries, dispatcher, caller: t.caller() };
+  return { ...t, t, sent, errors, endpoints, deliveries, dispatcher, caller: t.caller() };
 }
 
 type Setup = ReturnType<typeof setup>;
@@ -617,6 +627,49 @@ describe("claims across instances", () => {
   });
 });
 
+describe("draining one environment (the sandbox clock's advance)", () => {
+  it("makes every attempt due, waits for each, and counts that environment's", async () => {
+    const s = setup(() => ok());
+    await endpoint(s);
+    await s.endpoints.create(s.t.caller(true), {
+      url: "https://receiver.example/live",
+      enabled_events: ["*"],
+      signature_scheme: "x_service_signature",
+    });
+    await event(s);
+    await event(s);
+    await event(s, "payment.captured", true);
+    // Fans out the events recorded since the last pass (of both environments: fan-out starts what it
+    // claims on the way), claims what is due, and returns once the attempts ended, counting its own
+    // environment's.
+    expect(await s.dispatcher.drain(false)).toBe(2);
+    expect(s.dispatcher.inFlight).toBe(0);
+    expect(s.sent.map((r) => JSON.parse(r.body).livemode).sort()).toEqual([false, false, true]);
+    expect(s.sent.filter((r) => r.url === "https://receiver.example/live")).toHaveLength(1);
+    expect(await s.dispatcher.drain(true)).toBe(0);
+    expect(await s.dispatcher.drain(false)).toBe(0);
+    expect(s.errors).toEqual([]);
+  });
+
+  it("says when the environment's next attempt is due, and nothing once none waits", async () => {
+    const s = setup((_request, n) => (n === 1 ? fail() : ok()));
+    const { endpoint: sandboxEndpoint } = await endpoint(s);
+    const first = await event(s);
+    const second = await event(s);
+    await s.dispatcher.runOnce();
+    // One attempt failed (its retry 5 s later, the schedule's first step); the other succeeded, and a
+    // finished delivery has no time due, which must not count as the soonest.
+    const retry = await deliveryOf(s, first.id, sandboxEndpoint.id);
+    expect((await deliveryOf(s, second.id, sandboxEndpoint.id)).status).toBe("succeeded");
+    const now = s.domain.clock.now(false);
+    expect(retry.next_attempt_at).toBe(iso(new Date(now.getTime() + 5000)));
+    expect(await s.dispatcher.nextDue(false, now)).toBe(retry.next_attempt_at);
+    expect(await s.dispatcher.nextDue(true, now)).toBeNull();
+    expect(await s.dispatcher.nextDue(false, new Date(Date.parse(retry.next_attempt_at ?? "")))).toBeNull();
+    expect(s.errors).toEqual([]);
+  });
+});
+
 describe("waking", () => {
   it("a commit that records an event wakes a started dispatcher without waiting for the poll", async () => {
     const s = setup(() => ok());
@@ -646,6 +699,80 @@ describe("waking", () => {
       ]);
     } finally {
       await s.dispatcher.stop();
+    }
+  });
+});
+
+describe("when passes run", () => {
+  it("a commit's wake waits MIN_PASS_GAP_MS after the last pass began, any other runs at once, and a wake during a pass makes one more", async () => {
+    vi.useFakeTimers({
+      toFake: ["setTimeout", "clearTimeout", "setImmediate", "setInterval", "clearInterval", "performance"],
+    });
+    // A pass claims each environment's due deliveries; its query for production's counts the passes, and
+    // `during` wakes the dispatcher from inside a pass.
+    let passes = 0;
+    let during: (() => void) | null = null;
+    const base = openSqliteStore<Docs>({ path: ":memory:", collections: COLLECTIONS });
+    const store = new Proxy(base, {
+      get(target, prop, receiver) {
+        if (prop !== "findAll") return Reflect.get(target, prop, receiver);
+        return (...args: Parameters<typeof base.findAll>) => {
+          const [collection, where] = args as [string, { livemode?: boolean; next_attempt_at?: { $lte?: string } }];
+          if (collection === "webhook_deliveries" && where.livemode === true && where.next_attempt_at?.$lte) {
+            passes++;
+            const wakeNow = during;
+            during = null;
+            wakeNow?.();
+          }
+          return target.findAll(...args);
+        };
+      },
+    });
+    const t = testDomain({ store, webhooks: { options: { pollIntervalMs: 60_000 } } });
+    const dispatcher = t.domain.webhooks.dispatcher;
+    // Moves the fake time by `ms`, letting every pass due meanwhile run to its end. ("At once" is 1 ms
+    // here: the fake clock runs an immediate scheduled while it advances 1 ms later.)
+    const settle = async (ms: number) => {
+      await vi.advanceTimersByTimeAsync(ms);
+      for (let i = 0; i < 50; i++) await vi.advanceTimersByTimeAsync(0);
+    };
+    try {
+      dispatcher.start();
+      await settle(1);
+      expect(passes).toBe(1);
+      // A commit's wake: 10 ms after the last pass began (MIN_PASS_GAP_MS), not before.
+      dispatcher.wake(true);
+      await settle(8);
+      expect(passes).toBe(1);
+      await settle(1);
+      expect(passes).toBe(2);
+      // Any other wake (an attempt ended, the poll): at once.
+      dispatcher.wake();
+      await settle(1);
+      expect(passes).toBe(3);
+      // A plain wake during a pass: exactly one more pass, at once.
+      during = () => dispatcher.wake();
+      dispatcher.wake();
+      await settle(1);
+      expect(passes).toBe(5);
+      // A commit's wake during a pass: one more pass, once 10 ms have passed since that pass began.
+      await settle(50);
+      during = () => dispatcher.wake(true);
+      dispatcher.wake();
+      await settle(1);
+      expect(passes).toBe(6);
+      await settle(8);
+      expect(passes).toBe(6);
+      await settle(1);
+      expect(passes).toBe(7);
+      // And then none until something asks (the poll is a minute away).
+      await settle(1000);
+      expect(passes).toBe(7);
+    } finally {
+      const stopped = dispatcher.stop();
+      await vi.advanceTimersByTimeAsync(100);
+      await stopped;
+      vi.useRealTimers();
     }
   });
 });
