@@ -181,11 +181,6 @@ async function post(url: string, key: string, path: string, body: unknown, statu
 }
 
 /**
- * The production build with `workers` workers on a fresh data directory. Its log (one JSON line per
- * request, as in production) goes to a file, not through this process, so reading it costs the load
- * generator nothing; the first start's sandbox key is read from there.
- */
-/**
  * BENCH_NODE_FLAGS: node flags for the production build's runs (space-separated), to measure a setting
  * against the default in the same way (docs/operating.md "Start-up and memory": `--max-old-space-size=96`).
  */
@@ -193,6 +188,11 @@ export function builtNodeFlags(): string[] {
   return (process.env.BENCH_NODE_FLAGS ?? "").split(/\s+/).filter((flag) => flag !== "");
 }
 
+/**
+ * The production build with `workers` workers on a fresh data directory. Its log (one JSON line per
+ * request, as in production) goes to a file, not through this process, so reading it costs the load
+ * generator nothing; the first start's sandbox key is read from there.
+ */
 export async function startBuiltTarget(
   name: "built" | "built2",
   /** Flags for node before the script (`--cpu-prof` for bench:profile). */
