@@ -1,6 +1,6 @@
 import type { components } from "@payments/client";
 import { need } from "../api.ts";
-import { type Ctx, type PageDef, pageHeader, setSandboxNow, tickTimes } from "../app.ts";
+import { type Ctx, type PageDef, pageHeader, setSandboxNow } from "../app.ts";
 import { durationText, exactTime } from "../format.ts";
 import { announce, button, details, errorBox, field, h, showFormError } from "../ui.ts";
 
@@ -91,8 +91,6 @@ export const sandboxClockPage: PageDef = {
           ...ranRows(data.ran),
         ]),
       );
-      // Times elsewhere on the page (none today) and in the navigation's next pages read the new now.
-      tickTimes();
     }
 
     form.addEventListener("submit", (event) => {
