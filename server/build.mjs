@@ -38,8 +38,13 @@ await build({
 // src/http/pay-page.ts) are copied next to the bundle, so dist/ serves the page without the workspace.
 const pageSources = join(dirname(createRequire(import.meta.url).resolve("@payments/pay-page/package.json")), "src");
 mkdirSync(join(outdir, "pay-page"));
-for (const file of readdirSync(pageSources).filter((f) => !f.includes(".test."))) {
+for (const file of readdirSync(pageSources).filter((f) => !f.includes(".test.") && !f.endsWith(".d.ts"))) {
   copyFileSync(join(pageSources, file), join(outdir, "pay-page", file));
+}
+// The browser libraries the page imports (clients/pay-page/package.json `vendoredAssets`), as installed.
+const pagePackage = createRequire(import.meta.url).resolve("@payments/pay-page/package.json");
+for (const [file, pkg] of Object.entries(JSON.parse(readFileSync(pagePackage, "utf8")).vendoredAssets ?? {})) {
+  copyFileSync(createRequire(pagePackage).resolve(pkg), join(outdir, "pay-page", file));
 }
 
 // src/cli.ts starts `#!/usr/bin/env -S npx tsx` (it runs from source in the repository); the built

@@ -15,6 +15,7 @@ import { Writable } from "node:stream";
 import type { PaymentsClient } from "@payments/client";
 import { createLogger } from "@payments/server";
 import type { Browser, BrowserContext, Page } from "playwright-core";
+import decodeQR from "qr/decode.js";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { clientFor, createMerchant, createPaymentLink, pageTokenOf } from "../e2e/fixtures.ts";
 import { TestClock } from "../support/clock.ts";
@@ -22,16 +23,42 @@ import type { TestServer } from "../support/server.ts";
 import {
   ARTIFACTS,
   accessibilityProblems,
-  DESKTOP_WIDTHS,
   expectSameOrigin,
   horizontalOverflow,
   launch,
   startBrowserServer,
   type Watched,
+  WIDTHS,
   watch,
 } from "./support.ts";
 
 const VISA = "4242424242424242";
+/**
+ * The text of the QR code in a PNG image (a screenshot of the page's drawing), read by npm `qr`'s
+ * decoder: the PNG is turned into pixels in a blank page of the browser (no page CSP there), then decoded.
+ */
+async function readQrCode(context: BrowserContext, png: Buffer): Promise<string> {
+  const blank = await context.newPage();
+  const image = await blank.evaluate(
+    async (src) => {
+      const img = new Image();
+      img.src = src;
+      await img.decode();
+      const canvas = document.createElement("canvas");
+      canvas.width = img.naturalWidth;
+      canvas.height = img.naturalHeight;
+      const ctx = canvas.getContext("2d");
+      if (!ctx) throw new Error("no 2d canvas");
+      ctx.drawImage(img, 0, 0);
+      const { data, width, height } = ctx.getImageData(0, 0, canvas.width, canvas.height);
+      return { width, height, data: Array.from(data) };
+    },
+    `data:image/png;base64,${png.toString("base64")}`,
+  );
+  await blank.close();
+  return decodeQR({ width: image.width, height: image.height, data: Uint8Array.from(image.data) });
+}
+
 const DESKTOP = { width: 1280, height: 900 };
 const PHONE = { width: 390, height: 844 };
 
@@ -230,7 +257,7 @@ describe("the hosted payment page in Chromium", () => {
     expect(await page.locator("#result").textContent()).toContain("You can try another card, or pay another way.");
   });
 
-  it("fits 1024 and 1280 px wide: the form, a decline and a payment, nothing pushed off-screen", async () => {
+  it("fits 390, 1024 and 1280 px wide: the form, a decline, a payment and a pix code, nothing pushed off-screen", async () => {
     const paymentLink = await link({
       name: "Acme Coffee Roasters & Bakery International Trading Company Ltd",
       amount: 123_456,
@@ -240,7 +267,7 @@ describe("the hosted payment page in Chromium", () => {
     const { page } = await open(DESKTOP);
     const found: string[] = [];
     const check = async (what: string) => {
-      for (const width of DESKTOP_WIDTHS) {
+      for (const width of WIDTHS) {
         await page.setViewportSize({ width, height: 900 });
         for (const problem of await horizontalOverflow(page)) found.push(`${what} at ${width} px: ${problem}`);
       }
@@ -256,6 +283,18 @@ describe("the hosted payment page in Chromium", () => {
     await page.getByRole("button", { name: /^Pay / }).click();
     await page.getByRole("heading", { name: "Payment received" }).waitFor();
     await check("the payment");
+    const pixLink = await link({
+      name: "Escola de Música Luz do Sol e Companhia Limitada",
+      amount: 15_000,
+      currency: "BRL",
+      description: "Aulas de violão",
+    });
+    await page.goto(pixLink.url);
+    await page.getByRole("radio", { name: "Pix" }).check();
+    await check("the pix choice");
+    await page.getByRole("button", { name: "Get the pix code" }).click();
+    await page.getByRole("heading", { name: "Pay with pix" }).waitFor();
+    await check("the pix code");
     expect(found).toEqual([]);
   });
 
@@ -329,7 +368,7 @@ describe("the hosted payment page in Chromium", () => {
     expect(problems.some((p) => p.includes("button-name"))).toBe(true);
   });
 
-  it("a pix link shows its QR payload to copy", async () => {
+  it("a pix link shows its QR code, which reads back as its payload, and the payload to copy", async () => {
     const pixLink = await link({ amount: 15_000, currency: "BRL", description: "Aula de violão", name: "Escola Luz" });
     const { context, page } = await open(PHONE);
     await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: new URL(server.url).origin });
@@ -343,6 +382,13 @@ describe("the hosted payment page in Chromium", () => {
     await page.getByRole("heading", { name: "Pay with pix" }).waitFor();
     const payload = await page.getByLabel("Pix code (copy and paste)").inputValue();
     expect(payload).toMatch(/^000201.*br\.gov\.bcb\.pix/);
+    // The QR code as the payer's camera sees it: the drawn image, read back by a QR decoder.
+    const qr = page.getByRole("img", { name: /^Pix QR code for R\$\s?150\.00 to Escola Luz$/ });
+    expect(await readQrCode(context, await qr.screenshot())).toBe(payload);
+    // The footer speaks of pix, not of card details.
+    const footer = page.locator("footer");
+    expect(await footer.innerText()).toMatch(/pix code this page shows; it never asks for your card or bank details/);
+    expect(await footer.innerText()).not.toMatch(/card details go/);
     await page.getByRole("button", { name: "Copy the pix code" }).click();
     await page.getByRole("button", { name: "Copied" }).waitFor();
     expect(await page.evaluate("navigator.clipboard.readText()")).toBe(payload);
@@ -353,5 +399,5 @@ describe("the hosted payment page in Chromium", () => {
     expect(charges.data?.data).toMatchObject([{ status: "pending", payment_method: { type: "pix" } }]);
     const held = await client.GET("/v1/payment_links/{id}", { params: { path: { id: pixLink.id } } });
     expect(held.data).toMatchObject({ uses: 0, pending_uses: 1 });
-  });
+  }, 90_000); // the QR code is read back from a screenshot: slow on a busy two-core machine
 });

@@ -270,6 +270,21 @@ export async function screenshots(page: Page, name: string, fullPage = true): Pr
 /** Desktop widths every page must fit: a small laptop and a common desktop window. */
 export const DESKTOP_WIDTHS = [1024, 1280] as const;
 
+/** A phone's width (an iPhone 12 to 15 in portrait). */
+export const PHONE_WIDTH = 390;
+
+/** Every width a page must fit: a phone, a small laptop, a common desktop window. */
+export const WIDTHS = [PHONE_WIDTH, ...DESKTOP_WIDTHS] as const;
+
+export interface OverflowOptions {
+  /**
+   * Whether a data table may scroll sideways inside its own scrolling region: one that Tab reaches and
+   * that is named (`role="region"`, `tabindex="0"`, `aria-label`), as the console's lists are on a phone
+   * (WCAG 1.4.10 Reflow excepts data tables). Everything else must still fit. Default: false.
+   */
+  scrollingTables?: boolean;
+}
+
 /**
  * What sticks out sideways in the element `within` finds: the document scrolling sideways, a box that
  * scrolls or clips its content sideways (a table in its scrolling wrapper, a code block), or an element
@@ -277,46 +292,59 @@ export const DESKTOP_WIDTHS = [1024, 1280] as const;
  * when everything fits. Elements hidden from view (closed details, hidden panels, visually-hidden text
  * for screen readers) do not count; form fields scrolling their own text do not either.
  */
-export async function horizontalOverflow(page: Page, within = "main"): Promise<string[]> {
-  return page.evaluate((selector) => {
-    const root = document.querySelector(selector);
-    if (!root) return [`no ${selector} on the page`];
-    const found: string[] = [];
-    const describe = (el: Element) => {
-      const classes = [...el.classList].map((c) => `.${c}`).join("");
-      const text = (el.textContent ?? "").trim().replace(/\s+/g, " ").slice(0, 60);
-      return `${el.tagName.toLowerCase()}${classes} "${text}"`;
-    };
-    const page = document.documentElement.scrollWidth - window.innerWidth;
-    if (page > 1) found.push(`the page scrolls sideways: by ${page} px`);
-    const edge = root.getBoundingClientRect().right;
-    const clipsSideways = (el: Element) =>
-      ["auto", "scroll", "hidden", "clip"].includes(getComputedStyle(el).overflowX);
-    const past: HTMLElement[] = [];
-    for (const el of root.querySelectorAll("*")) {
-      if (!(el instanceof HTMLElement) || el.closest("[hidden], .visually-hidden, dialog:not([open])")) continue;
-      if (["OPTION", "INPUT", "TEXTAREA", "SELECT"].includes(el.tagName)) continue;
-      const rect = el.getBoundingClientRect();
-      if (rect.width === 0 || rect.height === 0) continue;
-      // Inside a box that scrolls or clips, that box is what is reported.
-      let inside = false;
-      for (let up = el.parentElement; up && up !== root && !inside; up = up.parentElement) inside = clipsSideways(up);
-      if (inside) continue;
-      const hiddenBy = el.scrollWidth - el.clientWidth;
-      if (clipsSideways(el)) {
-        if (hiddenBy > 1) found.push(`${describe(el)} scrolls or clips its content sideways: by ${hiddenBy} px`);
-        continue;
+export async function horizontalOverflow(
+  page: Page,
+  within = "main",
+  options: OverflowOptions = {},
+): Promise<string[]> {
+  return page.evaluate(
+    ([selector, scrollingTables]) => {
+      const root = document.querySelector(selector);
+      if (!root) return [`no ${selector} on the page`];
+      const found: string[] = [];
+      const describe = (el: Element) => {
+        const classes = [...el.classList].map((c) => `.${c}`).join("");
+        const text = (el.textContent ?? "").trim().replace(/\s+/g, " ").slice(0, 60);
+        return `${el.tagName.toLowerCase()}${classes} "${text}"`;
+      };
+      const page = document.documentElement.scrollWidth - window.innerWidth;
+      if (page > 1) found.push(`the page scrolls sideways: by ${page} px`);
+      const edge = root.getBoundingClientRect().right;
+      const clipsSideways = (el: Element) =>
+        ["auto", "scroll", "hidden", "clip"].includes(getComputedStyle(el).overflowX);
+      const past: HTMLElement[] = [];
+      for (const el of root.querySelectorAll("*")) {
+        if (!(el instanceof HTMLElement) || el.closest("[hidden], .visually-hidden, dialog:not([open])")) continue;
+        if (["OPTION", "INPUT", "TEXTAREA", "SELECT"].includes(el.tagName)) continue;
+        const rect = el.getBoundingClientRect();
+        if (rect.width === 0 || rect.height === 0) continue;
+        // Inside a box that scrolls or clips, that box is what is reported.
+        let inside = false;
+        for (let up = el.parentElement; up && up !== root && !inside; up = up.parentElement) inside = clipsSideways(up);
+        if (inside) continue;
+        const hiddenBy = el.scrollWidth - el.clientWidth;
+        if (clipsSideways(el)) {
+          const tableRegion =
+            el.getAttribute("role") === "region" &&
+            el.tabIndex === 0 &&
+            Boolean(el.getAttribute("aria-label")) &&
+            el.querySelector(":scope > table") !== null;
+          if (hiddenBy > 1 && !(scrollingTables && tableRegion))
+            found.push(`${describe(el)} scrolls or clips its content sideways: by ${hiddenBy} px`);
+          continue;
+        }
+        // Its box, or the content running out of it (a word or a nowrap text wider than the box).
+        const right = Math.max(rect.right, rect.left + el.scrollWidth);
+        if (right - edge > 1) past.push(el);
       }
-      // Its box, or the content running out of it (a word or a nowrap text wider than the box).
-      const right = Math.max(rect.right, rect.left + el.scrollWidth);
-      if (right - edge > 1) past.push(el);
-    }
-    // The innermost of the elements sticking out names the culprit; its ancestors stick out because of it.
-    for (const el of past) {
-      if (past.some((other) => other !== el && el.contains(other))) continue;
-      const right = Math.max(el.getBoundingClientRect().right, el.getBoundingClientRect().left + el.scrollWidth);
-      found.push(`${describe(el)} reaches past the right edge: by ${Math.round(right - edge)} px`);
-    }
-    return found.slice(0, 12);
-  }, within);
+      // The innermost of the elements sticking out names the culprit; its ancestors stick out because of it.
+      for (const el of past) {
+        if (past.some((other) => other !== el && el.contains(other))) continue;
+        const right = Math.max(el.getBoundingClientRect().right, el.getBoundingClientRect().left + el.scrollWidth);
+        found.push(`${describe(el)} reaches past the right edge: by ${Math.round(right - edge)} px`);
+      }
+      return found.slice(0, 12);
+    },
+    [within, options.scrollingTables ?? false] as const,
+  );
 }

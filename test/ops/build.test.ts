@@ -55,6 +55,10 @@ describe("the production build", { timeout: 120_000 }, () => {
       expect(page.status).toBe(404);
       expect(await page.text()).toContain("Payment link not found");
       expect((await fetch(`${url}/pay/assets/pay.js`)).status).toBe(200);
+      // With the QR code library it imports (clients/pay-page/package.json vendoredAssets).
+      const qr = await fetch(`${url}/pay/assets/qr.js`);
+      expect(qr.status).toBe(200);
+      expect(await qr.text()).toContain("export function encodeQR(");
       expect(server.stdout()).toMatch(/"code":"dist"/);
       // The console and the reference are served from dist/public.
       const console = await fetch(`${url}/console`);

@@ -5,6 +5,9 @@
 // number goes from its field into the request body and nowhere else, and the fields are cleared after
 // an answer. Every text it shows is set with textContent, never as HTML.
 
+// npm `qr` (paulmillr/qr), served by this server as it is installed (package.json `vendoredAssets`):
+// nothing is loaded from another host.
+import { encodeQR } from "./qr.js";
 import {
   cardBrand,
   checkCvc,
@@ -86,6 +89,47 @@ function el(tag, text, className) {
   return node;
 }
 
+const SVG_NS = "http://www.w3.org/2000/svg";
+
+/**
+ * A QR code of `text` as an inline SVG drawn with DOM calls (the page's CSP allows no data: image and no
+ * inline style): dark modules as one path, on white, with the four-module quiet zone ISO/IEC 18004 asks
+ * for, so a banking app's camera reads it. Medium error correction, as pix codes are printed.
+ * @param {string} text
+ * @param {string} label
+ * @returns {SVGSVGElement}
+ */
+function qrCode(text, label) {
+  const rows = encodeQR(text, "raw", { ecc: "medium", border: 4 });
+  const size = rows.length;
+  let d = "";
+  rows.forEach((row, y) => {
+    // Runs of dark modules in a row become one rectangle each.
+    for (let x = 0; x < size; x++) {
+      if (!row[x]) continue;
+      let run = 1;
+      while (x + run < size && row[x + run]) run++;
+      d += `M${x} ${y}h${run}v1h-${run}z`;
+      x += run - 1;
+    }
+  });
+  const svg = document.createElementNS(SVG_NS, "svg");
+  svg.setAttribute("viewBox", `0 0 ${size} ${size}`);
+  svg.setAttribute("class", "qr");
+  svg.setAttribute("role", "img");
+  svg.setAttribute("aria-label", label);
+  svg.setAttribute("shape-rendering", "crispEdges");
+  const paper = document.createElementNS(SVG_NS, "rect");
+  paper.setAttribute("width", String(size));
+  paper.setAttribute("height", String(size));
+  paper.setAttribute("fill", "#fff");
+  const ink = document.createElementNS(SVG_NS, "path");
+  ink.setAttribute("d", d);
+  ink.setAttribute("fill", "#000");
+  svg.append(paper, ink);
+  return svg;
+}
+
 const root = document.getElementById("pay");
 if (root) start(root);
 
@@ -100,11 +144,14 @@ function start(root) {
   const result = byId("result");
   const formError = byId("form-error");
   const panels = /** @type {HTMLFormElement[]} */ ([...root.querySelectorAll("form.panel")]);
+  // The footer's line about what the payer hands over, one per method (pay.html).
+  const footerLines = /** @type {HTMLElement[]} */ ([...root.querySelectorAll(".footer [data-method]")]);
 
   // Only one method's form shows at a time; the radios (a fieldset, so arrow keys move between them) pick it.
   for (const radio of /** @type {NodeListOf<HTMLInputElement>} */ (root.querySelectorAll('input[name="method"]'))) {
     radio.addEventListener("change", () => {
       for (const panel of panels) panel.hidden = panel.dataset.method !== radio.value;
+      for (const line of footerLines) line.hidden = line.dataset.method !== radio.value;
       hideFormError();
     });
   }
@@ -407,6 +454,11 @@ function start(root) {
         parts.push(
           el("p", `Scan this pix code in your bank's app, or copy and paste it, before ${when(action.expires_at)}.`),
         );
+        if (action.qr_payload) {
+          const figure = el("figure", undefined, "qr-figure");
+          figure.append(qrCode(action.qr_payload, `Pix QR code for ${amountText} to ${merchant}`));
+          parts.push(figure);
+        }
         const label = el("label", "Pix code (copy and paste)");
         label.htmlFor = "pix-payload";
         const code = el("textarea");

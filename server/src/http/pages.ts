@@ -3,7 +3,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import express, { type Express, type Request, type Response } from "express";
 import type { ErrorCode } from "../domain/kernel/errors.ts";
-import { loadContract } from "./contract.ts";
+import { loadContract, type OpenApiDocument } from "./contract.ts";
 import { CSP_BASE, escapeHtml, pageHeaders } from "./page-security.ts";
 import { ERROR_REFERENCE_PATH, PROBLEM_TYPES, problemTypeUri } from "./problems.ts";
 import { rebaseExamples } from "./served-document.mjs";
@@ -60,23 +60,81 @@ export const CSP = {
 /** `code` spans in the table's prose become <code>. */
 const prose = (s: string) => escapeHtml(s).replace(/`([^`]+)`/g, "<code>$1</code>");
 
+interface ResponseLike {
+  description?: string;
+  content?: Record<string, { examples?: Record<string, { value?: unknown }> }>;
+}
+
 /**
- * The error reference: every error code with its status, title and meaning, each under its own anchor,
- * with the `type` a problem of that code has on the server whose public address is `publicUrl`.
+ * The HTTP statuses the contract answers each error code with, for the error reference: every status
+ * of an operation's responses whose problem example carries the code, or whose description names it
+ * (`code`). A code the contract ties to no response of its own (a concurrent change's `conflict`) gets
+ * the server's status for it (problems.ts) when some operation declares that status; a code with
+ * neither is answered by no operation (an empty list), and the page says so rather than show a status
+ * no operation gives (card_declined was listed as 402: a declined card is a charge's `failure_code`).
  */
-export function errorReferenceHtml(publicUrl: string): string {
-  const entries = (Object.entries(PROBLEM_TYPES) as [ErrorCode, (typeof PROBLEM_TYPES)[ErrorCode]][]).sort(
-    ([a, x], [b, y]) => x.status - y.status || a.localeCompare(b),
+export function contractStatuses(document: OpenApiDocument): Map<ErrorCode, number[]> {
+  const codes = Object.keys(PROBLEM_TYPES) as ErrorCode[];
+  const named = new Map<ErrorCode, Set<number>>(codes.map((code) => [code, new Set()]));
+  const declared = new Set<number>();
+  for (const operations of Object.values(document.paths)) {
+    for (const operation of Object.values(operations)) {
+      const responses = (operation as { responses?: Record<string, ResponseLike> }).responses ?? {};
+      for (const [key, response] of Object.entries(responses)) {
+        const status = Number(key);
+        if (!Number.isInteger(status) || status < 400) continue;
+        declared.add(status);
+        for (const media of Object.values(response.content ?? {})) {
+          for (const example of Object.values(media.examples ?? {})) {
+            const code = (example.value as { code?: unknown } | undefined)?.code;
+            named.get(code as ErrorCode)?.add(status);
+          }
+        }
+        for (const code of codes) if (response.description?.includes(`\`${code}\``)) named.get(code)?.add(status);
+      }
+    }
+  }
+  return new Map(
+    codes.map((code) => {
+      const statuses = [...(named.get(code) ?? [])].sort((a, b) => a - b);
+      if (statuses.length > 0) return [code, statuses];
+      const own = PROBLEM_TYPES[code].status;
+      return [code, declared.has(own) ? [own] : []];
+    }),
   );
-  const rows = entries
-    .map(
-      ([code, t]) => `      <section class="error" id="${code}" aria-labelledby="${code}-title">
-        <h2 id="${code}-title"><a href="#${code}"><code>${code}</code></a> <span class="status">${t.status}</span> ${escapeHtml(t.title)}</h2>
+}
+
+/**
+ * The error reference: every error code with the statuses the contract answers it with (contractStatuses),
+ * title and meaning, each under its own anchor, with the `type` a problem of that code has on the
+ * server whose public address is `publicUrl`.
+ */
+export function errorReferenceHtml(publicUrl: string, document: OpenApiDocument = loadContract()): string {
+  const statuses = contractStatuses(document);
+  const entry = (code: ErrorCode) => {
+    const t = PROBLEM_TYPES[code];
+    const badges = (statuses.get(code) ?? []).map((status) => ` <span class="status">${status}</span>`).join("");
+    return `      <section class="error" id="${code}" aria-labelledby="${code}-title">
+        <h2 id="${code}-title"><a href="#${code}"><code>${code}</code></a>${badges} ${escapeHtml(t.title)}</h2>
         <p>${prose(t.meaning)}</p>
         <p class="type">type: <code>${escapeHtml(problemTypeUri(publicUrl, code))}</code></p>
-      </section>`,
-    )
-    .join("\n");
+      </section>`;
+  };
+  const first = (code: ErrorCode) => statuses.get(code)?.[0] ?? 0;
+  const byStatus = (Object.keys(PROBLEM_TYPES) as ErrorCode[]).sort(
+    (a, b) => first(a) - first(b) || a.localeCompare(b),
+  );
+  const answered = byStatus.filter((code) => first(code) > 0).map(entry);
+  const unanswered = byStatus.filter((code) => first(code) === 0).map(entry);
+  const outside =
+    unanswered.length === 0
+      ? ""
+      : `
+      <h2 class="group" id="no-operation">Codes no operation answers with</h2>
+      <p>The contract declares no operation that answers with these: they answer requests that are no operation
+      (a method a path does not have), or stay in the list of codes of <code>/v1</code> (codes are never removed
+      within a version) without any operation answering with them today.</p>
+${unanswered.join("\n")}`;
   return `<!doctype html>
 <html lang="en">
   <head>
@@ -92,10 +150,11 @@ export function errorReferenceHtml(publicUrl: string): string {
       <h1>Error reference</h1>
       <p>Every error is an RFC 9457 problem (<code>application/problem+json</code>) whose <code>type</code> is this page
       with the error's <code>code</code> as the anchor. Handle errors by <code>code</code>, and an unknown code by its HTTP status:
-      new codes may be added within <code>/v1</code>.</p>
+      new codes may be added within <code>/v1</code>. Each code's status is the one the API document
+      (<a href="/docs/openapi.json">openapi.json</a>) answers it with.</p>
     </header>
     <main>
-${rows}
+${answered.join("\n")}${outside}
     </main>
   </body>
 </html>

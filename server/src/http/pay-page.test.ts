@@ -55,7 +55,12 @@ describe("templates", () => {
       { link: true },
     );
     expect(notice).not.toMatch(/\{\{|<!--if:/);
-    expect([...assets.files.keys()].sort()).toEqual(["favicon.svg", "pay.css", "pay.js", "validate.js"]);
+    expect([...assets.files.keys()].sort()).toEqual(["favicon.svg", "pay.css", "pay.js", "qr.js", "validate.js"]);
+    // The QR code library is npm `qr` as installed, whole, with its licence notice; it imports nothing.
+    const qr = assets.files.get("qr.js")?.body ?? "";
+    expect(qr).toMatch(/^\/\*!\n \* Copyright \(c\) \d{4} Paul Miller/);
+    expect(qr).toMatch(/export function encodeQR\(/);
+    expect(qr).not.toMatch(/^import /m);
   });
 });
 

@@ -31,6 +31,8 @@ export const PAGE_CSP = [
 const ASSET_TYPES: Record<string, string> = {
   "pay.js": "text/javascript; charset=utf-8",
   "validate.js": "text/javascript; charset=utf-8",
+  // The QR code library (npm `qr`) the pix result draws with; clients/pay-page/package.json `vendoredAssets`.
+  "qr.js": "text/javascript; charset=utf-8",
   "pay.css": "text/css; charset=utf-8",
   "favicon.svg": "image/svg+xml",
 };
@@ -47,10 +49,21 @@ export interface PageAssets {
  */
 export function loadPageAssets(): PageAssets {
   const bundled = fileURLToPath(new URL("./pay-page/", import.meta.url));
-  const dir = existsSync(join(bundled, "pay.html"))
-    ? bundled
-    : join(dirname(createRequire(import.meta.url).resolve("@payments/pay-page/package.json")), "src");
-  const read = (name: string) => readFileSync(join(dir, name), "utf8");
+  const inBuild = existsSync(join(bundled, "pay.html"));
+  const workspace = createRequire(import.meta.url).resolve("@payments/pay-page/package.json");
+  const dir = inBuild ? bundled : join(dirname(workspace), "src");
+  // Browser libraries the page imports (`vendoredAssets`: asset name → npm package), served from the
+  // workspace's node_modules as they are installed, never from a CDN; the production build copies
+  // them beside the page's own files.
+  const vendored: Record<string, string> = inBuild
+    ? {}
+    : ((JSON.parse(readFileSync(workspace, "utf8")) as { vendoredAssets?: Record<string, string> }).vendoredAssets ??
+      {});
+  const read = (name: string) => {
+    const pkg = vendored[name];
+    const path = pkg ? createRequire(workspace).resolve(pkg) : join(dir, name);
+    return readFileSync(path, "utf8");
+  };
   return {
     pay: read("pay.html"),
     notice: read("notice.html"),

@@ -35,6 +35,22 @@ import {
 // event and redelivery; the environment banner follows the key. Every page is checked by axe (no
 // serious or critical violation) and by Tab (every action is reachable from the keyboard).
 
+/** An exact time as the console shows it (`2026-11-28 10:19:44 UTC`), and as a number. */
+const EXACT = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC$/;
+const utc = (text: string | undefined) => Date.parse(`${(text ?? "").replace(" UTC", "Z").replace(" ", "T")}`);
+
+/** The terms and values of the nth details list (`dl.details`) of the page's main content. */
+async function detailsOf(page: Page, nth: number): Promise<Record<string, string>> {
+  return page
+    .locator("main dl.details")
+    .nth(nth)
+    .evaluate((dl) => {
+      const out: Record<string, string> = {};
+      for (const dt of dl.querySelectorAll("dt")) out[dt.textContent ?? ""] = dt.nextElementSibling?.textContent ?? "";
+      return out;
+    });
+}
+
 describe("console pages", { timeout: 120_000 }, () => {
   let server: TestServer;
   let browser: Browser;
@@ -364,18 +380,64 @@ describe("console pages", { timeout: 120_000 }, () => {
       .toBe(404);
   });
 
-  it("shows the sandbox clock and advances it by a day, saying what ran", async () => {
+  it("shows the sandbox clock and advances it by a day: the new time and offset at once, and what ran, From and To as exact times", async () => {
     await openConsole(page, server.url, "clock", "Sandbox clock");
     expect(await page.getByText("none: the sandbox runs on the server's time").count()).toBe(1);
+    const before = await detailsOf(page, 0);
     await page.getByRole("button", { name: "+1 day" }).click();
     await page.getByRole("heading", { level: 2, name: "What ran" }).waitFor();
     const clock = await fetch(`${server.url}/v1/sandbox/clock`, {
       headers: { authorization: `Bearer ${server.sandboxKey}` },
-    }).then((r) => r.json() as Promise<{ offset_seconds: number }>);
+    }).then((r) => r.json() as Promise<{ offset_seconds: number; now: string }>);
     expect(clock.offset_seconds).toBeGreaterThan(86_400 - 60);
+    // The clock shown is the one after the advance, without a reload.
+    const after = await detailsOf(page, 0);
+    expect(after.Offset).toMatch(/^1 d 0 h \d+ min ahead of the server's time$|^0 d 23 h 59 min ahead/);
+    expect(utc(after["Sandbox time"]) - utc(before["Sandbox time"])).toBeGreaterThanOrEqual(86_400_000);
+    // What ran: exact times a day apart (relative to the sandbox's now, both would say nothing).
+    const ran = await detailsOf(page, 1);
+    expect(ran.From).toMatch(EXACT);
+    expect(ran.To).toBe(after["Sandbox time"]);
+    expect(utc(ran.To) - utc(ran.From)).toBeGreaterThanOrEqual(86_400_000);
+    expect(ran["Moved by"]).toBe("1 day");
     await checkPage(page, "the sandbox clock", "console-sandbox-clock");
     await openConsole(page, server.url, "clock", "Sandbox clock");
     expect(await page.getByText(/^1 d 0 h \d+ min ahead of the server's time$|^0 d 23 h 59 min ahead/).count()).toBe(1);
+  });
+
+  it("shows what is made on the advanced sandbox clock as made just now, never in the future; keys and the request log on the server's clock", async () => {
+    // The previous test moved the sandbox clock a day ahead.
+    const api = clientFor(server, server.sandboxKey);
+    const charge = await createCharge(api);
+    await openConsole(page, server.url, "charges", "Charges");
+    const created = page.locator(`main time[datetime="${charge.created_at}"]`);
+    expect(await created.textContent()).toMatch(/^(just now|1 minute ago)$/);
+    expect(await created.getAttribute("title")).toMatch(/ UTC, sandbox time$/);
+    // Times the page shows that lie in the future ("in 1 day", "tomorrow"); none of these is an expiry.
+    const future = async () =>
+      (await page.locator("main time").allTextContents()).filter((t) => /^in |^tomorrow$|^next /.test(t));
+    expect(await future()).toEqual([]);
+    await openConsole(page, server.url, `charges/${charge.id}`, / · /);
+    expect(await future()).toEqual([]);
+    await openConsole(page, server.url, "events", "Events");
+    expect(await future()).toEqual([]);
+    // Keys and the request log stay on the server's clock: made today, not "yesterday".
+    await openConsole(page, server.url, "keys", "Service keys");
+    expect(await page.locator("main time").allTextContents()).not.toContainEqual("yesterday");
+    await openConsole(page, server.url, "requests", "Request log");
+    expect(await page.locator("main time").allTextContents()).not.toContainEqual("yesterday");
+    expect(await future()).toEqual([]);
+
+    // A key that may not read the sandbox clock (scope `*` only) gets exact times, said to be sandbox time.
+    const reader = await server.key(["charges"], { name: "charges only" });
+    const other = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const second = await other.newPage();
+    await signIn(second, server.url, reader);
+    await openConsole(second, server.url, "charges", "Charges");
+    const exact = second.locator(`main time[datetime="${charge.created_at}"]`);
+    expect(await exact.textContent()).toMatch(EXACT);
+    expect(await exact.getAttribute("title")).toMatch(/^Sandbox time: /);
+    await other.close();
   });
 
   it("loaded nothing from another host, logged no error, and kept no key or card number", async () => {

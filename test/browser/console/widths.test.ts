@@ -14,21 +14,27 @@ import {
 } from "../../e2e/fixtures.ts";
 import type { TestServer } from "../../support/server.ts";
 import {
-  DESKTOP_WIDTHS,
   horizontalOverflow,
   launch,
+  PHONE_WIDTH,
   POLL,
   screenshots,
   signIn,
   startBrowserServer,
+  WIDTHS,
 } from "../support.ts";
 
-// Every page of the console at the desktop widths people use (1024 and 1280 px), with data as long as
-// real data gets (a merchant's full legal name, a webhook URL with a path and query, a receiver that
-// answers with an HTML error page), and every expandable part expanded (a delivery's attempts): nothing
-// in the main content is pushed off-screen or scrolls sideways.
+// Every page of the console at the widths people use (a phone at 390 px, 1024 and 1280 px), with data
+// as long as real data gets (a merchant's full legal name, a webhook URL with a path and query, a
+// receiver that answers with an HTML error page), and every expandable part expanded (a delivery's
+// attempts): nothing in the page is pushed off-screen or scrolls sideways. On a phone a data table may
+// scroll inside its own named, focusable region (docs/console.md "The console"); nothing else may.
 
-describe("console pages at desktop widths", { timeout: 300_000 }, () => {
+/** What sticks out of a console page at `width` (support.ts horizontalOverflow). */
+const overflowAt = (page: Page, width: number) =>
+  horizontalOverflow(page, "main", { scrollingTables: width === PHONE_WIDTH });
+
+describe("console pages at phone and desktop widths", { timeout: 480_000 }, () => {
   let server: TestServer;
   let browser: Browser;
   let page: Page;
@@ -139,12 +145,13 @@ describe("console pages at desktop widths", { timeout: 300_000 }, () => {
       { route: `fraud/lists/${listItem.list_id}`, what: "a value list with its items" },
       { route: "fraud/settings", what: "the fraud settings" },
       { route: "requests", what: "the request log" },
+      { route: "clock", what: "the sandbox clock" },
     );
 
     browser = await launch();
     page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
     await signIn(page, server.url, server.sandboxKey);
-  });
+  }, 240_000); // much to make on a busy two-core machine, and the pages may be rebuilt first
   afterAll(async () => {
     await browser?.close();
     await server?.close();
@@ -167,8 +174,8 @@ describe("console pages at desktop widths", { timeout: 300_000 }, () => {
     for (const toggle of await page.locator("main button[aria-expanded='false']").all()) await toggle.click();
   }
 
-  it("lays out every page within the screen at 1024 and 1280 px", async () => {
-    expect(routes.length).toBeGreaterThanOrEqual(19);
+  it("lays out every page within the screen at 390, 1024 and 1280 px", async () => {
+    expect(routes.length).toBeGreaterThanOrEqual(20);
     // The test event fails, then is redelivered by hand: an attempt log with several rows.
     const api = clientFor(server, server.sandboxKey);
     const attempts = async () =>
@@ -184,11 +191,11 @@ describe("console pages at desktop widths", { timeout: 300_000 }, () => {
     await expect.poll(attempts, POLL).toBeGreaterThan(1);
 
     const found: string[] = [];
-    for (const width of DESKTOP_WIDTHS) {
+    for (const width of WIDTHS) {
       await page.setViewportSize({ width, height: 800 });
       for (const { route, what } of routes) {
         await show(route);
-        for (const problem of await horizontalOverflow(page))
+        for (const problem of await overflowAt(page, width))
           found.push(`${what} (#/${route}) at ${width} px: ${problem}`);
       }
     }
@@ -197,14 +204,14 @@ describe("console pages at desktop widths", { timeout: 300_000 }, () => {
     expect(found).toEqual([]);
   });
 
-  it("lays out the sign-in page, with a refused key's message, within the screen at 1024 and 1280 px", async () => {
+  it("lays out the sign-in page, with a refused key's message, within the screen at 390, 1024 and 1280 px", async () => {
     const signedOut = await (await browser.newContext({ viewport: { width: 1024, height: 800 } })).newPage();
     await signedOut.goto(`${server.url}/console`);
     await signedOut.getByLabel("Service key", { exact: true }).fill(`key_test_${"x".repeat(32)}`);
     await signedOut.getByRole("button", { name: "Sign in" }).click();
     await signedOut.getByRole("alert").filter({ hasText: "not accepted" }).waitFor();
     const found: string[] = [];
-    for (const width of DESKTOP_WIDTHS) {
+    for (const width of WIDTHS) {
       await signedOut.setViewportSize({ width, height: 800 });
       for (const problem of await horizontalOverflow(signedOut))
         found.push(`the sign-in page at ${width} px: ${problem}`);
@@ -228,6 +235,21 @@ describe("console pages at desktop widths", { timeout: 300_000 }, () => {
     expect(await page.locator("main .named a").first().textContent()).toBe("Acme Coffee");
   });
 
+  it("lays out the sandbox clock after an advance, with what ran, within the screen at 390, 1024 and 1280 px", async () => {
+    await page.setViewportSize({ width: PHONE_WIDTH, height: 844 });
+    await show("clock");
+    await page.getByRole("button", { name: "+1 week" }).click();
+    await page.getByRole("heading", { level: 2, name: "What ran" }).waitFor();
+    const found: string[] = [];
+    for (const width of WIDTHS) {
+      await page.setViewportSize({ width, height: 800 });
+      for (const problem of await overflowAt(page, width))
+        found.push(`the clock after an advance at ${width} px: ${problem}`);
+    }
+    await screenshots(page, "console-sandbox-clock-advanced");
+    expect(found).toEqual([]);
+  });
+
   it("would notice a page pushed off-screen (the check is not blind)", async () => {
     await page.setViewportSize({ width: 1024, height: 800 });
     await show("charges");
@@ -238,5 +260,24 @@ describe("console pages at desktop widths", { timeout: 300_000 }, () => {
       document.querySelector("main")?.append(wide);
     });
     expect((await horizontalOverflow(page)).join("\n")).toMatch(/reaches past the right edge/);
+  });
+
+  it("would notice a table scrolling sideways at a desktop width, and the page scrolling sideways on a phone", async () => {
+    await page.setViewportSize({ width: 1024, height: 800 });
+    await show("charges");
+    await page.evaluate(() => {
+      const cell = document.querySelector("main table td");
+      if (cell) cell.textContent = "y".repeat(400);
+    });
+    expect((await overflowAt(page, 1024)).join("\n")).toMatch(/scrolls or clips its content sideways/);
+    await page.setViewportSize({ width: PHONE_WIDTH, height: 844 });
+    await show("charges");
+    await page.evaluate(() => {
+      const wide = document.createElement("div");
+      wide.style.width = "600px";
+      wide.textContent = "wide";
+      document.body.append(wide);
+    });
+    expect((await overflowAt(page, PHONE_WIDTH)).join("\n")).toMatch(/the page scrolls sideways/);
   });
 });

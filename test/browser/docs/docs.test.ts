@@ -9,11 +9,13 @@ import {
   actionsOf,
   expectAccessible,
   expectSameOrigin,
+  horizontalOverflow,
   launch,
   screenshots,
   startBrowserServer,
   tabThrough,
   type Watched,
+  WIDTHS,
   watch,
 } from "../support.ts";
 
@@ -141,6 +143,38 @@ describe("the error reference", { timeout: 120_000 }, () => {
     await screenshots(page, "docs-errors", false);
     expectSameOrigin(watched, new URL(server.url).origin);
     expect(watched.problems).toEqual([]);
+    await context.close();
+  });
+
+  it("gives each code the status the contract answers it with: card_declined under no status, since no operation answers it", async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const page = await context.newPage();
+    await page.goto(`${server.url}/docs/errors`);
+    const status = (code: string) => page.locator(`section[id="${code}"] .status`).allTextContents();
+    expect(await status("insufficient_balance")).toEqual(["422"]);
+    expect(await status("unauthorized")).toEqual(["401"]);
+    expect(await status("card_declined")).toEqual([]);
+    expect(await page.locator(".status").filter({ hasText: /^402$/ }).count()).toBe(0);
+    // The codes no operation answers with are under a heading that says so.
+    const unanswered = await page
+      .locator("#no-operation ~ section")
+      .evaluateAll((sections) => sections.map((s) => s.id));
+    expect(unanswered).toContain("card_declined");
+    await context.close();
+  });
+
+  it("fits a phone (390 px), 1024 and 1280 px: nothing pushed off-screen or scrolling sideways", async () => {
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
+    const page = await context.newPage();
+    await page.goto(`${server.url}/docs/errors`);
+    const found: string[] = [];
+    for (const width of WIDTHS) {
+      await page.setViewportSize({ width, height: 800 });
+      for (const problem of await horizontalOverflow(page, "body")) found.push(`at ${width} px: ${problem}`);
+    }
+    await expectAccessible(page, "the error reference on a phone");
+    await screenshots(page, "docs-errors-phone");
+    expect(found).toEqual([]);
     await context.close();
   });
 });

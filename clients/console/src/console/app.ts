@@ -1,7 +1,7 @@
 import type { PaymentsClient } from "@payments/client";
 import type { OperationId } from "@payments/contract/operations";
 import type { Session } from "./api.ts";
-import { exactTime, money, relativeTime } from "./format.ts";
+import { money, shownTime, type TimeFrame } from "./format.ts";
 import { h } from "./ui.ts";
 
 // What every page gets, and what a page is. Pages live in ./pages/ and are listed in ./pages/index.ts.
@@ -36,16 +36,65 @@ export interface PageDef {
   render(ctx: Ctx, route: Route): HTMLElement | Promise<HTMLElement>;
 }
 
-/** A time shown as "3 minutes ago", with the exact time on hover; kept current by the page's ticker. */
-export function time(iso: string | null | undefined, empty = "never"): HTMLElement {
-  if (!iso) return h("span", { class: "muted" }, empty);
-  return h("time", { datetime: iso, title: exactTime(iso), "data-relative": "" }, relativeTime(iso, new Date()));
+// Which clock a time is on (docs/console.md "Times in the sandbox"). In the sandbox, the objects' own
+// times (created_at, expiries, attempts) are on the sandbox clock, which may run days ahead of the
+// server's; keys, sessions, the request log and a webhook secret's grace period stay on the server's own
+// (spec/resources/sandbox-clock.tsp SandboxClock). A time is shown against its own clock's now, so an
+// object made just now on an advanced sandbox clock reads "just now", never "in 3 days".
+
+/** `environment`: the signed-in key's environment's clock (the sandbox clock for a sandbox key); `server`: the server's own. */
+export type ClockKind = "environment" | "server";
+
+let sandbox = false;
+/** How far the sandbox clock runs ahead of this browser's clock, in ms; null while unknown. */
+let sandboxAheadMs: number | null = 0;
+
+/** Sets the environment the console works in: a sandbox clock's time is unknown until it is read. */
+export function setEnvironment(livemode: boolean): void {
+  sandbox = !livemode;
+  sandboxAheadMs = livemode ? 0 : null;
 }
 
-/** Refreshes every relative time on the page. */
-export function tickTimes(now = new Date()): void {
-  for (const el of document.querySelectorAll<HTMLTimeElement>("time[data-relative]")) {
-    el.textContent = relativeTime(el.dateTime, now);
+/**
+ * Takes the sandbox clock's time now (GET /v1/sandbox/clock `now`, or an advance's `clock.now`), read at
+ * `readAt` (this browser's clock), so the sandbox's times read against the sandbox's now from then on.
+ */
+export function setSandboxNow(now: string, readAt = Date.now()): void {
+  const at = Date.parse(now);
+  if (sandbox && !Number.isNaN(at)) sandboxAheadMs = at - readAt;
+}
+
+/** The clock a time of the given kind is read against, now. */
+export function timeFrame(clock: ClockKind, at = Date.now()): TimeFrame {
+  if (clock === "server" || !sandbox) return { now: new Date(at), sandbox: false };
+  return { now: sandboxAheadMs === null ? null : new Date(at + sandboxAheadMs), sandbox: true };
+}
+
+function timeElement(iso: string | null | undefined, empty: string, clock: ClockKind): HTMLElement {
+  if (!iso) return h("span", { class: "muted" }, empty);
+  const shown = shownTime(iso, timeFrame(clock));
+  return h("time", { datetime: iso, title: shown.title, "data-clock": clock }, shown.text);
+}
+
+/**
+ * An object's time, on its environment's clock (the sandbox clock for sandbox objects), shown as
+ * "3 minutes ago" with the exact time on hover; kept current by the page's ticker.
+ */
+export function time(iso: string | null | undefined, empty = "never"): HTMLElement {
+  return timeElement(iso, empty, "environment");
+}
+
+/** A time on the server's own clock in both environments (keys, the request log, a secret's grace period). */
+export function serverTime(iso: string | null | undefined, empty = "never"): HTMLElement {
+  return timeElement(iso, empty, "server");
+}
+
+/** Refreshes every time on the page against its clock (after a tick, or once the sandbox clock was read). */
+export function tickTimes(at = Date.now()): void {
+  for (const el of document.querySelectorAll<HTMLTimeElement>("time[data-clock]")) {
+    const shown = shownTime(el.dateTime, timeFrame(el.dataset.clock === "server" ? "server" : "environment", at));
+    el.textContent = shown.text;
+    el.title = shown.title;
   }
 }
 

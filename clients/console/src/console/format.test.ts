@@ -1,5 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { currencyExponent, exactTime, localInputValue, money, relativeTime, truncatedPrefix } from "./format.ts";
+import {
+  currencyExponent,
+  durationText,
+  exactTime,
+  localInputValue,
+  money,
+  relativeTime,
+  shownTime,
+  truncatedPrefix,
+} from "./format.ts";
 
 describe("relativeTime", () => {
   const now = new Date("2026-11-22T12:00:00Z");
@@ -65,5 +74,45 @@ describe("localInputValue", () => {
     // Seconds are dropped (the input shows minutes).
     expect(new Date(localInputValue("2026-12-31T23:59:42Z")).toISOString()).toBe("2026-12-31T23:59:00.000Z");
     expect(localInputValue("never")).toBe("");
+  });
+});
+
+describe("shownTime", () => {
+  // The sandbox clock three days ahead of the server's: an object made just now carries a time three
+  // days after the server's (and the browser's) now.
+  const server = new Date("2026-11-27T12:00:00Z");
+  const sandboxNow = new Date(server.getTime() + 3 * 86_400_000);
+  const madeJustNow = new Date(sandboxNow.getTime() - 60_000).toISOString();
+
+  it("reads a sandbox object's time against the sandbox clock: never 'in 3 days'", () => {
+    const shown = shownTime(madeJustNow, { now: sandboxNow, sandbox: true });
+    expect(shown.text).toBe("1 minute ago");
+    expect(shown.title).toBe("2026-11-30 11:59:00 UTC, sandbox time");
+    // Against the server's clock the same time would be in the future: what the console said before.
+    expect(shownTime(madeJustNow, { now: server, sandbox: false }).text).toBe("in 3 days");
+  });
+
+  it("shows the exact time, said to be sandbox time, when the sandbox's now is unknown", () => {
+    const shown = shownTime(madeJustNow, { now: null, sandbox: true });
+    expect(shown.text).toBe("2026-11-30 11:59:00 UTC");
+    expect(shown.title).toMatch(/^Sandbox time: /);
+  });
+
+  it("keeps production's times relative to the server's clock, with the exact time on hover", () => {
+    expect(shownTime("2026-11-27T11:00:00Z", { now: server, sandbox: false })).toEqual({
+      text: "1 hour ago",
+      title: "2026-11-27 11:00:00 UTC",
+    });
+  });
+});
+
+describe("durationText", () => {
+  it("says how far a clock moved in the two largest units", () => {
+    expect(durationText(86_400)).toBe("1 day");
+    expect(durationText(2 * 86_400 + 3 * 3600 + 120)).toBe("2 days 3 hours");
+    expect(durationText(3600 + 60)).toBe("1 hour 1 minute");
+    expect(durationText(45 * 60)).toBe("45 minutes");
+    expect(durationText(30)).toBe("30 seconds");
+    expect(durationText(0)).toBe("none");
   });
 });

@@ -26,6 +26,52 @@ export function relativeTime(iso: string, now: Date): string {
   return relative.format(Math.round(seconds / 60), "minute");
 }
 
+/**
+ * The clock a time is read against: `now` is that clock's time now, null when the console cannot know
+ * it (a sandbox key without scope `*` may not read the sandbox clock); `sandbox` when it is the sandbox
+ * clock, which runs ahead of the server's by its offset (spec/resources/sandbox-clock.tsp SandboxClock).
+ */
+export interface TimeFrame {
+  now: Date | null;
+  sandbox: boolean;
+}
+
+/**
+ * A time as a person reads it, and its hover text: relative to its own clock's now ("3 minutes ago",
+ * even after the sandbox clock moved days ahead), or, when that now is unknown, the exact time, so an
+ * object made on an advanced sandbox clock is never said to be made "in 3 days".
+ */
+export function shownTime(iso: string, frame: TimeFrame): { text: string; title: string } {
+  if (frame.now === null) {
+    return {
+      text: exactTime(iso),
+      title: "Sandbox time: the sandbox clock can run ahead of the real time (only a key with scope * may read it)",
+    };
+  }
+  return {
+    text: relativeTime(iso, frame.now),
+    title: frame.sandbox ? `${exactTime(iso)}, sandbox time` : exactTime(iso),
+  };
+}
+
+/** How far a clock moved, or runs ahead, in words: `2 days`, `1 day 3 hours`, `45 minutes`, `none`. */
+export function durationText(seconds: number): string {
+  const units: [string, number][] = [
+    ["day", 86_400],
+    ["hour", 3_600],
+    ["minute", 60],
+  ];
+  const parts: string[] = [];
+  let left = Math.max(0, Math.floor(seconds));
+  for (const [unit, size] of units) {
+    const n = Math.floor(left / size);
+    left -= n * size;
+    if (n > 0) parts.push(`${n} ${unit}${n === 1 ? "" : "s"}`);
+  }
+  if (parts.length === 0) return left > 0 ? `${left} second${left === 1 ? "" : "s"}` : "none";
+  return parts.slice(0, 2).join(" ");
+}
+
 /** The exact time, in UTC, unambiguous: `2026-11-21 10:19:44 UTC`. */
 export function exactTime(iso: string): string {
   const d = new Date(iso);

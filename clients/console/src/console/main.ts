@@ -1,6 +1,6 @@
 import type { OperationId } from "@payments/contract/operations";
 import { allows, apiFor, currentSession, type Session, signIn, signOut } from "./api.ts";
-import { type Ctx, type PageDef, type Route, tickTimes } from "./app.ts";
+import { type Ctx, type PageDef, type Route, setEnvironment, setSandboxNow, tickTimes } from "./app.ts";
 import { truncatedPrefix } from "./format.ts";
 import { PAGES } from "./pages/index.ts";
 import { announce, button, h, openDialog } from "./ui.ts";
@@ -145,6 +145,7 @@ function start(session: Session): void {
     showSecret,
   };
   const live = session.key.livemode;
+  setEnvironment(live);
   const visible = PAGES.filter((p) => p.needs.some((op) => ctx.can(op)) && !(p.sandboxOnly && live));
   document.body.classList.toggle("production", live);
   document.body.classList.toggle("sandbox", !live);
@@ -216,6 +217,18 @@ function start(session: Session): void {
     h("div", { class: "shell" }, nav, main),
   );
 
+  /**
+   * Reads the sandbox clock before a page is drawn (another session or an integration may have moved it),
+   * so the sandbox's times read against the sandbox's now (app.ts "Which clock a time is on"). A key
+   * that may not read it (scope `*` only) gets the sandbox's times as exact times instead.
+   */
+  async function readSandboxClock(): Promise<void> {
+    if (live || !ctx.can("getSandboxClock")) return;
+    const sent = Date.now();
+    const { data } = await ctx.api.GET("/v1/sandbox/clock");
+    if (data) setSandboxNow(data.now, (sent + Date.now()) / 2);
+  }
+
   let renderCount = 0;
   async function render(): Promise<void> {
     const route = parseRoute();
@@ -239,6 +252,7 @@ function start(session: Session): void {
     const mine = ++renderCount;
     main.setAttribute("aria-busy", "true");
     try {
+      await readSandboxClock().catch(() => undefined);
       const el = await page.render(ctx, route);
       if (mine !== renderCount || ended) return;
       main.replaceChildren(el);

@@ -1,7 +1,7 @@
 import type { ServiceKey } from "@payments/client";
 import { SCOPES } from "@payments/contract/operations";
 import { need } from "../api.ts";
-import { type Ctx, type PageDef, pageHeader, type Route, time } from "../app.ts";
+import { type Ctx, type PageDef, pageHeader, type Route, serverTime } from "../app.ts";
 import { truncatedPrefix } from "../format.ts";
 import { listView } from "../list.ts";
 import { announce, badge, button, confirmDialog, errorBox, field, h, openDialog, select } from "../ui.ts";
@@ -189,9 +189,9 @@ export const keysPage: PageDef = {
               k.scopes.map((s) => h("code", null, s)),
             ),
         },
-        { header: "Last used", cell: (k) => time(k.last_used_at) },
-        { header: "Created", cell: (k) => time(k.created_at) },
-        { header: "Expires", cell: (k) => time(k.expires_at) },
+        { header: "Last used", cell: (k) => serverTime(k.last_used_at) },
+        { header: "Created", cell: (k) => serverTime(k.created_at) },
+        { header: "Expires", cell: (k) => serverTime(k.expires_at) },
         { header: "Status", cell: keyStatus },
         {
           header: "Actions",

@@ -1,6 +1,6 @@
 import type { components, ServiceKey } from "@payments/client";
 import { need } from "../api.ts";
-import { type Ctx, type PageDef, pageHeader, type Route, time } from "../app.ts";
+import { type Ctx, type PageDef, pageHeader, type Route, serverTime } from "../app.ts";
 import { listView } from "../list.ts";
 import { badge, button, h } from "../ui.ts";
 
@@ -50,7 +50,7 @@ export const requestLogPage: PageDef = {
         ],
         load: async (q) => need(await ctx.api.GET("/v1/request_log", { params: { query: q as never } })),
         columns: [
-          { header: "Time", cell: (e) => time(e.created_at) },
+          { header: "Time", cell: (e) => serverTime(e.created_at) },
           { header: "Method", cell: (e) => h("code", null, e.method) },
           { header: "Path", rowHeader: true, cell: (e) => h("code", { class: "path" }, e.path) },
           {

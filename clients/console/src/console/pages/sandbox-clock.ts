@@ -1,6 +1,7 @@
 import type { components } from "@payments/client";
 import { need } from "../api.ts";
-import { type Ctx, type PageDef, pageHeader, time } from "../app.ts";
+import { type Ctx, type PageDef, pageHeader, setSandboxNow } from "../app.ts";
+import { durationText, exactTime } from "../format.ts";
 import { announce, button, details, errorBox, field, h, showFormError } from "../ui.ts";
 
 // The sandbox clock (GET /v1/sandbox/clock, POST /v1/sandbox/clock/advance; scope `*`, sandbox only):
@@ -36,6 +37,17 @@ function offsetText(seconds: number): string {
   return `${days} d ${hours} h ${minutes} min ahead of the server's time`;
 }
 
+/** A sandbox time as it is: exact, in UTC (relative to itself, the sandbox's now would say nothing). */
+const exact = (iso: string) => h("time", { datetime: iso }, exactTime(iso));
+
+/** The clock's rows: its time, and how far it runs ahead of the server's. */
+function clockRows(clock: Clock): [string, HTMLElement | string][] {
+  return [
+    ["Sandbox time", exact(clock.now)],
+    ["Offset", offsetText(clock.offset_seconds)],
+  ];
+}
+
 export const sandboxClockPage: PageDef = {
   path: "clock",
   title: "Sandbox clock",
@@ -43,6 +55,9 @@ export const sandboxClockPage: PageDef = {
   sandboxOnly: true,
   async render(ctx: Ctx) {
     const clock: Clock = need(await ctx.api.GET("/v1/sandbox/clock"));
+    setSandboxNow(clock.now);
+    // Replaced after each advance with the clock the answer carries (SandboxClockAdvance.clock).
+    const shown = h("div", null, details(clockRows(clock)));
     const result = h("div", { "aria-live": "polite" });
     const errors = errorBox();
     const days = h("input", {
@@ -63,11 +78,18 @@ export const sandboxClockPage: PageDef = {
         showFormError(form, errors, error);
         return;
       }
+      setSandboxNow(data.clock.now);
+      shown.replaceChildren(details(clockRows(data.clock)));
       announce("Sandbox clock advanced");
+      const moved = (Date.parse(data.clock.now) - Date.parse(data.from)) / 1000;
       result.replaceChildren(
         h("h2", null, "What ran"),
-        details([["From", time(data.from)], ["To", time(data.clock.now)], ...ranRows(data.ran)]),
-        button("Show the clock", () => ctx.refresh()),
+        details([
+          ["From", exact(data.from)],
+          ["To", exact(data.clock.now)],
+          ["Moved by", durationText(moved)],
+          ...ranRows(data.ran),
+        ]),
       );
     }
 
@@ -94,10 +116,7 @@ export const sandboxClockPage: PageDef = {
         { class: "muted" },
         "Everything in the sandbox runs on this clock. Advancing it runs what became due on the way, in order: settlements, expiries, review windows, cashouts, payment links and webhook retries. Production's time never moves.",
       ),
-      details([
-        ["Sandbox time", h("time", { datetime: clock.now }, clock.now)],
-        ["Offset", offsetText(clock.offset_seconds)],
-      ]),
+      shown,
       ctx.can("advanceSandboxClock")
         ? h(
             "div",

@@ -1,7 +1,7 @@
 import type { components } from "@payments/client";
 import { WEBHOOK_EVENT_TYPES } from "@payments/contract/operations";
 import { need } from "../api.ts";
-import { type Ctx, link, type PageDef, pageHeader, type Route, time } from "../app.ts";
+import { type Ctx, link, type PageDef, pageHeader, type Route, serverTime, time } from "../app.ts";
 import { listView } from "../list.ts";
 import {
   announce,
@@ -442,7 +442,7 @@ async function endpointDetail(ctx: Ctx, route: Route, id: string): Promise<HTMLE
         ),
       ],
       ["Failing since", time(endpoint.failing_since, "not failing")],
-      ["Old secret signs until", time(endpoint.previous_secret_expires_at, "no old secret")],
+      ["Old secret signs until", serverTime(endpoint.previous_secret_expires_at, "no old secret")],
       ["Created", time(endpoint.created_at)],
     ]),
     h("h2", null, "Attempt log"),
