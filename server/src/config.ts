@@ -118,6 +118,11 @@ export const ConfigSchema = z
     RATE_LIMIT_PAYMENT_LINK_PER_MINUTE: int(1, 1_000_000).default(120),
     /** Payment attempts per minute one client address may make through payment links' public pay operation. */
     RATE_LIMIT_PAYMENT_ADDRESS_PER_MINUTE: int(1, 1_000_000).default(10),
+    /**
+     * Event streams (GET /v1/events/stream) one key may hold open at once in one server process; one
+     * more is refused with 429. Each open stream is woken by every commit that records events.
+     */
+    EVENT_STREAMS_PER_KEY: int(1, 1000).default(5),
     /** Whether this instance runs the webhook dispatcher (any number of instances may). */
     WEBHOOK_DISPATCHER: bool.default(true),
     /** One delivery attempt's time limit: a 2xx must arrive within it. */

@@ -17,6 +17,7 @@ import {
   type OperationId,
 } from "./contract.ts";
 import { errorMiddleware, notFoundMiddleware } from "./errors.ts";
+import { eventStreams } from "./event-stream.ts";
 import { exactPaths, noBody, noCardNumbersInText, securityHeaders, strictIntegers } from "./guards.ts";
 import { toExpress } from "./handlers.ts";
 import { idempotency } from "./idempotency.ts";
@@ -50,6 +51,7 @@ export interface AppDeps {
     | "BASE_URL"
     | "CONSOLE_ENABLED"
     | "CONSOLE_SESSION_TTL_SECONDS"
+    | "EVENT_STREAMS_PER_KEY"
   >;
   domain: Domain;
   /** The domain's collections and the rate limiters' own (server.ts openStore opens both). */
@@ -242,10 +244,11 @@ export function createApp(deps: AppDeps): Express {
     logger,
   };
   const chains = new Map<string, RequestHandler[]>();
+  const streams = eventStreams({ perKey: config.EVENT_STREAMS_PER_KEY });
   const guardsOfPublic = publicGuards(domain, publicUrl);
   for (const op of operations) {
     // biome-ignore lint/suspicious/noExplicitAny: each handler is typed by its own operation id
-    const handler = toExpress(handlers[op.operationId] as any);
+    const handler = toExpress(handlers[op.operationId] as any, streams);
     const spec = doc.paths[op.path]?.[op.method];
     // An operation the contract gives no request body refuses one, rather than ignore what was sent.
     const chain: RequestHandler[] = spec?.requestBody === undefined ? [noBody()] : [];
