@@ -839,7 +839,9 @@ export interface paths {
          *     about a transit period later, on the way), and it answers once everything due by the new time has
          *     run, saying what ran. Events and webhook deliveries it causes are made and delivered as usual (the
          *     answer waits for the attempts due by the new time). One advance at a time: another one running
-         *     makes this a 409 `conflict`.
+         *     makes this a 409 `conflict`. In all, the sandbox runs at most 3660 days (about ten years) ahead of
+         *     the server's own clock, so its timestamps stay RFC 3339 and its cards usable: an advance past that
+         *     is a 400 naming `seconds` or `to`, saying how far it can still go.
          */
         post: operations["advanceSandboxClock"];
         delete?: never;

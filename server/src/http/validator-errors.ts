@@ -511,6 +511,10 @@ export function explainFindings(
       }
       case "format": {
         const format = String(keyword(at.nodes, "format") ?? "");
+        // A whole number out of its format's range, where the schema gives a range of its own (a clock
+        // advance's `seconds`: 1 to 31622400): the `minimum`/`maximum` finding says the range that applies.
+        const ranged = keyword(at.nodes, "minimum") !== undefined || keyword(at.nodes, "maximum") !== undefined;
+        if ((format === "int32" || format === "int64") && ranged && Number.isInteger(at.value)) break;
         add(param, "invalid_format", `must be ${expected(at.nodes) ?? FORMAT_WORDS[format] ?? `a valid ${format}`}`);
         break;
       }
