@@ -64,6 +64,12 @@ export const ConfigSchema = z
     REQUEST_LOG: bool.default(true),
     /** How many days request-log records are kept; older ones are deleted by a background job. */
     REQUEST_LOG_RETENTION_DAYS: int(1, 3650).default(30),
+    /**
+     * How many days events are kept (GET /v1/events, the event stream, redelivery), on their environment's
+     * clock; older ones are deleted by the housekeeping sweep (Stripe keeps 30 days). An event whose
+     * deliveries are not yet made is kept until they are.
+     */
+    EVENT_RETENTION_DAYS: int(1, 3650).default(30),
     /** Requests per second one production key may make (429 beyond; Stripe allows about 100). */
     RATE_LIMIT_LIVE_PER_SECOND: int(1, 1_000_000).default(100),
     /** Requests per second one sandbox key may make (Stripe allows about 25). */
@@ -251,6 +257,7 @@ export function domainSettings(config: Config): DomainSettings {
     settlementDelaySeconds: config.SETTLEMENT_DELAY_SECONDS,
     sandboxSettlementDelaySeconds: config.SANDBOX_SETTLEMENT_DELAY_SECONDS,
     requestLogRetentionDays: config.REQUEST_LOG_RETENTION_DAYS,
+    eventRetentionDays: config.EVENT_RETENTION_DAYS,
     consoleSessionTtlSeconds: config.CONSOLE_SESSION_TTL_SECONDS,
     cashoutPendingSeconds: config.CASHOUT_PENDING_SECONDS,
     cashoutTransitSeconds: config.CASHOUT_TRANSIT_SECONDS,

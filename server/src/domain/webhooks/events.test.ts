@@ -97,4 +97,33 @@ describe("event streams", () => {
       merchant_id: made.id,
     });
   });
+
+  it("are kept EVENT_RETENTION_DAYS on their environment's clock, then swept, unless their deliveries are not made yet", async () => {
+    // Later than any other test of this file: production stamps from one series per process (kernel/time.ts).
+    const t = testDomain({ start: new Date("2030-01-01T00:00:00Z") });
+    const old = await t.domain.merchants.create(t.caller(), { name: "Old" });
+    const oldLive = await t.domain.merchants.create(t.caller(true), { name: "Old live" });
+    const recorded = await t.store.findAll("events", {});
+    expect(recorded.length).toBeGreaterThanOrEqual(2);
+    // Their deliveries made (as the dispatcher's fan-out marks them), but one's: it is kept.
+    for (const e of recorded) await t.store.update("events", e.id, { set: { delivery_pending: false } });
+    const pending = recorded.find((e) => e.livemode === false);
+    if (!pending) throw new Error("no sandbox event");
+    await t.store.update("events", pending.id, { set: { delivery_pending: true } });
+    t.advance(30 * 86_400);
+    const recent = await t.domain.merchants.create(t.caller(), { name: "Recent" });
+    for (const e of await t.store.findAll("events", { delivery_pending: true })) {
+      if (e.id !== pending.id) await t.store.update("events", e.id, { set: { delivery_pending: false } });
+    }
+    // Exactly 30 days old: kept.
+    expect(await t.domain.jobs.sweepEvents()).toBe(0);
+    t.advance(1);
+    const deleted = await t.domain.jobs.sweepEvents();
+    expect(deleted).toBe(recorded.length - 1);
+    const left = await t.store.findAll("events", {});
+    expect(left.some((e) => e.id === pending.id)).toBe(true);
+    expect(left.some((e) => JSON.stringify(e).includes(recent.id))).toBe(true);
+    expect(left.some((e) => JSON.stringify(e).includes(old.id) && e.id !== pending.id)).toBe(false);
+    expect(left.some((e) => JSON.stringify(e).includes(oldLive.id))).toBe(false);
+  });
 });

@@ -40,6 +40,8 @@ export interface EventsDeps {
   signal: OutboxSignal;
   /** How often a stream looks in the store for events other instances wrote (WEBHOOK_POLL_INTERVAL_MS). */
   pollIntervalMs: number;
+  /** How many days events are kept (EVENT_RETENTION_DAYS); default 30. */
+  retentionDays?: number;
 }
 
 export interface StreamRequest {
@@ -177,6 +179,26 @@ export function createEvents(deps: EventsDeps) {
         messages: (signal) =>
           messages(livemode, start, types, request.follow, AbortSignal.any([signal, shutdown.signal])),
       };
+    },
+
+    /**
+     * Deletes the events older than the retention (EVENT_RETENTION_DAYS) on their environment's clock,
+     * except those whose deliveries are not made yet (`delivery_pending`, webhooks/fan-out.ts); returns
+     * how many. A delivery still retrying an event deleted here is abandoned (delivery-attempt.ts); the
+     * default retention is ten times the longest default retry schedule (about three days).
+     */
+    async sweep(): Promise<number> {
+      const days = deps.retentionDays ?? 30;
+      let deleted = 0;
+      for (const livemode of [true, false]) {
+        const cutoff = iso(new Date(clock.now(livemode).getTime() - days * 86_400_000));
+        deleted += await store.deleteMany("events", {
+          livemode,
+          delivery_pending: { $ne: true },
+          created_at: { $lt: cutoff },
+        });
+      }
+      return deleted;
     },
 
     /** Ends every open stream (graceful shutdown): their clients reconnect elsewhere with Last-Event-ID. */
