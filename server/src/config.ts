@@ -74,6 +74,12 @@ export const ConfigSchema = z
     RATE_LIMIT_LIVE_PER_SECOND: int(1, 1_000_000).default(100),
     /** Requests per second one sandbox key may make (Stripe allows about 25). */
     RATE_LIMIT_TEST_PER_SECOND: int(1, 1_000_000).default(25),
+    /**
+     * How many keys' worth of requests per second all the keys of one environment may make together (its
+     * per-key limit times this: 100 a second in the sandbox, 400 in production by default). A `*` key can
+     * make keys, each with its own per-key quota; this ceiling keeps minting keys from multiplying them.
+     */
+    RATE_LIMIT_ENVIRONMENT_KEYS: int(1, 1_000_000).default(4),
     /** Requests per minute one client address may make without a valid key (bad keys, no key). */
     RATE_LIMIT_ANONYMOUS_PER_MINUTE: int(1, 1_000_000).default(60),
     /**
@@ -291,6 +297,7 @@ export function rateLimitSettings(
     Config,
     | "RATE_LIMIT_LIVE_PER_SECOND"
     | "RATE_LIMIT_TEST_PER_SECOND"
+    | "RATE_LIMIT_ENVIRONMENT_KEYS"
     | "RATE_LIMIT_ANONYMOUS_PER_MINUTE"
     | "RATE_LIMIT_PAYMENT_LINK_PER_MINUTE"
     | "RATE_LIMIT_PAYMENT_ADDRESS_PER_MINUTE"
@@ -299,6 +306,7 @@ export function rateLimitSettings(
   return {
     livePerSecond: config.RATE_LIMIT_LIVE_PER_SECOND,
     testPerSecond: config.RATE_LIMIT_TEST_PER_SECOND,
+    environmentKeys: config.RATE_LIMIT_ENVIRONMENT_KEYS,
     anonymousPerMinute: config.RATE_LIMIT_ANONYMOUS_PER_MINUTE,
     paymentLinkPerMinute: config.RATE_LIMIT_PAYMENT_LINK_PER_MINUTE,
     paymentAddressPerMinute: config.RATE_LIMIT_PAYMENT_ADDRESS_PER_MINUTE,
