@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { TestClock } from "../support/clock.ts";
 import { cardPayment, createPaymentLink, json, pageTokenOf, useServer, withServer } from "./fixtures.ts";
 
-// A refusal costs what reading the request costs (docs/api.md "Request bodies"): the shape of a JSON
+// A refusal costs what reading the request costs (docs/api.md "Conventions"): the shape of a JSON
 // body is bounded before it is parsed (server/src/http/body-bounds.ts), a 400 lists at most 50
 // findings, and every rate limit counts a request before its body is read. A 100 KB body of 8,000
 // unknown fields once took seconds of CPU to refuse, and the keyless pay operation let anyone send it.

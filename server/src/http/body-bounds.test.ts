@@ -2,8 +2,8 @@ import { describe, expect, it } from "vitest";
 import { DomainError } from "../domain/kernel/errors.ts";
 import { BODY_BOUNDS, refuseUnboundedJson } from "./body-bounds.ts";
 
-// The bounds on a JSON body's shape, read from its bytes before it is parsed (docs/api.md "Request
-// bodies"). The answer a client gets is asserted end to end in test/e2e/hardening.test.ts.
+// The bounds on a JSON body's shape, read from its bytes before it is parsed (docs/api.md
+// "Conventions"). The answer a client gets is asserted end to end in test/e2e/body-bounds.test.ts.
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 

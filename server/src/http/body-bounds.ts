@@ -2,7 +2,7 @@ import { DomainError, type FieldIssue } from "../domain/kernel/errors.ts";
 import type { FieldErrorCode } from "./validator-errors.ts";
 
 // The shape a JSON request body may have, checked on its bytes before it is parsed, so that no request
-// costs more CPU than a small multiple of its size (docs/api.md "Request bodies"). Without it, the
+// costs more CPU than a small multiple of its size (docs/api.md "Conventions"). Without it, the
 // contract's validator (Ajv with allErrors) reported one finding per unknown field or bad array entry,
 // each explained and masked: a 100 KB body of 8,000 unknown fields took seconds of CPU to refuse; and
 // parsing alone costs tens of milliseconds for 100 KB of `[[[[…` or of one very wide object. No
