@@ -302,7 +302,9 @@ export interface paths {
          * @description Streams the events of the caller's environment as they are recorded, oldest first (server-sent
          *     events): what `npm run listen` forwards to a local receiver. Resumable with `Last-Event-ID`, and
          *     filtered by `type`. Events made by another instance on the same store arrive within the server's
-         *     WEBHOOK_POLL_INTERVAL_MS. The Prism mock cannot serve it (it answers no stream).
+         *     WEBHOOK_POLL_INTERVAL_MS. A key may hold a few streams open at once (the server's
+         *     EVENT_STREAMS_PER_KEY, 5 by default, per server process): one more is refused with 429
+         *     `rate_limited` and `Retry-After`. The Prism mock cannot serve it (it answers no stream).
          */
         get: operations["streamEvents"];
         put?: never;
@@ -837,7 +839,9 @@ export interface paths {
          *     about a transit period later, on the way), and it answers once everything due by the new time has
          *     run, saying what ran. Events and webhook deliveries it causes are made and delivered as usual (the
          *     answer waits for the attempts due by the new time). One advance at a time: another one running
-         *     makes this a 409 `conflict`.
+         *     makes this a 409 `conflict`. In all, the sandbox runs at most 3660 days (about ten years) ahead of
+         *     the server's own clock, so its timestamps stay RFC 3339 and its cards usable: an advance past that
+         *     is a 400 naming `seconds` or `to`, saying how far it can still go.
          */
         post: operations["advanceSandboxClock"];
         delete?: never;
@@ -3700,9 +3704,10 @@ export interface components {
         /** @description Only events of this type. */
         "EventListParameters.type": components["schemas"]["EventType"];
         /**
-         * @description `true` (the default): the stream stays open and follows new events as they are recorded. `false`:
-         *     it sends the events recorded so far after `Last-Event-ID` (at most 1000), then ends: a catch-up read
-         *     with the same resume point, for scripts that poll.
+         * @description `true` (the default): the stream stays open and follows new events as they are recorded (from the
+         *     next one, without `Last-Event-ID`). `false`: it sends the events recorded so far, oldest first, after
+         *     `Last-Event-ID` or, without it, from the oldest event kept (at most 1000), then ends: a catch-up
+         *     read, for scripts that poll with the last id they received.
          */
         "EventStreamParameters.follow": boolean;
         /**
@@ -5609,9 +5614,10 @@ export interface operations {
                 /** @description Only events of these types; repeat it for several (`?type=payment.captured&type=payment.refunded`). All when absent. */
                 type?: components["parameters"]["EventStreamParameters.type"];
                 /**
-                 * @description `true` (the default): the stream stays open and follows new events as they are recorded. `false`:
-                 *     it sends the events recorded so far after `Last-Event-ID` (at most 1000), then ends: a catch-up read
-                 *     with the same resume point, for scripts that poll.
+                 * @description `true` (the default): the stream stays open and follows new events as they are recorded (from the
+                 *     next one, without `Last-Event-ID`). `false`: it sends the events recorded so far, oldest first, after
+                 *     `Last-Event-ID` or, without it, from the oldest event kept (at most 1000), then ends: a catch-up
+                 *     read, for scripts that poll with the last id they received.
                  */
                 follow?: components["parameters"]["EventStreamParameters.follow"];
             };
@@ -5632,7 +5638,9 @@ export interface operations {
              * @description A stream of server-sent events (`text/event-stream`, the HTML Living Standard's format): one message
              *     per event, `id: <event id>`, `event: <type>`, `data: <the event as GET /v1/events/{id} returns it>`,
              *     then a blank line; a comment line (`: keep-alive`) every 15 seconds while nothing happens. It stays
-             *     open until the client closes it or the server shuts down (a reconnect with `Last-Event-ID` resumes).
+             *     open until the client closes it, the server shuts down (a reconnect with `Last-Event-ID` resumes), or
+             *     the key it was opened with stops being valid (revoked, expired, or rotated past its grace period:
+             *     within about two seconds, when its next request would get 401).
              */
             200: {
                 headers: {

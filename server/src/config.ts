@@ -64,10 +64,22 @@ export const ConfigSchema = z
     REQUEST_LOG: bool.default(true),
     /** How many days request-log records are kept; older ones are deleted by a background job. */
     REQUEST_LOG_RETENTION_DAYS: int(1, 3650).default(30),
+    /**
+     * How many days events are kept (GET /v1/events, the event stream, redelivery), on their environment's
+     * clock; older ones are deleted by the housekeeping sweep (Stripe keeps 30 days). An event whose
+     * deliveries are not yet made is kept until they are.
+     */
+    EVENT_RETENTION_DAYS: int(1, 3650).default(30),
     /** Requests per second one production key may make (429 beyond; Stripe allows about 100). */
     RATE_LIMIT_LIVE_PER_SECOND: int(1, 1_000_000).default(100),
     /** Requests per second one sandbox key may make (Stripe allows about 25). */
     RATE_LIMIT_TEST_PER_SECOND: int(1, 1_000_000).default(25),
+    /**
+     * How many keys' worth of requests per second all the keys of one environment may make together (its
+     * per-key limit times this: 100 a second in the sandbox, 400 in production by default). A `*` key can
+     * make keys, each with its own per-key quota; this ceiling keeps minting keys from multiplying them.
+     */
+    RATE_LIMIT_ENVIRONMENT_KEYS: int(1, 1_000_000).default(4),
     /** Requests per minute one client address may make without a valid key (bad keys, no key). */
     RATE_LIMIT_ANONYMOUS_PER_MINUTE: int(1, 1_000_000).default(60),
     /**
@@ -118,6 +130,11 @@ export const ConfigSchema = z
     RATE_LIMIT_PAYMENT_LINK_PER_MINUTE: int(1, 1_000_000).default(120),
     /** Payment attempts per minute one client address may make through payment links' public pay operation. */
     RATE_LIMIT_PAYMENT_ADDRESS_PER_MINUTE: int(1, 1_000_000).default(10),
+    /**
+     * Event streams (GET /v1/events/stream) one key may hold open at once in one server process; one
+     * more is refused with 429. Each open stream is woken by every commit that records events.
+     */
+    EVENT_STREAMS_PER_KEY: int(1, 1000).default(5),
     /** Whether this instance runs the webhook dispatcher (any number of instances may). */
     WEBHOOK_DISPATCHER: bool.default(true),
     /** One delivery attempt's time limit: a 2xx must arrive within it. */
@@ -246,6 +263,7 @@ export function domainSettings(config: Config): DomainSettings {
     settlementDelaySeconds: config.SETTLEMENT_DELAY_SECONDS,
     sandboxSettlementDelaySeconds: config.SANDBOX_SETTLEMENT_DELAY_SECONDS,
     requestLogRetentionDays: config.REQUEST_LOG_RETENTION_DAYS,
+    eventRetentionDays: config.EVENT_RETENTION_DAYS,
     consoleSessionTtlSeconds: config.CONSOLE_SESSION_TTL_SECONDS,
     cashoutPendingSeconds: config.CASHOUT_PENDING_SECONDS,
     cashoutTransitSeconds: config.CASHOUT_TRANSIT_SECONDS,
@@ -279,6 +297,7 @@ export function rateLimitSettings(
     Config,
     | "RATE_LIMIT_LIVE_PER_SECOND"
     | "RATE_LIMIT_TEST_PER_SECOND"
+    | "RATE_LIMIT_ENVIRONMENT_KEYS"
     | "RATE_LIMIT_ANONYMOUS_PER_MINUTE"
     | "RATE_LIMIT_PAYMENT_LINK_PER_MINUTE"
     | "RATE_LIMIT_PAYMENT_ADDRESS_PER_MINUTE"
@@ -287,6 +306,7 @@ export function rateLimitSettings(
   return {
     livePerSecond: config.RATE_LIMIT_LIVE_PER_SECOND,
     testPerSecond: config.RATE_LIMIT_TEST_PER_SECOND,
+    environmentKeys: config.RATE_LIMIT_ENVIRONMENT_KEYS,
     anonymousPerMinute: config.RATE_LIMIT_ANONYMOUS_PER_MINUTE,
     paymentLinkPerMinute: config.RATE_LIMIT_PAYMENT_LINK_PER_MINUTE,
     paymentAddressPerMinute: config.RATE_LIMIT_PAYMENT_ADDRESS_PER_MINUTE,

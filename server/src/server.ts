@@ -481,6 +481,7 @@ export async function startServer(options: {
         Promise.all([
           domain.jobs.sweepIdempotency(),
           domain.jobs.sweepRequestLog(),
+          domain.jobs.sweepEvents(),
           domain.jobs.sweepFraudCounters(),
           domain.jobs.sweepWebhookLog(),
           domain.jobs.sweepConsoleSessions(),

@@ -20,6 +20,7 @@ export interface Row {
   p99_9Ms: number;
   maxMs: number;
   requests: number;
+  /** Answers with another status than the scenario's: any but a 2xx, or, for a refusal scenario, any but its own. */
   non2xx: number;
   errors: number;
   timeouts: number;

@@ -137,7 +137,7 @@ try {
   const heap = summarize(file);
   const kb = (name: string, from = status) => mb((from.get(name) ?? 0) * 1024);
   console.log(
-    `${scenario.name}: ${result.requests.average.toFixed(0)} req/s over ${seconds} s, ${failures(result) + failures(warmup)} failed`,
+    `${scenario.name}: ${result.requests.average.toFixed(0)} req/s over ${seconds} s, ${failures(result, scenario) + failures(warmup, scenario)} failed`,
   );
   console.log(
     `RSS: ${mb(idle * 1024)} started and idle, peak ${kb("VmHWM")} (VmHWM), ${kb("VmRSS")} when the load ended`,
@@ -160,7 +160,7 @@ try {
     console.log(`  ${name.slice(0, 48).padEnd(48)} ${mb(size).padStart(9)} ${String(count).padStart(8)}`);
   }
   console.log(`Snapshot: ${file}`);
-  code = failures(result) + failures(warmup) === 0 ? 0 : 1;
+  code = failures(result, scenario) + failures(warmup, scenario) === 0 ? 0 : 1;
 } finally {
   await target.stop();
   rmSync(dir, { recursive: true, force: true });

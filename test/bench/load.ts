@@ -8,8 +8,19 @@ import type { Scenario } from "./scenarios.ts";
 
 /** The benchmark's published figures were taken with 50 connections; keep that so ratios stay comparable. */
 export const CONNECTIONS = 50;
-export function failures(result: Result): number {
-  return result.non2xx + result.errors + result.timeouts;
+/**
+ * Answers other than the scenario's (its `expected` status, or else any 2xx), connection errors and
+ * timeouts: what makes a run fail. A refusal scenario (`worst-body`) expects its 400.
+ */
+export function failures(result: Result, scenario?: Pick<Scenario, "expected">): number {
+  return unexpected(result, scenario) + result.errors + result.timeouts;
+}
+
+/** Answers with another status than the scenario's (its `expected`, or else any 2xx). */
+export function unexpected(result: Result, scenario?: Pick<Scenario, "expected">): number {
+  if (scenario?.expected === undefined) return result.non2xx;
+  const answered = Object.values(result.statusCodeStats).reduce((sum, s) => sum + Number(s.count), 0);
+  return answered - Number(result.statusCodeStats[String(scenario.expected)]?.count ?? 0);
 }
 
 /** One request through fetch first, so a wrong setup fails at once with the server's answer. */
@@ -21,7 +32,9 @@ export async function preflight(scenario: Scenario, target: Target): Promise<voi
     headers: request.headers ?? {},
     body: request.body ?? null,
   });
-  if (res.status < 200 || res.status > 299) {
+  const expected =
+    scenario.expected === undefined ? res.status >= 200 && res.status <= 299 : res.status === scenario.expected;
+  if (!expected) {
     throw new Error(`${scenario.name}: preflight answered ${res.status}: ${await res.text()}`);
   }
 }

@@ -60,7 +60,7 @@ if (scenario.target === "built") {
     const warmup = await load(scenario, target, WARMUP_SECONDS);
     const result = await load(scenario, target, seconds);
     const summary = `${result.requests.average.toFixed(0)} req/s over ${seconds} s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms`;
-    return { summary, failed: failures(result) + failures(warmup) };
+    return { summary, failed: failures(result, scenario) + failures(warmup, scenario) };
   };
   /** At the scenario's steady rate, open loop, as `npm run bench` sends it. */
   const steady = async (rate: number) => {
@@ -121,10 +121,10 @@ try {
   mapToSources(file);
   console.log(
     `${scenario.name}: ${result.requests.average.toFixed(0)} req/s over ${seconds} s, p50 ${result.latency.p50} ms, ` +
-      `p99 ${result.latency.p99} ms, ${failures(result) + failures(warmup)} failed`,
+      `p99 ${result.latency.p99} ms, ${failures(result, scenario) + failures(warmup, scenario)} failed`,
   );
   console.log(formatSummary(summarize(file), file));
-  exitCode = failures(result) + failures(warmup) === 0 ? 0 : 1;
+  exitCode = failures(result, scenario) + failures(warmup, scenario) === 0 ? 0 : 1;
 } finally {
   await target.stop();
 }

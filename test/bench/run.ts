@@ -40,7 +40,7 @@ import { fileURLToPath } from "node:url";
 import type { Result } from "autocannon";
 import { type BenchResults, compare, type Row, type TargetResult } from "./compare.ts";
 import { builtNodeFlags, killAll, startTarget, type Target } from "./launch.ts";
-import { CONNECTIONS, failures, load, preflight, steadyRequest } from "./load.ts";
+import { CONNECTIONS, failures, load, preflight, steadyRequest, unexpected } from "./load.ts";
 import { openLoop } from "./open-loop.ts";
 import { type Scenario, selectScenarios, type TargetName } from "./scenarios.ts";
 import { benchWebhooks, type WebhookBenchResult } from "./webhooks.ts";
@@ -198,6 +198,16 @@ const TARGETS: TargetSpec[] = [
     unit: "ms",
     met: (v) => v <= 1000,
   },
+  ...(["worst-body", "worst-findings"] as const).map(
+    (id): TargetSpec => ({
+      text: `the worst body under the limit (${id}) <= 20x the CPU of an ordinary POST /v1/merchants`,
+      needs: [id, "merchants"],
+      value: (r) => cpuTimes(r(id), r("merchants")),
+      unit: "x",
+      met: (v) => v <= 20,
+      detail: (r) => `${show(r(id).cpuUsPerRequest)} µs against ${show(r("merchants").cpuUsPerRequest)} µs`,
+    }),
+  ),
   {
     text: "the real server >= 2x the Prism mock on the same GET",
     needs: ["tokens-get", "prism-get"],
@@ -295,10 +305,10 @@ async function measure(scenario: Scenario, target: Target): Promise<Row> {
     p99_9Ms: result.latency.p99_9,
     maxMs: result.latency.max,
     requests: result.requests.total,
-    non2xx: result.non2xx,
+    non2xx: unexpected(result, scenario),
     errors: result.errors,
     timeouts: result.timeouts,
-    warmupFailures: failures(warmup),
+    warmupFailures: failures(warmup, scenario),
     peakRssMb,
     cpuUsPerRequest: perRequest(cpuBefore, cpuAfter, result.requests.total),
     statusCodes: statusCodes(result),

@@ -25,6 +25,11 @@ export interface Scenario {
    * as the server answers with CONNECTIONS connections (throughput, autocannon).
    */
   rate?: number;
+  /**
+   * The status every answer must have, for a scenario that measures a refusal (`worst-body`); absent:
+   * any 2xx. Any other answer fails the run.
+   */
+  expected?: number;
   options: (target: ReadyMessage) => Omit<Options, "url" | "connections" | "duration"> & { path: string };
 }
 
@@ -35,6 +40,17 @@ function json(body: unknown): string {
 function auth(target: ReadyMessage): Record<string, string> {
   return { Authorization: `Bearer ${target.key}`, "Content-Type": "application/json" };
 }
+
+/** `{ name, f0: 0, …, f7999: 7999 }`: 79 KB, under the default BODY_LIMIT_BYTES (100 KB). */
+const WORST_BODY = json({
+  name: "Bench Merchant",
+  ...Object.fromEntries(Array.from({ length: 8000 }, (_, i) => [`f${i}`, i])),
+});
+/** 99 fields of 1,000-character names the operation does not take: 97 KB. */
+const WORST_FINDINGS_BODY = json({
+  name: "Bench Merchant",
+  ...Object.fromEntries(Array.from({ length: 99 }, (_, i) => [`${i}`.padEnd(1000, "n"), i])),
+});
 
 const getToken = (t: ReadyMessage) => ({ path: `/v1/tokens/${t.tokenId}`, method: "GET", headers: auth(t) });
 const postToken = (t: ReadyMessage) => ({
@@ -201,6 +217,28 @@ export const SCENARIOS: Scenario[] = [
       headers: auth(t),
       body: json(evaluationBody(t.merchantId ?? "", t.tokenId ?? "")),
     }),
+  },
+  {
+    // The attack of issue 35 (a keyless CPU denial of service): a body under the 100 KB limit with 8,000
+    // fields the operation does not take, refused with one finding now that a body's shape is bounded
+    // before it is parsed (server/src/http/body-bounds.ts). Compared with `merchants`, the same
+    // operation's ordinary request: a target (run.ts) holds it to at most 20 times that CPU.
+    id: "worst-body",
+    name: "POST /v1/merchants, 8,000 unknown fields (400)",
+    target: "payments",
+    kind: "POST",
+    expected: 400,
+    options: (t) => ({ path: "/v1/merchants", method: "POST", headers: auth(t), body: WORST_BODY }),
+  },
+  {
+    // The dearest refusal the bounds let through that was found: 99 unknown fields of 1,000 characters
+    // (under the bound of 100 per object), so the validator finds 99 and the answer lists 50.
+    id: "worst-findings",
+    name: "POST /v1/merchants, 99 unknown long fields (400)",
+    target: "payments",
+    kind: "POST",
+    expected: 400,
+    options: (t) => ({ path: "/v1/merchants", method: "POST", headers: auth(t), body: WORST_FINDINGS_BODY }),
   },
   {
     // The sandbox mock answering the same GET as GET /v1/tokens/{id} above (its example token).

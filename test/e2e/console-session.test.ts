@@ -190,6 +190,20 @@ describe("console sessions", () => {
     expect((await viaConsole(session, "/v1/merchants")).status).toBe(401);
   });
 
+  it("ends an event stream opened through the console when its session ends (event-stream.ts)", async () => {
+    const session = await signIn(server.sandboxKey);
+    const stream = await viaConsole(session, "/v1/events/stream");
+    expect(stream.status).toBe(200);
+    const whole = stream.text();
+    const out = await fetch(`${server.url}/console/session`, {
+      method: "DELETE",
+      headers: { cookie: session.cookie, origin: origin(), "x-csrf-token": session.csrf },
+    });
+    expect(out.status).toBe(204);
+    // Read to its end: the server ends it, as the next console request would be refused.
+    expect((await whole).startsWith(": connected\n\n")).toBe(true);
+  });
+
   it("offers exactly the key's scopes: a vault key gets 403 on charges", async () => {
     const session = await signIn(await server.key(["vault"]));
     expect(session.body.key.scopes).toEqual(["vault"]);

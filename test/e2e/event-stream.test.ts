@@ -6,11 +6,12 @@ import { listen } from "@payments/client/listen";
 import { verifyWebhook } from "@payments/client/webhooks";
 import Stripe from "stripe";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TestClock } from "../support/clock.ts";
 import { eventually } from "../support/eventually.ts";
 import { childEnv, ROOT } from "../support/process.ts";
 import { Receiver } from "../support/receiver.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
-import { clientFor, createMerchant } from "./fixtures.ts";
+import { clientFor, createMerchant, createServiceKey } from "./fixtures.ts";
 
 // The event stream (GET /v1/events/stream, spec/resources/events.tsp) and the listener that forwards it
 // to a local receiver (clients/typescript/src/listen.ts, `npm run listen`): 1,000 events reach the
@@ -184,10 +185,26 @@ describe("the listener", () => {
 describe("GET /v1/events/stream", () => {
   const headers = () => ({ authorization: `Bearer ${server.sandboxKey}` });
 
-  it("ends after the events recorded so far with follow=false", async () => {
-    const res = await fetch(`${server.url}/v1/events/stream?follow=false`, { headers: headers() });
-    expect(res.status).toBe(200);
-    expect(await res.text()).toBe(": connected\n\n"); // from now on: nothing yet
+  it("with follow=false, sends what there is, oldest first, then ends; after Last-Event-ID, what came after it", async () => {
+    const own = await startTestServer();
+    try {
+      const ownClient = clientFor(own, own.sandboxKey);
+      for (const name of ["One", "Two", "Three"]) await createMerchant(ownClient, name);
+      const recorded = unwrap(await ownClient.GET("/v1/events", { params: { query: { limit: 100 } } })).data;
+      expect(recorded.length).toBeGreaterThanOrEqual(3);
+      const auth = { authorization: `Bearer ${own.sandboxKey}` };
+      const res = await fetch(`${own.url}/v1/events/stream?follow=false`, { headers: auth });
+      expect(res.status).toBe(200);
+      const text = await res.text();
+      expect(idsIn(text)).toEqual(recorded.map((e) => e.id).reverse());
+      const last = recorded[0]?.id ?? "";
+      const after = await fetch(`${own.url}/v1/events/stream?follow=false`, {
+        headers: { ...auth, "last-event-id": last },
+      });
+      expect(await after.text()).toBe(": connected\n\n");
+    } finally {
+      await own.close();
+    }
   });
 
   it("resumes after Last-Event-ID with the events recorded after it, oldest first, filtered by type", async () => {
@@ -237,6 +254,85 @@ describe("GET /v1/events/stream", () => {
     expect(text).toContain(`"merchant_id":"${made.id}"`);
     expect(text).toContain('"livemode":true');
     expect(text).not.toContain('"livemode":false');
+  });
+});
+
+describe("a stream's key", () => {
+  /** A stream's whole text, read until the server ends it. */
+  const toEnd = async (res: Response) => {
+    expect(res.status).toBe(200);
+    return res.text();
+  };
+  const open = (own: TestServer, secret: string) =>
+    fetch(`${own.url}/v1/events/stream`, { headers: { authorization: `Bearer ${secret}` } });
+
+  it("ends the stream once the key is revoked, rotated without grace, or expired", async () => {
+    const clock = new TestClock();
+    const own = await startTestServer({}, { now: clock.now });
+    try {
+      const admin = clientFor(own, own.sandboxKey);
+      const revoked = await createServiceKey(admin, ["webhooks"]);
+      const rotated = await createServiceKey(admin, ["webhooks"]);
+      const expiring = unwrap(
+        await admin.POST("/v1/service_keys", {
+          body: {
+            name: "expiring",
+            scopes: ["webhooks"],
+            expires_at: new Date(clock.now().getTime() + 60_000).toISOString(),
+          },
+        }),
+      );
+      // Each stream is open (its headers are in) before its key changes.
+      const streams = await Promise.all([revoked, rotated, expiring].map((k) => open(own, k.secret)));
+      const ends = streams.map(toEnd);
+      unwrap(await admin.POST("/v1/service_keys/{id}/revoke", { params: { path: { id: revoked.id } } }));
+      unwrap(
+        await admin.POST("/v1/service_keys/{id}/rotate", {
+          params: { path: { id: rotated.id } },
+          body: { grace_period_seconds: 0 },
+        }),
+      );
+      clock.advance(61_000);
+      // Each ends (cleanly: the text is read to its end) while the key that opened it would get 401.
+      for (const text of await Promise.all(ends)) expect(text.startsWith(": connected\n\n")).toBe(true);
+      for (const secret of [revoked.secret, rotated.secret, expiring.secret]) {
+        expect((await open(own, secret)).status).toBe(401);
+      }
+    } finally {
+      await own.close();
+    }
+  });
+
+  it("holds at most EVENT_STREAMS_PER_KEY streams open at once: one more is 429 with Retry-After", async () => {
+    const own = await startTestServer({ EVENT_STREAMS_PER_KEY: "2" });
+    try {
+      const admin = clientFor(own, own.sandboxKey);
+      const key = await createServiceKey(admin, ["webhooks"]);
+      const first = await open(own, key.secret);
+      const second = await open(own, key.secret);
+      expect([first.status, second.status]).toEqual([200, 200]);
+      const third = await open(own, key.secret);
+      expect(third.status).toBe(429);
+      expect(third.headers.get("retry-after")).toBe("5");
+      expect(await third.json()).toMatchObject({
+        code: "rate_limited",
+        detail: expect.stringContaining("EVENT_STREAMS_PER_KEY"),
+      });
+      // Another key has streams of its own.
+      const other = await open(own, (await createServiceKey(admin, ["webhooks"])).secret);
+      expect(other.status).toBe(200);
+      // Closing one frees its place.
+      await first.body?.cancel();
+      const again = await eventually(
+        "a stream's place to be freed",
+        () => open(own, key.secret),
+        (res) => res.status === 200,
+      );
+      expect(again.status).toBe(200);
+      for (const res of [second, other, again]) await res.body?.cancel();
+    } finally {
+      await own.close();
+    }
   });
 });
 

@@ -42,6 +42,8 @@ export interface DomainSettings {
   sandboxSettlementDelaySeconds: number;
   /** How long request-log records are kept (the console's request log). */
   requestLogRetentionDays: number;
+  /** How many days events are kept (on their environment's clock); older ones are deleted by the sweep. */
+  eventRetentionDays: number;
   /** How long a developer-console session lasts from sign-in. */
   consoleSessionTtlSeconds: number;
   /** Cashout schedule: seconds pending (cancelable) before sending, and in transit before the outcome. */
@@ -147,6 +149,7 @@ export function createDomain(deps: DomainDeps) {
   const events = createEvents({
     store,
     clock,
+    retentionDays: settings.eventRetentionDays,
     signal: outbox,
     pollIntervalMs: settings.webhooks.pollIntervalMs,
   });
@@ -204,6 +207,11 @@ export function createDomain(deps: DomainDeps) {
       sweepFraudCounters: async () => {
         await sandboxClock.refresh();
         return fraud.sweepCounters();
+      },
+      /** Deletes events older than their retention (EVENT_RETENTION_DAYS) whose deliveries are made. */
+      sweepEvents: async () => {
+        await sandboxClock.refresh();
+        return events.sweep();
       },
       /** Forgets finished webhook deliveries older than the attempt log's retention. */
       sweepWebhookLog: () => webhooks.sweepLog(),

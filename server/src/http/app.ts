@@ -7,6 +7,7 @@ import { createHandlers } from "../domain/handlers.ts";
 import type { Domain } from "../domain/index.ts";
 import type { Now } from "../domain/kernel/caller.ts";
 import { authenticate, scopeCheck } from "./auth.ts";
+import { refuseUnboundedJson } from "./body-bounds.ts";
 import { consoleApi, consoleCookie, consoleRefusals, sessionRoutes } from "./console.ts";
 import {
   contractOperations,
@@ -16,6 +17,7 @@ import {
   type OperationId,
 } from "./contract.ts";
 import { errorMiddleware, notFoundMiddleware } from "./errors.ts";
+import { eventStreams } from "./event-stream.ts";
 import { exactPaths, noBody, noCardNumbersInText, securityHeaders, strictIntegers } from "./guards.ts";
 import { toExpress } from "./handlers.ts";
 import { idempotency } from "./idempotency.ts";
@@ -42,6 +44,7 @@ export interface AppDeps {
     | "TEST_CRASH_AFTER_COMMITS"
     | "RATE_LIMIT_LIVE_PER_SECOND"
     | "RATE_LIMIT_TEST_PER_SECOND"
+    | "RATE_LIMIT_ENVIRONMENT_KEYS"
     | "RATE_LIMIT_ANONYMOUS_PER_MINUTE"
     | "RATE_LIMIT_PAYMENT_LINK_PER_MINUTE"
     | "RATE_LIMIT_PAYMENT_ADDRESS_PER_MINUTE"
@@ -49,6 +52,7 @@ export interface AppDeps {
     | "BASE_URL"
     | "CONSOLE_ENABLED"
     | "CONSOLE_SESSION_TTL_SECONDS"
+    | "EVENT_STREAMS_PER_KEY"
   >;
   domain: Domain;
   /** The domain's collections and the rate limiters' own (server.ts openStore opens both). */
@@ -190,6 +194,9 @@ export function createApp(deps: AppDeps): Express {
   // requests (/console/api/v1/...) identify their caller by session and go on as /v1/... requests.
   if (config.CONSOLE_ENABLED) app.use(consoleApi(consoleDeps));
   app.use(authenticate(domain.serviceKeys));
+  // Every limit counts the request before anything else reads the store for it or reads its body, so a
+  // client over its limit costs one refusal, whatever it sent (the pay operation's too: rate-limits.ts).
+  app.use(limits.perKey, limits.anonymous, ...limits.paymentLinks);
   // The sandbox clock is one per store (domain/sandbox-clock): a sandbox request reads its offset first,
   // so what it makes carries the time an advance on any instance set. So does a request without a key
   // (a hosted payment page and its payment, whose link may be the sandbox's); production requests and the
@@ -199,12 +206,18 @@ export function createApp(deps: AppDeps): Express {
     if (caller?.livemode || quietPaths.has(req.path)) return next();
     domain.sandboxClock.refresh().then(() => next(), next);
   });
-  app.use(limits.perKey, limits.anonymous, ...limits.paymentLinks);
   if (config.CONSOLE_ENABLED) app.use(consoleRefusals());
   // The hosted payment page (GET /pay/{id}): a page for payers, not an API operation, so it sits before
   // the contract's validator, like the other pages.
   app.use(payPages({ domain }));
-  app.use(express.json({ limit: config.BODY_LIMIT_BYTES, type: ["application/json", "application/*+json"] }));
+  // Its depth and breadth bounded before it is parsed (body-bounds.ts), so refusing costs what reading does.
+  app.use(
+    express.json({
+      limit: config.BODY_LIMIT_BYTES,
+      type: ["application/json", "application/*+json"],
+      verify: (_req, _res, raw) => refuseUnboundedJson(raw),
+    }),
+  );
   if (config.CONSOLE_ENABLED) app.use(sessionRoutes(consoleDeps));
 
   // Paths in the document are absolute (/v1/...); its `servers` entry is a template for clients.
@@ -232,10 +245,11 @@ export function createApp(deps: AppDeps): Express {
     logger,
   };
   const chains = new Map<string, RequestHandler[]>();
+  const streams = eventStreams({ perKey: config.EVENT_STREAMS_PER_KEY });
   const guardsOfPublic = publicGuards(domain, publicUrl);
   for (const op of operations) {
     // biome-ignore lint/suspicious/noExplicitAny: each handler is typed by its own operation id
-    const handler = toExpress(handlers[op.operationId] as any);
+    const handler = toExpress(handlers[op.operationId] as any, streams);
     const spec = doc.paths[op.path]?.[op.method];
     // An operation the contract gives no request body refuses one, rather than ignore what was sent.
     const chain: RequestHandler[] = spec?.requestBody === undefined ? [noBody()] : [];

@@ -47,6 +47,16 @@ export function authenticate(serviceKeys: ServiceKeys) {
       };
       res.locals.caller = caller;
       res.locals.serviceKey = key;
+      // For a request that lasts (an event stream, event-stream.ts): whether this secret still
+      // authenticates, by the same rules, as the next request with it would be asked.
+      res.locals.stillAuthorized = () =>
+        serviceKeys.authenticate(secret).then(
+          () => true,
+          (err: unknown) => {
+            if (err instanceof DomainError && err.code === "unauthorized") return false;
+            throw err;
+          },
+        );
       next();
     } catch (err) {
       if (err instanceof DomainError && err.code === "unauthorized") {

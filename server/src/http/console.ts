@@ -165,6 +165,9 @@ export function consoleApi(deps: ConsoleHttpDeps) {
       if ("refused" in resolved) return refused(resolved.refused, { code: "unauthorized", detail: SESSION_ENDED });
       res.locals.caller = callerOf(resolved.key, String(res.locals.requestId));
       res.locals.serviceKey = resolved.key;
+      // For a request that lasts (an event stream): whether the session still resolves (not signed
+      // out, expired, or its key revoked, expired or rotated), as the next request would be asked.
+      res.locals.stillAuthorized = async () => !("refused" in (await sessions.resolve(token)));
       // express-openapi-validator refuses a bearer-secured operation before calling the scope check
       // when no Authorization header is present; this marker satisfies that presence test. It is
       // never read as a key: authentication skips console requests, whose caller is set above.

@@ -7,6 +7,8 @@ import { loadContract, type OpenApiDocument } from "./contract.ts";
 import { type ProblemBody, problem, problemTypeUri } from "./problems.ts";
 import {
   explainFindings,
+  FINDINGS_LISTED,
+  FINDINGS_READ,
   type FieldError,
   type FieldErrorCode,
   findingsDetail,
@@ -135,13 +137,20 @@ export function toProblem(err: unknown, requestId: string, logger: Logger, reque
     // Only request-validation failures name a field; for 404/405 the validator's "path" is the URL.
     if (code !== "invalid_request") return problem(code, maskSensitive(e.message ?? "") || undefined, { requestId });
     const findings = e.errors ?? [];
-    const explained = request ? explainFindings(theContract(), request, findings) : [];
-    const errors = (explained.length > 0 ? explained : findings.map(inValidatorWords)).map((x) => ({
+    const read = findings.slice(0, FINDINGS_READ);
+    const explained = request ? explainFindings(theContract(), request, read) : [];
+    const all = explained.length > 0 ? explained : read.map(inValidatorWords);
+    const errors = all.slice(0, FINDINGS_LISTED).map((x) => ({
       ...x,
       param: maskSensitive(x.param),
       message: maskSensitive(x.message),
     }));
-    return problem(code, findingsDetail(errors) || maskSensitive(e.message ?? "") || undefined, {
+    const more =
+      all.length > errors.length || findings.length > read.length
+        ? ` These are the first ${errors.length} problems found; fix them and send the request again to see the rest.`
+        : "";
+    const detail = findingsDetail(errors);
+    return problem(code, detail ? detail + more : maskSensitive(e.message ?? "") || undefined, {
       requestId,
       param: errors[0]?.param,
       errors,

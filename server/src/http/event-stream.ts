@@ -1,5 +1,9 @@
 import type { Request, Response } from "express";
+import type { Caller } from "../domain/kernel/caller.ts";
 import type { EventStreamBody } from "../domain/kernel/operations.ts";
+import { AUTH_CACHE_TTL_MS } from "../domain/service-keys/service-keys.ts";
+import { sendProblem } from "./errors.ts";
+import { problem } from "./problems.ts";
 
 // The transport of a streaming operation (GET /v1/events/stream, the contract's EventStream): server-sent
 // events over a response that stays open. The domain gives the messages (kernel/operations.ts
@@ -7,6 +11,13 @@ import type { EventStreamBody } from "../domain/kernel/operations.ts";
 // every HEARTBEAT_MS, and stops when the client goes away (the request closes) or the messages end (the
 // server shuts down: domain/webhooks/events.ts ends every stream). The response validator sees only
 // res.json answers, so a stream goes out as the contract's `text/event-stream` string, unvalidated.
+//
+// A stream is one request that lasts, so what a request is checked for once is checked again while it
+// lasts (streamEvents in spec/resources/events.tsp): its credential every AUTH_CACHE_TTL_MS, as the
+// next request with it would be (a key revoked, expired or rotated past its grace period, a console
+// session ended), and the stream ends when that fails; and a key holds at most EVENT_STREAMS_PER_KEY
+// streams open at once in a server process (429 with Retry-After beyond), so one key cannot make every
+// commit wake hundreds of streams.
 
 /** A comment line this often keeps idle streams open through proxies that cut silent connections. */
 export const HEARTBEAT_MS = 15_000;
@@ -23,16 +34,97 @@ function field(name: string, text: string): string {
     .join("");
 }
 
+/** Retry-After of a stream refused for the number already open: a moment, not a window to wait out. */
+export const STREAMS_RETRY_AFTER_SECONDS = 5;
+
+/** Whether the credential a request was made with is still good (res.locals.stillAuthorized, auth.ts). */
+export type CredentialCheck = () => Promise<boolean>;
+
+export interface StreamSettings {
+  /** Streams one key may hold open at once in this process (EVENT_STREAMS_PER_KEY). */
+  perKey: number;
+  /** How often an open stream checks its credential again (default AUTH_CACHE_TTL_MS). */
+  recheckMs?: number;
+  heartbeatMs?: number;
+}
+
+/**
+ * The server's open event streams: counted per key, each ended once its credential no longer holds.
+ * One per app (createApp), handed to every operation's Express handler (handlers.ts).
+ */
+export function eventStreams(settings: StreamSettings) {
+  const open = new Map<string, number>();
+  const recheckMs = settings.recheckMs ?? AUTH_CACHE_TTL_MS;
+  return {
+    /** Streams open now for a key. */
+    openFor: (keyId: string) => open.get(keyId) ?? 0,
+
+    async write(req: Request, res: Response, status: number, body: EventStreamBody): Promise<void> {
+      const caller = res.locals.caller as Caller;
+      const count = open.get(caller.keyId) ?? 0;
+      if (count >= settings.perKey) {
+        res.locals.rateLimited = "event_streams";
+        res.setHeader("Retry-After", String(STREAMS_RETRY_AFTER_SECONDS));
+        sendProblem(
+          res,
+          problem(
+            "rate_limited",
+            `This key already has ${count} event streams open, the most it may have at once (EVENT_STREAMS_PER_KEY): close one, or retry after the number of seconds in Retry-After.`,
+            { requestId: String(res.locals.requestId ?? "") },
+          ),
+        );
+        return;
+      }
+      open.set(caller.keyId, count + 1);
+      try {
+        await writeEventStream(req, res, status, body, {
+          heartbeatMs: settings.heartbeatMs,
+          recheckMs,
+          stillAuthorized: res.locals.stillAuthorized as CredentialCheck | undefined,
+        });
+      } finally {
+        const left = (open.get(caller.keyId) ?? 1) - 1;
+        if (left > 0) open.set(caller.keyId, left);
+        else open.delete(caller.keyId);
+      }
+    },
+  };
+}
+
+export type EventStreams = ReturnType<typeof eventStreams>;
+
 export async function writeEventStream(
   req: Request,
   res: Response,
   status: number,
   body: EventStreamBody,
-  heartbeatMs = HEARTBEAT_MS,
+  options: { heartbeatMs?: number | undefined; recheckMs?: number; stillAuthorized?: CredentialCheck | undefined } = {},
 ): Promise<void> {
+  const heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS;
   const closed = new AbortController();
   req.on("close", () => closed.abort());
   res.on("close", () => closed.abort());
+  // The credential, checked again on a timer: the stream ends (its messages stop, the response ends)
+  // once it fails, or cannot be confirmed (the store unreachable: the client reconnects with
+  // Last-Event-ID, and is checked as any request is).
+  const { stillAuthorized } = options;
+  let checking = false;
+  const recheck =
+    stillAuthorized === undefined
+      ? undefined
+      : setInterval(() => {
+          if (checking || closed.signal.aborted) return;
+          checking = true;
+          stillAuthorized()
+            .then(
+              (ok: boolean) => ok || closed.abort(),
+              () => closed.abort(),
+            )
+            .finally(() => {
+              checking = false;
+            });
+        }, options.recheckMs ?? AUTH_CACHE_TTL_MS);
+  recheck?.unref();
   res.status(status);
   res.setHeader("Content-Type", "text/event-stream; charset=utf-8");
   res.setHeader("Cache-Control", "no-cache, no-transform");
@@ -63,6 +155,7 @@ export async function writeEventStream(
     }
   } finally {
     clearInterval(heartbeat);
+    if (recheck !== undefined) clearInterval(recheck);
     if (!res.writableEnded) res.end();
   }
 }

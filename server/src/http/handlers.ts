@@ -8,12 +8,13 @@ import type {
   QueryParams,
   RequestBody,
 } from "../domain/kernel/operations.ts";
-import { isEventStream, writeEventStream } from "./event-stream.ts";
+import { type EventStreams, isEventStream } from "./event-stream.ts";
 
 // Express glue for the areas' handlers (domain/handlers.ts): the validator has already checked body,
 // path and query against the contract; the handler's reply becomes the answer.
 
-export function toExpress<K extends OperationId>(handler: OperationHandler<K>) {
+/** `streams`: where an operation that answers with an event stream writes it (event-stream.ts). */
+export function toExpress<K extends OperationId>(handler: OperationHandler<K>, streams: EventStreams) {
   return async (req: Request, res: Response) => {
     const reply = await handler({
       body: req.body as RequestBody<K>,
@@ -25,7 +26,7 @@ export function toExpress<K extends OperationId>(handler: OperationHandler<K>) {
       header: (name) => req.get(name),
       idempotency: res.locals.idempotency as IdempotencyScope | undefined,
     });
-    if (isEventStream(reply.body)) return writeEventStream(req, res, reply.status as number, reply.body);
+    if (isEventStream(reply.body)) return streams.write(req, res, reply.status as number, reply.body);
     res.status(reply.status as number).json(reply.body);
   };
 }

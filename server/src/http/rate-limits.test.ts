@@ -150,6 +150,7 @@ describe("rateLimits", () => {
       settings: {
         livePerSecond: 10,
         testPerSecond: 5,
+        environmentKeys: 4,
         anonymousPerMinute: 60,
         paymentLinkPerMinute: 120,
         paymentAddressPerMinute: 10,

@@ -236,6 +236,8 @@ export interface RateLimitSettings {
   livePerSecond: number;
   /** Requests per second per sandbox key. */
   testPerSecond: number;
+  /** All the keys of one environment together: this many times its per-key limit per second. */
+  environmentKeys: number;
   /** Requests per minute per client address made without a valid key. */
   anonymousPerMinute: number;
   /** Public pay operations per minute per payment link (all payers together). */
@@ -245,7 +247,7 @@ export interface RateLimitSettings {
 }
 
 export interface RateLimits {
-  /** Counts per service key; runs after the caller is known. */
+  /** Counts per service key, then per environment (all its keys together); runs after the caller is known. */
   perKey: RequestHandler;
   /** Counts requests without a valid key per client address (except the public pay operation's). */
   anonymous: RequestHandler;
@@ -271,6 +273,7 @@ export function rateLimits(deps: {
   const leases = (name: string, limitOf: (key: string) => number) =>
     new QuotaLeases({ store, now, logger, name, limitOf });
   const keyCounts = leases("key", keyLimit);
+  const environmentCounts = leases("environment", (key) => keyLimit(key) * settings.environmentKeys);
   const addressCounts = leases("address", () => settings.anonymousPerMinute);
   const linkPayCounts = leases("link_pay", () => settings.paymentLinkPerMinute);
   const addressPayCounts = leases("address_pay", () => settings.paymentAddressPerMinute);
@@ -302,6 +305,31 @@ export function rateLimits(deps: {
     validate: { keyGeneratorIpFallback: false, ip: false, xForwardedForHeader: false },
   });
 
+  // Every key of an environment together, after its own count: a `*` key can make keys, each with a quota of
+  // its own, so the environment's keys share a ceiling of RATE_LIMIT_ENVIRONMENT_KEYS keys' worth, and
+  // minting keys cannot multiply what one holder may send. The per-key RateLimit headers stay the ones
+  // sent; a refusal here says which limit it was, with Retry-After.
+  const environmentLimiter = rateLimit({
+    windowMs: 1000,
+    limit: (_req, res) =>
+      (callerOf(res)?.livemode ? settings.livePerSecond : settings.testPerSecond) * settings.environmentKeys,
+    standardHeaders: false,
+    legacyHeaders: false,
+    keyGenerator: (_req, res) => (callerOf(res)?.livemode ? "live:all" : "test:all"),
+    handler: (req, res, next) => {
+      const live = callerOf(res)?.livemode === true;
+      const limit = (live ? settings.livePerSecond : settings.testPerSecond) * settings.environmentKeys;
+      res.setHeader("Retry-After", "1");
+      refuse(
+        "environment",
+        `Too many requests from all the keys of ${live ? "production" : "the sandbox"} together: at most ${limit} per second (RATE_LIMIT_ENVIRONMENT_KEYS keys' worth). Retry after the number of seconds in Retry-After.`,
+      )(req, res, next);
+    },
+    store: environmentCounts,
+    // The key is an environment, not an address.
+    validate: { keyGeneratorIpFallback: false, ip: false, xForwardedForHeader: false },
+  });
+
   // Requests with a valid key are counted per key instead; pages and health checks outside /v1 are
   // not counted, nor is the public pay operation, which has limits of its own (below): a payer is
   // keyless by design. The console's sign-in is counted (each attempt presents a key, like an API request).
@@ -326,7 +354,9 @@ export function rateLimits(deps: {
   // Each request is counted by one of the two limiters. The other is passed over here, synchronously,
   // rather than entering express-rate-limit's async middleware only for its `skip` to say so.
   const perKey: RequestHandler = (req, res, next) =>
-    callerOf(res) === undefined ? next() : perKeyLimiter(req, res, next);
+    callerOf(res) === undefined
+      ? next()
+      : perKeyLimiter(req, res, (err?: unknown) => (err ? next(err) : environmentLimiter(req, res, next)));
   const anonymous: RequestHandler = (req, res, next) =>
     notAnonymous(req, res) ? next() : anonymousLimiter(req, res, next);
 
@@ -378,7 +408,9 @@ export function rateLimits(deps: {
     ),
     sweep: () => store.deleteMany("rate_limits", { expires_at: { $lt: iso(now()) } }),
     flush: async () => {
-      await Promise.all([keyCounts.flush(), addressCounts.flush(), linkPayCounts.flush(), addressPayCounts.flush()]);
+      await Promise.all(
+        [keyCounts, environmentCounts, addressCounts, linkPayCounts, addressPayCounts].map((c) => c.flush()),
+      );
     },
   };
 }

@@ -31,6 +31,18 @@ describe("nearestName", () => {
   });
 });
 
+describe("a whole number out of range", () => {
+  it("names the field's own range, not its format's (a clock advance's `seconds: 1e12`)", () => {
+    const op = OPERATIONS.find((o) => o.operationId === "advanceSandboxClock");
+    if (!op) throw new Error("no advanceSandboxClock operation");
+    const issues = explainFindings(doc, parts(op, { body: { seconds: 1e12 } }), [
+      { path: "/body/seconds", errorCode: "format.openapi.validation", message: 'must match format "int32"' },
+      { path: "/body/seconds", errorCode: "maximum.openapi.validation", message: "must be <= 31622400" },
+    ]);
+    expect(issues).toEqual([{ param: "seconds", code: "too_large", message: "must be at most 31622400" }]);
+  });
+});
+
 describe("the contract's schema-violation examples", () => {
   type Example = { detail: string; errors: FieldError[] };
   type Responses = Record<string, { content?: Record<string, { examples?: Record<string, { value: Example }> }> }>;

@@ -24,6 +24,15 @@ export interface ValidatorFinding {
   errorCode?: string;
 }
 
+/**
+ * At most this many of the validator's findings are read, and this many items listed in `errors[]`:
+ * what a person fixes in one go, and a bound on the work and the size of a refusal whatever was sent
+ * (body-bounds.ts bounds what the validator finds). A problem that lists fewer than it found says so
+ * (errors.ts).
+ */
+export const FINDINGS_READ = 200;
+export const FINDINGS_LISTED = 50;
+
 /** What the request sent, where the findings point. */
 export interface RequestParts {
   /** The operation's method (lower case) and its path template in the contract (`/v1/merchants/{id}`). */
@@ -131,6 +140,10 @@ function distance(a: string, b: string): number {
  * (`merchantId` for `merchant_id`), or one within a third of its length in edits (`nme` for `name`).
  */
 export function nearestName(name: string, known: readonly string[]): string | undefined {
+  // A name far longer than every known one is within a third of its length of none of them: no
+  // distance to compute (each costs the product of the lengths, and a request can send 100 KB names).
+  const longest = known.reduce((n, k) => Math.max(n, k.length), 0);
+  if (name.length > 2 * longest + 3) return undefined;
   const plain = (s: string) => s.toLowerCase().replace(/[-_ ]/g, "");
   const same = known.find((k) => plain(k) === plain(name));
   if (same) return same;
@@ -146,6 +159,9 @@ export function nearestName(name: string, known: readonly string[]): string | un
   const allowed = Math.max(1, Math.floor(Math.max(name.length, best?.length ?? 0) / 3));
   return bestDistance <= allowed ? best : undefined;
 }
+
+/** A name the request sent, as a message repeats it: at most 60 characters, so a refusal stays small. */
+const shownName = (name: string) => (name.length > 60 ? `${name.slice(0, 60)}…` : name);
 
 /** `a`, `a` or `b`, `a`, `b` or `c`: values as code, for a message. */
 function orList(values: readonly unknown[]): string {
@@ -314,6 +330,13 @@ export function explainFindings(
     };
   };
 
+  // Where a token goes in the body (a charge's `payment_method.token`), looked up once per request.
+  let tokenPathMemo: { path: string | undefined } | undefined;
+  const bodyTokenPath = () => {
+    tokenPathMemo ??= { path: tokenPath(bodySchema, "") };
+    return tokenPathMemo.path;
+  };
+
   const issues: FieldError[] = [];
   const add = (param: string, code: FieldErrorCode, message: string) =>
     issues.push({ param: param || "body", code, message });
@@ -324,7 +347,7 @@ export function explainFindings(
     const typeParam = param ? `${param}.type` : "type";
     const types = orList(union.types);
     if (union.tokenBranch && carriesCardNumber(at.value)) {
-      const token = tokenPath(bodySchema, "") ?? "token";
+      const token = bodyTokenPath() ?? "token";
       add(
         param,
         "token_required",
@@ -354,7 +377,7 @@ export function explainFindings(
       add(
         name,
         "unknown_field",
-        `unknown query parameter \`${name}\`; ${
+        `unknown query parameter \`${shownName(name)}\`; ${
           nearest
             ? `did you mean \`${nearest}\`?`
             : known.length > 0
@@ -406,7 +429,7 @@ export function explainFindings(
         if (known.includes(name)) break; // another branch's finding: this branch takes the field
         const field = fieldOf(segments.length);
         const value = isObject(at.value) ? at.value[name] : undefined;
-        const token = tokenPath(bodySchema, "");
+        const token = bodyTokenPath();
         if (token && carriesCardNumber(value)) {
           add(
             field,
@@ -415,16 +438,18 @@ export function explainFindings(
           );
           break;
         }
-        const present = isObject(at.value) ? Object.keys(at.value) : [];
+        // The names not sent yet (asked of the object, not listed from it: one finding per unknown
+        // field would otherwise cost the object's size each).
+        const sent = at.value;
         const nearest = nearestName(
           name,
-          known.filter((k) => !present.includes(k)),
+          known.filter((k) => !(isObject(sent) && Object.hasOwn(sent, k))),
         );
         const prefix = param ? `${param}.` : "";
         add(
           field,
           "unknown_field",
-          `unknown field \`${field}\`; ${
+          `unknown field \`${shownName(field)}\`; ${
             nearest
               ? `did you mean \`${prefix}${nearest}\`?`
               : `${param ? `\`${param}\`` : "this request"} takes ${known.length > 0 ? andList(known) : "no fields"}`
@@ -486,6 +511,10 @@ export function explainFindings(
       }
       case "format": {
         const format = String(keyword(at.nodes, "format") ?? "");
+        // A whole number out of its format's range, where the schema gives a range of its own (a clock
+        // advance's `seconds`: 1 to 31622400): the `minimum`/`maximum` finding says the range that applies.
+        const ranged = keyword(at.nodes, "minimum") !== undefined || keyword(at.nodes, "maximum") !== undefined;
+        if ((format === "int32" || format === "int64") && ranged && Number.isInteger(at.value)) break;
         add(param, "invalid_format", `must be ${expected(at.nodes) ?? FORMAT_WORDS[format] ?? `a valid ${format}`}`);
         break;
       }
@@ -527,7 +556,9 @@ export function explainFindings(
         break;
       case "propertyNames": {
         const rule = expand(keyword(at.nodes, "propertyNames"));
-        const bad = Object.keys(isObject(at.value) ? at.value : {}).filter((key) => !nameAllowed(rule, key));
+        const bad = Object.keys(isObject(at.value) ? at.value : {})
+          .filter((key) => !nameAllowed(rule, key))
+          .map(shownName);
         const what = expected(rule) ?? "a key the API reference allows";
         add(
           param,
@@ -546,7 +577,7 @@ export function explainFindings(
         add(param, "invalid_value", message);
     }
   }
-  return tidy(issues, tokenPath(bodySchema, ""));
+  return tidy(issues, bodyTokenPath());
 
   /** The words a schema gives for its form (`x-pattern-message`), with its example when it has one. */
   function expected(nodes: Schema[]): string | undefined {

@@ -6,6 +6,7 @@ import { refusal, testDomain } from "../testing.ts";
 import { extendLeases } from "../webhooks/dispatcher.ts";
 import { parseSchedule } from "../webhooks/schedule.ts";
 import type { DeliveryRequest, DeliveryResult, WebhookSender } from "../webhooks/sender.ts";
+import { MAX_OFFSET_MS } from "./sandbox-clock.ts";
 
 // The sandbox clock (spec/resources/sandbox-clock.tsp): the sandbox's time runs ahead of the server's by
 // an offset kept in the store; an advance steps through what comes due, in order, runs it at its own
@@ -91,6 +92,29 @@ describe("advancing", () => {
     // Moving to the time it already is changes nothing.
     const same = await t.domain.sandboxClock.advance(t.sandbox, { to: "2026-11-22T10:00:00Z" });
     expect(same.clock.offsetMs).toBe(DAY * 1000);
+  });
+
+  it("runs at most 3660 days ahead of the server's clock in all: at the bound timestamps and cards still work", async () => {
+    const t = world();
+    for (let i = 0; i < 10; i++) await t.domain.sandboxClock.advance(t.sandbox, { seconds: 366 * DAY });
+    expect(t.domain.clock.offsetMs()).toBe(MAX_OFFSET_MS);
+    const beyond = await refusal(t.domain.sandboxClock.advance(t.sandbox, { seconds: 1 }));
+    expect(beyond).toMatchObject({ code: "invalid_request", param: "seconds" });
+    expect(beyond.message).toContain("more than 3660 days (about ten years) ahead of real time");
+    expect(beyond.message).toContain("it can move 0 seconds more now, to 2036-11-28T10:00:00.000000Z");
+    expect(await refusal(t.domain.sandboxClock.advance(t.sandbox, { to: "2036-12-31T00:00:00Z" }))).toMatchObject({
+      param: "to",
+    });
+    // The server's clock runs on, and the sandbox's with it, at the same distance.
+    t.advance(DAY);
+    expect(t.domain.clock.now(false).toISOString()).toBe("2036-11-29T10:00:00.000Z");
+    const token = await t.domain.tokens.create(t.sandbox, {
+      card: "4242424242424242",
+      holder: "Ada",
+      exp_month: 12,
+      exp_year: 2037,
+    });
+    expect(token.created_at).toMatch(/^2036-11-29T10:00:00\.\d{6}Z$/);
   });
 
   it("refuses a second advance while one holds the clock (409), and takes over a hold whose instance died", async () => {

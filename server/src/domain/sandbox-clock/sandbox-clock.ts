@@ -31,6 +31,14 @@ import { type Dispatcher, extendLeases } from "../webhooks/dispatcher.ts";
 const CLOCK_ID = "sandbox";
 /** The contract's limit on one advance (SandboxClockAdvanceRequest): 366 days. */
 const MAX_ADVANCE_MS = 366 * 86_400_000;
+/**
+ * The most the sandbox's time may run ahead of the server's, in all: 3,660 days (about ten years). Without
+ * a bound, repeated advances took it past year 9999 (timestamps no longer RFC 3339, lists sorted wrongly)
+ * and past 2100, the last card expiry year a token takes (TokenCreate.exp_year), so no card could pay
+ * again; the clock never goes back, so that was for good. Ten years ahead keeps every timestamp in RFC
+ * 3339 and the sandbox's cards usable until the server's own clock nears 2090.
+ */
+export const MAX_OFFSET_MS = 3660 * 86_400_000;
 /** How long an advance holds the clock without renewing (it renews at every step). */
 const HOLD_MS = 60_000;
 /** Passes over the due work at one time before giving up on it settling (each pass is bounded work). */
@@ -99,14 +107,26 @@ export function createSandboxClock(deps: SandboxClockDeps) {
         ],
       });
     }
-    if (input.seconds !== undefined) return new Date(from.getTime() + input.seconds * 1000);
-    const to = new Date(input.to ?? "");
-    if (Number.isNaN(to.getTime())) throw invalid("to", "must be an RFC 3339 date-time");
-    if (to.getTime() < from.getTime()) {
-      throw invalid("to", `must not be before the sandbox's time now (${iso(from)}): the clock never goes back`);
+    const param = input.seconds !== undefined ? "seconds" : "to";
+    let to: Date;
+    if (input.seconds !== undefined) to = new Date(from.getTime() + input.seconds * 1000);
+    else {
+      to = new Date(input.to ?? "");
+      if (Number.isNaN(to.getTime())) throw invalid("to", "must be an RFC 3339 date-time");
+      if (to.getTime() < from.getTime()) {
+        throw invalid("to", `must not be before the sandbox's time now (${iso(from)}): the clock never goes back`);
+      }
+      if (to.getTime() - from.getTime() > MAX_ADVANCE_MS) {
+        throw invalid("to", `must be at most 366 days after the sandbox's time now (${iso(from)})`);
+      }
     }
-    if (to.getTime() - from.getTime() > MAX_ADVANCE_MS) {
-      throw invalid("to", `must be at most 366 days after the sandbox's time now (${iso(from)})`);
+    const limit = new Date(clock.real().getTime() + MAX_OFFSET_MS);
+    if (to.getTime() > limit.getTime()) {
+      const left = Math.max(0, Math.floor((limit.getTime() - from.getTime()) / 1000));
+      throw invalid(
+        param,
+        `would put the sandbox's clock more than 3660 days (about ten years) ahead of real time, the most it may run ahead: it can move ${left} seconds more now, to ${iso(limit)} at the latest`,
+      );
     }
     return to;
   }

@@ -24,6 +24,12 @@ import type { OutboxSignal } from "./outbox.ts";
 const STREAM_BATCH = 100;
 /** On MongoDB: how old an event must be before the stream passes it (see above). */
 const SETTLE_MS = 1_000;
+/**
+ * The shortest time between two wakes of the open streams by commits: however many commits record
+ * events, each stream reads the store at most this often for them (plus its poll), so the cost of a
+ * commit does not grow with the number of streams open (a commit only marks that there is news).
+ */
+export const STREAM_WAKE_GAP_MS = 50;
 /** A stream that does not follow (`follow=false`) ends after at most this many events (the contract's limit). */
 const CATCH_UP_MAX = 1_000;
 
@@ -34,6 +40,8 @@ export interface EventsDeps {
   signal: OutboxSignal;
   /** How often a stream looks in the store for events other instances wrote (WEBHOOK_POLL_INTERVAL_MS). */
   pollIntervalMs: number;
+  /** How many days events are kept (EVENT_RETENTION_DAYS); default 30. */
+  retentionDays?: number;
 }
 
 export interface StreamRequest {
@@ -49,17 +57,44 @@ export function createEvents(deps: EventsDeps) {
   /** Ended when the server shuts down: every open stream ends with it (server.ts drainAndClose). */
   const shutdown = new AbortController();
 
-  /** Resolves after the next commit of this instance that wrote events, the next poll, or an abort. */
-  function wake(signal: AbortSignal, ms: number): Promise<void> {
+  // Commits that wrote events wake the streams together, at most once every STREAM_WAKE_GAP_MS: a commit
+  // counts itself and schedules the next wake if none is (constant work, however many streams are
+  // open); the wake resolves every waiting stream, and each reads the store once.
+  /** Commits of this instance that wrote events, so far. */
+  let commits = 0;
+  const waiting = new Set<() => void>();
+  let wakeTimer: ReturnType<typeof setTimeout> | null = null;
+  let lastWake = Number.NEGATIVE_INFINITY;
+  const wakeAll = () => {
+    wakeTimer = null;
+    lastWake = performance.now();
+    const woken = [...waiting];
+    waiting.clear();
+    for (const resolve of woken) resolve();
+  };
+  deps.signal.subscribe(() => {
+    commits++;
+    if (wakeTimer !== null || waiting.size === 0) return;
+    wakeTimer = setTimeout(wakeAll, Math.max(0, lastWake + STREAM_WAKE_GAP_MS - performance.now()));
+    wakeTimer.unref?.();
+  });
+
+  /**
+   * Resolves after the next wake by a commit, `ms`, or an abort. A stream that missed a commit while it
+   * read (`seen`, the count when its read began, is behind) reads again at once, but no sooner than
+   * STREAM_WAKE_GAP_MS after that read began (`readAt`).
+   */
+  function wake(signal: AbortSignal, ms: number, seen: number, readAt: number): Promise<void> {
     return new Promise((resolve) => {
+      const missed = seen !== commits;
       const done = () => {
         clearTimeout(timer);
-        unsubscribe();
+        waiting.delete(done);
         signal.removeEventListener("abort", done);
         resolve();
       };
-      const timer = setTimeout(done, ms);
-      const unsubscribe = deps.signal.subscribe(done);
+      const timer = setTimeout(done, missed ? Math.max(0, readAt + STREAM_WAKE_GAP_MS - performance.now()) : ms);
+      if (!missed) waiting.add(done);
       signal.addEventListener("abort", done, { once: true });
     });
   }
@@ -87,6 +122,8 @@ export function createEvents(deps: EventsDeps) {
     let cursor = start;
     let sent = 0;
     while (!signal.aborted) {
+      const seen = commits;
+      const readAt = performance.now();
       const { events, more } = await after(livemode, cursor);
       const horizon = settleMs > 0 ? iso(new Date(clock.now(livemode).getTime() - settleMs)) : null;
       let held = false;
@@ -103,7 +140,7 @@ export function createEvents(deps: EventsDeps) {
       }
       if (more && !held) continue;
       if (!follow && !held) return;
-      await wake(signal, held ? settleMs : deps.pollIntervalMs);
+      await wake(signal, held ? settleMs : deps.pollIntervalMs, held ? commits : seen, readAt);
     }
   }
 
@@ -115,7 +152,10 @@ export function createEvents(deps: EventsDeps) {
     list: (caller: Caller, filter: { type?: EventType | undefined }, page: Page) =>
       store.list("events", { livemode: caller.livemode, ...(filter.type ? { type: filter.type } : {}) }, page),
 
-    /** GET /v1/events/stream: the caller's environment's events from after `lastEventId` (or from now on). */
+    /**
+     * GET /v1/events/stream: the caller's environment's events from after `lastEventId`; without it,
+     * from now on when following, or from the oldest kept for a catch-up read (`follow: false`).
+     */
     async stream(caller: Caller, request: StreamRequest): Promise<EventStreamBody> {
       const { livemode } = caller;
       let start: string | null;
@@ -125,7 +165,12 @@ export function createEvents(deps: EventsDeps) {
           throw invalid("Last-Event-ID", `names no event of this environment (${request.lastEventId})`);
         }
         start = last.id;
+      } else if (!request.follow) {
+        // A catch-up read with no resume point sends what there is, oldest first (at most CATCH_UP_MAX;
+        // the last one's id resumes the next read): EventStreamParameters.follow.
+        start = null;
       } else {
+        // Following with no resume point: from the next event recorded.
         start = (await store.list("events", { livemode }, { limit: 1 })).data[0]?.id ?? null;
       }
       const types = request.types && request.types.length > 0 ? new Set<string>(request.types) : null;
@@ -134,6 +179,26 @@ export function createEvents(deps: EventsDeps) {
         messages: (signal) =>
           messages(livemode, start, types, request.follow, AbortSignal.any([signal, shutdown.signal])),
       };
+    },
+
+    /**
+     * Deletes the events older than the retention (EVENT_RETENTION_DAYS) on their environment's clock,
+     * except those whose deliveries are not made yet (`delivery_pending`, webhooks/fan-out.ts); returns
+     * how many. A delivery still retrying an event deleted here is abandoned (delivery-attempt.ts); the
+     * default retention is ten times the longest default retry schedule (about three days).
+     */
+    async sweep(): Promise<number> {
+      const days = deps.retentionDays ?? 30;
+      let deleted = 0;
+      for (const livemode of [true, false]) {
+        const cutoff = iso(new Date(clock.now(livemode).getTime() - days * 86_400_000));
+        deleted += await store.deleteMany("events", {
+          livemode,
+          delivery_pending: { $ne: true },
+          created_at: { $lt: cutoff },
+        });
+      }
+      return deleted;
     },
 
     /** Ends every open stream (graceful shutdown): their clients reconnect elsewhere with Last-Event-ID. */
