@@ -47,16 +47,18 @@ function* operations(paths) {
 
 /**
  * TypeSpec cannot put scopes on a bearer scheme: each operation states its scope with
- * `@extension("x-scopes", ...)`, and here it becomes the operation's security requirement
- * (OpenAPI 3.1 allows scope lists for any scheme; the 3.0 document carries the same lists, which
- * its tools ignore). The server reads these requirements, so they are the only scope table.
+ * `@extension("x-scopes", ...)`, and here it becomes the operation's security requirement. OpenAPI
+ * 3.1 allows scope lists for any scheme (Security Requirement Object: "a list of role names"); the
+ * server reads these requirements, so they are the only scope table. OpenAPI 3.0 requires the list to
+ * be empty for anything but OAuth2 and OpenID Connect, so the 3.0 copy (`version` "3.0") gives the
+ * bearer scheme an empty list and keeps the scopes beside it in the operation's `x-scopes`.
  *
  * An operation anyone may call without a key (health probes, a hosted page's public pay operation)
  * says so with `@extension("x-public", true)` instead, and gets `security: []`: the server then asks
  * for no key, and the test suites call it without one. Every operation must say one or the other,
  * never both, so forgetting a scope can never make an operation public.
  */
-function applyScopes(doc) {
+function applyScopes(doc, version) {
   for (const { path, method, op } of operations(doc.paths)) {
     const where = `${method.toUpperCase()} ${path} (${op.operationId})`;
     // The reference (/docs) titles every operation by its summary, and dredd names transactions after it.
@@ -78,6 +80,10 @@ function applyScopes(doc) {
       throw new Error(
         `${where} declares no scope: add @extension("x-scopes", #[...]), or @extension("x-public", true) for an operation anyone may call without a key`,
       );
+    }
+    if (version === "3.0") {
+      op.security = [{ [SECURITY_SCHEME]: [] }];
+      continue;
     }
     op.security = [{ [SECURITY_SCHEME]: scopes }];
     delete op["x-scopes"];
@@ -235,7 +241,7 @@ function requirePatternMessages(doc) {
 function postProcess31(doc) {
   orderExamples(doc);
   moveWebhooks(doc, "webhooks");
-  applyScopes(doc);
+  applyScopes(doc, "3.1");
   requirePatternMessages(doc);
   // Prism validates 3.1 schemas as draft-07 unless told otherwise (stoplightio/prism#2797); and with
   // the OAS base dialect URI it silently skips request-body validation (seen with Prism 5.14.2), so
@@ -255,7 +261,7 @@ function postProcess31(doc) {
 function postProcess30(doc) {
   orderExamples(doc);
   moveWebhooks(doc, "x-webhooks");
-  applyScopes(doc);
+  applyScopes(doc, "3.0");
   nullableReferences30(doc);
   // dredd needs a parameter-level example for every path parameter (dredd#2173).
   const schemas = doc.components?.schemas ?? {};
