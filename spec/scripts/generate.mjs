@@ -108,6 +108,48 @@ function moveWebhooks(doc, key) {
   doc[key] = webhooks;
 }
 
+/** `payment_link.completed` → `paymentLinkCompleted`: a webhook delivery's operationId. */
+const camelCase = (type) => type.replace(/[._]([a-z])/g, (_, c) => c.toUpperCase());
+
+/**
+ * Event types are declared once, as the deliveries of spec/webhooks.tsp (`EventDelivery<"<type>",
+ * <Payload>>`), here already moved into the `webhooks` section (`key`), which TypeSpec sorts by type.
+ * From them, in that order, this derives what TypeSpec cannot: each delivery's operationId (its type in
+ * camelCase), the values of the `EventType` enumeration (declared as a plain string in
+ * spec/events/envelope.tsp), and the `Event` schema (a stand-in in spec/resources/events.tsp): `oneOf`
+ * the payloads, discriminated by `type`.
+ * A payload whose `type` is not its delivery's stops the generation.
+ */
+function deriveEvents(doc, key) {
+  const schemas = doc.components.schemas;
+  const members = [];
+  for (const [type, item] of Object.entries(doc[key])) {
+    const op = item.post;
+    const ref = op?.requestBody?.content?.["application/json"]?.schema?.$ref;
+    const payload = ref ? schemas[ref.split("/").pop()] : undefined;
+    const declared = payload?.properties?.type?.enum;
+    if (!Array.isArray(declared) || declared.length !== 1 || declared[0] !== type) {
+      throw new Error(
+        `webhook ${type}: its payload (${ref ?? "none"}) must be a model with \`type: "${type}"\` (spec/webhooks.tsp)`,
+      );
+    }
+    op.operationId = camelCase(type);
+    members.push([type, ref]);
+  }
+  const eventType = schemas.EventType;
+  if (eventType?.type !== "string" || eventType.enum !== undefined) {
+    throw new Error("EventType must be declared as a plain string scalar (spec/events/envelope.tsp): its values are derived");
+  }
+  eventType.enum = members.map(([type]) => type);
+  const { description } = schemas.Event;
+  schemas.Event = {
+    type: "object",
+    oneOf: members.map(([, $ref]) => ({ $ref })),
+    discriminator: { propertyName: "type", mapping: Object.fromEntries(members) },
+    ...(description === undefined ? {} : { description }),
+  };
+}
+
 /** The `examples` maps of an operation: its request body's, then each response's, per media type. */
 function* exampleMaps(op) {
   for (const media of Object.values(op.requestBody?.content ?? {})) if (media.examples) yield media;
@@ -241,6 +283,7 @@ function requirePatternMessages(doc) {
 function postProcess31(doc) {
   orderExamples(doc);
   moveWebhooks(doc, "webhooks");
+  deriveEvents(doc, "webhooks");
   applyScopes(doc, "3.1");
   requirePatternMessages(doc);
   // Prism validates 3.1 schemas as draft-07 unless told otherwise (stoplightio/prism#2797); and with
@@ -261,6 +304,7 @@ function postProcess31(doc) {
 function postProcess30(doc) {
   orderExamples(doc);
   moveWebhooks(doc, "x-webhooks");
+  deriveEvents(doc, "x-webhooks");
   applyScopes(doc, "3.0");
   nullableReferences30(doc);
   // dredd needs a parameter-level example for every path parameter (dredd#2173).
