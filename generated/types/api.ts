@@ -2331,10 +2331,11 @@ export interface components {
             /** @description Display name. */
             name: string;
             /**
-             * @description The initial status: `active` when absent. `closed` is refused.
+             * @description The initial status: `active` when absent. A merchant cannot be created `closed`.
              * @default active
+             * @enum {string}
              */
-            status?: components["schemas"]["MerchantStatus"];
+            status?: "active" | "suspended";
             metadata?: components["schemas"]["Metadata"];
         };
         /** @description `merchant.created`: a merchant was created. */
@@ -3724,11 +3725,14 @@ export interface components {
          *     body within 24 hours replays the first response.
          */
         IdempotencyKeyHeader: string;
-        /** @description An object id: return the objects before it (newer ones). */
+        /** @description An object id: return the objects before it (newer ones). Not together with `starting_after`. */
         "ListParameters.ending_before": string;
-        /** @description How many objects to return, 1 to 100. */
+        /**
+         * @description How many objects to return, 1 to 100, written in decimal digits without a leading zero (`20`; `020`,
+         *     `2e1`, `20.0` and `+20` are a 400 naming `limit`).
+         */
         "ListParameters.limit": number;
-        /** @description An object id: return the objects after it (older ones). */
+        /** @description An object id: return the objects after it (older ones). Not together with `ending_before`. */
         "ListParameters.starting_after": string;
         /** @description Only merchants with this status. */
         "MerchantListParameters.status": components["schemas"]["MerchantStatus"];
@@ -3890,11 +3894,14 @@ export interface operations {
     listCashouts: {
         parameters: {
             query?: {
-                /** @description How many objects to return, 1 to 100. */
+                /**
+                 * @description How many objects to return, 1 to 100, written in decimal digits without a leading zero (`20`; `020`,
+                 *     `2e1`, `20.0` and `+20` are a 400 naming `limit`).
+                 */
                 limit?: components["parameters"]["ListParameters.limit"];
-                /** @description An object id: return the objects after it (older ones). */
+                /** @description An object id: return the objects after it (older ones). Not together with `ending_before`. */
                 starting_after?: components["parameters"]["ListParameters.starting_after"];
-                /** @description An object id: return the objects before it (newer ones). */
+                /** @description An object id: return the objects before it (newer ones). Not together with `starting_after`. */
                 ending_before?: components["parameters"]["ListParameters.ending_before"];
                 /** @description Only cashouts of this merchant. */
                 merchant_id?: components["parameters"]["CashoutListParameters.merchant_id"];
@@ -4363,11 +4370,14 @@ export interface operations {
     listCharges: {
         parameters: {
             query?: {
-                /** @description How many objects to return, 1 to 100. */
+                /**
+                 * @description How many objects to return, 1 to 100, written in decimal digits without a leading zero (`20`; `020`,
+                 *     `2e1`, `20.0` and `+20` are a 400 naming `limit`).
+                 */
                 limit?: components["parameters"]["ListParameters.limit"];
-                /** @description An object id: return the objects after it (older ones). */
+                /** @description An object id: return the objects after it (older ones). Not together with `ending_before`. */
                 starting_after?: components["parameters"]["ListParameters.starting_after"];
-                /** @description An object id: return the objects before it (newer ones). */
+                /** @description An object id: return the objects before it (newer ones). Not together with `starting_after`. */
                 ending_before?: components["parameters"]["ListParameters.ending_before"];
                 /** @description Only charges of this merchant. */
                 merchant_id?: components["parameters"]["ChargeListParameters.merchant_id"];
@@ -4842,11 +4852,14 @@ export interface operations {
     listRefunds: {
         parameters: {
             query?: {
-                /** @description How many objects to return, 1 to 100. */
+                /**
+                 * @description How many objects to return, 1 to 100, written in decimal digits without a leading zero (`20`; `020`,
+                 *     `2e1`, `20.0` and `+20` are a 400 naming `limit`).
+                 */
                 limit?: components["parameters"]["ListParameters.limit"];
-                /** @description An object id: return the objects after it (older ones). */
+                /** @description An object id: return the objects after it (older ones). Not together with `ending_before`. */
                 starting_after?: components["parameters"]["ListParameters.starting_after"];
-                /** @description An object id: return the objects before it (newer ones). */
+                /** @description An object id: return the objects before it (newer ones). Not together with `starting_after`. */
                 ending_before?: components["parameters"]["ListParameters.ending_before"];
             };
             header?: never;
@@ -5515,11 +5528,14 @@ export interface operations {
     listEvents: {
         parameters: {
             query?: {
-                /** @description How many objects to return, 1 to 100. */
+                /**
+                 * @description How many objects to return, 1 to 100, written in decimal digits without a leading zero (`20`; `020`,
+                 *     `2e1`, `20.0` and `+20` are a 400 naming `limit`).
+                 */
                 limit?: components["parameters"]["ListParameters.limit"];
-                /** @description An object id: return the objects after it (older ones). */
+                /** @description An object id: return the objects after it (older ones). Not together with `ending_before`. */
                 starting_after?: components["parameters"]["ListParameters.starting_after"];
-                /** @description An object id: return the objects before it (newer ones). */
+                /** @description An object id: return the objects before it (newer ones). Not together with `starting_after`. */
                 ending_before?: components["parameters"]["ListParameters.ending_before"];
                 /** @description Only events of this type. */
                 type?: components["parameters"]["EventListParameters.type"];
@@ -5803,11 +5819,14 @@ export interface operations {
     listEventDeliveries: {
         parameters: {
             query?: {
-                /** @description How many objects to return, 1 to 100. */
+                /**
+                 * @description How many objects to return, 1 to 100, written in decimal digits without a leading zero (`20`; `020`,
+                 *     `2e1`, `20.0` and `+20` are a 400 naming `limit`).
+                 */
                 limit?: components["parameters"]["ListParameters.limit"];
-                /** @description An object id: return the objects after it (older ones). */
+                /** @description An object id: return the objects after it (older ones). Not together with `ending_before`. */
                 starting_after?: components["parameters"]["ListParameters.starting_after"];
-                /** @description An object id: return the objects before it (newer ones). */
+                /** @description An object id: return the objects before it (newer ones). Not together with `starting_after`. */
                 ending_before?: components["parameters"]["ListParameters.ending_before"];
                 /** @description Only deliveries with this status. */
                 status?: components["parameters"]["WebhookDeliveryListParameters.status"];
@@ -6052,11 +6071,14 @@ export interface operations {
     listFraudEvaluations: {
         parameters: {
             query?: {
-                /** @description How many objects to return, 1 to 100. */
+                /**
+                 * @description How many objects to return, 1 to 100, written in decimal digits without a leading zero (`20`; `020`,
+                 *     `2e1`, `20.0` and `+20` are a 400 naming `limit`).
+                 */
                 limit?: components["parameters"]["ListParameters.limit"];
-                /** @description An object id: return the objects after it (older ones). */
+                /** @description An object id: return the objects after it (older ones). Not together with `ending_before`. */
                 starting_after?: components["parameters"]["ListParameters.starting_after"];
-                /** @description An object id: return the objects before it (newer ones). */
+                /** @description An object id: return the objects before it (newer ones). Not together with `starting_after`. */
                 ending_before?: components["parameters"]["ListParameters.ending_before"];
                 /** @description Only evaluations of this transaction. */
                 tx_id?: components["parameters"]["FraudEvaluationListParameters.tx_id"];
@@ -6477,11 +6499,14 @@ export interface operations {
     listFraudLists: {
         parameters: {
             query?: {
-                /** @description How many objects to return, 1 to 100. */
+                /**
+                 * @description How many objects to return, 1 to 100, written in decimal digits without a leading zero (`20`; `020`,
+                 *     `2e1`, `20.0` and `+20` are a 400 naming `limit`).
+                 */
                 limit?: components["parameters"]["ListParameters.limit"];
-                /** @description An object id: return the objects after it (older ones). */
+                /** @description An object id: return the objects after it (older ones). Not together with `ending_before`. */
                 starting_after?: components["parameters"]["ListParameters.starting_after"];
-                /** @description An object id: return the objects before it (newer ones). */
+                /** @description An object id: return the objects before it (newer ones). Not together with `starting_after`. */
                 ending_before?: components["parameters"]["ListParameters.ending_before"];
                 /** @description Only lists of this kind. */
                 kind?: components["parameters"]["FraudListListParameters.kind"];
@@ -6890,11 +6915,14 @@ export interface operations {
     listFraudListItems: {
         parameters: {
             query?: {
-                /** @description How many objects to return, 1 to 100. */
+                /**
+                 * @description How many objects to return, 1 to 100, written in decimal digits without a leading zero (`20`; `020`,
+                 *     `2e1`, `20.0` and `+20` are a 400 naming `limit`).
+                 */
                 limit?: components["parameters"]["ListParameters.limit"];
-                /** @description An object id: return the objects after it (older ones). */
+                /** @description An object id: return the objects after it (older ones). Not together with `ending_before`. */
                 starting_after?: components["parameters"]["ListParameters.starting_after"];
-                /** @description An object id: return the objects before it (newer ones). */
+                /** @description An object id: return the objects before it (newer ones). Not together with `starting_after`. */
                 ending_before?: components["parameters"]["ListParameters.ending_before"];
             };
             header?: never;
@@ -7325,11 +7353,14 @@ export interface operations {
     listMerchants: {
         parameters: {
             query?: {
-                /** @description How many objects to return, 1 to 100. */
+                /**
+                 * @description How many objects to return, 1 to 100, written in decimal digits without a leading zero (`20`; `020`,
+                 *     `2e1`, `20.0` and `+20` are a 400 naming `limit`).
+                 */
                 limit?: components["parameters"]["ListParameters.limit"];
-                /** @description An object id: return the objects after it (older ones). */
+                /** @description An object id: return the objects after it (older ones). Not together with `ending_before`. */
                 starting_after?: components["parameters"]["ListParameters.starting_after"];
-                /** @description An object id: return the objects before it (newer ones). */
+                /** @description An object id: return the objects before it (newer ones). Not together with `starting_after`. */
                 ending_before?: components["parameters"]["ListParameters.ending_before"];
                 /** @description Only merchants with this status. */
                 status?: components["parameters"]["MerchantListParameters.status"];
@@ -7866,11 +7897,14 @@ export interface operations {
     listPaymentLinks: {
         parameters: {
             query?: {
-                /** @description How many objects to return, 1 to 100. */
+                /**
+                 * @description How many objects to return, 1 to 100, written in decimal digits without a leading zero (`20`; `020`,
+                 *     `2e1`, `20.0` and `+20` are a 400 naming `limit`).
+                 */
                 limit?: components["parameters"]["ListParameters.limit"];
-                /** @description An object id: return the objects after it (older ones). */
+                /** @description An object id: return the objects after it (older ones). Not together with `ending_before`. */
                 starting_after?: components["parameters"]["ListParameters.starting_after"];
-                /** @description An object id: return the objects before it (newer ones). */
+                /** @description An object id: return the objects before it (newer ones). Not together with `starting_after`. */
                 ending_before?: components["parameters"]["ListParameters.ending_before"];
                 /** @description Only links of this merchant. */
                 merchant_id?: components["parameters"]["PaymentLinkListParameters.merchant_id"];
@@ -8451,11 +8485,14 @@ export interface operations {
     listRequestLog: {
         parameters: {
             query?: {
-                /** @description How many objects to return, 1 to 100. */
+                /**
+                 * @description How many objects to return, 1 to 100, written in decimal digits without a leading zero (`20`; `020`,
+                 *     `2e1`, `20.0` and `+20` are a 400 naming `limit`).
+                 */
                 limit?: components["parameters"]["ListParameters.limit"];
-                /** @description An object id: return the objects after it (older ones). */
+                /** @description An object id: return the objects after it (older ones). Not together with `ending_before`. */
                 starting_after?: components["parameters"]["ListParameters.starting_after"];
-                /** @description An object id: return the objects before it (newer ones). */
+                /** @description An object id: return the objects before it (newer ones). Not together with `starting_after`. */
                 ending_before?: components["parameters"]["ListParameters.ending_before"];
                 /** @description Only requests made with this key. */
                 key_id?: components["parameters"]["RequestLogListParameters.key_id"];
@@ -9354,11 +9391,14 @@ export interface operations {
     listServiceKeys: {
         parameters: {
             query?: {
-                /** @description How many objects to return, 1 to 100. */
+                /**
+                 * @description How many objects to return, 1 to 100, written in decimal digits without a leading zero (`20`; `020`,
+                 *     `2e1`, `20.0` and `+20` are a 400 naming `limit`).
+                 */
                 limit?: components["parameters"]["ListParameters.limit"];
-                /** @description An object id: return the objects after it (older ones). */
+                /** @description An object id: return the objects after it (older ones). Not together with `ending_before`. */
                 starting_after?: components["parameters"]["ListParameters.starting_after"];
-                /** @description An object id: return the objects before it (newer ones). */
+                /** @description An object id: return the objects before it (newer ones). Not together with `starting_after`. */
                 ending_before?: components["parameters"]["ListParameters.ending_before"];
             };
             header?: never;
@@ -10517,11 +10557,14 @@ export interface operations {
     listWebhookEndpoints: {
         parameters: {
             query?: {
-                /** @description How many objects to return, 1 to 100. */
+                /**
+                 * @description How many objects to return, 1 to 100, written in decimal digits without a leading zero (`20`; `020`,
+                 *     `2e1`, `20.0` and `+20` are a 400 naming `limit`).
+                 */
                 limit?: components["parameters"]["ListParameters.limit"];
-                /** @description An object id: return the objects after it (older ones). */
+                /** @description An object id: return the objects after it (older ones). Not together with `ending_before`. */
                 starting_after?: components["parameters"]["ListParameters.starting_after"];
-                /** @description An object id: return the objects before it (newer ones). */
+                /** @description An object id: return the objects before it (newer ones). Not together with `starting_after`. */
                 ending_before?: components["parameters"]["ListParameters.ending_before"];
             };
             header?: never;
@@ -11056,11 +11099,14 @@ export interface operations {
     listWebhookEndpointDeliveries: {
         parameters: {
             query?: {
-                /** @description How many objects to return, 1 to 100. */
+                /**
+                 * @description How many objects to return, 1 to 100, written in decimal digits without a leading zero (`20`; `020`,
+                 *     `2e1`, `20.0` and `+20` are a 400 naming `limit`).
+                 */
                 limit?: components["parameters"]["ListParameters.limit"];
-                /** @description An object id: return the objects after it (older ones). */
+                /** @description An object id: return the objects after it (older ones). Not together with `ending_before`. */
                 starting_after?: components["parameters"]["ListParameters.starting_after"];
-                /** @description An object id: return the objects before it (newer ones). */
+                /** @description An object id: return the objects before it (newer ones). Not together with `starting_after`. */
                 ending_before?: components["parameters"]["ListParameters.ending_before"];
                 /** @description Only deliveries with this status. */
                 status?: components["parameters"]["WebhookDeliveryListParameters.status"];

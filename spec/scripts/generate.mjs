@@ -138,7 +138,9 @@ function deriveEvents(doc, key) {
   }
   const eventType = schemas.EventType;
   if (eventType?.type !== "string" || eventType.enum !== undefined) {
-    throw new Error("EventType must be declared as a plain string scalar (spec/events/envelope.tsp): its values are derived");
+    throw new Error(
+      "EventType must be declared as a plain string scalar (spec/events/envelope.tsp): its values are derived",
+    );
   }
   eventType.enum = members.map(([type]) => type);
   const { description } = schemas.Event;
@@ -301,12 +303,30 @@ function postProcess31(doc) {
   return finish(doc, "3.1");
 }
 
+/** Validation keywords TypeSpec may write beside a `$ref` (`@minLength(1) type?: EventType`). */
+const REF_SIBLING_RULES = ["minLength", "maxLength", "pattern", "minimum", "maximum", "minItems", "maxItems"];
+
+/**
+ * OpenAPI 3.0 ignores every keyword beside a `$ref` (a Reference Object "cannot be extended"), so a rule
+ * written there would be lost: here the reference moves into an `allOf` of its own, which 3.0 reads
+ * together with the rule. (3.1 schemas apply both as they stand.)
+ */
+function refSiblingRules30(doc) {
+  walk(doc, (node) => {
+    if (typeof node.$ref !== "string" || !REF_SIBLING_RULES.some((k) => node[k] !== undefined)) return;
+    const { $ref, ...rest } = node;
+    for (const key of Object.keys(node)) delete node[key];
+    Object.assign(node, { allOf: [{ $ref }] }, rest);
+  });
+}
+
 function postProcess30(doc) {
   orderExamples(doc);
   moveWebhooks(doc, "x-webhooks");
   deriveEvents(doc, "x-webhooks");
   applyScopes(doc, "3.0");
   nullableReferences30(doc);
+  refSiblingRules30(doc);
   // dredd needs a parameter-level example for every path parameter (dredd#2173).
   const schemas = doc.components?.schemas ?? {};
   for (const { op } of operations(doc.paths)) {
@@ -496,7 +516,31 @@ function addProblemExamples(doc) {
   }
 }
 
+/** The JSON Schema keywords a schema may state through `x-json-schema` (jsonSchemaKeywords). */
+const JSON_SCHEMA_KEYWORDS = new Set(["uniqueItems", "minProperties", "maxProperties"]);
+
+/**
+ * Rules TypeSpec 1.11 has no decorator for (`uniqueItems`, `minProperties`, `maxProperties`) are written
+ * `@extension("x-json-schema", #{ uniqueItems: true })` beside the property or model they constrain, and
+ * become those keywords of its schema here, so the document states them (the validator then enforces
+ * them, with its usual messages). Both versions have these keywords.
+ */
+function jsonSchemaKeywords(doc) {
+  walk(doc, (node) => {
+    const extra = node["x-json-schema"];
+    if (extra === undefined) return;
+    for (const [key, value] of Object.entries(extra)) {
+      if (!JSON_SCHEMA_KEYWORDS.has(key)) {
+        throw new Error(`x-json-schema: ${key} is not one of ${[...JSON_SCHEMA_KEYWORDS].join(", ")}`);
+      }
+      node[key] = value;
+    }
+    delete node["x-json-schema"];
+  });
+}
+
 function finish(doc, version) {
+  jsonSchemaKeywords(doc);
   openEnums(doc);
   addLimits(doc, version);
   addProblemExamples(doc);
