@@ -3929,7 +3929,12 @@ export interface operations {
                     "application/json": components["schemas"]["CashoutList"];
                 };
             };
-            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            /**
+             * @description The request is malformed or a field is invalid; `param` and `errors` say which.
+             *
+             *     Beyond its schema, this operation refuses with a 400 naming the field:
+             *     - `starting_after` and `ending_before` together: send at most one cursor.
+             */
             400: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -4023,7 +4028,13 @@ export interface operations {
                     "application/json": components["schemas"]["Cashout"];
                 };
             };
-            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            /**
+             * @description The request is malformed or a field is invalid; `param` and `errors` say which.
+             *
+             *     Beyond its schema, this operation refuses with a 400 naming the field:
+             *     - `currency` other than the destination's (an IBAN or a pix key is paid in its own currency).
+             *     - `destination.iban` whose check digits or length are wrong for its country, `destination.clabe` whose check digit is wrong, `destination.key_type` that is not the pix key's type, `destination.account_number` not of 4 to 17 digits.
+             */
             400: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -4407,7 +4418,12 @@ export interface operations {
                     "application/json": components["schemas"]["ChargeList"];
                 };
             };
-            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            /**
+             * @description The request is malformed or a field is invalid; `param` and `errors` say which.
+             *
+             *     Beyond its schema, this operation refuses with a 400 naming the field:
+             *     - `starting_after` and `ending_before` together: send at most one cursor.
+             */
             400: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -4501,7 +4517,13 @@ export interface operations {
                     "application/json": components["schemas"]["Charge"];
                 };
             };
-            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            /**
+             * @description The request is malformed or a field is invalid; `param` and `errors` say which.
+             *
+             *     Beyond its schema, this operation refuses with a 400 naming the field:
+             *     - `currency` other than the one a local method takes (pix and boleto BRL, oxxo and spei MXN, sepa_debit EUR).
+             *     - `customer.ip` that is not an IPv4 or IPv6 address.
+             */
             400: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -4741,7 +4763,12 @@ export interface operations {
                     "application/json": components["schemas"]["Charge"];
                 };
             };
-            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            /**
+             * @description The request is malformed or a field is invalid; `param` and `errors` say which.
+             *
+             *     Beyond its schema, this operation refuses with a 400 naming the field:
+             *     - `amount` above the charge's authorized amount.
+             */
             400: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -4885,7 +4912,12 @@ export interface operations {
                     "application/json": components["schemas"]["RefundList"];
                 };
             };
-            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            /**
+             * @description The request is malformed or a field is invalid; `param` and `errors` say which.
+             *
+             *     Beyond its schema, this operation refuses with a 400 naming the field:
+             *     - `starting_after` and `ending_before` together: send at most one cursor.
+             */
             400: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -5561,7 +5593,12 @@ export interface operations {
                     "application/json": components["schemas"]["EventList"];
                 };
             };
-            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            /**
+             * @description The request is malformed or a field is invalid; `param` and `errors` say which.
+             *
+             *     Beyond its schema, this operation refuses with a 400 naming the field:
+             *     - `starting_after` and `ending_before` together: send at most one cursor.
+             */
             400: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -5854,7 +5891,12 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDeliveryList"];
                 };
             };
-            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            /**
+             * @description The request is malformed or a field is invalid; `param` and `errors` say which.
+             *
+             *     Beyond its schema, this operation refuses with a 400 naming the field:
+             *     - `starting_after` and `ending_before` together: send at most one cursor.
+             */
             400: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -6106,7 +6148,12 @@ export interface operations {
                     "application/json": components["schemas"]["FraudEvaluationList"];
                 };
             };
-            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            /**
+             * @description The request is malformed or a field is invalid; `param` and `errors` say which.
+             *
+             *     Beyond its schema, this operation refuses with a 400 naming the field:
+             *     - `starting_after` and `ending_before` together: send at most one cursor.
+             */
             400: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -6200,7 +6247,12 @@ export interface operations {
                     "application/json": components["schemas"]["FraudEvaluation"];
                 };
             };
-            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            /**
+             * @description The request is malformed or a field is invalid; `param` and `errors` say which.
+             *
+             *     Beyond its schema, this operation refuses with a 400 naming the field:
+             *     - `amount` or `currency` missing when no `tx_id` is sent.
+             */
             400: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -6532,7 +6584,12 @@ export interface operations {
                     "application/json": components["schemas"]["FraudListList"];
                 };
             };
-            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            /**
+             * @description The request is malformed or a field is invalid; `param` and `errors` say which.
+             *
+             *     Beyond its schema, this operation refuses with a 400 naming the field:
+             *     - `starting_after` and `ending_before` together: send at most one cursor.
+             */
             400: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -6948,7 +7005,12 @@ export interface operations {
                     "application/json": components["schemas"]["FraudListItemList"];
                 };
             };
-            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            /**
+             * @description The request is malformed or a field is invalid; `param` and `errors` say which.
+             *
+             *     Beyond its schema, this operation refuses with a 400 naming the field:
+             *     - `starting_after` and `ending_before` together: send at most one cursor.
+             */
             400: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -7272,7 +7334,12 @@ export interface operations {
                     "application/json": components["schemas"]["FraudSettings"];
                 };
             };
-            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            /**
+             * @description The request is malformed or a field is invalid; `param` and `errors` say which.
+             *
+             *     Beyond its schema, this operation refuses with a 400 naming the field:
+             *     - `review_threshold` not below `block_threshold` (as sent, or as set).
+             */
             400: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -7386,7 +7453,12 @@ export interface operations {
                     "application/json": components["schemas"]["MerchantList"];
                 };
             };
-            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            /**
+             * @description The request is malformed or a field is invalid; `param` and `errors` say which.
+             *
+             *     Beyond its schema, this operation refuses with a 400 naming the field:
+             *     - `starting_after` and `ending_before` together: send at most one cursor.
+             */
             400: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -7932,7 +8004,12 @@ export interface operations {
                     "application/json": components["schemas"]["PaymentLinkList"];
                 };
             };
-            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            /**
+             * @description The request is malformed or a field is invalid; `param` and `errors` say which.
+             *
+             *     Beyond its schema, this operation refuses with a 400 naming the field:
+             *     - `starting_after` and `ending_before` together: send at most one cursor.
+             */
             400: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -8026,7 +8103,12 @@ export interface operations {
                     "application/json": components["schemas"]["PaymentLink"];
                 };
             };
-            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            /**
+             * @description The request is malformed or a field is invalid; `param` and `errors` say which.
+             *
+             *     Beyond its schema, this operation refuses with a 400 naming the field:
+             *     - `payment_methods` naming a local method the link's currency does not take (pix and boleto take BRL, oxxo and spei MXN, sepa_debit EUR).
+             */
             400: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -8384,7 +8466,12 @@ export interface operations {
                     "application/json": components["schemas"]["PaymentLinkPayment"];
                 };
             };
-            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            /**
+             * @description The request is malformed or a field is invalid; `param` and `errors` say which.
+             *
+             *     Beyond its schema, this operation refuses with a 400 naming the field:
+             *     - `payment_method.type` that is not one of the link's `payment_methods`.
+             */
             400: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -8522,7 +8609,12 @@ export interface operations {
                     "application/json": components["schemas"]["RequestLogEntryList"];
                 };
             };
-            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            /**
+             * @description The request is malformed or a field is invalid; `param` and `errors` say which.
+             *
+             *     Beyond its schema, this operation refuses with a 400 naming the field:
+             *     - `starting_after` and `ending_before` together: send at most one cursor.
+             */
             400: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -9280,7 +9372,12 @@ export interface operations {
                     "application/json": components["schemas"]["SandboxClockAdvance"];
                 };
             };
-            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            /**
+             * @description The request is malformed or a field is invalid; `param` and `errors` say which.
+             *
+             *     Beyond its schema, this operation refuses with a 400 naming the field:
+             *     - `to` before the sandbox's time now (the clock never goes back), or more than 366 days after it.
+             */
             400: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -9422,7 +9519,12 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceKeyList"];
                 };
             };
-            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            /**
+             * @description The request is malformed or a field is invalid; `param` and `errors` say which.
+             *
+             *     Beyond its schema, this operation refuses with a 400 naming the field:
+             *     - `starting_after` and `ending_before` together: send at most one cursor.
+             */
             400: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -9516,7 +9618,12 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceKeyWithSecret"];
                 };
             };
-            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            /**
+             * @description The request is malformed or a field is invalid; `param` and `errors` say which.
+             *
+             *     Beyond its schema, this operation refuses with a 400 naming the field:
+             *     - `expires_at` that is not in the future.
+             */
             400: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -10588,7 +10695,12 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpointList"];
                 };
             };
-            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            /**
+             * @description The request is malformed or a field is invalid; `param` and `errors` say which.
+             *
+             *     Beyond its schema, this operation refuses with a 400 naming the field:
+             *     - `starting_after` and `ending_before` together: send at most one cursor.
+             */
             400: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -10682,7 +10794,12 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpointWithSecret"];
                 };
             };
-            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            /**
+             * @description The request is malformed or a field is invalid; `param` and `errors` say which.
+             *
+             *     Beyond its schema, this operation refuses with a 400 naming the field:
+             *     - `url` that does not resolve to a public address (in production), or is not an http or https address.
+             */
             400: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -11134,7 +11251,12 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDeliveryList"];
                 };
             };
-            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            /**
+             * @description The request is malformed or a field is invalid; `param` and `errors` say which.
+             *
+             *     Beyond its schema, this operation refuses with a 400 naming the field:
+             *     - `starting_after` and `ending_before` together: send at most one cursor.
+             */
             400: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];

@@ -539,7 +539,46 @@ function jsonSchemaKeywords(doc) {
   });
 }
 
+/** The rule every list operation has beyond its schema (ListParameters, spec/common/pagination.tsp). */
+const ONE_CURSOR_RULE = "`starting_after` and `ending_before` together: send at most one cursor";
+
+/**
+ * The rules no schema can state (a time relative to now, a field that depends on another, a check digit)
+ * are listed in the operation's 400 description, so that a reader, a mock and a test find every reason a
+ * schema-valid request can still get a 400. An operation declares its own with
+ * `@extension("x-400-rules", #["`<field>` <what is refused>", ...])`, each naming its field first, as the
+ * answer's `param` does; every list operation gets the cursor rule. test/e2e/business-rules.test.ts sends
+ * a schema-valid request that breaks each rule and checks the 400's `param` is named here.
+ */
+function businessRules(doc) {
+  for (const { path, method, op } of operations(doc.paths)) {
+    const where = `${method.toUpperCase()} ${path} (${op.operationId})`;
+    const rules = [...(op["x-400-rules"] ?? [])];
+    delete op["x-400-rules"];
+    const query = new Set(
+      (op.parameters ?? [])
+        .map((p) => (p.$ref ? doc.components.parameters[p.$ref.split("/").pop()] : p))
+        .filter((p) => p.in === "query")
+        .map((p) => p.name),
+    );
+    if (query.has("starting_after") && query.has("ending_before")) rules.push(ONE_CURSOR_RULE);
+    if (rules.length === 0) continue;
+    const bad = rules.find((rule) => typeof rule !== "string" || !/^`[^`]+`/.test(rule));
+    if (bad !== undefined)
+      throw new Error(`${where}: the x-400-rules entry ${JSON.stringify(bad)} must start with its \`field\``);
+    const response = op.responses?.["400"];
+    if (!response) throw new Error(`${where} lists x-400-rules but declares no 400`);
+    response.description = [
+      response.description,
+      "",
+      "Beyond its schema, this operation refuses with a 400 naming the field:",
+      ...rules.map((rule) => `- ${rule}.`),
+    ].join("\n");
+  }
+}
+
 function finish(doc, version) {
+  businessRules(doc);
   jsonSchemaKeywords(doc);
   openEnums(doc);
   addLimits(doc, version);
