@@ -1968,7 +1968,7 @@ export interface components {
          */
         ErrorCode: "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "invalid_state_transition" | "idempotency_key_reused" | "idempotency_request_in_progress" | "idempotency_replay_unavailable" | "payload_too_large" | "unsupported_media_type" | "method_not_allowed" | "invalid_card" | "card_number_in_text" | "insufficient_balance" | "merchant_inactive" | "card_declined" | "payment_link_unavailable" | "rate_limited" | "internal_error" | "service_unavailable";
         /** @description Any event; `type` says which. */
-        Event: components["schemas"]["FraudEvaluatedEvent"] | components["schemas"]["PaymentAuthorizedEvent"] | components["schemas"]["PaymentCapturedEvent"] | components["schemas"]["PaymentFailedEvent"] | components["schemas"]["PaymentVoidedEvent"] | components["schemas"]["PaymentRefundedEvent"] | components["schemas"]["PaymentExpiredEvent"] | components["schemas"]["MerchantCreatedEvent"] | components["schemas"]["MerchantUpdatedEvent"] | components["schemas"]["ServiceKeyCreatedEvent"] | components["schemas"]["ServiceKeyRotatedEvent"] | components["schemas"]["ServiceKeyRevokedEvent"] | components["schemas"]["WebhookEndpointDisabledEvent"] | components["schemas"]["WebhookEndpointTestEvent"] | components["schemas"]["CashoutCreatedEvent"] | components["schemas"]["CashoutPaidEvent"] | components["schemas"]["CashoutFailedEvent"] | components["schemas"]["CashoutCanceledEvent"] | components["schemas"]["PaymentLinkCompletedEvent"];
+        Event: components["schemas"]["CashoutCanceledEvent"] | components["schemas"]["CashoutCreatedEvent"] | components["schemas"]["CashoutFailedEvent"] | components["schemas"]["CashoutPaidEvent"] | components["schemas"]["FraudEvaluatedEvent"] | components["schemas"]["MerchantCreatedEvent"] | components["schemas"]["MerchantUpdatedEvent"] | components["schemas"]["PaymentAuthorizedEvent"] | components["schemas"]["PaymentCapturedEvent"] | components["schemas"]["PaymentExpiredEvent"] | components["schemas"]["PaymentFailedEvent"] | components["schemas"]["PaymentRefundedEvent"] | components["schemas"]["PaymentVoidedEvent"] | components["schemas"]["PaymentLinkCompletedEvent"] | components["schemas"]["ServiceKeyCreatedEvent"] | components["schemas"]["ServiceKeyRevokedEvent"] | components["schemas"]["ServiceKeyRotatedEvent"] | components["schemas"]["WebhookEndpointDisabledEvent"] | components["schemas"]["WebhookEndpointTestEvent"];
         /**
          * @description An event id: `evt_` and 24 base62 characters.
          * @example evt_5Tg7YhUj9IkOl2PzXc4VbNm6
@@ -1988,7 +1988,7 @@ export interface components {
             endpoint_id: components["schemas"]["WebhookEndpointId"];
         };
         /** @description The types of event. Extensible: new types are added within v1; ignore the ones you do not handle. */
-        EventType: "fraud.evaluated" | "payment.authorized" | "payment.captured" | "payment.failed" | "payment.voided" | "payment.refunded" | "payment.expired" | "merchant.created" | "merchant.updated" | "service_key.created" | "service_key.rotated" | "service_key.revoked" | "webhook_endpoint.disabled" | "webhook_endpoint.test" | "cashout.created" | "cashout.paid" | "cashout.failed" | "cashout.canceled" | "payment_link.completed";
+        EventType: "cashout.canceled" | "cashout.created" | "cashout.failed" | "cashout.paid" | "fraud.evaluated" | "merchant.created" | "merchant.updated" | "payment.authorized" | "payment.captured" | "payment.expired" | "payment.failed" | "payment.refunded" | "payment.voided" | "payment_link.completed" | "service_key.created" | "service_key.revoked" | "service_key.rotated" | "webhook_endpoint.disabled" | "webhook_endpoint.test";
         /** @description Why a charge was declined (sandbox: see the test cards in docs/charges.md). Extensible: codes may be added within v1. */
         FailureCode: "card_declined" | "insufficient_funds" | "expired_card" | "processing_error" | "fraud_blocked";
         /**
@@ -2335,10 +2335,11 @@ export interface components {
             /** @description Display name. */
             name: string;
             /**
-             * @description The initial status: `active` when absent. `closed` is refused.
+             * @description The initial status: `active` when absent. A merchant cannot be created `closed`.
              * @default active
+             * @enum {string}
              */
-            status?: components["schemas"]["MerchantStatus"];
+            status?: "active" | "suspended";
             metadata?: components["schemas"]["Metadata"];
         };
         /** @description `merchant.created`: a merchant was created. */
@@ -3729,11 +3730,14 @@ export interface components {
          *     body within 24 hours replays the first response.
          */
         IdempotencyKeyHeader: string;
-        /** @description An object id: return the objects before it (newer ones). */
+        /** @description An object id: return the objects before it (newer ones). Not together with `starting_after`. */
         "ListParameters.ending_before": string;
-        /** @description How many objects to return, 1 to 100. */
+        /**
+         * @description How many objects to return, 1 to 100, written in decimal digits without a leading zero (`20`; `020`,
+         *     `2e1`, `20.0` and `+20` are a 400 naming `limit`).
+         */
         "ListParameters.limit": number;
-        /** @description An object id: return the objects after it (older ones). */
+        /** @description An object id: return the objects after it (older ones). Not together with `ending_before`. */
         "ListParameters.starting_after": string;
         /** @description Only merchants with this status. */
         "MerchantListParameters.status": components["schemas"]["MerchantStatus"];
@@ -3895,11 +3899,14 @@ export interface operations {
     listCashouts: {
         parameters: {
             query?: {
-                /** @description How many objects to return, 1 to 100. */
+                /**
+                 * @description How many objects to return, 1 to 100, written in decimal digits without a leading zero (`20`; `020`,
+                 *     `2e1`, `20.0` and `+20` are a 400 naming `limit`).
+                 */
                 limit?: components["parameters"]["ListParameters.limit"];
-                /** @description An object id: return the objects after it (older ones). */
+                /** @description An object id: return the objects after it (older ones). Not together with `ending_before`. */
                 starting_after?: components["parameters"]["ListParameters.starting_after"];
-                /** @description An object id: return the objects before it (newer ones). */
+                /** @description An object id: return the objects before it (newer ones). Not together with `starting_after`. */
                 ending_before?: components["parameters"]["ListParameters.ending_before"];
                 /** @description Only cashouts of this merchant. */
                 merchant_id?: components["parameters"]["CashoutListParameters.merchant_id"];
@@ -3927,7 +3934,12 @@ export interface operations {
                     "application/json": components["schemas"]["CashoutList"];
                 };
             };
-            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            /**
+             * @description The request is malformed or a field is invalid; `param` and `errors` say which.
+             *
+             *     Beyond its schema, this operation refuses with a 400 naming the field:
+             *     - `starting_after` and `ending_before` together: send at most one cursor.
+             */
             400: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -4021,7 +4033,13 @@ export interface operations {
                     "application/json": components["schemas"]["Cashout"];
                 };
             };
-            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            /**
+             * @description The request is malformed or a field is invalid; `param` and `errors` say which.
+             *
+             *     Beyond its schema, this operation refuses with a 400 naming the field:
+             *     - `currency` other than the destination's (an IBAN or a pix key is paid in its own currency).
+             *     - `destination.iban` whose check digits or length are wrong for its country, `destination.clabe` whose check digit is wrong, `destination.key_type` that is not the pix key's type, `destination.account_number` not of 4 to 17 digits.
+             */
             400: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -4368,11 +4386,14 @@ export interface operations {
     listCharges: {
         parameters: {
             query?: {
-                /** @description How many objects to return, 1 to 100. */
+                /**
+                 * @description How many objects to return, 1 to 100, written in decimal digits without a leading zero (`20`; `020`,
+                 *     `2e1`, `20.0` and `+20` are a 400 naming `limit`).
+                 */
                 limit?: components["parameters"]["ListParameters.limit"];
-                /** @description An object id: return the objects after it (older ones). */
+                /** @description An object id: return the objects after it (older ones). Not together with `ending_before`. */
                 starting_after?: components["parameters"]["ListParameters.starting_after"];
-                /** @description An object id: return the objects before it (newer ones). */
+                /** @description An object id: return the objects before it (newer ones). Not together with `starting_after`. */
                 ending_before?: components["parameters"]["ListParameters.ending_before"];
                 /** @description Only charges of this merchant. */
                 merchant_id?: components["parameters"]["ChargeListParameters.merchant_id"];
@@ -4402,7 +4423,12 @@ export interface operations {
                     "application/json": components["schemas"]["ChargeList"];
                 };
             };
-            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            /**
+             * @description The request is malformed or a field is invalid; `param` and `errors` say which.
+             *
+             *     Beyond its schema, this operation refuses with a 400 naming the field:
+             *     - `starting_after` and `ending_before` together: send at most one cursor.
+             */
             400: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -4496,7 +4522,13 @@ export interface operations {
                     "application/json": components["schemas"]["Charge"];
                 };
             };
-            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            /**
+             * @description The request is malformed or a field is invalid; `param` and `errors` say which.
+             *
+             *     Beyond its schema, this operation refuses with a 400 naming the field:
+             *     - `currency` other than the one a local method takes (pix and boleto BRL, oxxo and spei MXN, sepa_debit EUR).
+             *     - `customer.ip` that is not an IPv4 or IPv6 address.
+             */
             400: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -4736,7 +4768,12 @@ export interface operations {
                     "application/json": components["schemas"]["Charge"];
                 };
             };
-            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            /**
+             * @description The request is malformed or a field is invalid; `param` and `errors` say which.
+             *
+             *     Beyond its schema, this operation refuses with a 400 naming the field:
+             *     - `amount` above the charge's authorized amount.
+             */
             400: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -4847,11 +4884,14 @@ export interface operations {
     listRefunds: {
         parameters: {
             query?: {
-                /** @description How many objects to return, 1 to 100. */
+                /**
+                 * @description How many objects to return, 1 to 100, written in decimal digits without a leading zero (`20`; `020`,
+                 *     `2e1`, `20.0` and `+20` are a 400 naming `limit`).
+                 */
                 limit?: components["parameters"]["ListParameters.limit"];
-                /** @description An object id: return the objects after it (older ones). */
+                /** @description An object id: return the objects after it (older ones). Not together with `ending_before`. */
                 starting_after?: components["parameters"]["ListParameters.starting_after"];
-                /** @description An object id: return the objects before it (newer ones). */
+                /** @description An object id: return the objects before it (newer ones). Not together with `starting_after`. */
                 ending_before?: components["parameters"]["ListParameters.ending_before"];
             };
             header?: never;
@@ -4877,7 +4917,12 @@ export interface operations {
                     "application/json": components["schemas"]["RefundList"];
                 };
             };
-            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            /**
+             * @description The request is malformed or a field is invalid; `param` and `errors` say which.
+             *
+             *     Beyond its schema, this operation refuses with a 400 naming the field:
+             *     - `starting_after` and `ending_before` together: send at most one cursor.
+             */
             400: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -5520,11 +5565,14 @@ export interface operations {
     listEvents: {
         parameters: {
             query?: {
-                /** @description How many objects to return, 1 to 100. */
+                /**
+                 * @description How many objects to return, 1 to 100, written in decimal digits without a leading zero (`20`; `020`,
+                 *     `2e1`, `20.0` and `+20` are a 400 naming `limit`).
+                 */
                 limit?: components["parameters"]["ListParameters.limit"];
-                /** @description An object id: return the objects after it (older ones). */
+                /** @description An object id: return the objects after it (older ones). Not together with `ending_before`. */
                 starting_after?: components["parameters"]["ListParameters.starting_after"];
-                /** @description An object id: return the objects before it (newer ones). */
+                /** @description An object id: return the objects before it (newer ones). Not together with `starting_after`. */
                 ending_before?: components["parameters"]["ListParameters.ending_before"];
                 /** @description Only events of this type. */
                 type?: components["parameters"]["EventListParameters.type"];
@@ -5550,7 +5598,12 @@ export interface operations {
                     "application/json": components["schemas"]["EventList"];
                 };
             };
-            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            /**
+             * @description The request is malformed or a field is invalid; `param` and `errors` say which.
+             *
+             *     Beyond its schema, this operation refuses with a 400 naming the field:
+             *     - `starting_after` and `ending_before` together: send at most one cursor.
+             */
             400: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -5811,11 +5864,14 @@ export interface operations {
     listEventDeliveries: {
         parameters: {
             query?: {
-                /** @description How many objects to return, 1 to 100. */
+                /**
+                 * @description How many objects to return, 1 to 100, written in decimal digits without a leading zero (`20`; `020`,
+                 *     `2e1`, `20.0` and `+20` are a 400 naming `limit`).
+                 */
                 limit?: components["parameters"]["ListParameters.limit"];
-                /** @description An object id: return the objects after it (older ones). */
+                /** @description An object id: return the objects after it (older ones). Not together with `ending_before`. */
                 starting_after?: components["parameters"]["ListParameters.starting_after"];
-                /** @description An object id: return the objects before it (newer ones). */
+                /** @description An object id: return the objects before it (newer ones). Not together with `starting_after`. */
                 ending_before?: components["parameters"]["ListParameters.ending_before"];
                 /** @description Only deliveries with this status. */
                 status?: components["parameters"]["WebhookDeliveryListParameters.status"];
@@ -5843,7 +5899,12 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDeliveryList"];
                 };
             };
-            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            /**
+             * @description The request is malformed or a field is invalid; `param` and `errors` say which.
+             *
+             *     Beyond its schema, this operation refuses with a 400 naming the field:
+             *     - `starting_after` and `ending_before` together: send at most one cursor.
+             */
             400: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -6060,11 +6121,14 @@ export interface operations {
     listFraudEvaluations: {
         parameters: {
             query?: {
-                /** @description How many objects to return, 1 to 100. */
+                /**
+                 * @description How many objects to return, 1 to 100, written in decimal digits without a leading zero (`20`; `020`,
+                 *     `2e1`, `20.0` and `+20` are a 400 naming `limit`).
+                 */
                 limit?: components["parameters"]["ListParameters.limit"];
-                /** @description An object id: return the objects after it (older ones). */
+                /** @description An object id: return the objects after it (older ones). Not together with `ending_before`. */
                 starting_after?: components["parameters"]["ListParameters.starting_after"];
-                /** @description An object id: return the objects before it (newer ones). */
+                /** @description An object id: return the objects before it (newer ones). Not together with `starting_after`. */
                 ending_before?: components["parameters"]["ListParameters.ending_before"];
                 /** @description Only evaluations of this transaction. */
                 tx_id?: components["parameters"]["FraudEvaluationListParameters.tx_id"];
@@ -6092,7 +6156,12 @@ export interface operations {
                     "application/json": components["schemas"]["FraudEvaluationList"];
                 };
             };
-            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            /**
+             * @description The request is malformed or a field is invalid; `param` and `errors` say which.
+             *
+             *     Beyond its schema, this operation refuses with a 400 naming the field:
+             *     - `starting_after` and `ending_before` together: send at most one cursor.
+             */
             400: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -6186,7 +6255,12 @@ export interface operations {
                     "application/json": components["schemas"]["FraudEvaluation"];
                 };
             };
-            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            /**
+             * @description The request is malformed or a field is invalid; `param` and `errors` say which.
+             *
+             *     Beyond its schema, this operation refuses with a 400 naming the field:
+             *     - `amount` or `currency` missing when no `tx_id` is sent.
+             */
             400: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -6485,11 +6559,14 @@ export interface operations {
     listFraudLists: {
         parameters: {
             query?: {
-                /** @description How many objects to return, 1 to 100. */
+                /**
+                 * @description How many objects to return, 1 to 100, written in decimal digits without a leading zero (`20`; `020`,
+                 *     `2e1`, `20.0` and `+20` are a 400 naming `limit`).
+                 */
                 limit?: components["parameters"]["ListParameters.limit"];
-                /** @description An object id: return the objects after it (older ones). */
+                /** @description An object id: return the objects after it (older ones). Not together with `ending_before`. */
                 starting_after?: components["parameters"]["ListParameters.starting_after"];
-                /** @description An object id: return the objects before it (newer ones). */
+                /** @description An object id: return the objects before it (newer ones). Not together with `starting_after`. */
                 ending_before?: components["parameters"]["ListParameters.ending_before"];
                 /** @description Only lists of this kind. */
                 kind?: components["parameters"]["FraudListListParameters.kind"];
@@ -6515,7 +6592,12 @@ export interface operations {
                     "application/json": components["schemas"]["FraudListList"];
                 };
             };
-            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            /**
+             * @description The request is malformed or a field is invalid; `param` and `errors` say which.
+             *
+             *     Beyond its schema, this operation refuses with a 400 naming the field:
+             *     - `starting_after` and `ending_before` together: send at most one cursor.
+             */
             400: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -6898,11 +6980,14 @@ export interface operations {
     listFraudListItems: {
         parameters: {
             query?: {
-                /** @description How many objects to return, 1 to 100. */
+                /**
+                 * @description How many objects to return, 1 to 100, written in decimal digits without a leading zero (`20`; `020`,
+                 *     `2e1`, `20.0` and `+20` are a 400 naming `limit`).
+                 */
                 limit?: components["parameters"]["ListParameters.limit"];
-                /** @description An object id: return the objects after it (older ones). */
+                /** @description An object id: return the objects after it (older ones). Not together with `ending_before`. */
                 starting_after?: components["parameters"]["ListParameters.starting_after"];
-                /** @description An object id: return the objects before it (newer ones). */
+                /** @description An object id: return the objects before it (newer ones). Not together with `starting_after`. */
                 ending_before?: components["parameters"]["ListParameters.ending_before"];
             };
             header?: never;
@@ -6928,7 +7013,12 @@ export interface operations {
                     "application/json": components["schemas"]["FraudListItemList"];
                 };
             };
-            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            /**
+             * @description The request is malformed or a field is invalid; `param` and `errors` say which.
+             *
+             *     Beyond its schema, this operation refuses with a 400 naming the field:
+             *     - `starting_after` and `ending_before` together: send at most one cursor.
+             */
             400: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -7252,7 +7342,12 @@ export interface operations {
                     "application/json": components["schemas"]["FraudSettings"];
                 };
             };
-            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            /**
+             * @description The request is malformed or a field is invalid; `param` and `errors` say which.
+             *
+             *     Beyond its schema, this operation refuses with a 400 naming the field:
+             *     - `review_threshold` not below `block_threshold` (as sent, or as set).
+             */
             400: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -7333,11 +7428,14 @@ export interface operations {
     listMerchants: {
         parameters: {
             query?: {
-                /** @description How many objects to return, 1 to 100. */
+                /**
+                 * @description How many objects to return, 1 to 100, written in decimal digits without a leading zero (`20`; `020`,
+                 *     `2e1`, `20.0` and `+20` are a 400 naming `limit`).
+                 */
                 limit?: components["parameters"]["ListParameters.limit"];
-                /** @description An object id: return the objects after it (older ones). */
+                /** @description An object id: return the objects after it (older ones). Not together with `ending_before`. */
                 starting_after?: components["parameters"]["ListParameters.starting_after"];
-                /** @description An object id: return the objects before it (newer ones). */
+                /** @description An object id: return the objects before it (newer ones). Not together with `starting_after`. */
                 ending_before?: components["parameters"]["ListParameters.ending_before"];
                 /** @description Only merchants with this status. */
                 status?: components["parameters"]["MerchantListParameters.status"];
@@ -7363,7 +7461,12 @@ export interface operations {
                     "application/json": components["schemas"]["MerchantList"];
                 };
             };
-            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            /**
+             * @description The request is malformed or a field is invalid; `param` and `errors` say which.
+             *
+             *     Beyond its schema, this operation refuses with a 400 naming the field:
+             *     - `starting_after` and `ending_before` together: send at most one cursor.
+             */
             400: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -7874,11 +7977,14 @@ export interface operations {
     listPaymentLinks: {
         parameters: {
             query?: {
-                /** @description How many objects to return, 1 to 100. */
+                /**
+                 * @description How many objects to return, 1 to 100, written in decimal digits without a leading zero (`20`; `020`,
+                 *     `2e1`, `20.0` and `+20` are a 400 naming `limit`).
+                 */
                 limit?: components["parameters"]["ListParameters.limit"];
-                /** @description An object id: return the objects after it (older ones). */
+                /** @description An object id: return the objects after it (older ones). Not together with `ending_before`. */
                 starting_after?: components["parameters"]["ListParameters.starting_after"];
-                /** @description An object id: return the objects before it (newer ones). */
+                /** @description An object id: return the objects before it (newer ones). Not together with `starting_after`. */
                 ending_before?: components["parameters"]["ListParameters.ending_before"];
                 /** @description Only links of this merchant. */
                 merchant_id?: components["parameters"]["PaymentLinkListParameters.merchant_id"];
@@ -7906,7 +8012,12 @@ export interface operations {
                     "application/json": components["schemas"]["PaymentLinkList"];
                 };
             };
-            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            /**
+             * @description The request is malformed or a field is invalid; `param` and `errors` say which.
+             *
+             *     Beyond its schema, this operation refuses with a 400 naming the field:
+             *     - `starting_after` and `ending_before` together: send at most one cursor.
+             */
             400: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -8000,7 +8111,12 @@ export interface operations {
                     "application/json": components["schemas"]["PaymentLink"];
                 };
             };
-            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            /**
+             * @description The request is malformed or a field is invalid; `param` and `errors` say which.
+             *
+             *     Beyond its schema, this operation refuses with a 400 naming the field:
+             *     - `payment_methods` naming a local method the link's currency does not take (pix and boleto take BRL, oxxo and spei MXN, sepa_debit EUR).
+             */
             400: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -8358,7 +8474,12 @@ export interface operations {
                     "application/json": components["schemas"]["PaymentLinkPayment"];
                 };
             };
-            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            /**
+             * @description The request is malformed or a field is invalid; `param` and `errors` say which.
+             *
+             *     Beyond its schema, this operation refuses with a 400 naming the field:
+             *     - `payment_method.type` that is not one of the link's `payment_methods`.
+             */
             400: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -8459,11 +8580,14 @@ export interface operations {
     listRequestLog: {
         parameters: {
             query?: {
-                /** @description How many objects to return, 1 to 100. */
+                /**
+                 * @description How many objects to return, 1 to 100, written in decimal digits without a leading zero (`20`; `020`,
+                 *     `2e1`, `20.0` and `+20` are a 400 naming `limit`).
+                 */
                 limit?: components["parameters"]["ListParameters.limit"];
-                /** @description An object id: return the objects after it (older ones). */
+                /** @description An object id: return the objects after it (older ones). Not together with `ending_before`. */
                 starting_after?: components["parameters"]["ListParameters.starting_after"];
-                /** @description An object id: return the objects before it (newer ones). */
+                /** @description An object id: return the objects before it (newer ones). Not together with `starting_after`. */
                 ending_before?: components["parameters"]["ListParameters.ending_before"];
                 /** @description Only requests made with this key. */
                 key_id?: components["parameters"]["RequestLogListParameters.key_id"];
@@ -8493,7 +8617,12 @@ export interface operations {
                     "application/json": components["schemas"]["RequestLogEntryList"];
                 };
             };
-            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            /**
+             * @description The request is malformed or a field is invalid; `param` and `errors` say which.
+             *
+             *     Beyond its schema, this operation refuses with a 400 naming the field:
+             *     - `starting_after` and `ending_before` together: send at most one cursor.
+             */
             400: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -9251,7 +9380,12 @@ export interface operations {
                     "application/json": components["schemas"]["SandboxClockAdvance"];
                 };
             };
-            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            /**
+             * @description The request is malformed or a field is invalid; `param` and `errors` say which.
+             *
+             *     Beyond its schema, this operation refuses with a 400 naming the field:
+             *     - `to` before the sandbox's time now (the clock never goes back), or more than 366 days after it.
+             */
             400: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -9362,11 +9496,14 @@ export interface operations {
     listServiceKeys: {
         parameters: {
             query?: {
-                /** @description How many objects to return, 1 to 100. */
+                /**
+                 * @description How many objects to return, 1 to 100, written in decimal digits without a leading zero (`20`; `020`,
+                 *     `2e1`, `20.0` and `+20` are a 400 naming `limit`).
+                 */
                 limit?: components["parameters"]["ListParameters.limit"];
-                /** @description An object id: return the objects after it (older ones). */
+                /** @description An object id: return the objects after it (older ones). Not together with `ending_before`. */
                 starting_after?: components["parameters"]["ListParameters.starting_after"];
-                /** @description An object id: return the objects before it (newer ones). */
+                /** @description An object id: return the objects before it (newer ones). Not together with `starting_after`. */
                 ending_before?: components["parameters"]["ListParameters.ending_before"];
             };
             header?: never;
@@ -9390,7 +9527,12 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceKeyList"];
                 };
             };
-            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            /**
+             * @description The request is malformed or a field is invalid; `param` and `errors` say which.
+             *
+             *     Beyond its schema, this operation refuses with a 400 naming the field:
+             *     - `starting_after` and `ending_before` together: send at most one cursor.
+             */
             400: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -9484,7 +9626,12 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceKeyWithSecret"];
                 };
             };
-            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            /**
+             * @description The request is malformed or a field is invalid; `param` and `errors` say which.
+             *
+             *     Beyond its schema, this operation refuses with a 400 naming the field:
+             *     - `expires_at` that is not in the future.
+             */
             400: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -10525,11 +10672,14 @@ export interface operations {
     listWebhookEndpoints: {
         parameters: {
             query?: {
-                /** @description How many objects to return, 1 to 100. */
+                /**
+                 * @description How many objects to return, 1 to 100, written in decimal digits without a leading zero (`20`; `020`,
+                 *     `2e1`, `20.0` and `+20` are a 400 naming `limit`).
+                 */
                 limit?: components["parameters"]["ListParameters.limit"];
-                /** @description An object id: return the objects after it (older ones). */
+                /** @description An object id: return the objects after it (older ones). Not together with `ending_before`. */
                 starting_after?: components["parameters"]["ListParameters.starting_after"];
-                /** @description An object id: return the objects before it (newer ones). */
+                /** @description An object id: return the objects before it (newer ones). Not together with `starting_after`. */
                 ending_before?: components["parameters"]["ListParameters.ending_before"];
             };
             header?: never;
@@ -10553,7 +10703,12 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpointList"];
                 };
             };
-            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            /**
+             * @description The request is malformed or a field is invalid; `param` and `errors` say which.
+             *
+             *     Beyond its schema, this operation refuses with a 400 naming the field:
+             *     - `starting_after` and `ending_before` together: send at most one cursor.
+             */
             400: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -10647,7 +10802,12 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpointWithSecret"];
                 };
             };
-            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            /**
+             * @description The request is malformed or a field is invalid; `param` and `errors` say which.
+             *
+             *     Beyond its schema, this operation refuses with a 400 naming the field:
+             *     - `url` that does not resolve to a public address (in production), or is not an http or https address.
+             */
             400: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -11064,11 +11224,14 @@ export interface operations {
     listWebhookEndpointDeliveries: {
         parameters: {
             query?: {
-                /** @description How many objects to return, 1 to 100. */
+                /**
+                 * @description How many objects to return, 1 to 100, written in decimal digits without a leading zero (`20`; `020`,
+                 *     `2e1`, `20.0` and `+20` are a 400 naming `limit`).
+                 */
                 limit?: components["parameters"]["ListParameters.limit"];
-                /** @description An object id: return the objects after it (older ones). */
+                /** @description An object id: return the objects after it (older ones). Not together with `ending_before`. */
                 starting_after?: components["parameters"]["ListParameters.starting_after"];
-                /** @description An object id: return the objects before it (newer ones). */
+                /** @description An object id: return the objects before it (newer ones). Not together with `starting_after`. */
                 ending_before?: components["parameters"]["ListParameters.ending_before"];
                 /** @description Only deliveries with this status. */
                 status?: components["parameters"]["WebhookDeliveryListParameters.status"];
@@ -11096,7 +11259,12 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDeliveryList"];
                 };
             };
-            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            /**
+             * @description The request is malformed or a field is invalid; `param` and `errors` say which.
+             *
+             *     Beyond its schema, this operation refuses with a 400 naming the field:
+             *     - `starting_after` and `ending_before` together: send at most one cursor.
+             */
             400: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];

@@ -47,16 +47,18 @@ function* operations(paths) {
 
 /**
  * TypeSpec cannot put scopes on a bearer scheme: each operation states its scope with
- * `@extension("x-scopes", ...)`, and here it becomes the operation's security requirement
- * (OpenAPI 3.1 allows scope lists for any scheme; the 3.0 document carries the same lists, which
- * its tools ignore). The server reads these requirements, so they are the only scope table.
+ * `@extension("x-scopes", ...)`, and here it becomes the operation's security requirement. OpenAPI
+ * 3.1 allows scope lists for any scheme (Security Requirement Object: "a list of role names"); the
+ * server reads these requirements, so they are the only scope table. OpenAPI 3.0 requires the list to
+ * be empty for anything but OAuth2 and OpenID Connect, so the 3.0 copy (`version` "3.0") gives the
+ * bearer scheme an empty list and keeps the scopes beside it in the operation's `x-scopes`.
  *
  * An operation anyone may call without a key (health probes, a hosted page's public pay operation)
  * says so with `@extension("x-public", true)` instead, and gets `security: []`: the server then asks
  * for no key, and the test suites call it without one. Every operation must say one or the other,
  * never both, so forgetting a scope can never make an operation public.
  */
-function applyScopes(doc) {
+function applyScopes(doc, version) {
   for (const { path, method, op } of operations(doc.paths)) {
     const where = `${method.toUpperCase()} ${path} (${op.operationId})`;
     // The reference (/docs) titles every operation by its summary, and dredd names transactions after it.
@@ -79,6 +81,10 @@ function applyScopes(doc) {
         `${where} declares no scope: add @extension("x-scopes", #[...]), or @extension("x-public", true) for an operation anyone may call without a key`,
       );
     }
+    if (version === "3.0") {
+      op.security = [{ [SECURITY_SCHEME]: [] }];
+      continue;
+    }
     op.security = [{ [SECURITY_SCHEME]: scopes }];
     delete op["x-scopes"];
   }
@@ -100,6 +106,50 @@ function moveWebhooks(doc, key) {
     delete doc.paths[path];
   }
   doc[key] = webhooks;
+}
+
+/** `payment_link.completed` → `paymentLinkCompleted`: a webhook delivery's operationId. */
+const camelCase = (type) => type.replace(/[._]([a-z])/g, (_, c) => c.toUpperCase());
+
+/**
+ * Event types are declared once, as the deliveries of spec/webhooks.tsp (`EventDelivery<"<type>",
+ * <Payload>>`), here already moved into the `webhooks` section (`key`), which TypeSpec sorts by type.
+ * From them, in that order, this derives what TypeSpec cannot: each delivery's operationId (its type in
+ * camelCase), the values of the `EventType` enumeration (declared as a plain string in
+ * spec/events/envelope.tsp), and the `Event` schema (a stand-in in spec/resources/events.tsp): `oneOf`
+ * the payloads, discriminated by `type`.
+ * A payload whose `type` is not its delivery's stops the generation.
+ */
+function deriveEvents(doc, key) {
+  const schemas = doc.components.schemas;
+  const members = [];
+  for (const [type, item] of Object.entries(doc[key])) {
+    const op = item.post;
+    const ref = op?.requestBody?.content?.["application/json"]?.schema?.$ref;
+    const payload = ref ? schemas[ref.split("/").pop()] : undefined;
+    const declared = payload?.properties?.type?.enum;
+    if (!Array.isArray(declared) || declared.length !== 1 || declared[0] !== type) {
+      throw new Error(
+        `webhook ${type}: its payload (${ref ?? "none"}) must be a model with \`type: "${type}"\` (spec/webhooks.tsp)`,
+      );
+    }
+    op.operationId = camelCase(type);
+    members.push([type, ref]);
+  }
+  const eventType = schemas.EventType;
+  if (eventType?.type !== "string" || eventType.enum !== undefined) {
+    throw new Error(
+      "EventType must be declared as a plain string scalar (spec/events/envelope.tsp): its values are derived",
+    );
+  }
+  eventType.enum = members.map(([type]) => type);
+  const { description } = schemas.Event;
+  schemas.Event = {
+    type: "object",
+    oneOf: members.map(([, $ref]) => ({ $ref })),
+    discriminator: { propertyName: "type", mapping: Object.fromEntries(members) },
+    ...(description === undefined ? {} : { description }),
+  };
 }
 
 /** The `examples` maps of an operation: its request body's, then each response's, per media type. */
@@ -235,7 +285,8 @@ function requirePatternMessages(doc) {
 function postProcess31(doc) {
   orderExamples(doc);
   moveWebhooks(doc, "webhooks");
-  applyScopes(doc);
+  deriveEvents(doc, "webhooks");
+  applyScopes(doc, "3.1");
   requirePatternMessages(doc);
   // Prism validates 3.1 schemas as draft-07 unless told otherwise (stoplightio/prism#2797); and with
   // the OAS base dialect URI it silently skips request-body validation (seen with Prism 5.14.2), so
@@ -252,11 +303,30 @@ function postProcess31(doc) {
   return finish(doc, "3.1");
 }
 
+/** Validation keywords TypeSpec may write beside a `$ref` (`@minLength(1) type?: EventType`). */
+const REF_SIBLING_RULES = ["minLength", "maxLength", "pattern", "minimum", "maximum", "minItems", "maxItems"];
+
+/**
+ * OpenAPI 3.0 ignores every keyword beside a `$ref` (a Reference Object "cannot be extended"), so a rule
+ * written there would be lost: here the reference moves into an `allOf` of its own, which 3.0 reads
+ * together with the rule. (3.1 schemas apply both as they stand.)
+ */
+function refSiblingRules30(doc) {
+  walk(doc, (node) => {
+    if (typeof node.$ref !== "string" || !REF_SIBLING_RULES.some((k) => node[k] !== undefined)) return;
+    const { $ref, ...rest } = node;
+    for (const key of Object.keys(node)) delete node[key];
+    Object.assign(node, { allOf: [{ $ref }] }, rest);
+  });
+}
+
 function postProcess30(doc) {
   orderExamples(doc);
   moveWebhooks(doc, "x-webhooks");
-  applyScopes(doc);
+  deriveEvents(doc, "x-webhooks");
+  applyScopes(doc, "3.0");
   nullableReferences30(doc);
+  refSiblingRules30(doc);
   // dredd needs a parameter-level example for every path parameter (dredd#2173).
   const schemas = doc.components?.schemas ?? {};
   for (const { op } of operations(doc.paths)) {
@@ -446,7 +516,70 @@ function addProblemExamples(doc) {
   }
 }
 
+/** The JSON Schema keywords a schema may state through `x-json-schema` (jsonSchemaKeywords). */
+const JSON_SCHEMA_KEYWORDS = new Set(["uniqueItems", "minProperties", "maxProperties"]);
+
+/**
+ * Rules TypeSpec 1.11 has no decorator for (`uniqueItems`, `minProperties`, `maxProperties`) are written
+ * `@extension("x-json-schema", #{ uniqueItems: true })` beside the property or model they constrain, and
+ * become those keywords of its schema here, so the document states them (the validator then enforces
+ * them, with its usual messages). Both versions have these keywords.
+ */
+function jsonSchemaKeywords(doc) {
+  walk(doc, (node) => {
+    const extra = node["x-json-schema"];
+    if (extra === undefined) return;
+    for (const [key, value] of Object.entries(extra)) {
+      if (!JSON_SCHEMA_KEYWORDS.has(key)) {
+        throw new Error(`x-json-schema: ${key} is not one of ${[...JSON_SCHEMA_KEYWORDS].join(", ")}`);
+      }
+      node[key] = value;
+    }
+    delete node["x-json-schema"];
+  });
+}
+
+/** The rule every list operation has beyond its schema (ListParameters, spec/common/pagination.tsp). */
+const ONE_CURSOR_RULE = "`starting_after` and `ending_before` together: send at most one cursor";
+
+/**
+ * The rules no schema can state (a time relative to now, a field that depends on another, a check digit)
+ * are listed in the operation's 400 description, so that a reader, a mock and a test find every reason a
+ * schema-valid request can still get a 400. An operation declares its own with
+ * `@extension("x-400-rules", #["`<field>` <what is refused>", ...])`, each naming its field first, as the
+ * answer's `param` does; every list operation gets the cursor rule. test/e2e/business-rules.test.ts sends
+ * a schema-valid request that breaks each rule and checks the 400's `param` is named here.
+ */
+function businessRules(doc) {
+  for (const { path, method, op } of operations(doc.paths)) {
+    const where = `${method.toUpperCase()} ${path} (${op.operationId})`;
+    const rules = [...(op["x-400-rules"] ?? [])];
+    delete op["x-400-rules"];
+    const query = new Set(
+      (op.parameters ?? [])
+        .map((p) => (p.$ref ? doc.components.parameters[p.$ref.split("/").pop()] : p))
+        .filter((p) => p.in === "query")
+        .map((p) => p.name),
+    );
+    if (query.has("starting_after") && query.has("ending_before")) rules.push(ONE_CURSOR_RULE);
+    if (rules.length === 0) continue;
+    const bad = rules.find((rule) => typeof rule !== "string" || !/^`[^`]+`/.test(rule));
+    if (bad !== undefined)
+      throw new Error(`${where}: the x-400-rules entry ${JSON.stringify(bad)} must start with its \`field\``);
+    const response = op.responses?.["400"];
+    if (!response) throw new Error(`${where} lists x-400-rules but declares no 400`);
+    response.description = [
+      response.description,
+      "",
+      "Beyond its schema, this operation refuses with a 400 naming the field:",
+      ...rules.map((rule) => `- ${rule}.`),
+    ].join("\n");
+  }
+}
+
 function finish(doc, version) {
+  businessRules(doc);
+  jsonSchemaKeywords(doc);
   openEnums(doc);
   addLimits(doc, version);
   addProblemExamples(doc);

@@ -83,7 +83,7 @@ const MISTAKES = (f: Fixtures): Mistake[] => [
     name: "a status that does not exist",
     path: "/v1/merchants",
     body: { name: "Acme", status: "activ" },
-    errors: [["status", "invalid_value", "must be one of `active`, `suspended` or `closed`; did you mean `active`?"]],
+    errors: [["status", "invalid_value", "must be one of `active` or `suspended`; did you mean `active`?"]],
   },
   {
     name: "a metadata key with a dot",

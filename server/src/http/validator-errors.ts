@@ -540,6 +540,7 @@ export function explainFindings(
         break;
       case "minItems":
       case "minProperties": {
+        if (keywordName === "minProperties" && exactlyOneOf(param, at)) break;
         const limit = Number(keyword(at.nodes, keywordName));
         const unit = keywordName === "minItems" ? "entries" : "keys";
         add(param, "too_short", limit <= 1 ? "must not be empty" : `must have at least ${limit} ${unit}`);
@@ -547,6 +548,7 @@ export function explainFindings(
       }
       case "maxItems":
       case "maxProperties": {
+        if (keywordName === "maxProperties" && exactlyOneOf(param, at)) break;
         const unit = keywordName === "maxItems" ? "entries" : "keys";
         add(param, "too_long", `must have at most ${keyword(at.nodes, keywordName)} ${unit}`);
         break;
@@ -578,6 +580,25 @@ export function explainFindings(
     }
   }
   return tidy(issues, bodyTokenPath());
+
+  /**
+   * An object that takes exactly one of its fields (`minProperties` and `maxProperties` 1 on a sealed
+   * schema: SandboxClockAdvanceRequest's `seconds` or `to`), said by naming them rather than counting keys.
+   */
+  function exactlyOneOf(param: string, at: Located): boolean {
+    if (keyword(at.nodes, "minProperties") !== 1 || keyword(at.nodes, "maxProperties") !== 1) return false;
+    const names = Object.keys((keyword(at.nodes, "properties") as Record<string, unknown> | undefined) ?? {});
+    if (names.length < 2) return false;
+    const prefix = param && param !== "body" ? `${param}.` : "";
+    const sent = names.filter((name) => isObject(at.value) && at.value[name] !== undefined);
+    const [first = "", ...others] = sent.length > 1 ? sent : names;
+    if (sent.length > 1) {
+      add(`${prefix}${first}`, "invalid_value", `and ${andList(others)} cannot both be sent: send exactly one of them`);
+    } else {
+      add(`${prefix}${first}`, "missing", `or ${orList(others)} is required: send exactly one of them`);
+    }
+    return true;
+  }
 
   /** The words a schema gives for its form (`x-pattern-message`), with its example when it has one. */
   function expected(nodes: Schema[]): string | undefined {

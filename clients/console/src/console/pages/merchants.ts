@@ -124,7 +124,9 @@ function merchantForm(ctx: Ctx, merchant: Merchant | null): void {
           announce("Merchant saved");
           ctx.refresh();
         } else {
-          const created = need(await ctx.api.POST("/v1/merchants", { body }));
+          // The create form offers no `closed` (MerchantCreate.status is `active` or `suspended`).
+          const initial = body.status === "closed" ? undefined : body.status;
+          const created = need(await ctx.api.POST("/v1/merchants", { body: { name: body.name, status: initial } }));
           close();
           ctx.go(`merchants/${created.id}`);
         }
