@@ -12,7 +12,7 @@ import { iso } from "../kernel/time.ts";
 import type { ChargeContext } from "./context.ts";
 import { LOCAL_METHODS, type LocalMethod } from "./processor.ts";
 import type { ChargeDoc } from "./records.ts";
-import { eventFields } from "./state.ts";
+import { CHARGE_MACHINE, eventFields, REVIEW_MACHINE } from "./state.ts";
 
 // createCharge (POST /v1/charges, spec/resources/charges.tsp): checks, fraud evaluation, then the
 // processor (a card is authorized and, unless held or `capture: false`, captured; a local method starts
@@ -44,7 +44,7 @@ export interface ChargeCreateOptions {
 
 /** A `block` decision: the charge is `blocked` and the processor is never called. */
 function block(charge: ChargeDoc, assessment: ChargeAssessment): void {
-  charge.status = "blocked";
+  charge.status = CHARGE_MACHINE.start("blocked");
   charge.failure_code = "fraud_blocked";
   charge.failure_message =
     `Blocked by fraud evaluation ${assessment.evaluationId} ` +
@@ -58,7 +58,10 @@ function failureOf(charge: ChargeDoc) {
   return { failure_code, failure_message };
 }
 
-/** A new charge, not yet stored: `pending`, nothing captured, nothing evaluated. */
+/**
+ * A new charge, not yet stored: `pending`, nothing captured, nothing evaluated. Until it is stored, its
+ * status is its creation outcome (CHARGE_MACHINE's initial statuses), chosen once below.
+ */
 function newCharge(
   clock: Clock,
   caller: Caller,
@@ -75,7 +78,7 @@ function newCharge(
     merchant_id: merchantId,
     amount: input.amount,
     currency: input.currency,
-    status: "pending",
+    status: CHARGE_MACHINE.start("pending"),
     amount_captured: 0,
     amount_refunded: 0,
     payment_method: { type: input.payment_method.type },
@@ -140,21 +143,27 @@ export function chargeCreation(ctx: ChargeContext) {
       now: at,
     });
     if (!auth.approved) {
-      charge.status = "declined";
+      charge.status = CHARGE_MACHINE.start("declined");
       charge.failure_code = auth.failureCode;
       charge.failure_message = auth.failureMessage;
       return assessment;
     }
-    charge.status = "authorized";
+    charge.status = CHARGE_MACHINE.start("authorized");
     charge.processor_ref = auth.reference;
     if (assessment.decision === "review") {
       // Held: not captured, whatever `capture` says, until the review is approved (spec: ChargeReview).
       const expiresAt = iso(new Date(at.getTime() + assessment.reviewWindowSeconds * 1000));
-      charge.review = { status: "open", opened_at: charge.updated_at, expires_at: expiresAt, closed_at: null, capture };
+      charge.review = {
+        status: REVIEW_MACHINE.start("open"),
+        opened_at: charge.updated_at,
+        expires_at: expiresAt,
+        closed_at: null,
+        capture,
+      };
       charge.review_expires_at = expiresAt;
     } else if (capture) {
       await processor.capture(auth.reference, charge.amount);
-      charge.status = "captured";
+      charge.status = CHARGE_MACHINE.start("captured");
       charge.amount_captured = charge.amount;
     }
     return assessment;

@@ -1,0 +1,44 @@
+import { describe, expect, it } from "vitest";
+import { CHARGE_MACHINE } from "../charges/state.ts";
+import type { AppTx } from "../collections.ts";
+
+// A status written outside its state machine does not compile: each `@ts-expect-error` below is a raw
+// write `tsc` must refuse (were it accepted, the directive itself would fail `tsc -p server`). The
+// functions are never called; the test only keeps them type-checked with the rest of the suite.
+
+declare const tx: AppTx;
+
+function rawWrites() {
+  return [
+    // @ts-expect-error a plain string is not a charge status: only CHARGE_MACHINE makes one
+    tx.update("charges", "tx_1", { set: { status: "captured" } }),
+    // @ts-expect-error nor is another machine's status
+    tx.update("charges", "tx_1", { set: { status: REVIEW_STATUS } }),
+  ];
+}
+
+declare const REVIEW_STATUS: import("./state-machine.ts").Status<"review", "open">;
+declare const charge: import("../charges/records.ts").ChargeDoc;
+
+function rawMutations() {
+  // @ts-expect-error a document changed in memory before it is stored, too
+  charge.status = "blocked";
+  // @ts-expect-error a review's status is its own machine's
+  charge.review = { status: "open", opened_at: "", expires_at: "", closed_at: null, capture: true };
+}
+
+function throughTheMachine() {
+  charge.status = CHARGE_MACHINE.start("blocked");
+  return [
+    tx.update("charges", "tx_1", { set: { status: CHARGE_MACHINE.step("authorized", "captured") } }),
+    // Reading and filtering take plain values.
+    tx.findAll("charges", { status: "pending" }),
+    tx.update("charges", "tx_1", { set: { updated_at: "" } }, { status: { $in: ["captured", "refunded"] } }),
+  ];
+}
+
+describe("status writes (type test)", () => {
+  it("compiles only through the machines (checked by tsc, not at run time)", () => {
+    expect([rawWrites, rawMutations, throughTheMachine].every((f) => typeof f === "function")).toBe(true);
+  });
+});
