@@ -12,7 +12,7 @@ import { type CashoutsDeps, cashoutContext } from "./context.ts";
 import { type DestinationInput, validateDestination, viewOf } from "./destinations.ts";
 import { payouts } from "./payouts.ts";
 import type { CashoutDoc, CashoutStatus } from "./records.ts";
-import { eventFields, refusal } from "./state.ts";
+import { CASHOUT_MACHINE, eventFields, refusal } from "./state.ts";
 
 // Cashouts (spec/resources/cashouts.tsp, operations createCashout … sandboxFailCashout): a merchant takes money out of its available balance.
 //
@@ -64,7 +64,7 @@ export function createCashouts(deps: CashoutsDeps) {
         merchant_id: merchant.id,
         amount: input.amount,
         currency: input.currency,
-        status: "pending",
+        status: CASHOUT_MACHINE.start("pending"),
         destination: viewOf(destination),
         sealed_destination: sealPan(JSON.stringify(destination), id, ctx.vaultKeys),
         failure_code: null,

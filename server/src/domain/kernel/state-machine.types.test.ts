@@ -14,6 +14,8 @@ function rawWrites() {
     tx.update("charges", "tx_1", { set: { status: "captured" } }),
     // @ts-expect-error nor is another machine's status
     tx.update("charges", "tx_1", { set: { status: REVIEW_STATUS } }),
+    // @ts-expect-error a cashout sent without CASHOUT_MACHINE
+    tx.update("cashouts", "co_1", { set: { status: "in_transit" } }),
   ];
 }
 
