@@ -16,6 +16,8 @@ function rawWrites() {
     tx.update("charges", "tx_1", { set: { status: REVIEW_STATUS } }),
     // @ts-expect-error a cashout sent without CASHOUT_MACHINE
     tx.update("cashouts", "co_1", { set: { status: "in_transit" } }),
+    // @ts-expect-error a merchant closed without MERCHANT_MACHINE
+    tx.update("merchants", "mch_1", { set: { status: "closed" } }),
   ];
 }
 
