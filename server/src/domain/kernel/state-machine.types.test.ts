@@ -18,6 +18,10 @@ function rawWrites() {
     tx.update("cashouts", "co_1", { set: { status: "in_transit" } }),
     // @ts-expect-error a merchant closed without MERCHANT_MACHINE
     tx.update("merchants", "mch_1", { set: { status: "closed" } }),
+    // @ts-expect-error an endpoint disabled without ENDPOINT_MACHINE
+    tx.update("webhook_endpoints", "we_1", { set: { status: "disabled" } }),
+    // @ts-expect-error a delivery ended without DELIVERY_MACHINE
+    tx.update("webhook_deliveries", "whd_1", { set: { status: "failed" } }),
   ];
 }
 

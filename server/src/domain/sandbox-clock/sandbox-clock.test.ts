@@ -6,6 +6,7 @@ import { refusal, testDomain } from "../testing.ts";
 import { extendLeases } from "../webhooks/dispatcher.ts";
 import { parseSchedule } from "../webhooks/schedule.ts";
 import type { DeliveryRequest, DeliveryResult, WebhookSender } from "../webhooks/sender.ts";
+import { DELIVERY_MACHINE } from "../webhooks/state.ts";
 
 // The sandbox clock (spec/resources/sandbox-clock.tsp): the sandbox's time runs ahead of the server's by
 // an offset kept in the store; an advance steps through what comes due, in order, runs it at its own
@@ -289,7 +290,7 @@ describe("webhook retries", () => {
       endpoint_id: endpoint.id,
       event_id: "evt_leased00000000000000000",
       event_type: "webhook_endpoint.test",
-      status: "pending",
+      status: DELIVERY_MACHINE.start("pending"),
       mode: "manual",
       next_attempt_at: leaseEnd,
       claim: "another-instance:1",

@@ -11,6 +11,7 @@ import { iso } from "../kernel/time.ts";
 import { openSecret, sealSecret, type VaultKeys } from "../vault/crypto.ts";
 import type { EnabledEvent, SignatureScheme, WebhookEndpointDoc } from "./records.ts";
 import { type AddressPolicy, checkEndpointUrl, type Resolver } from "./ssrf.ts";
+import { ENDPOINT_MACHINE } from "./state.ts";
 
 // Webhook endpoints and their signing secrets (spec/resources/webhook-endpoints.tsp). Their deliveries
 // (the attempt log, redelivery, recovery, test events) are ./deliveries.ts; sending is the dispatcher's
@@ -123,7 +124,7 @@ export function createWebhookEndpoints(deps: WebhookEndpointsDeps) {
         description: input.description ?? null,
         enabled_events: distinct(input.enabled_events),
         signature_scheme: defaulted(input.signature_scheme, "signature_scheme"),
-        status: "enabled",
+        status: ENDPOINT_MACHINE.start("enabled"),
         disabled_reason: null,
         failing_since: null,
         secret: sealSecret(secret, secretContext(id), vaultKeys),
@@ -153,10 +154,10 @@ export function createWebhookEndpoints(deps: WebhookEndpointsDeps) {
       if (changes.description !== undefined) set.description = changes.description;
       if (changes.signature_scheme !== undefined) set.signature_scheme = changes.signature_scheme;
       if (changes.disabled === true && endpoint.status === "enabled") {
-        set.status = "disabled";
+        set.status = ENDPOINT_MACHINE.step(endpoint.status, "disabled");
         set.disabled_reason = "requested";
       } else if (changes.disabled === false && endpoint.status === "disabled") {
-        set.status = "enabled";
+        set.status = ENDPOINT_MACHINE.step(endpoint.status, "enabled");
         set.disabled_reason = null;
         set.failing_since = null;
       }
