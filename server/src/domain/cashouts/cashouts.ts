@@ -1,3 +1,4 @@
+import type { components } from "@payments/contract/types";
 import type { Page, PageResult } from "../../store/port.ts";
 import type { Caller } from "../kernel/caller.ts";
 import { commit } from "../kernel/commit.ts";
@@ -9,7 +10,7 @@ import { iso } from "../kernel/time.ts";
 import { balanceId, post } from "../ledger/ledger.ts";
 import { sealPan } from "../vault/crypto.ts";
 import { type CashoutsDeps, cashoutContext } from "./context.ts";
-import { type DestinationInput, validateDestination, viewOf } from "./destinations.ts";
+import { validateDestination, viewOf } from "./destinations.ts";
 import { payouts } from "./payouts.ts";
 import type { CashoutDoc, CashoutStatus } from "./records.ts";
 import { CASHOUT_MACHINE, eventFields, refusal } from "./state.ts";
@@ -27,14 +28,8 @@ import { CASHOUT_MACHINE, eventFields, refusal } from "./state.ts";
 // store transaction: a cashout is first claimed (pending → in_transit, conditionally, so a concurrent
 // cancel and a send cannot both win), then sent.
 
-export interface CashoutCreate {
-  merchant_id: string;
-  amount: number;
-  currency: string;
-  destination: DestinationInput;
-  description?: string | undefined;
-  metadata?: Record<string, string> | undefined;
-}
+/** createCashout's body (the contract's CashoutCreate). */
+export type CashoutCreate = components["schemas"]["CashoutCreate"];
 
 export function createCashouts(deps: CashoutsDeps) {
   const ctx = cashoutContext(deps);

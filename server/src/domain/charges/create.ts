@@ -1,3 +1,4 @@
+import type { components } from "@payments/contract/types";
 import type { AppTx } from "../collections.ts";
 import { assertIp } from "../fraud/ip.ts";
 import type { ChargeAssessment } from "../fraud/port.ts";
@@ -19,21 +20,10 @@ import { CHARGE_MACHINE, eventFields, REVIEW_MACHINE } from "./state.ts";
 // a payment the payer completes), then one transaction with the charge, its evaluation, its events and
 // its money.
 
-type PaymentMethodInput =
-  | { type: "card"; token: string }
-  | { type: "pix" | "boleto" | "oxxo" | "spei" }
-  | { type: "sepa_debit"; iban: string; account_holder: string };
+type PaymentMethodInput = components["schemas"]["PaymentMethodInput"];
 
-export interface ChargeCreate {
-  merchant_id: string;
-  amount: number;
-  currency: string;
-  payment_method: PaymentMethodInput;
-  capture?: boolean | undefined;
-  description?: string | undefined;
-  metadata?: Record<string, string> | undefined;
-  customer?: { email?: string; ip?: string; country?: string } | undefined;
-}
+/** createCharge's body (the contract's ChargeCreate). */
+export type ChargeCreate = components["schemas"]["ChargeCreate"];
 
 /** For charges made through a payment link's hosted page (domain/payment-links). */
 export interface ChargeCreateOptions {

@@ -1,3 +1,4 @@
+import type { components } from "@payments/contract/types";
 import type { Page, PageResult } from "../../store/port.ts";
 import type { Caller } from "../kernel/caller.ts";
 import { commit } from "../kernel/commit.ts";
@@ -13,11 +14,8 @@ import { CHARGE_MACHINE, eventFields, REFUND_MACHINE, refusal } from "./state.ts
 // createRefund and listRefunds (spec/resources/charges.tsp): a captured charge is refunded in part or in
 // full, never past what was captured, and the money comes back out of the merchant's balance.
 
-export interface RefundCreate {
-  amount?: number | undefined;
-  reason?: RefundDoc["reason"] | undefined;
-  metadata?: Record<string, string> | undefined;
-}
+/** createRefund's body (the contract's RefundCreate). */
+export type RefundCreate = components["schemas"]["RefundCreate"];
 
 function exceedsRefundable(charge: ChargeDoc, amount: number): DomainError {
   const left = charge.amount_captured - charge.amount_refunded;

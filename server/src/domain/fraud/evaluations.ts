@@ -1,3 +1,4 @@
+import type { components } from "@payments/contract/types";
 import { DuplicateKeyError, type Page, type PageResult } from "../../store/port.ts";
 import type { ChargeDoc } from "../charges/records.ts";
 import type { AppStore, AppTx } from "../collections.ts";
@@ -26,14 +27,8 @@ import type { FraudSettingsService } from "./settings.ts";
 // FraudEvaluatedEvent fixes, in one transaction: the charge's own for a charge, its own for one made
 // through the API.
 
-export interface FraudEvaluationCreate {
-  tx_id?: string | undefined;
-  merchant_id?: string | undefined;
-  amount?: number | undefined;
-  currency?: string | undefined;
-  card?: { token?: string; bin?: string; fingerprint?: string; country?: string } | undefined;
-  customer?: { email?: string; ip?: string; country?: string; ip_country?: string } | undefined;
-}
+/** createFraudEvaluation's body (the contract's FraudEvaluationCreate). */
+export type FraudEvaluationCreate = components["schemas"]["FraudEvaluationCreate"];
 
 /** The `fraud.evaluated` payload: exactly FraudEvaluatedEvent's fields (recordEvent adds the envelope). */
 function eventPayload(e: FraudEvaluationDoc) {

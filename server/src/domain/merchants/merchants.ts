@@ -1,3 +1,4 @@
+import type { components } from "@payments/contract/types";
 import type { Page } from "../../store/port.ts";
 import type { AppStore } from "../collections.ts";
 import type { Caller } from "../kernel/caller.ts";
@@ -13,17 +14,11 @@ import { MERCHANT_MACHINE } from "./state.ts";
 
 export type { MerchantStatus };
 
-export interface MerchantCreate {
-  name: string;
-  status?: MerchantStatus | undefined;
-  metadata?: Record<string, string> | undefined;
-}
+/** createMerchant's body (the contract's MerchantCreate). */
+export type MerchantCreate = components["schemas"]["MerchantCreate"];
 
-export interface MerchantUpdate {
-  name?: string | undefined;
-  status?: MerchantStatus | undefined;
-  metadata?: Record<string, string> | undefined;
-}
+/** updateMerchant's body (the contract's MerchantUpdate). */
+export type MerchantUpdate = components["schemas"]["MerchantUpdate"];
 
 export function createMerchants(store: AppStore, clock: Clock) {
   /** `param` names the request field the id came from, for the 404 problem. */

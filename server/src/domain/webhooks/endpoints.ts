@@ -1,3 +1,4 @@
+import type { components } from "@payments/contract/types";
 import type { Page, PageResult } from "../../store/port.ts";
 import type { AppStore } from "../collections.ts";
 import type { Caller } from "../kernel/caller.ts";
@@ -9,7 +10,7 @@ import { newId, randomBase62 } from "../kernel/ids.ts";
 import { defaulted } from "../kernel/operations.ts";
 import { iso } from "../kernel/time.ts";
 import { openSecret, sealSecret, type VaultKeys } from "../vault/crypto.ts";
-import type { EnabledEvent, SignatureScheme, WebhookEndpointDoc } from "./records.ts";
+import type { EnabledEvent, WebhookEndpointDoc } from "./records.ts";
 import { type AddressPolicy, checkEndpointUrl, type Resolver } from "./ssrf.ts";
 import { ENDPOINT_MACHINE } from "./state.ts";
 
@@ -44,21 +45,14 @@ export function signingSecrets(endpoint: WebhookEndpointDoc, at: Date, keys: Vau
   return secrets;
 }
 
-export interface EndpointCreate {
-  url: string;
-  enabled_events: EnabledEvent[];
-  description?: string | undefined;
-  /** The contract gives it a default (x_service_signature), which the request validator fills in. */
-  signature_scheme?: SignatureScheme | undefined;
-}
+/**
+ * createWebhookEndpoint's body (the contract's WebhookEndpointCreate). Its signature_scheme has a default
+ * (x_service_signature), which the request validator fills in.
+ */
+export type EndpointCreate = components["schemas"]["WebhookEndpointCreate"];
 
-export interface EndpointUpdate {
-  url?: string | undefined;
-  enabled_events?: EnabledEvent[] | undefined;
-  description?: string | null | undefined;
-  signature_scheme?: SignatureScheme | undefined;
-  disabled?: boolean | undefined;
-}
+/** updateWebhookEndpoint's body (the contract's WebhookEndpointUpdate). */
+export type EndpointUpdate = components["schemas"]["WebhookEndpointUpdate"];
 
 export interface WebhookEndpointsDeps {
   store: AppStore;
