@@ -6,13 +6,14 @@ import { DomainError } from "../kernel/errors.ts";
 import { recordEvent } from "../kernel/events.ts";
 import { newId } from "../kernel/ids.ts";
 import { assertMoney } from "../kernel/money.ts";
+import type { QueryParams } from "../kernel/operations.ts";
 import { iso } from "../kernel/time.ts";
 import { balanceId, post } from "../ledger/ledger.ts";
 import { sealPan } from "../vault/crypto.ts";
 import { type CashoutsDeps, cashoutContext } from "./context.ts";
 import { validateDestination, viewOf } from "./destinations.ts";
 import { payouts } from "./payouts.ts";
-import type { CashoutDoc, CashoutStatus } from "./records.ts";
+import type { CashoutDoc } from "./records.ts";
 import { CASHOUT_MACHINE, eventFields, refusal } from "./state.ts";
 
 // Cashouts (spec/resources/cashouts.tsp, operations createCashout … sandboxFailCashout): a merchant takes money out of its available balance.
@@ -90,7 +91,7 @@ export function createCashouts(deps: CashoutsDeps) {
 
     list: (
       caller: Caller,
-      filter: { merchant_id?: string | undefined; status?: CashoutStatus | undefined },
+      filter: Pick<QueryParams<"listCashouts">, "merchant_id" | "status">,
       page: Page,
     ): Promise<PageResult<CashoutDoc>> =>
       store.list(

@@ -11,6 +11,7 @@ import { recordEvent } from "../kernel/events.ts";
 import { newId } from "../kernel/ids.ts";
 import type { DomainLog } from "../kernel/log.ts";
 import { assertMoney, type MoneyRules } from "../kernel/money.ts";
+import type { QueryParams } from "../kernel/operations.ts";
 import type { Merchants } from "../merchants/merchants.ts";
 import type { Tokens } from "../vault/tokens.ts";
 import type { Counters } from "./counters.ts";
@@ -19,7 +20,6 @@ import type { FactGatherer, Observed } from "./facts.ts";
 import { assertIp } from "./ip.ts";
 import type { ChargeAssessment, ChargeAttempt, FraudScreen } from "./port.ts";
 import type { FraudEvaluationDoc } from "./records.ts";
-import type { Decision } from "./rules.ts";
 import type { FraudSettingsService } from "./settings.ts";
 
 // Fraud evaluations (spec: FraudEvaluation; POST/GET /v1/fraud/evaluations) and the screen charges use
@@ -264,7 +264,7 @@ export function createFraudEvaluations(deps: FraudEvaluationsDeps) {
 
     list: (
       caller: Caller,
-      filter: { tx_id?: string | undefined; decision?: Decision | undefined },
+      filter: Pick<QueryParams<"listFraudEvaluations">, "tx_id" | "decision">,
       page: Page,
     ): Promise<PageResult<FraudEvaluationDoc>> =>
       deps.store.list(

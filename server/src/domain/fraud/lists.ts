@@ -7,6 +7,7 @@ import { commit } from "../kernel/commit.ts";
 import { inEnvironment } from "../kernel/environment.ts";
 import { DomainError, invalid, notFound } from "../kernel/errors.ts";
 import { newId } from "../kernel/ids.ts";
+import type { QueryParams } from "../kernel/operations.ts";
 import { parseNetwork } from "./ip.ts";
 import type { FraudListDoc, FraudListItemDoc } from "./records.ts";
 import type { ListKind } from "./rules.ts";
@@ -105,7 +106,11 @@ export function createFraudLists(store: AppStore, clock: Clock) {
 
     get: (caller: Caller, id: string) => load(caller.livemode, id),
 
-    list: (caller: Caller, filter: { kind?: ListKind | undefined }, page: Page): Promise<PageResult<FraudListDoc>> =>
+    list: (
+      caller: Caller,
+      filter: Pick<QueryParams<"listFraudLists">, "kind">,
+      page: Page,
+    ): Promise<PageResult<FraudListDoc>> =>
       store.list("fraud_lists", { livemode: caller.livemode, ...(filter.kind ? { kind: filter.kind } : {}) }, page),
 
     /** Deletes the list and its items in one transaction: no evaluation sees half a list. */

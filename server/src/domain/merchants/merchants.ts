@@ -8,6 +8,7 @@ import { inEnvironment } from "../kernel/environment.ts";
 import { DomainError, invalid } from "../kernel/errors.ts";
 import { recordEvent } from "../kernel/events.ts";
 import { newId } from "../kernel/ids.ts";
+import type { QueryParams } from "../kernel/operations.ts";
 import { iso } from "../kernel/time.ts";
 import type { MerchantDoc, MerchantStatus } from "./records.ts";
 import { MERCHANT_MACHINE } from "./state.ts";
@@ -73,7 +74,7 @@ export function createMerchants(store: AppStore, clock: Clock) {
 
     get: (caller: Caller, id: string) => load(caller.livemode, id),
 
-    list: (caller: Caller, filter: { status?: MerchantStatus | undefined }, page: Page) =>
+    list: (caller: Caller, filter: Pick<QueryParams<"listMerchants">, "status">, page: Page) =>
       store.list("merchants", { livemode: caller.livemode, ...(filter.status ? { status: filter.status } : {}) }, page),
 
     async update(caller: Caller, id: string, changes: MerchantUpdate): Promise<MerchantDoc> {

@@ -7,6 +7,7 @@ import { inEnvironment } from "../kernel/environment.ts";
 import { invalid, notFound } from "../kernel/errors.ts";
 import { newId } from "../kernel/ids.ts";
 import { assertMoney, type MoneyRules } from "../kernel/money.ts";
+import type { QueryParams } from "../kernel/operations.ts";
 import { iso } from "../kernel/time.ts";
 import type { Merchants } from "../merchants/merchants.ts";
 import { type PaymentDeps, payments } from "./pay.ts";
@@ -122,7 +123,7 @@ export function createPaymentLinks(deps: PaymentLinksDeps) {
 
     list: (
       caller: Caller,
-      filter: { merchant_id?: string | undefined; active?: boolean | undefined },
+      filter: Pick<QueryParams<"listPaymentLinks">, "merchant_id" | "active">,
       page: Page,
     ): Promise<PageResult<PaymentLinkDoc>> =>
       store.list(

@@ -7,9 +7,10 @@ import { inEnvironment } from "../kernel/environment.ts";
 import { DomainError, invalid } from "../kernel/errors.ts";
 import { type EventDoc, recordEvent } from "../kernel/events.ts";
 import { newId } from "../kernel/ids.ts";
+import type { QueryParams } from "../kernel/operations.ts";
 import { iso } from "../kernel/time.ts";
 import { assertEnabled, type WebhookEndpoints } from "./endpoints.ts";
-import type { DeliveryStatus, WebhookDeliveryDoc, WebhookEndpointDoc } from "./records.ts";
+import type { WebhookDeliveryDoc, WebhookEndpointDoc } from "./records.ts";
 import { DELIVERY_MACHINE } from "./state.ts";
 
 // Deliveries as an integrator sees and steers them (spec/resources/webhook-endpoints.tsp and
@@ -171,7 +172,7 @@ export function createWebhookDeliveries(deps: { store: AppStore; clock: Clock; e
     async listDeliveries(
       caller: Caller,
       endpointId: string,
-      filter: { status?: DeliveryStatus | undefined },
+      filter: Pick<QueryParams<"listWebhookEndpointDeliveries">, "status">,
       page: Page,
     ): Promise<PageResult<WebhookDeliveryDoc>> {
       const endpoint = await load(caller.livemode, endpointId);
@@ -186,7 +187,7 @@ export function createWebhookDeliveries(deps: { store: AppStore; clock: Clock; e
     async listEventDeliveries(
       caller: Caller,
       eventId: string,
-      filter: { status?: DeliveryStatus | undefined },
+      filter: Pick<QueryParams<"listEventDeliveries">, "status">,
       page: Page,
     ): Promise<PageResult<WebhookDeliveryDoc>> {
       const event = await loadEvent(caller.livemode, eventId);
