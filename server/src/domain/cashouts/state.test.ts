@@ -1,5 +1,5 @@
 import { describe } from "vitest";
-import { itHoldsTheTable } from "../kernel/state-machine.test-support.ts";
+import { itHoldsTheTable } from "../../../test-support/state-machine.ts";
 import { CASHOUT_MACHINE } from "./state.ts";
 
 // The cashout state machine (CashoutStatus in spec/resources/cashouts.tsp), its whole table. What each use

@@ -1,5 +1,5 @@
 import { describe } from "vitest";
-import { itHoldsTheTable } from "../kernel/state-machine.test-support.ts";
+import { itHoldsTheTable } from "../../../test-support/state-machine.ts";
 import { CHARGE_MACHINE, REFUND_MACHINE, REVIEW_MACHINE } from "./state.ts";
 
 // The charges area's state machines, table by table (spec/resources/charges.tsp: ChargeStatus,

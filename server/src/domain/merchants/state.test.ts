@@ -1,5 +1,5 @@
 import { describe } from "vitest";
-import { itHoldsTheTable } from "../kernel/state-machine.test-support.ts";
+import { itHoldsTheTable } from "../../../test-support/state-machine.ts";
 import { MERCHANT_MACHINE } from "./state.ts";
 
 // The merchant state machine (spec/resources/merchants.tsp), its whole table; merchants.test.ts checks

@@ -1,9 +1,9 @@
 import { createHmac, hkdfSync, randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { refusal, testDomain } from "../../../test-support/domain.ts";
 import { createClock } from "../kernel/clock.ts";
 import type { OutcomeRecorder } from "../kernel/commit.ts";
 import { iso } from "../kernel/time.ts";
-import { refusal, testDomain } from "../testing.ts";
 import { createPageTokens } from "./page-token.ts";
 import type { LinkPayment, PayMethodInput } from "./pay.ts";
 import type { PaymentLinkDoc } from "./records.ts";

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
+import { refusal, testDomain } from "../../../test-support/domain.ts";
 import type { Caller } from "../kernel/caller.ts";
 import { recordEvent } from "../kernel/events.ts";
 import { iso } from "../kernel/time.ts";
-import { refusal, testDomain } from "../testing.ts";
 import { extendLeases } from "../webhooks/dispatcher.ts";
 import { parseSchedule } from "../webhooks/schedule.ts";
 import type { DeliveryRequest, DeliveryResult, WebhookSender } from "../webhooks/sender.ts";

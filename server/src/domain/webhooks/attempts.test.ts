@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
+import { testDomain } from "../../../test-support/domain.ts";
 import { eventObject, recordEvent } from "../kernel/events.ts";
 import { newId } from "../kernel/ids.ts";
 import { iso } from "../kernel/time.ts";
-import { testDomain } from "../testing.ts";
 import { attemptLog, deliveryRequest, USER_AGENT } from "./attempts.ts";
 import type { WebhookSettings } from "./dispatcher.ts";
 import type { WebhookAttemptRecord, WebhookDeliveryDoc } from "./records.ts";

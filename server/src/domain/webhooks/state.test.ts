@@ -1,5 +1,5 @@
 import { describe } from "vitest";
-import { itHoldsTheTable } from "../kernel/state-machine.test-support.ts";
+import { itHoldsTheTable } from "../../../test-support/state-machine.ts";
 import { DELIVERY_MACHINE, ENDPOINT_MACHINE } from "./state.ts";
 
 // The webhooks area's state machines, table by table; queue.test.ts and dispatcher.test.ts check the

@@ -1,8 +1,8 @@
 import { expect, it } from "vitest";
-import type { StateMachine } from "./state-machine.ts";
+import type { StateMachine } from "../src/domain/kernel/state-machine.ts";
 
-// Test support (imported only by *.test.ts): checks a machine's whole table against the edges a test
-// lists by hand, so a table edited without its test (or the reverse) fails.
+// Test support, outside src (imported only by *.test.ts): checks a machine's whole table against the
+// edges a test lists by hand, so a table edited without its test (or the reverse) fails.
 
 /**
  * One case per (from, to) pair, creation (`from` null) included: each listed edge allowed, every other
