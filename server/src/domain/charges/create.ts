@@ -176,7 +176,7 @@ export function chargeCreation(ctx: ChargeContext) {
     }
     const action = await processor.startLocalPayment({
       chargeId: charge.id,
-      method: method.type as LocalMethod,
+      method: method.type,
       amount: charge.amount,
       currency: charge.currency,
       now: at,
