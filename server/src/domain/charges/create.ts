@@ -11,7 +11,7 @@ import { newId } from "../kernel/ids.ts";
 import { assertMoney } from "../kernel/money.ts";
 import { iso } from "../kernel/time.ts";
 import type { ChargeContext } from "./context.ts";
-import { LOCAL_METHODS, type LocalMethod } from "./processor.ts";
+import { LOCAL_METHODS } from "./processor.ts";
 import type { ChargeDoc } from "./records.ts";
 import { CHARGE_MACHINE, eventFields, REVIEW_MACHINE } from "./state.ts";
 
