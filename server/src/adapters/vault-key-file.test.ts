@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { thrownBy } from "../domain/testing.ts";
+import { thrownBy } from "../../test-support/domain.ts";
 import { loadOrCreateDevVaultKeys } from "./vault-key-file.ts";
 
 const MASTER = randomBytes(32);

@@ -9,6 +9,7 @@ import { commit, type IdempotencyScope } from "../domain/kernel/commit.ts";
 import { newId } from "../domain/kernel/ids.ts";
 import { createdAt } from "../domain/kernel/time.ts";
 import type { MerchantDoc } from "../domain/merchants/records.ts";
+import { MERCHANT_MACHINE } from "../domain/merchants/state.ts";
 import { openSqliteStore } from "../store/sqlite.ts";
 import { errorMiddleware } from "./errors.ts";
 import { idempotency, recordId } from "./idempotency.ts";
@@ -60,7 +61,7 @@ function app() {
       created_at: at,
       updated_at: at,
       name: String(req.body.name),
-      status: "active",
+      status: MERCHANT_MACHINE.start("active"),
       metadata: {},
     };
     const created = await commit(store, caller, async (tx) => {

@@ -21,7 +21,23 @@ export type Scalar = string | number | boolean | null;
  */
 export type Condition<V> = V | { $in: V[] } | { $ne: V } | { $lt: V } | { $lte: V } | { $gt: V } | { $gte: V };
 
-export type Where<T> = { [K in keyof T]?: Condition<T[K]> };
+/**
+ * A value only its maker can produce: a stored field typed `Branded<…>` can be written (insert, an
+ * update's `set`, a document built in memory) only with a value that maker returned. The domain's state
+ * machines (domain/kernel/state-machine.ts) brand every status field this way, so a status write that
+ * skips its machine does not compile. The brand exists only for the compiler: at run time the value is
+ * the plain string.
+ */
+declare const brand: unique symbol;
+export type Branded<S, Maker extends string> = S extends unknown
+  ? S & { readonly [brand]: { maker: Maker; value: S } }
+  : never;
+
+/** The plain value of a branded field (what a filter compares it with); any other type as it is. */
+export type Unbranded<T> = T extends { readonly [brand]: { value: infer S } } ? S : T;
+
+/** Conditions compare plain values: reading and filtering a branded field needs no maker. */
+export type Where<T> = { [K in keyof T]?: Condition<Unbranded<T[K]>> };
 
 export interface Page {
   /** 1-100. */

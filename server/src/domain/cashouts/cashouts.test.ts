@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { refusal, testDomain } from "../../../test-support/domain.ts";
 import { createSimulatorPayoutRail } from "../../adapters/payout-rail-simulator.ts";
 import type { Caller } from "../kernel/caller.ts";
-import { refusal, testDomain } from "../testing.ts";
 import type { DestinationInput } from "./destinations.ts";
 import type { PayoutOutcome, PayoutRail, PayoutRequest } from "./payout-rail.ts";
 

@@ -1,3 +1,4 @@
+import type { components } from "@payments/contract/types";
 import type { Page, PageResult } from "../../store/port.ts";
 import type { Caller } from "../kernel/caller.ts";
 import { commit } from "../kernel/commit.ts";
@@ -5,14 +6,15 @@ import { DomainError } from "../kernel/errors.ts";
 import { recordEvent } from "../kernel/events.ts";
 import { newId } from "../kernel/ids.ts";
 import { assertMoney } from "../kernel/money.ts";
+import type { QueryParams } from "../kernel/operations.ts";
 import { iso } from "../kernel/time.ts";
 import { balanceId, post } from "../ledger/ledger.ts";
 import { sealPan } from "../vault/crypto.ts";
 import { type CashoutsDeps, cashoutContext } from "./context.ts";
-import { type DestinationInput, validateDestination, viewOf } from "./destinations.ts";
+import { validateDestination, viewOf } from "./destinations.ts";
 import { payouts } from "./payouts.ts";
-import type { CashoutDoc, CashoutStatus } from "./records.ts";
-import { eventFields, refusal } from "./state.ts";
+import type { CashoutDoc } from "./records.ts";
+import { CASHOUT_MACHINE, eventFields, refusal } from "./state.ts";
 
 // Cashouts (spec/resources/cashouts.tsp, operations createCashout … sandboxFailCashout): a merchant takes money out of its available balance.
 //
@@ -27,14 +29,8 @@ import { eventFields, refusal } from "./state.ts";
 // store transaction: a cashout is first claimed (pending → in_transit, conditionally, so a concurrent
 // cancel and a send cannot both win), then sent.
 
-export interface CashoutCreate {
-  merchant_id: string;
-  amount: number;
-  currency: string;
-  destination: DestinationInput;
-  description?: string | undefined;
-  metadata?: Record<string, string> | undefined;
-}
+/** createCashout's body (the contract's CashoutCreate). */
+export type CashoutCreate = components["schemas"]["CashoutCreate"];
 
 export function createCashouts(deps: CashoutsDeps) {
   const ctx = cashoutContext(deps);
@@ -64,7 +60,7 @@ export function createCashouts(deps: CashoutsDeps) {
         merchant_id: merchant.id,
         amount: input.amount,
         currency: input.currency,
-        status: "pending",
+        status: CASHOUT_MACHINE.start("pending"),
         destination: viewOf(destination),
         sealed_destination: sealPan(JSON.stringify(destination), id, ctx.vaultKeys),
         failure_code: null,
@@ -95,7 +91,7 @@ export function createCashouts(deps: CashoutsDeps) {
 
     list: (
       caller: Caller,
-      filter: { merchant_id?: string | undefined; status?: CashoutStatus | undefined },
+      filter: Pick<QueryParams<"listCashouts">, "merchant_id" | "status">,
       page: Page,
     ): Promise<PageResult<CashoutDoc>> =>
       store.list(

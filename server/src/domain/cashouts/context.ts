@@ -3,9 +3,9 @@ import type { Caller } from "../kernel/caller.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { commit } from "../kernel/commit.ts";
 import { inEnvironment } from "../kernel/environment.ts";
-import { notFound } from "../kernel/errors.ts";
 import { recordEvent } from "../kernel/events.ts";
 import type { MoneyRules } from "../kernel/money.ts";
+import { transition as machineTransition } from "../kernel/state-machine.ts";
 import { iso } from "../kernel/time.ts";
 import { post } from "../ledger/ledger.ts";
 import type { Merchants } from "../merchants/merchants.ts";
@@ -13,7 +13,7 @@ import { openPan, type VaultKeys } from "../vault/crypto.ts";
 import type { Destination } from "./destinations.ts";
 import type { PayoutRail, PayoutRequest } from "./payout-rail.ts";
 import type { CashoutDoc, CashoutFailureCode, CashoutStatus } from "./records.ts";
-import { CASHOUT_TRANSITIONS, type CashoutAction, eventFields, refusal } from "./state.ts";
+import { CASHOUT_MACHINE, type CashoutAction, eventFields, refusal } from "./state.ts";
 
 // What every cashout operation works with (cashouts.ts, payouts.ts): its dependencies, and the steps
 // they share.
@@ -51,26 +51,19 @@ export function cashoutContext(deps: CashoutsDeps) {
     };
   }
 
-  /** Applies a transition conditionally on the status it starts from; a concurrent change makes it a 409. */
-  async function transition(
+  /** Moves a cashout through CASHOUT_MACHINE, conditionally on the status it starts from (a concurrent change: 409). */
+  function transition(
     tx: AppTx,
     cashout: CashoutDoc,
     to: CashoutStatus,
-    set: Partial<CashoutDoc>,
+    set: Partial<Omit<CashoutDoc, "status">>,
     action: CashoutAction,
   ): Promise<CashoutDoc> {
-    if (!CASHOUT_TRANSITIONS[cashout.status].includes(to)) throw refusal(cashout, action);
-    const updated = await tx.update(
-      "cashouts",
-      cashout.id,
-      { set: { ...set, status: to, updated_at: iso(clock.now(cashout.livemode)) } },
-      { status: cashout.status },
-    );
-    if (!updated) {
-      const current = await tx.get("cashouts", cashout.id);
-      throw current ? refusal(current, action) : notFound("cashout", cashout.id);
-    }
-    return updated;
+    return machineTransition(tx, "cashouts", "cashout", CASHOUT_MACHINE, cashout, to, {
+      set,
+      at: iso(clock.now(cashout.livemode)),
+      refuse: (current) => refusal(current, action),
+    });
   }
 
   /** The cashout's amount back to `available`, inside the transaction that ends it. */

@@ -1,4 +1,5 @@
 import { getPixKeyInfo } from "@brazilian-utils/brazilian-utils";
+import type { components } from "@payments/contract/types";
 import { clabe as clabeCheck } from "clabe-validator";
 import { electronicFormatIBAN, ValidationErrorsIBAN, validateIBAN } from "ibantools";
 import { invalid } from "../kernel/errors.ts";
@@ -14,17 +15,8 @@ import type { DestinationType, DestinationView, PixKeyType } from "./records.ts"
 //
 // Messages never repeat the account number or key: they name the field and what is wrong with it.
 
-export type DestinationInput =
-  | { type: "iban"; iban: string; account_holder: string }
-  | {
-      type: "us_bank_account";
-      routing_number: string;
-      account_number: string;
-      account_type?: "checking" | "savings" | undefined;
-      account_holder: string;
-    }
-  | { type: "pix"; key: string; key_type?: PixKeyType | undefined }
-  | { type: "clabe"; clabe: string; account_holder: string };
+/** A destination as a request gives it (the contract's CashoutDestinationInput). */
+export type DestinationInput = components["schemas"]["CashoutDestinationInput"];
 
 /** A checked destination in canonical form: what the payout rail needs. Stored only sealed. */
 export type Destination =

@@ -3,11 +3,12 @@ import { commit } from "../kernel/commit.ts";
 import { sandboxOnly } from "../kernel/environment.ts";
 import { DomainError } from "../kernel/errors.ts";
 import { recordEvent } from "../kernel/events.ts";
+import { tryTransition } from "../kernel/state-machine.ts";
 import { iso } from "../kernel/time.ts";
 import type { CashoutContext } from "./context.ts";
 import { FAILURE_MESSAGES } from "./payout-rail.ts";
 import type { CashoutDoc, CashoutFailureCode } from "./records.ts";
-import { eventFields, refusal } from "./state.ts";
+import { CASHOUT_MACHINE, eventFields, refusal } from "./state.ts";
 
 // A cashout's way out: the payout job sends pending cashouts to the payout rail (an outside call, never
 // inside a store transaction) once their pending time is over, and later records what became of them;
@@ -23,18 +24,11 @@ export function payouts(ctx: CashoutContext) {
    * sends it again, which the rail's idempotency makes safe.
    */
   async function send(cashout: CashoutDoc): Promise<CashoutDoc | null> {
-    const claimed = await store.update(
-      "cashouts",
-      cashout.id,
-      {
-        set: {
-          status: "in_transit",
-          next_step_at: later(cashout.livemode, ctx.transitSeconds),
-          updated_at: iso(clock.now(cashout.livemode)),
-        },
-      },
-      { status: "pending" },
-    );
+    const claimed = await tryTransition(store, "cashouts", CASHOUT_MACHINE, cashout, "in_transit", {
+      set: { next_step_at: later(cashout.livemode, ctx.transitSeconds) },
+      at: iso(clock.now(cashout.livemode)),
+      refuse: (current) => refusal(current, "process"),
+    });
     if (!claimed) return null;
     const { reference } = await rail.send(payoutRequest(claimed));
     return (

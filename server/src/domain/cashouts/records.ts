@@ -1,5 +1,6 @@
 import type { BaseDoc } from "../../store/port.ts";
 import { collection } from "../kernel/records.ts";
+import type { Status } from "../kernel/state-machine.ts";
 import type { SealedCard } from "../vault/crypto.ts";
 
 export type CashoutStatus = "pending" | "in_transit" | "paid" | "failed" | "canceled";
@@ -28,7 +29,8 @@ export interface CashoutDoc extends BaseDoc {
   merchant_id: string;
   amount: number;
   currency: string;
-  status: CashoutStatus;
+  /** Written only through CASHOUT_MACHINE (state.ts). */
+  status: Status<"cashout", CashoutStatus>;
   destination: DestinationView;
   /**
    * The full destination (account number, key), sealed like a card number under the vault keys with the

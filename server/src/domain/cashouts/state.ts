@@ -1,16 +1,24 @@
 import { DomainError } from "../kernel/errors.ts";
+import { stateMachine } from "../kernel/state-machine.ts";
 import type { CashoutDoc, CashoutStatus } from "./records.ts";
 
 // The cashout state machine (CashoutStatus in spec/resources/cashouts.tsp) and what a refused change says.
 
-/** The cashout state machine: every allowed transition. Anything else is a 409 invalid_state_transition. */
-export const CASHOUT_TRANSITIONS: Record<CashoutStatus, readonly CashoutStatus[]> = {
-  pending: ["in_transit", "canceled", "failed"],
-  in_transit: ["paid", "failed"],
-  paid: [],
-  failed: [],
-  canceled: [],
-};
+/**
+ * The cashout state machine, the whole truth of a cashout's status: created pending; sent (in_transit) by
+ * the payout job once its pending time is over; paid or failed by the rail; canceled only while pending.
+ * Anything else is a 409 invalid_state_transition.
+ */
+export const CASHOUT_MACHINE = stateMachine<"cashout", CashoutStatus>("cashout", {
+  initial: ["pending"],
+  transitions: {
+    pending: ["in_transit", "canceled", "failed"],
+    in_transit: ["paid", "failed"],
+    paid: [],
+    failed: [],
+    canceled: [],
+  },
+});
 
 export type CashoutAction = "cancel" | "process";
 

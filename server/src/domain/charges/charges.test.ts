@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { testDomain } from "../../../test-support/domain.ts";
 import { DomainError } from "../kernel/errors.ts";
-import { testDomain } from "../testing.ts";
 import type { ChargeStatus } from "./records.ts";
 import { CHARGE_TRANSITIONS, canTransition } from "./state.ts";
 

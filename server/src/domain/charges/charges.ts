@@ -1,10 +1,11 @@
 import type { Page, PageResult } from "../../store/port.ts";
 import type { Caller } from "../kernel/caller.ts";
+import type { QueryParams } from "../kernel/operations.ts";
 import { captureAndVoid } from "./capture.ts";
 import { type ChargesDeps, chargeContext } from "./context.ts";
 import { chargeCreation } from "./create.ts";
 import { localPayments } from "./local-payments.ts";
-import type { ChargeDoc, ChargeStatus } from "./records.ts";
+import type { ChargeDoc } from "./records.ts";
 import { refunds } from "./refunds.ts";
 import { reviews } from "./reviews.ts";
 
@@ -19,11 +20,7 @@ export function createCharges(deps: ChargesDeps) {
     get: (caller: Caller, id: string) => ctx.load(caller.livemode, id),
     list: (
       caller: Caller,
-      filter: {
-        merchant_id?: string | undefined;
-        status?: ChargeStatus | undefined;
-        payment_link_id?: string | undefined;
-      },
+      filter: Pick<QueryParams<"listCharges">, "merchant_id" | "status" | "payment_link_id">,
       page: Page,
     ): Promise<PageResult<ChargeDoc>> =>
       deps.store.list(

@@ -2,17 +2,17 @@ import type { AppStore, AppTx } from "../collections.ts";
 import type { FraudScreen } from "../fraud/port.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { inEnvironment } from "../kernel/environment.ts";
-import { notFound } from "../kernel/errors.ts";
 import { recordEvent } from "../kernel/events.ts";
 import type { MoneyRules } from "../kernel/money.ts";
 import type { DomainObserver } from "../kernel/observer.ts";
+import { transition as machineTransition } from "../kernel/state-machine.ts";
 import { iso } from "../kernel/time.ts";
 import { ensureBalance, post } from "../ledger/ledger.ts";
 import type { Merchants } from "../merchants/merchants.ts";
 import type { Tokens } from "../vault/tokens.ts";
 import type { Processor } from "./processor.ts";
 import type { ChargeDoc, ChargeStatus } from "./records.ts";
-import { type ChargeAction, canTransition, eventFields, refusal } from "./state.ts";
+import { CHARGE_MACHINE, type ChargeAction, eventFields, refusal } from "./state.ts";
 
 // What every charge operation works with (create.ts, capture.ts, refunds.ts, reviews.ts,
 // local-payments.ts): its dependencies, and the steps they share.
@@ -48,25 +48,22 @@ export function chargeContext(deps: ChargesDeps) {
     return inEnvironment(await store.get("charges", id), livemode, "charge", id, param);
   }
 
-  /** Applies a transition conditionally on the status it starts from; a concurrent change makes it a 409. */
+  /**
+   * Moves a charge through CHARGE_MACHINE (kernel/state-machine.ts), conditionally on the status it starts
+   * from (a concurrent change makes it a 409), then lets its link follow (deps.onTransition).
+   */
   async function transition(
     tx: AppTx,
     charge: ChargeDoc,
     to: ChargeStatus,
-    set: Partial<ChargeDoc>,
+    set: Partial<Omit<ChargeDoc, "status">>,
     action: ChargeAction,
   ): Promise<ChargeDoc> {
-    if (!canTransition(charge.status, to)) throw refusal(charge, action);
-    const updated = await tx.update(
-      "charges",
-      charge.id,
-      { set: { ...set, status: to, updated_at: iso(clock.now(charge.livemode)) } },
-      { status: charge.status },
-    );
-    if (!updated) {
-      const current = await tx.get("charges", charge.id);
-      throw current ? refusal(current, action) : notFound("charge", charge.id);
-    }
+    const updated = await machineTransition(tx, "charges", "charge", CHARGE_MACHINE, charge, to, {
+      set,
+      at: iso(clock.now(charge.livemode)),
+      refuse: (current) => refusal(current, action),
+    });
     await onTransition(tx, charge.status, updated);
     return updated;
   }

@@ -1,3 +1,4 @@
+import type { components } from "@payments/contract/types";
 import type { AppTx } from "../collections.ts";
 import { assertIp } from "../fraud/ip.ts";
 import type { ChargeAssessment } from "../fraud/port.ts";
@@ -10,30 +11,19 @@ import { newId } from "../kernel/ids.ts";
 import { assertMoney } from "../kernel/money.ts";
 import { iso } from "../kernel/time.ts";
 import type { ChargeContext } from "./context.ts";
-import { LOCAL_METHODS, type LocalMethod } from "./processor.ts";
+import { LOCAL_METHODS } from "./processor.ts";
 import type { ChargeDoc } from "./records.ts";
-import { eventFields } from "./state.ts";
+import { CHARGE_MACHINE, eventFields, REVIEW_MACHINE } from "./state.ts";
 
 // createCharge (POST /v1/charges, spec/resources/charges.tsp): checks, fraud evaluation, then the
 // processor (a card is authorized and, unless held or `capture: false`, captured; a local method starts
 // a payment the payer completes), then one transaction with the charge, its evaluation, its events and
 // its money.
 
-type PaymentMethodInput =
-  | { type: "card"; token: string }
-  | { type: "pix" | "boleto" | "oxxo" | "spei" }
-  | { type: "sepa_debit"; iban: string; account_holder: string };
+type PaymentMethodInput = components["schemas"]["PaymentMethodInput"];
 
-export interface ChargeCreate {
-  merchant_id: string;
-  amount: number;
-  currency: string;
-  payment_method: PaymentMethodInput;
-  capture?: boolean | undefined;
-  description?: string | undefined;
-  metadata?: Record<string, string> | undefined;
-  customer?: { email?: string; ip?: string; country?: string } | undefined;
-}
+/** createCharge's body (the contract's ChargeCreate). */
+export type ChargeCreate = components["schemas"]["ChargeCreate"];
 
 /** For charges made through a payment link's hosted page (domain/payment-links). */
 export interface ChargeCreateOptions {
@@ -44,7 +34,7 @@ export interface ChargeCreateOptions {
 
 /** A `block` decision: the charge is `blocked` and the processor is never called. */
 function block(charge: ChargeDoc, assessment: ChargeAssessment): void {
-  charge.status = "blocked";
+  charge.status = CHARGE_MACHINE.start("blocked");
   charge.failure_code = "fraud_blocked";
   charge.failure_message =
     `Blocked by fraud evaluation ${assessment.evaluationId} ` +
@@ -58,7 +48,10 @@ function failureOf(charge: ChargeDoc) {
   return { failure_code, failure_message };
 }
 
-/** A new charge, not yet stored: `pending`, nothing captured, nothing evaluated. */
+/**
+ * A new charge, not yet stored: `pending`, nothing captured, nothing evaluated. Until it is stored, its
+ * status is its creation outcome (CHARGE_MACHINE's initial statuses), chosen once below.
+ */
 function newCharge(
   clock: Clock,
   caller: Caller,
@@ -75,7 +68,7 @@ function newCharge(
     merchant_id: merchantId,
     amount: input.amount,
     currency: input.currency,
-    status: "pending",
+    status: CHARGE_MACHINE.start("pending"),
     amount_captured: 0,
     amount_refunded: 0,
     payment_method: { type: input.payment_method.type },
@@ -140,21 +133,27 @@ export function chargeCreation(ctx: ChargeContext) {
       now: at,
     });
     if (!auth.approved) {
-      charge.status = "declined";
+      charge.status = CHARGE_MACHINE.start("declined");
       charge.failure_code = auth.failureCode;
       charge.failure_message = auth.failureMessage;
       return assessment;
     }
-    charge.status = "authorized";
+    charge.status = CHARGE_MACHINE.start("authorized");
     charge.processor_ref = auth.reference;
     if (assessment.decision === "review") {
       // Held: not captured, whatever `capture` says, until the review is approved (spec: ChargeReview).
       const expiresAt = iso(new Date(at.getTime() + assessment.reviewWindowSeconds * 1000));
-      charge.review = { status: "open", opened_at: charge.updated_at, expires_at: expiresAt, closed_at: null, capture };
+      charge.review = {
+        status: REVIEW_MACHINE.start("open"),
+        opened_at: charge.updated_at,
+        expires_at: expiresAt,
+        closed_at: null,
+        capture,
+      };
       charge.review_expires_at = expiresAt;
     } else if (capture) {
       await processor.capture(auth.reference, charge.amount);
-      charge.status = "captured";
+      charge.status = CHARGE_MACHINE.start("captured");
       charge.amount_captured = charge.amount;
     }
     return assessment;
@@ -177,7 +176,7 @@ export function chargeCreation(ctx: ChargeContext) {
     }
     const action = await processor.startLocalPayment({
       chargeId: charge.id,
-      method: method.type as LocalMethod,
+      method: method.type,
       amount: charge.amount,
       currency: charge.currency,
       now: at,

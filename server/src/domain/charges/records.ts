@@ -1,5 +1,6 @@
 import type { BaseDoc } from "../../store/port.ts";
 import { collection } from "../kernel/records.ts";
+import type { Status } from "../kernel/state-machine.ts";
 import type { FailureCode, NextAction } from "./processor.ts";
 
 // Charges and refunds as stored (spec/resources/charges.tsp); serialize.ts names what the API shows.
@@ -15,9 +16,12 @@ export type ChargeStatus =
   | "voided"
   | "expired";
 
+export type ReviewStatus = "open" | "approved" | "rejected" | "expired";
+
 /** A charge held by fraud evaluation (spec: ChargeReview). */
 export interface ChargeReviewDoc {
-  status: "open" | "approved" | "rejected" | "expired";
+  /** Written only through REVIEW_MACHINE (state.ts). */
+  status: Status<"review", ReviewStatus>;
   opened_at: string;
   expires_at: string;
   closed_at: string | null;
@@ -29,7 +33,8 @@ export interface ChargeDoc extends BaseDoc {
   merchant_id: string;
   amount: number;
   currency: string;
-  status: ChargeStatus;
+  /** Written only through CHARGE_MACHINE (state.ts). */
+  status: Status<"charge", ChargeStatus>;
   amount_captured: number;
   amount_refunded: number;
   payment_method: {
@@ -59,12 +64,16 @@ export interface ChargeDoc extends BaseDoc {
   updated_at: string;
 }
 
+/** A refund succeeds or is not made: the simulator never fails one (refunds.ts). */
+export type RefundStatus = "succeeded";
+
 export interface RefundDoc extends BaseDoc {
   charge_id: string;
   merchant_id: string;
   amount: number;
   currency: string;
-  status: "succeeded";
+  /** Written only through REFUND_MACHINE (state.ts). */
+  status: Status<"refund", RefundStatus>;
   reason: "requested_by_customer" | "duplicate" | "fraudulent" | null;
   metadata: Record<string, string>;
 }

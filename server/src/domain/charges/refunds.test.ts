@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { testDomain } from "../../../test-support/domain.ts";
 import type { Caller } from "../kernel/caller.ts";
 import { DomainError } from "../kernel/errors.ts";
-import { testDomain } from "../testing.ts";
 
 // Refunds in production before settlement (createRefund in spec/resources/charges.tsp): a refund draws
 // first on the charge's own capture credit still waiting in `pending`, then on `available`; settlement

@@ -1,3 +1,4 @@
+import type { components } from "@payments/contract/types";
 import type { Page, PageResult } from "../../store/port.ts";
 import type { Caller } from "../kernel/caller.ts";
 import { commit } from "../kernel/commit.ts";
@@ -8,16 +9,13 @@ import { assertMinorUnits } from "../kernel/money.ts";
 import { drawFromPendingCredit, post } from "../ledger/ledger.ts";
 import type { ChargeContext } from "./context.ts";
 import type { ChargeDoc, ChargeStatus, RefundDoc } from "./records.ts";
-import { eventFields, refusal } from "./state.ts";
+import { CHARGE_MACHINE, eventFields, REFUND_MACHINE, refusal } from "./state.ts";
 
 // createRefund and listRefunds (spec/resources/charges.tsp): a captured charge is refunded in part or in
 // full, never past what was captured, and the money comes back out of the merchant's balance.
 
-export interface RefundCreate {
-  amount?: number | undefined;
-  reason?: RefundDoc["reason"] | undefined;
-  metadata?: Record<string, string> | undefined;
-}
+/** createRefund's body (the contract's RefundCreate). */
+export type RefundCreate = components["schemas"]["RefundCreate"];
 
 function exceedsRefundable(charge: ChargeDoc, amount: number): DomainError {
   const left = charge.amount_captured - charge.amount_refunded;
@@ -54,7 +52,7 @@ export function refunds(ctx: ChargeContext) {
         merchant_id: charge.merchant_id,
         amount,
         currency: charge.currency,
-        status: "succeeded",
+        status: REFUND_MACHINE.start("succeeded"),
         reason: input.reason ?? null,
         metadata: input.metadata ?? {},
       };
@@ -77,7 +75,11 @@ export function refunds(ctx: ChargeContext) {
         }
         const status: ChargeStatus =
           raised.amount_refunded === raised.amount_captured ? "refunded" : "partially_refunded";
-        const after = (await tx.update("charges", charge.id, { set: { status } })) ?? raised;
+        // Its refunded total decides the status it moves to (CHARGE_MACHINE: captured or
+        // partially_refunded → partially_refunded or refunded).
+        const after =
+          (await tx.update("charges", charge.id, { set: { status: CHARGE_MACHINE.step(raised.status, status) } })) ??
+          raised;
         if (raised.status !== status) ctx.reached(tx, after);
         // The money comes first from this charge's own capture credit if it has not settled yet
         // (production), then from `available`: a merchant can refund a same-day order.

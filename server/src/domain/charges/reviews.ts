@@ -6,7 +6,7 @@ import { recordEvent } from "../kernel/events.ts";
 import { iso } from "../kernel/time.ts";
 import type { ChargeContext } from "./context.ts";
 import type { ChargeDoc, ChargeReviewDoc } from "./records.ts";
-import { eventFields } from "./state.ts";
+import { CHARGE_MACHINE, eventFields, REVIEW_MACHINE } from "./state.ts";
 
 // Charges held for fraud review (ChargeReview in spec/resources/charges.tsp): authorized, not captured,
 // until approved (captured), rejected (voided) or left open past its window (voided by the expiry job).
@@ -44,7 +44,7 @@ export function reviews(ctx: ChargeContext) {
       {
         set: {
           ...set,
-          review: { ...review, status: outcome, closed_at: at },
+          review: { ...review, status: REVIEW_MACHINE.step(review.status, outcome), closed_at: at },
           review_expires_at: null,
           updated_at: at,
         },
@@ -70,7 +70,9 @@ export function reviews(ctx: ChargeContext) {
     const review = assertOpenReview(charge);
     await processor.void(charge.processor_ref ?? "");
     return commit(store, caller, async (tx) => {
-      const voided = await closeReview(tx, charge, review, outcome, { status: "voided" });
+      const voided = await closeReview(tx, charge, review, outcome, {
+        status: CHARGE_MACHINE.step(charge.status, "voided"),
+      });
       await recordEvent(tx, clock, voided.livemode, "payment.voided", eventFields(voided));
       return voided;
     });
@@ -91,7 +93,7 @@ export function reviews(ctx: ChargeContext) {
       await ctx.prepareCapture(charge);
       return commit(store, caller, async (tx) => {
         const captured = await closeReview(tx, charge, review, "approved", {
-          status: "captured",
+          status: CHARGE_MACHINE.step(charge.status, "captured"),
           amount_captured: charge.amount,
         });
         await ctx.applyCapture(tx, captured, charge.amount);

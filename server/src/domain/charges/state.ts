@@ -1,23 +1,47 @@
 import { DomainError } from "../kernel/errors.ts";
-import type { ChargeDoc, ChargeStatus } from "./records.ts";
+import { stateMachine } from "../kernel/state-machine.ts";
+import type { ChargeDoc, ChargeStatus, RefundStatus, ReviewStatus } from "./records.ts";
 
 // The charge state machine (ChargeStatus in spec/resources/charges.tsp) and what a refused change says.
 
-/** Every allowed transition. Anything else is a 409 invalid_state_transition. */
-export const CHARGE_TRANSITIONS: Record<ChargeStatus, readonly ChargeStatus[]> = {
-  pending: ["captured", "expired"],
-  authorized: ["captured", "voided"],
-  captured: ["partially_refunded", "refunded"],
-  partially_refunded: ["partially_refunded", "refunded"],
-  refunded: [],
-  declined: [],
-  blocked: [],
-  voided: [],
-  expired: [],
-};
+/**
+ * The charge state machine, the whole truth of a charge's status. A new charge is created in its
+ * outcome: `pending` (a local method waits for the payer), `authorized` (held for review or
+ * `capture: false`), `captured`, `declined` (by the processor) or `blocked` (by fraud evaluation). Any
+ * other change is a 409 invalid_state_transition.
+ */
+export const CHARGE_MACHINE = stateMachine<"charge", ChargeStatus>("charge", {
+  initial: ["pending", "authorized", "captured", "declined", "blocked"],
+  transitions: {
+    pending: ["captured", "expired"],
+    authorized: ["captured", "voided"],
+    captured: ["partially_refunded", "refunded"],
+    partially_refunded: ["partially_refunded", "refunded"],
+    refunded: [],
+    declined: [],
+    blocked: [],
+    voided: [],
+    expired: [],
+  },
+});
+
+/** A fraud review (ChargeReview): opened at creation, closed once, by approval, rejection or expiry. */
+export const REVIEW_MACHINE = stateMachine<"review", ReviewStatus>("review", {
+  initial: ["open"],
+  transitions: { open: ["approved", "rejected", "expired"], approved: [], rejected: [], expired: [] },
+});
+
+/** A refund (Refund in spec/resources/charges.tsp) is recorded once it succeeded, and never changes. */
+export const REFUND_MACHINE = stateMachine<"refund", RefundStatus>("refund", {
+  initial: ["succeeded"],
+  transitions: { succeeded: [] },
+});
+
+/** Every allowed transition of a charge. */
+export const CHARGE_TRANSITIONS = CHARGE_MACHINE.transitions;
 
 export function canTransition(from: ChargeStatus, to: ChargeStatus): boolean {
-  return CHARGE_TRANSITIONS[from].includes(to);
+  return CHARGE_MACHINE.can(from, to);
 }
 
 export type ChargeAction = "capture" | "void" | "refund" | "complete" | "expire";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { testDomain } from "../testing.ts";
+import { testDomain } from "../../../test-support/domain.ts";
 import { csrfTokenFor, sessionDigest } from "./console-sessions.ts";
 
 // Console sessions (docs/console.md "Console and API reference"): what the store keeps, and when a session ends.

@@ -1,3 +1,4 @@
+import type { components } from "@payments/contract/types";
 import { DuplicateKeyError, type Page, type PageResult } from "../../store/port.ts";
 import type { ChargeDoc } from "../charges/records.ts";
 import type { AppStore, AppTx } from "../collections.ts";
@@ -10,6 +11,7 @@ import { recordEvent } from "../kernel/events.ts";
 import { newId } from "../kernel/ids.ts";
 import type { DomainLog } from "../kernel/log.ts";
 import { assertMoney, type MoneyRules } from "../kernel/money.ts";
+import type { QueryParams } from "../kernel/operations.ts";
 import type { Merchants } from "../merchants/merchants.ts";
 import type { Tokens } from "../vault/tokens.ts";
 import type { Counters } from "./counters.ts";
@@ -18,7 +20,6 @@ import type { FactGatherer, Observed } from "./facts.ts";
 import { assertIp } from "./ip.ts";
 import type { ChargeAssessment, ChargeAttempt, FraudScreen } from "./port.ts";
 import type { FraudEvaluationDoc } from "./records.ts";
-import type { Decision } from "./rules.ts";
 import type { FraudSettingsService } from "./settings.ts";
 
 // Fraud evaluations (spec: FraudEvaluation; POST/GET /v1/fraud/evaluations) and the screen charges use
@@ -26,14 +27,8 @@ import type { FraudSettingsService } from "./settings.ts";
 // FraudEvaluatedEvent fixes, in one transaction: the charge's own for a charge, its own for one made
 // through the API.
 
-export interface FraudEvaluationCreate {
-  tx_id?: string | undefined;
-  merchant_id?: string | undefined;
-  amount?: number | undefined;
-  currency?: string | undefined;
-  card?: { token?: string; bin?: string; fingerprint?: string; country?: string } | undefined;
-  customer?: { email?: string; ip?: string; country?: string; ip_country?: string } | undefined;
-}
+/** createFraudEvaluation's body (the contract's FraudEvaluationCreate). */
+export type FraudEvaluationCreate = components["schemas"]["FraudEvaluationCreate"];
 
 /** The `fraud.evaluated` payload: exactly FraudEvaluatedEvent's fields (recordEvent adds the envelope). */
 function eventPayload(e: FraudEvaluationDoc) {
@@ -269,7 +264,7 @@ export function createFraudEvaluations(deps: FraudEvaluationsDeps) {
 
     list: (
       caller: Caller,
-      filter: { tx_id?: string | undefined; decision?: Decision | undefined },
+      filter: Pick<QueryParams<"listFraudEvaluations">, "tx_id" | "decision">,
       page: Page,
     ): Promise<PageResult<FraudEvaluationDoc>> =>
       deps.store.list(

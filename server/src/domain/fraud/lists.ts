@@ -1,3 +1,4 @@
+import type { components } from "@payments/contract/types";
 import { DuplicateKeyError, type Page, type PageResult } from "../../store/port.ts";
 import type { AppStore } from "../collections.ts";
 import type { Caller } from "../kernel/caller.ts";
@@ -6,9 +7,10 @@ import { commit } from "../kernel/commit.ts";
 import { inEnvironment } from "../kernel/environment.ts";
 import { DomainError, invalid, notFound } from "../kernel/errors.ts";
 import { newId } from "../kernel/ids.ts";
+import type { QueryParams } from "../kernel/operations.ts";
 import { parseNetwork } from "./ip.ts";
 import type { FraudListDoc, FraudListItemDoc } from "./records.ts";
-import type { ListAction, ListKind } from "./rules.ts";
+import type { ListKind } from "./rules.ts";
 
 // Value lists (spec: FraudList, FraudListItem; /v1/fraud/lists, /v1/fraud/list_items). Each item is
 // its own document keyed for lookup by `<kind>:<normalized value>`, so evaluating a transaction is one
@@ -75,11 +77,8 @@ export function normalizeValue(kind: ListKind, raw: string): string {
 
 export const matchKey = (kind: ListKind, value: string) => `${kind}:${value}`;
 
-export interface FraudListCreate {
-  name: string;
-  kind: ListKind;
-  action: ListAction;
-}
+/** createFraudList's body (the contract's FraudListCreate). */
+export type FraudListCreate = components["schemas"]["FraudListCreate"];
 
 export function createFraudLists(store: AppStore, clock: Clock) {
   async function load(livemode: boolean, id: string, param = "id"): Promise<FraudListDoc> {
@@ -107,7 +106,11 @@ export function createFraudLists(store: AppStore, clock: Clock) {
 
     get: (caller: Caller, id: string) => load(caller.livemode, id),
 
-    list: (caller: Caller, filter: { kind?: ListKind | undefined }, page: Page): Promise<PageResult<FraudListDoc>> =>
+    list: (
+      caller: Caller,
+      filter: Pick<QueryParams<"listFraudLists">, "kind">,
+      page: Page,
+    ): Promise<PageResult<FraudListDoc>> =>
       store.list("fraud_lists", { livemode: caller.livemode, ...(filter.kind ? { kind: filter.kind } : {}) }, page),
 
     /** Deletes the list and its items in one transaction: no evaluation sees half a list. */

@@ -1,12 +1,12 @@
 import { randomBytes } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
+import { testDomain } from "../../../test-support/domain.ts";
 import { createSimulatorProcessor } from "../../adapters/processor-simulator.ts";
 import { openSqliteStore } from "../../store/sqlite.ts";
 import type { Processor } from "../charges/processor.ts";
 import { type AppStore, COLLECTIONS, type Docs } from "../collections.ts";
 import type { Domain } from "../index.ts";
 import type { Caller } from "../kernel/caller.ts";
-import { testDomain } from "../testing.ts";
 import { parseVaultKeys } from "../vault/keys.ts";
 
 // The fraud engine wired into the domain: what charges do with each decision, the review life cycle, and

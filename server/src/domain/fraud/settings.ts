@@ -1,3 +1,4 @@
+import type { components } from "@payments/contract/types";
 import { DuplicateKeyError } from "../../store/port.ts";
 import type { AppStore } from "../collections.ts";
 import type { Caller } from "../kernel/caller.ts";
@@ -26,11 +27,8 @@ export const DEFAULT_SETTINGS = {
   reviewWindowSeconds: 7 * 86400,
 } as const;
 
-export interface FraudSettingsUpdate {
-  review_threshold?: number | undefined;
-  block_threshold?: number | undefined;
-  review_window_seconds?: number | undefined;
-}
+/** updateFraudSettings's body (the contract's FraudSettingsUpdate). */
+export type FraudSettingsUpdate = components["schemas"]["FraudSettingsUpdate"];
 
 const docId = (livemode: boolean) => (livemode ? "live" : "test");
 

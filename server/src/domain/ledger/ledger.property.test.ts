@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { testDomain } from "../../../test-support/domain.ts";
 import { DomainError } from "../kernel/errors.ts";
-import { testDomain } from "../testing.ts";
 
 // Property-based tests of the ledger invariants: whatever sequence of charges, captures, voids, refunds and
 // local payments happens — some of them concurrently — every balance equals the sum of its ledger entries,

@@ -1,10 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { testDomain } from "../../../test-support/domain.ts";
 import { DuplicateKeyError } from "../../store/port.ts";
 import type { AppStore } from "../collections.ts";
 import { createClock } from "../kernel/clock.ts";
 import { DomainError } from "../kernel/errors.ts";
 import { iso } from "../kernel/time.ts";
-import { testDomain } from "../testing.ts";
 import { balanceId, drawFromPendingCredit, ensureBalance, type Movement, post, settleDue } from "./ledger.ts";
 import type { LedgerEntryDoc } from "./records.ts";
 

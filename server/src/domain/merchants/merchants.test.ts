@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { testDomain } from "../testing.ts";
+import { testDomain } from "../../../test-support/domain.ts";
 
 // Every change to a merchant leaves an event in the same transaction (spec/events/merchants.tsp):
 // merchant.created, and merchant.updated with the previous values of exactly the fields that changed.

@@ -1,3 +1,4 @@
+import type { components } from "@payments/contract/types";
 import type { Page } from "../../store/port.ts";
 import type { AppStore } from "../collections.ts";
 import type { Caller } from "../kernel/caller.ts";
@@ -7,36 +8,18 @@ import { inEnvironment } from "../kernel/environment.ts";
 import { DomainError, invalid } from "../kernel/errors.ts";
 import { recordEvent } from "../kernel/events.ts";
 import { newId } from "../kernel/ids.ts";
+import type { QueryParams } from "../kernel/operations.ts";
 import { iso } from "../kernel/time.ts";
-import type { MerchantDoc } from "./records.ts";
+import type { MerchantDoc, MerchantStatus } from "./records.ts";
+import { MERCHANT_MACHINE } from "./state.ts";
 
-export type MerchantStatus = MerchantDoc["status"];
+export type { MerchantStatus };
 
-/**
- * The merchant state machine (spec/resources/merchants.tsp): active ⇄ suspended, either → closed,
- * closed is final. A change to the current status is a no-op, not an error, so a retried PATCH is safe.
- */
-const TRANSITIONS: Record<MerchantStatus, readonly MerchantStatus[]> = {
-  active: ["suspended", "closed"],
-  suspended: ["active", "closed"],
-  closed: [],
-};
+/** createMerchant's body (the contract's MerchantCreate). */
+export type MerchantCreate = components["schemas"]["MerchantCreate"];
 
-export function canTransition(from: MerchantStatus, to: MerchantStatus): boolean {
-  return from === to || TRANSITIONS[from].includes(to);
-}
-
-export interface MerchantCreate {
-  name: string;
-  status?: MerchantStatus | undefined;
-  metadata?: Record<string, string> | undefined;
-}
-
-export interface MerchantUpdate {
-  name?: string | undefined;
-  status?: MerchantStatus | undefined;
-  metadata?: Record<string, string> | undefined;
-}
+/** updateMerchant's body (the contract's MerchantUpdate). */
+export type MerchantUpdate = components["schemas"]["MerchantUpdate"];
 
 export function createMerchants(store: AppStore, clock: Clock) {
   /** `param` names the request field the id came from, for the 404 problem. */
@@ -65,7 +48,9 @@ export function createMerchants(store: AppStore, clock: Clock) {
 
     async create(caller: Caller, input: MerchantCreate): Promise<MerchantDoc> {
       // MerchantCreate.status may be set (default `active`); a merchant created closed makes no sense.
-      if (input.status === "closed") throw invalid("status", "a merchant cannot be created closed");
+      const status = MERCHANT_MACHINE.start(input.status ?? "active", () =>
+        invalid("status", "a merchant cannot be created closed"),
+      );
       const at = clock.createdAt(caller.livemode);
       const merchant: MerchantDoc = {
         id: newId("mch"),
@@ -73,7 +58,7 @@ export function createMerchants(store: AppStore, clock: Clock) {
         created_at: at,
         updated_at: at,
         name: input.name,
-        status: input.status ?? "active",
+        status,
         metadata: input.metadata ?? {},
       };
       return commit(store, caller, async (tx) => {
@@ -89,12 +74,14 @@ export function createMerchants(store: AppStore, clock: Clock) {
 
     get: (caller: Caller, id: string) => load(caller.livemode, id),
 
-    list: (caller: Caller, filter: { status?: MerchantStatus | undefined }, page: Page) =>
+    list: (caller: Caller, filter: Pick<QueryParams<"listMerchants">, "status">, page: Page) =>
       store.list("merchants", { livemode: caller.livemode, ...(filter.status ? { status: filter.status } : {}) }, page),
 
     async update(caller: Caller, id: string, changes: MerchantUpdate): Promise<MerchantDoc> {
       const current = await load(caller.livemode, id);
-      if (changes.status && !canTransition(current.status, changes.status)) {
+      // The same status again is no change (a retried PATCH is safe); any other goes through the machine.
+      const moves = changes.status !== undefined && changes.status !== current.status;
+      if (moves && changes.status && !MERCHANT_MACHINE.can(current.status, changes.status)) {
         throw new DomainError(
           "invalid_state_transition",
           current.status === "closed"
@@ -105,7 +92,7 @@ export function createMerchants(store: AppStore, clock: Clock) {
       }
       const set: Partial<MerchantDoc> = { updated_at: iso(clock.now(caller.livemode)) };
       if (changes.name !== undefined) set.name = changes.name;
-      if (changes.status !== undefined) set.status = changes.status;
+      if (moves && changes.status) set.status = MERCHANT_MACHINE.step(current.status, changes.status);
       if (changes.metadata !== undefined) set.metadata = changes.metadata;
       // The fields that really change, with their values before: merchant.updated's previous_attributes.
       const previous: Partial<Pick<MerchantDoc, "name" | "status" | "metadata">> = {};

@@ -1,11 +1,15 @@
 import type { BaseDoc } from "../../store/port.ts";
 import { collection } from "../kernel/records.ts";
+import type { Status } from "../kernel/state-machine.ts";
 
 // The merchant's stored shape (spec/resources/merchants.tsp); serialize.ts names what the API shows.
 
+export type MerchantStatus = "active" | "suspended" | "closed";
+
 export interface MerchantDoc extends BaseDoc {
   name: string;
-  status: "active" | "suspended" | "closed";
+  /** Written only through MERCHANT_MACHINE (state.ts). */
+  status: Status<"merchant", MerchantStatus>;
   metadata: Record<string, string>;
   updated_at: string;
 }

@@ -1,3 +1,4 @@
+import type { components } from "@payments/contract/types";
 import type { Charges } from "../charges/charges.ts";
 import type { ChargeDoc } from "../charges/records.ts";
 import type { AppStore } from "../collections.ts";
@@ -17,16 +18,11 @@ import { claimUse, linkUnavailable } from "./usage.ts";
 // charges.create (every check a charge gets, fraud evaluation included, applies), counted against the
 // link in the charge's own transaction (usage.ts).
 
-export type PayMethodInput =
-  | { type: "card"; number: string; exp_month: number; exp_year: number; cvc: string; holder: string }
-  | { type: "pix" | "boleto" | "oxxo" | "spei" }
-  | { type: "sepa_debit"; iban: string; account_holder: string };
+/** How the payer pays (the contract's PaymentLinkPaymentMethodInput). */
+export type PayMethodInput = components["schemas"]["PaymentLinkPaymentMethodInput"];
 
-export interface PaymentLinkPay {
-  page_token: string;
-  payment_method: PayMethodInput;
-  email?: string | undefined;
-}
+/** payPaymentLink's body (the contract's PaymentLinkPay). */
+export type PaymentLinkPay = components["schemas"]["PaymentLinkPay"];
 
 /** What the HTTP layer knows of a public request: there is no key, so no Caller. */
 export interface PayContext {

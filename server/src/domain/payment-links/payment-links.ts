@@ -1,3 +1,4 @@
+import type { components } from "@payments/contract/types";
 import type { Page, PageResult } from "../../store/port.ts";
 import { LOCAL_METHODS } from "../charges/processor.ts";
 import type { Caller } from "../kernel/caller.ts";
@@ -6,6 +7,7 @@ import { inEnvironment } from "../kernel/environment.ts";
 import { invalid, notFound } from "../kernel/errors.ts";
 import { newId } from "../kernel/ids.ts";
 import { assertMoney, type MoneyRules } from "../kernel/money.ts";
+import type { QueryParams } from "../kernel/operations.ts";
 import { iso } from "../kernel/time.ts";
 import type { Merchants } from "../merchants/merchants.ts";
 import { type PaymentDeps, payments } from "./pay.ts";
@@ -16,24 +18,11 @@ import { methodsFor } from "./state.ts";
 // page, fixing merchant, amount and currency. What the page shows and the public payment it makes are
 // pay.ts.
 
-export interface PaymentLinkCreate {
-  merchant_id: string;
-  amount: number;
-  currency: string;
-  description: string;
-  payment_methods?: PaymentLinkMethod[] | undefined;
-  expires_at?: string | undefined;
-  max_uses?: number | undefined;
-  after_completion?: AfterCompletion | undefined;
-  metadata?: Record<string, string> | undefined;
-}
+/** createPaymentLink's body (the contract's PaymentLinkCreate). */
+export type PaymentLinkCreate = components["schemas"]["PaymentLinkCreate"];
 
-export interface PaymentLinkUpdate {
-  active?: boolean | undefined;
-  description?: string | undefined;
-  expires_at?: string | null | undefined;
-  metadata?: Record<string, string> | undefined;
-}
+/** updatePaymentLink's body (the contract's PaymentLinkUpdate). */
+export type PaymentLinkUpdate = components["schemas"]["PaymentLinkUpdate"];
 
 export interface PaymentLinksDeps extends PaymentDeps {
   merchants: Merchants;
@@ -134,7 +123,7 @@ export function createPaymentLinks(deps: PaymentLinksDeps) {
 
     list: (
       caller: Caller,
-      filter: { merchant_id?: string | undefined; active?: boolean | undefined },
+      filter: Pick<QueryParams<"listPaymentLinks">, "merchant_id" | "active">,
       page: Page,
     ): Promise<PageResult<PaymentLinkDoc>> =>
       store.list(

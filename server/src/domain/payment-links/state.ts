@@ -1,4 +1,5 @@
 import { LOCAL_METHODS, type LocalMethod } from "../charges/processor.ts";
+import type { Plain } from "../kernel/state-machine.ts";
 import { iso } from "../kernel/time.ts";
 import type { MerchantDoc } from "../merchants/records.ts";
 import type { PaymentLinkDoc, PaymentLinkMethod } from "./records.ts";
@@ -9,7 +10,7 @@ import type { PaymentLinkDoc, PaymentLinkMethod } from "./records.ts";
 /** Whether a link takes payments now, and if not, why (the hosted page shows each case its own way). */
 export type LinkState = "open" | "inactive" | "expired" | "used_up";
 
-export function linkState(link: PaymentLinkDoc, merchant: MerchantDoc | null, now: Date): LinkState {
+export function linkState(link: PaymentLinkDoc, merchant: Plain<MerchantDoc> | null, now: Date): LinkState {
   if (!link.active || merchant?.status !== "active") return "inactive";
   if (link.expires_at !== null && link.expires_at <= iso(now)) return "expired";
   if (link.max_uses !== null && link.claimed >= link.max_uses) return "used_up";

@@ -4,6 +4,7 @@ import type { AppTx } from "../collections.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { DomainError } from "../kernel/errors.ts";
 import { recordEvent } from "../kernel/events.ts";
+import type { Plain } from "../kernel/state-machine.ts";
 import { iso } from "../kernel/time.ts";
 import type { PaymentLinkDoc } from "./records.ts";
 
@@ -22,7 +23,7 @@ export function linkUnavailable(detail: string): DomainError {
   return new DomainError("payment_link_unavailable", detail);
 }
 
-function completedEvent(tx: AppTx, clock: Clock, link: PaymentLinkDoc, charge: ChargeDoc) {
+function completedEvent(tx: AppTx, clock: Clock, link: PaymentLinkDoc, charge: Plain<ChargeDoc>) {
   return recordEvent(tx, clock, charge.livemode, "payment_link.completed", {
     payment_link_id: link.id,
     tx_id: charge.id,
@@ -68,7 +69,12 @@ export async function claimUse(tx: AppTx, clock: Clock, link: PaymentLinkDoc, ch
  * Follows a linked charge's transition `from` → `charge.status` (domain/charges/context.ts transition()), inside its
  * transaction: a held use becomes a use on capture, or is freed on expiry or void.
  */
-export async function followTransition(tx: AppTx, clock: Clock, from: ChargeStatus, charge: ChargeDoc): Promise<void> {
+export async function followTransition(
+  tx: AppTx,
+  clock: Clock,
+  from: ChargeStatus,
+  charge: Plain<ChargeDoc>,
+): Promise<void> {
   const linkId = charge.payment_link_id;
   if (!linkId || !HOLDING.includes(from)) return;
   const to = charge.status;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { testDomain } from "../testing.ts";
+import { testDomain } from "../../../test-support/domain.ts";
 
 describe("retention", () => {
   it("deletes request-log records older than the retention period (30 days by default)", async () => {

@@ -1,6 +1,7 @@
 import type { Page, PageResult, Where } from "../../store/port.ts";
 import type { AppStore } from "../collections.ts";
 import type { Caller, Now } from "../kernel/caller.ts";
+import type { QueryParams } from "../kernel/operations.ts";
 import { iso } from "../kernel/time.ts";
 import type { RequestLogDoc } from "./records.ts";
 
@@ -8,12 +9,8 @@ import type { RequestLogDoc } from "./records.ts";
 // recorded for each request made with a valid key (server/src/http/observability.ts), read back
 // newest first within the caller's environment. Records are written masked; nothing here unmasks.
 
-export interface RequestLogFilter {
-  key_id?: string | undefined;
-  method?: string | undefined;
-  /** `succeeded`: status below 400; `failed`: 400 or above. */
-  outcome?: "succeeded" | "failed" | undefined;
-}
+/** listRequestLog's filters (its query parameters in the contract). */
+export type RequestLogFilter = Pick<QueryParams<"listRequestLog">, "key_id" | "method" | "outcome">;
 
 export function createRequestLog(store: AppStore, now: Now, retentionDays: number) {
   return {

@@ -1,11 +1,12 @@
 import { describe, expect, it } from "vitest";
+import { refusal, testDomain } from "../../../test-support/domain.ts";
 import type { Caller } from "../kernel/caller.ts";
 import { recordEvent } from "../kernel/events.ts";
 import { iso } from "../kernel/time.ts";
-import { refusal, testDomain } from "../testing.ts";
 import { extendLeases } from "../webhooks/dispatcher.ts";
 import { parseSchedule } from "../webhooks/schedule.ts";
 import type { DeliveryRequest, DeliveryResult, WebhookSender } from "../webhooks/sender.ts";
+import { DELIVERY_MACHINE } from "../webhooks/state.ts";
 import { MAX_OFFSET_MS } from "./sandbox-clock.ts";
 
 // The sandbox clock (spec/resources/sandbox-clock.tsp): the sandbox's time runs ahead of the server's by
@@ -313,7 +314,7 @@ describe("webhook retries", () => {
       endpoint_id: endpoint.id,
       event_id: "evt_leased00000000000000000",
       event_type: "webhook_endpoint.test",
-      status: "pending",
+      status: DELIVERY_MACHINE.start("pending"),
       mode: "manual",
       next_attempt_at: leaseEnd,
       claim: "another-instance:1",

@@ -58,10 +58,8 @@ export interface SandboxClockResult {
   ran: SandboxClockWork;
 }
 
-export interface SandboxClockAdvanceInput {
-  seconds?: number | undefined;
-  to?: string | undefined;
-}
+/** advanceSandboxClock's body (the contract's SandboxClockAdvanceRequest). */
+export type SandboxClockAdvanceInput = components["schemas"]["SandboxClockAdvanceRequest"];
 
 export interface SandboxClockDeps {
   store: AppStore;

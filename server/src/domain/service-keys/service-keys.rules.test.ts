@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { testDomain } from "../../../test-support/domain.ts";
 import { DomainError } from "../kernel/errors.ts";
-import { testDomain } from "../testing.ts";
 import type { ServiceKeyDoc } from "./records.ts";
 import { AUTH_CACHE_TTL_MS } from "./service-keys.ts";
 

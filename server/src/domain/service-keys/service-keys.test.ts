@@ -145,7 +145,7 @@ describe("service key authentication with a short-lived cache", () => {
 
 describe("service key events", () => {
   it("records created, rotated and revoked, never with a secret or digest", async () => {
-    const { testDomain } = await import("../testing.ts");
+    const { testDomain } = await import("../../../test-support/domain.ts");
     const { domain, caller, store } = testDomain();
     const { key, secret } = await domain.serviceKeys.create(caller(), { name: "backend", scopes: ["charges"] });
     const rotated = await domain.serviceKeys.rotate(caller(), key.id, 3600);

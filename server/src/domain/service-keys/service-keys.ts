@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import type { components } from "@payments/contract/types";
 import { DuplicateKeyError, type Page, type PageResult } from "../../store/port.ts";
 import type { AppStore } from "../collections.ts";
 import type { Caller } from "../kernel/caller.ts";
@@ -9,7 +10,7 @@ import { DomainError, invalid } from "../kernel/errors.ts";
 import { recordEvent } from "../kernel/events.ts";
 import { newId, randomBase62 } from "../kernel/ids.ts";
 import { createdAt, iso } from "../kernel/time.ts";
-import type { Scope, ServiceKeyDoc } from "./records.ts";
+import type { ServiceKeyDoc } from "./records.ts";
 
 // Service keys (spec/resources/service-keys.tsp). Secrets are `key_test_` / `key_live_` + 32 base62
 // characters, stored only as SHA-256 digests and looked up by digest, so the comparison is on fixed-length
@@ -36,11 +37,8 @@ const SECRET_SHAPE = /^key_(test|live)_[0-9A-Za-z]{32}$/;
 /** The `settings` record whose unique id the first start claims along with the bootstrap key. */
 export const BOOTSTRAP_SETTING = "bootstrap_sandbox_key";
 
-export interface CreateKeyInput {
-  name: string;
-  scopes: Scope[];
-  expires_at?: string | undefined;
-}
+/** createServiceKey's body (the contract's ServiceKeyCreate). */
+export type CreateKeyInput = components["schemas"]["ServiceKeyCreate"];
 
 /** What service_key.* events tell about a key: never its secret or digests (events/service-keys.tsp). */
 function keyEventFields(key: ServiceKeyDoc) {

@@ -40,12 +40,8 @@ export interface BrandMatch {
   lengths: readonly number[];
 }
 
-export interface CardInput {
-  card: string;
-  exp_month: number;
-  exp_year: number;
-  cvc?: string | undefined;
-}
+/** The card fields of a token request (the contract's TokenCreate, without the holder). */
+export type CardInput = Omit<components["schemas"]["TokenCreate"], "holder">;
 
 export interface ValidCard {
   /** Digits only. */

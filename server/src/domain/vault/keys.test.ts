@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { thrownBy } from "../testing.ts";
+import { thrownBy } from "../../../test-support/domain.ts";
 import { parseVaultKeys } from "./keys.ts";
 
 const MASTER = randomBytes(32);

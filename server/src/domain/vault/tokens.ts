@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import type { components } from "@payments/contract/types";
 import type { AppStore } from "../collections.ts";
 import type { Caller } from "../kernel/caller.ts";
 import type { Clock } from "../kernel/clock.ts";
@@ -14,13 +15,8 @@ import type { TokenDoc } from "./records.ts";
 // The vault (spec/resources/tokens.tsp). The card number exists in clear only in this module's local
 // variables: it is sealed before anything is stored, the CVC is checked and dropped, and reveal is audited.
 
-export interface TokenCreate {
-  card: string;
-  holder: string;
-  exp_month: number;
-  exp_year: number;
-  cvc?: string | undefined;
-}
+/** createToken's body (the contract's TokenCreate). */
+export type TokenCreate = components["schemas"]["TokenCreate"];
 
 export interface Revealed {
   token: TokenDoc;

@@ -1,13 +1,14 @@
 import { describe, expect, it } from "vitest";
+import { testDomain } from "../../../test-support/domain.ts";
 import { eventObject, recordEvent } from "../kernel/events.ts";
 import { newId } from "../kernel/ids.ts";
 import { iso } from "../kernel/time.ts";
-import { testDomain } from "../testing.ts";
 import { attemptLog, deliveryRequest, USER_AGENT } from "./attempts.ts";
 import type { WebhookSettings } from "./dispatcher.ts";
 import type { WebhookAttemptRecord, WebhookDeliveryDoc } from "./records.ts";
 import type { DeliveryResult } from "./sender.ts";
 import { signature } from "./signing.ts";
+import { DELIVERY_MACHINE } from "./state.ts";
 
 // One delivery attempt (./attempts.ts): the request a receiver gets (the contract's
 // WebhookDeliveryHeaders in spec/webhooks.tsp), and what its outcome does to the delivery (success,
@@ -62,7 +63,7 @@ function setup(disableAfterMs = WINDOW_MS) {
       endpoint_id: endpointId,
       event_id: event.id,
       event_type: event.type,
-      status: "pending",
+      status: DELIVERY_MACHINE.start("pending"),
       mode: options.mode ?? "automatic",
       next_attempt_at: iso(new Date(t.now().getTime() + 15_000)),
       claim: "Instance1234:1",

@@ -9,6 +9,7 @@ import type { WebhookAttemptRecord, WebhookDeliveryDoc, WebhookEndpointDoc } fro
 import { retryDelayMs } from "./schedule.ts";
 import type { DeliveryResult } from "./sender.ts";
 import { signatureHeader, signatureScheme, standardWebhooksHeaders } from "./signing.ts";
+import { DELIVERY_MACHINE, ENDPOINT_MACHINE } from "./state.ts";
 
 // One delivery attempt, as the dispatcher (./dispatcher.ts) makes it: the request a receiver gets (the
 // contract's WebhookDeliveryHeaders), and what its outcome does to the delivery (the attempt log, the
@@ -112,7 +113,7 @@ export function attemptLog(deps: {
         d.id,
         {
           set: {
-            status: ok ? "succeeded" : next ? "pending" : "failed",
+            status: DELIVERY_MACHINE.step(d.status, ok ? "succeeded" : next ? "pending" : "failed"),
             next_attempt_at: next,
             manual_next: false,
             claim: null,
@@ -157,7 +158,13 @@ export function attemptLog(deps: {
     const done = await tx.update(
       "webhook_endpoints",
       endpoint.id,
-      { set: { status: "disabled", disabled_reason: reason, updated_at: iso(clock.now(endpoint.livemode)) } },
+      {
+        set: {
+          status: ENDPOINT_MACHINE.step(endpoint.status, "disabled"),
+          disabled_reason: reason,
+          updated_at: iso(clock.now(endpoint.livemode)),
+        },
+      },
       { status: "enabled" },
     );
     if (!done) return false;

@@ -7,9 +7,11 @@ import { inEnvironment } from "../kernel/environment.ts";
 import { DomainError, invalid } from "../kernel/errors.ts";
 import { type EventDoc, recordEvent } from "../kernel/events.ts";
 import { newId } from "../kernel/ids.ts";
+import type { QueryParams } from "../kernel/operations.ts";
 import { iso } from "../kernel/time.ts";
 import { assertEnabled, type WebhookEndpoints } from "./endpoints.ts";
 import type { WebhookDeliveryDoc, WebhookEndpointDoc } from "./records.ts";
+import { DELIVERY_MACHINE } from "./state.ts";
 
 // Deliveries as an integrator sees and steers them (spec/resources/webhook-endpoints.tsp and
 // events.tsp): the attempt log, manual redelivery, recovery of failed deliveries and test events. These
@@ -37,7 +39,7 @@ export function createWebhookDeliveries(deps: { store: AppStore; clock: Clock; e
       endpoint_id: endpointId,
       event_id: event.id,
       event_type: event.type,
-      status: "pending",
+      status: DELIVERY_MACHINE.start("pending"),
       mode: "manual",
       next_attempt_at: iso(at),
       claim: null,
@@ -91,7 +93,15 @@ export function createWebhookDeliveries(deps: { store: AppStore; clock: Clock; e
           const done = await tx.update(
             "webhook_deliveries",
             delivery.id,
-            { set: { status: "pending", mode: "manual", next_attempt_at: iso(at), claim: null, updated_at: iso(at) } },
+            {
+              set: {
+                status: DELIVERY_MACHINE.step(delivery.status, "pending"),
+                mode: "manual",
+                next_attempt_at: iso(at),
+                claim: null,
+                updated_at: iso(at),
+              },
+            },
             { status: "failed" },
           );
           if (done) scheduled++;
@@ -128,7 +138,7 @@ export function createWebhookDeliveries(deps: { store: AppStore; clock: Clock; e
             Date.parse(existing.next_attempt_at) > at.getTime();
           if (existing.status === "pending" && leased) throw running();
           const set: Partial<WebhookDeliveryDoc> = {
-            status: "pending",
+            status: DELIVERY_MACHINE.step(existing.status, "pending"),
             next_attempt_at: iso(at),
             claim: null,
             updated_at: iso(at),
@@ -162,7 +172,7 @@ export function createWebhookDeliveries(deps: { store: AppStore; clock: Clock; e
     async listDeliveries(
       caller: Caller,
       endpointId: string,
-      filter: { status?: WebhookDeliveryDoc["status"] | undefined },
+      filter: Pick<QueryParams<"listWebhookEndpointDeliveries">, "status">,
       page: Page,
     ): Promise<PageResult<WebhookDeliveryDoc>> {
       const endpoint = await load(caller.livemode, endpointId);
@@ -177,7 +187,7 @@ export function createWebhookDeliveries(deps: { store: AppStore; clock: Clock; e
     async listEventDeliveries(
       caller: Caller,
       eventId: string,
-      filter: { status?: WebhookDeliveryDoc["status"] | undefined },
+      filter: Pick<QueryParams<"listEventDeliveries">, "status">,
       page: Page,
     ): Promise<PageResult<WebhookDeliveryDoc>> {
       const event = await loadEvent(caller.livemode, eventId);

@@ -9,6 +9,7 @@ import { type attemptLog, deliveryRequest } from "./attempts.ts";
 import type { WebhookDeliveryDoc, WebhookEndpointDoc } from "./records.ts";
 import type { WebhookSender } from "./sender.ts";
 import type { AddressPolicy } from "./ssrf.ts";
+import { DELIVERY_MACHINE } from "./state.ts";
 
 // One attempt of a delivery the dispatcher (./dispatcher.ts) has claimed: the request, signed
 // (./attempts.ts deliveryRequest), sent within the attempt's timeout to an address the environment's
@@ -45,7 +46,14 @@ export function deliveryAttempts(deps: {
     const ended = await store.update(
       "webhook_deliveries",
       d.id,
-      { set: { status: "failed", next_attempt_at: null, claim: null, updated_at: iso(clock.now(d.livemode)) } },
+      {
+        set: {
+          status: DELIVERY_MACHINE.step(d.status, "failed"),
+          next_attempt_at: null,
+          claim: null,
+          updated_at: iso(clock.now(d.livemode)),
+        },
+      },
       { claim: d.claim },
     );
     if (ended) observer.webhookDeliveryFailed(d.livemode);

@@ -1,4 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
+import { testDomain } from "../../../test-support/domain.ts";
 import { openSqliteStore } from "../../store/sqlite.ts";
 import { COLLECTIONS, type Docs } from "../collections.ts";
 import type { Caller } from "../kernel/caller.ts";
@@ -6,7 +7,6 @@ import { DomainError } from "../kernel/errors.ts";
 import type { EventDoc, EventPayload, EventType } from "../kernel/events.ts";
 import { eventObject, recordEvent } from "../kernel/events.ts";
 import { iso } from "../kernel/time.ts";
-import { testDomain } from "../testing.ts";
 import { USER_AGENT } from "./attempts.ts";
 import { LEASE_MARGIN_MS } from "./dispatcher.ts";
 import type { EnabledEvent, SignatureScheme } from "./records.ts";

@@ -1,3 +1,4 @@
+import type { components } from "@payments/contract/types";
 import type { Page, PageResult } from "../../store/port.ts";
 import type { AppStore } from "../collections.ts";
 import type { Caller } from "../kernel/caller.ts";
@@ -9,8 +10,9 @@ import { newId, randomBase62 } from "../kernel/ids.ts";
 import { defaulted } from "../kernel/operations.ts";
 import { iso } from "../kernel/time.ts";
 import { openSecret, sealSecret, type VaultKeys } from "../vault/crypto.ts";
-import type { EnabledEvent, SignatureScheme, WebhookEndpointDoc } from "./records.ts";
+import type { EnabledEvent, WebhookEndpointDoc } from "./records.ts";
 import { type AddressPolicy, checkEndpointUrl, type Resolver } from "./ssrf.ts";
+import { ENDPOINT_MACHINE } from "./state.ts";
 
 // Webhook endpoints and their signing secrets (spec/resources/webhook-endpoints.tsp). Their deliveries
 // (the attempt log, redelivery, recovery, test events) are ./deliveries.ts; sending is the dispatcher's
@@ -43,21 +45,14 @@ export function signingSecrets(endpoint: WebhookEndpointDoc, at: Date, keys: Vau
   return secrets;
 }
 
-export interface EndpointCreate {
-  url: string;
-  enabled_events: EnabledEvent[];
-  description?: string | undefined;
-  /** The contract gives it a default (x_service_signature), which the request validator fills in. */
-  signature_scheme?: SignatureScheme | undefined;
-}
+/**
+ * createWebhookEndpoint's body (the contract's WebhookEndpointCreate). Its signature_scheme has a default
+ * (x_service_signature), which the request validator fills in.
+ */
+export type EndpointCreate = components["schemas"]["WebhookEndpointCreate"];
 
-export interface EndpointUpdate {
-  url?: string | undefined;
-  enabled_events?: EnabledEvent[] | undefined;
-  description?: string | null | undefined;
-  signature_scheme?: SignatureScheme | undefined;
-  disabled?: boolean | undefined;
-}
+/** updateWebhookEndpoint's body (the contract's WebhookEndpointUpdate). */
+export type EndpointUpdate = components["schemas"]["WebhookEndpointUpdate"];
 
 export interface WebhookEndpointsDeps {
   store: AppStore;
@@ -123,7 +118,7 @@ export function createWebhookEndpoints(deps: WebhookEndpointsDeps) {
         description: input.description ?? null,
         enabled_events: distinct(input.enabled_events),
         signature_scheme: defaulted(input.signature_scheme, "signature_scheme"),
-        status: "enabled",
+        status: ENDPOINT_MACHINE.start("enabled"),
         disabled_reason: null,
         failing_since: null,
         secret: sealSecret(secret, secretContext(id), vaultKeys),
@@ -153,10 +148,10 @@ export function createWebhookEndpoints(deps: WebhookEndpointsDeps) {
       if (changes.description !== undefined) set.description = changes.description;
       if (changes.signature_scheme !== undefined) set.signature_scheme = changes.signature_scheme;
       if (changes.disabled === true && endpoint.status === "enabled") {
-        set.status = "disabled";
+        set.status = ENDPOINT_MACHINE.step(endpoint.status, "disabled");
         set.disabled_reason = "requested";
       } else if (changes.disabled === false && endpoint.status === "disabled") {
-        set.status = "enabled";
+        set.status = ENDPOINT_MACHINE.step(endpoint.status, "enabled");
         set.disabled_reason = null;
         set.failing_since = null;
       }

@@ -5,7 +5,7 @@ import type { Clock } from "../kernel/clock.ts";
 import { inEnvironment } from "../kernel/environment.ts";
 import { invalid } from "../kernel/errors.ts";
 import { type EventDoc, type EventType, eventObject } from "../kernel/events.ts";
-import type { EventStreamBody, StreamMessage } from "../kernel/operations.ts";
+import type { EventStreamBody, QueryParams, StreamMessage } from "../kernel/operations.ts";
 import { iso } from "../kernel/time.ts";
 import type { OutboxSignal } from "./outbox.ts";
 
@@ -149,7 +149,7 @@ export function createEvents(deps: EventsDeps) {
       return inEnvironment(await store.get("events", id), caller.livemode, "event", id);
     },
 
-    list: (caller: Caller, filter: { type?: EventType | undefined }, page: Page) =>
+    list: (caller: Caller, filter: Pick<QueryParams<"listEvents">, "type">, page: Page) =>
       store.list("events", { livemode: caller.livemode, ...(filter.type ? { type: filter.type } : {}) }, page),
 
     /**

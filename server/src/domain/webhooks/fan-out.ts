@@ -5,6 +5,7 @@ import { newId } from "../kernel/ids.ts";
 import { iso } from "../kernel/time.ts";
 import type { Launch } from "./delivery-attempt.ts";
 import type { WebhookDeliveryDoc, WebhookEndpointDoc } from "./records.ts";
+import { DELIVERY_MACHINE } from "./state.ts";
 
 // Fan-out, the dispatcher's first step (./dispatcher.ts, 1.): each event written with
 // `delivery_pending: true` becomes one delivery per enabled endpoint of its environment subscribed to its
@@ -81,7 +82,7 @@ export async function fanOut(
           endpoint_id: endpoint.id,
           event_id: event.id,
           event_type: event.type,
-          status: "pending",
+          status: DELIVERY_MACHINE.start("pending"),
           mode: "automatic",
           next_attempt_at: iso(claimNow ? new Date(at.getTime() + deps.leaseMs) : at),
           claim: claimNow ? deps.newClaim() : null,

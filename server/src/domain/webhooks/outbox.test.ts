@@ -5,6 +5,7 @@ import { createClock } from "../kernel/clock.ts";
 import { recordEvent } from "../kernel/events.ts";
 import { createOutbox } from "./outbox.ts";
 import type { WebhookDeliveryDoc } from "./records.ts";
+import { DELIVERY_MACHINE } from "./state.ts";
 
 // The outbox's watched store (./outbox.ts): every use case writes through it, and it tells the
 // dispatcher after each commit that wrote an event or a delivery, so work starts at once on this
@@ -55,7 +56,7 @@ const delivery = (id: string): WebhookDeliveryDoc => ({
   endpoint_id: "we_1",
   event_id: `evt_${id}`,
   event_type: "payment.captured",
-  status: "pending",
+  status: DELIVERY_MACHINE.start("pending"),
   mode: "automatic",
   next_attempt_at: "2026-11-21T10:00:00.000000Z",
   claim: null,

@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { recordingObserver, testDomain } from "../../../test-support/domain.ts";
 import type { Changes } from "../../store/port.ts";
 import { openSqliteStore } from "../../store/sqlite.ts";
 import { type AppStore, type AppTx, COLLECTIONS, type Docs } from "../collections.ts";
 import { type EventType, recordEvent } from "../kernel/events.ts";
-import { recordingObserver, testDomain } from "../testing.ts";
 import { createDispatcher, LEASE_MARGIN_MS } from "./dispatcher.ts";
 import type { DeliveryRequest, DeliveryResult, WebhookSender } from "./sender.ts";
 import { addressPolicy } from "./ssrf.ts";

@@ -2,6 +2,7 @@ import type { components } from "@payments/contract/types";
 import type { BaseDoc } from "../../store/port.ts";
 import type { EventType } from "../kernel/events.ts";
 import { collection } from "../kernel/records.ts";
+import type { Status } from "../kernel/state-machine.ts";
 import type { SealedSecret } from "../vault/crypto.ts";
 
 /** An event type an endpoint subscribes to, or `*` for all (the contract's EnabledEvent). */
@@ -9,6 +10,10 @@ export type EnabledEvent = components["schemas"]["EnabledEvent"];
 
 /** How an endpoint's deliveries are signed (the contract's WebhookSignatureScheme). */
 export type SignatureScheme = components["schemas"]["WebhookSignatureScheme"];
+
+export type EndpointStatus = "enabled" | "disabled";
+
+export type DeliveryStatus = "pending" | "succeeded" | "failed";
 
 /** A URL that receives events (spec/resources/webhook-endpoints.tsp, WebhookEndpoint). */
 export interface WebhookEndpointDoc extends BaseDoc {
@@ -18,7 +23,8 @@ export interface WebhookEndpointDoc extends BaseDoc {
   enabled_events: EnabledEvent[];
   /** Absent on endpoints made before the choice existed: they sign as `x_service_signature`. */
   signature_scheme?: SignatureScheme;
-  status: "enabled" | "disabled";
+  /** Written only through ENDPOINT_MACHINE (state.ts). */
+  status: Status<"webhook endpoint", EndpointStatus>;
   disabled_reason: "requested" | "gone" | "failing" | null;
   /** The first failed attempt since the last success, or null. */
   failing_since: string | null;
@@ -54,7 +60,8 @@ export interface WebhookDeliveryDoc extends BaseDoc {
   endpoint_id: string;
   event_id: string;
   event_type: EventType;
-  status: "pending" | "succeeded" | "failed";
+  /** Written only through DELIVERY_MACHINE (state.ts). */
+  status: Status<"webhook delivery", DeliveryStatus>;
   /** What the next attempt is: `automatic` ones follow the retry schedule, a `manual` one is not retried. */
   mode: "automatic" | "manual";
   /**

@@ -1,23 +1,24 @@
 import { randomBytes } from "node:crypto";
-import { createSimulatorPayoutRail } from "../adapters/payout-rail-simulator.ts";
-import { createSimulatorProcessor } from "../adapters/processor-simulator.ts";
-import { domainSettings, loadConfig } from "../config.ts";
-import { openSqliteStore } from "../store/sqlite.ts";
-import type { PayoutRail } from "./cashouts/payout-rail.ts";
-import type { Processor } from "./charges/processor.ts";
-import { type AppStore, COLLECTIONS, type Docs } from "./collections.ts";
-import type { FraudScreen } from "./fraud/port.ts";
-import { createDomain, type DomainDeps } from "./index.ts";
-import type { Caller } from "./kernel/caller.ts";
-import { DomainError } from "./kernel/errors.ts";
-import type { DomainObserver } from "./kernel/observer.ts";
-import type { VaultKeys } from "./vault/crypto.ts";
-import { parseVaultKeys } from "./vault/keys.ts";
-import type { WebhookOptions } from "./webhooks/index.ts";
-import type { WebhookSender } from "./webhooks/sender.ts";
-import type { Resolver } from "./webhooks/ssrf.ts";
+import { createSimulatorPayoutRail } from "../src/adapters/payout-rail-simulator.ts";
+import { createSimulatorProcessor } from "../src/adapters/processor-simulator.ts";
+import { domainSettings, loadConfig } from "../src/config.ts";
+import type { PayoutRail } from "../src/domain/cashouts/payout-rail.ts";
+import type { Processor } from "../src/domain/charges/processor.ts";
+import { type AppStore, COLLECTIONS, type Docs } from "../src/domain/collections.ts";
+import type { FraudScreen } from "../src/domain/fraud/port.ts";
+import { createDomain, type DomainDeps } from "../src/domain/index.ts";
+import type { Caller } from "../src/domain/kernel/caller.ts";
+import { DomainError } from "../src/domain/kernel/errors.ts";
+import type { DomainObserver } from "../src/domain/kernel/observer.ts";
+import type { VaultKeys } from "../src/domain/vault/crypto.ts";
+import { parseVaultKeys } from "../src/domain/vault/keys.ts";
+import type { WebhookOptions } from "../src/domain/webhooks/index.ts";
+import type { WebhookSender } from "../src/domain/webhooks/sender.ts";
+import type { Resolver } from "../src/domain/webhooks/ssrf.ts";
+import { openSqliteStore } from "../src/store/sqlite.ts";
 
-// For unit tests of the domain: the real domain on an in-memory store, with a clock the test moves.
+// Test support, outside src (nothing the server ships imports it). For unit tests of the domain: the
+// real domain on an in-memory store, with a clock the test moves.
 // Its settings are the configuration's defaults (config.ts, their one home), except where a test says
 // otherwise; the card processor and payout rail are the shipped simulators.
 

@@ -1,0 +1,39 @@
+import { describe } from "vitest";
+import { itHoldsTheTable } from "../../../test-support/state-machine.ts";
+import { CHARGE_MACHINE, REFUND_MACHINE, REVIEW_MACHINE } from "./state.ts";
+
+// The charges area's state machines, table by table (spec/resources/charges.tsp: ChargeStatus,
+// ChargeReview, Refund). What each use case refuses, and why, is in charges.test.ts and charges.rules.test.ts.
+
+describe("the charge state machine", () => {
+  itHoldsTheTable(CHARGE_MACHINE, {
+    // A charge is created in its outcome (createCharge): a local method's pending, a card's authorized,
+    // captured or declined, or blocked by fraud evaluation.
+    initial: ["pending", "authorized", "captured", "declined", "blocked"],
+    edges: [
+      ["pending", "captured"],
+      ["pending", "expired"],
+      ["authorized", "captured"],
+      ["authorized", "voided"],
+      ["captured", "partially_refunded"],
+      ["captured", "refunded"],
+      ["partially_refunded", "partially_refunded"],
+      ["partially_refunded", "refunded"],
+    ],
+  });
+});
+
+describe("the review state machine", () => {
+  itHoldsTheTable(REVIEW_MACHINE, {
+    initial: ["open"],
+    edges: [
+      ["open", "approved"],
+      ["open", "rejected"],
+      ["open", "expired"],
+    ],
+  });
+});
+
+describe("the refund state machine", () => {
+  itHoldsTheTable(REFUND_MACHINE, { initial: ["succeeded"], edges: [] });
+});
