@@ -1,82 +1,13 @@
+import { holdsCardNumber } from "./card-number.ts";
 import { DomainError, type FieldIssue } from "./errors.ts";
-import { escapeAt, SEPARATOR } from "./mask.ts";
 
 // Card numbers go only where a card number is asked for (spec/main.tsp, "Card numbers go only where a
 // card number is asked for"): POST /v1/tokens `card` and the pay operation's card `number`, which the
 // vault encrypts. Every free-text field of a request body (the contract marks them `x-free-text`, and
 // the generated operation table lists them per operation as `freeText`) refuses a value that holds
 // one, with 400 `card_number_in_text` naming the field, before anything of the request is stored.
-// This file is the rule's one home: what counts as a card number in text, and the walk over a body.
-
-/** The shortest and longest card numbers issued (ISO/IEC 7812: 13 to 19 digits for the card brands). */
-const MIN_DIGITS = 13;
-const MAX_DIGITS = 19;
-
-/** The Luhn (mod 10) check digit test; false for anything that is not a non-empty string of digits. */
-export function luhnValid(digits: string): boolean {
-  if (!/^[0-9]+$/.test(digits)) return false;
-  let sum = 0;
-  for (let i = 0; i < digits.length; i++) {
-    let digit = digits.charCodeAt(digits.length - 1 - i) - 48;
-    if (i % 2 === 1) {
-      digit *= 2;
-      if (digit > 9) digit -= 9;
-    }
-    sum += digit;
-  }
-  return sum % 10 === 0;
-}
-
-/**
- * A run of at least MIN_DIGITS digits with at most three separators between any two (the separators
- * the masker knows: white space, `-`, `.`, `_`, `,`, `/`, `+`, raw or percent-encoded): how a person
- * writes a card number (`4242 4242 4242 4242`, `4242-4242-4242-4242`), and the only kind of run that
- * can hold one.
- */
-const RUN = new RegExp(`[0-9](?:${SEPARATOR}{0,3}[0-9]){${MIN_DIGITS - 1},}`, "g");
-
-/** A run's digit groups: the digits between its separators, percent escapes skipped. */
-function groupsOf(run: string): string[] {
-  const groups: string[] = [];
-  let current = "";
-  for (let i = 0; i < run.length; i++) {
-    const escaped = escapeAt(run, i);
-    const ch = run[i] as string;
-    if (escaped === 0 && ch >= "0" && ch <= "9") {
-      current += ch;
-      continue;
-    }
-    if (current !== "") groups.push(current);
-    current = "";
-    if (escaped > 0) i += escaped - 1;
-  }
-  if (current !== "") groups.push(current);
-  return groups;
-}
-
-/**
- * Whether the text holds a card number: consecutive digit groups of a run (written together, or apart
- * with up to three separators between groups) that make 13 to 19 digits and pass the Luhn check.
- * Groups are taken whole, so a card number written next to another number is found
- * (`order 12, card 4242 4242 4242 4242`), while digits are never borrowed from the middle of a group:
- * one group of more than 19 digits (a long reference) is not a card number. What is not found: a
- * number that fails Luhn (nine in ten random numbers, most phone numbers), fewer than 13 digits (dates,
- * times, amounts, most phone numbers), or digits separated by letters or by more than three separators.
- */
-export function holdsCardNumber(text: string): boolean {
-  for (const [run] of text.matchAll(RUN)) {
-    const groups = groupsOf(run);
-    for (let first = 0; first < groups.length; first++) {
-      let digits = "";
-      for (let last = first; last < groups.length; last++) {
-        digits += groups[last];
-        if (digits.length > MAX_DIGITS) break;
-        if (digits.length >= MIN_DIGITS && luhnValid(digits)) return true;
-      }
-    }
-  }
-  return false;
-}
+// This file is the walk over a body; what counts as a card number in text is card-number.ts's (one
+// recogniser for this refusal, the masker and the validator's messages).
 
 /** One value of a request body found at a free-text field, and the `param` that names it. */
 interface FoundText {
