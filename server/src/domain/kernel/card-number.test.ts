@@ -8,7 +8,7 @@ import {
   maskCardNumbers,
   maskPan,
 } from "./card-number.ts";
-import { CARD_WRITINGS, NOT_CARDS } from "./card-writings.ts";
+import { CARD_WRITINGS, NOT_CARDS } from "./hostile-writings.ts";
 
 // The one card-number recogniser (card-number.ts): every writing of issue 35 item 2 (and more) is found
 // by the free-text rule and masked by the masker, and the ordinary numbers around them are not.

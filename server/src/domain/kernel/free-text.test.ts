@@ -50,3 +50,36 @@ describe("refuseCardNumbersInText", () => {
     ]);
   });
 });
+
+describe("refuseCardNumbersInText: secrets", () => {
+  const refusal = (body: unknown, fields: string[]) => {
+    try {
+      refuseCardNumbersInText(body, fields);
+    } catch (err) {
+      return err as DomainError;
+    }
+    return null;
+  };
+
+  it("refuses a secret this API issues with 400 secret_in_text naming the field, without echoing it", () => {
+    const secret = "whsec_9Kd2Lp7Qw4Er1Ty6Ui3Op8As5Df0GhJk";
+    const err = refusal({ url: `https://shop.example/hooks?secret=${secret}`, description: "ok" }, [
+      "description",
+      "url",
+    ]);
+    expect(err?.code).toBe("secret_in_text");
+    expect(err?.param).toBe("url");
+    expect(err?.errors).toEqual([{ param: "url", message: "looks like it contains a secret" }]);
+    expect(err?.message).not.toContain("9Kd2");
+    expect(err?.message).toMatch(/rotate/);
+  });
+
+  it("names card numbers first when a body holds both", () => {
+    const err = refusal({ name: "key_test_Hn1Eqkt6efRlpzz19VZbT0WC4eJBTRk6", description: "4242 4242 4242 4242" }, [
+      "name",
+      "description",
+    ]);
+    expect(err?.code).toBe("card_number_in_text");
+    expect(err?.param).toBe("description");
+  });
+});

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { maskCardNumbers, maskPan } from "./card-number.ts";
-import { displayUrl, maskCredentials, maskSensitive } from "./mask.ts";
+import { maskCredentials } from "./credentials.ts";
+import { displayUrl, maskSensitive } from "./mask.ts";
 
 describe("maskPan", () => {
   it("keeps the first four and last four digits and stars each hidden one", () => {

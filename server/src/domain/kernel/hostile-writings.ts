@@ -1,7 +1,8 @@
 // Test support, not used by the server: the ways a card number gets written that the recogniser
-// (card-number.ts) must find (issue 35 item 2, and more), and ordinary text it must leave alone. One
-// table for the unit tests beside it and the e2e suites that send each writing through the API
-// (test/e2e/hostile.test.ts, free-text.test.ts: `@payments/server/card-writings`).
+// (card-number.ts) must find (issue 35 item 2, and more), the ordinary text it must leave alone, and the
+// disguises of a credential (credentials.ts, issue 35 item 6). One table for the unit tests beside them
+// and the e2e suites that send each writing through the API (test/e2e/hostile.test.ts,
+// free-text.test.ts: `@payments/server/hostile-writings`).
 
 /** Luhn-valid test numbers of 13 to 19 digits, of several brands. */
 export const TEST_PANS = [
@@ -150,4 +151,77 @@ export const NOT_CARDS: (Writing & { masked?: string })[] = [
   },
   { name: "a Japanese date", text: "２０２６年１１月２４日" },
   { name: "a percent sign before digits", text: "discount 50%, 20 items" },
+];
+
+/** A credential's type marker and random part (`key_test_` and 32 characters). */
+export function partsOf(secret: string): { marker: string; random: string } {
+  const marker = /^(key_(?:test|live)_|whsec_|csess_)/.exec(secret)?.[1] ?? "";
+  return { marker, random: secret.slice(marker.length) };
+}
+
+const b64url = (text: string) => btoa(text).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+
+export interface CredentialWriting {
+  name: string;
+  write: (secret: string) => string;
+  /** Whether free text holding it is refused (secret_in_text). */
+  refused: boolean;
+  /** Whether the masker recognises it (logs, the request log, problems). */
+  masked: boolean;
+}
+
+/** The disguises of a credential (a key or webhook secret): how each is written. */
+export const CREDENTIAL_WRITINGS: CredentialWriting[] = [
+  { name: "as issued", write: (s) => s, refused: true, masked: true },
+  {
+    name: "with an upper-case marker",
+    write: (s) => partsOf(s).marker.toUpperCase() + partsOf(s).random,
+    refused: true,
+    masked: true,
+  },
+  {
+    name: "with a dashed marker",
+    write: (s) => partsOf(s).marker.replaceAll("_", "-") + partsOf(s).random,
+    refused: true,
+    masked: true,
+  },
+  {
+    name: "with a capitalised dashed marker",
+    write: (s) =>
+      partsOf(s)
+        .marker.split("_")
+        .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
+        .join("-") + partsOf(s).random,
+    refused: true,
+    masked: true,
+  },
+  { name: "with its `_` percent-encoded", write: (s) => s.replaceAll("_", "%5F"), refused: true, masked: true },
+  { name: "with its `_` encoded twice", write: (s) => s.replaceAll("_", "%255F"), refused: true, masked: true },
+  { name: "with its `_` encoded three times", write: (s) => s.replaceAll("_", "%25255F"), refused: true, masked: true },
+  { name: "in base64", write: (s) => btoa(s), refused: true, masked: true },
+  { name: "in base64url", write: (s) => b64url(s), refused: true, masked: true },
+  { name: "as HTTP Basic credentials", write: (s) => `Basic ${btoa(`${s}:`)}`, refused: true, masked: true },
+  { name: "in base64 JSON", write: (s) => btoa(JSON.stringify({ key: s })), refused: true, masked: true },
+  {
+    name: "in base64url JSON, one byte in",
+    write: (s) => b64url(JSON.stringify({ k: s })),
+    refused: true,
+    masked: true,
+  },
+  {
+    name: "with its marker apart in a query string",
+    write: (s) => `a=${partsOf(s).marker}&b=${partsOf(s).random}`,
+    refused: true,
+    masked: true,
+  },
+  {
+    name: "in full-width letters",
+    write: (s) => s.normalize("NFKC").replace(/[!-~]/g, (c) => String.fromCodePoint(c.charCodeAt(0) + 0xfee0)),
+    refused: true,
+    // Not masked, nor spliced with zero-width spaces: no transport writes a secret that way, and a
+    // reader must first undo it (docs/api.md "What is masked and what is refused").
+    masked: false,
+  },
+  { name: "with zero-width spaces", write: (s) => [...s].join("\u200b"), refused: true, masked: false },
+  { name: "as its random part alone", write: (s) => partsOf(s).random, refused: false, masked: true },
 ];
