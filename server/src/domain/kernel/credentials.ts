@@ -143,10 +143,26 @@ const INVISIBLE = /[\p{Cf}\p{Default_Ignorable_Code_Point}]/gu;
 /**
  * Whether free text holds a credential this API issues (free-text.ts): a marker (any case, `-` or `_`,
  * percent-encoded or not) with the random part, the split form, a page token, or base64 holding one;
- * read after NFKC and with invisible characters dropped (a full-width or zero-width-spliced key is
+ * read as written and percent-decoded (up to three layers: a URL field), after NFKC and with
+ * invisible characters dropped (a full-width or zero-width-spliced key is
  * still the key to whoever reads it).
  */
 export function holdsCredential(text: string): boolean {
-  const plain = text.normalize("NFKC").replace(INVISIBLE, "");
-  return CREDENTIAL_IN_TEXT.test(plain) || ENCODED_MARKER_ANYWHERE.test(plain);
+  let decoded = text;
+  for (let layer = 0; layer < 3 && /%[0-9A-Fa-f]{2}/.test(decoded); layer++) decoded = percentDecoded(decoded);
+  return [text, decoded].some((t) => {
+    const plain = t.normalize("NFKC").replace(INVISIBLE, "");
+    return CREDENTIAL_IN_TEXT.test(plain) || ENCODED_MARKER_ANYWHERE.test(plain);
+  });
+}
+
+/** Every well-formed UTF-8 run of percent escapes decoded, the rest left as it is (a URL in free text). */
+function percentDecoded(text: string): string {
+  return text.replace(/(?:%[0-9A-Fa-f]{2})+/g, (escapes) => {
+    try {
+      return decodeURIComponent(escapes);
+    } catch {
+      return escapes;
+    }
+  });
 }
