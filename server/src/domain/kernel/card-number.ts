@@ -302,6 +302,10 @@ const sized = (digits: string | undefined, min: number, max: number) =>
 /** How many groups from `at` make an IPv4 address, a date or a time of day; 0 when none. */
 function ordinaryShapeAt(run: Run, at: number): number {
   const { groups, separators } = run;
+  // Every shape joins its first two groups with `.`, `-`, `/` or `:`, and starts with at most four digits:
+  // most groups are decided here, without the checks below.
+  const second = separators[at + 1];
+  if ((second !== "." && second !== "-" && second !== "/" && second !== ":") || (groups[at]?.length ?? 5) > 4) return 0;
   const g = (k: number) => groups[at + k];
   const sep = (k: number) => separators[at + k];
   // The separator after the shape (before the group that follows it), if any.
@@ -370,14 +374,46 @@ function segmentsOf(run: Run): [number, number][] {
   return segments;
 }
 
-/** Whether consecutive groups of [from, to) make 13 to 19 digits that pass the Luhn check. */
+/**
+ * Whether consecutive groups of [from, to) make 13 to 19 digits that pass the Luhn check. Every window
+ * of groups is checked in constant time from prefix sums of the digits and of their doubles, by the
+ * parity of their place (Luhn doubles every second digit from the right), so a body of 100 KB of
+ * one-digit groups costs a few milliseconds, not a Luhn check of each window's string.
+ */
 function cardInSegment(groups: string[], from: number, to: number): boolean {
-  for (let first = from; first < to; first++) {
-    let digits = "";
-    for (let last = first; last < to; last++) {
-      digits += groups[last];
-      if (digits.length > MAX_CARD_DIGITS) break;
-      if (digits.length >= MIN_CARD_DIGITS && luhnValid(digits)) return true;
+  const ends: number[] = [];
+  const values: number[] = [];
+  for (let g = from; g < to; g++) {
+    const group = groups[g] as string;
+    for (let i = 0; i < group.length; i++) values.push(group.charCodeAt(i) - 48);
+    ends.push(values.length);
+  }
+  const n = values.length;
+  // sums[parity][kind][i]: the sum over digits before i at places of that parity, plain (0) or doubled (1).
+  const plain = [new Int32Array(n + 1), new Int32Array(n + 1)];
+  const doubled = [new Int32Array(n + 1), new Int32Array(n + 1)];
+  for (let i = 0; i < n; i++) {
+    const d = values[i] as number;
+    for (const p of [0, 1]) {
+      (plain[p] as Int32Array)[i + 1] = ((plain[p] as Int32Array)[i] as number) + (i % 2 === p ? d : 0);
+      (doubled[p] as Int32Array)[i + 1] =
+        ((doubled[p] as Int32Array)[i] as number) + (i % 2 === p ? (d * 2 > 9 ? d * 2 - 9 : d * 2) : 0);
+    }
+  }
+  const sum = (a: number, b: number) => {
+    // The last digit (b - 1) is not doubled; nor is every second one before it.
+    const kept = (b - 1) % 2;
+    const twice = 1 - kept;
+    const p = plain[kept] as Int32Array;
+    const q = doubled[twice] as Int32Array;
+    return (p[b] as number) - (p[a] as number) + (q[b] as number) - (q[a] as number);
+  };
+  for (let first = 0; first < ends.length; first++) {
+    const a = first === 0 ? 0 : (ends[first - 1] as number);
+    for (let last = first; last < ends.length; last++) {
+      const b = ends[last] as number;
+      if (b - a > MAX_CARD_DIGITS) break;
+      if (b - a >= MIN_CARD_DIGITS && sum(a, b) % 10 === 0) return true;
     }
   }
   return false;
