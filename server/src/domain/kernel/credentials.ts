@@ -46,9 +46,13 @@ const PAGE_TOKEN = String.raw`(v1\.[0-9]{1,12}\.)([0-9A-Za-z]{4,}\.[0-9A-Za-z_-]
  */
 const CREDENTIAL = new RegExp(`(${MARKER})(${QUERY_GAP})?([0-9A-Za-z]{5,})|${PAGE_TOKEN}`, "gi");
 
-/** For masking: a random part alone (see the top of this file). */
-const RANDOM_ALONE =
-  /(?<![0-9A-Za-z_])(?=[0-9A-Za-z]{0,42}[A-Z])(?=[0-9A-Za-z]{0,42}[a-z])(?:[0-9A-Za-z]{43}|[0-9A-Za-z]{32})(?![0-9A-Za-z_])/g;
+/**
+ * For masking: a random part alone (see the top of this file): 43 or 32 letters and digits, not part of
+ * a longer word or an id. Whether it mixes upper and lower case is checked on each match (lookarounds at
+ * every position cost more than the rest of the masking of a log line).
+ */
+const RANDOM_ALONE = /(^|[^0-9A-Za-z_])([0-9A-Za-z]{43}|[0-9A-Za-z]{32})(?![0-9A-Za-z_])/g;
+const mixedCase = (text: string) => /[A-Z]/.test(text) && /[a-z]/.test(text);
 
 /**
  * For refusal: a marker that starts a word, with at least 16 characters of random part (so that a
@@ -134,7 +138,9 @@ export function maskCredentials(text: string): string {
       return shown;
     },
   );
-  return out.replace(RANDOM_ALONE, (random) => `${random.slice(0, CREDENTIAL_VISIBLE)}…`);
+  return out.replace(RANDOM_ALONE, (match, before: string, random: string) =>
+    mixedCase(random) ? `${before}${random.slice(0, CREDENTIAL_VISIBLE)}…` : match,
+  );
 }
 
 /** Characters that are invisible or mean nothing to a reader, dropped before looking for a marker. */
