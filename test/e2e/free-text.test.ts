@@ -1,4 +1,5 @@
 import { COLLECTIONS } from "@payments/server";
+import { CARD_WRITINGS, CREDENTIAL_WRITINGS, partsOf } from "@payments/server/hostile-writings";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CARD_TEXTS, FREE_TEXT_FIELDS, type Operation, valueFor, withTextAt } from "../support/free-text.ts";
 import { RECIPES } from "../support/recipes.ts";
@@ -106,5 +107,57 @@ describe("text that only looks numeric", () => {
       body: { card: "4242 4242 4242 4242", holder: "Ada Lovelace", exp_month: 12, exp_year: 2031 },
     });
     expect(response.status).toBe(200);
+  });
+});
+
+describe("every writing of a card number (issue 35 item 2)", () => {
+  it.each(CARD_WRITINGS)("$name: refused in a merchant's name and in a metadata value", async ({ text }) => {
+    for (const body of [{ name: `Order #1042, ${text}` }, { name: "Acme", metadata: { note: text } }]) {
+      const res = await fetch(`${server.url}/v1/merchants`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${server.sandboxKey}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      const answer = await res.text();
+      expect(res.status, answer).toBe(400);
+      expect(JSON.parse(answer).code).toBe("card_number_in_text");
+    }
+  });
+});
+
+describe("every refused writing of a secret (issue 35 item 6)", () => {
+  const secrets = () => [server.sandboxKey, "whsec_9Kd2Lp7Qw4Er1Ty6Ui3Op8As5Df0GhJk"];
+  it.each(CREDENTIAL_WRITINGS.filter((w) => w.refused))(
+    "$name: refused in a merchant's name and a webhook endpoint's URL",
+    async ({ write }) => {
+      for (const secret of secrets()) {
+        const written = write(secret);
+        for (const [path, body] of [
+          ["/v1/merchants", { name: `Acme ${written}` }],
+          [
+            "/v1/webhook_endpoints",
+            { url: `https://shop.example/hooks?k=${encodeURIComponent(written)}`, enabled_events: ["*"] },
+          ],
+        ] as const) {
+          const res = await fetch(`${server.url}${path}`, {
+            method: "POST",
+            headers: { authorization: `Bearer ${server.sandboxKey}`, "content-type": "application/json" },
+            body: JSON.stringify(body),
+          });
+          const answer = await res.text();
+          expect(res.status, `${path} ${written}: ${answer}`).toBe(400);
+          expect(JSON.parse(answer).code).toBe("secret_in_text");
+          expect(answer).not.toContain(partsOf(secret).random.slice(4));
+        }
+      }
+    },
+  );
+
+  it("text that only mentions a key's marker is accepted", async () => {
+    const client = clientFor(server, server.sandboxKey);
+    for (const text of ["the key_test_ prefix marks a sandbox key", "key_test_results for monday"]) {
+      const { response } = await client.POST("/v1/merchants", { body: { name: text } });
+      expect(response.status, text).toBe(201);
+    }
   });
 });

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { createLogger, loadConfig, startServer } from "@payments/server";
+import { CARD_WRITINGS, CREDENTIAL_WRITINGS, partsOf, TEST_PANS } from "@payments/server/hostile-writings";
 import { afterAll, expect, it } from "vitest";
 import { CARD_TEXTS, digitsOf, FREE_TEXT_FIELDS, valueFor, withTextAt } from "../support/free-text.ts";
 import { RECIPES } from "../support/recipes.ts";
@@ -31,9 +32,41 @@ function masked(secret: string): string {
   return marker.startsWith("v1.") && /[0-9]\.[0-9]{10}\.[0-9]/.test(visible) ? `${marker}…` : `${visible}…`;
 }
 
-/** The number's digits with up to three separators (raw or percent-encoded) between any two. */
+/** The number's digits with any short run of non-alphanumerics between any two (of readable text). */
 function cardPattern(digits: string): RegExp {
-  return new RegExp(digits.split("").join("(?:[^0-9]|%[0-9A-Fa-f]{2}){0,3}"));
+  return new RegExp(digits.split("").join("[^0-9A-Za-z]{0,12}"));
+}
+
+/** A decimal digit of any script as its ASCII digit (Unicode keeps them in runs of ten, zero first). */
+function asciiDigit(digit: string): string {
+  let start = digit.codePointAt(0) as number;
+  const cp = start;
+  while (/\p{Nd}/u.test(String.fromCodePoint(start - 1))) start--;
+  return String((cp - start) % 10);
+}
+
+/**
+ * Text as a person (or a script) could read it back: JSON escapes undone, percent escapes decoded up to
+ * three times, NFKC, invisible characters dropped, every decimal digit in ASCII. A card number found in
+ * this form was recoverable.
+ */
+function readable(text: string): string {
+  let t = text
+    .replace(/\\u([0-9a-fA-F]{4})/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)))
+    .replace(/\\[tnr]/g, " ");
+  for (let layer = 0; layer < 3; layer++) {
+    t = t.replace(/(?:%[0-9A-Fa-f]{2})+/g, (escapes) => {
+      try {
+        return decodeURIComponent(escapes);
+      } catch {
+        return escapes;
+      }
+    });
+  }
+  return t
+    .normalize("NFKC")
+    .replace(/[\p{Cf}\p{Mn}\p{Me}\p{Default_Ignorable_Code_Point}]/gu, "")
+    .replace(/\p{Nd}/gu, asciiDigit);
 }
 
 // Some 150 requests and the recipes' fixtures: well over the default time limit on a busy machine.
@@ -136,6 +169,30 @@ it("leaves no credential and no card number in clear in the data files, the log,
     await send(`/console/api/v1/merchants?key=${secret}`, { headers: { cookie: `payments_console=${secret}` } });
   }
 
+  // Every disguise of a secret the masker recognises (kernel/credentials.ts), in a query string and a
+  // path segment, with a valid key (so the request log keeps them too).
+  const disguised: string[] = [];
+  for (const secret of [sandboxKey, credentials.webhookSecret]) {
+    for (const { write } of CREDENTIAL_WRITINGS.filter((w) => w.masked)) {
+      const written = write(secret).replaceAll(" ", "%20");
+      disguised.push(written);
+      await send(`/v1/merchants?q=${written}`, { headers: auth });
+      await send(`/v1/merchants/${written}`, { headers: auth });
+    }
+  }
+
+  // Every writing of a card number (issue 35 item 2) in a query string, a path segment, and free text.
+  for (const { text } of CARD_WRITINGS) {
+    await send(`/v1/merchants?q=${encodeURIComponent(text)}`, { headers: auth });
+    await send(`/v1/merchants/${encodeURIComponent(text)}`, { headers: auth });
+    const status = await send("/v1/merchants", {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json" },
+      body: JSON.stringify({ name: "Hostile", metadata: { note: text } }),
+    });
+    expect(status, `${text}: ${answers.at(-1)}`).toBe(400);
+  }
+
   // Card numbers in every free-text field of the contract: each refused, with the field named.
   for (const [i, { op, field }] of FREE_TEXT_FIELDS.entries()) {
     const card = CARD_TEXTS[i % CARD_TEXTS.length] as string;
@@ -171,19 +228,25 @@ it("leaves no credential and no card number in clear in the data files, the log,
         .filter((f) => statSync(f).isFile())
         .map((f) => readFileSync(f)),
     );
-  const cards = CARD_TEXTS.map(digitsOf);
-  const check = (where: string, text: string) => {
+  const cards = [...new Set([...CARD_TEXTS.map(digitsOf), ...TEST_PANS])];
+  const check = (where: string, raw: string) => {
+    const text = readable(raw);
     for (const [name, secret] of Object.entries(credentials)) {
       expect(text.includes(secret), `the ${name} in clear in ${where}`).toBe(false);
+      const { random } = partsOf(secret);
+      if (random !== "") expect(text.includes(random), `the ${name}'s random part in ${where}`).toBe(false);
+    }
+    for (const written of disguised) {
+      expect(raw.includes(written.slice(-16)), `${written} in ${where}`).toBe(false);
     }
     for (const digits of cards) expect(cardPattern(digits).test(text), `${digits} in ${where}`).toBe(false);
   };
   expect(readdirSync(dataDir)).toContain("payments.sqlite-wal");
-  check("the data files of the running server (the write-ahead log included)", files().toString("latin1"));
+  check("the data files of the running server (the write-ahead log included)", files().toString("utf8"));
   check("the answers", answers.join("\n"));
   check("the request log", requestLogText);
   await running.close();
-  check("the data files after shutdown", files().toString("latin1"));
+  check("the data files after shutdown", files().toString("utf8"));
   const logText = lines.join("");
   check("the log", logText);
 

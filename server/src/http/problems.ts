@@ -35,6 +35,12 @@ export const PROBLEM_TYPES: Record<ErrorCode, ProblemType> = {
     meaning:
       "A free-text field (a name, description, metadata key or value, card holder, e-mail address, URL or value-list item) holds what looks like a card number: a Luhn-valid run of 13 to 19 digits, with or without separators. `param` names the field and `errors` every such field; nothing of the request was stored. Card numbers are accepted only in card number fields (`card` of POST /v1/tokens, the payment page's card): remove the number and send the request again.",
   },
+  secret_in_text: {
+    status: 400,
+    title: "Secret in text",
+    meaning:
+      "A free-text field holds what looks like a secret this API issues: a service-key secret (`key_test_…`, `key_live_…`), a webhook signing secret (`whsec_…`), a console session token or a payment-page token, in any case, percent-encoded or base64-encoded. `param` names the field and `errors` every such field; nothing of the request was stored. Secrets belong in the `Authorization` header only: remove it, send the request again, and rotate the secret, since it was sent where it could be seen.",
+  },
   unauthorized: {
     status: 401,
     title: "Unauthorized",

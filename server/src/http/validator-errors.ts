@@ -1,4 +1,5 @@
 import type { components } from "@payments/contract/types";
+import { looksLikeCardNumber } from "../domain/kernel/card-number.ts";
 import type { OpenApiDocument } from "./contract.ts";
 
 // The one translation from express-openapi-validator's findings to the `errors[]` of a 400 problem
@@ -103,15 +104,10 @@ const FORMAT_WORDS: Record<string, string> = {
   uuid: "a UUID, such as `3f2c1e9a-7b4d-4c8e-9a1f-2b3c4d5e6f70`",
 };
 
-/** 12 to 19 digits, alone or in groups separated by spaces or dashes: what a card number looks like. */
-function looksLikeCardNumber(value: unknown): boolean {
-  const text = typeof value === "number" && Number.isInteger(value) ? String(value) : value;
-  if (typeof text !== "string" || !/^[0-9][0-9 -]*[0-9]$/.test(text.trim())) return false;
-  const digits = text.replace(/[^0-9]/g, "").length;
-  return digits >= 12 && digits <= 19;
-}
-
-/** Whether a card number is anywhere in a value (a field, or the fields of an object sent in its place). */
+/**
+ * Whether a card number is anywhere in a value (a field, or the fields of an object sent in its place):
+ * what a card number looks like is the kernel's one rule (domain/kernel/card-number.ts).
+ */
 function carriesCardNumber(value: unknown, depth = 0): boolean {
   if (looksLikeCardNumber(value)) return true;
   if (depth > 4) return false;

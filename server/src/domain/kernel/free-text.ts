@@ -1,82 +1,15 @@
+import { holdsCardNumber } from "./card-number.ts";
+import { holdsCredential } from "./credentials.ts";
 import { DomainError, type FieldIssue } from "./errors.ts";
-import { escapeAt, SEPARATOR } from "./mask.ts";
 
 // Card numbers go only where a card number is asked for (spec/main.tsp, "Card numbers go only where a
 // card number is asked for"): POST /v1/tokens `card` and the pay operation's card `number`, which the
 // vault encrypts. Every free-text field of a request body (the contract marks them `x-free-text`, and
 // the generated operation table lists them per operation as `freeText`) refuses a value that holds
 // one, with 400 `card_number_in_text` naming the field, before anything of the request is stored.
-// This file is the rule's one home: what counts as a card number in text, and the walk over a body.
-
-/** The shortest and longest card numbers issued (ISO/IEC 7812: 13 to 19 digits for the card brands). */
-const MIN_DIGITS = 13;
-const MAX_DIGITS = 19;
-
-/** The Luhn (mod 10) check digit test; false for anything that is not a non-empty string of digits. */
-export function luhnValid(digits: string): boolean {
-  if (!/^[0-9]+$/.test(digits)) return false;
-  let sum = 0;
-  for (let i = 0; i < digits.length; i++) {
-    let digit = digits.charCodeAt(digits.length - 1 - i) - 48;
-    if (i % 2 === 1) {
-      digit *= 2;
-      if (digit > 9) digit -= 9;
-    }
-    sum += digit;
-  }
-  return sum % 10 === 0;
-}
-
-/**
- * A run of at least MIN_DIGITS digits with at most three separators between any two (the separators
- * the masker knows: white space, `-`, `.`, `_`, `,`, `/`, `+`, raw or percent-encoded): how a person
- * writes a card number (`4242 4242 4242 4242`, `4242-4242-4242-4242`), and the only kind of run that
- * can hold one.
- */
-const RUN = new RegExp(`[0-9](?:${SEPARATOR}{0,3}[0-9]){${MIN_DIGITS - 1},}`, "g");
-
-/** A run's digit groups: the digits between its separators, percent escapes skipped. */
-function groupsOf(run: string): string[] {
-  const groups: string[] = [];
-  let current = "";
-  for (let i = 0; i < run.length; i++) {
-    const escaped = escapeAt(run, i);
-    const ch = run[i] as string;
-    if (escaped === 0 && ch >= "0" && ch <= "9") {
-      current += ch;
-      continue;
-    }
-    if (current !== "") groups.push(current);
-    current = "";
-    if (escaped > 0) i += escaped - 1;
-  }
-  if (current !== "") groups.push(current);
-  return groups;
-}
-
-/**
- * Whether the text holds a card number: consecutive digit groups of a run (written together, or apart
- * with up to three separators between groups) that make 13 to 19 digits and pass the Luhn check.
- * Groups are taken whole, so a card number written next to another number is found
- * (`order 12, card 4242 4242 4242 4242`), while digits are never borrowed from the middle of a group:
- * one group of more than 19 digits (a long reference) is not a card number. What is not found: a
- * number that fails Luhn (nine in ten random numbers, most phone numbers), fewer than 13 digits (dates,
- * times, amounts, most phone numbers), or digits separated by letters or by more than three separators.
- */
-export function holdsCardNumber(text: string): boolean {
-  for (const [run] of text.matchAll(RUN)) {
-    const groups = groupsOf(run);
-    for (let first = 0; first < groups.length; first++) {
-      let digits = "";
-      for (let last = first; last < groups.length; last++) {
-        digits += groups[last];
-        if (digits.length > MAX_DIGITS) break;
-        if (digits.length >= MIN_DIGITS && luhnValid(digits)) return true;
-      }
-    }
-  }
-  return false;
-}
+// Secrets this API issues are refused the same way, with 400 `secret_in_text`. This file is the walk
+// over a body; what counts as a card number in text is card-number.ts's and what counts as a secret
+// credentials.ts's (one recogniser each, shared with the masker).
 
 /** One value of a request body found at a free-text field, and the `param` that names it. */
 interface FoundText {
@@ -124,24 +57,43 @@ function textsAt(value: unknown, segments: readonly string[], param: string, out
 const segmentsOf = (field: string) => field.split(".");
 
 /**
- * Refuses a request body that holds a card number in any of the operation's free-text fields: throws a
- * 400 `card_number_in_text` whose `param` names the first such field and whose `errors` name every one.
- * The number is not echoed, not even masked: the caller knows what they sent.
+ * Refuses a request body that holds a card number or a secret in any of the operation's free-text
+ * fields: throws a 400 `card_number_in_text` (or `secret_in_text`, when no field holds a card number)
+ * whose `param` names the first such field and whose `errors` name every one. Nothing found is echoed,
+ * not even masked: the caller knows what they sent.
  */
 export function refuseCardNumbersInText(body: unknown, freeText: readonly string[]): void {
   const found: FoundText[] = [];
   for (const field of freeText) textsAt(body, segmentsOf(field), "", found);
-  const issues: FieldIssue[] = found
-    .filter((f) => holdsCardNumber(f.text))
-    .map((f) => ({
-      param: f.param,
-      message: f.isKey ? "has a key that looks like a card number" : "looks like it contains a card number",
-    }));
-  const [first] = issues;
-  if (!first) return;
-  throw new DomainError(
-    "card_number_in_text",
-    `${first.param} ${first.message} (a Luhn-valid run of 13 to 19 digits). Card numbers are accepted only in a card number field (card of POST /v1/tokens), never in free text: remove it and send the request again. Nothing was stored.`,
-    { param: first.param, errors: issues },
-  );
+  const cards: FieldIssue[] = [];
+  const secrets: FieldIssue[] = [];
+  for (const f of found) {
+    if (holdsCardNumber(f.text)) {
+      cards.push({
+        param: f.param,
+        message: f.isKey ? "has a key that looks like a card number" : "looks like it contains a card number",
+      });
+    } else if (holdsCredential(f.text)) {
+      secrets.push({
+        param: f.param,
+        message: f.isKey ? "has a key that looks like a secret" : "looks like it contains a secret",
+      });
+    }
+  }
+  const [card] = cards;
+  if (card) {
+    throw new DomainError(
+      "card_number_in_text",
+      `${card.param} ${card.message} (a Luhn-valid run of 13 to 19 digits, whatever their script and separators). Card numbers are accepted only in a card number field (card of POST /v1/tokens), never in free text: remove it and send the request again. Nothing was stored.`,
+      { param: card.param, errors: cards },
+    );
+  }
+  const [secret] = secrets;
+  if (secret) {
+    throw new DomainError(
+      "secret_in_text",
+      `${secret.param} ${secret.message} issued by this API (a service-key secret, webhook signing secret, console session token or payment-page token). Secrets belong in the Authorization header only, never in free text: remove it, send the request again, and rotate the secret, since it was sent where it could be seen. Nothing was stored.`,
+      { param: secret.param, errors: secrets },
+    );
+  }
 }

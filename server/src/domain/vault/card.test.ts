@@ -1,8 +1,8 @@
 import creditCardType from "credit-card-type";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { luhnValid } from "../kernel/card-number.ts";
 import { DomainError } from "../kernel/errors.ts";
-import { luhnValid } from "../kernel/free-text.ts";
 import { BRAND_PREFIX_DIGITS, detectBrand, detectBrandUncached, normalizePan, validateCard } from "./card.ts";
 
 const NOW = new Date("2026-11-21T10:15:30Z");

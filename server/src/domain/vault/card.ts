@@ -1,8 +1,7 @@
 import type { components } from "@payments/contract/types";
 import creditCardType from "credit-card-type";
+import { luhnValid, maskPan } from "../kernel/card-number.ts";
 import { DomainError, invalid } from "../kernel/errors.ts";
-import { luhnValid } from "../kernel/free-text.ts";
-import { maskPan } from "../kernel/mask.ts";
 
 // Card checks for POST /v1/tokens (operation createToken, spec/resources/tokens.tsp): Luhn and brand
 // checks, brands from a maintained library. Every message that concerns the number shows it only through
