@@ -4,6 +4,7 @@
  *
  *   payments listen   forwards a server's events to a local receiver (src/listen.ts), like `stripe listen`
  *   payments conform  checks a webhook receiver against the delivery rules (src/conform.ts)
+ *   payments trigger  makes an event happen in the sandbox (src/trigger.ts), like `stripe trigger`
  *
  * The key and address may come from PAYMENTS_KEY and PAYMENTS_URL instead of --key and --api.
  */
@@ -16,7 +17,9 @@ import {
   DEFAULT_DELIVERY_TIMEOUT_MS,
   formatConformCase,
 } from "./conform.ts";
+import { PaymentsApiError } from "./index.ts";
 import { ListenError, listen } from "./listen.ts";
+import { parseOverride, TRIGGER_TYPES, TRIGGERS, TriggerError, type TriggerOverride, trigger } from "./trigger.ts";
 
 const LISTEN_USAGE = `Usage: payments listen [--forward-to <url>] [--events <type,type>] [--api <url>] [--key <key>]
                        [--secret <whsec_…>] [--after <event id>]
@@ -35,11 +38,22 @@ signature and a timestamp outside the 300 s tolerance must get 401. --scheme pic
 scheme (default x_service_signature; both runs the series once per scheme). The deliveries are fakes:
 point it at a test instance of your receiver. Exit code 0 when every case passed, 1 when one failed.`;
 
+const TRIGGER_USAGE = `Usage: payments trigger <event type> [--set [object:]field=value ...] [--api <url>] [--key <key>] [--json]
+       payments trigger --list
+
+Creates in the key's sandbox, through the API, the objects that produce the event, and prints them
+and the events they made. --set overrides a field of a request body the trigger sends: of its main
+object without "object:" (--set amount=5000), of another with it (--set merchant:name="Shop"); the
+value is read as JSON when it is JSON (5000, true, "0042") and as text otherwise. --list shows every
+event type, what its trigger does and the objects it sends. A sandbox key only (key_test_…);
+--api defaults to PAYMENTS_URL or http://127.0.0.1:3000; --key to PAYMENTS_KEY.`;
+
 const USAGE = `Usage: payments <command> [options]
 
 Commands:
   listen   forward a server's events to a local webhook receiver
   conform  check a webhook receiver against the delivery rules
+  trigger  make an event happen in the sandbox
 
 payments help <command> shows a command's options.`;
 
@@ -188,9 +202,89 @@ async function conformCommand(args: string[]): Promise<number> {
   }
 }
 
+async function triggerCommand(args: string[]): Promise<number> {
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs({
+      args,
+      options: {
+        set: { type: "string", multiple: true },
+        api: { type: "string" },
+        key: { type: "string" },
+        json: { type: "boolean" },
+        list: { type: "boolean" },
+      },
+      allowPositionals: true,
+      strict: true,
+    });
+  } catch (err) {
+    console.error(`${(err as Error).message}\n\n${TRIGGER_USAGE}`);
+    return 2;
+  }
+  const values = parsed.values as Values & { set?: string[] };
+  if (values.list === true) {
+    for (const type of TRIGGER_TYPES) {
+      const t = TRIGGERS[type];
+      console.log(`${type.padEnd(26)} ${t.description} (sends: ${t.objects.join(", ")})`);
+    }
+    return 0;
+  }
+  const [type, ...extra] = parsed.positionals;
+  if (type === undefined || extra.length > 0) {
+    console.error(`Name one event type (payments trigger --list shows them).\n\n${TRIGGER_USAGE}`);
+    return 2;
+  }
+  const apiKey = str(values.key) ?? process.env.PAYMENTS_KEY;
+  if (!apiKey) {
+    console.error(`Give a sandbox key with --key or PAYMENTS_KEY.\n\n${TRIGGER_USAGE}`);
+    return 2;
+  }
+  const baseUrl = str(values.api) ?? process.env.PAYMENTS_URL ?? "http://127.0.0.1:3000";
+  const json = values.json === true;
+  try {
+    const overrides: TriggerOverride[] = (values.set ?? []).map(parseOverride);
+    if (!json) console.log(`Triggering ${type} at ${baseUrl}:`);
+    const result = await trigger({
+      baseUrl,
+      apiKey,
+      type,
+      overrides,
+      onCreated: (c) => {
+        if (!json) console.log(`  ${c.object.padEnd(16)} ${c.id.padEnd(30)} ${c.summary}`);
+      },
+    });
+    if (json) console.log(JSON.stringify(result, null, 2));
+    else if (result.events === null) console.log("(This key may not list events: the webhooks scope shows them.)");
+    else {
+      console.log("Events:");
+      for (const e of result.events) console.log(`  ${e.type.padEnd(26)} ${e.id}`);
+    }
+    return 0;
+  } catch (err) {
+    if (err instanceof TriggerError) {
+      console.error(err.message);
+      return 2;
+    }
+    // A refused request: the problem is written for people (it names the field an override broke).
+    if (err instanceof PaymentsApiError) {
+      const param = err.problem?.param ? ` (field ${err.problem.param})` : "";
+      console.error(`The server refused a request of the trigger: ${err.message}${param}`);
+      return 1;
+    }
+    if (err instanceof TypeError) {
+      console.error(
+        `Could not reach ${baseUrl}: ${err.message}${err.cause instanceof Error ? ` (${err.cause.message})` : ""}`,
+      );
+      return 1;
+    }
+    throw err;
+  }
+}
+
 const COMMANDS: Record<string, { run: (args: string[]) => Promise<number>; usage: string }> = {
   listen: { run: listenCommand, usage: LISTEN_USAGE },
   conform: { run: conformCommand, usage: CONFORM_USAGE },
+  trigger: { run: triggerCommand, usage: TRIGGER_USAGE },
 };
 
 async function main(argv: string[]): Promise<number> {
