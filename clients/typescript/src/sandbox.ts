@@ -30,6 +30,8 @@ export interface RunningSandbox {
   url: string;
   /** A sandbox key with scope `*`. */
   key: string;
+  /** The sandbox process's id. */
+  pid: number;
   /** Stops the sandbox; resolves once its process has exited. */
   stop(): Promise<void>;
 }
@@ -92,6 +94,7 @@ export function startSandbox(options: StartSandboxOptions = {}): Promise<Running
       resolveStart({
         url,
         key,
+        pid: child.pid ?? 0,
         stop() {
           stopping ??= (async () => {
             child.stdin.end();
