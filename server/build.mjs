@@ -19,7 +19,7 @@ const outdir = join(here, "dist");
 rmSync(outdir, { recursive: true, force: true });
 await build({
   absWorkingDir: here,
-  entryPoints: { main: "src/main.ts", cli: "src/cli.ts" },
+  entryPoints: { main: "src/main.ts", cli: "src/cli.ts", sandbox: "src/sandbox-main.ts" },
   outdir,
   bundle: true,
   platform: "node",
@@ -47,12 +47,14 @@ for (const [file, pkg] of Object.entries(JSON.parse(readFileSync(pagePackage, "u
   copyFileSync(createRequire(pagePackage).resolve(pkg), join(outdir, "pay-page", file));
 }
 
-// src/cli.ts starts `#!/usr/bin/env -S npx tsx` (it runs from source in the repository); the built
-// CLI runs on plain Node.
-const cli = join(outdir, "cli.js");
-writeFileSync(cli, readFileSync(cli, "utf8").replace(/^#!.*\n/, "#!/usr/bin/env node\n"));
+// src/cli.ts and src/sandbox-main.ts start `#!/usr/bin/env -S npx tsx` (they run from source in the
+// repository); the built CLI and sandbox command run on plain Node.
+for (const name of ["cli.js", "sandbox.js"]) {
+  const file = join(outdir, name);
+  writeFileSync(file, readFileSync(file, "utf8").replace(/^#!.*\n/, "#!/usr/bin/env node\n"));
+}
 const pages = await import("../clients/console/build.mjs");
 cpSync(await pages.buildPages({ quiet: true }), join(outdir, "public"), { recursive: true });
 console.log(
-  `built ${outdir}: main.js (the server), cli.js (the admin CLI), pay-page/ (the hosted payment page), public/ (the console and the API reference)`,
+  `built ${outdir}: main.js (the server), cli.js (the admin CLI), sandbox.js (the embeddable sandbox), pay-page/ (the hosted payment page), public/ (the console and the API reference)`,
 );

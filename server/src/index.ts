@@ -9,4 +9,5 @@ export { createApp } from "./http/app.ts";
 export { type ContractOperation, contractOperations, loadContract } from "./http/contract.ts";
 export { publicKeyNamespace, recordId as idempotencyRecordId } from "./http/idempotency.ts";
 export { createLogger } from "./logger.ts";
+export { type Sandbox, type SandboxOptions, startSandbox } from "./sandbox.ts";
 export { IN_MEMORY, openStore, type RunningServer, startServer, type WebhookOverrides } from "./server.ts";

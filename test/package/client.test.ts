@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
@@ -192,6 +192,24 @@ describe("the packed client in a project outside the repository", { timeout: 180
       const { stdout } = await run(process.execPath, args, { cwd: project, env });
       expect(stdout, args.join(" ")).toMatch(/^charge tx_\w{24}: captured, 2500 USD \(merchant mch_\w{24}\)\n$/);
     }
+  });
+
+  it("starts the embeddable sandbox: runs docs/client.md's vitest example, as written, against sandboxes started from this clone", async () => {
+    // `npm install --save-dev vitest` without a registry download: this repository's vitest, linked into
+    // the quick start's project (whose own dependencies are only the client and openapi-fetch).
+    const guide = readFileSync(resolve(ROOT, "docs/client.md"), "utf8");
+    writeFileSync(join(project, "sandbox.test.ts"), fenced(guide, "ts sandbox.test.ts"));
+    symlinkSync(resolve(ROOT, "node_modules/vitest"), join(project, "node_modules/vitest"), "dir");
+    const { stdout } = await run(
+      process.execPath,
+      [resolve(ROOT, "node_modules/vitest/vitest.mjs"), "run", "sandbox.test.ts", "--root", project],
+      {
+        cwd: project,
+        env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", PAYMENTS_REPOSITORY: ROOT, NO_COLOR: "1" },
+      },
+    );
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: vitest's colours, should it still write them
+    expect(stdout.replace(/\u001b\[[0-9;]*m/g, "")).toMatch(/Tests\s+1 passed \(1\)/);
   });
 });
 
