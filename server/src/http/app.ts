@@ -16,7 +16,14 @@ import {
   type OperationId,
 } from "./contract.ts";
 import { errorMiddleware, notFoundMiddleware } from "./errors.ts";
-import { exactPaths, noBody, noCardNumbersInText, securityHeaders, strictIntegers } from "./guards.ts";
+import {
+  emptyBodyAsObject,
+  exactPaths,
+  noBody,
+  noCardNumbersInText,
+  securityHeaders,
+  strictIntegers,
+} from "./guards.ts";
 import { toExpress } from "./handlers.ts";
 import { idempotency } from "./idempotency.ts";
 import {
@@ -205,6 +212,7 @@ export function createApp(deps: AppDeps): Express {
   // the contract's validator, like the other pages.
   app.use(payPages({ domain }));
   app.use(express.json({ limit: config.BODY_LIMIT_BYTES, type: ["application/json", "application/*+json"] }));
+  app.use(emptyBodyAsObject());
   if (config.CONSOLE_ENABLED) app.use(sessionRoutes(consoleDeps));
 
   // Paths in the document are absolute (/v1/...); its `servers` entry is a template for clients.

@@ -25,6 +25,24 @@ interface HttpLikeError {
   type?: string;
   message?: string;
   errors?: ValidatorFinding[];
+  /** body-parser: the body's text, on a parse failure. */
+  body?: unknown;
+}
+
+/** What a body that is valid JSON but no object or array is, in words (`null`, a string, a number…); else undefined. */
+function jsonScalar(text: unknown): string | undefined {
+  if (typeof text !== "string") return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (value === null) return "`null`";
+  if (typeof value === "string") return "a string";
+  if (typeof value === "number") return "a number";
+  if (typeof value === "boolean") return `\`${value}\``;
+  return undefined;
 }
 
 /** The contract the findings are explained against, loaded once (the validator rewrites its own copy). */
@@ -108,6 +126,16 @@ export function toProblem(err: unknown, requestId: string, logger: Logger, reque
   if (e.type === "entity.too.large")
     return problem("payload_too_large", "The request body is too large.", { requestId });
   if (e.type === "entity.parse.failed") {
+    // JSON, but not an object or array (`null`, `"text"`, `5`): express.json takes only those, and
+    // every request body in the contract is an object. Saying "not valid JSON" of `null` would mislead.
+    const sent = jsonScalar(e.body);
+    if (sent !== undefined) {
+      return problem("invalid_request", `The request body must be a JSON object (\`{…}\`), not ${sent}.`, {
+        requestId,
+        param: "body",
+        errors: [{ param: "body", code: "invalid_type", message: `must be a JSON object, not ${sent}` }],
+      });
+    }
     // The parser's own words say where (`… in JSON at position 15`); they can quote the body, so masked.
     // Node 24 adds "(line 1 column 17)" after the position: dropped, so every Node says it the same way.
     const where = maskSensitive((e.message ?? "").replace(/ \(line \d+ column \d+\)$/, "")).slice(0, 200);
