@@ -2,6 +2,7 @@ import type { NextFunction, Request, Response } from "express";
 import type { Logger } from "pino";
 import { DomainError, type ErrorCode, type FieldIssue } from "../domain/kernel/errors.ts";
 import { displayUrl, maskSensitive } from "../domain/kernel/mask.ts";
+import { UnknownCursorError } from "../store/port.ts";
 import { UNAUTHORIZED_DETAIL } from "./auth.ts";
 import { loadContract, type OpenApiDocument } from "./contract.ts";
 import { type ProblemBody, problem, problemTypeUri } from "./problems.ts";
@@ -118,6 +119,17 @@ export function toProblem(err: unknown, requestId: string, logger: Logger, reque
       param: err.param,
       requestId,
       errors: domainIssues(err),
+    });
+  }
+  if (err instanceof UnknownCursorError) {
+    // A list's cursor that names nothing there (ListParameters in spec/common/pagination.tsp): an empty
+    // page would read as the end of the list.
+    const param = err.cursor === "startingAfter" ? "starting_after" : "ending_before";
+    const message = `names no object of this list in this environment (\`${maskSensitive(err.id).slice(0, 100)}\`): pass the \`id\` of an object the list returned`;
+    return problem("invalid_request", `\`${param}\` ${message}.`, {
+      requestId,
+      param,
+      errors: [{ param, code: "invalid_value", message }],
     });
   }
   const e = (err ?? {}) as HttpLikeError;
