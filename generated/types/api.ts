@@ -1962,7 +1962,7 @@ export interface components {
          * @description Stable, machine-readable error codes. Extensible: new codes may be added within v1; handle an unknown
          *     one by its HTTP status.
          */
-        ErrorCode: "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "invalid_state_transition" | "idempotency_key_reused" | "idempotency_request_in_progress" | "idempotency_replay_unavailable" | "payload_too_large" | "unsupported_media_type" | "method_not_allowed" | "invalid_card" | "card_number_in_text" | "insufficient_balance" | "merchant_inactive" | "card_declined" | "payment_link_unavailable" | "rate_limited" | "internal_error" | "service_unavailable";
+        ErrorCode: "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "invalid_state_transition" | "refund_exceeds_remaining" | "idempotency_key_reused" | "idempotency_request_in_progress" | "idempotency_replay_unavailable" | "payload_too_large" | "unsupported_media_type" | "method_not_allowed" | "invalid_card" | "card_number_in_text" | "insufficient_balance" | "merchant_inactive" | "card_declined" | "payment_link_unavailable" | "rate_limited" | "internal_error" | "service_unavailable";
         /** @description Any event; `type` says which. */
         Event: components["schemas"]["FraudEvaluatedEvent"] | components["schemas"]["PaymentAuthorizedEvent"] | components["schemas"]["PaymentCapturedEvent"] | components["schemas"]["PaymentFailedEvent"] | components["schemas"]["PaymentVoidedEvent"] | components["schemas"]["PaymentRefundedEvent"] | components["schemas"]["PaymentExpiredEvent"] | components["schemas"]["MerchantCreatedEvent"] | components["schemas"]["MerchantUpdatedEvent"] | components["schemas"]["ServiceKeyCreatedEvent"] | components["schemas"]["ServiceKeyRotatedEvent"] | components["schemas"]["ServiceKeyRevokedEvent"] | components["schemas"]["WebhookEndpointDisabledEvent"] | components["schemas"]["WebhookEndpointTestEvent"] | components["schemas"]["CashoutCreatedEvent"] | components["schemas"]["CashoutPaidEvent"] | components["schemas"]["CashoutFailedEvent"] | components["schemas"]["CashoutCanceledEvent"] | components["schemas"]["PaymentLinkCompletedEvent"];
         /**
@@ -3724,11 +3724,19 @@ export interface components {
          *     body within 24 hours replays the first response.
          */
         IdempotencyKeyHeader: string;
-        /** @description An object id: return the objects before it (newer ones). */
+        /**
+         * @description An object id: return the objects before it (newer ones). The same rule as `starting_after`: an id
+         *     that names no object of this list in the caller's environment is a 400 naming `ending_before`.
+         */
         "ListParameters.ending_before": string;
         /** @description How many objects to return, 1 to 100. */
         "ListParameters.limit": number;
-        /** @description An object id: return the objects after it (older ones). */
+        /**
+         * @description An object id: return the objects after it (older ones). It must be the id of an object of this
+         *     list in the caller's environment (one a page returned); any other value (an unknown id, another
+         *     resource's, the other environment's) is a 400 naming `starting_after`, never an empty page. An
+         *     object that has since left the list's filter (a charge whose status changed) still marks the place.
+         */
         "ListParameters.starting_after": string;
         /** @description Only merchants with this status. */
         "MerchantListParameters.status": components["schemas"]["MerchantStatus"];
@@ -3892,9 +3900,17 @@ export interface operations {
             query?: {
                 /** @description How many objects to return, 1 to 100. */
                 limit?: components["parameters"]["ListParameters.limit"];
-                /** @description An object id: return the objects after it (older ones). */
+                /**
+                 * @description An object id: return the objects after it (older ones). It must be the id of an object of this
+                 *     list in the caller's environment (one a page returned); any other value (an unknown id, another
+                 *     resource's, the other environment's) is a 400 naming `starting_after`, never an empty page. An
+                 *     object that has since left the list's filter (a charge whose status changed) still marks the place.
+                 */
                 starting_after?: components["parameters"]["ListParameters.starting_after"];
-                /** @description An object id: return the objects before it (newer ones). */
+                /**
+                 * @description An object id: return the objects before it (newer ones). The same rule as `starting_after`: an id
+                 *     that names no object of this list in the caller's environment is a 400 naming `ending_before`.
+                 */
                 ending_before?: components["parameters"]["ListParameters.ending_before"];
                 /** @description Only cashouts of this merchant. */
                 merchant_id?: components["parameters"]["CashoutListParameters.merchant_id"];
@@ -4365,9 +4381,17 @@ export interface operations {
             query?: {
                 /** @description How many objects to return, 1 to 100. */
                 limit?: components["parameters"]["ListParameters.limit"];
-                /** @description An object id: return the objects after it (older ones). */
+                /**
+                 * @description An object id: return the objects after it (older ones). It must be the id of an object of this
+                 *     list in the caller's environment (one a page returned); any other value (an unknown id, another
+                 *     resource's, the other environment's) is a 400 naming `starting_after`, never an empty page. An
+                 *     object that has since left the list's filter (a charge whose status changed) still marks the place.
+                 */
                 starting_after?: components["parameters"]["ListParameters.starting_after"];
-                /** @description An object id: return the objects before it (newer ones). */
+                /**
+                 * @description An object id: return the objects before it (newer ones). The same rule as `starting_after`: an id
+                 *     that names no object of this list in the caller's environment is a 400 naming `ending_before`.
+                 */
                 ending_before?: components["parameters"]["ListParameters.ending_before"];
                 /** @description Only charges of this merchant. */
                 merchant_id?: components["parameters"]["ChargeListParameters.merchant_id"];
@@ -4844,9 +4868,17 @@ export interface operations {
             query?: {
                 /** @description How many objects to return, 1 to 100. */
                 limit?: components["parameters"]["ListParameters.limit"];
-                /** @description An object id: return the objects after it (older ones). */
+                /**
+                 * @description An object id: return the objects after it (older ones). It must be the id of an object of this
+                 *     list in the caller's environment (one a page returned); any other value (an unknown id, another
+                 *     resource's, the other environment's) is a 400 naming `starting_after`, never an empty page. An
+                 *     object that has since left the list's filter (a charge whose status changed) still marks the place.
+                 */
                 starting_after?: components["parameters"]["ListParameters.starting_after"];
-                /** @description An object id: return the objects before it (newer ones). */
+                /**
+                 * @description An object id: return the objects before it (newer ones). The same rule as `starting_after`: an id
+                 *     that names no object of this list in the caller's environment is a 400 naming `ending_before`.
+                 */
                 ending_before?: components["parameters"]["ListParameters.ending_before"];
             };
             header?: never;
@@ -5517,9 +5549,17 @@ export interface operations {
             query?: {
                 /** @description How many objects to return, 1 to 100. */
                 limit?: components["parameters"]["ListParameters.limit"];
-                /** @description An object id: return the objects after it (older ones). */
+                /**
+                 * @description An object id: return the objects after it (older ones). It must be the id of an object of this
+                 *     list in the caller's environment (one a page returned); any other value (an unknown id, another
+                 *     resource's, the other environment's) is a 400 naming `starting_after`, never an empty page. An
+                 *     object that has since left the list's filter (a charge whose status changed) still marks the place.
+                 */
                 starting_after?: components["parameters"]["ListParameters.starting_after"];
-                /** @description An object id: return the objects before it (newer ones). */
+                /**
+                 * @description An object id: return the objects before it (newer ones). The same rule as `starting_after`: an id
+                 *     that names no object of this list in the caller's environment is a 400 naming `ending_before`.
+                 */
                 ending_before?: components["parameters"]["ListParameters.ending_before"];
                 /** @description Only events of this type. */
                 type?: components["parameters"]["EventListParameters.type"];
@@ -5805,9 +5845,17 @@ export interface operations {
             query?: {
                 /** @description How many objects to return, 1 to 100. */
                 limit?: components["parameters"]["ListParameters.limit"];
-                /** @description An object id: return the objects after it (older ones). */
+                /**
+                 * @description An object id: return the objects after it (older ones). It must be the id of an object of this
+                 *     list in the caller's environment (one a page returned); any other value (an unknown id, another
+                 *     resource's, the other environment's) is a 400 naming `starting_after`, never an empty page. An
+                 *     object that has since left the list's filter (a charge whose status changed) still marks the place.
+                 */
                 starting_after?: components["parameters"]["ListParameters.starting_after"];
-                /** @description An object id: return the objects before it (newer ones). */
+                /**
+                 * @description An object id: return the objects before it (newer ones). The same rule as `starting_after`: an id
+                 *     that names no object of this list in the caller's environment is a 400 naming `ending_before`.
+                 */
                 ending_before?: components["parameters"]["ListParameters.ending_before"];
                 /** @description Only deliveries with this status. */
                 status?: components["parameters"]["WebhookDeliveryListParameters.status"];
@@ -6054,9 +6102,17 @@ export interface operations {
             query?: {
                 /** @description How many objects to return, 1 to 100. */
                 limit?: components["parameters"]["ListParameters.limit"];
-                /** @description An object id: return the objects after it (older ones). */
+                /**
+                 * @description An object id: return the objects after it (older ones). It must be the id of an object of this
+                 *     list in the caller's environment (one a page returned); any other value (an unknown id, another
+                 *     resource's, the other environment's) is a 400 naming `starting_after`, never an empty page. An
+                 *     object that has since left the list's filter (a charge whose status changed) still marks the place.
+                 */
                 starting_after?: components["parameters"]["ListParameters.starting_after"];
-                /** @description An object id: return the objects before it (newer ones). */
+                /**
+                 * @description An object id: return the objects before it (newer ones). The same rule as `starting_after`: an id
+                 *     that names no object of this list in the caller's environment is a 400 naming `ending_before`.
+                 */
                 ending_before?: components["parameters"]["ListParameters.ending_before"];
                 /** @description Only evaluations of this transaction. */
                 tx_id?: components["parameters"]["FraudEvaluationListParameters.tx_id"];
@@ -6479,9 +6535,17 @@ export interface operations {
             query?: {
                 /** @description How many objects to return, 1 to 100. */
                 limit?: components["parameters"]["ListParameters.limit"];
-                /** @description An object id: return the objects after it (older ones). */
+                /**
+                 * @description An object id: return the objects after it (older ones). It must be the id of an object of this
+                 *     list in the caller's environment (one a page returned); any other value (an unknown id, another
+                 *     resource's, the other environment's) is a 400 naming `starting_after`, never an empty page. An
+                 *     object that has since left the list's filter (a charge whose status changed) still marks the place.
+                 */
                 starting_after?: components["parameters"]["ListParameters.starting_after"];
-                /** @description An object id: return the objects before it (newer ones). */
+                /**
+                 * @description An object id: return the objects before it (newer ones). The same rule as `starting_after`: an id
+                 *     that names no object of this list in the caller's environment is a 400 naming `ending_before`.
+                 */
                 ending_before?: components["parameters"]["ListParameters.ending_before"];
                 /** @description Only lists of this kind. */
                 kind?: components["parameters"]["FraudListListParameters.kind"];
@@ -6892,9 +6956,17 @@ export interface operations {
             query?: {
                 /** @description How many objects to return, 1 to 100. */
                 limit?: components["parameters"]["ListParameters.limit"];
-                /** @description An object id: return the objects after it (older ones). */
+                /**
+                 * @description An object id: return the objects after it (older ones). It must be the id of an object of this
+                 *     list in the caller's environment (one a page returned); any other value (an unknown id, another
+                 *     resource's, the other environment's) is a 400 naming `starting_after`, never an empty page. An
+                 *     object that has since left the list's filter (a charge whose status changed) still marks the place.
+                 */
                 starting_after?: components["parameters"]["ListParameters.starting_after"];
-                /** @description An object id: return the objects before it (newer ones). */
+                /**
+                 * @description An object id: return the objects before it (newer ones). The same rule as `starting_after`: an id
+                 *     that names no object of this list in the caller's environment is a 400 naming `ending_before`.
+                 */
                 ending_before?: components["parameters"]["ListParameters.ending_before"];
             };
             header?: never;
@@ -7327,9 +7399,17 @@ export interface operations {
             query?: {
                 /** @description How many objects to return, 1 to 100. */
                 limit?: components["parameters"]["ListParameters.limit"];
-                /** @description An object id: return the objects after it (older ones). */
+                /**
+                 * @description An object id: return the objects after it (older ones). It must be the id of an object of this
+                 *     list in the caller's environment (one a page returned); any other value (an unknown id, another
+                 *     resource's, the other environment's) is a 400 naming `starting_after`, never an empty page. An
+                 *     object that has since left the list's filter (a charge whose status changed) still marks the place.
+                 */
                 starting_after?: components["parameters"]["ListParameters.starting_after"];
-                /** @description An object id: return the objects before it (newer ones). */
+                /**
+                 * @description An object id: return the objects before it (newer ones). The same rule as `starting_after`: an id
+                 *     that names no object of this list in the caller's environment is a 400 naming `ending_before`.
+                 */
                 ending_before?: components["parameters"]["ListParameters.ending_before"];
                 /** @description Only merchants with this status. */
                 status?: components["parameters"]["MerchantListParameters.status"];
@@ -7868,9 +7948,17 @@ export interface operations {
             query?: {
                 /** @description How many objects to return, 1 to 100. */
                 limit?: components["parameters"]["ListParameters.limit"];
-                /** @description An object id: return the objects after it (older ones). */
+                /**
+                 * @description An object id: return the objects after it (older ones). It must be the id of an object of this
+                 *     list in the caller's environment (one a page returned); any other value (an unknown id, another
+                 *     resource's, the other environment's) is a 400 naming `starting_after`, never an empty page. An
+                 *     object that has since left the list's filter (a charge whose status changed) still marks the place.
+                 */
                 starting_after?: components["parameters"]["ListParameters.starting_after"];
-                /** @description An object id: return the objects before it (newer ones). */
+                /**
+                 * @description An object id: return the objects before it (newer ones). The same rule as `starting_after`: an id
+                 *     that names no object of this list in the caller's environment is a 400 naming `ending_before`.
+                 */
                 ending_before?: components["parameters"]["ListParameters.ending_before"];
                 /** @description Only links of this merchant. */
                 merchant_id?: components["parameters"]["PaymentLinkListParameters.merchant_id"];
@@ -8453,9 +8541,17 @@ export interface operations {
             query?: {
                 /** @description How many objects to return, 1 to 100. */
                 limit?: components["parameters"]["ListParameters.limit"];
-                /** @description An object id: return the objects after it (older ones). */
+                /**
+                 * @description An object id: return the objects after it (older ones). It must be the id of an object of this
+                 *     list in the caller's environment (one a page returned); any other value (an unknown id, another
+                 *     resource's, the other environment's) is a 400 naming `starting_after`, never an empty page. An
+                 *     object that has since left the list's filter (a charge whose status changed) still marks the place.
+                 */
                 starting_after?: components["parameters"]["ListParameters.starting_after"];
-                /** @description An object id: return the objects before it (newer ones). */
+                /**
+                 * @description An object id: return the objects before it (newer ones). The same rule as `starting_after`: an id
+                 *     that names no object of this list in the caller's environment is a 400 naming `ending_before`.
+                 */
                 ending_before?: components["parameters"]["ListParameters.ending_before"];
                 /** @description Only requests made with this key. */
                 key_id?: components["parameters"]["RequestLogListParameters.key_id"];
@@ -9356,9 +9452,17 @@ export interface operations {
             query?: {
                 /** @description How many objects to return, 1 to 100. */
                 limit?: components["parameters"]["ListParameters.limit"];
-                /** @description An object id: return the objects after it (older ones). */
+                /**
+                 * @description An object id: return the objects after it (older ones). It must be the id of an object of this
+                 *     list in the caller's environment (one a page returned); any other value (an unknown id, another
+                 *     resource's, the other environment's) is a 400 naming `starting_after`, never an empty page. An
+                 *     object that has since left the list's filter (a charge whose status changed) still marks the place.
+                 */
                 starting_after?: components["parameters"]["ListParameters.starting_after"];
-                /** @description An object id: return the objects before it (newer ones). */
+                /**
+                 * @description An object id: return the objects before it (newer ones). The same rule as `starting_after`: an id
+                 *     that names no object of this list in the caller's environment is a 400 naming `ending_before`.
+                 */
                 ending_before?: components["parameters"]["ListParameters.ending_before"];
             };
             header?: never;
@@ -10519,9 +10623,17 @@ export interface operations {
             query?: {
                 /** @description How many objects to return, 1 to 100. */
                 limit?: components["parameters"]["ListParameters.limit"];
-                /** @description An object id: return the objects after it (older ones). */
+                /**
+                 * @description An object id: return the objects after it (older ones). It must be the id of an object of this
+                 *     list in the caller's environment (one a page returned); any other value (an unknown id, another
+                 *     resource's, the other environment's) is a 400 naming `starting_after`, never an empty page. An
+                 *     object that has since left the list's filter (a charge whose status changed) still marks the place.
+                 */
                 starting_after?: components["parameters"]["ListParameters.starting_after"];
-                /** @description An object id: return the objects before it (newer ones). */
+                /**
+                 * @description An object id: return the objects before it (newer ones). The same rule as `starting_after`: an id
+                 *     that names no object of this list in the caller's environment is a 400 naming `ending_before`.
+                 */
                 ending_before?: components["parameters"]["ListParameters.ending_before"];
             };
             header?: never;
@@ -11058,9 +11170,17 @@ export interface operations {
             query?: {
                 /** @description How many objects to return, 1 to 100. */
                 limit?: components["parameters"]["ListParameters.limit"];
-                /** @description An object id: return the objects after it (older ones). */
+                /**
+                 * @description An object id: return the objects after it (older ones). It must be the id of an object of this
+                 *     list in the caller's environment (one a page returned); any other value (an unknown id, another
+                 *     resource's, the other environment's) is a 400 naming `starting_after`, never an empty page. An
+                 *     object that has since left the list's filter (a charge whose status changed) still marks the place.
+                 */
                 starting_after?: components["parameters"]["ListParameters.starting_after"];
-                /** @description An object id: return the objects before it (newer ones). */
+                /**
+                 * @description An object id: return the objects before it (newer ones). The same rule as `starting_after`: an id
+                 *     that names no object of this list in the caller's environment is a 400 naming `ending_before`.
+                 */
                 ending_before?: components["parameters"]["ListParameters.ending_before"];
                 /** @description Only deliveries with this status. */
                 status?: components["parameters"]["WebhookDeliveryListParameters.status"];

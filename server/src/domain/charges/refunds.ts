@@ -22,7 +22,7 @@ export interface RefundCreate {
 function exceedsRefundable(charge: ChargeDoc, amount: number): DomainError {
   const left = charge.amount_captured - charge.amount_refunded;
   return new DomainError(
-    "invalid_state_transition",
+    "refund_exceeds_remaining",
     `The refund of ${amount} exceeds what is left to refund (${left} of ${charge.amount_captured} captured).`,
     { param: "amount" },
   );
