@@ -11,6 +11,7 @@ import {
   type FieldError,
   type FieldErrorCode,
   findingsDetail,
+  nearestName,
   type RequestParts,
   type ValidatorFinding,
 } from "./validator-errors.ts";
@@ -28,6 +29,9 @@ interface HttpLikeError {
   errors?: ValidatorFinding[];
   /** body-parser: the body's text, on a parse failure. */
   body?: unknown;
+  /** body-parser, on a body too large: the limit and the body's length (bytes; no length when chunked). */
+  limit?: number;
+  length?: number;
 }
 
 /** What a body that is valid JSON but no object or array is, in words (`null`, a string, a number…); else undefined. */
@@ -135,8 +139,15 @@ export function toProblem(err: unknown, requestId: string, logger: Logger, reque
   const e = (err ?? {}) as HttpLikeError;
   const status = e.status ?? e.statusCode;
   // body-parser
-  if (e.type === "entity.too.large")
-    return problem("payload_too_large", "The request body is too large.", { requestId });
+  if (e.type === "entity.too.large") {
+    const limit = typeof e.limit === "number" ? `${e.limit} bytes` : "its limit";
+    const sent = typeof e.length === "number" && Number.isFinite(e.length) ? ` (this one is ${e.length})` : "";
+    return problem(
+      "payload_too_large",
+      `The request body is larger than this server takes: at most ${limit}${sent}, its \`BODY_LIMIT_BYTES\` setting.`,
+      { requestId },
+    );
+  }
   if (e.type === "entity.parse.failed") {
     // JSON, but not an object or array (`null`, `"text"`, `5`): express.json takes only those, and
     // every request body in the contract is an object. Saying "not valid JSON" of `null` would mislead.
@@ -227,19 +238,41 @@ function requestParts(req: Request): RequestParts {
 export function errorMiddleware(logger: Logger, allowedMethods: (path: string) => string[] = () => []) {
   return (err: unknown, req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent) return next(err);
-    const body = toProblem(err, String(res.locals.requestId ?? ""), logger, requestParts(req));
+    const requestId = String(res.locals.requestId ?? "");
+    // The validator's 404 for a path the contract lacks says only "not found": the path is named here.
+    const status = (err as HttpLikeError | undefined)?.status;
+    const body =
+      status === 404 && !(err instanceof DomainError)
+        ? unknownRoute(req, requestId)
+        : toProblem(err, requestId, logger, requestParts(req));
     if (body.status === 405) res.setHeader("Allow", allowedMethods(req.path).join(", "));
     sendProblem(res, body);
   };
 }
 
+/**
+ * A request for a path no operation has: the problem names it, and the contract's path it most likely
+ * meant (`/v1/chargess`, `/v2/charges` → `/v1/charges`), as the trailing-slash one does (guards.ts exactPaths).
+ */
+function unknownRoute(req: Request, requestId: string): ProblemBody {
+  const path = req.path;
+  const segments = path.split("/");
+  // Each template with the request's own segments in place of its parameters, so ids do not count as edits.
+  const candidates = Object.keys(theContract().paths)
+    .map((template) => template.split("/"))
+    .filter((parts) => parts.length === segments.length)
+    .map((parts) => parts.map((part, i) => (/^\{\w+\}$/.test(part) ? segments[i] : part)).join("/"));
+  const meant = nearestName(path, candidates);
+  const hint = meant && meant !== path ? ` (did you mean ${displayUrl(meant, 200)}?)` : "";
+  return problem(
+    "not_found",
+    `No route ${req.method} ${displayUrl(path, 200)}: the API has no such path${hint}. Its paths are listed in the reference at /docs.`,
+    { requestId },
+  );
+}
+
 export function notFoundMiddleware() {
   return (req: Request, res: Response) => {
-    sendProblem(
-      res,
-      problem("not_found", `No route ${req.method} ${displayUrl(req.path, 200)}.`, {
-        requestId: String(res.locals.requestId ?? ""),
-      }),
-    );
+    sendProblem(res, unknownRoute(req, String(res.locals.requestId ?? "")));
   };
 }
