@@ -21,7 +21,7 @@ try {
   throw err;
 }
 
-// A secret is never written to the log stream (logs are shipped and kept: docs/operating.md "Logs").
+// A secret is never written to the log stream (logs are shipped and kept: docs/operating.md "Operating the server").
 // The first start's sandbox key is shown once on stdout, which in development is a person's terminal;
 // in production stdout is the JSON log stream unless a person started the server on a terminal, so
 // there the key is made only when stdout is one, and otherwise with the admin CLI (README "Quick start").

@@ -178,7 +178,7 @@ describe("metrics", { timeout: 90_000 }, () => {
       // The public port has no metrics, with or without a key.
       expect((await send(`${url}/metrics`)).status).toBe(404);
       // Production writes no secret to its log stream (stdout, no terminal here): the first key is the
-      // admin CLI's, as an operator makes it (docs/operating.md "Logs").
+      // admin CLI's, as an operator makes it (docs/operating.md "Operating the server").
       expect(server.stdout()).not.toMatch(SECRET);
       const made = await run(
         process.execPath,
