@@ -1966,7 +1966,7 @@ export interface components {
          * @description Stable, machine-readable error codes. Extensible: new codes may be added within v1; handle an unknown
          *     one by its HTTP status.
          */
-        ErrorCode: "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "invalid_state_transition" | "idempotency_key_reused" | "idempotency_request_in_progress" | "idempotency_replay_unavailable" | "payload_too_large" | "unsupported_media_type" | "method_not_allowed" | "invalid_card" | "card_number_in_text" | "secret_in_text" | "insufficient_balance" | "merchant_inactive" | "card_declined" | "payment_link_unavailable" | "rate_limited" | "internal_error" | "service_unavailable";
+        ErrorCode: "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "invalid_state_transition" | "refund_exceeds_remaining" | "idempotency_key_reused" | "idempotency_request_in_progress" | "idempotency_replay_unavailable" | "payload_too_large" | "unsupported_media_type" | "method_not_allowed" | "invalid_card" | "card_number_in_text" | "secret_in_text" | "insufficient_balance" | "merchant_inactive" | "card_declined" | "payment_link_unavailable" | "rate_limited" | "internal_error" | "service_unavailable";
         /** @description Any event; `type` says which. */
         Event: components["schemas"]["CashoutCanceledEvent"] | components["schemas"]["CashoutCreatedEvent"] | components["schemas"]["CashoutFailedEvent"] | components["schemas"]["CashoutPaidEvent"] | components["schemas"]["FraudEvaluatedEvent"] | components["schemas"]["MerchantCreatedEvent"] | components["schemas"]["MerchantUpdatedEvent"] | components["schemas"]["PaymentAuthorizedEvent"] | components["schemas"]["PaymentCapturedEvent"] | components["schemas"]["PaymentExpiredEvent"] | components["schemas"]["PaymentFailedEvent"] | components["schemas"]["PaymentRefundedEvent"] | components["schemas"]["PaymentVoidedEvent"] | components["schemas"]["PaymentLinkCompletedEvent"] | components["schemas"]["ServiceKeyCreatedEvent"] | components["schemas"]["ServiceKeyRevokedEvent"] | components["schemas"]["ServiceKeyRotatedEvent"] | components["schemas"]["WebhookEndpointDisabledEvent"] | components["schemas"]["WebhookEndpointTestEvent"];
         /**
@@ -3730,14 +3730,24 @@ export interface components {
          *     body within 24 hours replays the first response.
          */
         IdempotencyKeyHeader: string;
-        /** @description An object id: return the objects before it (newer ones). Not together with `starting_after`. */
+        /**
+         * @description An object id: return the objects before it (newer ones). Not together with `starting_after`. The same
+         *     rule as `starting_after`: an id that names no object of this list in the caller's environment is a
+         *     400 naming `ending_before`.
+         */
         "ListParameters.ending_before": string;
         /**
          * @description How many objects to return, 1 to 100, written in decimal digits without a leading zero (`20`; `020`,
          *     `2e1`, `20.0` and `+20` are a 400 naming `limit`).
          */
         "ListParameters.limit": number;
-        /** @description An object id: return the objects after it (older ones). Not together with `ending_before`. */
+        /**
+         * @description An object id: return the objects after it (older ones). Not together with `ending_before`. It must be
+         *     the id of an object of this list in the caller's environment (one a page returned); any other value
+         *     (an unknown id, another resource's, the other environment's) is a 400 naming `starting_after`, never
+         *     an empty page. An object that has since left the list's filter (a charge whose status changed) still
+         *     marks the place.
+         */
         "ListParameters.starting_after": string;
         /** @description Only merchants with this status. */
         "MerchantListParameters.status": components["schemas"]["MerchantStatus"];
@@ -3904,9 +3914,19 @@ export interface operations {
                  *     `2e1`, `20.0` and `+20` are a 400 naming `limit`).
                  */
                 limit?: components["parameters"]["ListParameters.limit"];
-                /** @description An object id: return the objects after it (older ones). Not together with `ending_before`. */
+                /**
+                 * @description An object id: return the objects after it (older ones). Not together with `ending_before`. It must be
+                 *     the id of an object of this list in the caller's environment (one a page returned); any other value
+                 *     (an unknown id, another resource's, the other environment's) is a 400 naming `starting_after`, never
+                 *     an empty page. An object that has since left the list's filter (a charge whose status changed) still
+                 *     marks the place.
+                 */
                 starting_after?: components["parameters"]["ListParameters.starting_after"];
-                /** @description An object id: return the objects before it (newer ones). Not together with `starting_after`. */
+                /**
+                 * @description An object id: return the objects before it (newer ones). Not together with `starting_after`. The same
+                 *     rule as `starting_after`: an id that names no object of this list in the caller's environment is a
+                 *     400 naming `ending_before`.
+                 */
                 ending_before?: components["parameters"]["ListParameters.ending_before"];
                 /** @description Only cashouts of this merchant. */
                 merchant_id?: components["parameters"]["CashoutListParameters.merchant_id"];
@@ -4391,9 +4411,19 @@ export interface operations {
                  *     `2e1`, `20.0` and `+20` are a 400 naming `limit`).
                  */
                 limit?: components["parameters"]["ListParameters.limit"];
-                /** @description An object id: return the objects after it (older ones). Not together with `ending_before`. */
+                /**
+                 * @description An object id: return the objects after it (older ones). Not together with `ending_before`. It must be
+                 *     the id of an object of this list in the caller's environment (one a page returned); any other value
+                 *     (an unknown id, another resource's, the other environment's) is a 400 naming `starting_after`, never
+                 *     an empty page. An object that has since left the list's filter (a charge whose status changed) still
+                 *     marks the place.
+                 */
                 starting_after?: components["parameters"]["ListParameters.starting_after"];
-                /** @description An object id: return the objects before it (newer ones). Not together with `starting_after`. */
+                /**
+                 * @description An object id: return the objects before it (newer ones). Not together with `starting_after`. The same
+                 *     rule as `starting_after`: an id that names no object of this list in the caller's environment is a
+                 *     400 naming `ending_before`.
+                 */
                 ending_before?: components["parameters"]["ListParameters.ending_before"];
                 /** @description Only charges of this merchant. */
                 merchant_id?: components["parameters"]["ChargeListParameters.merchant_id"];
@@ -4889,9 +4919,19 @@ export interface operations {
                  *     `2e1`, `20.0` and `+20` are a 400 naming `limit`).
                  */
                 limit?: components["parameters"]["ListParameters.limit"];
-                /** @description An object id: return the objects after it (older ones). Not together with `ending_before`. */
+                /**
+                 * @description An object id: return the objects after it (older ones). Not together with `ending_before`. It must be
+                 *     the id of an object of this list in the caller's environment (one a page returned); any other value
+                 *     (an unknown id, another resource's, the other environment's) is a 400 naming `starting_after`, never
+                 *     an empty page. An object that has since left the list's filter (a charge whose status changed) still
+                 *     marks the place.
+                 */
                 starting_after?: components["parameters"]["ListParameters.starting_after"];
-                /** @description An object id: return the objects before it (newer ones). Not together with `starting_after`. */
+                /**
+                 * @description An object id: return the objects before it (newer ones). Not together with `starting_after`. The same
+                 *     rule as `starting_after`: an id that names no object of this list in the caller's environment is a
+                 *     400 naming `ending_before`.
+                 */
                 ending_before?: components["parameters"]["ListParameters.ending_before"];
             };
             header?: never;
@@ -5570,9 +5610,19 @@ export interface operations {
                  *     `2e1`, `20.0` and `+20` are a 400 naming `limit`).
                  */
                 limit?: components["parameters"]["ListParameters.limit"];
-                /** @description An object id: return the objects after it (older ones). Not together with `ending_before`. */
+                /**
+                 * @description An object id: return the objects after it (older ones). Not together with `ending_before`. It must be
+                 *     the id of an object of this list in the caller's environment (one a page returned); any other value
+                 *     (an unknown id, another resource's, the other environment's) is a 400 naming `starting_after`, never
+                 *     an empty page. An object that has since left the list's filter (a charge whose status changed) still
+                 *     marks the place.
+                 */
                 starting_after?: components["parameters"]["ListParameters.starting_after"];
-                /** @description An object id: return the objects before it (newer ones). Not together with `starting_after`. */
+                /**
+                 * @description An object id: return the objects before it (newer ones). Not together with `starting_after`. The same
+                 *     rule as `starting_after`: an id that names no object of this list in the caller's environment is a
+                 *     400 naming `ending_before`.
+                 */
                 ending_before?: components["parameters"]["ListParameters.ending_before"];
                 /** @description Only events of this type. */
                 type?: components["parameters"]["EventListParameters.type"];
@@ -5869,9 +5919,19 @@ export interface operations {
                  *     `2e1`, `20.0` and `+20` are a 400 naming `limit`).
                  */
                 limit?: components["parameters"]["ListParameters.limit"];
-                /** @description An object id: return the objects after it (older ones). Not together with `ending_before`. */
+                /**
+                 * @description An object id: return the objects after it (older ones). Not together with `ending_before`. It must be
+                 *     the id of an object of this list in the caller's environment (one a page returned); any other value
+                 *     (an unknown id, another resource's, the other environment's) is a 400 naming `starting_after`, never
+                 *     an empty page. An object that has since left the list's filter (a charge whose status changed) still
+                 *     marks the place.
+                 */
                 starting_after?: components["parameters"]["ListParameters.starting_after"];
-                /** @description An object id: return the objects before it (newer ones). Not together with `starting_after`. */
+                /**
+                 * @description An object id: return the objects before it (newer ones). Not together with `starting_after`. The same
+                 *     rule as `starting_after`: an id that names no object of this list in the caller's environment is a
+                 *     400 naming `ending_before`.
+                 */
                 ending_before?: components["parameters"]["ListParameters.ending_before"];
                 /** @description Only deliveries with this status. */
                 status?: components["parameters"]["WebhookDeliveryListParameters.status"];
@@ -6126,9 +6186,19 @@ export interface operations {
                  *     `2e1`, `20.0` and `+20` are a 400 naming `limit`).
                  */
                 limit?: components["parameters"]["ListParameters.limit"];
-                /** @description An object id: return the objects after it (older ones). Not together with `ending_before`. */
+                /**
+                 * @description An object id: return the objects after it (older ones). Not together with `ending_before`. It must be
+                 *     the id of an object of this list in the caller's environment (one a page returned); any other value
+                 *     (an unknown id, another resource's, the other environment's) is a 400 naming `starting_after`, never
+                 *     an empty page. An object that has since left the list's filter (a charge whose status changed) still
+                 *     marks the place.
+                 */
                 starting_after?: components["parameters"]["ListParameters.starting_after"];
-                /** @description An object id: return the objects before it (newer ones). Not together with `starting_after`. */
+                /**
+                 * @description An object id: return the objects before it (newer ones). Not together with `starting_after`. The same
+                 *     rule as `starting_after`: an id that names no object of this list in the caller's environment is a
+                 *     400 naming `ending_before`.
+                 */
                 ending_before?: components["parameters"]["ListParameters.ending_before"];
                 /** @description Only evaluations of this transaction. */
                 tx_id?: components["parameters"]["FraudEvaluationListParameters.tx_id"];
@@ -6564,9 +6634,19 @@ export interface operations {
                  *     `2e1`, `20.0` and `+20` are a 400 naming `limit`).
                  */
                 limit?: components["parameters"]["ListParameters.limit"];
-                /** @description An object id: return the objects after it (older ones). Not together with `ending_before`. */
+                /**
+                 * @description An object id: return the objects after it (older ones). Not together with `ending_before`. It must be
+                 *     the id of an object of this list in the caller's environment (one a page returned); any other value
+                 *     (an unknown id, another resource's, the other environment's) is a 400 naming `starting_after`, never
+                 *     an empty page. An object that has since left the list's filter (a charge whose status changed) still
+                 *     marks the place.
+                 */
                 starting_after?: components["parameters"]["ListParameters.starting_after"];
-                /** @description An object id: return the objects before it (newer ones). Not together with `starting_after`. */
+                /**
+                 * @description An object id: return the objects before it (newer ones). Not together with `starting_after`. The same
+                 *     rule as `starting_after`: an id that names no object of this list in the caller's environment is a
+                 *     400 naming `ending_before`.
+                 */
                 ending_before?: components["parameters"]["ListParameters.ending_before"];
                 /** @description Only lists of this kind. */
                 kind?: components["parameters"]["FraudListListParameters.kind"];
@@ -6985,9 +7065,19 @@ export interface operations {
                  *     `2e1`, `20.0` and `+20` are a 400 naming `limit`).
                  */
                 limit?: components["parameters"]["ListParameters.limit"];
-                /** @description An object id: return the objects after it (older ones). Not together with `ending_before`. */
+                /**
+                 * @description An object id: return the objects after it (older ones). Not together with `ending_before`. It must be
+                 *     the id of an object of this list in the caller's environment (one a page returned); any other value
+                 *     (an unknown id, another resource's, the other environment's) is a 400 naming `starting_after`, never
+                 *     an empty page. An object that has since left the list's filter (a charge whose status changed) still
+                 *     marks the place.
+                 */
                 starting_after?: components["parameters"]["ListParameters.starting_after"];
-                /** @description An object id: return the objects before it (newer ones). Not together with `starting_after`. */
+                /**
+                 * @description An object id: return the objects before it (newer ones). Not together with `starting_after`. The same
+                 *     rule as `starting_after`: an id that names no object of this list in the caller's environment is a
+                 *     400 naming `ending_before`.
+                 */
                 ending_before?: components["parameters"]["ListParameters.ending_before"];
             };
             header?: never;
@@ -7433,9 +7523,19 @@ export interface operations {
                  *     `2e1`, `20.0` and `+20` are a 400 naming `limit`).
                  */
                 limit?: components["parameters"]["ListParameters.limit"];
-                /** @description An object id: return the objects after it (older ones). Not together with `ending_before`. */
+                /**
+                 * @description An object id: return the objects after it (older ones). Not together with `ending_before`. It must be
+                 *     the id of an object of this list in the caller's environment (one a page returned); any other value
+                 *     (an unknown id, another resource's, the other environment's) is a 400 naming `starting_after`, never
+                 *     an empty page. An object that has since left the list's filter (a charge whose status changed) still
+                 *     marks the place.
+                 */
                 starting_after?: components["parameters"]["ListParameters.starting_after"];
-                /** @description An object id: return the objects before it (newer ones). Not together with `starting_after`. */
+                /**
+                 * @description An object id: return the objects before it (newer ones). Not together with `starting_after`. The same
+                 *     rule as `starting_after`: an id that names no object of this list in the caller's environment is a
+                 *     400 naming `ending_before`.
+                 */
                 ending_before?: components["parameters"]["ListParameters.ending_before"];
                 /** @description Only merchants with this status. */
                 status?: components["parameters"]["MerchantListParameters.status"];
@@ -7982,9 +8082,19 @@ export interface operations {
                  *     `2e1`, `20.0` and `+20` are a 400 naming `limit`).
                  */
                 limit?: components["parameters"]["ListParameters.limit"];
-                /** @description An object id: return the objects after it (older ones). Not together with `ending_before`. */
+                /**
+                 * @description An object id: return the objects after it (older ones). Not together with `ending_before`. It must be
+                 *     the id of an object of this list in the caller's environment (one a page returned); any other value
+                 *     (an unknown id, another resource's, the other environment's) is a 400 naming `starting_after`, never
+                 *     an empty page. An object that has since left the list's filter (a charge whose status changed) still
+                 *     marks the place.
+                 */
                 starting_after?: components["parameters"]["ListParameters.starting_after"];
-                /** @description An object id: return the objects before it (newer ones). Not together with `starting_after`. */
+                /**
+                 * @description An object id: return the objects before it (newer ones). Not together with `starting_after`. The same
+                 *     rule as `starting_after`: an id that names no object of this list in the caller's environment is a
+                 *     400 naming `ending_before`.
+                 */
                 ending_before?: components["parameters"]["ListParameters.ending_before"];
                 /** @description Only links of this merchant. */
                 merchant_id?: components["parameters"]["PaymentLinkListParameters.merchant_id"];
@@ -8585,9 +8695,19 @@ export interface operations {
                  *     `2e1`, `20.0` and `+20` are a 400 naming `limit`).
                  */
                 limit?: components["parameters"]["ListParameters.limit"];
-                /** @description An object id: return the objects after it (older ones). Not together with `ending_before`. */
+                /**
+                 * @description An object id: return the objects after it (older ones). Not together with `ending_before`. It must be
+                 *     the id of an object of this list in the caller's environment (one a page returned); any other value
+                 *     (an unknown id, another resource's, the other environment's) is a 400 naming `starting_after`, never
+                 *     an empty page. An object that has since left the list's filter (a charge whose status changed) still
+                 *     marks the place.
+                 */
                 starting_after?: components["parameters"]["ListParameters.starting_after"];
-                /** @description An object id: return the objects before it (newer ones). Not together with `starting_after`. */
+                /**
+                 * @description An object id: return the objects before it (newer ones). Not together with `starting_after`. The same
+                 *     rule as `starting_after`: an id that names no object of this list in the caller's environment is a
+                 *     400 naming `ending_before`.
+                 */
                 ending_before?: components["parameters"]["ListParameters.ending_before"];
                 /** @description Only requests made with this key. */
                 key_id?: components["parameters"]["RequestLogListParameters.key_id"];
@@ -9501,9 +9621,19 @@ export interface operations {
                  *     `2e1`, `20.0` and `+20` are a 400 naming `limit`).
                  */
                 limit?: components["parameters"]["ListParameters.limit"];
-                /** @description An object id: return the objects after it (older ones). Not together with `ending_before`. */
+                /**
+                 * @description An object id: return the objects after it (older ones). Not together with `ending_before`. It must be
+                 *     the id of an object of this list in the caller's environment (one a page returned); any other value
+                 *     (an unknown id, another resource's, the other environment's) is a 400 naming `starting_after`, never
+                 *     an empty page. An object that has since left the list's filter (a charge whose status changed) still
+                 *     marks the place.
+                 */
                 starting_after?: components["parameters"]["ListParameters.starting_after"];
-                /** @description An object id: return the objects before it (newer ones). Not together with `starting_after`. */
+                /**
+                 * @description An object id: return the objects before it (newer ones). Not together with `starting_after`. The same
+                 *     rule as `starting_after`: an id that names no object of this list in the caller's environment is a
+                 *     400 naming `ending_before`.
+                 */
                 ending_before?: components["parameters"]["ListParameters.ending_before"];
             };
             header?: never;
@@ -10677,9 +10807,19 @@ export interface operations {
                  *     `2e1`, `20.0` and `+20` are a 400 naming `limit`).
                  */
                 limit?: components["parameters"]["ListParameters.limit"];
-                /** @description An object id: return the objects after it (older ones). Not together with `ending_before`. */
+                /**
+                 * @description An object id: return the objects after it (older ones). Not together with `ending_before`. It must be
+                 *     the id of an object of this list in the caller's environment (one a page returned); any other value
+                 *     (an unknown id, another resource's, the other environment's) is a 400 naming `starting_after`, never
+                 *     an empty page. An object that has since left the list's filter (a charge whose status changed) still
+                 *     marks the place.
+                 */
                 starting_after?: components["parameters"]["ListParameters.starting_after"];
-                /** @description An object id: return the objects before it (newer ones). Not together with `starting_after`. */
+                /**
+                 * @description An object id: return the objects before it (newer ones). Not together with `starting_after`. The same
+                 *     rule as `starting_after`: an id that names no object of this list in the caller's environment is a
+                 *     400 naming `ending_before`.
+                 */
                 ending_before?: components["parameters"]["ListParameters.ending_before"];
             };
             header?: never;
@@ -11229,9 +11369,19 @@ export interface operations {
                  *     `2e1`, `20.0` and `+20` are a 400 naming `limit`).
                  */
                 limit?: components["parameters"]["ListParameters.limit"];
-                /** @description An object id: return the objects after it (older ones). Not together with `ending_before`. */
+                /**
+                 * @description An object id: return the objects after it (older ones). Not together with `ending_before`. It must be
+                 *     the id of an object of this list in the caller's environment (one a page returned); any other value
+                 *     (an unknown id, another resource's, the other environment's) is a 400 naming `starting_after`, never
+                 *     an empty page. An object that has since left the list's filter (a charge whose status changed) still
+                 *     marks the place.
+                 */
                 starting_after?: components["parameters"]["ListParameters.starting_after"];
-                /** @description An object id: return the objects before it (newer ones). Not together with `starting_after`. */
+                /**
+                 * @description An object id: return the objects before it (newer ones). Not together with `starting_after`. The same
+                 *     rule as `starting_after`: an id that names no object of this list in the caller's environment is a
+                 *     400 naming `ending_before`.
+                 */
                 ending_before?: components["parameters"]["ListParameters.ending_before"];
                 /** @description Only deliveries with this status. */
                 status?: components["parameters"]["WebhookDeliveryListParameters.status"];

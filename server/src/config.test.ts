@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { ConfigError, ConfigSchema, loadConfig } from "./config.ts";
 
@@ -11,11 +12,21 @@ describe("configuration (one schema, validated at start-up)", () => {
       PORT: 3000,
       HOST: "127.0.0.1",
       BASE_URL: "http://127.0.0.1:3000",
-      DATA_DIR: "./data",
+      DATA_DIR: fileURLToPath(new URL("../data", import.meta.url)),
       VALIDATE_RESPONSES: true,
       IDEMPOTENCY_TTL_SECONDS: 86400,
     });
     expect(c.MONGODB_URI).toBeUndefined();
+  });
+
+  it("reads a relative DATA_DIR from the server's folder, whatever the working directory; keeps absolute ones and :memory:", () => {
+    const server = fileURLToPath(new URL("..", import.meta.url));
+    expect(loadConfig({ DATA_DIR: "data" }).DATA_DIR).toBe(`${server}data`);
+    expect(loadConfig({ DATA_DIR: "../elsewhere/store" }).DATA_DIR).toBe(
+      fileURLToPath(new URL("../../elsewhere/store", import.meta.url)),
+    );
+    expect(loadConfig({ DATA_DIR: "/var/lib/payments" }).DATA_DIR).toBe("/var/lib/payments");
+    expect(loadConfig({ DATA_DIR: ":memory:" }).DATA_DIR).toBe(":memory:");
   });
 
   it("refuses production without explicit vault keys, naming both settings", () => {

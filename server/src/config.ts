@@ -1,4 +1,6 @@
 import { availableParallelism } from "node:os";
+import { isAbsolute, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import type { DomainSettings } from "./domain/index.ts";
 import { type MoneyRules, parseCurrencyList } from "./domain/kernel/money.ts";
@@ -239,6 +241,21 @@ export class ConfigError extends Error {
 }
 
 /** Parses the environment; throws ConfigError listing every bad setting (values of secrets are never echoed). */
+/**
+ * The server's folder (`server/`): this file is in server/src/ when run from the sources and bundled
+ * into server/dist/ in the production build, one level below it either way.
+ */
+const SERVER_FOLDER = fileURLToPath(new URL("..", import.meta.url));
+
+/**
+ * One rule for a relative DATA_DIR (docs/operating.md "Configuration"): from the server's folder, whatever
+ * the working directory, so `npm start` (run in server/), `node server/dist/main.js` and
+ * `node server/dist/cli.js` run from the repository root by a process manager all open the same store.
+ */
+function dataDir(value: string): string {
+  return value === ":memory:" || isAbsolute(value) ? value : resolve(SERVER_FOLDER, value);
+}
+
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const parsed = ConfigSchema.safeParse(env);
   if (!parsed.success) {
@@ -248,6 +265,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const c = parsed.data;
   return {
     ...c,
+    DATA_DIR: dataDir(c.DATA_DIR),
     BASE_URL: (c.BASE_URL ?? `http://${c.HOST}:${c.PORT}`).replace(/\/+$/, ""),
     VALIDATE_RESPONSES: c.VALIDATE_RESPONSES ?? c.NODE_ENV !== "production",
     LOG_FORMAT: c.LOG_FORMAT ?? (c.NODE_ENV === "development" ? "pretty" : "json"),

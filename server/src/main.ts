@@ -21,6 +21,12 @@ try {
   throw err;
 }
 
+// A secret is never written to the log stream (logs are shipped and kept: docs/operating.md "Operating the server").
+// The first start's sandbox key is shown once on stdout, which in development is a person's terminal;
+// in production stdout is the JSON log stream unless a person started the server on a terminal, so
+// there the key is made only when stdout is one, and otherwise with the admin CLI (README "Quick start").
+const showsSecrets = config.NODE_ENV !== "production" || process.stdout.isTTY === true;
+
 // WORKERS > 1: this process is the cluster's primary and forks the server processes (cluster.ts);
 // each of them runs the rest of this file, logging its worker id on every line.
 const clustered = config.WORKERS > 1;
@@ -69,7 +75,12 @@ async function serve(): Promise<void> {
   }
   try {
     // In a cluster, the primary serves the metrics of every worker (cluster.ts).
-    running = await startServer({ config, logger, metricsServedBy: clustered ? "primary" : "self" });
+    running = await startServer({
+      config,
+      logger,
+      metricsServedBy: clustered ? "primary" : "self",
+      bootstrapKey: showsSecrets,
+    });
   } catch (err) {
     // A setting the operator must change: one line naming it, no stack trace (a bug still gets one).
     if (err instanceof StartupError) {
@@ -109,6 +120,11 @@ async function serve(): Promise<void> {
   const code = import.meta.url.endsWith(".ts") ? "source" : "dist";
   logger.info({ url: running.url, storage, mode: config.NODE_ENV, code, env_file: envFile }, "payments API listening");
   if (requested) shutDown(requested);
+  if (!showsSecrets && running.bootstrapSecret === null && (await running.domain.serviceKeys.none())) {
+    logger.info(
+      "no service key exists yet, and none was made: its secret would go to the log stream. Make the first one with the admin CLI, which shows it on your terminal: node server/dist/cli.js create-key --name first --scopes '*'",
+    );
+  }
 
   if (running.bootstrapSecret) {
     // Printed to stdout once and never stored in clear; only its SHA-256 digest is kept.

@@ -369,6 +369,12 @@ export async function startServer(options: {
    * cluster's primary, which asks each worker for its own (cluster.ts; WORKERS > 1).
    */
   metricsServedBy?: "self" | "primary";
+  /**
+   * Whether a first start on an empty store makes the sandbox key with scope `*` (default true). main.ts
+   * says no where its secret could only be written to the log stream (production without a terminal):
+   * the first key is then made with the admin CLI, which shows it on the operator's terminal.
+   */
+  bootstrapKey?: boolean;
 }): Promise<RunningServer> {
   const { config } = options;
   const logger = options.logger ?? createLogger(config.LOG_LEVEL);
@@ -463,7 +469,8 @@ export async function startServer(options: {
     let bootstrapSecret: string | null;
     try {
       // On first start with an empty store, one sandbox key with scope `*`, shown once (README "Quick start").
-      bootstrapSecret = (await domain.serviceKeys.bootstrap())?.secret ?? null;
+      bootstrapSecret =
+        options.bootstrapKey === false ? null : ((await domain.serviceKeys.bootstrap())?.secret ?? null);
     } catch (err) {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await metricsListener?.close();

@@ -57,6 +57,8 @@ export interface BenchResults {
   machine: Record<string, unknown>;
   settings: Record<string, unknown>;
   scenarios: Row[];
+  /** Scenarios that threw instead of giving a row (summary.ts measureEach); absent in older results. */
+  scenarioFailures?: { scenario: string; error: string }[];
   startupMs?: Record<string, number>;
   startupRunsMs?: Record<string, number[]>;
   targets?: TargetResult[];

@@ -43,6 +43,7 @@ import { builtNodeFlags, killAll, startTarget, type Target } from "./launch.ts";
 import { CONNECTIONS, failures, load, preflight, steadyRequest, unexpected } from "./load.ts";
 import { openLoop } from "./open-loop.ts";
 import { type Scenario, selectScenarios, type TargetName } from "./scenarios.ts";
+import { evaluateTargets, measureEach } from "./summary.ts";
 import { benchWebhooks, type WebhookBenchResult } from "./webhooks.ts";
 
 function seconds(name: string, fallback: number): number {
@@ -442,21 +443,31 @@ async function run(): Promise<{ results: BenchResults; ok: boolean }> {
     return started;
   }
 
-  const rows: Row[] = [];
   try {
     // The in-process servers start first and stay up; the production builds start when their turn comes.
     for (const name of ["payments", "bare", "validated", "prism"] as const) if (needed.has(name)) await target(name);
-    for (const [i, scenario] of scenarios.entries()) {
-      const t = await target(scenario.target);
-      process.stdout.write(`  ${scenario.name} ...`);
-      const row = await measure(scenario, t);
-      process.stdout.write(` ${show(row.requestsPerSecond)} req/s, p99 ${show(row.p99Ms, "ms")}\n`);
-      rows.push(row);
-      if ((scenario.target === "built" || scenario.target === "built2") && lastUse.get(scenario.target) === i) {
-        await t.stop();
+    // A scenario that throws is reported and the others still run (summary.ts measureEach).
+    const { rows, failures: scenarioFailures } = await measureEach(
+      scenarios,
+      async (scenario, i) => {
+        const t = await target(scenario.target);
+        process.stdout.write(`  ${scenario.name} ...`);
+        const row = await measure(scenario, t);
+        process.stdout.write(` ${show(row.requestsPerSecond)} req/s, p99 ${show(row.p99Ms, "ms")}\n`);
+        if ((scenario.target === "built" || scenario.target === "built2") && lastUse.get(scenario.target) === i) {
+          await t.stop();
+          targets.delete(scenario.target);
+        }
+        return row;
+      },
+      async (scenario, _i, error) => {
+        process.stdout.write(` failed: ${error instanceof Error ? error.message : String(error)}\n`);
+        // Its server may be the cause: the next scenario on that target starts a fresh one.
+        const t = targets.get(scenario.target);
         targets.delete(scenario.target);
-      }
-    }
+        await t?.stop().catch(() => {});
+      },
+    );
 
     const bare = (kind: string) => rows.find((r) => r.target === "bare" && r.kind === kind);
     for (const r of rows) {
@@ -489,21 +500,7 @@ async function run(): Promise<{ results: BenchResults; ok: boolean }> {
     }
     const byId = new Map(rows.map((r) => [r.id, r]));
 
-    const targetResults: TargetResult[] = TARGETS.map((t) => {
-      const missing = t.needs.filter((id) => !byId.has(id));
-      if (missing.length > 0) return { target: t.text, value: null, unit: t.unit, met: null, missing };
-      const row = (id: string) => byId.get(id) as Row;
-      const value = t.value(row, startup, (id) => byId.has(id));
-      return {
-        target: t.text,
-        value,
-        unit: t.unit,
-        met: value === null || t.met === undefined ? null : t.met(value),
-        ...(t.met === undefined ? { reportOnly: true } : {}),
-        ...(t.byCpu ? { byCpu: t.byCpu(row) } : {}),
-        ...(t.detail ? { detail: t.detail(row) } : {}),
-      };
-    });
+    const targetResults: TargetResult[] = evaluateTargets(TARGETS, byId, startup);
     console.log("");
     for (const t of targetResults) {
       const verdict = t.missing
@@ -553,6 +550,7 @@ async function run(): Promise<{ results: BenchResults; ok: boolean }> {
       }
     }
 
+    for (const f of scenarioFailures) console.error(`bench: ${f.scenario}: failed, no figures: ${f.error}`);
     const failed = rows.filter((r) => r.non2xx + r.errors + r.timeouts + r.warmupFailures > 0);
     for (const r of failed) {
       console.error(
@@ -563,7 +561,7 @@ async function run(): Promise<{ results: BenchResults; ok: boolean }> {
     const stderr = [...targets.values()].flatMap((t) => (t.stderr() ? [`[${t.label}] ${t.stderr()}`] : []));
     if (stderr.length > 0) console.log(`\nserver stderr:\n${stderr.join("\n").trimEnd()}`);
 
-    const ok = failed.length === 0 && (webhooks?.ok ?? true);
+    const ok = failed.length === 0 && scenarioFailures.length === 0 && (webhooks?.ok ?? true);
     return {
       ok,
       results: {
@@ -587,6 +585,7 @@ async function run(): Promise<{ results: BenchResults; ok: boolean }> {
           memory: `sum of the VmRSS of each server's processes, sampled every ${RSS_SAMPLE_MS} ms during the measured run`,
         },
         scenarios: rows,
+        scenarioFailures,
         startupMs: startup,
         startupRunsMs: startupRuns,
         targets: targetResults,

@@ -39,7 +39,11 @@ describe("HTTP conventions", () => {
       body: JSON.stringify({ name: "x".repeat(4096) }),
     });
     expect(res.status).toBe(413);
-    expect(await problemOf(res)).toMatchObject({ code: "payload_too_large" });
+    const body = JSON.stringify({ name: "x".repeat(4096) });
+    expect(await problemOf(res)).toMatchObject({
+      code: "payload_too_large",
+      detail: `The request body is larger than this server takes: at most 2048 bytes (this one is ${body.length}), its \`BODY_LIMIT_BYTES\` setting.`,
+    });
   });
 
   it("answers a non-JSON body with a 4xx problem", async () => {
@@ -55,7 +59,17 @@ describe("HTTP conventions", () => {
   it("answers unknown routes with a 404 problem and wrong methods with a 405 problem", async () => {
     const unknown = await fetch(`${server.url}/v1/nothing-here`, { headers: auth });
     expect(unknown.status).toBe(404);
-    expect(await problemOf(unknown)).toMatchObject({ code: "not_found" });
+    expect(await problemOf(unknown)).toMatchObject({
+      code: "not_found",
+      detail:
+        "No route GET /v1/nothing-here: the API has no such path. Its paths are listed in the reference at /docs.",
+    });
+    const typo = await fetch(`${server.url}/v1/chargess`, { headers: auth });
+    expect(await problemOf(typo)).toMatchObject({
+      code: "not_found",
+      detail:
+        "No route GET /v1/chargess: the API has no such path (did you mean /v1/charges?). Its paths are listed in the reference at /docs.",
+    });
     const outside = await fetch(`${server.url}/v2/merchants`, { headers: auth });
     expect(outside.status).toBe(404);
     await problemOf(outside);

@@ -3,13 +3,15 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { clientFor, createCharge, createMerchant, createToken, insertEvent } from "../e2e/fixtures.ts";
 import { type Contract, loadContract } from "../support/openapi.ts";
+import { rawRequest } from "../support/raw-http.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 // The document is the whole truth about what the server answers (spec/main.tsp). For every operation
 // the contract has, this suite sends FUZZ_RUNS requests (default 200) derived from the document's own
 // examples and schemas, most of them malformed: wrong types, missing and extra fields, boundary numbers
-// and lengths, bad ids and cursors, bodies where none is taken, wrong content types, bad or missing keys
-// and Idempotency-Keys. Every answer must carry a status the document declares for that operation, a
+// and lengths, bad ids and cursors, bodies where none is taken, the bodies sent by accident (none, none
+// and no Content-Length, zero bytes, `null`, `[]`, a string, a number), wrong content types, bad or
+// missing keys and Idempotency-Keys. Every answer must carry a status the document declares for that operation, a
 // body valid for that status, `application/problem+json` for a problem, and never a 5xx. The seed is
 // fixed (FUZZ_SEED) so a failure reproduces; fast-check shrinks it to the smallest failing request.
 
@@ -56,7 +58,47 @@ interface FuzzRequest {
   path: Record<string, string>;
   query: [string, string][];
   headers: Record<string, string>;
-  body: { kind: "none" } | { kind: "json"; value: Json } | { kind: "raw"; type: string; text: string };
+  body:
+    | { kind: "none" }
+    | { kind: "json"; value: Json }
+    | { kind: "raw"; type: string; text: string }
+    // A Content-Type and no body at all, not even a Content-Length (curl's `-X POST -H …` without
+    // `-d`): fetch cannot send it, so it goes over a raw socket (support/raw-http.ts).
+    | { kind: "unframed"; type: string };
+}
+
+/**
+ * The body shapes sent by accident (spec/main.tsp "Request bodies"): nothing, zero bytes, and JSON that
+ * is no object. Each is also sent once to every operation, on a real object with a valid key (`fuzz`'s
+ * examples), before the random requests.
+ */
+const ACCIDENTAL_BODIES: FuzzRequest["body"][] = [
+  { kind: "none" },
+  { kind: "unframed", type: "application/json" },
+  { kind: "unframed", type: "text/plain" },
+  { kind: "raw", type: "application/json", text: "" },
+  ...([null, [], "text", 5, {}, true] as Json[]).map((value) => ({ kind: "json" as const, value })),
+];
+const accidentalBody = fc.constantFrom(...ACCIDENTAL_BODIES);
+
+/** One request per accidental body shape, to the operation's real objects, with a valid key. */
+function accidentalRequests(path: string, method: string, ids: Map<string, string>, sandboxKey: string): FuzzRequest[] {
+  const op = doc.paths[path]?.[method] as OperationObject;
+  const params = (op.parameters ?? []).map((p) => deref(p));
+  const pathParams = Object.fromEntries(
+    params
+      .filter((p) => p.in === "path")
+      .map((p) => {
+        const example = exampleOf(p.schema);
+        return [p.name, ids.get(example.split("_")[0] ?? "") ?? example];
+      }),
+  );
+  return ACCIDENTAL_BODIES.map((body) => ({
+    path: pathParams,
+    query: [],
+    headers: { authorization: `Bearer ${sandboxKey}` },
+    body,
+  }));
 }
 
 const weird = fc.constantFrom(
@@ -181,7 +223,7 @@ function requestFor(
   });
   const bodyArb: fc.Arbitrary<FuzzRequest["body"]> =
     method === "get"
-      ? fc.constant({ kind: "none" as const }) // fetch cannot send a GET with a body
+      ? fc.constant({ kind: "none" as const }) // (the accidental bodies are sent to GETs as examples)
       : op.requestBody
         ? fc.oneof(
             {
@@ -189,12 +231,13 @@ function requestFor(
               arbitrary: bodyVariants(withRealIds(example ?? {})).map((value) => ({ kind: "json" as const, value })),
             },
             { weight: 1, arbitrary: raw },
-            { weight: 1, arbitrary: fc.constant({ kind: "none" as const }) },
+            { weight: 1, arbitrary: accidentalBody },
           )
         : fc.oneof(
             { weight: 6, arbitrary: fc.constant({ kind: "none" as const }) },
             { weight: 1, arbitrary: anyJson.map((value) => ({ kind: "json" as const, value })) },
             { weight: 1, arbitrary: raw },
+            { weight: 1, arbitrary: accidentalBody },
           );
 
   return fc.record({ path: pathArb, query: queryArb, headers: headersArb, body: bodyArb });
@@ -239,8 +282,19 @@ describe("schema-derived fuzzing of every operation", { timeout: 600_000 }, () =
         } else if (request.body.kind === "raw") {
           headers["content-type"] = request.body.type;
           body = request.body.text;
+        } else if (request.body.kind === "unframed") {
+          headers["content-type"] = request.body.type;
         }
-        const response = await fetch(url, { method: op.method.toUpperCase(), headers, body });
+        // fetch sends no body with a GET and always frames one it sends: those go over a raw socket.
+        const response =
+          request.body.kind === "unframed" || (op.method === "get" && body !== undefined)
+            ? await rawRequest(server.url, {
+                method: op.method.toUpperCase(),
+                target: `${url.pathname}${url.search}`,
+                headers,
+                body,
+              })
+            : await fetch(url, { method: op.method.toUpperCase(), headers, body });
         tally.requests++;
         tally.statuses.set(response.status, (tally.statuses.get(response.status) ?? 0) + 1);
         const check = await checker.checkFetchResponse(op.method, op.path, response);
@@ -253,7 +307,12 @@ describe("schema-derived fuzzing of every operation", { timeout: 600_000 }, () =
           expect(response.headers.get("content-type"), what).toMatch(/^application\/problem\+json/);
         }
       }),
-      { seed: SEED, numRuns: runs, endOnFailure: false },
+      {
+        seed: SEED,
+        numRuns: runs,
+        endOnFailure: false,
+        examples: accidentalRequests(op.path, op.method, ids, server.sandboxKey).map((r) => [r] as [FuzzRequest]),
+      },
     );
   }
 

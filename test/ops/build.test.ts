@@ -46,7 +46,20 @@ describe("the production build", { timeout: 120_000 }, () => {
       const ready = await fetch(`${url}/readyz`);
       expect(ready.status).toBe(200);
       expect(await ready.json()).toEqual({ status: "ready", checks: { store: "ok" } });
-      const key = server.stdout().match(/key_test_[0-9A-Za-z]{32}/)?.[0];
+      // Production's stdout is the log stream, and no terminal here: no secret in it, and no key made;
+      // the log says to make the first key with the admin CLI, whose output is the operator's terminal.
+      expect(server.stdout()).not.toMatch(/key_(test|live)_[0-9A-Za-z]{8}/);
+      expect(server.stdout()).toMatch(/no service key exists yet, and none was made/);
+      const cli = await run(
+        "node",
+        [resolve(SERVER_DIR, "dist/cli.js"), "create-key", "--name", "first", "--scopes", "*"],
+        {
+          cwd: ROOT,
+          // Vitest's own BASE_URL ("/") is no server address.
+          env: { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== "BASE_URL")), ...production },
+        },
+      );
+      const key = cli.stdout.match(/key_test_[0-9A-Za-z]{32}/)?.[0];
       expect(key).toBeDefined();
       const merchants = await fetch(`${url}/v1/merchants`, { headers: { authorization: `Bearer ${key}` } });
       expect(merchants.status).toBe(200);

@@ -172,6 +172,24 @@ for (const file of runnable) {
   });
 }
 
+describe("the README's requirements", () => {
+  it("name the Node lines package.json's engines allows, as engines writes them", () => {
+    const engines = (JSON.parse(readFileSync(resolve(ROOT, "package.json"), "utf8")) as { engines: { node: string } })
+      .engines.node;
+    const readme = readFileSync(resolve(ROOT, "README.md"), "utf8");
+    const line = readme.split("\n\n").find((p) => p.startsWith("You need Node.js")) ?? "";
+    expect(line, 'README\'s "You need Node.js" paragraph').toContain(`\`engines\`: \`${engines}\``);
+    // Every major line engines allows is named, and no other major line is said to be needed.
+    const allowed = [...engines.matchAll(/\^(\d+)\.(\d+)\.\d+/g)].map((m) =>
+      m[2] === "0" ? m[1] : `${m[1]}.${m[2]}+`,
+    );
+    const needs = /^You need Node\.js ([^(]*)\(/.exec(line)?.[1] ?? "";
+    for (const version of allowed) expect(needs, `README names Node ${version}`).toContain(version as string);
+    const named = [...needs.matchAll(/\d+(\.\d+\+)?/g)].map((m) => m[0]);
+    expect(named.sort()).toEqual([...allowed].sort());
+  });
+});
+
 describe("the README test's own parsing", () => {
   it("finds marked blocks only, and reads each curl call's expectation", () => {
     const md = [

@@ -18,7 +18,14 @@ import {
 } from "./contract.ts";
 import { errorMiddleware, notFoundMiddleware } from "./errors.ts";
 import { eventStreams } from "./event-stream.ts";
-import { exactPaths, noBody, noCardNumbersInText, securityHeaders, strictIntegers } from "./guards.ts";
+import {
+  emptyBodyAsObject,
+  exactPaths,
+  noBody,
+  noCardNumbersInText,
+  securityHeaders,
+  strictIntegers,
+} from "./guards.ts";
 import { toExpress } from "./handlers.ts";
 import { idempotency } from "./idempotency.ts";
 import {
@@ -218,6 +225,7 @@ export function createApp(deps: AppDeps): Express {
       verify: (_req, _res, raw) => refuseUnboundedJson(raw),
     }),
   );
+  app.use(emptyBodyAsObject());
   if (config.CONSOLE_ENABLED) app.use(sessionRoutes(consoleDeps));
 
   // Paths in the document are absolute (/v1/...); its `servers` entry is a template for clients.

@@ -2,6 +2,7 @@ import type { NextFunction, Request, Response } from "express";
 import type { Logger } from "pino";
 import { DomainError, type ErrorCode, type FieldIssue } from "../domain/kernel/errors.ts";
 import { displayUrl, maskSensitive } from "../domain/kernel/mask.ts";
+import { UnknownCursorError } from "../store/port.ts";
 import { UNAUTHORIZED_DETAIL } from "./auth.ts";
 import { loadContract, type OpenApiDocument } from "./contract.ts";
 import { type ProblemBody, problem, problemTypeUri } from "./problems.ts";
@@ -12,6 +13,7 @@ import {
   type FieldError,
   type FieldErrorCode,
   findingsDetail,
+  nearestName,
   type RequestParts,
   type ValidatorFinding,
 } from "./validator-errors.ts";
@@ -27,6 +29,27 @@ interface HttpLikeError {
   type?: string;
   message?: string;
   errors?: ValidatorFinding[];
+  /** body-parser: the body's text, on a parse failure. */
+  body?: unknown;
+  /** body-parser, on a body too large: the limit and the body's length (bytes; no length when chunked). */
+  limit?: number;
+  length?: number;
+}
+
+/** What a body that is valid JSON but no object or array is, in words (`null`, a string, a number…); else undefined. */
+function jsonScalar(text: unknown): string | undefined {
+  if (typeof text !== "string") return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (value === null) return "`null`";
+  if (typeof value === "string") return "a string";
+  if (typeof value === "number") return "a number";
+  if (typeof value === "boolean") return `\`${value}\``;
+  return undefined;
 }
 
 /** The contract the findings are explained against, loaded once (the validator rewrites its own copy). */
@@ -104,12 +127,40 @@ export function toProblem(err: unknown, requestId: string, logger: Logger, reque
       errors: domainIssues(err),
     });
   }
+  if (err instanceof UnknownCursorError) {
+    // A list's cursor that names nothing there (ListParameters in spec/common/pagination.tsp): an empty
+    // page would read as the end of the list.
+    const param = err.cursor === "startingAfter" ? "starting_after" : "ending_before";
+    const message = `names no object of this list in this environment (\`${maskSensitive(err.id).slice(0, 100)}\`): pass the \`id\` of an object the list returned`;
+    return problem("invalid_request", `\`${param}\` ${message}.`, {
+      requestId,
+      param,
+      errors: [{ param, code: "invalid_value", message }],
+    });
+  }
   const e = (err ?? {}) as HttpLikeError;
   const status = e.status ?? e.statusCode;
   // body-parser
-  if (e.type === "entity.too.large")
-    return problem("payload_too_large", "The request body is too large.", { requestId });
+  if (e.type === "entity.too.large") {
+    const limit = typeof e.limit === "number" ? `${e.limit} bytes` : "its limit";
+    const sent = typeof e.length === "number" && Number.isFinite(e.length) ? ` (this one is ${e.length})` : "";
+    return problem(
+      "payload_too_large",
+      `The request body is larger than this server takes: at most ${limit}${sent}, its \`BODY_LIMIT_BYTES\` setting.`,
+      { requestId },
+    );
+  }
   if (e.type === "entity.parse.failed") {
+    // JSON, but not an object or array (`null`, `"text"`, `5`): express.json takes only those, and
+    // every request body in the contract is an object. Saying "not valid JSON" of `null` would mislead.
+    const sent = jsonScalar(e.body);
+    if (sent !== undefined) {
+      return problem("invalid_request", `The request body must be a JSON object (\`{…}\`), not ${sent}.`, {
+        requestId,
+        param: "body",
+        errors: [{ param: "body", code: "invalid_type", message: `must be a JSON object, not ${sent}` }],
+      });
+    }
     // The parser's own words say where (`… in JSON at position 15`); they can quote the body, so masked.
     // Node 24 adds "(line 1 column 17)" after the position: dropped, so every Node says it the same way.
     const where = maskSensitive((e.message ?? "").replace(/ \(line \d+ column \d+\)$/, "")).slice(0, 200);
@@ -196,19 +247,41 @@ function requestParts(req: Request): RequestParts {
 export function errorMiddleware(logger: Logger, allowedMethods: (path: string) => string[] = () => []) {
   return (err: unknown, req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent) return next(err);
-    const body = toProblem(err, String(res.locals.requestId ?? ""), logger, requestParts(req));
+    const requestId = String(res.locals.requestId ?? "");
+    // The validator's 404 for a path the contract lacks says only "not found": the path is named here.
+    const status = (err as HttpLikeError | undefined)?.status;
+    const body =
+      status === 404 && !(err instanceof DomainError)
+        ? unknownRoute(req, requestId)
+        : toProblem(err, requestId, logger, requestParts(req));
     if (body.status === 405) res.setHeader("Allow", allowedMethods(req.path).join(", "));
     sendProblem(res, body);
   };
 }
 
+/**
+ * A request for a path no operation has: the problem names it, and the contract's path it most likely
+ * meant (`/v1/chargess`, `/v2/charges` → `/v1/charges`), as the trailing-slash one does (guards.ts exactPaths).
+ */
+function unknownRoute(req: Request, requestId: string): ProblemBody {
+  const path = req.path;
+  const segments = path.split("/");
+  // Each template with the request's own segments in place of its parameters, so ids do not count as edits.
+  const candidates = Object.keys(theContract().paths)
+    .map((template) => template.split("/"))
+    .filter((parts) => parts.length === segments.length)
+    .map((parts) => parts.map((part, i) => (/^\{\w+\}$/.test(part) ? segments[i] : part)).join("/"));
+  const meant = nearestName(path, candidates);
+  const hint = meant && meant !== path ? ` (did you mean ${displayUrl(meant, 200)}?)` : "";
+  return problem(
+    "not_found",
+    `No route ${req.method} ${displayUrl(path, 200)}: the API has no such path${hint}. Its paths are listed in the reference at /docs.`,
+    { requestId },
+  );
+}
+
 export function notFoundMiddleware() {
   return (req: Request, res: Response) => {
-    sendProblem(
-      res,
-      problem("not_found", `No route ${req.method} ${displayUrl(req.path, 200)}.`, {
-        requestId: String(res.locals.requestId ?? ""),
-      }),
-    );
+    sendProblem(res, unknownRoute(req, String(res.locals.requestId ?? "")));
   };
 }

@@ -38,6 +38,33 @@ export function exactPaths() {
 }
 
 /**
+ * An empty request body reads as `{}`, however the client framed its emptiness (spec/main.tsp "Request
+ * bodies"). express.json already parses a zero-length body as `{}`; a request with neither
+ * Content-Length nor a chunked body (what `curl -X POST -H 'Content-Type: application/json'` sends
+ * without `-d`) leaves `req.body` undefined, which the validator reported as "`body` must have required
+ * property 'body'" and, where every field is optional (a capture, a refund), let through to a handler
+ * that read a field of nothing: a 500. So an operation whose fields are all optional (capture the whole
+ * amount, rotate a key) runs as it would with `{}`, and one with required fields names them, whether or
+ * not the empty request said `Content-Type: application/json`. Runs before
+ * the validator, for the methods that carry a body; noBody below drops it again for operations that
+ * take none.
+ */
+export function emptyBodyAsObject() {
+  return (req: Request, _res: Response, next: NextFunction) => {
+    if (req.body === undefined && (req.method === "POST" || req.method === "PATCH" || req.method === "PUT")) {
+      const length = req.headers["content-length"];
+      if (req.headers["transfer-encoding"] === undefined && (length === undefined || Number(length) === 0)) {
+        req.body = {};
+        // Nothing was sent, so there is no media type to be wrong about (a 415 would tell a person who
+        // sent nothing to fix a header): the validator checks `{}` as JSON.
+        req.headers["content-type"] ??= "application/json";
+      }
+    }
+    next();
+  };
+}
+
+/**
  * For operations the contract gives no request body: none is taken, and `{}` counts as none, for
  * clients that send a JSON object with every POST (spec/main.tsp "Request bodies"; docs/api.md
  * "Conventions"). Anything else sent is a 400 naming `body`. `{}` is dropped here, so a retry without a
@@ -46,10 +73,13 @@ export function exactPaths() {
 export function noBody() {
   return (req: Request, _res: Response, next: NextFunction) => {
     const length = Number(req.headers["content-length"] ?? 0);
-    if (req.headers["transfer-encoding"] === undefined && length === 0) return next();
-    // express.json (app.ts) has parsed a JSON body by now; any other body stays unread (undefined).
     const body: unknown = req.body;
-    if (typeof body === "object" && body !== null && !Array.isArray(body) && Object.keys(body).length === 0) {
+    // None, zero bytes (read as `{}` by express.json or emptyBodyAsObject) or `{}`: the same request,
+    // also for its Idempotency-Key, whose fingerprint includes the body.
+    if (
+      (req.headers["transfer-encoding"] === undefined && length === 0) ||
+      (typeof body === "object" && body !== null && !Array.isArray(body) && Object.keys(body).length === 0)
+    ) {
       req.body = undefined;
       return next();
     }

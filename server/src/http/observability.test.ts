@@ -124,3 +124,34 @@ describe("the operation a request is counted under (metrics)", () => {
     expect(operationOf(req("GET", "/v1/charges/", { schema: {} }))).toBe("other");
   });
 });
+
+describe("Server-Timing", () => {
+  it("is on every answer, however it is sent: the server's own time, in milliseconds", async () => {
+    const express = (await import("express")).default;
+    const { observability } = await import("./observability.ts");
+    const app = express();
+    app.use(observability({ logger: silent, now: () => new Date(), requestLog: null }));
+    app.get("/json", (_req, res) => {
+      res.json({ ok: true });
+    });
+    app.get("/end", (_req, res) => {
+      res.status(204).end();
+    });
+    app.get("/stream", (_req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.end("data: x\n\n");
+    });
+    const server = app.listen(0, "127.0.0.1");
+    await new Promise((resolve) => server.once("listening", resolve));
+    try {
+      const { port } = server.address() as { port: number };
+      for (const path of ["/json", "/end", "/stream", "/nowhere"]) {
+        const response = await fetch(`http://127.0.0.1:${port}${path}`);
+        await response.arrayBuffer();
+        expect(response.headers.get("server-timing"), path).toMatch(/^app;dur=\d+\.\d$/);
+      }
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});

@@ -136,6 +136,23 @@ export function operationResolver(
   };
 }
 
+/**
+ * `Server-Timing: app;dur=<ms>` on every answer (docs/api.md "Conventions"): the server's own time, from
+ * this middleware (the first to see the request) to the moment the answer's head is written, so an
+ * integrator can tell it from the network's. Set in writeHead, which every way of answering goes
+ * through (res.json, res.send, res.end, an event stream's first write), when the time is known.
+ */
+function serverTiming(res: Response, started: bigint): void {
+  const writeHead = res.writeHead;
+  res.writeHead = function (this: Response, ...args: unknown[]) {
+    if (!this.headersSent) {
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      this.setHeader("Server-Timing", `app;dur=${ms.toFixed(1)}`);
+    }
+    return (writeHead as (...a: unknown[]) => Response).apply(this, args);
+  } as typeof res.writeHead;
+}
+
 /** The longest path and query kept in a log line or a request-log record; longer ones are cut. */
 export const MAX_LOGGED_URL = 1024;
 
@@ -166,6 +183,7 @@ export function observability(deps: {
     const requestId = newId("req");
     res.locals.requestId = requestId;
     res.setHeader("Request-Id", requestId);
+    serverTiming(res, started);
     // Once per request: when the answer is finished, or when the connection closes first (a client that
     // went away, or closed an event stream: logged with how long it stayed open).
     let logged = false;

@@ -78,7 +78,13 @@ export const PROBLEM_TYPES: Record<ErrorCode, ProblemType> = {
     status: 409,
     title: "Invalid state transition",
     meaning:
-      "The object's state does not allow this change (capturing a voided charge, refunding more than was captured, rotating a revoked key); the detail says why.",
+      "The object's state does not allow this change (capturing a voided charge, refunding an uncaptured one, rotating a revoked key); the detail says why.",
+  },
+  refund_exceeds_remaining: {
+    status: 409,
+    title: "Refund exceeds what is left",
+    meaning:
+      "The refund's `amount` is more than what is left to refund on the charge (captured minus already refunded); the detail says how much is left. Refund at most that, or send no `amount` to refund all of it.",
   },
   idempotency_request_in_progress: {
     status: 409,

@@ -6,9 +6,11 @@ import {
   type BaseDoc,
   type CollectionSpecs,
   DuplicateKeyError,
+  type Page,
   type Store,
   type StoreOps,
   type StoreReadiness,
+  UnknownCursorError,
   type Where,
 } from "./port.ts";
 
@@ -319,8 +321,9 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
       });
 
       it("a cursor or conditional write from the other environment finds nothing", async () => {
-        const page = await store.list("accounts", { livemode: false }, { limit: 10, startingAfter: "acc_l2" });
-        expect(page).toEqual({ data: [], hasMore: false });
+        await expect(
+          store.list("accounts", { livemode: false }, { limit: 10, startingAfter: "acc_l2" }),
+        ).rejects.toBeInstanceOf(UnknownCursorError);
         expect(await store.update("accounts", "acc_l1", { set: { status: "frozen" } }, { livemode: false })).toBeNull();
         expect(await store.delete("accounts", "acc_l1", { livemode: false })).toBe(false);
         expect((await store.get("accounts", "acc_l1"))?.status).toBe("open");
@@ -445,13 +448,32 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
         }
       });
 
-      it("an unknown cursor, or one outside where, gives an empty page", async () => {
-        const empty = { data: [], hasMore: false };
-        expect(await store.list("accounts", test, { limit: 5, startingAfter: "nope" })).toEqual(empty);
-        expect(await store.list("accounts", test, { limit: 5, endingBefore: "nope" })).toEqual(empty);
+      it("an unknown cursor, or one of the other environment, throws UnknownCursorError naming which", async () => {
+        const refused = (page: Page) =>
+          store.list("accounts", test, page).then(
+            () => "listed",
+            (err: unknown) => (err instanceof UnknownCursorError ? `${err.cursor} ${err.id}` : String(err)),
+          );
+        expect(await refused({ limit: 5, startingAfter: "nope" })).toBe("startingAfter nope");
+        expect(await refused({ limit: 5, endingBefore: "nope" })).toBe("endingBefore nope");
+        // l_n is live: not this environment's.
+        expect(await refused({ limit: 5, endingBefore: "l_n" })).toBe("endingBefore l_n");
+        expect(await refused({ limit: 5, startingAfter: "l_n" })).toBe("startingAfter l_n");
+      });
+
+      it("a cursor that has left the filter still marks the place", async () => {
+        // l_m is frozen: no longer in the open accounts' list, yet its place in it is known.
         const open = { livemode: false, status: "open" } as const;
-        expect(await store.list("accounts", open, { limit: 5, startingAfter: "l_m" })).toEqual(empty);
-        expect(await store.list("accounts", test, { limit: 5, endingBefore: "l_n" })).toEqual(empty);
+        expect(ids((await store.list("accounts", open, { limit: 5, startingAfter: "l_m" })).data)).toEqual([
+          "l_k",
+          "l_y",
+          "l_z",
+        ]);
+        expect(ids((await store.list("accounts", open, { limit: 5, endingBefore: "l_m" })).data)).toEqual([
+          "l_a",
+          "l_b",
+          "l_p",
+        ]);
       });
 
       it("rejects a limit outside 1-100 and two cursors at once", async () => {

@@ -43,6 +43,7 @@ import {
   type StoreOps,
   type StoreReadiness,
   type TxOps,
+  UnknownCursorError,
   type Where,
 } from "./port.ts";
 
@@ -568,12 +569,20 @@ export async function openMongoStore<Docs extends Record<string, BaseDoc>>(optio
           const newerFirst = page.endingBefore === undefined;
           let query = and(filter);
           if (cursorId !== undefined) {
-            const cursorDoc = await collection.findOne(and({ _id: cursorId }, filter), {
+            // Looked up in the environment only, whatever the filter (Page in port.ts).
+            const environment = where.livemode === undefined ? {} : filterOf({ livemode: where.livemode });
+            const cursorDoc = await collection.findOne(and({ _id: cursorId }, environment), {
               projection: { created_at: 1 },
               session,
             });
             const createdAt = cursorDoc?.created_at;
-            if (typeof createdAt !== "string") return { data: [], hasMore: false };
+            if (typeof createdAt !== "string") {
+              throw new UnknownCursorError(
+                name,
+                page.startingAfter === undefined ? "endingBefore" : "startingAfter",
+                cursorId,
+              );
+            }
             // Strictly beyond the cursor in (created_at, _id) order, the listing order. The separate
             // inclusive bound on created_at gives the planner an index range to scan.
             const [beyond, upTo] = newerFirst ? ["$lt", "$lte"] : ["$gt", "$gte"];

@@ -39,6 +39,12 @@ export type Unbranded<T> = T extends { readonly [brand]: { value: infer S } } ? 
 /** Conditions compare plain values: reading and filtering a branded field needs no maker. */
 export type Where<T> = { [K in keyof T]?: Condition<Unbranded<T[K]>> };
 
+/**
+ * A page of `list`. A cursor is looked up by its id among the collection's documents of `where`'s
+ * environment (its `livemode`), whatever `where`'s other conditions: a document that has left a filter
+ * since the previous page (a charge whose status changed) still marks the place. A cursor found nowhere
+ * there throws UnknownCursorError, so an unknown or mistyped cursor is never mistaken for the end of the list.
+ */
 export interface Page {
   /** 1-100. */
   limit: number;
@@ -46,6 +52,19 @@ export interface Page {
   startingAfter?: string | undefined;
   /** Return documents newer than this id (the previous page). */
   endingBefore?: string | undefined;
+}
+
+/** Thrown by list when its cursor names no document of the collection in `where`'s environment (Page). */
+export class UnknownCursorError extends Error {
+  constructor(
+    readonly collection: string,
+    /** Which of the page's cursors it was. */
+    readonly cursor: "startingAfter" | "endingBefore",
+    readonly id: string,
+  ) {
+    super(`unknown ${cursor} cursor in ${collection}`);
+    this.name = "UnknownCursorError";
+  }
 }
 
 /**

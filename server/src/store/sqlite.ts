@@ -49,6 +49,7 @@ import {
   type StoreOps,
   type StoreReadiness,
   type TxOps,
+  UnknownCursorError,
   type Where,
 } from "./port.ts";
 
@@ -528,11 +529,18 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
         const cursor = page.startingAfter ?? page.endingBefore;
         const newerFirst = page.endingBefore === undefined;
         if (cursor !== undefined) {
-          const cursorParams: Param[] = [cursor, ...params];
-          const createdAt = statement(`SELECT created_at FROM "${collection}"${clause(["id = ?", ...conditions])}`).get(
-            ...cursorParams,
-          );
-          if (createdAt === undefined) return { data: [], hasMore: false };
+          // Looked up in the environment only, whatever the filter (Page in port.ts).
+          const cursorParams: Param[] = [cursor];
+          const environment = where.livemode === undefined ? {} : { livemode: where.livemode };
+          const located = clause(["id = ?", ...whereSql(t, environment, cursorParams)]);
+          const createdAt = statement(`SELECT created_at FROM "${collection}"${located}`).get(...cursorParams);
+          if (createdAt === undefined) {
+            throw new UnknownCursorError(
+              collection,
+              page.startingAfter === undefined ? "endingBefore" : "startingAfter",
+              cursor,
+            );
+          }
           // Row values compare (created_at, id) lexicographically, which is exactly the listing order.
           conditions.push(newerFirst ? "(created_at, id) < (?, ?)" : "(created_at, id) > (?, ?)");
           params.push(createdAt as string, cursor);

@@ -50,13 +50,14 @@ export function createCashouts(deps: CashoutsDeps) {
           { param: "amount" },
         );
       }
-      const at = clock.now(caller.livemode);
+      const created = clock.createdAt(caller.livemode);
       const id = newId("co");
       const cashout: CashoutDoc = {
         id,
         livemode: caller.livemode,
-        created_at: clock.createdAt(caller.livemode),
-        updated_at: iso(at),
+        created_at: created,
+        // One timestamp for the creation: updated_at is created_at to the millisecond.
+        updated_at: iso(new Date(created)),
         merchant_id: merchant.id,
         amount: input.amount,
         currency: input.currency,

@@ -676,12 +676,13 @@ describe("refund", () => {
     expect(await w.stored(charge.id)).toMatchObject({ status: "refunded", amount_captured: 400, amount_refunded: 400 });
   });
 
-  it("refuses more than is left (409 naming amount) and changes nothing", async () => {
+  it("refuses more than is left (409 refund_exceeds_remaining naming amount) and changes nothing", async () => {
     w = world();
     const { charge, merchant } = await w.card();
     await w.domain.charges.refund(w.caller(), charge.id, { amount: 600 });
     const err = await refused(w.domain.charges.refund(w.caller(), charge.id, { amount: 401 }));
-    expect(err.code).toBe("invalid_state_transition");
+    expect(err.code).toBe("refund_exceeds_remaining");
+    expect(err.message).toBe("The refund of 401 exceeds what is left to refund (400 of 1000 captured).");
     expect(err.param).toBe("amount");
     expect(await w.stored(charge.id)).toMatchObject({ amount_refunded: 600, status: "partially_refunded" });
     expect(await w.balancesOf(merchant.id)).toMatchObject([{ available: 400 }]);
@@ -737,7 +738,7 @@ describe("refund", () => {
       w.domain.charges.refund(w.caller(), charge.id, { amount: 600 }),
     ]);
     const loser = results.find((r) => r.status === "rejected")?.reason as DomainError;
-    expect(loser.code).toBe("invalid_state_transition");
+    expect(loser.code).toBe("refund_exceeds_remaining");
     expect(loser.param).toBe("amount");
     expect(await w.stored(charge.id)).toMatchObject({ status: "partially_refunded", amount_refunded: 600 });
   });

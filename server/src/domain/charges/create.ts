@@ -57,14 +57,15 @@ function newCharge(
   caller: Caller,
   input: ChargeCreate,
   merchantId: string,
-  at: Date,
   options: ChargeCreateOptions,
 ) {
+  // One timestamp for the creation: updated_at is created_at to the millisecond, never the earlier `at`.
+  const created = clock.createdAt(caller.livemode);
   const charge: ChargeDoc = {
     id: newId("tx"),
     livemode: caller.livemode,
-    created_at: clock.createdAt(caller.livemode),
-    updated_at: iso(at),
+    created_at: created,
+    updated_at: iso(new Date(created)),
     merchant_id: merchantId,
     amount: input.amount,
     currency: input.currency,
@@ -224,7 +225,7 @@ export function chargeCreation(ctx: ChargeContext) {
         "take payments",
       );
       const at = clock.now(caller.livemode);
-      const charge = newCharge(clock, caller, input, merchant.id, at, options);
+      const charge = newCharge(clock, caller, input, merchant.id, options);
       const assessment =
         method.type === "card"
           ? await payByCard(charge, method.token, input.capture ?? true, at)

@@ -20,7 +20,7 @@ export type RefundCreate = components["schemas"]["RefundCreate"];
 function exceedsRefundable(charge: ChargeDoc, amount: number): DomainError {
   const left = charge.amount_captured - charge.amount_refunded;
   return new DomainError(
-    "invalid_state_transition",
+    "refund_exceeds_remaining",
     `The refund of ${amount} exceeds what is left to refund (${left} of ${charge.amount_captured} captured).`,
     { param: "amount" },
   );
