@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { testDomain } from "../../../test-support/domain.ts";
 import { iso } from "../kernel/time.ts";
-import { testDomain } from "../testing.ts";
 
 // One timestamp per creation (Charge in spec/resources/charges.tsp): a new charge's `updated_at` is
 // never before its `created_at`, even when the clock moves between the use case's first reading and the
