@@ -7,7 +7,7 @@ import { recordEvent } from "../kernel/events.ts";
 import type { MoneyRules } from "../kernel/money.ts";
 import type { DomainObserver } from "../kernel/observer.ts";
 import { iso } from "../kernel/time.ts";
-import { ensureBalance, post } from "../ledger/ledger.ts";
+import { ensureBalance, postCapture } from "../ledger/ledger.ts";
 import type { Merchants } from "../merchants/merchants.ts";
 import type { Tokens } from "../vault/tokens.ts";
 import type { Processor } from "./processor.ts";
@@ -98,20 +98,16 @@ export function chargeContext(deps: ChargesDeps) {
    */
   async function applyCapture(tx: AppTx, captured: ChargeDoc, amount: number): Promise<void> {
     const delay = captured.livemode ? deps.settlementDelaySeconds : deps.sandboxSettlementDelaySeconds;
-    const base = { livemode: captured.livemode, merchantId: captured.merchant_id, currency: captured.currency };
-    if (delay === 0) {
-      await post(tx, clock, { ...base, bucket: "available", amount, type: "capture", sourceId: captured.id });
-    } else {
-      const availableOn = iso(new Date(clock.now(captured.livemode).getTime() + delay * 1000));
-      await post(tx, clock, {
-        ...base,
-        bucket: "pending",
-        amount,
-        type: "capture",
-        sourceId: captured.id,
-        availableOn,
-      });
-    }
+    const availableOn = delay === 0 ? null : iso(new Date(clock.now(captured.livemode).getTime() + delay * 1000));
+    await postCapture(tx, clock, {
+      livemode: captured.livemode,
+      merchantId: captured.merchant_id,
+      currency: captured.currency,
+      chargeId: captured.id,
+      amount,
+      fee: 0,
+      availableOn,
+    });
     await recordEvent(tx, clock, captured.livemode, "payment.captured", {
       ...eventFields(captured),
       amount_captured: amount,
