@@ -15,6 +15,8 @@ import { type DomainObserver, unobserved } from "./kernel/observer.ts";
 import { iso } from "./kernel/time.ts";
 import { createBalances } from "./ledger/balances.ts";
 import { settleDue } from "./ledger/ledger.ts";
+import { upgradeLedger } from "./ledger/upgrade.ts";
+import { verifyLedger } from "./ledger/verify.ts";
 import { createMerchants } from "./merchants/merchants.ts";
 import { createPageTokens } from "./payment-links/page-token.ts";
 import { createPaymentLinks } from "./payment-links/payment-links.ts";
@@ -180,6 +182,12 @@ export function createDomain(deps: DomainDeps) {
     events,
     health,
     sandboxClock,
+    ledger: {
+      /** Brings a database written before double entry up to date (ledger/upgrade.ts); run at open. */
+      upgrade: () => upgradeLedger(store, clock),
+      /** Adds everything up again and reports every difference (`npm run admin -- ledger verify`). */
+      verify: () => verifyLedger(store),
+    },
     /** Each environment's clock (kernel/clock.ts). */
     clock,
     /** The background jobs' work, one pass; the server runs it every JOBS_INTERVAL_SECONDS. */

@@ -48,9 +48,12 @@ export interface PostingDoc extends BaseDoc {
  * credits positive, debits negative.
  */
 export interface LedgerEntryDoc extends BaseDoc {
-  /** The posting this line belongs to. */
-  posting_id: string;
-  /** The account's name (accounts.ts). */
+  /**
+   * The posting this line belongs to. Missing on entries a release before double entry wrote, until the
+   * upgrade at open gives them one (upgrade.ts).
+   */
+  posting_id: string | null;
+  /** The account's name (accounts.ts); missing like posting_id on entries not yet upgraded. */
   account: string;
   /** The merchant whose account this is; null for the platform's own accounts. */
   merchant_id: string | null;
