@@ -14,6 +14,7 @@ import type { MoneyRules } from "./kernel/money.ts";
 import { type DomainObserver, unobserved } from "./kernel/observer.ts";
 import { iso } from "./kernel/time.ts";
 import { createBalances } from "./ledger/balances.ts";
+import type { FeeSchedule } from "./ledger/fees.ts";
 import { settleDue } from "./ledger/ledger.ts";
 import { upgradeLedger } from "./ledger/upgrade.ts";
 import { verifyLedger } from "./ledger/verify.ts";
@@ -51,6 +52,8 @@ export interface DomainSettings {
   cashoutTransitSeconds: number;
   /** How long a hosted payment page's token stays valid. */
   paymentPageTokenTtlSeconds: number;
+  /** The platform's fees per payment method (FEE_SCHEDULE; default none). */
+  fees: FeeSchedule;
   webhooks: WebhookOptions;
 }
 
@@ -107,6 +110,7 @@ export function createDomain(deps: DomainDeps) {
     sandboxSettlementDelaySeconds: settings.sandboxSettlementDelaySeconds,
     onTransition: (tx, from, charge) => followTransition(tx, clock, from, charge),
     observer,
+    fees: settings.fees,
   });
   const cashouts = createCashouts({
     store,

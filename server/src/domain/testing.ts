@@ -11,6 +11,7 @@ import { createDomain, type DomainDeps } from "./index.ts";
 import type { Caller } from "./kernel/caller.ts";
 import { DomainError } from "./kernel/errors.ts";
 import type { DomainObserver } from "./kernel/observer.ts";
+import type { FeeSchedule } from "./ledger/fees.ts";
 import type { VaultKeys } from "./vault/crypto.ts";
 import { parseVaultKeys } from "./vault/keys.ts";
 import type { WebhookOptions } from "./webhooks/index.ts";
@@ -66,6 +67,8 @@ export function testDomain(
     cashoutTransitSeconds?: number;
     /** Told what the domain does (the metrics' port); default: nobody. */
     observer?: DomainObserver;
+    /** The fee schedule (default: the configuration's, none). */
+    fees?: FeeSchedule;
   } = {},
 ) {
   const store = options.store ?? openSqliteStore<Docs>({ path: ":memory:", collections: COLLECTIONS });
@@ -88,6 +91,7 @@ export function testDomain(
       cashoutPendingSeconds: options.cashoutPendingSeconds ?? DEFAULTS.cashoutPendingSeconds,
       cashoutTransitSeconds: options.cashoutTransitSeconds ?? DEFAULTS.cashoutTransitSeconds,
       webhooks: { ...DEFAULTS.webhooks, ...options.webhooks?.options },
+      fees: options.fees ?? DEFAULTS.fees,
     },
     processor: options.processor ?? createSimulatorProcessor(),
     payoutRail: options.payoutRail ?? createSimulatorPayoutRail(),

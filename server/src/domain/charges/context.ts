@@ -7,6 +7,7 @@ import { recordEvent } from "../kernel/events.ts";
 import type { MoneyRules } from "../kernel/money.ts";
 import type { DomainObserver } from "../kernel/observer.ts";
 import { iso } from "../kernel/time.ts";
+import { type FeeSchedule, feeFor } from "../ledger/fees.ts";
 import { ensureBalance, postCapture } from "../ledger/ledger.ts";
 import type { Merchants } from "../merchants/merchants.ts";
 import type { Tokens } from "../vault/tokens.ts";
@@ -39,6 +40,8 @@ export interface ChargesDeps {
   onTransition: (tx: AppTx, from: ChargeStatus, charge: ChargeDoc) => Promise<void>;
   /** Told, once the change commits, the status each created or changed charge is left in (metrics). */
   observer: DomainObserver;
+  /** The platform's fee schedule (FEE_SCHEDULE); a charge takes its rate when it is made. */
+  fees: FeeSchedule;
 }
 
 export function chargeContext(deps: ChargesDeps) {
@@ -105,7 +108,7 @@ export function chargeContext(deps: ChargesDeps) {
       currency: captured.currency,
       chargeId: captured.id,
       amount,
-      fee: 0,
+      fee: feeFor(captured.fee_rate, amount),
       availableOn,
     });
     await recordEvent(tx, clock, captured.livemode, "payment.captured", {

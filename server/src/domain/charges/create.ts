@@ -9,6 +9,7 @@ import { recordEvent } from "../kernel/events.ts";
 import { newId } from "../kernel/ids.ts";
 import { assertMoney } from "../kernel/money.ts";
 import { iso } from "../kernel/time.ts";
+import { type FeeSchedule, rateFor } from "../ledger/fees.ts";
 import type { ChargeContext } from "./context.ts";
 import { LOCAL_METHODS, type LocalMethod } from "./processor.ts";
 import type { ChargeDoc } from "./records.ts";
@@ -66,6 +67,7 @@ function newCharge(
   merchantId: string,
   at: Date,
   options: ChargeCreateOptions,
+  fees: FeeSchedule,
 ) {
   const charge: ChargeDoc = {
     id: newId("tx"),
@@ -91,6 +93,7 @@ function newCharge(
     review: null,
     review_expires_at: null,
     ...(options.paymentLinkId ? { payment_link_id: options.paymentLinkId } : {}),
+    fee_rate: rateFor(fees, input.payment_method.type, input.currency),
   };
   return charge;
 }
@@ -225,7 +228,7 @@ export function chargeCreation(ctx: ChargeContext) {
         "take payments",
       );
       const at = clock.now(caller.livemode);
-      const charge = newCharge(clock, caller, input, merchant.id, at, options);
+      const charge = newCharge(clock, caller, input, merchant.id, at, options, ctx.fees);
       const assessment =
         method.type === "card"
           ? await payByCard(charge, method.token, input.capture ?? true, at)
