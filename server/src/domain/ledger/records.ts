@@ -86,7 +86,9 @@ export interface BalanceDoc extends BaseDoc {
 }
 
 export const ledgerCollections = {
-  postings: collection<PostingDoc>([{ fields: ["source_id"] }, { fields: ["livemode", "merchant_id"] }]),
+  // By source only (the upgrade's check for a paid cashout's posting): every index is written by every
+  // capture, so the balance transactions list adds its own when it lands.
+  postings: collection<PostingDoc>([{ fields: ["source_id"] }]),
   ledger_entries: collection<LedgerEntryDoc>([
     { fields: ["merchant_id", "currency"] },
     { fields: ["livemode", "bucket", "settled", "available_on"] },
