@@ -1797,6 +1797,18 @@ export interface components {
              * @description How much was refunded (at most `amount_captured`).
              */
             amount_refunded: number;
+            /**
+             * Format: int64
+             * @description The platform's fee on this charge, taken from what was captured (0 until captured). The rate is the
+             *     operator's fee schedule for the charge's payment method and currency when the charge was made.
+             *     Refunds do not return it.
+             */
+            fee: number;
+            /**
+             * Format: int64
+             * @description What the capture credited the merchant's balance: `amount_captured` minus `fee`.
+             */
+            net: number;
             payment_method: components["schemas"]["ChargePaymentMethod"];
             /** @description What the payer must do, while `pending`; otherwise null. */
             next_action: components["schemas"]["NextAction"] | null;

@@ -16,7 +16,8 @@ function refusal(argv: string[]): string {
 
 describe("payments-admin command line", () => {
   it("lists every command in its usage", () => {
-    for (const command of ["create-key", "list-keys", "help"]) expect(USAGE).toContain(`\n  ${command}`);
+    for (const command of ["create-key", "list-keys", "ledger verify", "help"])
+      expect(USAGE).toContain(`\n  ${command}`);
   });
 
   it("answers help, --help and -h (also after a command) with the help command", () => {
@@ -52,11 +53,15 @@ describe("payments-admin command line", () => {
       [["create-key", "--nmae", "x"], /Unknown option '--nmae'/],
       [["create-key", "--name"], /--name/],
       [["list-keys", "extra"], /unexpected argument\(s\) after list-keys: extra/],
+      [["ledger"], /ledger needs one subcommand, verify/],
+      [["ledger", "fix"], /ledger needs one subcommand, verify: `ledger verify` \(got `fix`\)/],
+      [["ledger", "verify", "now"], /ledger needs one subcommand/],
     ];
     for (const [argv, message] of cases) expect(refusal(argv), argv.join(" ")).toMatch(message);
   });
 
   it("accepts well-formed commands", () => {
+    expect(parseCommand(["ledger", "verify"])).toMatchObject({ command: "ledger" });
     expect(parseCommand(["list-keys", "--live"])).toMatchObject({ command: "list-keys", values: { live: true } });
     expect(
       parseCommand([

@@ -19,6 +19,9 @@ commands:
       Creates a service key and prints its secret once. Sandbox key unless --live.
   list-keys [--live]
       Lists the sandbox (or, with --live, production) keys: id, prefix, state, scopes, name.
+  ledger verify
+      Adds up every posting, ledger entry and balance again and prints each difference from the
+      ledger's rules (docs/money.md); exit code 1 when there is one, 0 when there is none.
   help
       Shows this text (also --help, -h).
 
@@ -44,8 +47,16 @@ export function parseCommand(argv: string[]) {
   if (values.help) return { command: "help" as const, values };
   const [command, ...extra] = positionals;
   if (command === undefined) throw new UsageError("missing command: say what to do, e.g. `list-keys`.");
-  if (command !== "create-key" && command !== "list-keys" && command !== "help") {
-    throw new UsageError(`unknown command \`${command}\`: the commands are create-key, list-keys and help.`);
+  if (command !== "create-key" && command !== "list-keys" && command !== "ledger" && command !== "help") {
+    throw new UsageError(
+      `unknown command \`${command}\`: the commands are create-key, list-keys, ledger verify and help.`,
+    );
+  }
+  if (command === "ledger") {
+    if (extra.length !== 1 || extra[0] !== "verify") {
+      throw new UsageError(`ledger needs one subcommand, verify: \`ledger verify\` (got \`${extra.join(" ")}\`).`);
+    }
+    return { command, values };
   }
   if (extra.length > 0) throw new UsageError(`unexpected argument(s) after ${command}: ${extra.join(" ")}`);
   if (command === "create-key") {

@@ -10,6 +10,7 @@ import { domainFor, openConfiguredStore, privateDataDir, StartupError } from "./
 //
 //   npm run admin -- create-key --name "checkout backend" --scopes tokenization,charges [--live] [--expires-at 2027-01-01T00:00:00Z]
 //   npm run admin -- list-keys [--live]
+//   npm run admin -- ledger verify
 //   npm run admin -- help
 
 async function main(argv: string[]): Promise<number> {
@@ -31,6 +32,15 @@ async function main(argv: string[]): Promise<number> {
   const store = await openConfiguredStore(config);
   try {
     const domain = domainFor(config, store);
+    await domain.ledger.upgrade(); // as the server does at open: the CLI may open a database first
+    if (command === "ledger") {
+      const report = await domain.ledger.verify();
+      for (const difference of report.differences) console.log(`difference: ${difference}`);
+      console.log(
+        `ledger verify: ${report.postings} postings, ${report.entries} entries, ${report.balances} balances: ${report.differences.length} difference(s)`,
+      );
+      return report.differences.length === 0 ? 0 : 1;
+    }
     if (command === "create-key") {
       const { key, secret } = await domain.serviceKeys.issue(values.live, {
         name: values.name ?? "",

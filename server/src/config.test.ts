@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { ConfigError, ConfigSchema, loadConfig } from "./config.ts";
+import { ConfigError, ConfigSchema, domainSettings, loadConfig } from "./config.ts";
 
 describe("configuration (one schema, validated at start-up)", () => {
   it("has working defaults for development", () => {
@@ -80,6 +80,18 @@ describe("configuration (one schema, validated at start-up)", () => {
     );
     expect(() => loadConfig({ WEBHOOK_TIMEOUT_SECONDS: "0" })).toThrow(/WEBHOOK_TIMEOUT_SECONDS/);
     expect(loadConfig({ WEBHOOK_SANDBOX_RETRY_SCHEDULE: "" }).WEBHOOK_SANDBOX_RETRY_SCHEDULE).toBe("");
+  });
+});
+
+describe("fee schedule", () => {
+  it("defaults to no fees; a schedule is handed to the domain; a bad one names FEE_SCHEDULE and what is wrong", () => {
+    expect(domainSettings(loadConfig({})).fees).toEqual({});
+    const card = { card: { percent_bps: 290, fixed: { USD: 30 } } };
+    expect(domainSettings(loadConfig({ FEE_SCHEDULE: JSON.stringify(card) })).fees).toEqual(card);
+    expect(() => loadConfig({ FEE_SCHEDULE: "{card" })).toThrow(/FEE_SCHEDULE: must be JSON/);
+    expect(() => loadConfig({ FEE_SCHEDULE: '{"cash":{"percent_bps":1}}' })).toThrow(
+      /FEE_SCHEDULE: "cash" is not a payment method/,
+    );
   });
 });
 

@@ -4,6 +4,7 @@ import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import type { DomainSettings } from "./domain/index.ts";
 import { type MoneyRules, parseCurrencyList } from "./domain/kernel/money.ts";
+import { type FeeSchedule, scheduleProblem } from "./domain/ledger/fees.ts";
 import { DEFAULT_LIVE_SCHEDULE, DEFAULT_SANDBOX_SCHEDULE, parseSchedule } from "./domain/webhooks/schedule.ts";
 import type { RateLimitSettings } from "./http/rate-limits.ts";
 
@@ -122,6 +123,28 @@ export const ConfigSchema = z
     SANDBOX_SETTLEMENT_DELAY_SECONDS: int(0, 30 * 86400).default(0),
     /** How often the background jobs run: expiring unpaid local payments, settling pending funds, moving cashouts. */
     JOBS_INTERVAL_SECONDS: int(1, 86400).default(60),
+    /**
+     * The platform's fees, per payment method: a JSON object such as
+     * {"card":{"percent_bps":290,"fixed":{"USD":30}}} (2.9 % + USD 0.30 per card capture). Default `{}`:
+     * no fees. A charge keeps the rate in force when it was made (docs/money.md "Fees").
+     */
+    FEE_SCHEDULE: z
+      .string()
+      .default("{}")
+      .superRefine((text, ctx) => {
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(text);
+        } catch {
+          ctx.addIssue({
+            code: "custom",
+            message: 'must be JSON, e.g. {"card":{"percent_bps":290,"fixed":{"USD":30}}}',
+          });
+          return;
+        }
+        const problem = scheduleProblem(parsed);
+        if (problem) ctx.addIssue({ code: "custom", message: problem });
+      }),
     /** How long a cashout stays `pending` (and can be canceled) before the payout job sends it. */
     CASHOUT_PENDING_SECONDS: int(0, 30 * 86400).default(3600),
     /** How long after sending a cashout the payout job asks the payout rail whether it was paid. */
@@ -286,6 +309,7 @@ export function domainSettings(config: Config): DomainSettings {
     cashoutPendingSeconds: config.CASHOUT_PENDING_SECONDS,
     cashoutTransitSeconds: config.CASHOUT_TRANSIT_SECONDS,
     paymentPageTokenTtlSeconds: config.PAYMENT_PAGE_TOKEN_TTL_SECONDS,
+    fees: JSON.parse(config.FEE_SCHEDULE) as FeeSchedule,
     webhooks: {
       timeoutMs: config.WEBHOOK_TIMEOUT_SECONDS * 1000,
       liveSchedule: parseSchedule(config.WEBHOOK_RETRY_SCHEDULE),

@@ -5,6 +5,7 @@ export { createDomain, type Domain } from "./domain/index.ts";
 export type { Caller } from "./domain/kernel/caller.ts";
 export { recordEvent } from "./domain/kernel/events.ts";
 export { newId } from "./domain/kernel/ids.ts";
+export { type LedgerReport, verifyLedger } from "./domain/ledger/verify.ts";
 export { createApp } from "./http/app.ts";
 export { type ContractOperation, contractOperations, loadContract } from "./http/contract.ts";
 export { publicKeyNamespace, recordId as idempotencyRecordId } from "./http/idempotency.ts";

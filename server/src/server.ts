@@ -410,6 +410,9 @@ export async function startServer(options: {
       metrics?.observer,
     );
     outboxDepth = () => domain.webhooks.depth();
+    // A database written before double entry gets its postings before anything reads or moves money.
+    const upgraded = await domain.ledger.upgrade();
+    if (upgraded > 0) logger.info({ postings: upgraded }, "ledger: single-entry history brought up to double entry");
 
     // Request-log records are written in batches, and rate-limit quota is leased from the store;
     // close() writes what is left of the first and waits for the leases under way before the store closes.

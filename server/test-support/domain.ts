@@ -10,6 +10,7 @@ import { createDomain, type DomainDeps } from "../src/domain/index.ts";
 import type { Caller } from "../src/domain/kernel/caller.ts";
 import { DomainError } from "../src/domain/kernel/errors.ts";
 import type { DomainObserver } from "../src/domain/kernel/observer.ts";
+import type { FeeSchedule } from "../src/domain/ledger/fees.ts";
 import type { VaultKeys } from "../src/domain/vault/crypto.ts";
 import { parseVaultKeys } from "../src/domain/vault/keys.ts";
 import type { WebhookOptions } from "../src/domain/webhooks/index.ts";
@@ -67,6 +68,8 @@ export function testDomain(
     cashoutTransitSeconds?: number;
     /** Told what the domain does (the metrics' port); default: nobody. */
     observer?: DomainObserver;
+    /** The fee schedule (default: the configuration's, none). */
+    fees?: FeeSchedule;
   } = {},
 ) {
   const store = options.store ?? openSqliteStore<Docs>({ path: ":memory:", collections: COLLECTIONS });
@@ -89,6 +92,7 @@ export function testDomain(
       cashoutPendingSeconds: options.cashoutPendingSeconds ?? DEFAULTS.cashoutPendingSeconds,
       cashoutTransitSeconds: options.cashoutTransitSeconds ?? DEFAULTS.cashoutTransitSeconds,
       webhooks: { ...DEFAULTS.webhooks, ...options.webhooks?.options },
+      fees: options.fees ?? DEFAULTS.fees,
     },
     processor: options.processor ?? createSimulatorProcessor(),
     payoutRail: options.payoutRail ?? createSimulatorPayoutRail(),

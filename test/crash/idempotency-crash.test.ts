@@ -4,7 +4,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { loadConfig, openStore, startServer } from "@payments/server";
+import { loadConfig, openStore, startServer, verifyLedger } from "@payments/server";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it, onTestFinished } from "vitest";
 import { eventually } from "../support/eventually.ts";
@@ -357,6 +357,8 @@ describe.each([1, 2])("idempotency across kill -9 with WORKERS=%i", { timeout: 9
       for (const c of charges) {
         expect(c.amount_refunded).toBe(refunds.filter((r) => r.charge_id === c.id).reduce((s, r) => s + r.amount, 0));
       }
+      // And the whole ledger adds up, as `npm run admin -- ledger verify` checks it: 0 differences.
+      expect((await verifyLedger(store)).differences).toEqual([]);
     } finally {
       await store.close();
     }

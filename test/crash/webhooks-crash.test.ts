@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadConfig, openStore } from "@payments/server";
+import { loadConfig, openStore, verifyLedger } from "@payments/server";
 import { afterAll, describe, expect, it } from "vitest";
 import { eventually } from "../support/eventually.ts";
 import {
@@ -145,6 +145,8 @@ describe("webhook delivery across kill -9", { timeout: 600_000 }, () => {
       }
       await last.stop();
       const deliveries = await store.findAll("webhook_deliveries", {}, 1_000_000);
+      // The charges of every run, across the kills, leave a ledger that adds up (`ledger verify`).
+      expect((await verifyLedger(store)).differences).toEqual([]);
       const received = receiver.events();
       const figures = {
         kills: KILLS,

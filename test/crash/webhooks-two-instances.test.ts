@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadConfig, openStore } from "@payments/server";
+import { loadConfig, openStore, verifyLedger } from "@payments/server";
 import { afterAll, describe, expect, it } from "vitest";
 import {
   CountingReceiver,
@@ -88,6 +88,8 @@ describe("two instances on one store", { timeout: 300_000 }, () => {
       for (const s of servers) await s.stop();
       const deliveries = await store.findAll("webhook_deliveries", {}, 1_000_000);
       const perInstance = servers.map(attemptsLogged);
+      // Two instances charging on one store leave a ledger that adds up (`ledger verify`).
+      expect((await verifyLedger(store)).differences).toEqual([]);
       const figures = {
         events: events.length,
         receipts: receiver.receipts.length,

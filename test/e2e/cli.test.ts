@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { loadConfig, startServer } from "@payments/server";
+import { loadConfig, openStore, startServer } from "@payments/server";
 import { afterAll, describe, expect, it } from "vitest";
 
 // Production keys are made by the operator with the CLI, which prints the secret once; the server itself
@@ -25,6 +25,9 @@ const cli = (...args: string[]) =>
     cwd: serverDir,
     env: { ...env, DATA_DIR: dataDir, LOG_LEVEL: "silent" },
   });
+
+/** The domain's caller for a sandbox key with every scope (the CLI suite moves money through the domain directly). */
+const caller = { keyId: "kid_cli", livemode: false, scopes: ["*"], keyPrefix: "key_test_cli", requestId: "req_cli" };
 
 // Each run starts a Node process with tsx's loader (about a second, more on a busy machine).
 describe("payments-admin CLI", { timeout: 60_000 }, () => {
@@ -57,6 +60,46 @@ describe("payments-admin CLI", { timeout: 60_000 }, () => {
     } finally {
       await server.close();
     }
+  });
+
+  it("ledger verify: 0 differences and exit code 0 after money moved; each difference printed and exit code 1", async () => {
+    const config = loadConfig({ PORT: "0", DATA_DIR: dataDir, LOG_LEVEL: "silent" });
+    const server = await startServer({ config });
+    let merchantId = "";
+    try {
+      const merchant = await server.domain.merchants.create(caller, { name: "Ledger shop" });
+      merchantId = merchant.id;
+      const token = await server.domain.tokens.create(caller, {
+        card: "4242424242424242",
+        holder: "L",
+        exp_month: 12,
+        exp_year: 2031,
+      });
+      const charge = await server.domain.charges.create(caller, {
+        merchant_id: merchant.id,
+        amount: 5000,
+        currency: "USD",
+        payment_method: { type: "card", token: token.id },
+      });
+      await server.domain.charges.refund(caller, charge.id, { amount: 1200 });
+    } finally {
+      await server.close();
+    }
+    const ok = await cli("ledger", "verify");
+    expect(ok.stdout).toMatch(/ledger verify: \d+ postings, \d+ entries, \d+ balances: 0 difference\(s\)/);
+
+    const store = await openStore(config);
+    await store.update("balances", `${merchantId}:USD`, { inc: { available: 1 } });
+    await store.close();
+    const err = await cli("ledger", "verify").then(
+      () => null,
+      (e: { code: number; stdout: string }) => e,
+    );
+    expect(err?.code).toBe(1);
+    expect(err?.stdout).toContain(
+      `difference: balance ${merchantId}:USD: available is 3801, its entries add up to 3800`,
+    );
+    expect(err?.stdout).toMatch(/: 1 difference\(s\)/);
   });
 
   // Every usage message has a unit test (server/src/cli-args.test.ts); here, the exit codes and streams.

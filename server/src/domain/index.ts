@@ -14,7 +14,10 @@ import type { MoneyRules } from "./kernel/money.ts";
 import { type DomainObserver, unobserved } from "./kernel/observer.ts";
 import { iso } from "./kernel/time.ts";
 import { createBalances } from "./ledger/balances.ts";
+import type { FeeSchedule } from "./ledger/fees.ts";
 import { settleDue } from "./ledger/ledger.ts";
+import { upgradeLedger } from "./ledger/upgrade.ts";
+import { verifyLedger } from "./ledger/verify.ts";
 import { createMerchants } from "./merchants/merchants.ts";
 import { createPageTokens } from "./payment-links/page-token.ts";
 import { createPaymentLinks } from "./payment-links/payment-links.ts";
@@ -51,6 +54,8 @@ export interface DomainSettings {
   cashoutTransitSeconds: number;
   /** How long a hosted payment page's token stays valid. */
   paymentPageTokenTtlSeconds: number;
+  /** The platform's fees per payment method (FEE_SCHEDULE; default none). */
+  fees: FeeSchedule;
   webhooks: WebhookOptions;
 }
 
@@ -107,6 +112,7 @@ export function createDomain(deps: DomainDeps) {
     sandboxSettlementDelaySeconds: settings.sandboxSettlementDelaySeconds,
     onTransition: (tx, from, charge) => followTransition(tx, clock, from, charge),
     observer,
+    fees: settings.fees,
   });
   const cashouts = createCashouts({
     store,
@@ -183,6 +189,12 @@ export function createDomain(deps: DomainDeps) {
     events,
     health,
     sandboxClock,
+    ledger: {
+      /** Brings a database written before double entry up to date (ledger/upgrade.ts); run at open. */
+      upgrade: () => upgradeLedger(store, clock),
+      /** Adds everything up again and reports every difference (`npm run admin -- ledger verify`). */
+      verify: () => verifyLedger(store),
+    },
     /** Each environment's clock (kernel/clock.ts). */
     clock,
     /** The background jobs' work, one pass; the server runs it every JOBS_INTERVAL_SECONDS. */

@@ -667,6 +667,36 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
         expect(await store.findAll("entries", {})).toEqual([]);
       });
 
+      it("writes a ledger posting all or nothing: its lines and its conditional balance changes", async () => {
+        // The shape of domain/ledger/postings.ts: a balance moved by a conditional increment, one entry per
+        // line, then a second conditional debit that the balance does not cover, which ends the run.
+        await store.insert("accounts", account("acc_2", { balance: 50 }));
+        const post = (debit: number) =>
+          store.transaction(async (tx) => {
+            const credited = await tx.update("accounts", "acc_1", { inc: { balance: debit } });
+            await tx.insert("entries", entry(`e_credit_${debit}`, { account_id: "acc_1", amount: debit }));
+            await tx.insert("entries", entry(`e_debit_${debit}`, { account_id: "acc_2", amount: -debit }));
+            const debited = await tx.update(
+              "accounts",
+              "acc_2",
+              { inc: { balance: -debit } },
+              { balance: { $gte: debit } },
+            );
+            if (!debited) throw new Error("insufficient balance");
+            return credited;
+          });
+        await expect(post(80)).rejects.toThrow("insufficient balance");
+        expect((await store.get("accounts", "acc_1"))?.balance).toBe(1000);
+        expect((await store.get("accounts", "acc_2"))?.balance).toBe(50);
+        expect(await store.findAll("entries", {})).toEqual([]);
+        await post(50);
+        expect((await store.get("accounts", "acc_1"))?.balance).toBe(1050);
+        expect((await store.get("accounts", "acc_2"))?.balance).toBe(0);
+        const lines = await store.findAll("entries", {});
+        expect(lines.reduce((sum, e) => sum + e.amount, 0)).toBe(0);
+        expect(ids(lines).sort()).toEqual(["e_credit_50", "e_debit_50"]);
+      });
+
       it("sees its own writes", async () => {
         const seen = await store.transaction(async (tx) => {
           await tx.insert("entries", entry("e_1", { account_id: "acc_1", amount: 5, created_at: at(1) }));

@@ -8,7 +8,7 @@ import { newId } from "../kernel/ids.ts";
 import { assertMoney } from "../kernel/money.ts";
 import type { QueryParams } from "../kernel/operations.ts";
 import { iso } from "../kernel/time.ts";
-import { balanceId, post } from "../ledger/ledger.ts";
+import { balanceId, postCashout } from "../ledger/ledger.ts";
 import { sealPan } from "../vault/crypto.ts";
 import { type CashoutsDeps, cashoutContext } from "./context.ts";
 import { validateDestination, viewOf } from "./destinations.ts";
@@ -20,11 +20,12 @@ import { CASHOUT_MACHINE, eventFields, refusal } from "./state.ts";
 //
 // Money rules, each in one transaction with the cashout's state change, its event and (for a POST) the
 // Idempotency-Key's outcome (kernel/commit.ts):
-// - create: the amount leaves `available` through a conditional ledger debit (ledger.ts post), so a
+// - create: the amount leaves `available` through a conditional ledger debit (ledger.ts postCashout), so a
 //   cashout the balance does not cover is refused, however many arrive at once;
 // - cancel (only while pending) and failure: the amount returns to `available` (a `cashout_reversal`
-//   entry), once, because the state change it rides on is conditional on the state it starts from;
-// - paid: no money moves (it left at creation).
+//   posting), once, because the state change it rides on is conditional on the state it starts from;
+// - paid: the merchant's balance does not change (the money left it at creation); the ledger moves it
+//   from in transit to paid out (ledger.ts postCashoutPaid).
 // The payout rail (payout-rail.ts, used by payouts.ts) is an outside call and is never made inside a
 // store transaction: a cashout is first claimed (pending → in_transit, conditionally, so a concurrent
 // cancel and a send cannot both win), then sent.
@@ -73,14 +74,12 @@ export function createCashouts(deps: CashoutsDeps) {
       };
       return commit(store, caller, async (tx) => {
         // The conditional debit: refused (422, the whole transaction rolled back) unless `available` covers it.
-        await post(tx, clock, {
+        await postCashout(tx, clock, {
           livemode: cashout.livemode,
           merchantId: cashout.merchant_id,
           currency: cashout.currency,
-          bucket: "available",
-          amount: -cashout.amount,
-          type: "cashout",
-          sourceId: cashout.id,
+          cashoutId: cashout.id,
+          amount: cashout.amount,
         });
         await tx.insert("cashouts", cashout);
         await recordEvent(tx, clock, cashout.livemode, "cashout.created", eventFields(cashout));

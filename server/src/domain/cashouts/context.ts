@@ -7,7 +7,7 @@ import { recordEvent } from "../kernel/events.ts";
 import type { MoneyRules } from "../kernel/money.ts";
 import { transition as machineTransition } from "../kernel/state-machine.ts";
 import { iso } from "../kernel/time.ts";
-import { post } from "../ledger/ledger.ts";
+import { postCashoutReversal } from "../ledger/ledger.ts";
 import type { Merchants } from "../merchants/merchants.ts";
 import { openPan, type VaultKeys } from "../vault/crypto.ts";
 import type { Destination } from "./destinations.ts";
@@ -68,14 +68,12 @@ export function cashoutContext(deps: CashoutsDeps) {
 
   /** The cashout's amount back to `available`, inside the transaction that ends it. */
   function returnFunds(tx: AppTx, cashout: CashoutDoc) {
-    return post(tx, clock, {
+    return postCashoutReversal(tx, clock, {
       livemode: cashout.livemode,
       merchantId: cashout.merchant_id,
       currency: cashout.currency,
-      bucket: "available",
+      cashoutId: cashout.id,
       amount: cashout.amount,
-      type: "cashout_reversal",
-      sourceId: cashout.id,
     });
   }
 

@@ -5,6 +5,7 @@ import { DomainError } from "../kernel/errors.ts";
 import { recordEvent } from "../kernel/events.ts";
 import { tryTransition } from "../kernel/state-machine.ts";
 import { iso } from "../kernel/time.ts";
+import { postCashoutPaid } from "../ledger/ledger.ts";
 import type { CashoutContext } from "./context.ts";
 import { FAILURE_MESSAGES } from "./payout-rail.ts";
 import type { CashoutDoc, CashoutFailureCode } from "./records.ts";
@@ -49,6 +50,13 @@ export function payouts(ctx: CashoutContext) {
     if (outcome.status === "paid") {
       return commit(store, caller, async (tx) => {
         const paid = await transition(tx, cashout, "paid", { next_step_at: null }, "process");
+        await postCashoutPaid(tx, clock, {
+          livemode: paid.livemode,
+          merchantId: paid.merchant_id,
+          currency: paid.currency,
+          cashoutId: paid.id,
+          amount: paid.amount,
+        });
         await recordEvent(tx, clock, paid.livemode, "cashout.paid", eventFields(paid));
         return paid;
       });

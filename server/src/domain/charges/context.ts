@@ -7,7 +7,8 @@ import type { MoneyRules } from "../kernel/money.ts";
 import type { DomainObserver } from "../kernel/observer.ts";
 import { transition as machineTransition } from "../kernel/state-machine.ts";
 import { iso } from "../kernel/time.ts";
-import { ensureBalance, post } from "../ledger/ledger.ts";
+import { type FeeSchedule, feeFor } from "../ledger/fees.ts";
+import { ensureBalance, postCapture } from "../ledger/ledger.ts";
 import type { Merchants } from "../merchants/merchants.ts";
 import type { Tokens } from "../vault/tokens.ts";
 import type { Processor } from "./processor.ts";
@@ -39,6 +40,8 @@ export interface ChargesDeps {
   onTransition: (tx: AppTx, from: ChargeStatus, charge: ChargeDoc) => Promise<void>;
   /** Told, once the change commits, the status each created or changed charge is left in (metrics). */
   observer: DomainObserver;
+  /** The platform's fee schedule (FEE_SCHEDULE); a charge takes its rate when it is made. */
+  fees: FeeSchedule;
 }
 
 export function chargeContext(deps: ChargesDeps) {
@@ -95,20 +98,16 @@ export function chargeContext(deps: ChargesDeps) {
    */
   async function applyCapture(tx: AppTx, captured: ChargeDoc, amount: number): Promise<void> {
     const delay = captured.livemode ? deps.settlementDelaySeconds : deps.sandboxSettlementDelaySeconds;
-    const base = { livemode: captured.livemode, merchantId: captured.merchant_id, currency: captured.currency };
-    if (delay === 0) {
-      await post(tx, clock, { ...base, bucket: "available", amount, type: "capture", sourceId: captured.id });
-    } else {
-      const availableOn = iso(new Date(clock.now(captured.livemode).getTime() + delay * 1000));
-      await post(tx, clock, {
-        ...base,
-        bucket: "pending",
-        amount,
-        type: "capture",
-        sourceId: captured.id,
-        availableOn,
-      });
-    }
+    const availableOn = delay === 0 ? null : iso(new Date(clock.now(captured.livemode).getTime() + delay * 1000));
+    await postCapture(tx, clock, {
+      livemode: captured.livemode,
+      merchantId: captured.merchant_id,
+      currency: captured.currency,
+      chargeId: captured.id,
+      amount,
+      fee: feeFor(captured.fee_rate, amount),
+      availableOn,
+    });
     await recordEvent(tx, clock, captured.livemode, "payment.captured", {
       ...eventFields(captured),
       amount_captured: amount,

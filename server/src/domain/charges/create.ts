@@ -10,6 +10,7 @@ import { recordEvent } from "../kernel/events.ts";
 import { newId } from "../kernel/ids.ts";
 import { assertMoney } from "../kernel/money.ts";
 import { iso } from "../kernel/time.ts";
+import { type FeeSchedule, rateFor } from "../ledger/fees.ts";
 import type { ChargeContext } from "./context.ts";
 import { LOCAL_METHODS } from "./processor.ts";
 import type { ChargeDoc } from "./records.ts";
@@ -58,6 +59,7 @@ function newCharge(
   input: ChargeCreate,
   merchantId: string,
   options: ChargeCreateOptions,
+  fees: FeeSchedule,
 ) {
   // One timestamp for the creation: updated_at is created_at to the millisecond, never the earlier `at`.
   const created = clock.createdAt(caller.livemode);
@@ -85,6 +87,7 @@ function newCharge(
     review: null,
     review_expires_at: null,
     ...(options.paymentLinkId ? { payment_link_id: options.paymentLinkId } : {}),
+    fee_rate: rateFor(fees, input.payment_method.type, input.currency),
   };
   return charge;
 }
@@ -225,7 +228,7 @@ export function chargeCreation(ctx: ChargeContext) {
         "take payments",
       );
       const at = clock.now(caller.livemode);
-      const charge = newCharge(clock, caller, input, merchant.id, options);
+      const charge = newCharge(clock, caller, input, merchant.id, options, ctx.fees);
       const assessment =
         method.type === "card"
           ? await payByCard(charge, method.token, input.capture ?? true, at)

@@ -1,6 +1,7 @@
 import type { BaseDoc } from "../../store/port.ts";
 import { collection } from "../kernel/records.ts";
 import type { Status } from "../kernel/state-machine.ts";
+import type { FeeRate } from "../ledger/fees.ts";
 import type { FailureCode, NextAction } from "./processor.ts";
 
 // Charges and refunds as stored (spec/resources/charges.tsp); serialize.ts names what the API shows.
@@ -61,6 +62,11 @@ export interface ChargeDoc extends BaseDoc {
   review_expires_at?: string | null;
   /** Set when the charge was made through a payment link's hosted page (domain/payment-links). */
   payment_link_id?: string | null;
+  /**
+   * The platform's fee rate for this charge, fixed when it was made (ledger/fees.ts): the fee is taken
+   * from what is captured. Absent on charges made before fees existed, which pay none.
+   */
+  fee_rate?: FeeRate | null;
   updated_at: string;
 }
 

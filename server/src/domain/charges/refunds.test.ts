@@ -101,6 +101,8 @@ describe("refunds before settlement", () => {
     await store.update("balances", b?.id ?? "", { set: { available: 0 } });
     await store.insert("ledger_entries", {
       id: "le_spent",
+      posting_id: "txn_spent",
+      account: `merchant:${merchant.id}:available`,
       livemode: true,
       created_at: new Date().toISOString(),
       merchant_id: merchant.id,

@@ -6,7 +6,7 @@ import { DomainError } from "../kernel/errors.ts";
 import { recordEvent } from "../kernel/events.ts";
 import { newId } from "../kernel/ids.ts";
 import { assertMinorUnits } from "../kernel/money.ts";
-import { drawFromPendingCredit, post } from "../ledger/ledger.ts";
+import { postRefund } from "../ledger/ledger.ts";
 import type { ChargeContext } from "./context.ts";
 import type { ChargeDoc, ChargeStatus, RefundDoc } from "./records.ts";
 import { CHARGE_MACHINE, eventFields, REFUND_MACHINE, refusal } from "./state.ts";
@@ -82,23 +82,15 @@ export function refunds(ctx: ChargeContext) {
           raised;
         if (raised.status !== status) ctx.reached(tx, after);
         // The money comes first from this charge's own capture credit if it has not settled yet
-        // (production), then from `available`: a merchant can refund a same-day order.
-        const base = { livemode: charge.livemode, merchantId: charge.merchant_id, currency: charge.currency };
-        const fromPending = await drawFromPendingCredit(tx, clock, {
-          ...base,
+        // (production), then from `available` (ledger.ts postRefund).
+        await postRefund(tx, clock, {
+          livemode: charge.livemode,
+          merchantId: charge.merchant_id,
+          currency: charge.currency,
           chargeId: charge.id,
           refundId: refund.id,
           amount,
         });
-        if (fromPending < amount) {
-          await post(tx, clock, {
-            ...base,
-            bucket: "available",
-            amount: -(amount - fromPending),
-            type: "refund",
-            sourceId: refund.id,
-          });
-        }
         await tx.insert("refunds", refund);
         await recordEvent(tx, clock, charge.livemode, "payment.refunded", {
           ...eventFields(after),

@@ -1,4 +1,5 @@
 import type { Schemas } from "../kernel/operations.ts";
+import { feeFor } from "../ledger/fees.ts";
 import type { ChargeDoc, RefundDoc } from "./records.ts";
 
 // Stored charges and refunds → the contract's Charge and Refund: the card's brand and last four digits,
@@ -13,6 +14,10 @@ export const charge = (c: ChargeDoc): Schemas["Charge"] => ({
   status: c.status,
   amount_captured: c.amount_captured,
   amount_refunded: c.amount_refunded,
+  // The fee follows from the rate the charge was made with and what was captured (ledger/fees.ts): the
+  // same number the capture's posting took.
+  fee: feeFor(c.fee_rate, c.amount_captured),
+  net: c.amount_captured - feeFor(c.fee_rate, c.amount_captured),
   payment_method: c.payment_method as Schemas["ChargePaymentMethod"],
   next_action: c.next_action,
   failure_code: c.failure_code,

@@ -29,6 +29,7 @@ export const ID_PREFIXES = {
   webhookEndpoint: "we",
   webhookDelivery: "whd",
   ledgerEntry: "le",
+  posting: "txn",
   audit: "aud",
 } as const;
 

@@ -5,12 +5,14 @@ import type { AppStore } from "../collections.ts";
 import { createClock } from "../kernel/clock.ts";
 import { DomainError } from "../kernel/errors.ts";
 import { iso } from "../kernel/time.ts";
-import { balanceId, drawFromPendingCredit, ensureBalance, type Movement, post, settleDue } from "./ledger.ts";
+import { type Account, merchantAccount, platformAccount } from "./accounts.ts";
+import { balanceId, drawFromPendingCredit, ensureBalance, postRefund, settleDue } from "./ledger.ts";
+import { assertBalanced, type Line, type PostingInput, postPosting, UnbalancedPostingError } from "./postings.ts";
 import type { LedgerEntryDoc } from "./records.ts";
 
-// The ledger primitives: every movement is an entry plus a balance change in one transaction; a debit the
-// bucket does not cover is refused and leaves nothing behind; pending capture credits settle once, whoever
-// runs the job.
+// The ledger's kernel and movements: every posting balances (refused otherwise, writing nothing); its
+// merchant lines and the balance change are one write; a debit the bucket does not cover is refused and
+// leaves nothing behind; pending capture credits settle once, whoever runs the job.
 
 const MERCHANT = "mch_ledgertest000000000000";
 let ctx: ReturnType<typeof testDomain>;
@@ -30,20 +32,30 @@ afterEach(async () => {
   await store.close();
 });
 
-const movement = (m: Partial<Movement>): Movement => ({
-  livemode: false,
-  merchantId: MERCHANT,
-  currency: "USD",
-  bucket: "available",
-  amount: 1000,
-  type: "capture",
-  sourceId: "tx_source",
-  ...m,
-});
+const CLEARING = platformAccount("acquirer:clearing");
+const available = merchantAccount(MERCHANT, "available");
+const pending = merchantAccount(MERCHANT, "pending");
 
-const postOne = (m: Partial<Movement>) => store.transaction((tx) => post(tx, clock, movement(m)));
+/** A posting moving `amount` into `to` from the acquirer's clearing account (a debit of `to` when negative). */
+const posting = (to: Account, amount: number, more: Partial<PostingInput> & { availableOn?: string } = {}) => {
+  const { availableOn, ...rest } = more;
+  return {
+    livemode: false,
+    currency: "USD",
+    type: "capture",
+    sourceId: "tx_source",
+    lines: [
+      { account: to, amount, availableOn },
+      { account: CLEARING, amount: -amount },
+    ],
+    ...rest,
+  } satisfies PostingInput;
+};
+
+const postOne = (input: PostingInput) => store.transaction((tx) => postPosting(tx, clock, input));
 const balance = async () => store.get("balances", balanceId(MERCHANT, "USD"));
 const entries = () => store.findAll("ledger_entries", { merchant_id: MERCHANT }, 1000);
+const allEntries = () => store.findAll("ledger_entries", {}, 1000);
 
 async function failure(promise: Promise<unknown>): Promise<unknown> {
   return promise.then(
@@ -53,6 +65,175 @@ async function failure(promise: Promise<unknown>): Promise<unknown> {
     (e: unknown) => e,
   );
 }
+
+describe("assertBalanced (the kernel's refusal)", () => {
+  const line = (account: Account, amount: number): Line => ({ account, amount });
+  it("accepts lines that add up to zero", () => {
+    expect(() =>
+      assertBalanced([line(available, 700), line(CLEARING, -1000), line(platformAccount("platform:fee_revenue"), 300)]),
+    ).not.toThrow();
+  });
+
+  it.each([
+    ["one line", [line(available, 0)]],
+    ["no lines", []],
+    ["lines adding up to 1", [line(available, 1001), line(CLEARING, -1000)]],
+    ["lines adding up to -1", [line(available, 999), line(CLEARING, -1000)]],
+    ["a zero line", [line(available, 0), line(CLEARING, 0)]],
+    ["a fraction", [line(available, 0.5), line(CLEARING, -0.5)]],
+    ["NaN", [line(available, Number.NaN), line(CLEARING, Number.NaN)]],
+    ["an unsafe integer", [line(available, 2 ** 53), line(CLEARING, -(2 ** 53))]],
+    ["two merchants", [line(available, 5), line(merchantAccount("mch_other", "available"), -5)]],
+  ])("refuses %s", (_what, lines) => {
+    expect(() => assertBalanced(lines)).toThrow(UnbalancedPostingError);
+  });
+});
+
+describe("postPosting", () => {
+  it("credits the merchant's bucket and writes the posting and one entry per line, at one instant", async () => {
+    const { posting: p, entries: lines } = await postOne(posting(available, 1000, { sourceId: "tx_1" }));
+    expect(await balance()).toMatchObject({ available: 1000, pending: 0, updated_at: p.created_at });
+    expect(p.id).toMatch(/^txn_[0-9A-Za-z]{24}$/);
+    expect(p).toMatchObject({
+      type: "capture",
+      currency: "USD",
+      source_id: "tx_1",
+      merchant_id: MERCHANT,
+      fee: 0,
+      lines: [
+        { account: `merchant:${MERCHANT}:available`, amount: 1000 },
+        { account: "acquirer:clearing", amount: -1000 },
+      ],
+    });
+    expect(await store.get("postings", p.id)).toEqual(p);
+    expect(lines.map((e) => e.id)).toEqual(lines.map(() => expect.stringMatching(/^le_/)));
+    expect((await allEntries()).sort((a, b) => a.amount - b.amount)).toEqual(
+      [...lines].sort((a, b) => a.amount - b.amount),
+    );
+    expect(lines[0]).toMatchObject({
+      posting_id: p.id,
+      account: `merchant:${MERCHANT}:available`,
+      livemode: false,
+      created_at: p.created_at,
+      merchant_id: MERCHANT,
+      currency: "USD",
+      bucket: "available",
+      amount: 1000,
+      type: "capture",
+      source_id: "tx_1",
+      available_on: null,
+      settled: null,
+    });
+    // The platform's line belongs to no merchant and no bucket.
+    expect(lines[1]).toMatchObject({ account: "acquirer:clearing", merchant_id: null, bucket: null, amount: -1000 });
+  });
+
+  it("refuses an unbalanced posting before writing anything", async () => {
+    const input = posting(available, 1000);
+    const err = await failure(postOne({ ...input, lines: [...input.lines, { account: CLEARING, amount: 1 }] }));
+    expect(err).toBeInstanceOf(UnbalancedPostingError);
+    expect(err).not.toBeInstanceOf(DomainError);
+    expect(await balance()).toMatchObject({ available: 0, pending: 0 });
+    expect(await allEntries()).toEqual([]);
+    expect(await store.findAll("postings", {})).toEqual([]);
+  });
+
+  it("marks a pending credit as not settled yet, with its date; a pending debit is not a credit to settle", async () => {
+    const { entries: credit } = await postOne(posting(pending, 900, { availableOn: "2026-11-23T10:00:00.000000Z" }));
+    expect(credit[0]).toMatchObject({
+      bucket: "pending",
+      settled: false,
+      drawn: 0,
+      available_on: "2026-11-23T10:00:00.000000Z",
+    });
+    const { entries: debit } = await postOne(posting(pending, -900, { type: "settlement" }));
+    expect(debit[0]).toMatchObject({ settled: null, drawn: null });
+    expect(await balance()).toMatchObject({ available: 0, pending: 0 });
+    // An available credit has nothing to settle or draw on either.
+    expect((await postOne(posting(available, 5))).entries[0]).toMatchObject({ settled: null, drawn: null });
+  });
+
+  it("moves money between two buckets of one merchant in one conditional update", async () => {
+    await postOne(posting(pending, 900));
+    await postOne({
+      ...posting(pending, -900, { type: "settlement" }),
+      lines: [
+        { account: pending, amount: -900 },
+        { account: available, amount: 900 },
+      ],
+    });
+    expect(await balance()).toMatchObject({ available: 900, pending: 0 });
+  });
+
+  it("debits a bucket down to exactly zero", async () => {
+    await postOne(posting(available, 1000));
+    await postOne(posting(available, -1000, { type: "refund" }));
+    expect(await balance()).toMatchObject({ available: 0 });
+  });
+
+  it("refuses a debit the bucket does not cover: insufficient_balance, nothing written", async () => {
+    await postOne(posting(available, 1000));
+    const before = await allEntries();
+    const err = await failure(postOne(posting(available, -1001, { type: "refund" })));
+    expect(err).toBeInstanceOf(DomainError);
+    expect((err as DomainError).code).toBe("insufficient_balance");
+    expect((err as DomainError).param).toBe("amount");
+    expect((err as DomainError).message).toBe("The merchant's available USD balance does not cover 1001.");
+    expect(await balance()).toMatchObject({ available: 1000, pending: 0 });
+    expect(await allEntries()).toEqual(before);
+    expect(await store.findAll("postings", {})).toHaveLength(1);
+  });
+
+  it("checks the bucket the debit names, not the other one", async () => {
+    await postOne(posting(available, 5000));
+    const err = await failure(postOne(posting(pending, -1, { type: "settlement" })));
+    expect((err as DomainError).code).toBe("insufficient_balance");
+    expect((err as DomainError).message).toContain("pending");
+    expect(await balance()).toMatchObject({ available: 5000, pending: 0 });
+  });
+
+  it("lets a line marked overdraft take the bucket below zero (the dispute rule), and only that line", async () => {
+    await postOne(posting(available, 100));
+    const input = posting(available, -300, { type: "dispute" });
+    await postOne({ ...input, lines: [{ ...input.lines[0], overdraft: true } as Line, input.lines[1] as Line] });
+    expect(await balance()).toMatchObject({ available: -200 });
+    const err = await failure(postOne(posting(available, -1, { type: "refund" })));
+    expect((err as DomainError).code).toBe("insufficient_balance");
+  });
+
+  it("rolls the whole transaction back when a debit is refused", async () => {
+    await postOne(posting(available, 100));
+    const err = await failure(
+      store.transaction(async (tx) => {
+        await postPosting(tx, clock, posting(available, 50, { sourceId: "tx_kept?" }));
+        await postPosting(tx, clock, posting(available, -500, { type: "refund" }));
+      }),
+    );
+    expect((err as DomainError).code).toBe("insufficient_balance");
+    expect(await balance()).toMatchObject({ available: 100 });
+    expect(await entries()).toHaveLength(1);
+    expect(await store.findAll("postings", {})).toHaveLength(1);
+  });
+
+  it("is a programming error (not a 4xx) when the balance was never created", async () => {
+    const err = await failure(postOne(posting(available, 100, { currency: "JPY" })));
+    expect(err).toBeInstanceOf(Error);
+    expect(err).not.toBeInstanceOf(DomainError);
+    expect(await allEntries()).toEqual([]);
+  });
+
+  it("writes a posting between the platform's own accounts without any balance", async () => {
+    const { posting: p } = await postOne({
+      ...posting(platformAccount("cashouts:in_transit"), -700, { type: "cashout_paid" }),
+      lines: [
+        { account: platformAccount("cashouts:in_transit"), amount: -700 },
+        { account: platformAccount("cashouts:paid_out"), amount: 700 },
+      ],
+    });
+    expect(p.merchant_id).toBeNull();
+    expect(await balance()).toMatchObject({ available: 0, pending: 0 });
+  });
+});
 
 describe("ensureBalance", () => {
   it("creates an empty balance once, in the caller's environment", async () => {
@@ -64,7 +245,7 @@ describe("ensureBalance", () => {
   });
 
   it("keeps what the balance holds when called again", async () => {
-    await postOne({ amount: 700 });
+    await postOne(posting(available, 700));
     await ensureBalance(store, false, MERCHANT, "USD", clock);
     expect(await balance()).toMatchObject({ available: 700, pending: 0 });
   });
@@ -86,107 +267,13 @@ describe("ensureBalance", () => {
   });
 });
 
-describe("post", () => {
-  it("credits a bucket and writes one entry describing the movement", async () => {
-    const entry = await postOne({ amount: 1000, sourceId: "tx_1" });
-    // The balance change and its entry carry the same instant.
-    expect(await balance()).toMatchObject({ available: 1000, pending: 0, updated_at: entry.created_at });
-    expect(entry.id).toMatch(/^le_[0-9A-Za-z]{24}$/);
-    expect(await entries()).toEqual([entry]);
-    expect(entry).toMatchObject({
-      livemode: false,
-      merchant_id: MERCHANT,
-      currency: "USD",
-      bucket: "available",
-      amount: 1000,
-      type: "capture",
-      source_id: "tx_1",
-      available_on: null,
-      settled: null,
-    });
-  });
-
-  it("marks a pending credit as not settled yet, with its date; a pending debit is not a credit to settle", async () => {
-    const credit = await postOne({ bucket: "pending", amount: 900, availableOn: "2026-11-23T10:00:00.000000Z" });
-    expect(credit).toMatchObject({
-      bucket: "pending",
-      settled: false,
-      drawn: 0,
-      available_on: "2026-11-23T10:00:00.000000Z",
-    });
-    const debit = await postOne({ bucket: "pending", amount: -900, type: "settlement" });
-    expect(debit).toMatchObject({ settled: null, drawn: null });
-    expect(await balance()).toMatchObject({ available: 0, pending: 0 });
-    // An available credit has nothing to settle or draw on either.
-    expect(await postOne({ amount: 5 })).toMatchObject({ settled: null, drawn: null });
-  });
-
-  it("debits a bucket down to exactly zero", async () => {
-    await postOne({ amount: 1000 });
-    const debit = await postOne({ amount: -1000, type: "refund" });
-    expect(debit.amount).toBe(-1000);
-    expect(await balance()).toMatchObject({ available: 0 });
-  });
-
-  it("refuses a debit the bucket does not cover: insufficient_balance, nothing written", async () => {
-    await postOne({ amount: 1000 });
-    const before = await entries();
-    const err = await failure(postOne({ amount: -1001, type: "refund" }));
-    expect(err).toBeInstanceOf(DomainError);
-    expect((err as DomainError).code).toBe("insufficient_balance");
-    expect((err as DomainError).param).toBe("amount");
-    expect(await balance()).toMatchObject({ available: 1000, pending: 0 });
-    expect(await entries()).toEqual(before);
-  });
-
-  it("checks the bucket the debit names, not the other one", async () => {
-    await postOne({ bucket: "available", amount: 5000 });
-    const err = await failure(postOne({ bucket: "pending", amount: -1, type: "settlement" }));
-    expect((err as DomainError).code).toBe("insufficient_balance");
-    expect(await balance()).toMatchObject({ available: 5000, pending: 0 });
-  });
-
-  it("rolls the whole transaction back when a debit is refused", async () => {
-    await postOne({ amount: 100 });
-    const err = await failure(
-      store.transaction(async (tx) => {
-        await post(tx, clock, movement({ amount: 50, sourceId: "tx_kept?" }));
-        await post(tx, clock, movement({ amount: -500, type: "refund" }));
-      }),
-    );
-    expect((err as DomainError).code).toBe("insufficient_balance");
-    expect(await balance()).toMatchObject({ available: 100 });
-    expect(await entries()).toHaveLength(1);
-  });
-
-  it("is a programming error (not a 4xx) when the balance was never created", async () => {
-    const err = await failure(postOne({ currency: "JPY" }));
-    expect(err).toBeInstanceOf(Error);
-    expect(err).not.toBeInstanceOf(DomainError);
-    expect(await store.findAll("ledger_entries", {})).toEqual([]);
-  });
-
-  it.each([0, 1.5, -0.5, Number.NaN, Number.MAX_SAFE_INTEGER + 1])(
-    "refuses a movement of %d minor units",
-    async (amount) => {
-      const err = await failure(postOne({ amount }));
-      expect(err).toBeInstanceOf(Error);
-      expect(err).not.toBeInstanceOf(DomainError);
-      expect(await balance()).toMatchObject({ available: 0, pending: 0 });
-      expect(await entries()).toEqual([]);
-    },
-  );
-});
-
 describe("settleDue", () => {
   const day = 86_400_000;
   async function pendingCredit(amount: number, availableInMs: number): Promise<LedgerEntryDoc> {
-    return postOne({
-      bucket: "pending",
-      amount,
-      sourceId: `tx_${amount}`,
-      availableOn: iso(new Date(clockMs + availableInMs)),
-    });
+    const { entries: lines } = await postOne(
+      posting(pending, amount, { sourceId: `tx_${amount}`, availableOn: iso(new Date(clockMs + availableInMs)) }),
+    );
+    return lines[0] as LedgerEntryDoc;
   }
 
   it("moves a credit once its date has come (not before), with two settlement entries", async () => {
@@ -201,6 +288,12 @@ describe("settleDue", () => {
     expect(settlement.map((e) => [e.bucket, e.amount, e.source_id]).sort()).toEqual([
       ["available", 900, credit.id],
       ["pending", -900, credit.id],
+    ]);
+    // One posting, between the merchant's two accounts.
+    const [p] = await store.findAll("postings", { type: "settlement" });
+    expect(p?.lines).toEqual([
+      { account: `merchant:${MERCHANT}:pending`, amount: -900 },
+      { account: `merchant:${MERCHANT}:available`, amount: 900 },
     ]);
     expect((await store.get("ledger_entries", credit.id))?.settled).toBe(true);
     expect(await settleDue(store, clock, false)).toBe(0);
@@ -239,63 +332,75 @@ describe("settleDue", () => {
   });
 });
 
-describe("drawFromPendingCredit (a refund before its capture settled)", () => {
+describe("postRefund (a refund before its capture settled)", () => {
   const CHARGE = "tx_drawtest0000000000000000";
   /** A pending capture credit of 1000 for CHARGE, of which `drawn` was already refunded. */
   async function credit(drawn = 0): Promise<LedgerEntryDoc> {
-    const entry = await postOne({
-      bucket: "pending",
-      amount: 1000,
-      type: "capture",
-      sourceId: CHARGE,
-      availableOn: "2026-11-23T10:00:00.000000Z",
-    });
+    const { entries: lines } = await postOne(
+      posting(pending, 1000, { sourceId: CHARGE, availableOn: "2026-11-23T10:00:00.000000Z" }),
+    );
+    const entry = lines[0] as LedgerEntryDoc;
     if (drawn === 0) return entry;
-    await postOne({ bucket: "pending", amount: -drawn, type: "refund", sourceId: "re_earlier" });
+    await postOne(posting(pending, -drawn, { type: "refund", sourceId: "re_earlier" }));
     return (await store.update("ledger_entries", entry.id, { set: { drawn } })) as LedgerEntryDoc;
   }
-  const draw = (amount: number, tx?: Parameters<typeof drawFromPendingCredit>[0]) => {
-    const refund = {
-      livemode: false,
-      merchantId: MERCHANT,
-      currency: "USD",
-      chargeId: CHARGE,
-      refundId: "re_now",
-      amount,
-    };
-    return tx
-      ? drawFromPendingCredit(tx, clock, refund)
-      : store.transaction((t) => drawFromPendingCredit(t, clock, refund));
-  };
-  const refundEntries = async () =>
-    (await entries())
-      .filter((e) => e.source_id === "re_now")
-      .map((e) => ({ bucket: e.bucket, amount: e.amount, type: e.type }));
+  const refund = (amount: number) => ({
+    livemode: false,
+    merchantId: MERCHANT,
+    currency: "USD",
+    chargeId: CHARGE,
+    refundId: "re_now",
+    amount,
+  });
+  const draw = (amount: number) => store.transaction((t) => postRefund(t, clock, refund(amount)));
+  const refundLines = async () => (await store.findAll("postings", { source_id: "re_now" })).map((p) => p.lines);
 
-  it("takes the refund from what is left of the credit, marking it drawn", async () => {
+  it("takes the refund from what is left of the credit, marking it drawn; the acquirer is owed it back", async () => {
     const c = await credit(300);
-    expect(await draw(500)).toBe(500);
+    await draw(500);
     expect((await store.get("ledger_entries", c.id))?.drawn).toBe(800);
-    expect(await refundEntries()).toEqual([{ bucket: "pending", amount: -500, type: "refund" }]);
+    expect(await refundLines()).toEqual([
+      [
+        { account: `merchant:${MERCHANT}:pending`, amount: -500 },
+        { account: "acquirer:clearing", amount: 500 },
+      ],
+    ]);
     expect(await balance()).toMatchObject({ pending: 200, available: 0 });
   });
 
-  it("takes at most what is left; the caller debits the rest from available", async () => {
+  it("takes at most what is left of the credit, and the rest from available, in one posting", async () => {
+    await postOne(posting(available, 100));
     const c = await credit(300);
-    expect(await draw(800)).toBe(700);
+    await draw(800);
     expect((await store.get("ledger_entries", c.id))?.drawn).toBe(1000);
-    expect(await balance()).toMatchObject({ pending: 0 });
+    expect(await refundLines()).toEqual([
+      [
+        { account: `merchant:${MERCHANT}:pending`, amount: -700 },
+        { account: `merchant:${MERCHANT}:available`, amount: -100 },
+        { account: "acquirer:clearing", amount: 800 },
+      ],
+    ]);
+    expect(await balance()).toMatchObject({ pending: 0, available: 0 });
+  });
+
+  it("is refused, the credit untouched, when the credit and available together do not cover it", async () => {
+    const c = await credit(300);
+    const err = await failure(draw(800));
+    expect((err as DomainError).code).toBe("insufficient_balance");
+    expect((await store.get("ledger_entries", c.id))?.drawn).toBe(300);
+    expect(await refundLines()).toEqual([]);
   });
 
   it("takes nothing from a credit drawn in full, a settled one, or none", async () => {
+    await postOne(posting(available, 1000));
     await credit(1000);
-    expect(await draw(100)).toBe(0);
-    expect(await refundEntries()).toEqual([]);
+    expect(await store.transaction((t) => drawFromPendingCredit(t, refund(100)))).toBe(0);
     const other = await credit();
     await store.update("ledger_entries", other.id, { set: { settled: true } });
     await store.update("ledger_entries", (await credit(1000)).id, { set: { settled: true } });
-    expect(await draw(100)).toBe(0);
-    expect(await refundEntries()).toEqual([]);
+    expect(await store.transaction((t) => drawFromPendingCredit(t, refund(100)))).toBe(0);
+    await draw(100);
+    expect((await refundLines())[0]?.[0]).toEqual({ account: `merchant:${MERCHANT}:available`, amount: -100 });
   });
 
   it("takes nothing when the credit changed after it was read (a settlement or refund got there first)", async () => {
@@ -304,10 +409,9 @@ describe("drawFromPendingCredit (a refund before its capture settled)", () => {
     const stale = { ...c };
     await store.update("ledger_entries", c.id, { set: { drawn: 500 } });
     const taken = await store.transaction((tx) =>
-      draw(500, { ...tx, findOne: (async () => stale) as typeof tx.findOne }),
+      drawFromPendingCredit({ ...tx, findOne: (async () => stale) as typeof tx.findOne }, refund(500)),
     );
     expect(taken).toBe(0);
     expect((await store.get("ledger_entries", c.id))?.drawn).toBe(500);
-    expect(await refundEntries()).toEqual([]);
   });
 });

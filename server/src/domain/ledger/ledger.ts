@@ -1,16 +1,20 @@
-import { DuplicateKeyError, type Where } from "../../store/port.ts";
+import { DuplicateKeyError } from "../../store/port.ts";
 import type { AppStore, AppTx } from "../collections.ts";
 import type { Clock } from "../kernel/clock.ts";
-import { DomainError } from "../kernel/errors.ts";
-import { newId } from "../kernel/ids.ts";
 import { iso } from "../kernel/time.ts";
-import type { BalanceDoc, LedgerEntryDoc } from "./records.ts";
+import { merchantAccount, platformAccount } from "./accounts.ts";
+import { balanceId, type Line, postPosting } from "./postings.ts";
 
-// Every money movement is an immutable ledger entry, written in the same transaction as the balance change
-// and the state change that caused it. Balance updates are conditional, so no bucket ever goes below zero,
-// whatever runs concurrently.
+// Every money movement the platform makes, as a posting (postings.ts) across the accounts of accounts.ts,
+// written in the same transaction as the state change that caused it. One function per movement: the
+// accounting of each lives here once, and the use cases (charges/, cashouts/) call it.
 
-export const balanceId = (merchantId: string, currency: string) => `${merchantId}:${currency}`;
+export { balanceId };
+
+const CLEARING = platformAccount("acquirer:clearing");
+const FEE_REVENUE = platformAccount("platform:fee_revenue");
+const IN_TRANSIT = platformAccount("cashouts:in_transit");
+const PAID_OUT = platformAccount("cashouts:paid_out");
 
 /**
  * Creates the merchant's balance in `currency` if it does not exist yet. Done outside the money
@@ -43,82 +47,123 @@ export async function ensureBalance(
   }
 }
 
-export interface Movement {
+/** The money side of one merchant's object: its environment, merchant and currency. */
+interface Owner {
   livemode: boolean;
   merchantId: string;
   currency: string;
-  bucket: "available" | "pending";
-  /** Signed minor units: credits positive, debits negative. */
-  amount: number;
-  type: LedgerEntryDoc["type"];
-  sourceId: string;
-  availableOn?: string | null;
 }
 
 /**
- * Posts one movement inside `tx`: the entry and the balance change together. A debit larger than the
- * bucket throws `insufficient_balance`, which rolls the whole transaction back.
+ * A capture (captureCharge, a local payment completed, a charge captured at creation or on review): the
+ * acquirer owes the platform the captured amount; the merchant is credited it less the platform's fee,
+ * in `pending` until `availableOn` (or in `available` at once when that is null); the fee is revenue.
  */
-export async function post(tx: AppTx, clock: Clock, movement: Movement): Promise<LedgerEntryDoc> {
-  // Use cases validate amounts first; this is the last line before money moves: whole minor units only.
-  if (!Number.isSafeInteger(movement.amount) || movement.amount === 0) {
-    throw new Error(`ledger movement of ${movement.amount}: must be a non-zero integer of minor units`);
+export function postCapture(
+  tx: AppTx,
+  clock: Clock,
+  capture: Owner & { chargeId: string; amount: number; fee: number; availableOn: string | null },
+) {
+  const net = capture.amount - capture.fee;
+  const bucket = capture.availableOn === null ? "available" : "pending";
+  const lines: Line[] = [{ account: CLEARING, amount: -capture.amount }];
+  if (net !== 0) {
+    lines.push({ account: merchantAccount(capture.merchantId, bucket), amount: net, availableOn: capture.availableOn });
   }
-  const at = clock.createdAt(movement.livemode);
-  const id = balanceId(movement.merchantId, movement.currency);
-  // A debit is conditional on the bucket covering it: the check and the decrement are one atomic update.
-  const expect: Where<BalanceDoc> = movement.amount < 0 ? { [movement.bucket]: { $gte: -movement.amount } } : {};
-  const updated = await tx.update(
-    "balances",
-    id,
-    { inc: { [movement.bucket]: movement.amount }, set: { updated_at: at } },
-    expect,
-  );
-  if (!updated) {
-    if (!(await tx.get("balances", id))) throw new Error(`balance ${id} missing: ensureBalance must run first`);
-    throw new DomainError(
-      "insufficient_balance",
-      `The merchant's ${movement.bucket} ${movement.currency} balance does not cover ${-movement.amount}.`,
-      { param: "amount" },
-    );
+  if (capture.fee !== 0) lines.push({ account: FEE_REVENUE, amount: capture.fee });
+  return postPosting(tx, clock, {
+    livemode: capture.livemode,
+    currency: capture.currency,
+    type: "capture",
+    sourceId: capture.chargeId,
+    lines,
+    fee: capture.fee,
+  });
+}
+
+/**
+ * A refund (createRefund): the platform owes the acquirer the refunded amount, taken from the merchant.
+ * The money comes first from this charge's own capture credit if it has not settled yet (production),
+ * then from `available`: a merchant can refund a same-day order. A refund never overdraws (a debit
+ * `available` does not cover is refused with `insufficient_balance`); fees are not returned (docs/money.md).
+ */
+export async function postRefund(
+  tx: AppTx,
+  clock: Clock,
+  refund: Owner & { chargeId: string; refundId: string; amount: number },
+) {
+  const fromPending = await drawFromPendingCredit(tx, refund);
+  const lines: Line[] = [];
+  if (fromPending > 0) lines.push({ account: merchantAccount(refund.merchantId, "pending"), amount: -fromPending });
+  if (fromPending < refund.amount) {
+    lines.push({ account: merchantAccount(refund.merchantId, "available"), amount: -(refund.amount - fromPending) });
   }
-  const entry: LedgerEntryDoc = {
-    id: newId("le"),
-    livemode: movement.livemode,
-    created_at: at,
-    merchant_id: movement.merchantId,
-    currency: movement.currency,
-    bucket: movement.bucket,
-    amount: movement.amount,
-    type: movement.type,
-    source_id: movement.sourceId,
-    available_on: movement.availableOn ?? null,
-    settled: movement.bucket === "pending" && movement.amount > 0 ? false : null,
-    drawn: movement.bucket === "pending" && movement.amount > 0 ? 0 : null,
-  };
-  await tx.insert("ledger_entries", entry);
-  return entry;
+  lines.push({ account: CLEARING, amount: refund.amount });
+  return postPosting(tx, clock, {
+    livemode: refund.livemode,
+    currency: refund.currency,
+    type: "refund",
+    sourceId: refund.refundId,
+    lines,
+  });
+}
+
+/** A cashout (createCashout): its amount leaves `available` (refused unless covered) and is in transit. */
+export function postCashout(tx: AppTx, clock: Clock, cashout: Owner & { cashoutId: string; amount: number }) {
+  return postPosting(tx, clock, {
+    livemode: cashout.livemode,
+    currency: cashout.currency,
+    type: "cashout",
+    sourceId: cashout.cashoutId,
+    lines: [
+      { account: merchantAccount(cashout.merchantId, "available"), amount: -cashout.amount },
+      { account: IN_TRANSIT, amount: cashout.amount },
+    ],
+  });
+}
+
+/** A cashout canceled or failed: its amount comes back from transit to `available`. */
+export function postCashoutReversal(tx: AppTx, clock: Clock, cashout: Owner & { cashoutId: string; amount: number }) {
+  return postPosting(tx, clock, {
+    livemode: cashout.livemode,
+    currency: cashout.currency,
+    type: "cashout_reversal",
+    sourceId: cashout.cashoutId,
+    lines: [
+      { account: IN_TRANSIT, amount: -cashout.amount },
+      { account: merchantAccount(cashout.merchantId, "available"), amount: cashout.amount },
+    ],
+  });
+}
+
+/** A cashout paid: its money has left the platform. The merchant's balance does not change (it left at creation). */
+export function postCashoutPaid(
+  tx: AppTx,
+  clock: Clock,
+  cashout: Owner & { cashoutId: string; amount: number; id?: string; at?: string },
+) {
+  return postPosting(tx, clock, {
+    livemode: cashout.livemode,
+    currency: cashout.currency,
+    type: "cashout_paid",
+    sourceId: cashout.cashoutId,
+    lines: [
+      { account: IN_TRANSIT, amount: -cashout.amount },
+      { account: PAID_OUT, amount: cashout.amount },
+    ],
+    id: cashout.id,
+    at: cashout.at,
+  });
 }
 
 /**
  * Takes up to `amount` for a refund of `chargeId` from that charge's capture credit still waiting in
- * `pending` (production, before settlement), inside `tx`: the credit's `drawn` rises and `pending`
- * falls by the same amount, conditionally, so a concurrent settlement or refund cannot take the same
- * money twice. Returns how much it took (0 when the credit has settled or there is none); the caller
- * debits the rest from `available`. Every bucket stays non-negative.
+ * `pending` (production, before settlement), inside `tx`: the credit's `drawn` rises, conditionally, so
+ * a concurrent settlement or refund cannot take the same money twice. Returns how much it took (0 when
+ * the credit has settled or there is none); the refund's posting debits that from `pending` and the rest
+ * from `available`.
  */
-export async function drawFromPendingCredit(
-  tx: AppTx,
-  clock: Clock,
-  refund: {
-    livemode: boolean;
-    merchantId: string;
-    currency: string;
-    chargeId: string;
-    refundId: string;
-    amount: number;
-  },
-): Promise<number> {
+export async function drawFromPendingCredit(tx: AppTx, refund: { chargeId: string; amount: number }): Promise<number> {
   const credit = await tx.findOne("ledger_entries", {
     source_id: refund.chargeId,
     type: "capture",
@@ -136,15 +181,6 @@ export async function drawFromPendingCredit(
     { settled: false, drawn: credit.drawn },
   );
   if (!updated) return 0; // settled or drawn on meanwhile: the refund comes from `available`
-  await post(tx, clock, {
-    livemode: refund.livemode,
-    merchantId: refund.merchantId,
-    currency: refund.currency,
-    bucket: "pending",
-    amount: -take,
-    type: "refund",
-    sourceId: refund.refundId,
-  });
   return take;
 }
 
@@ -170,9 +206,17 @@ export async function settleDue(store: AppStore, clock: Clock, livemode: boolean
       // What refunds drew from the credit before settlement already left `pending`; the rest moves.
       const rest = claimed.amount - (claimed.drawn ?? 0);
       if (rest === 0) return true;
-      const base = { livemode: credit.livemode, merchantId: credit.merchant_id, currency: credit.currency };
-      await post(tx, clock, { ...base, bucket: "pending", amount: -rest, type: "settlement", sourceId: credit.id });
-      await post(tx, clock, { ...base, bucket: "available", amount: rest, type: "settlement", sourceId: credit.id });
+      const merchantId = credit.merchant_id ?? "";
+      await postPosting(tx, clock, {
+        livemode: credit.livemode,
+        currency: credit.currency,
+        type: "settlement",
+        sourceId: credit.id,
+        lines: [
+          { account: merchantAccount(merchantId, "pending"), amount: -rest },
+          { account: merchantAccount(merchantId, "available"), amount: rest },
+        ],
+      });
       return true;
     });
     if (done) settled++;

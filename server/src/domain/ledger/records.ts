@@ -1,17 +1,69 @@
 import type { BaseDoc } from "../../store/port.ts";
 import { collection } from "../kernel/records.ts";
 
+// The ledger's records (DESIGN §8, issue 30): double entry. Every money movement is one posting: two or
+// more lines across named accounts (accounts.ts) that add up to zero, written together with the merchant
+// balances it changes, in the transaction of the change that caused it (postings.ts).
+
 /**
- * One immutable money movement. `amount` is signed: credits positive, debits negative.
- * A merchant's balance in a bucket always equals the sum of its entries there.
+ * What a posting records. The first five are every movement the platform makes today; `cashout_paid`
+ * closes a cashout's money in transit; the dispute types and `adjustment` are named for issue 31 and
+ * for corrections an operator may have to make, and no code posts them yet.
+ */
+export type PostingType =
+  | "capture"
+  | "refund"
+  | "settlement"
+  | "cashout"
+  | "cashout_reversal"
+  | "cashout_paid"
+  | "dispute"
+  | "dispute_reversal"
+  | "adjustment";
+
+/** One line of a posting, as stored in it. */
+export interface PostingLine {
+  /** The account's name (accounts.ts accountName): `merchant:mch_…:available`, `acquirer:clearing`, … */
+  account: string;
+  /** Signed minor units of the posting's currency; the lines of a posting add up to zero. */
+  amount: number;
+}
+
+/** One immutable, balanced money movement. Id `txn_…`. */
+export interface PostingDoc extends BaseDoc {
+  type: PostingType;
+  currency: string;
+  /** The charge, refund, settled credit (ledger entry) or cashout that caused it. */
+  source_id: string;
+  /** The merchant whose balance it changes, or null when it touches only the platform's accounts. */
+  merchant_id: string | null;
+  lines: PostingLine[];
+  /** The platform's fee taken by this posting (a capture's), 0 when none. */
+  fee: number;
+}
+
+/**
+ * One line of a posting, kept as its own record so that each account's entries can be found and added up
+ * (a merchant's balance always equals the sum of its entries in each bucket). `amount` is signed:
+ * credits positive, debits negative.
  */
 export interface LedgerEntryDoc extends BaseDoc {
-  merchant_id: string;
+  /**
+   * The posting this line belongs to. Missing on entries a release before double entry wrote, until the
+   * upgrade at open gives them one (upgrade.ts).
+   */
+  posting_id: string | null;
+  /** The account's name (accounts.ts); missing like posting_id on entries not yet upgraded. */
+  account: string;
+  /** The merchant whose account this is; null for the platform's own accounts. */
+  merchant_id: string | null;
   currency: string;
-  bucket: "available" | "pending";
+  /** For a merchant's balance accounts, which of the balance's amounts it changes; otherwise null. */
+  bucket: "available" | "pending" | null;
   amount: number;
-  type: "capture" | "refund" | "settlement" | "cashout" | "cashout_reversal";
-  /** The charge, refund, settled entry or cashout that caused it. */
+  /** The posting's type. */
+  type: PostingType;
+  /** The posting's source. */
   source_id: string;
   /** For pending capture credits: when they become available, and whether that has happened. */
   available_on: string | null;
@@ -34,10 +86,15 @@ export interface BalanceDoc extends BaseDoc {
 }
 
 export const ledgerCollections = {
+  // By source only (the upgrade's check for a paid cashout's posting): every index is written by every
+  // capture, so the balance transactions list adds its own when it lands.
+  postings: collection<PostingDoc>([{ fields: ["source_id"] }]),
   ledger_entries: collection<LedgerEntryDoc>([
     { fields: ["merchant_id", "currency"] },
     { fields: ["livemode", "bucket", "settled", "available_on"] },
     { fields: ["source_id"] },
+    // The upgrade at open looks for entries written before postings existed (upgrade.ts).
+    { fields: ["posting_id"] },
   ]),
   balances: collection<BalanceDoc>([{ fields: ["merchant_id"] }]),
 };

@@ -1,0 +1,143 @@
+import { DuplicateKeyError } from "../../store/port.ts";
+import type { AppStore, AppTx } from "../collections.ts";
+import type { Clock } from "../kernel/clock.ts";
+import { newId } from "../kernel/ids.ts";
+import { accountName, type MerchantBucket, merchantAccount, type PlatformAccount } from "./accounts.ts";
+import { postCashoutPaid } from "./ledger.ts";
+import type { LedgerEntryDoc, PostingDoc, PostingLine, PostingType } from "./records.ts";
+
+// Brings a database written before double entry up to date, at open (server.ts startServer and the admin
+// CLI run it before anything else). Releases up to 2026-11 kept a single-entry ledger: one entry per
+// change of a merchant's bucket, with no posting and no other side. Each group of such entries (those of
+// one movement: the same type and source) becomes one posting: its entries keep their ids and amounts
+// and gain their posting and account, and the other side is added (the acquirer's clearing account for
+// captures and refunds, cashouts in transit for cashouts and their reversals; a settlement's two entries
+// already balance). Paid cashouts, which moved no money in the single-entry ledger, get their posting
+// from in transit to paid out. Merchant balances do not change: they already equal their entries.
+//
+// Safe to run again, after a crash half-way, and on two instances at once: each posting is written in
+// one transaction, conditional on its entries not having a posting yet, under an id made from theirs.
+
+/** The other side of each single-entry movement. */
+const COUNTERPART: Partial<Record<PostingType, PlatformAccount>> = {
+  capture: "acquirer:clearing",
+  refund: "acquirer:clearing",
+  cashout: "cashouts:in_transit",
+  cashout_reversal: "cashouts:in_transit",
+};
+
+/** Another instance converted the same entries first: this one leaves them. */
+class TakenMeanwhile extends Error {}
+
+const BATCH = 200;
+
+/** Returns how many postings it wrote (0 on an up-to-date database: one indexed query). */
+export async function upgradeLedger(store: AppStore, clock: Clock): Promise<number> {
+  if (!(await store.findOne("ledger_entries", { posting_id: null }))) return 0;
+  // Paid cashouts first, while the old entries are still there to say this database needs it: a crash
+  // after the entries were converted would otherwise leave them without their posting.
+  let written = await postPaidCashouts(store, clock);
+  for (;;) {
+    const batch = await store.findAll("ledger_entries", { posting_id: null }, BATCH);
+    if (batch.length === 0) return written;
+    const groups = new Map<string, LedgerEntryDoc>();
+    for (const entry of batch) groups.set(`${entry.type} ${entry.source_id}`, entry);
+    for (const first of groups.values()) {
+      try {
+        if (await store.transaction((tx) => convert(tx, first))) written++;
+      } catch (err) {
+        if (!(err instanceof TakenMeanwhile || err instanceof DuplicateKeyError)) throw err;
+      }
+    }
+  }
+}
+
+/** One movement's entries → one posting; false when another instance did it already. */
+async function convert(tx: AppTx, first: LedgerEntryDoc): Promise<boolean> {
+  const entries = await tx.findAll(
+    "ledger_entries",
+    { type: first.type, source_id: first.source_id, posting_id: null },
+    1000,
+    { by: "id", direction: "asc" },
+  );
+  const [earliest] = entries;
+  if (!earliest) return false;
+  const sum = entries.reduce((s, e) => s + e.amount, 0);
+  const counterpart = COUNTERPART[first.type];
+  if (sum !== 0 && counterpart === undefined) {
+    throw new Error(
+      `ledger upgrade: the ${first.type} entries of ${first.source_id} (${entries.map((e) => e.id).join(", ")}) add up to ${sum}, not 0; fix them before upgrading`,
+    );
+  }
+  const id = `txn_${earliest.id.slice(earliest.id.indexOf("_") + 1)}`;
+  const lines: PostingLine[] = [];
+  for (const entry of entries) {
+    const account = accountName(merchantAccount(entry.merchant_id ?? "", entry.bucket as MerchantBucket));
+    const claimed = await tx.update(
+      "ledger_entries",
+      entry.id,
+      { set: { posting_id: id, account } },
+      { posting_id: null },
+    );
+    if (!claimed) throw new TakenMeanwhile();
+    lines.push({ account, amount: entry.amount });
+  }
+  if (sum !== 0 && counterpart !== undefined) {
+    lines.push({ account: counterpart, amount: -sum });
+    await tx.insert("ledger_entries", {
+      ...earliest,
+      id: newId("le"),
+      posting_id: id,
+      account: counterpart,
+      merchant_id: null,
+      bucket: null,
+      amount: -sum,
+      available_on: null,
+      settled: null,
+      drawn: null,
+    });
+  }
+  const posting: PostingDoc = {
+    id,
+    livemode: earliest.livemode,
+    created_at: entries.map((e) => e.created_at).sort()[0] ?? earliest.created_at,
+    type: first.type,
+    currency: earliest.currency,
+    source_id: first.source_id,
+    merchant_id: earliest.merchant_id,
+    lines,
+    fee: 0,
+  };
+  await tx.insert("postings", posting);
+  return true;
+}
+
+/** A `cashout_paid` posting for every paid cashout that has none; returns how many it wrote. */
+async function postPaidCashouts(store: AppStore, clock: Clock): Promise<number> {
+  let written = 0;
+  let after: string | undefined;
+  for (;;) {
+    const page = await store.list("cashouts", { status: "paid" }, { limit: 100, startingAfter: after });
+    for (const cashout of page.data) {
+      try {
+        await store.transaction(async (tx) => {
+          if (await tx.findOne("postings", { source_id: cashout.id, type: "cashout_paid" })) throw new TakenMeanwhile();
+          await postCashoutPaid(tx, clock, {
+            livemode: cashout.livemode,
+            merchantId: cashout.merchant_id,
+            currency: cashout.currency,
+            cashoutId: cashout.id,
+            amount: cashout.amount,
+            id: `txn_${cashout.id.slice(cashout.id.indexOf("_") + 1)}`,
+            at: cashout.updated_at,
+          });
+        });
+        written++;
+      } catch (err) {
+        if (!(err instanceof TakenMeanwhile || err instanceof DuplicateKeyError)) throw err;
+      }
+    }
+    if (!page.hasMore) return written;
+    after = page.data.at(-1)?.id;
+  }
+}

@@ -1,0 +1,139 @@
+import type { Where } from "../../store/port.ts";
+import type { AppStore, Docs } from "../collections.ts";
+import { parseMerchantAccount } from "./accounts.ts";
+
+// `npm run admin -- ledger verify` (and the crash suites' audits): adds everything up again, from the
+// records alone, and reports every difference from what the ledger's rules say must hold:
+// - every posting's lines are non-zero whole minor units adding up to zero, and are exactly its entries;
+// - every entry belongs to a posting;
+// - each merchant balance equals the sum of its account's entries, bucket by bucket, and is not negative;
+// - all accounts together add up to zero in each environment and currency;
+// - cashouts in transit holds exactly the pending and in-transit cashouts, paid out exactly the paid ones;
+// - the acquirer's clearing account holds exactly what charges captured less what was refunded.
+// Reads every posting and entry once, in pages; memory grows with the number of accounts and postings.
+
+export interface LedgerReport {
+  postings: number;
+  entries: number;
+  balances: number;
+  /** Each account's total, per environment and currency: `<test|live> <currency> <account>` → minor units. */
+  totals: Map<string, number>;
+  /** Every difference found, in words; empty when the ledger holds. */
+  differences: string[];
+}
+
+type Scanned = "postings" | "ledger_entries" | "balances" | "cashouts" | "charges";
+
+/** Every document of `collection`, page by page (the store's list order, newest first). */
+async function scan<C extends Scanned>(
+  store: AppStore,
+  collection: C,
+  visit: (doc: Docs[C]) => void,
+  where: Where<Docs[C]> = {},
+): Promise<void> {
+  let after: string | undefined;
+  for (;;) {
+    const page = await store.list(collection, where, { limit: 100, startingAfter: after });
+    for (const doc of page.data) visit(doc);
+    if (!page.hasMore) return;
+    after = page.data.at(-1)?.id;
+  }
+}
+
+const env = (livemode: boolean) => (livemode ? "live" : "test");
+const add = (map: Map<string, number>, key: string, amount: number) => map.set(key, (map.get(key) ?? 0) + amount);
+
+export async function verifyLedger(store: AppStore): Promise<LedgerReport> {
+  const differences: string[] = [];
+  const totals = new Map<string, number>();
+  /** posting id → `account amount` lines, as its entries say; compared with the posting's own lines. */
+  const byPosting = new Map<string, string[]>();
+  let entries = 0;
+  await scan(store, "ledger_entries", (e) => {
+    entries++;
+    if (!e.posting_id) {
+      differences.push(`entry ${e.id} (${e.type} of ${e.source_id}) belongs to no posting`);
+      return;
+    }
+    const lines = byPosting.get(e.posting_id) ?? [];
+    lines.push(`${e.account} ${e.amount}`);
+    byPosting.set(e.posting_id, lines);
+    add(totals, `${env(e.livemode)} ${e.currency} ${e.account}`, e.amount);
+  });
+
+  let postings = 0;
+  await scan(store, "postings", (p) => {
+    postings++;
+    let sum = 0;
+    for (const line of p.lines) {
+      if (!Number.isSafeInteger(line.amount) || line.amount === 0) {
+        differences.push(`posting ${p.id} has a line of ${line.amount} on ${line.account}`);
+      }
+      sum += line.amount;
+    }
+    if (sum !== 0)
+      differences.push(`posting ${p.id} (${p.type} of ${p.source_id}) does not balance: its lines add up to ${sum}`);
+    if (p.lines.length < 2) differences.push(`posting ${p.id} has ${p.lines.length} line(s)`);
+    const own = p.lines.map((l) => `${l.account} ${l.amount}`).sort();
+    const fromEntries = (byPosting.get(p.id) ?? []).sort();
+    if (own.join("|") !== fromEntries.join("|")) {
+      differences.push(
+        `posting ${p.id}: its lines [${own.join(", ")}] are not its entries [${fromEntries.join(", ")}]`,
+      );
+    }
+    byPosting.delete(p.id);
+  });
+  for (const id of byPosting.keys()) differences.push(`entries name posting ${id}, which does not exist`);
+
+  let balances = 0;
+  const seen = new Set<string>();
+  await scan(store, "balances", (b) => {
+    balances++;
+    for (const bucket of ["available", "pending"] as const) {
+      const key = `${env(b.livemode)} ${b.currency} merchant:${b.merchant_id}:${bucket}`;
+      seen.add(key);
+      const sum = totals.get(key) ?? 0;
+      if (sum !== b[bucket]) {
+        differences.push(`balance ${b.id}: ${bucket} is ${b[bucket]}, its entries add up to ${sum}`);
+      }
+      if (b[bucket] < 0) differences.push(`balance ${b.id}: ${bucket} is negative (${b[bucket]})`);
+    }
+  });
+  const zero = new Map<string, number>();
+  for (const [key, total] of totals) {
+    const [livemode, currency, account] = key.split(" ") as [string, string, string];
+    add(zero, `${livemode} ${currency}`, total);
+    const merchant = parseMerchantAccount(account);
+    if (merchant && merchant.bucket !== "disputed" && !seen.has(key) && total !== 0) {
+      differences.push(`${account} (${livemode} ${currency}) has entries adding up to ${total} but no balance`);
+    }
+  }
+  for (const [key, total] of zero) if (total !== 0) differences.push(`all accounts (${key}) add up to ${total}, not 0`);
+
+  // The platform's accounts against the objects they stand for.
+  const expected = new Map<string, number>();
+  await scan(store, "cashouts", (c) => {
+    const where =
+      c.status === "pending" || c.status === "in_transit"
+        ? "cashouts:in_transit"
+        : c.status === "paid"
+          ? "cashouts:paid_out"
+          : null;
+    if (where) add(expected, `${env(c.livemode)} ${c.currency} ${where}`, c.amount);
+  });
+  await scan(store, "charges", (c) => {
+    const net = c.amount_captured - c.amount_refunded;
+    if (net !== 0) add(expected, `${env(c.livemode)} ${c.currency} acquirer:clearing`, -net);
+  });
+  const accounts = ["cashouts:in_transit", "cashouts:paid_out", "acquirer:clearing"];
+  const keys = new Set([
+    ...expected.keys(),
+    ...[...totals.keys()].filter((k) => accounts.includes(k.split(" ")[2] ?? "")),
+  ]);
+  for (const key of keys) {
+    const want = expected.get(key) ?? 0;
+    const got = totals.get(key) ?? 0;
+    if (want !== got) differences.push(`${key} is ${got}; the cashouts and charges it stands for say ${want}`);
+  }
+  return { postings, entries, balances, totals, differences };
+}
