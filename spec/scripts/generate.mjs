@@ -706,7 +706,9 @@ function freeTextFields(doc, op, where) {
   visit(body, "", undefined, new Set());
   const fields = [...marks].filter(([, free]) => free).map(([field]) => field);
   if (fields.length > 0 && !op.responses?.["400"]) {
-    throw new Error(`${where} takes free text (${fields.join(", ")}) but declares no 400 for card_number_in_text and secret_in_text`);
+    throw new Error(
+      `${where} takes free text (${fields.join(", ")}) but declares no 400 for card_number_in_text and secret_in_text`,
+    );
   }
   return fields.sort();
 }
