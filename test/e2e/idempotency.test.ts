@@ -98,10 +98,22 @@ describe("idempotency", () => {
     const fixed = await post("k-invalid", { name: "Fixed" });
     expect(fixed.status).toBe(201);
 
-    const refused = await post("k-refused", { name: "Closed", status: "closed" });
-    expect(refused.status).toBe(400);
-    const replay = await post("k-refused", { name: "Closed", status: "closed" });
-    expect(replay.status).toBe(400);
+    // A refusal the use case makes (a charge for a merchant that does not exist: 404), not the validator.
+    const charge = (key: string) =>
+      fetch(`${server.url}/v1/charges`, {
+        method: "POST",
+        headers: { ...auth, "idempotency-key": key },
+        body: JSON.stringify({
+          merchant_id: "mch_4fQx9ZkT2mB7rLp1WcYd8sNa",
+          amount: 1000,
+          currency: "BRL",
+          payment_method: { type: "pix" },
+        }),
+      });
+    const refused = await charge("k-refused");
+    expect(refused.status).toBe(404);
+    const replay = await charge("k-refused");
+    expect(replay.status).toBe(404);
     expect(replay.headers.get("idempotent-replayed")).toBe("true");
   });
 

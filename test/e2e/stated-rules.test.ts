@@ -73,20 +73,23 @@ interface Rule {
 
 const LINK = { amount: 2500, currency: "USD", description: "A mug" };
 
+/** A well-formed merchant id standing for the merchant each run makes (send() puts the real one in). */
+const STAND_IN_MERCHANT = "mch_4fQx9ZkT2mB7rLp1WcYd8sNa";
+
 const RULES: Rule[] = [
   {
     name: "a cursor is not empty (starting_after)",
     method: "get",
     route: "/v1/merchants",
-    query: { name: "starting_after", broken: "", kept: "mch_4fQx9ZkT2mB7rLp1WcYd8sNa" },
+    query: { name: "starting_after", broken: "", kept: STAND_IN_MERCHANT },
     param: "starting_after",
     message: "must not be empty: leave the parameter out instead",
   },
   {
     name: "a cursor is not empty (ending_before)",
     method: "get",
-    route: "/v1/charges",
-    query: { name: "ending_before", broken: "", kept: "tx_9Lm2QwErTy7UiOp3AsDf5GhJ" },
+    route: "/v1/merchants",
+    query: { name: "ending_before", broken: "", kept: STAND_IN_MERCHANT },
     param: "ending_before",
     message: "must not be empty: leave the parameter out instead",
   },
@@ -150,7 +153,10 @@ describe("rules the document states", () => {
   /** The request of a rule, broken or kept, as the server gets it. */
   async function send(rule: Rule, which: "broken" | "kept") {
     const url = new URL(`${server.url}${rule.route}`);
-    if (rule.query) url.searchParams.set(rule.query.name, rule.query[which]);
+    // A cursor must name an object of the list (docs/api.md), so the kept request's stand-in merchant id
+    // is the one made at run time.
+    const value = rule.query?.[which] === STAND_IN_MERCHANT ? merchant : rule.query?.[which];
+    if (rule.query && value !== undefined) url.searchParams.set(rule.query.name, value);
     const body = rule.body?.[which];
     const withMerchant = body && rule.route === "/v1/payment_links" ? { ...body, merchant_id: merchant } : body;
     const res = await fetch(url, {
@@ -169,7 +175,7 @@ describe("rules the document states", () => {
     if (rule.query) return schemas.query(rule.method, rule.route, rule.query.name, rule.query[which]);
     const body = rule.body?.[which] ?? {};
     // The merchant is made at run time; any well-formed id stands for it in the document's check.
-    const full = rule.route === "/v1/payment_links" ? { ...body, merchant_id: "mch_4fQx9ZkT2mB7rLp1WcYd8sNa" } : body;
+    const full = rule.route === "/v1/payment_links" ? { ...body, merchant_id: STAND_IN_MERCHANT } : body;
     return schemas.body(rule.method, rule.route, full);
   }
 
