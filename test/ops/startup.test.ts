@@ -1,10 +1,11 @@
+import { spawn } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { type Exit, linesOf, type ServerProcess, spawnServer } from "../support/process.ts";
+import { childEnv, type Exit, linesOf, ROOT, type ServerProcess, spawnServer } from "../support/process.ts";
 
 // What an operator sees when `npm start` cannot start (docs/operating.md 'Operating the server'): one line on stderr
 // that names the setting to change, a non-zero exit, no stack trace; and a first start that fails never costs
@@ -73,6 +74,26 @@ describe("npm start on a bad setting", { timeout: 60_000 }, () => {
     expect(exit.code).not.toBe(0);
     expect(server.stderr()).toMatch(/PORT: must be a whole number/);
     expect(server.stdout()).not.toMatch(SECRET);
+  });
+
+  it("ends `npm start` with the setting at fault, not npm's own error lines after it", async () => {
+    // The root script runs start.mjs itself: a script run in a workspace (`npm run start -w …`) had npm
+    // print about six `npm error` lines after the server's one line.
+    const child = spawn("npm", ["start"], {
+      cwd: ROOT,
+      env: childEnv({ PORT: "", DATA_DIR: freshDir() }),
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let err = "";
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+      err += chunk;
+    });
+    child.stdout.resume();
+    const code = await new Promise<number | null>((done) => child.once("exit", (c) => done(c)));
+    expect(code).not.toBe(0);
+    const lines = linesOf(err);
+    expect(lines.filter((line) => line.startsWith("npm ")), err).toEqual([]);
+    expect(lines.at(-1), err).toMatch(/^\s*PORT: must be a whole number/);
   });
 
   it("names DATA_DIR when it is a file", async () => {
