@@ -92,7 +92,10 @@ describe("npm start on a bad setting", { timeout: 60_000 }, () => {
     const code = await new Promise<number | null>((done) => child.once("exit", (c) => done(c)));
     expect(code).not.toBe(0);
     const lines = linesOf(err);
-    expect(lines.filter((line) => line.startsWith("npm ")), err).toEqual([]);
+    expect(
+      lines.filter((line) => line.startsWith("npm ")),
+      err,
+    ).toEqual([]);
     expect(lines.at(-1), err).toMatch(/^\s*PORT: must be a whole number/);
   });
 
