@@ -150,7 +150,8 @@ async function build() {
     const doc = JSON.parse(readFileSync(join(fromDir, spec.source), "utf8"));
     const trimmed = trim(doc, spec, spec.source);
     files[`${spec.out}.json`] = `${JSON.stringify(trimmed, null, 2)}\n`;
-    const ast = await openapiTS(trimmed, { exportType: false });
+    // A field with a default is optional in what we send (Adyen fills it in), so defaults do not make it required.
+    const ast = await openapiTS(trimmed, { exportType: false, defaultNonNullable: false });
     files[`${spec.out}.ts`] = `// ${BANNER}\n// Types of ${spec.out}.json (openapi-typescript).\n\n${astToString(ast)}`;
   }
   files.LICENSE = readFileSync(join(fromDir, "LICENSE"), "utf8");

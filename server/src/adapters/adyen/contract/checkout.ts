@@ -436,7 +436,7 @@ export interface components {
              * @default ach
              * @enum {string}
              */
-            type: "ach" | "ach_plaid";
+            type?: "ach" | "ach_plaid";
         };
         AdditionalData3DSecure: {
             /**
@@ -1687,7 +1687,7 @@ export interface components {
              * @default affirm
              * @enum {string}
              */
-            type: "affirm";
+            type?: "affirm";
         };
         /** Afterpay */
         AfterpayDetails: {
@@ -1841,7 +1841,7 @@ export interface components {
              * @default amazonpay
              * @enum {string}
              */
-            type: "amazonpay";
+            type?: "amazonpay";
         };
         Amount: {
             /** @description The three-character [ISO currency code](https://docs.adyen.com/development-resources/currency-codes#currency-codes) of the amount. */
@@ -1884,7 +1884,7 @@ export interface components {
              * @default androidpay
              * @enum {string}
              */
-            type: "androidpay";
+            type?: "androidpay";
         };
         /** Apple Pay */
         ApplePayDetails: {
@@ -1911,7 +1911,7 @@ export interface components {
              * @default applepay
              * @enum {string}
              */
-            type: "applepay";
+            type?: "applepay";
         };
         ApplicationInfo: {
             /** @description Adyen-developed software, such as libraries and plugins, used to interact with the Adyen API. For example, Magento plugin, Java API library, etc. */
@@ -1943,7 +1943,7 @@ export interface components {
              *     Default: **false**.
              * @default false
              */
-            authenticationOnly: boolean;
+            authenticationOnly?: boolean;
             /** @description Object with additional parameters for the 3D Secure authentication flow. */
             threeDSRequestData?: components["schemas"]["ThreeDSRequestData"];
         };
@@ -1973,7 +1973,7 @@ export interface components {
              * @default directdebit_GB
              * @enum {string}
              */
-            type: "directdebit_GB";
+            type?: "directdebit_GB";
         };
         /** BillDesk */
         BillDeskDetails: {
@@ -2047,7 +2047,7 @@ export interface components {
              * @description Boolean value indicating if the shopper's browser is able to execute JavaScript. A default 'true' value is assumed if the field is not present.
              * @default true
              */
-            javaScriptEnabled: boolean;
+            javaScriptEnabled?: boolean;
             /** @description The `navigator.language` value of the shopper's browser (as defined in IETF BCP 47). */
             language: string;
             /**
@@ -2135,7 +2135,7 @@ export interface components {
              * @default scheme
              * @enum {string}
              */
-            type: "bcmc" | "scheme" | "networkToken" | "giftcard" | "card" | "clicktopay";
+            type?: "bcmc" | "scheme" | "networkToken" | "giftcard" | "card" | "clicktopay";
         };
         /** Stored Payment Method */
         CashAppDetails: {
@@ -2167,7 +2167,7 @@ export interface components {
              * @default cashapp
              * @enum {string}
              */
-            type: "cashapp";
+            type?: "cashapp";
         };
         /** Cellulant */
         CellulantDetails: {
@@ -2182,7 +2182,7 @@ export interface components {
              * @default cellulant
              * @enum {string}
              */
-            type: "cellulant";
+            type?: "cellulant";
         };
         CheckoutAwaitAction: {
             /** @description Encoded payment data. */
@@ -2520,7 +2520,7 @@ export interface components {
              * @description Required to trigger the [authentication-only flow](https://docs.adyen.com/online-payments/3d-secure/authentication-only/). If set to **true**, you will only perform the 3D Secure 2 authentication, and will not proceed to the payment authorization.Default: **false**.
              * @default false
              */
-            authenticationOnly: boolean;
+            authenticationOnly?: boolean;
         };
         DeviceRenderOptions: {
             /**
@@ -2532,7 +2532,7 @@ export interface components {
              * @default both
              * @enum {string}
              */
-            sdkInterface: "native" | "html" | "both";
+            sdkInterface?: "native" | "html" | "both";
             /**
              * @description UI types supported for displaying specific challenges.
              *     Allowed values:
@@ -2568,7 +2568,7 @@ export interface components {
              * @default directdebit_AU
              * @enum {string}
              */
-            type: "directdebit_AU";
+            type?: "directdebit_AU";
         };
         /** Doku */
         DokuDetails: {
@@ -2677,7 +2677,7 @@ export interface components {
              * @default eft_directdebit_CA
              * @enum {string}
              */
-            type: "eft_directdebit_CA";
+            type?: "eft_directdebit_CA";
         };
         EncryptedOrderData: {
             /** @description The encrypted order data. */
@@ -2900,7 +2900,7 @@ export interface components {
              * @default googlepay
              * @enum {string}
              */
-            type: "googlepay";
+            type?: "googlepay";
         };
         /** iDEAL */
         IdealDetails: {
@@ -2922,7 +2922,7 @@ export interface components {
              * @default ideal
              * @enum {string}
              */
-            type: "ideal";
+            type?: "ideal";
         };
         Installments: {
             /**
@@ -3339,7 +3339,7 @@ export interface components {
              * @default masterpass
              * @enum {string}
              */
-            type: "masterpass";
+            type?: "masterpass";
         };
         /** MBWay */
         MbwayDetails: {
@@ -3354,7 +3354,7 @@ export interface components {
              * @default mbway
              * @enum {string}
              */
-            type: "mbway";
+            type?: "mbway";
         };
         MerchantDevice: {
             /** @description Operating system running on the merchant device. */
@@ -3433,7 +3433,7 @@ export interface components {
              * @default mobilepay
              * @enum {string}
              */
-            type: "mobilepay";
+            type?: "mobilepay";
         };
         /** MOLPay */
         MolPayDetails: {
@@ -3479,7 +3479,7 @@ export interface components {
              * @default openinvoice
              * @enum {string}
              */
-            type: "openinvoice" | "afterpay_directdebit" | "atome_pos";
+            type?: "openinvoice" | "afterpay_directdebit" | "atome_pos";
         };
         Passenger: {
             /**
@@ -3603,7 +3603,7 @@ export interface components {
              * @default paypay
              * @enum {string}
              */
-            type: "paypay";
+            type?: "paypay";
         };
         /** PayTo */
         PayToDetails: {
@@ -3625,7 +3625,7 @@ export interface components {
              * @default payto
              * @enum {string}
              */
-            type: "payto";
+            type?: "payto";
         };
         /** PayU */
         PayUUpiDetails: {
@@ -3678,7 +3678,7 @@ export interface components {
              * @default paywithgoogle
              * @enum {string}
              */
-            type: "paywithgoogle";
+            type?: "paywithgoogle";
         };
         PaymentCancelRequest: {
             /** @description Information about your application. For more details, see [Building Adyen solutions](https://docs.adyen.com/development-resources/building-adyen-solutions). */
@@ -4284,7 +4284,7 @@ export interface components {
              * @description Required to trigger the [authentication-only flow](https://docs.adyen.com/online-payments/3d-secure/authentication-only/). If set to **true**, you will only perform the 3D Secure 2 authentication, and will not proceed to the payment authorisation.Default: **false**.
              * @default false
              */
-            threeDSAuthenticationOnly: boolean;
+            threeDSAuthenticationOnly?: boolean;
             /** @description Set to true if the payment should be routed to a trusted MID. */
             trustedShopper?: boolean;
         };
@@ -4498,7 +4498,7 @@ export interface components {
              * @default paybybank_pix
              * @enum {string}
              */
-            type: "paybybank_pix";
+            type?: "paybybank_pix";
         };
         PixPayByBankRiskSignals: {
             confidenceScore?: components["schemas"]["ConfidenceScore"];
@@ -4597,7 +4597,7 @@ export interface components {
              * @default rakutenpay
              * @enum {string}
              */
-            type: "rakutenpay";
+            type?: "rakutenpay";
         };
         /** Ratepay */
         RatepayDetails: {
@@ -5295,7 +5295,7 @@ export interface components {
              * @default samsungpay
              * @enum {string}
              */
-            type: "samsungpay";
+            type?: "samsungpay";
         };
         ScreenDimensions: {
             /** Format: int32 */
@@ -5329,7 +5329,7 @@ export interface components {
              * @default sepadirectdebit
              * @enum {string}
              */
-            type: "sepadirectdebit" | "sepadirectdebit_amazonpay";
+            type?: "sepadirectdebit" | "sepadirectdebit_amazonpay";
         };
         ServiceError: {
             /** @description Contains additional information about the payment. Some data fields are included only if you select them first. Go to **Customer Area** > **Developers** > **Additional data**. */
@@ -5557,7 +5557,7 @@ export interface components {
              * @description If set to true, you will only perform the [3D Secure 2 authentication](https://docs.adyen.com/online-payments/3d-secure/other-3ds-flows/authentication-only), and not the payment authorisation.
              * @default false
              */
-            authenticationOnly: boolean;
+            authenticationOnly?: boolean;
             /**
              * @deprecated
              * @description Possibility to specify a preference for receiving a challenge from the issuer.
@@ -5615,7 +5615,7 @@ export interface components {
              *     Optional and only for `deviceChannel` set to **app**. Defaults to **60** minutes.
              * @default 60
              */
-            sdkMaxTimeout: number;
+            sdkMaxTimeout?: number;
             /** @description The `sdkReferenceNumber` value as received from the 3D Secure 2 SDK. */
             sdkReferenceNumber?: string;
             /** @description The `sdkTransID` value as received from the 3D Secure 2 SDK. */
@@ -6017,7 +6017,7 @@ export interface components {
              * @default vipps
              * @enum {string}
              */
-            type: "vipps";
+            type?: "vipps";
         };
         /** Visa Checkout */
         VisaCheckoutDetails: {
@@ -6035,7 +6035,7 @@ export interface components {
              * @default visacheckout
              * @enum {string}
              */
-            type: "visacheckout";
+            type?: "visacheckout";
             /** @description The Visa Click to Pay Call ID value. When your shopper selects a payment and/or a shipping address from Visa Click to Pay, you will receive a Visa Click to Pay Call ID. */
             visaCheckoutCallId: string;
         };
@@ -6050,7 +6050,7 @@ export interface components {
              * @default wechatpay
              * @enum {string}
              */
-            type: "wechatpay" | "wechatpay_pos";
+            type?: "wechatpay" | "wechatpay_pos";
         };
         /** WeChat Pay - Mini Program */
         WeChatPayMiniProgramDetails: {
@@ -6072,7 +6072,7 @@ export interface components {
              * @default wechatpayMiniProgram
              * @enum {string}
              */
-            type: "wechatpayMiniProgram";
+            type?: "wechatpayMiniProgram";
         };
         /** Zip */
         ZipDetails: {
@@ -6094,7 +6094,7 @@ export interface components {
              * @default zip
              * @enum {string}
              */
-            type: "zip" | "zip_pos";
+            type?: "zip" | "zip_pos";
         };
     };
     responses: never;

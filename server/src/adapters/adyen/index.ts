@@ -1,0 +1,6 @@
+// The Adyen connector's public face (package export `@payments/server/adyen`): the acquirer port, the
+// connector, the notification verifier and parser. The server wires them; the tests' stand-in uses them.
+export * from "./acquirer.ts";
+export { type AdyenSettings, adyenEndpoints, createAdyenConnector } from "./connector.ts";
+export { failureFor } from "./failures.ts";
+export * from "./notifications.ts";
