@@ -278,7 +278,8 @@ export function createAdyenConnector(settings: AdyenSettings): Acquirer {
           },
         }),
       );
-      if (data.resultCode !== "[payout-submit-received]") {
+      // Adyen answers "[payout-submit-received]" (its document writes it without the brackets).
+      if (!/^\[?payout-submit-received\]?$/.test(data.resultCode)) {
         throw new AcquirerRefused(
           200,
           undefined,

@@ -1,0 +1,328 @@
+import {
+  type Acquirer,
+  AcquirerInDoubt,
+  AcquirerUnsupported,
+  type CardAuthorization,
+  createAdyenConnector,
+  outcomeOf,
+  verifyItem,
+} from "@payments/server/adyen";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ADYEN_DOCUMENTS, type RunningProxy, startPrismProxy } from "../support/adyen-stand-in/prism-proxy.ts";
+import { type AdyenStandIn, startAdyenStandIn } from "../support/adyen-stand-in/stand-in.ts";
+import { eventually } from "../support/eventually.ts";
+
+// The Adyen connector (server/src/adapters/adyen/) against the stand-in, through Prism's validating proxy
+// loaded with Adyen's own Checkout v71 and Payout v50 documents: every request the connector sends and
+// every answer the stand-in gives is checked against Adyen's contract, and the suite ends by asserting
+// Prism reported no violation at all.
+
+const API_KEY = "AQE-test-api-key";
+const MERCHANT = "PaymentsPlatformECOM";
+const HMAC_KEY = "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056";
+const NOW = new Date("2026-11-27T12:00:00Z");
+
+let standIn: AdyenStandIn;
+let checkoutProxy: RunningProxy;
+let payoutProxy: RunningProxy;
+let adyen: Acquirer;
+
+beforeAll(async () => {
+  standIn = await startAdyenStandIn({ apiKey: API_KEY, merchantAccount: MERCHANT, hmacKey: HMAC_KEY, now: () => NOW });
+  [checkoutProxy, payoutProxy] = await Promise.all([
+    startPrismProxy(ADYEN_DOCUMENTS.checkout, standIn.url),
+    startPrismProxy(ADYEN_DOCUMENTS.payouts, standIn.url),
+  ]);
+  adyen = connector(30_000);
+});
+
+afterAll(async () => {
+  adyen?.close();
+  await Promise.all([checkoutProxy?.stop(), payoutProxy?.stop()]);
+  await standIn?.stop();
+});
+
+function connector(timeoutMs: number): Acquirer {
+  return createAdyenConnector({
+    apiKey: API_KEY,
+    merchantAccount: MERCHANT,
+    checkoutUrl: checkoutProxy.url,
+    payoutUrl: payoutProxy.url,
+    timeoutMs,
+  });
+}
+
+let charges = 0;
+function card(overrides: Partial<CardAuthorization> = {}): CardAuthorization {
+  const chargeId = `ch_test_${++charges}`;
+  return {
+    chargeId,
+    idempotencyKey: `${chargeId}:authorize`,
+    pan: "4111111145551142",
+    expMonth: 3,
+    expYear: 2030,
+    cvc: "737",
+    amount: 1000,
+    currency: "eur",
+    livemode: true,
+    now: NOW,
+    capture: "manual",
+    returnUrl: "https://payments.example/v1/charges/challenge/return",
+    ...overrides,
+  };
+}
+
+/** The outcomes of the notifications the stand-in has queued since the last call, each verified. */
+function notified() {
+  return standIn.takeNotifications().map((body) => {
+    const item = body.notificationItems[0]?.NotificationRequestItem;
+    if (!item) throw new Error("empty notification");
+    expect(verifyItem(item, [HMAC_KEY])).toEqual({ ok: true });
+    return outcomeOf(item);
+  });
+}
+
+describe("Adyen connector: cards", () => {
+  it("authorises with manual capture, captures in two parts and refunds, each confirmed by notification", async () => {
+    const request = card();
+    const authorization = await adyen.authorizeCard(request);
+    expect(authorization).toMatchObject({ status: "authorized", reference: expect.stringMatching(/^[A-Z0-9]{16}$/) });
+    if (authorization.status !== "authorized") return;
+    const reference = authorization.reference;
+    expect(notified()).toMatchObject([{ type: "authorization", succeeded: true, merchantReference: request.chargeId }]);
+
+    const money = { reference, merchantReference: request.chargeId, currency: "eur" };
+    const first = await adyen.capture({ ...money, amount: 600, idempotencyKey: `${request.chargeId}:capture:1` });
+    const second = await adyen.capture({ ...money, amount: 400, idempotencyKey: `${request.chargeId}:capture:2` });
+    expect(first.status).toBe("received");
+    expect(second.reference).not.toBe(first.reference);
+    const refund = await adyen.refund({
+      reference,
+      merchantReference: "re_test_1",
+      amount: 300,
+      currency: "eur",
+      idempotencyKey: "re_test_1:refund",
+    });
+    expect(notified()).toMatchObject([
+      { type: "capture", succeeded: true, paymentReference: reference, modificationReference: first.reference },
+      { type: "capture", succeeded: true, money: { amount: 400, currency: "EUR" } },
+      { type: "refund", succeeded: true, modificationReference: refund.reference, merchantReference: "re_test_1" },
+    ]);
+    // Every mutating call carried the key its caller derived.
+    const keys = standIn.received.map((r) => r.idempotencyKey);
+    expect(keys).toEqual(
+      expect.arrayContaining([
+        request.idempotencyKey,
+        `${request.chargeId}:capture:1`,
+        `${request.chargeId}:capture:2`,
+        "re_test_1:refund",
+      ]),
+    );
+  });
+
+  it("a capture past what is authorised is received, then refused by notification", async () => {
+    const request = card();
+    const authorization = await adyen.authorizeCard(request);
+    if (authorization.status !== "authorized") throw new Error("not authorised");
+    notified();
+    await adyen.capture({
+      reference: authorization.reference,
+      merchantReference: request.chargeId,
+      amount: 1500,
+      currency: "EUR",
+      idempotencyKey: `${request.chargeId}:capture`,
+    });
+    expect(notified()).toMatchObject([{ type: "capture", succeeded: false, late: false }]);
+  });
+
+  it("captures immediately when asked, and cancels an uncaptured authorisation", async () => {
+    const immediate = await adyen.authorizeCard(card({ capture: "immediate" }));
+    if (immediate.status !== "authorized") throw new Error("not authorised");
+    expect(standIn.payments.get(immediate.reference)?.captured).toBe(1000);
+
+    const held = card();
+    const authorization = await adyen.authorizeCard(held);
+    if (authorization.status !== "authorized") throw new Error("not authorised");
+    notified();
+    await adyen.cancel({
+      reference: authorization.reference,
+      merchantReference: held.chargeId,
+      idempotencyKey: `${held.chargeId}:void`,
+    });
+    expect(notified()).toMatchObject([{ type: "cancellation", succeeded: true }]);
+  });
+
+  it("maps refusals to our failure codes (Adyen's holder-name triggers, our test cards, expiry)", async () => {
+    const cases: Array<[Partial<CardAuthorization>, string]> = [
+      [{ holderName: "NOT_ENOUGH_BALANCE" }, "insufficient_funds"],
+      [{ holderName: "DECLINED" }, "card_declined"],
+      [{ holderName: "ISSUER_UNAVAILABLE" }, "processing_error"],
+      [{ pan: "4000000000000002" }, "card_declined"],
+      [{ pan: "4000000000009995" }, "insufficient_funds"],
+      [{ expMonth: 1, expYear: 2026 }, "expired_card"],
+    ];
+    for (const [overrides, failureCode] of cases) {
+      expect(await adyen.authorizeCard(card(overrides)), failureCode).toMatchObject({
+        status: "declined",
+        failureCode,
+      });
+    }
+  });
+
+  it("asks for 3-D Secure by redirect and completes it with the redirectResult the payer brings back", async () => {
+    for (const outcome of ["authorised", "refused"] as const) {
+      const request = card({ pan: "4917610000000000" });
+      const challenge = await adyen.authorizeCard(request);
+      expect(challenge).toMatchObject({
+        status: "requires_action",
+        action: { type: "redirect_to_url", method: "GET", url: expect.stringContaining("/3ds/challenge") },
+      });
+      if (challenge.status !== "requires_action" || !challenge.reference) throw new Error("no challenge");
+      const redirectResult = standIn.completeChallenge(challenge.reference, outcome);
+      const completed = await adyen.completeAuthentication({
+        redirectResult,
+        idempotencyKey: `${request.chargeId}:authenticate`,
+      });
+      expect(completed).toMatchObject(
+        outcome === "authorised"
+          ? { status: "authorized", reference: challenge.reference }
+          : { status: "declined", failureCode: "card_declined" },
+      );
+    }
+  });
+});
+
+describe("Adyen connector: idempotency and doubt", () => {
+  it("a repeated call with the same key moves money once and answers the same", async () => {
+    const request = card();
+    const [a, b] = [await adyen.authorizeCard(request), await adyen.authorizeCard(request)];
+    expect(b).toEqual(a);
+    expect(standIn.performed.authorisation.get(request.chargeId)).toBe(1);
+  });
+
+  it("a time-out or a 5xx is in doubt; repeating with the same key resolves it without a second authorisation", async () => {
+    const impatient = connector(1_500);
+    try {
+      for (const fault of ["no_answer", "error_before", "error_after"] as const) {
+        const request = card();
+        standIn.injectFault("/payments", fault);
+        await expect(impatient.authorizeCard(request), fault).rejects.toBeInstanceOf(AcquirerInDoubt);
+        const resolved = await adyen.authorizeCard(request);
+        expect(resolved.status, fault).toBe("authorized");
+        expect(standIn.performed.authorisation.get(request.chargeId), fault).toBe(1);
+      }
+    } finally {
+      impatient.close();
+    }
+  });
+});
+
+describe("Adyen connector: local methods and payouts", () => {
+  const local = (method: "pix" | "oxxo" | "boleto" | "sepa_debit" | "spei", currency: string) => {
+    const chargeId = `ch_local_${++charges}`;
+    return {
+      chargeId,
+      idempotencyKey: `${chargeId}:start`,
+      method,
+      amount: 5000,
+      currency,
+      now: NOW,
+      returnUrl: "https://payments.example/return",
+    };
+  };
+
+  it("starts pix, OXXO and SEPA payments and learns their outcome by notification", async () => {
+    const pix = await adyen.startLocalPayment(local("pix", "BRL"));
+    expect(pix.nextAction).toMatchObject({
+      type: "display_qr_code",
+      reference: pix.reference,
+      qr_payload: expect.stringContaining("br.gov.bcb.pix"),
+    });
+    const oxxo = await adyen.startLocalPayment(local("oxxo", "MXN"));
+    expect(oxxo.nextAction).toMatchObject({ type: "display_voucher", reference: `VCH${oxxo.reference}` });
+    const sepa = await adyen.startLocalPayment({
+      ...local("sepa_debit", "EUR"),
+      iban: "DE89370400440532013000",
+      payer: { firstName: "Ana", lastName: "Lima" },
+    });
+    expect(sepa.nextAction.type).toBe("await_debit");
+    notified();
+    standIn.settleLocal(pix.reference, true);
+    standIn.settleLocal(oxxo.reference, false);
+    expect(notified()).toMatchObject([
+      { type: "authorization", succeeded: true, paymentReference: pix.reference },
+      { type: "authorization", succeeded: false, paymentReference: oxxo.reference },
+    ]);
+  });
+
+  it("refuses what Adyen lacks (SPEI) or cannot take without payer data (boleto), without calling it", async () => {
+    const before = standIn.received.length;
+    await expect(adyen.startLocalPayment(local("spei", "MXN"))).rejects.toBeInstanceOf(AcquirerUnsupported);
+    await expect(adyen.startLocalPayment(local("boleto", "BRL"))).rejects.toThrow(/CPF/);
+    expect(standIn.received.length).toBe(before);
+  });
+
+  const holder = {
+    email: "finance@merchant.example",
+    shopperReference: "acct_1",
+    entityType: "Company" as const,
+    nationality: "DE",
+    dateOfBirth: "1990-01-01",
+  };
+
+  it("pays a cashout to an IBAN through the payout API, confirmed by PAYOUT_THIRDPARTY", async () => {
+    const sent = await adyen.payout({
+      cashoutId: "co_test_1",
+      idempotencyKey: "co_test_1:payout",
+      livemode: true,
+      amount: 25_000,
+      currency: "EUR",
+      destination: { type: "iban", iban: "DE89370400440532013000", account_holder: "Merchant GmbH" },
+      holder,
+    });
+    expect(sent.reference).toMatch(/^[A-Z0-9]{16}$/);
+    expect(notified()).toMatchObject([
+      { type: "payout", status: "paid", payoutReference: sent.reference, merchantReference: "co_test_1" },
+    ]);
+  });
+
+  it("refuses a destination Adyen's payout API cannot pay, never simulating it", async () => {
+    await expect(
+      adyen.payout({
+        cashoutId: "co_test_2",
+        idempotencyKey: "co_test_2:payout",
+        livemode: true,
+        amount: 100,
+        currency: "BRL",
+        destination: { type: "pix", key: "ana@example.com", key_type: "email" },
+        holder,
+      }),
+    ).rejects.toThrow(/IBAN only/);
+  });
+});
+
+describe("Adyen's contract", () => {
+  it("Prism reported no violation of Checkout v71 or Payout v50, in either direction", async () => {
+    // A request outside the contract, last, shows the count is live and that Prism's log has caught up
+    // with every earlier request (it logs in order): then it must be the only violation.
+    const probes: Array<[RunningProxy, string]> = [
+      [checkoutProxy, "/payments/details"],
+      [payoutProxy, "/confirmThirdParty"],
+    ];
+    for (const [proxy, path] of probes) {
+      const response = await fetch(`${proxy.url}${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-api-key": API_KEY },
+        body: JSON.stringify({ outside: "the contract" }),
+      });
+      expect(response.status).toBe(422);
+      const violations = await eventually(
+        `Prism's log of the probe on ${path}`,
+        () => proxy.violations(),
+        (lines) => lines.some((line) => line.includes(path)),
+      );
+      expect(violations).toHaveLength(1);
+      expect(violations[0]).toMatch(/UNPROCESSABLE_ENTITY/);
+    }
+  });
+});

@@ -1,0 +1,486 @@
+import { createHash } from "node:crypto";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { type NotificationItem, signItem } from "@payments/server/adyen";
+
+// A stateful stand-in for the Adyen endpoints the connector uses (server/src/adapters/adyen/): Checkout v71
+// payments, 3-D Secure details, captures, cancels, refunds, reversals, and Payout v50 third-party payouts.
+// It runs in the test process on loopback, behind Prism's validating proxy (./prism-proxy.ts) loaded with
+// Adyen's own documents, so everything the connector sends and everything this fake answers is checked
+// against Adyen's contract, not against our reading of it.
+//
+// What it models, after Adyen's documentation:
+// - Outcomes by test card (Adyen's "Test card numbers"): any card approves; the holder name picks a refusal
+//   reason (DECLINED, NOT_ENOUGH_BALANCE, BLOCK_CARD, CARD_EXPIRED, ISSUER_UNAVAILABLE, FRAUD, CVC_DECLINED,
+//   ACQUIRER_ERROR), as Adyen's test environment does; the 3-D Secure 2 test cards ask for a challenge
+//   (redirect flow); an expired card is refused. Our simulator's test cards (docs/charges.md) give the same
+//   refusals, so the e2e suites written for the simulator run against the stand-in unchanged.
+// - Idempotency-Key: the same key and request answers the stored answer and moves nothing again; the same
+//   key with another request is refused.
+// - Asynchronous outcomes: captures, cancels and refunds are only `received`; their outcome is a signed
+//   standard notification (Webhooks v1), queued here and delivered when a test says so (no timers), in
+//   order or shuffled, once or twice.
+// - Faults on demand: no answer (the caller times out: it sees the call in doubt though the money moved),
+//   a 500 before processing, a 500 after processing.
+// - `performed` counts what actually moved (replays excluded), per merchant reference: the crash suite's
+//   "0 double authorisations, captures or refunds" is read there.
+
+export interface StandInOptions {
+  apiKey: string;
+  merchantAccount: string;
+  /** Hex HMAC key the notifications are signed with. */
+  hmacKey: string;
+  now?: () => Date;
+}
+
+export type Fault = "no_answer" | "error_before" | "error_after";
+type Operation = "authorisation" | "capture" | "cancel" | "refund" | "reversal" | "details" | "payout";
+
+interface Payment {
+  pspReference: string;
+  merchantReference: string;
+  currency: string;
+  amount: number;
+  method: string;
+  status: "authorised" | "refused" | "challenge" | "pending" | "cancelled";
+  captured: number;
+  refunded: number;
+}
+
+export interface NotificationRequestBody {
+  live: "false";
+  notificationItems: Array<{ NotificationRequestItem: NotificationItem }>;
+}
+
+/** Adyen's 3-D Secure 2 test cards (challenge flow), and ours (issue 31's sandbox cards). */
+const CHALLENGE_CARDS = new Set([
+  "4917610000000000",
+  "5454545454545454",
+  "4212345678901237",
+  "4000000000003220",
+  "4000002760003184",
+]);
+
+/** Refusals by holder name, as in Adyen's test environment: [refusalReasonCode, refusalReason]. */
+const HOLDER_REFUSALS: Record<string, [string, string]> = {
+  DECLINED: ["2", "Refused"],
+  BLOCK_CARD: ["5", "Blocked Card"],
+  CARD_EXPIRED: ["6", "Expired Card"],
+  NOT_ENOUGH_BALANCE: ["12", "Not enough balance"],
+  ISSUER_UNAVAILABLE: ["9", "Issuer Unavailable"],
+  ACQUIRER_ERROR: ["4", "Acquirer Error"],
+  FRAUD: ["20", "FRAUD"],
+  CVC_DECLINED: ["24", "CVC Declined"],
+};
+
+/** Our simulator's test cards (docs/charges.md "Test cards"), refused the same way. */
+const CARD_REFUSALS: Record<string, [string, string]> = {
+  "4000000000000002": ["2", "Refused"],
+  "4000000000009995": ["12", "Not enough balance"],
+  "4000000000000069": ["6", "Expired Card"],
+};
+
+export interface AdyenStandIn {
+  url: string;
+  /** What actually moved, per operation and merchant reference (replays of an idempotent call excluded). */
+  performed: Record<Operation, Map<string, number>>;
+  /** Every request received (after Prism), by path: to assert the idempotency key was sent. */
+  received: Array<{ path: string; idempotencyKey: string | undefined }>;
+  payments: Map<string, Payment>;
+  /** The next request to `path` (e.g. "/payments") meets this fault. */
+  injectFault(path: string, fault: Fault): void;
+  /** Notifications queued and not yet taken, one item per request as Adyen sends them. */
+  takeNotifications(): NotificationRequestBody[];
+  /** The payer finishes the 3-D Secure challenge: returns the `redirectResult` they bring back. */
+  completeChallenge(pspReference: string, outcome: "authorised" | "refused"): string;
+  /** The payer of a local method pays (or the voucher expires): queues the AUTHORISATION notification. */
+  settleLocal(pspReference: string, paid: boolean): void;
+  /** The issuer disputes a payment: queues NOTIFICATION_OF_CHARGEBACK and CHARGEBACK (and the reversal when won). */
+  chargeback(pspReference: string, options?: { amount?: number; reversed?: boolean; reasonCode?: string }): void;
+  stop(): Promise<void>;
+}
+
+export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenStandIn> {
+  const now = options.now ?? (() => new Date());
+  const payments = new Map<string, Payment>();
+  const challenges = new Map<string, { pspReference: string; outcome?: "authorised" | "refused" }>();
+  const idempotency = new Map<string, { fingerprint: string; status: number; body: unknown }>();
+  const faults = new Map<string, Fault[]>();
+  const queue: NotificationItem[] = [];
+  const received: AdyenStandIn["received"] = [];
+  const performed: AdyenStandIn["performed"] = {
+    authorisation: new Map(),
+    capture: new Map(),
+    cancel: new Map(),
+    refund: new Map(),
+    reversal: new Map(),
+    details: new Map(),
+    payout: new Map(),
+  };
+  let sequence = 0;
+  let url = "";
+
+  /** A 16-character pspReference, unique in this run. */
+  const pspReference = () => `STND${String(++sequence).padStart(12, "0")}`;
+  const count = (operation: Operation, reference: string) =>
+    performed[operation].set(reference, (performed[operation].get(reference) ?? 0) + 1);
+
+  function notify(item: Omit<NotificationItem, "eventDate" | "merchantAccountCode" | "additionalData">, extra = {}) {
+    const full = {
+      ...item,
+      merchantAccountCode: options.merchantAccount,
+      eventDate: now()
+        .toISOString()
+        .replace(/\.\d{3}Z$/, "Z"),
+    } as NotificationItem;
+    const signature = signItem(full, options.hmacKey);
+    queue.push({ ...full, additionalData: { ...extra, hmacSignature: signature } } as NotificationItem);
+  }
+
+  const serviceError = (status: number, errorCode: string, message: string, errorType = "validation") => ({
+    status,
+    body: { status, errorCode, message, errorType },
+  });
+
+  type Answer = { status: number; body: unknown };
+  type Body = Record<string, unknown>;
+
+  function pay(body: Body): Answer {
+    const amount = body.amount as { value: number; currency: string };
+    const method = body.paymentMethod as Body;
+    const reference = String(body.reference);
+    const psp = pspReference();
+    const payment: Payment = {
+      pspReference: psp,
+      merchantReference: reference,
+      currency: amount.currency,
+      amount: amount.value,
+      method: String(method.type),
+      status: "authorised",
+      captured: 0,
+      refunded: 0,
+    };
+    payments.set(psp, payment);
+    count("authorisation", reference);
+    const answer = (extra: Body) => ({
+      status: 200,
+      body: { pspReference: psp, merchantReference: reference, amount, ...extra },
+    });
+
+    if (method.type === "scheme") {
+      const refusal = cardRefusal(method, now());
+      if (refusal) {
+        payment.status = "refused";
+        notify(authorisation(payment, false, refusal[1]));
+        return answer({ resultCode: "Refused", refusalReasonCode: refusal[0], refusalReason: refusal[1] });
+      }
+      if (CHALLENGE_CARDS.has(String(method.number))) {
+        payment.status = "challenge";
+        return answer({
+          resultCode: "RedirectShopper",
+          action: {
+            type: "redirect",
+            paymentMethodType: "scheme",
+            method: "GET",
+            url: `${url}/3ds/challenge?psp=${psp}`,
+          },
+        });
+      }
+      const additional = (body.additionalData ?? {}) as Record<string, string>;
+      if (additional.manualCapture !== "true") payment.captured = payment.amount;
+      notify(authorisation(payment, true));
+      return answer({ resultCode: "Authorised" });
+    }
+
+    payment.status = "pending";
+    const expiresAt = new Date(now().getTime() + 3_600_000).toISOString();
+    switch (method.type) {
+      case "pix":
+        return answer({
+          resultCode: "Pending",
+          action: {
+            type: "qrCode",
+            paymentMethodType: "pix",
+            qrCodeData: `00020126580014br.gov.bcb.pix0136${psp}5204000053039865802BR6304ABCD`,
+            expiresAt,
+          },
+        });
+      case "oxxo":
+      case "boletobancario":
+        return answer({
+          resultCode: "PresentToShopper",
+          action: { type: "voucher", paymentMethodType: method.type, reference: `VCH${psp}`, expiresAt },
+        });
+      case "sepadirectdebit":
+        return answer({ resultCode: "Received" });
+      default:
+        payment.status = "refused";
+        return answer({ resultCode: "Refused", refusalReasonCode: "10", refusalReason: "Not supported" });
+    }
+  }
+
+  function authorisation(payment: Payment, success: boolean, reason = "") {
+    return {
+      pspReference: payment.pspReference,
+      merchantReference: payment.merchantReference,
+      amount: { value: payment.amount, currency: payment.currency },
+      eventCode: "AUTHORISATION",
+      paymentMethod: payment.method === "scheme" ? "visa" : payment.method,
+      reason,
+      success: success ? "true" : "false",
+    } as const;
+  }
+
+  function details(body: Body): Answer {
+    const redirectResult = String((body.details as Body | undefined)?.redirectResult ?? "");
+    const challenge = challenges.get(redirectResult);
+    const payment = challenge ? payments.get(challenge.pspReference) : undefined;
+    if (!challenge?.outcome || !payment) {
+      return serviceError(422, "101", "Invalid redirectResult");
+    }
+    count("details", payment.merchantReference);
+    const base = {
+      pspReference: payment.pspReference,
+      merchantReference: payment.merchantReference,
+      amount: { value: payment.amount, currency: payment.currency },
+    };
+    if (challenge.outcome === "refused") {
+      payment.status = "refused";
+      notify(authorisation(payment, false, "3D Not Authenticated"));
+      return {
+        status: 200,
+        body: { ...base, resultCode: "Refused", refusalReasonCode: "11", refusalReason: "3D Not Authenticated" },
+      };
+    }
+    payment.status = "authorised";
+    notify(authorisation(payment, true));
+    return { status: 200, body: { ...base, resultCode: "Authorised" } };
+  }
+
+  function modify(operation: "capture" | "cancel" | "refund" | "reversal", psp: string, body: Body): Answer {
+    const payment = payments.get(psp);
+    if (!payment) return serviceError(422, "167", "Original pspReference required for this operation");
+    const reference = String(body.reference ?? payment.merchantReference);
+    const amount = body.amount as { value: number; currency: string } | undefined;
+    const value = amount?.value ?? payment.amount;
+    const modification = pspReference();
+    count(operation, reference);
+    const item = (eventCode: NotificationItem["eventCode"], success: boolean, reason = "") => ({
+      pspReference: modification,
+      originalReference: psp,
+      merchantReference: reference,
+      amount: { value, currency: payment.currency },
+      eventCode,
+      paymentMethod: payment.method === "scheme" ? "visa" : payment.method,
+      reason,
+      success: success ? "true" : "false",
+    });
+    const authorised = payment.status === "authorised";
+    switch (operation) {
+      case "capture": {
+        const ok = authorised && payment.captured + value <= payment.amount;
+        if (ok) payment.captured += value;
+        notify(item("CAPTURE", ok, ok ? "" : "Insufficient balance on payment"));
+        break;
+      }
+      case "cancel": {
+        const ok = authorised && payment.captured === 0;
+        if (ok) payment.status = "cancelled";
+        notify(item("CANCELLATION", ok, ok ? "" : "Payment already captured"));
+        break;
+      }
+      case "refund": {
+        const ok = authorised && payment.refunded + value <= payment.captured;
+        if (ok) payment.refunded += value;
+        notify(item("REFUND", ok, ok ? "" : "Insufficient in-process funds on account to refund"));
+        break;
+      }
+      case "reversal":
+        payment.status = "cancelled";
+        notify(item("CANCEL_OR_REFUND", authorised));
+        break;
+    }
+    const answer: Body = {
+      merchantAccount: options.merchantAccount,
+      paymentPspReference: psp,
+      pspReference: modification,
+      status: "received",
+      ...(body.reference === undefined ? {} : { reference: body.reference }),
+      ...(operation === "capture" || operation === "refund" ? { amount: { value, currency: payment.currency } } : {}),
+    };
+    return { status: 201, body: answer };
+  }
+
+  function payout(body: Body): Answer {
+    const reference = String(body.reference);
+    const amount = body.amount as { value: number; currency: string };
+    const psp = pspReference();
+    count("payout", reference);
+    const bank = (body.bank ?? {}) as Body;
+    // An IBAN ending in 0001 stands for a closed account (as the simulator's magic destinations do).
+    const ok = !String(bank.iban ?? "").endsWith("0001");
+    notify({
+      pspReference: psp,
+      merchantReference: reference,
+      amount,
+      eventCode: "PAYOUT_THIRDPARTY",
+      reason: ok ? "" : "Account closed",
+      success: ok ? "true" : "false",
+    } as never);
+    return { status: 200, body: { pspReference: psp, resultCode: "[payout-submit-received]" } };
+  }
+
+  function route(path: string, body: Body): Answer | undefined {
+    if (path === "/payments") return pay(body);
+    if (path === "/payments/details") return details(body);
+    if (path === "/storeDetailAndSubmitThirdParty") return payout(body);
+    const match = /^\/payments\/([^/]+)\/(captures|cancels|refunds|reversals)$/.exec(path);
+    if (!match) return undefined;
+    const operation = ({ captures: "capture", cancels: "cancel", refunds: "refund", reversals: "reversal" } as const)[
+      match[2] as "captures"
+    ];
+    return modify(operation, decodeURIComponent(match[1] as string), body);
+  }
+
+  async function handle(request: IncomingMessage, response: ServerResponse) {
+    const path = new URL(request.url ?? "/", "http://stand-in").pathname;
+    if (request.method === "GET" && path === "/3ds/challenge") {
+      // The issuer's challenge page: a test completes it with completeChallenge() instead of a browser.
+      response.writeHead(200, { "content-type": "text/html" }).end("<!doctype html><title>3-D Secure</title>");
+      return;
+    }
+    const raw = await readBody(request);
+    const reply = (answer: Answer) => {
+      response.writeHead(answer.status, { "content-type": "application/json" }).end(JSON.stringify(answer.body));
+    };
+    const key = header(request, "idempotency-key");
+    received.push({ path, idempotencyKey: key });
+    if (header(request, "x-api-key") !== options.apiKey) {
+      reply(serviceError(401, "000", "HTTP Status Response - Unauthorized", "security"));
+      return;
+    }
+    let body: Body;
+    try {
+      body = JSON.parse(raw) as Body;
+    } catch {
+      reply(serviceError(400, "702", "Structure of the request is invalid"));
+      return;
+    }
+    if (body.merchantAccount !== undefined && body.merchantAccount !== options.merchantAccount) {
+      reply(serviceError(403, "901", "Invalid Merchant Account", "security"));
+      return;
+    }
+    const fault = faults.get(path)?.shift();
+    if (fault === "error_before") {
+      reply(serviceError(500, "905", "Payment details are not supported", "internal"));
+      return;
+    }
+    const fingerprint = createHash("sha256").update(`${path}\n${raw}`).digest("hex");
+    const stored = key === undefined ? undefined : idempotency.get(key);
+    let answer: Answer | undefined;
+    if (stored) {
+      answer =
+        stored.fingerprint === fingerprint
+          ? { status: stored.status, body: stored.body }
+          : serviceError(422, "000", "Idempotency key reused with a different request");
+    } else {
+      answer = route(path, body);
+      if (!answer) {
+        reply(serviceError(404, "000", "Not found"));
+        return;
+      }
+      if (key !== undefined) idempotency.set(key, { fingerprint, ...answer });
+    }
+    if (fault === "no_answer") return; // processed; the caller times out and closes
+    if (fault === "error_after") {
+      reply(serviceError(500, "000", "Internal error", "internal"));
+      return;
+    }
+    reply(answer);
+  }
+
+  const server: Server = createServer((request, response) => {
+    handle(request, response).catch((error: unknown) => {
+      response.writeHead(500).end(String(error));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  return {
+    url,
+    performed,
+    received,
+    payments,
+    injectFault(path, fault) {
+      faults.set(path, [...(faults.get(path) ?? []), fault]);
+    },
+    takeNotifications() {
+      return queue.splice(0).map((item) => ({ live: "false", notificationItems: [{ NotificationRequestItem: item }] }));
+    },
+    completeChallenge(psp, outcome) {
+      const redirectResult = `X6XtfGC3!${createHash("sha256").update(psp).digest("base64url").slice(0, 24)}`;
+      challenges.set(redirectResult, { pspReference: psp, outcome });
+      return redirectResult;
+    },
+    settleLocal(psp, paid) {
+      const payment = payments.get(psp);
+      if (!payment) throw new Error(`the stand-in has no payment ${psp}`);
+      payment.status = paid ? "authorised" : "refused";
+      if (paid) payment.captured = payment.amount;
+      notify(authorisation(payment, paid, paid ? "" : "Expired"));
+    },
+    chargeback(psp, chargeback = {}) {
+      const payment = payments.get(psp);
+      if (!payment) throw new Error(`the stand-in has no payment ${psp}`);
+      const dispute = pspReference();
+      const amount = { value: chargeback.amount ?? payment.captured, currency: payment.currency };
+      const reasonCode = chargeback.reasonCode ?? "10.4";
+      const item = (eventCode: NotificationItem["eventCode"]) => ({
+        pspReference: dispute,
+        originalReference: psp,
+        merchantReference: payment.merchantReference,
+        amount,
+        eventCode,
+        paymentMethod: "visa",
+        reason: "Other Fraud-Card Absent Environment",
+        success: "true",
+      });
+      const extra = { chargebackReasonCode: reasonCode, defensePeriodEndsAt: "2026-12-27T00:00:00Z" };
+      notify(item("NOTIFICATION_OF_CHARGEBACK"), extra);
+      notify(item("CHARGEBACK"), extra);
+      if (chargeback.reversed) notify(item("CHARGEBACK_REVERSED"), extra);
+    },
+    async stop() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+function cardRefusal(method: Record<string, unknown>, now: Date): [string, string] | undefined {
+  const byHolder = HOLDER_REFUSALS[String(method.holderName ?? "").toUpperCase()];
+  if (byHolder) return byHolder;
+  const byCard = CARD_REFUSALS[String(method.number)];
+  if (byCard) return byCard;
+  const year = Number(method.expiryYear);
+  const month = Number(method.expiryMonth);
+  if (year < now.getUTCFullYear() || (year === now.getUTCFullYear() && month < now.getUTCMonth() + 1)) {
+    return ["6", "Expired Card"];
+  }
+  return undefined;
+}
+
+function header(request: IncomingMessage, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function readBody(request: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    request.on("data", (chunk: Buffer) => chunks.push(chunk));
+    request.once("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    request.once("error", reject);
+  });
+}
