@@ -484,3 +484,43 @@ function readBody(request: IncomingMessage): Promise<string> {
     request.once("error", reject);
   });
 }
+
+/**
+ * Delivers notifications as Adyen does (one POST per item, JSON, Basic-free: the HMAC is the proof),
+ * each `times` times, in an order shuffled by `seed` (deterministic, so a failure can be replayed).
+ * Answers are returned in delivery order; Adyen would redeliver any that is not a 2xx.
+ */
+export async function deliverNotifications(
+  url: string,
+  bodies: readonly NotificationRequestBody[],
+  options: { times?: number; seed?: number } = {},
+): Promise<Array<{ status: number; text: string }>> {
+  const copies = bodies.flatMap((body) => Array.from({ length: options.times ?? 1 }, () => body));
+  if (options.seed !== undefined) shuffle(copies, options.seed);
+  const answers: Array<{ status: number; text: string }> = [];
+  for (const body of copies) {
+    const response = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    answers.push({ status: response.status, text: await response.text() });
+  }
+  return answers;
+}
+
+/** Fisher-Yates with a small seeded generator (mulberry32). */
+function shuffle<T>(items: T[], seed: number): void {
+  let state = seed >>> 0;
+  const random = () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  for (let i = items.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [items[i], items[j]] = [items[j] as T, items[i] as T];
+  }
+}
