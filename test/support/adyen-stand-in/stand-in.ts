@@ -73,7 +73,7 @@ const HOLDER_REFUSALS: Record<string, [string, string]> = {
   CVC_DECLINED: ["24", "CVC Declined"],
 };
 
-/** Our simulator's test cards (docs/charges.md "Test cards"), refused the same way. */
+/** Our simulator's test cards (docs/charges.md 'Test cards (sandbox)'), refused the same way. */
 const CARD_REFUSALS: Record<string, [string, string]> = {
   "4000000000000002": ["2", "Refused"],
   "4000000000009995": ["12", "Not enough balance"],
