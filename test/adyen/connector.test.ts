@@ -13,7 +13,7 @@ import { type AdyenStandIn, startAdyenStandIn } from "../support/adyen-stand-in/
 import { eventually } from "../support/eventually.ts";
 
 // The Adyen connector (server/src/adapters/adyen/) against the stand-in, through Prism's validating proxy
-// loaded with Adyen's own Checkout v71 and Payout v50 documents: every request the connector sends and
+// loaded with Adyen's own Checkout v71, Payout v50 and Disputes v30 documents: every request the connector sends and
 // every answer the stand-in gives is checked against Adyen's contract, and the suite ends by asserting
 // Prism reported no violation at all.
 
@@ -25,20 +25,22 @@ const NOW = new Date("2026-11-27T12:00:00Z");
 let standIn: AdyenStandIn;
 let checkoutProxy: RunningProxy;
 let payoutProxy: RunningProxy;
+let disputesProxy: RunningProxy;
 let adyen: Acquirer;
 
 beforeAll(async () => {
   standIn = await startAdyenStandIn({ apiKey: API_KEY, merchantAccount: MERCHANT, hmacKey: HMAC_KEY, now: () => NOW });
-  [checkoutProxy, payoutProxy] = await Promise.all([
+  [checkoutProxy, payoutProxy, disputesProxy] = await Promise.all([
     startPrismProxy(ADYEN_DOCUMENTS.checkout, standIn.url),
     startPrismProxy(ADYEN_DOCUMENTS.payouts, standIn.url),
+    startPrismProxy(ADYEN_DOCUMENTS.disputes, standIn.url),
   ]);
   adyen = connector(30_000);
 });
 
 afterAll(async () => {
   adyen?.close();
-  await Promise.all([checkoutProxy?.stop(), payoutProxy?.stop()]);
+  await Promise.all([checkoutProxy?.stop(), payoutProxy?.stop(), disputesProxy?.stop()]);
   await standIn?.stop();
 });
 
@@ -48,6 +50,7 @@ function connector(timeoutMs: number): Acquirer {
     merchantAccount: MERCHANT,
     checkoutUrl: checkoutProxy.url,
     payoutUrl: payoutProxy.url,
+    disputesUrl: disputesProxy.url,
     timeoutMs,
   });
 }
@@ -301,13 +304,61 @@ describe("Adyen connector: local methods and payouts", () => {
   });
 });
 
+describe("Adyen connector: disputes", () => {
+  it("lists a chargeback's defense reasons, supplies the document one needs, and defends it", async () => {
+    const authorization = await adyen.authorizeCard(card({ capture: "immediate" }));
+    if (authorization.status !== "authorized") throw new Error("not authorised");
+    const dispute = standIn.chargeback(authorization.reference);
+    expect(notified()).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ type: "dispute", stage: "chargeback", disputeReference: dispute }),
+      ]),
+    );
+    const [reason] = await adyen.defenseReasons(dispute);
+    expect(reason).toEqual({
+      code: "GoodsOrServicesProvided",
+      satisfied: false,
+      documents: [{ type: "TIDorInvoice", requirement: "Required", available: false }],
+    });
+    // Defending before the required document is there is refused by Adyen, and says why.
+    await expect(
+      adyen.defendDispute({
+        disputeReference: dispute,
+        reasonCode: "GoodsOrServicesProvided",
+        idempotencyKey: "dp_1:defend",
+      }),
+    ).rejects.toThrow(/documents are missing/);
+    await adyen.supplyDefenseDocuments(dispute, [
+      { type: "TIDorInvoice", contentType: "application/pdf", content: Buffer.from("%PDF-1.4 invoice") },
+    ]);
+    expect((await adyen.defenseReasons(dispute))[0]?.satisfied).toBe(true);
+    await adyen.defendDispute({
+      disputeReference: dispute,
+      reasonCode: "GoodsOrServicesProvided",
+      idempotencyKey: "dp_1:defend:2",
+    });
+  });
+
+  it("accepts a chargeback once", async () => {
+    const authorization = await adyen.authorizeCard(card({ capture: "immediate" }));
+    if (authorization.status !== "authorized") throw new Error("not authorised");
+    const dispute = standIn.chargeback(authorization.reference);
+    notified();
+    await adyen.acceptDispute({ disputeReference: dispute, idempotencyKey: "dp_2:accept" });
+    await expect(
+      adyen.acceptDispute({ disputeReference: dispute, idempotencyKey: "dp_2:accept:again" }),
+    ).rejects.toThrow(/not open/);
+  });
+});
+
 describe("Adyen's contract", () => {
-  it("Prism reported no violation of Checkout v71 or Payout v50, in either direction", async () => {
+  it("Prism reported no violation of Checkout v71, Payout v50 or Disputes v30, in either direction", async () => {
     // A request outside the contract, last, shows the count is live and that Prism's log has caught up
     // with every earlier request (it logs in order): then it must be the only violation.
     const probes: Array<[RunningProxy, string]> = [
       [checkoutProxy, "/payments/details"],
       [payoutProxy, "/confirmThirdParty"],
+      [disputesProxy, "/acceptDispute"],
     ];
     for (const [proxy, path] of probes) {
       const response = await fetch(`${proxy.url}${path}`, {

@@ -46,6 +46,7 @@ beforeAll(async () => {
     merchantAccount: MERCHANT,
     checkoutUrl: standIn.url,
     payoutUrl: standIn.url,
+    disputesUrl: standIn.url,
     timeoutMs: 10_000,
   });
 });

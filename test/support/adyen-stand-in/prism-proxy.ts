@@ -17,6 +17,7 @@ const CONTRACT_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "../../../
 export const ADYEN_DOCUMENTS = {
   checkout: resolve(CONTRACT_DIR, "checkout.json"),
   payouts: resolve(CONTRACT_DIR, "payouts.json"),
+  disputes: resolve(CONTRACT_DIR, "disputes.json"),
   webhooks: resolve(CONTRACT_DIR, "webhooks.json"),
 } as const;
 

@@ -4,7 +4,8 @@ import type { AddressInfo } from "node:net";
 import { type NotificationItem, signItem } from "@payments/server/adyen";
 
 // A stateful stand-in for the Adyen endpoints the connector uses (server/src/adapters/adyen/): Checkout v71
-// payments, 3-D Secure details, captures, cancels, refunds, reversals, and Payout v50 third-party payouts.
+// payments, 3-D Secure details, captures, cancels, refunds, reversals, Payout v50 third-party payouts and
+// Disputes v30 (defense reasons, documents, defend, accept).
 // It runs in the test process on loopback, behind Prism's validating proxy (./prism-proxy.ts) loaded with
 // Adyen's own documents, so everything the connector sends and everything this fake answers is checked
 // against Adyen's contract, not against our reading of it.
@@ -96,7 +97,7 @@ export interface AdyenStandIn {
   /** The payer of a local method pays (or the voucher expires): queues the AUTHORISATION notification. */
   settleLocal(pspReference: string, paid: boolean): void;
   /** The issuer disputes a payment: queues NOTIFICATION_OF_CHARGEBACK and CHARGEBACK (and the reversal when won). */
-  chargeback(pspReference: string, options?: { amount?: number; reversed?: boolean; reasonCode?: string }): void;
+  chargeback(pspReference: string, options?: { amount?: number; reversed?: boolean; reasonCode?: string }): string;
   stop(): Promise<void>;
 }
 
@@ -106,6 +107,7 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
   const challenges = new Map<string, { pspReference: string; outcome?: "authorised" | "refused" }>();
   const idempotency = new Map<string, { fingerprint: string; status: number; body: unknown }>();
   const faults = new Map<string, Fault[]>();
+  const disputes = new Map<string, { status: "open" | "defended" | "accepted"; documents: Set<string> }>();
   const queue: NotificationItem[] = [];
   const received: AdyenStandIn["received"] = [];
   const performed: AdyenStandIn["performed"] = {
@@ -330,10 +332,63 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
     return { status: 200, body: { pspReference: psp, resultCode: "[payout-submit-received]" } };
   }
 
+  /** The Disputes API v30 on the disputes `chargeback()` opened: one reason, which needs an invoice. */
+  function dispute(path: string, body: Body): Answer | undefined {
+    const reference = String(body.disputePspReference);
+    const found = disputes.get(reference);
+    const result = (success: boolean, errorMessage?: string) => ({
+      status: 200,
+      body: { disputeServiceResult: { success, ...(errorMessage ? { errorMessage } : {}) } },
+    });
+    if (!found) return result(false, "Dispute not found");
+    switch (path) {
+      case "/retrieveApplicableDefenseReasons": {
+        const available = found.documents.has("TIDorInvoice");
+        return {
+          status: 200,
+          body: {
+            disputeServiceResult: { success: true },
+            defenseReasons: [
+              {
+                defenseReasonCode: "GoodsOrServicesProvided",
+                satisfied: available,
+                defenseDocumentTypes: [
+                  { defenseDocumentTypeCode: "TIDorInvoice", requirementLevel: "Required", available },
+                ],
+              },
+            ],
+          },
+        };
+      }
+      case "/supplyDefenseDocument":
+        for (const document of (body.defenseDocuments ?? []) as Body[]) {
+          found.documents.add(String(document.defenseDocumentTypeCode));
+        }
+        return result(true);
+      case "/defendDispute":
+        if (found.status !== "open") return result(false, "Dispute is not open");
+        if (body.defenseReasonCode !== "GoodsOrServicesProvided") return result(false, "Invalid defense reason");
+        if (!found.documents.has("TIDorInvoice")) return result(false, "Required defense documents are missing");
+        found.status = "defended";
+        return result(true);
+      case "/acceptDispute":
+        if (found.status !== "open") return result(false, "Dispute is not open");
+        found.status = "accepted";
+        return result(true);
+      default:
+        return undefined;
+    }
+  }
+
   function route(path: string, body: Body): Answer | undefined {
     if (path === "/payments") return pay(body);
     if (path === "/payments/details") return details(body);
     if (path === "/storeDetailAndSubmitThirdParty") return payout(body);
+    if (
+      ["/retrieveApplicableDefenseReasons", "/supplyDefenseDocument", "/defendDispute", "/acceptDispute"].includes(path)
+    ) {
+      return dispute(path, body);
+    }
     const match = /^\/payments\/([^/]+)\/(captures|cancels|refunds|reversals)$/.exec(path);
     if (!match) return undefined;
     const operation = ({ captures: "capture", cancels: "cancel", refunds: "refund", reversals: "reversal" } as const)[
@@ -366,7 +421,8 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
       reply(serviceError(400, "702", "Structure of the request is invalid"));
       return;
     }
-    if (body.merchantAccount !== undefined && body.merchantAccount !== options.merchantAccount) {
+    const account = body.merchantAccount ?? body.merchantAccountCode;
+    if (account !== undefined && account !== options.merchantAccount) {
       reply(serviceError(403, "901", "Invalid Merchant Account", "security"));
       return;
     }
@@ -434,6 +490,7 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
       const payment = payments.get(psp);
       if (!payment) throw new Error(`the stand-in has no payment ${psp}`);
       const dispute = pspReference();
+      disputes.set(dispute, { status: "open", documents: new Set() });
       const amount = { value: chargeback.amount ?? payment.captured, currency: payment.currency };
       const reasonCode = chargeback.reasonCode ?? "10.4";
       const item = (eventCode: NotificationItem["eventCode"]) => ({
@@ -450,6 +507,7 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
       notify(item("NOTIFICATION_OF_CHARGEBACK"), extra);
       notify(item("CHARGEBACK"), extra);
       if (chargeback.reversed) notify(item("CHARGEBACK_REVERSED"), extra);
+      return dispute;
     },
     async stop() {
       server.closeAllConnections();

@@ -119,6 +119,22 @@ export interface PayoutSubmission extends PayoutRequest, Idempotent {
   };
 }
 
+/** A defense reason Adyen accepts for a dispute, with the documents it needs. */
+export interface DefenseReason {
+  code: string;
+  /** Whether the documents supplied so far satisfy it. */
+  satisfied: boolean;
+  documents: Array<{ type: string; requirement: string; available: boolean }>;
+}
+
+export interface DefenseDocument {
+  /** Adyen's document type code (from `defenseReasons`). */
+  type: string;
+  /** `application/pdf`, `image/jpeg` … */
+  contentType: string;
+  content: Buffer;
+}
+
 export interface Acquirer {
   authorizeCard(request: CardAuthorization): Promise<Authorization>;
   /** Finishes a 3-D Secure authorization after the payer's redirect back (`/payments/details`). */
@@ -131,6 +147,13 @@ export interface Acquirer {
   startLocalPayment(request: LocalPayment): Promise<LocalPaymentStarted>;
   /** Sends a cashout; throws AcquirerUnsupported for a destination the acquirer cannot pay. */
   payout(request: PayoutSubmission): Promise<{ reference: string }>;
+  /** The defense reasons a dispute (Adyen's dispute pspReference) can be defended with (Disputes API). */
+  defenseReasons(disputeReference: string): Promise<DefenseReason[]>;
+  supplyDefenseDocuments(disputeReference: string, documents: DefenseDocument[]): Promise<void>;
+  /** Defends a dispute with one of its reasons; the outcome comes by notification (CHARGEBACK_REVERSED or not). */
+  defendDispute(request: Idempotent & { disputeReference: string; reasonCode: string }): Promise<void>;
+  /** Accepts a dispute: the merchant loses it without defending. */
+  acceptDispute(request: Idempotent & { disputeReference: string }): Promise<void>;
   /** Closes kept-alive connections. */
   close(): void;
 }

@@ -12,6 +12,7 @@ import {
   type RedirectAction,
 } from "./acquirer.ts";
 import type { components as Checkout, paths as CheckoutPaths } from "./contract/checkout.ts";
+import type { paths as DisputePaths } from "./contract/disputes.ts";
 import type { paths as PayoutPaths } from "./contract/payouts.ts";
 import { failureFor } from "./failures.ts";
 import { createTransport, TransportError } from "./transport.ts";
@@ -37,6 +38,8 @@ export interface AdyenSettings {
   checkoutUrl: string;
   /** Payout API base (`https://pal-test.adyen.com/pal/servlet/Payout/v50`, or the live prefix's). */
   payoutUrl: string;
+  /** Disputes API base (`https://ca-test.adyen.com/ca/services/DisputeService/v30`, or live). */
+  disputesUrl: string;
   /** Per-request time-out; past it the call is in doubt and is repeated with the same key. */
   timeoutMs: number;
   maxSockets?: number;
@@ -48,6 +51,7 @@ export function adyenEndpoints(environment: "test" | "live", livePrefix?: string
     return {
       checkoutUrl: "https://checkout-test.adyen.com/v71",
       payoutUrl: "https://pal-test.adyen.com/pal/servlet/Payout/v50",
+      disputesUrl: "https://ca-test.adyen.com/ca/services/DisputeService/v30",
     };
   }
   if (!livePrefix || !/^[a-z0-9-]+$/i.test(livePrefix)) {
@@ -56,6 +60,7 @@ export function adyenEndpoints(environment: "test" | "live", livePrefix?: string
   return {
     checkoutUrl: `https://${livePrefix}-checkout-live.adyenpayments.com/checkout/v71`,
     payoutUrl: `https://${livePrefix}-pal-live.adyenpayments.com/pal/servlet/Payout/v50`,
+    disputesUrl: "https://ca-live.adyen.com/ca/services/DisputeService/v30",
   };
 }
 
@@ -77,7 +82,15 @@ export function createAdyenConnector(settings: AdyenSettings): Acquirer {
   const headers = { "X-API-Key": settings.apiKey };
   const checkout = createClient<CheckoutPaths>({ baseUrl: settings.checkoutUrl, fetch: transport.fetch, headers });
   const payouts = createClient<PayoutPaths>({ baseUrl: settings.payoutUrl, fetch: transport.fetch, headers });
+  const disputes = createClient<DisputePaths>({ baseUrl: settings.disputesUrl, fetch: transport.fetch, headers });
   const merchantAccount = settings.merchantAccount;
+
+  /** A Disputes API answer: HTTP 200 with `disputeServiceResult.success` false is a refusal too. */
+  function disputeResult(what: string, result: { success: boolean; errorMessage?: string }): void {
+    if (!result.success) {
+      throw new AcquirerRefused(200, undefined, `Adyen refused ${what}: ${result.errorMessage ?? "no message"}`);
+    }
+  }
 
   /** Runs one call: a transport failure, 429 or 5xx is in doubt; any other non-2xx is refused. */
   async function call<T>(
@@ -287,6 +300,65 @@ export function createAdyenConnector(settings: AdyenSettings): Acquirer {
         );
       }
       return { reference: data.pspReference };
+    },
+
+    async defenseReasons(disputeReference) {
+      const data = await call("the defense reasons", () =>
+        disputes.POST("/retrieveApplicableDefenseReasons", {
+          body: { merchantAccountCode: merchantAccount, disputePspReference: disputeReference },
+        }),
+      );
+      disputeResult("the defense reasons", data.disputeServiceResult);
+      return (data.defenseReasons ?? []).map((reason) => ({
+        code: reason.defenseReasonCode,
+        satisfied: reason.satisfied,
+        documents: (reason.defenseDocumentTypes ?? []).map((type) => ({
+          type: type.defenseDocumentTypeCode,
+          requirement: type.requirementLevel,
+          available: type.available,
+        })),
+      }));
+    },
+
+    async supplyDefenseDocuments(disputeReference, documents) {
+      const data = await call("the defense documents", () =>
+        disputes.POST("/supplyDefenseDocument", {
+          body: {
+            merchantAccountCode: merchantAccount,
+            disputePspReference: disputeReference,
+            defenseDocuments: documents.map((document) => ({
+              defenseDocumentTypeCode: document.type,
+              contentType: document.contentType,
+              content: document.content.toString("base64"),
+            })),
+          },
+        }),
+      );
+      disputeResult("the defense documents", data.disputeServiceResult);
+    },
+
+    async defendDispute(request) {
+      const data = await call("the defense", () =>
+        disputes.POST("/defendDispute", {
+          headers: { "Idempotency-Key": request.idempotencyKey },
+          body: {
+            merchantAccountCode: merchantAccount,
+            disputePspReference: request.disputeReference,
+            defenseReasonCode: request.reasonCode,
+          },
+        }),
+      );
+      disputeResult("the defense", data.disputeServiceResult);
+    },
+
+    async acceptDispute(request) {
+      const data = await call("accepting the dispute", () =>
+        disputes.POST("/acceptDispute", {
+          headers: { "Idempotency-Key": request.idempotencyKey },
+          body: { merchantAccountCode: merchantAccount, disputePspReference: request.disputeReference },
+        }),
+      );
+      disputeResult("accepting the dispute", data.disputeServiceResult);
     },
 
     close() {
