@@ -19,7 +19,7 @@ import { fileURLToPath } from "node:url";
 import openapiTS, { astToString } from "openapi-typescript";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
-const outDir = join(root, "server/src/adapters/adyen/contract");
+export const outDir = join(root, "server/src/adapters/adyen/contract");
 const args = process.argv.slice(2);
 const check = args.includes("--check");
 const fromIndex = args.indexOf("--from");
@@ -35,7 +35,7 @@ const BANNER =
  * Disputes v30: defend and accept a chargeback (issue 31's disputes). Payouts v50: cashouts to bank
  * accounts (store detail and submit, then confirm or decline).
  */
-const DOCUMENTS = [
+export const DOCUMENTS = [
   {
     source: "CheckoutService-v71.json",
     out: "checkout",
@@ -93,7 +93,7 @@ function* refs(node) {
 }
 
 /** The document with only the named paths or webhooks and the components they reach. */
-function trim(doc, { paths = [], webhooks = [] }, where) {
+export function trim(doc, { paths = [], webhooks = [] }, where) {
   const pick = (section, names) => {
     const out = {};
     for (const name of names) {
@@ -144,15 +144,23 @@ function trim(doc, { paths = [], webhooks = [] }, where) {
   return kept;
 }
 
+/** The TypeScript types of a trimmed document, as committed beside it. */
+export async function typesOf(trimmed, out) {
+  // A field with a default is optional in what we send (Adyen fills it in), so defaults do not make it required.
+  const ast = await openapiTS(trimmed, { exportType: false, defaultNonNullable: false });
+  return `// ${BANNER}\n// Types of ${out}.json (openapi-typescript).\n\n${astToString(ast)}`;
+}
+
+/** The trimmed document of `spec` as committed (what `trim` writes). */
+export const serialize = (trimmed) => `${JSON.stringify(trimmed, null, 2)}\n`;
+
 async function build() {
   const files = {};
   for (const spec of DOCUMENTS) {
     const doc = JSON.parse(readFileSync(join(fromDir, spec.source), "utf8"));
     const trimmed = trim(doc, spec, spec.source);
-    files[`${spec.out}.json`] = `${JSON.stringify(trimmed, null, 2)}\n`;
-    // A field with a default is optional in what we send (Adyen fills it in), so defaults do not make it required.
-    const ast = await openapiTS(trimmed, { exportType: false, defaultNonNullable: false });
-    files[`${spec.out}.ts`] = `// ${BANNER}\n// Types of ${spec.out}.json (openapi-typescript).\n\n${astToString(ast)}`;
+    files[`${spec.out}.json`] = serialize(trimmed);
+    files[`${spec.out}.ts`] = await typesOf(trimmed, spec.out);
   }
   files.LICENSE = readFileSync(join(fromDir, "LICENSE"), "utf8");
   const source = readFileSync(join(fromDir, "SOURCE.md"), "utf8");
@@ -179,21 +187,24 @@ async function build() {
   return files;
 }
 
-const files = await build();
-if (check) {
-  const stale = Object.entries(files).filter(([name, text]) => {
-    const file = join(outDir, name);
-    return !existsSync(file) || readFileSync(file, "utf8") !== text;
-  });
-  if (stale.length > 0) {
-    console.error(
-      `Out of date in ${outDir}: ${stale.map(([name]) => name).join(", ")}. Run node spec/scripts/adyen.mjs`,
-    );
-    process.exit(1);
+/** Run as a script (not imported by its test). */
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const files = await build();
+  if (check) {
+    const stale = Object.entries(files).filter(([name, text]) => {
+      const file = join(outDir, name);
+      return !existsSync(file) || readFileSync(file, "utf8") !== text;
+    });
+    if (stale.length > 0) {
+      console.error(
+        `Out of date in ${outDir}: ${stale.map(([name]) => name).join(", ")}. Run node spec/scripts/adyen.mjs`,
+      );
+      process.exit(1);
+    }
+    console.log("Adyen documents and types are up to date.");
+  } else {
+    mkdirSync(outDir, { recursive: true });
+    for (const [name, text] of Object.entries(files)) writeFileSync(join(outDir, name), text);
+    console.log(`Wrote ${Object.keys(files).length} files to ${outDir}`);
   }
-  console.log("Adyen documents and types are up to date.");
-} else {
-  mkdirSync(outDir, { recursive: true });
-  for (const [name, text] of Object.entries(files)) writeFileSync(join(outDir, name), text);
-  console.log(`Wrote ${Object.keys(files).length} files to ${outDir}`);
 }
