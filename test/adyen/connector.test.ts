@@ -1,6 +1,7 @@
 import {
   type Acquirer,
   AcquirerInDoubt,
+  AcquirerRefused,
   AcquirerUnsupported,
   type CardAuthorization,
   createAdyenConnector,
@@ -217,6 +218,42 @@ describe("Adyen connector: idempotency and doubt", () => {
     } finally {
       impatient.close();
     }
+  });
+});
+
+describe("Adyen connector: refusals of the request itself", () => {
+  it("a wrong API key is refused (nothing moved, not in doubt), and the message never repeats the key or the card", async () => {
+    const wrong = createAdyenConnector({
+      apiKey: "AQE-wrong-key",
+      merchantAccount: MERCHANT,
+      checkoutUrl: checkoutProxy.url,
+      payoutUrl: payoutProxy.url,
+      disputesUrl: disputesProxy.url,
+      timeoutMs: 30_000,
+    });
+    try {
+      const request = card();
+      const error = await wrong.authorizeCard(request).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(AcquirerRefused);
+      expect(error).toMatchObject({ status: 401 });
+      expect(String((error as Error).message)).not.toContain("AQE-wrong-key");
+      expect(String((error as Error).message)).not.toContain(request.pan);
+      expect(standIn.performed.authorisation.get(request.chargeId)).toBeUndefined();
+    } finally {
+      wrong.close();
+    }
+  });
+
+  it("a modification of a payment Adyen does not know is refused with Adyen's error code", async () => {
+    await expect(
+      adyen.capture({
+        reference: "UNKNOWN000000000",
+        merchantReference: "ch_unknown",
+        amount: 100,
+        currency: "EUR",
+        idempotencyKey: "ch_unknown:capture",
+      }),
+    ).rejects.toMatchObject({ name: "AcquirerRefused", status: 422, errorCode: "167" });
   });
 });
 
