@@ -9,51 +9,39 @@ import {
   verifyItem,
 } from "@payments/server/adyen";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ADYEN_DOCUMENTS, type RunningProxy, startPrismProxy } from "../support/adyen-stand-in/prism-proxy.ts";
-import { type AdyenStandIn, startAdyenStandIn } from "../support/adyen-stand-in/stand-in.ts";
+import { type AdyenStack, startAdyenStack } from "../support/adyen-stand-in/index.ts";
+import type { RunningProxy } from "../support/adyen-stand-in/prism-proxy.ts";
+import type { AdyenStandIn } from "../support/adyen-stand-in/stand-in.ts";
 import { eventually } from "../support/eventually.ts";
 
 // The Adyen connector (server/src/adapters/adyen/) against the stand-in, through Prism's validating proxy
-// loaded with Adyen's own Checkout v71, Payout v50 and Disputes v30 documents: every request the connector sends and
-// every answer the stand-in gives is checked against Adyen's contract, and the suite ends by asserting
-// Prism reported no violation at all.
+// loaded with Adyen's own Checkout v71, Payout v50 and Disputes v30 documents: every request the connector
+// sends and every answer the stand-in gives is checked against Adyen's contract, and the suite ends by
+// asserting Prism reported no violation at all.
 
-const API_KEY = "AQE-test-api-key";
-const MERCHANT = "PaymentsPlatformECOM";
-const HMAC_KEY = "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056";
 const NOW = new Date("2026-11-27T12:00:00Z");
 
+let stack: AdyenStack;
 let standIn: AdyenStandIn;
-let checkoutProxy: RunningProxy;
-let payoutProxy: RunningProxy;
-let disputesProxy: RunningProxy;
 let adyen: Acquirer;
+let API_KEY: string;
+let HMAC_KEY: string;
 
 beforeAll(async () => {
-  standIn = await startAdyenStandIn({ apiKey: API_KEY, merchantAccount: MERCHANT, hmacKey: HMAC_KEY, now: () => NOW });
-  [checkoutProxy, payoutProxy, disputesProxy] = await Promise.all([
-    startPrismProxy(ADYEN_DOCUMENTS.checkout, standIn.url),
-    startPrismProxy(ADYEN_DOCUMENTS.payouts, standIn.url),
-    startPrismProxy(ADYEN_DOCUMENTS.disputes, standIn.url),
-  ]);
+  stack = await startAdyenStack({ now: () => NOW });
+  standIn = stack.standIn;
+  API_KEY = stack.settings.apiKey;
+  HMAC_KEY = stack.hmacKey;
   adyen = connector(30_000);
 });
 
 afterAll(async () => {
   adyen?.close();
-  await Promise.all([checkoutProxy?.stop(), payoutProxy?.stop(), disputesProxy?.stop()]);
-  await standIn?.stop();
+  await stack?.stop();
 });
 
-function connector(timeoutMs: number): Acquirer {
-  return createAdyenConnector({
-    apiKey: API_KEY,
-    merchantAccount: MERCHANT,
-    checkoutUrl: checkoutProxy.url,
-    payoutUrl: payoutProxy.url,
-    disputesUrl: disputesProxy.url,
-    timeoutMs,
-  });
+function connector(timeoutMs: number, overrides: { apiKey?: string } = {}): Acquirer {
+  return createAdyenConnector({ ...stack.settings, ...overrides, timeoutMs });
 }
 
 let charges = 0;
@@ -223,14 +211,7 @@ describe("Adyen connector: idempotency and doubt", () => {
 
 describe("Adyen connector: refusals of the request itself", () => {
   it("a wrong API key is refused (nothing moved, not in doubt), and the message never repeats the key or the card", async () => {
-    const wrong = createAdyenConnector({
-      apiKey: "AQE-wrong-key",
-      merchantAccount: MERCHANT,
-      checkoutUrl: checkoutProxy.url,
-      payoutUrl: payoutProxy.url,
-      disputesUrl: disputesProxy.url,
-      timeoutMs: 30_000,
-    });
+    const wrong = connector(30_000, { apiKey: "AQE-wrong-key" });
     try {
       const request = card();
       const error = await wrong.authorizeCard(request).catch((e: unknown) => e);
@@ -393,9 +374,9 @@ describe("Adyen's contract", () => {
     // A request outside the contract, last, shows the count is live and that Prism's log has caught up
     // with every earlier request (it logs in order): then it must be the only violation.
     const probes: Array<[RunningProxy, string]> = [
-      [checkoutProxy, "/payments/details"],
-      [payoutProxy, "/confirmThirdParty"],
-      [disputesProxy, "/acceptDispute"],
+      [stack.proxies.checkout, "/payments/details"],
+      [stack.proxies.payouts, "/confirmThirdParty"],
+      [stack.proxies.disputes, "/acceptDispute"],
     ];
     for (const [proxy, path] of probes) {
       const response = await fetch(`${proxy.url}${path}`, {
