@@ -302,6 +302,11 @@ describe("Adyen connector: local methods and payouts", () => {
       holder,
     });
     expect(sent.reference).toMatch(/^[A-Z0-9]{16}$/);
+    // Payout v50's document declares no Idempotency-Key, but the connector sends it all the same.
+    expect(standIn.received).toContainEqual({
+      path: "/storeDetailAndSubmitThirdParty",
+      idempotencyKey: "co_test_1:payout",
+    });
     expect(notified()).toMatchObject([
       { type: "payout", status: "paid", payoutReference: sent.reference, merchantReference: "co_test_1" },
     ]);
