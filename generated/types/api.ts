@@ -2137,6 +2137,13 @@ export interface components {
              * @description Captured funds waiting for the settlement delay (0 in the sandbox).
              */
             pending: number;
+            /**
+             * Format: int64
+             * @description What the merchant owes the platform because chargebacks took more than `available` held (the card
+             *     network does not ask; docs/disputes.md): `available` is then 0, and new captures pay this first.
+             *     Usually 0.
+             */
+            owed: number;
         };
         /**
          * @description An ISO 4217 currency code in upper case.
