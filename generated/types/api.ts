@@ -2141,9 +2141,9 @@ export interface components {
              * Format: int64
              * @description What the merchant owes the platform because chargebacks took more than `available` held (the card
              *     network does not ask; docs/disputes.md): `available` is then 0, and new captures pay this first.
-             *     Usually 0.
+             *     Present only while the merchant owes something.
              */
-            owed: number;
+            owed?: number;
         };
         /**
          * @description An ISO 4217 currency code in upper case.
