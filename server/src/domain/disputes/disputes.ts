@@ -282,12 +282,37 @@ export function createDisputes(deps: DisputesDeps) {
     });
   }
 
+  /**
+   * The card network's decision on a dispute, with or without evidence: a chargeback is won (its amount
+   * comes back) or lost; an inquiry decided for the merchant closes, against it escalates into a
+   * chargeback. The sandbox helper's, and (issue 32) an acquirer's notification's.
+   */
+  async function resolve(
+    caller: Caller | null,
+    livemode: boolean,
+    id: string,
+    outcome: DisputeOutcome,
+  ): Promise<DisputeDoc> {
+    const dispute = await load(livemode, id);
+    if (CLOSED.includes(dispute.status)) throw refusal(dispute, "resolve");
+    if (dispute.status === "needs_response" || dispute.status === "under_review") {
+      return commit(store, caller, (tx) => decideChargeback(tx, dispute, outcome, "resolve"));
+    }
+    if (outcome === "lost") return escalate(caller, dispute);
+    return commit(store, caller, async (tx) => {
+      const closed = await move(tx, dispute, "warning_closed", {}, "resolve");
+      await recordEvent(tx, clock, closed.livemode, "dispute.closed", eventFields(closed));
+      return closed;
+    });
+  }
+
   /** One environment's scheduled disputes not yet opened (the test cards' job and the sandbox clock). */
   const scheduled = (livemode: boolean) => ({ livemode, done: false }) as const;
 
   return {
     load,
     open,
+    resolve,
 
     /**
      * Runs inside every capture's transaction (charges' onCapture, wired in domain/index.ts): a sandbox
@@ -417,17 +442,7 @@ export function createDisputes(deps: DisputesDeps) {
     /** sandboxResolveDispute: the network's decision, whether or not evidence was submitted. */
     async sandboxResolve(caller: Caller, id: string, outcome: DisputeOutcome): Promise<DisputeDoc> {
       sandboxOnly(caller.livemode, "dispute", id);
-      const dispute = await load(caller.livemode, id);
-      if (CLOSED.includes(dispute.status)) throw refusal(dispute, "resolve");
-      if (dispute.status === "needs_response" || dispute.status === "under_review") {
-        return commit(store, caller, (tx) => decideChargeback(tx, dispute, outcome, "resolve"));
-      }
-      if (outcome === "lost") return escalate(caller, dispute);
-      return commit(store, caller, async (tx) => {
-        const closed = await move(tx, dispute, "warning_closed", {}, "resolve");
-        await recordEvent(tx, clock, closed.livemode, "dispute.closed", eventFields(closed));
-        return closed;
-      });
+      return resolve(caller, caller.livemode, id, outcome);
     },
 
     /**
