@@ -2570,6 +2570,8 @@ export interface components {
          *     card's country, where known. Sandbox: `192.0.2.0/24` is located in `US`, `198.51.100.0/24` in
          *     `BR`; test cards `4000000760000002` (BR), `4000001240000000` (CA), `4000004840008001` (MX) and
          *     `4000008260000000` (GB) carry their country.
+         *     - `disputed_card` (50): a charge with the same card (fingerprint) was disputed as `fraudulent` in
+         *     this environment (a dispute's opening records it); the reason names the newest such dispute.
          *     - `test_card_elevated_risk` (the review threshold): sandbox test card `4000000000009235`. It
          *     decides `review` whatever else fires (unless an allow list matches), so repeated tests of it
          *     never turn into blocks.

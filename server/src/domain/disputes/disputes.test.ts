@@ -330,3 +330,30 @@ describe("the dispute test cards", () => {
     expect(await domain.disputes.openScheduledDue(false)).toBe(1);
   });
 });
+
+describe("the fraud signal", () => {
+  const signalsOf = async (ctx: Awaited<ReturnType<typeof setup>>, fraudEvaluationId: string | null | undefined) => {
+    const evaluation = await ctx.store.get("fraud_evaluations", fraudEvaluationId ?? "");
+    return evaluation?.rules ?? [];
+  };
+
+  it("a fraudulent dispute raises disputed_card on the same card's next charge, explained; other reasons do not", async () => {
+    const ctx = await setup();
+    const first = await ctx.charge(1000, "5555555555554444");
+    expect((await signalsOf(ctx, first.fraud_evaluation_id)).map((r) => r.rule)).not.toContain("disputed_card");
+    await ctx.open(first.id, { reason: "product_not_received" });
+    const second = await ctx.charge(1000, "5555555555554444");
+    expect((await signalsOf(ctx, second.fraud_evaluation_id)).map((r) => r.rule)).not.toContain("disputed_card");
+
+    const dispute = await ctx.open(second.id, { reason: "fraudulent" });
+    const third = await ctx.charge(1000, "5555555555554444");
+    expect(await signalsOf(ctx, third.fraud_evaluation_id)).toContainEqual({
+      rule: "disputed_card",
+      points: 50,
+      reason: `A charge with this card was disputed as fraudulent (${dispute.id}).`,
+    });
+    // Another card is not touched.
+    const other = await ctx.charge(1000, "4242424242424242");
+    expect((await signalsOf(ctx, other.fraud_evaluation_id)).map((r) => r.rule)).not.toContain("disputed_card");
+  });
+});

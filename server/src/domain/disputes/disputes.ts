@@ -3,6 +3,7 @@ import type { Page, PageResult } from "../../store/port.ts";
 import type { Processor } from "../charges/processor.ts";
 import type { ChargeDoc, ChargeStatus } from "../charges/records.ts";
 import type { AppStore, AppTx } from "../collections.ts";
+import { recordFraudDispute } from "../fraud/facts.ts";
 import type { Caller } from "../kernel/caller.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { commit } from "../kernel/commit.ts";
@@ -198,6 +199,10 @@ export function createDisputes(deps: DisputesDeps) {
         dispute.fee = fee;
       }
       await tx.insert("disputes", dispute);
+      // The fraud engine's disputed_card signal: the card's next charges carry the risk (fraud/rules.ts).
+      if (dispute.reason === "fraudulent" && dispute.card_fingerprint) {
+        await recordFraudDispute(tx, clock, { livemode, fingerprint: dispute.card_fingerprint, disputeId: id });
+      }
       await recordEvent(tx, clock, livemode, "dispute.created", eventFields(dispute));
       if (!inquiry) {
         await recordEvent(tx, clock, livemode, "dispute.funds_withdrawn", {
