@@ -305,6 +305,16 @@ describe("the dispute test cards", () => {
     expect(data).toMatchObject([{ reason, status, amount: 2500 }]);
   });
 
+  it("opens none on a charge refunded in full before its time, and does not try again", async () => {
+    const { domain, sandbox, charge, advance, store } = await setup();
+    const tx = await charge(2500, "4000000000000259");
+    await domain.charges.refund(sandbox, tx.id, {});
+    advance(3600);
+    expect(await domain.disputes.openScheduledDue(false)).toBe(0);
+    expect((await store.get("scheduled_disputes", tx.id))?.done).toBe(true);
+    expect(await domain.disputes.nextScheduled(false, new Date(0))).toBeNull();
+  });
+
   it("schedules nothing for other cards, nor for a card authorized and not captured until later", async () => {
     const { domain, sandbox, charge, advance, merchant } = await setup();
     await charge(2500);

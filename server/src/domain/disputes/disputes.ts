@@ -63,6 +63,9 @@ const EMPTY_EVIDENCE: DisputeDoc["evidence"] = {
   uncategorized_text: null,
 };
 
+/** Another instance's pass opened this scheduled dispute first. */
+class ClaimLost extends Error {}
+
 export function createDisputes(deps: DisputesDeps) {
   const { store, clock } = deps;
   const feeFor = (currency: string) => deps.fees[currency] ?? 0;
@@ -155,13 +158,15 @@ export function createDisputes(deps: DisputesDeps) {
   /**
    * Opens a dispute on a captured charge, as the cardholder's bank does: a chargeback (`needs_response`,
    * its amount and fee withdrawn at once) or an inquiry (`warning_needs_response`, nothing moved). Used by
-   * the sandbox helper (a caller) and the test cards' job (none).
+   * the sandbox helper (a caller) and the test cards' job (none); `alongside` runs inside the opening's
+   * transaction first (the job's claim of its schedule, so the two commit together or not at all).
    */
   async function open(
     caller: Caller | null,
     livemode: boolean,
     chargeId: string,
     input: { reason?: DisputeReason; inquiry?: boolean },
+    alongside?: (tx: AppTx) => Promise<void>,
   ): Promise<DisputeDoc> {
     const charge = inEnvironment(await store.get("charges", chargeId), livemode, "charge", chargeId);
     const refused = notDisputable(charge);
@@ -191,6 +196,7 @@ export function createDisputes(deps: DisputesDeps) {
     };
     if (!inquiry) await ensureBalance(store, livemode, charge.merchant_id, charge.currency, clock);
     return commit(store, caller, async (tx) => {
+      await alongside?.(tx);
       await claimCharge(tx, charge, id, !inquiry, true);
       const dispute = { ...start };
       if (!inquiry) {
@@ -349,19 +355,21 @@ export function createDisputes(deps: DisputesDeps) {
       );
       let opened = 0;
       for (const plan of due) {
-        // Claimed first, so two instances running the job open it once; a charge that can no longer be
-        // disputed (refunded in full meanwhile, or already disputed) simply gets none.
-        const claimed = await store.update("scheduled_disputes", plan.id, { set: { done: true } }, { done: false });
-        if (!claimed) continue;
+        // The schedule is claimed in the opening's own transaction, conditionally: two instances running
+        // the job open it once, and a crash leaves it either opened and done or neither.
+        const claim = async (tx: AppTx) => {
+          if (!(await tx.update("scheduled_disputes", plan.id, { set: { done: true } }, { done: false }))) {
+            throw new ClaimLost();
+          }
+        };
         try {
-          await open(null, livemode, plan.id, { reason: plan.reason, inquiry: plan.inquiry });
+          await open(null, livemode, plan.id, { reason: plan.reason, inquiry: plan.inquiry }, claim);
           opened++;
         } catch (err) {
-          if (!(err instanceof DomainError)) {
-            // Not a refusal: let a later pass try again.
-            await store.update("scheduled_disputes", plan.id, { set: { done: false } });
-            throw err;
-          }
+          if (err instanceof ClaimLost) continue;
+          if (!(err instanceof DomainError)) throw err; // a later pass tries again
+          // The charge can no longer be disputed (refunded in full meanwhile, or already disputed): none.
+          await store.update("scheduled_disputes", plan.id, { set: { done: true } }, { done: false });
         }
       }
       return opened;
