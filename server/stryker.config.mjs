@@ -31,6 +31,7 @@ export default {
     "src/domain/webhooks/{dispatcher,fan-out,delivery-attempt,attempts,outbox,schedule,signing}.ts",
     "src/domain/cashouts/{cashouts,context,payouts,state,destinations}.ts",
     "src/adapters/payout-rail-simulator.ts",
+    "src/domain/disputes/{disputes,state}.ts",
     "src/domain/payment-links/{payment-links,pay,state,usage,page-token}.ts",
   ],
 

@@ -270,6 +270,73 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/disputes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List disputes
+         * @description Lists disputes, newest first, optionally of one charge, one merchant and/or one status.
+         */
+        get: operations["listDisputes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/disputes/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a dispute
+         * @description Returns a dispute of the caller's environment.
+         */
+        get: operations["getDispute"];
+        put?: never;
+        /**
+         * Update a dispute's evidence
+         * @description Adds or changes the dispute's evidence, and with `submit: true` sends it to the cardholder's bank:
+         *     the dispute moves to `under_review` (`warning_under_review` for an inquiry). Only a dispute that
+         *     needs a response (`needs_response`, `warning_needs_response`) takes evidence; any other is a 409.
+         */
+        post: operations["updateDispute"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/disputes/{id}/close": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Close (accept) a dispute
+         * @description Accepts the dispute without contesting it. A chargeback is `lost` (its amount and fee stay taken);
+         *     an inquiry is `warning_closed`. Only a dispute that needs a response can be closed; any other is a 409.
+         */
+        post: operations["closeDispute"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/events": {
         parameters: {
             query?: never;
@@ -783,6 +850,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sandbox/charges/{id}/dispute": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sandbox: open a dispute on a charge
+         * @description Opens a dispute on a captured charge as the cardholder's bank would (201, `dispute.created`): a
+         *     chargeback takes its amount and the dispute fee from the merchant's balance at once
+         *     (`dispute.funds_withdrawn`). The charge must be captured and not fully refunded, and have no
+         *     dispute yet (409 otherwise).
+         */
+        post: operations["sandboxOpenDispute"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sandbox/charges/{id}/expire": {
         parameters: {
             query?: never;
@@ -844,6 +934,28 @@ export interface paths {
          *     is a 400 naming `seconds` or `to`, saying how far it can still go.
          */
         post: operations["advanceSandboxClock"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sandbox/disputes/{id}/resolve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sandbox: decide a dispute
+         * @description Decides a dispute now, as the card network would (`dispute.closed`; winning a chargeback gives its
+         *     amount back, `dispute.funds_reinstated`). Any dispute not yet closed can be decided, whether or not
+         *     evidence was submitted.
+         */
+        post: operations["sandboxResolveDispute"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1240,6 +1352,106 @@ export interface webhooks {
          * @description A cashout was paid by the destination's bank.
          */
         post: operations["cashoutPaid"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "dispute.closed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * dispute.closed
+         * @description A dispute was closed: won, lost (accepted, decided, or its evidence deadline passed) or, for an inquiry, warning_closed.
+         */
+        post: operations["disputeClosed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "dispute.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * dispute.created
+         * @description A cardholder disputed a charge: a chargeback (its money is withdrawn at once, `dispute.funds_withdrawn`) or an inquiry.
+         */
+        post: operations["disputeCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "dispute.funds_reinstated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * dispute.funds_reinstated
+         * @description The merchant won a chargeback: its amount is back in the merchant's balance (the dispute fee is kept).
+         */
+        post: operations["disputeFundsReinstated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "dispute.funds_withdrawn": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * dispute.funds_withdrawn
+         * @description A chargeback's amount and the dispute fee left the merchant's balance (which may go below zero).
+         */
+        post: operations["disputeFundsWithdrawn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "dispute.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * dispute.updated
+         * @description A dispute's evidence changed or was submitted, or an inquiry was escalated into a chargeback.
+         */
+        post: operations["disputeUpdated"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1925,6 +2137,13 @@ export interface components {
              * @description Captured funds waiting for the settlement delay (0 in the sandbox).
              */
             pending: number;
+            /**
+             * Format: int64
+             * @description What the merchant owes the platform because chargebacks took more than `available` held (the card
+             *     network does not ask; docs/disputes.md): `available` is then 0, and new captures pay this first.
+             *     Present only while the merchant owes something.
+             */
+            owed?: number;
         };
         /**
          * @description An ISO 4217 currency code in upper case.
@@ -1972,6 +2191,252 @@ export interface components {
             /** @enum {boolean} */
             deleted: true;
         };
+        /**
+         * @description A cardholder's dispute of a captured charge. Its money moves as balance transactions of the
+         *     merchant's balance: at a chargeback's opening one of type `dispute` (the amount) and one of type `fee`
+         *     (the dispute fee), both taken from `available` even when that takes it below zero; when the merchant
+         *     wins, one of type `dispute_reversal` gives the amount back (the fee is kept: docs/disputes.md).
+         */
+        Dispute: {
+            id: components["schemas"]["DisputeId"];
+            /** @enum {string} */
+            object: "dispute";
+            /** @description The disputed charge. */
+            charge_id: components["schemas"]["TransactionId"];
+            merchant_id: components["schemas"]["MerchantId"];
+            /** @description What the cardholder disputes, in minor units of `currency`: what was left of the charge after refunds. */
+            amount: components["schemas"]["MinorUnits"];
+            currency: components["schemas"]["CurrencyCode"];
+            reason: components["schemas"]["DisputeReason"];
+            status: components["schemas"]["DisputeStatus"];
+            evidence: components["schemas"]["DisputeEvidence"];
+            /** @description When evidence must be submitted by; afterwards an unanswered chargeback is lost and an inquiry closed. Null once closed. */
+            evidence_due_by: string | null;
+            /** @description When the evidence was submitted, or null. */
+            evidence_submitted_at: string | null;
+            /**
+             * @description Whether the charge may still be refunded: true for an inquiry and for a won chargeback; false while
+             *     a chargeback runs and once it is lost (the cardholder already has the money back).
+             */
+            is_charge_refundable: boolean;
+            /**
+             * Format: int64
+             * @description The dispute fee taken from the merchant's balance (0 for an inquiry that never became a chargeback).
+             */
+            fee: number;
+            /** @description The ids of the balance transactions (`txn_…`) this dispute made, oldest first. */
+            balance_transactions: string[];
+            metadata: components["schemas"]["Metadata"];
+            livemode: boolean;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /** @description When it reached `won`, `lost` or `warning_closed`, or null. */
+            closed_at: string | null;
+        };
+        /** @description `dispute.closed`: the dispute reached `won`, `lost` or `warning_closed`. */
+        DisputeClosedEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * Format: date-time
+             * @description When the event happened.
+             */
+            created_at: string;
+            /** @description `false` for sandbox events, `true` for production ones. */
+            livemode: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "dispute.closed";
+            dispute_id: components["schemas"]["DisputeId"];
+            charge_id: components["schemas"]["TransactionId"];
+            merchant_id: components["schemas"]["MerchantId"];
+            /** @description The disputed amount, in minor units of `currency`. */
+            amount: components["schemas"]["MinorUnits"];
+            currency: components["schemas"]["CurrencyCode"];
+            reason: components["schemas"]["DisputeReason"];
+            /** @description The dispute's status after the change. */
+            status: components["schemas"]["DisputeStatus"];
+        };
+        /** @description `dispute.created`: a cardholder disputed a charge (a chargeback or an inquiry). */
+        DisputeCreatedEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * Format: date-time
+             * @description When the event happened.
+             */
+            created_at: string;
+            /** @description `false` for sandbox events, `true` for production ones. */
+            livemode: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "dispute.created";
+            dispute_id: components["schemas"]["DisputeId"];
+            charge_id: components["schemas"]["TransactionId"];
+            merchant_id: components["schemas"]["MerchantId"];
+            /** @description The disputed amount, in minor units of `currency`. */
+            amount: components["schemas"]["MinorUnits"];
+            currency: components["schemas"]["CurrencyCode"];
+            reason: components["schemas"]["DisputeReason"];
+            /** @description The dispute's status after the change. */
+            status: components["schemas"]["DisputeStatus"];
+        };
+        /** @description The merchant's evidence, as text. Each field is null until given; file uploads are not supported. */
+        DisputeEvidence: {
+            /** @description The customer's name. */
+            customer_name: string | null;
+            /** @description The customer's e-mail address. */
+            customer_email_address: string | null;
+            /** @description What was sold: the product or service, and when and how it was delivered. */
+            product_description: string | null;
+            /** @description The carrier that delivered the goods. */
+            shipping_carrier: string | null;
+            /** @description The carrier's tracking number. */
+            shipping_tracking_number: string | null;
+            /** @description The refund policy the customer was shown, and how. */
+            refund_policy: string | null;
+            /** @description The cancellation policy the customer was shown, and how. */
+            cancellation_policy: string | null;
+            /** @description Anything else the merchant wants the bank to read. */
+            uncategorized_text: string | null;
+        };
+        /** @description Evidence to add or change: each field given replaces the one stored; fields left out are kept. */
+        DisputeEvidenceInput: {
+            customer_name?: string;
+            customer_email_address?: string;
+            product_description?: string;
+            shipping_carrier?: string;
+            shipping_tracking_number?: string;
+            refund_policy?: string;
+            cancellation_policy?: string;
+            uncategorized_text?: string;
+        };
+        /** @description `dispute.funds_reinstated`: the merchant won; the disputed amount is back in its balance (the fee is kept). */
+        DisputeFundsReinstatedEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * Format: date-time
+             * @description When the event happened.
+             */
+            created_at: string;
+            /** @description `false` for sandbox events, `true` for production ones. */
+            livemode: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "dispute.funds_reinstated";
+            dispute_id: components["schemas"]["DisputeId"];
+            charge_id: components["schemas"]["TransactionId"];
+            merchant_id: components["schemas"]["MerchantId"];
+            /** @description The disputed amount, in minor units of `currency`. */
+            amount: components["schemas"]["MinorUnits"];
+            currency: components["schemas"]["CurrencyCode"];
+            reason: components["schemas"]["DisputeReason"];
+            /** @description The dispute's status after the change. */
+            status: components["schemas"]["DisputeStatus"];
+        };
+        /** @description `dispute.funds_withdrawn`: the disputed amount and the dispute fee left the merchant's balance. */
+        DisputeFundsWithdrawnEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * Format: date-time
+             * @description When the event happened.
+             */
+            created_at: string;
+            /** @description `false` for sandbox events, `true` for production ones. */
+            livemode: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "dispute.funds_withdrawn";
+            dispute_id: components["schemas"]["DisputeId"];
+            charge_id: components["schemas"]["TransactionId"];
+            merchant_id: components["schemas"]["MerchantId"];
+            /** @description The disputed amount, in minor units of `currency`. */
+            amount: components["schemas"]["MinorUnits"];
+            currency: components["schemas"]["CurrencyCode"];
+            reason: components["schemas"]["DisputeReason"];
+            /** @description The dispute's status after the change. */
+            status: components["schemas"]["DisputeStatus"];
+            /**
+             * Format: int64
+             * @description The dispute fee taken with the amount, in minor units of `currency`.
+             */
+            fee: number;
+        };
+        /**
+         * @description A dispute id: `dp_` and 24 base62 characters.
+         * @example dp_5Rt7Yu9Io2Pa4Sd6Fg8Hj1Kl
+         */
+        DisputeId: string;
+        /** @description A page of objects, newest first. */
+        DisputeList: {
+            /** @enum {string} */
+            object: "list";
+            data: components["schemas"]["Dispute"][];
+            /** @description Whether more objects follow in the direction of the cursor. */
+            has_more: boolean;
+        };
+        /**
+         * @description Why the cardholder disputes the payment, as the card network reports it. New reasons may be added within v1.
+         * @enum {string}
+         */
+        DisputeReason: "fraudulent" | "product_not_received" | "product_unacceptable" | "duplicate" | "subscription_canceled" | "credit_not_processed" | "unrecognized" | "general";
+        /**
+         * @description The status of a dispute. An inquiry (a request for information, no money moved yet) starts
+         *     `warning_needs_response`, moves to `warning_under_review` when evidence is submitted, and ends
+         *     `warning_closed`, unless the bank escalates it into a chargeback (`needs_response`). A chargeback
+         *     starts `needs_response` (its amount and the dispute fee already taken from the merchant's balance),
+         *     moves to `under_review` when evidence is submitted, and ends `won` (the amount comes back) or `lost`
+         *     (it stays taken); accepting it, or letting `evidence_due_by` pass without submitting evidence, loses
+         *     it. `won`, `lost` and `warning_closed` are final.
+         * @enum {string}
+         */
+        DisputeStatus: "warning_needs_response" | "warning_under_review" | "warning_closed" | "needs_response" | "under_review" | "won" | "lost";
+        /** @description The body of POST /v1/disputes/{id}. */
+        DisputeUpdate: {
+            /** @description Evidence to add or change; what is left out is kept. */
+            evidence?: components["schemas"]["DisputeEvidenceInput"];
+            /**
+             * @description Submit the evidence to the cardholder's bank now (default false: keep it as a draft). A submitted
+             *     dispute moves to `under_review` (`warning_under_review` for an inquiry) and its evidence can no
+             *     longer change.
+             * @default false
+             */
+            submit?: boolean;
+            metadata?: components["schemas"]["Metadata"];
+        };
+        /** @description `dispute.updated`: the dispute's evidence changed or was submitted, or an inquiry became a chargeback. */
+        DisputeUpdatedEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * Format: date-time
+             * @description When the event happened.
+             */
+            created_at: string;
+            /** @description `false` for sandbox events, `true` for production ones. */
+            livemode: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "dispute.updated";
+            dispute_id: components["schemas"]["DisputeId"];
+            charge_id: components["schemas"]["TransactionId"];
+            merchant_id: components["schemas"]["MerchantId"];
+            /** @description The disputed amount, in minor units of `currency`. */
+            amount: components["schemas"]["MinorUnits"];
+            currency: components["schemas"]["CurrencyCode"];
+            reason: components["schemas"]["DisputeReason"];
+            /** @description The dispute's status after the change. */
+            status: components["schemas"]["DisputeStatus"];
+        };
         /** @description An event type an endpoint receives, or `*` for every type, including types added later. */
         EnabledEvent: components["schemas"]["EventType"] | "*";
         /**
@@ -1980,7 +2445,7 @@ export interface components {
          */
         ErrorCode: "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "invalid_state_transition" | "refund_exceeds_remaining" | "idempotency_key_reused" | "idempotency_request_in_progress" | "idempotency_replay_unavailable" | "payload_too_large" | "unsupported_media_type" | "method_not_allowed" | "invalid_card" | "card_number_in_text" | "secret_in_text" | "insufficient_balance" | "merchant_inactive" | "card_declined" | "payment_link_unavailable" | "rate_limited" | "internal_error" | "service_unavailable";
         /** @description Any event; `type` says which. */
-        Event: components["schemas"]["CashoutCanceledEvent"] | components["schemas"]["CashoutCreatedEvent"] | components["schemas"]["CashoutFailedEvent"] | components["schemas"]["CashoutPaidEvent"] | components["schemas"]["FraudEvaluatedEvent"] | components["schemas"]["MerchantCreatedEvent"] | components["schemas"]["MerchantUpdatedEvent"] | components["schemas"]["PaymentAuthorizedEvent"] | components["schemas"]["PaymentCapturedEvent"] | components["schemas"]["PaymentExpiredEvent"] | components["schemas"]["PaymentFailedEvent"] | components["schemas"]["PaymentRefundedEvent"] | components["schemas"]["PaymentVoidedEvent"] | components["schemas"]["PaymentLinkCompletedEvent"] | components["schemas"]["ServiceKeyCreatedEvent"] | components["schemas"]["ServiceKeyRevokedEvent"] | components["schemas"]["ServiceKeyRotatedEvent"] | components["schemas"]["WebhookEndpointDisabledEvent"] | components["schemas"]["WebhookEndpointTestEvent"];
+        Event: components["schemas"]["CashoutCanceledEvent"] | components["schemas"]["CashoutCreatedEvent"] | components["schemas"]["CashoutFailedEvent"] | components["schemas"]["CashoutPaidEvent"] | components["schemas"]["DisputeClosedEvent"] | components["schemas"]["DisputeCreatedEvent"] | components["schemas"]["DisputeFundsReinstatedEvent"] | components["schemas"]["DisputeFundsWithdrawnEvent"] | components["schemas"]["DisputeUpdatedEvent"] | components["schemas"]["FraudEvaluatedEvent"] | components["schemas"]["MerchantCreatedEvent"] | components["schemas"]["MerchantUpdatedEvent"] | components["schemas"]["PaymentAuthorizedEvent"] | components["schemas"]["PaymentCapturedEvent"] | components["schemas"]["PaymentExpiredEvent"] | components["schemas"]["PaymentFailedEvent"] | components["schemas"]["PaymentRefundedEvent"] | components["schemas"]["PaymentVoidedEvent"] | components["schemas"]["PaymentLinkCompletedEvent"] | components["schemas"]["ServiceKeyCreatedEvent"] | components["schemas"]["ServiceKeyRevokedEvent"] | components["schemas"]["ServiceKeyRotatedEvent"] | components["schemas"]["WebhookEndpointDisabledEvent"] | components["schemas"]["WebhookEndpointTestEvent"];
         /**
          * @description An event id: `evt_` and 24 base62 characters.
          * @example evt_5Tg7YhUj9IkOl2PzXc4VbNm6
@@ -2000,7 +2465,7 @@ export interface components {
             endpoint_id: components["schemas"]["WebhookEndpointId"];
         };
         /** @description The types of event. Extensible: new types are added within v1; ignore the ones you do not handle. */
-        EventType: "cashout.canceled" | "cashout.created" | "cashout.failed" | "cashout.paid" | "fraud.evaluated" | "merchant.created" | "merchant.updated" | "payment.authorized" | "payment.captured" | "payment.expired" | "payment.failed" | "payment.refunded" | "payment.voided" | "payment_link.completed" | "service_key.created" | "service_key.revoked" | "service_key.rotated" | "webhook_endpoint.disabled" | "webhook_endpoint.test";
+        EventType: "cashout.canceled" | "cashout.created" | "cashout.failed" | "cashout.paid" | "dispute.closed" | "dispute.created" | "dispute.funds_reinstated" | "dispute.funds_withdrawn" | "dispute.updated" | "fraud.evaluated" | "merchant.created" | "merchant.updated" | "payment.authorized" | "payment.captured" | "payment.expired" | "payment.failed" | "payment.refunded" | "payment.voided" | "payment_link.completed" | "service_key.created" | "service_key.revoked" | "service_key.rotated" | "webhook_endpoint.disabled" | "webhook_endpoint.test";
         /** @description Why a charge was declined (sandbox: see the test cards in docs/charges.md). Extensible: codes may be added within v1. */
         FailureCode: "card_declined" | "insufficient_funds" | "expired_card" | "processing_error" | "fraud_blocked";
         /**
@@ -2105,6 +2570,8 @@ export interface components {
          *     card's country, where known. Sandbox: `192.0.2.0/24` is located in `US`, `198.51.100.0/24` in
          *     `BR`; test cards `4000000760000002` (BR), `4000001240000000` (CA), `4000004840008001` (MX) and
          *     `4000008260000000` (GB) carry their country.
+         *     - `disputed_card` (50): a charge with the same card (fingerprint) was disputed as `fraudulent` in
+         *     this environment (a dispute's opening records it); the reason names the newest such dispute.
          *     - `test_card_elevated_risk` (the review threshold): sandbox test card `4000000000009235`. It
          *     decides `review` whatever else fires (unless an allow list matches), so repeated tests of it
          *     never turn into blocks.
@@ -3103,6 +3570,16 @@ export interface components {
             payment_links_expired: number;
             /**
              * Format: int32
+             * @description Disputes the dispute test cards opened on their charges, some time after capture (`dispute.created`).
+             */
+            disputes_opened: number;
+            /**
+             * Format: int32
+             * @description Disputes whose evidence deadline passed without a response: chargebacks lost, inquiries closed (`dispute.closed`).
+             */
+            disputes_closed: number;
+            /**
+             * Format: int32
              * @description Webhook delivery attempts made: retries that came due, and the first attempts of the events above.
              */
             webhook_attempts: number;
@@ -3111,6 +3588,26 @@ export interface components {
              * @description How many times the clock stopped on the way, at the next thing due, to run it at its own time.
              */
             steps: number;
+        };
+        /** @description The body of POST /v1/sandbox/charges/{id}/dispute. */
+        SandboxDisputeOpen: {
+            /** @description The reason the cardholder gives; default `fraudulent`. */
+            reason?: components["schemas"]["DisputeReason"];
+            /**
+             * @description Open an inquiry (`warning_needs_response`, no money moved) instead of a chargeback; default false.
+             * @default false
+             */
+            inquiry?: boolean;
+        };
+        /** @description The body of POST /v1/sandbox/disputes/{id}/resolve. */
+        SandboxDisputeResolve: {
+            /**
+             * @description The bank's decision. For a chargeback: `won` gives the amount back, `lost` keeps it taken. For an
+             *     inquiry: `won` closes it (`warning_closed`), `lost` escalates it into a chargeback (`needs_response`,
+             *     the amount and fee taken).
+             * @enum {string}
+             */
+            outcome: "won" | "lost";
         };
         /**
          * @description The scopes a service key can hold, one per area of the API. Every operation that takes a key needs
@@ -3714,6 +4211,12 @@ export interface components {
         "ChargeListParameters.payment_link_id": components["schemas"]["PaymentLinkId"];
         /** @description Only charges with this status. */
         "ChargeListParameters.status": components["schemas"]["ChargeStatus"];
+        /** @description Only disputes of this charge. */
+        "DisputeListParameters.charge_id": components["schemas"]["TransactionId"];
+        /** @description Only disputes of this merchant. */
+        "DisputeListParameters.merchant_id": components["schemas"]["MerchantId"];
+        /** @description Only disputes with this status. */
+        "DisputeListParameters.status": components["schemas"]["DisputeStatus"];
         /** @description Only events of this type. */
         "EventListParameters.type": components["schemas"]["EventType"];
         /**
@@ -5504,6 +6007,501 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Charge"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object in the caller's environment. */
+            404: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The object's state does not allow this change; or a request with the same Idempotency-Key is still running; or it finished but its answer carried a secret or a card number, which is never kept for replay (`idempotency_replay_unavailable`). */
+            409: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is not `application/json` (or an `application/*+json` type). */
+            415: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request, or the request is well-formed but cannot be processed. */
+            422: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listDisputes: {
+        parameters: {
+            query?: {
+                /**
+                 * @description How many objects to return, 1 to 100, written in decimal digits without a leading zero (`20`; `020`,
+                 *     `2e1`, `20.0` and `+20` are a 400 naming `limit`).
+                 */
+                limit?: components["parameters"]["ListParameters.limit"];
+                /**
+                 * @description An object id: return the objects after it (older ones). Not together with `ending_before`. It must be
+                 *     the id of an object of this list in the caller's environment (one a page returned); any other value
+                 *     (an unknown id, another resource's, the other environment's) is a 400 naming `starting_after`, never
+                 *     an empty page. An object that has since left the list's filter (a charge whose status changed) still
+                 *     marks the place.
+                 */
+                starting_after?: components["parameters"]["ListParameters.starting_after"];
+                /**
+                 * @description An object id: return the objects before it (newer ones). Not together with `starting_after`. The same
+                 *     rule as `starting_after`: an id that names no object of this list in the caller's environment is a
+                 *     400 naming `ending_before`.
+                 */
+                ending_before?: components["parameters"]["ListParameters.ending_before"];
+                /** @description Only disputes of this charge. */
+                charge_id?: components["parameters"]["DisputeListParameters.charge_id"];
+                /** @description Only disputes of this merchant. */
+                merchant_id?: components["parameters"]["DisputeListParameters.merchant_id"];
+                /** @description Only disputes with this status. */
+                status?: components["parameters"]["DisputeListParameters.status"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DisputeList"];
+                };
+            };
+            /**
+             * @description The request is malformed or a field is invalid; `param` and `errors` say which.
+             *
+             *     Beyond its schema, this operation refuses with a 400 naming the field:
+             *     - `starting_after` and `ending_before` together: send at most one cursor.
+             */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getDispute: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["schemas"]["DisputeId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dispute"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object in the caller's environment. */
+            404: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateDispute: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (at most 255 characters) that makes a retried POST safe: the same key with the same
+                 *     body within 24 hours replays the first response.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+            };
+            path: {
+                id: components["schemas"]["DisputeId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DisputeUpdate"];
+            };
+        };
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    /** @description `true` when this response is a replay of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dispute"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object in the caller's environment. */
+            404: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The object's state does not allow this change; or a request with the same Idempotency-Key is still running; or it finished but its answer carried a secret or a card number, which is never kept for replay (`idempotency_replay_unavailable`). */
+            409: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is not `application/json` (or an `application/*+json` type). */
+            415: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request, or the request is well-formed but cannot be processed. */
+            422: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    closeDispute: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (at most 255 characters) that makes a retried POST safe: the same key with the same
+                 *     body within 24 hours replays the first response.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+            };
+            path: {
+                id: components["schemas"]["DisputeId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    /** @description `true` when this response is a replay of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dispute"];
                 };
             };
             /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
@@ -9242,6 +10240,152 @@ export interface operations {
             };
         };
     };
+    sandboxOpenDispute: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (at most 255 characters) that makes a retried POST safe: the same key with the same
+                 *     body within 24 hours replays the first response.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+            };
+            path: {
+                id: components["schemas"]["TransactionId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SandboxDisputeOpen"];
+            };
+        };
+        responses: {
+            /** @description The request has succeeded and a new resource has been created as a result. */
+            201: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    /** @description `true` when this response is a replay of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dispute"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object in the caller's environment. */
+            404: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The object's state does not allow this change; or a request with the same Idempotency-Key is still running; or it finished but its answer carried a secret or a card number, which is never kept for replay (`idempotency_replay_unavailable`). */
+            409: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is not `application/json` (or an `application/*+json` type). */
+            415: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request, or the request is well-formed but cannot be processed. */
+            422: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     sandboxExpireCharge: {
         parameters: {
             query?: never;
@@ -9518,6 +10662,152 @@ export interface operations {
              *     Beyond its schema, this operation refuses with a 400 naming the field:
              *     - `to` before the sandbox's time now (the clock never goes back), or more than 366 days after it.
              */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object in the caller's environment. */
+            404: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The object's state does not allow this change; or a request with the same Idempotency-Key is still running; or it finished but its answer carried a secret or a card number, which is never kept for replay (`idempotency_replay_unavailable`). */
+            409: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is not `application/json` (or an `application/*+json` type). */
+            415: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request, or the request is well-formed but cannot be processed. */
+            422: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    sandboxResolveDispute: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (at most 255 characters) that makes a retried POST safe: the same key with the same
+                 *     body within 24 hours replays the first response.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+            };
+            path: {
+                id: components["schemas"]["DisputeId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SandboxDisputeResolve"];
+            };
+        };
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    /** @description `true` when this response is a replay of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dispute"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
             400: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
@@ -12165,6 +13455,326 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["CashoutPaidEvent"];
+            };
+        };
+        responses: {
+            /** @description The receiver acknowledges the delivery with 200 (any 2xx counts as delivered). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The receiver refuses a delivery whose signature does not verify with 401 (a fixed fact of this API). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    disputeClosed: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The signature of an endpoint whose `signature_scheme` is `x_service_signature` (the default), in
+                 *     a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
+                 *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
+                 *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
+                 *     `v1` value (two are sent, new secret first, while a secret rotation is in its grace period); refuse
+                 *     a timestamp more than 300 seconds from your clock. Answer 401 when verification fails, 2xx to
+                 *     acknowledge.
+                 *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
+                 */
+                "X-Service-Signature"?: components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /**
+                 * @description Standard Webhooks (an endpoint whose `signature_scheme` is `standard_webhooks`, instead of
+                 *     `X-Service-Signature`): the event's id, the same on every attempt.
+                 */
+                "webhook-id"?: components["parameters"]["WebhookDeliveryHeaders.webhookId"];
+                /** @description Standard Webhooks: when the attempt was signed, in Unix seconds. */
+                "webhook-timestamp"?: components["parameters"]["WebhookDeliveryHeaders.webhookTimestamp"];
+                /**
+                 * @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`,
+                 *     keyed with the bytes the base64 after the secret's `whsec_` decodes to; two, separated by a space,
+                 *     while a secret rotation is in its grace period. Verify with a Standard Webhooks library
+                 *     (`new Webhook(secret).verify(body, headers)` in the `standardwebhooks` npm package).
+                 */
+                "webhook-signature"?: components["parameters"]["WebhookDeliveryHeaders.webhookSignature"];
+                /** @description The event's id, the same on every attempt: the key to deduplicate on. */
+                "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
+                /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
+                "X-Service-Delivery-Id": components["parameters"]["WebhookDeliveryHeaders.deliveryId"];
+                /** @description The attempt's number within the delivery: 1, then 2, 3, ... on retries and redeliveries. */
+                "X-Service-Delivery-Attempt": components["parameters"]["WebhookDeliveryHeaders.attempt"];
+                /** @description `PaymentsWebhooks/1.0`. */
+                "User-Agent": components["parameters"]["WebhookDeliveryHeaders.userAgent"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DisputeClosedEvent"];
+            };
+        };
+        responses: {
+            /** @description The receiver acknowledges the delivery with 200 (any 2xx counts as delivered). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The receiver refuses a delivery whose signature does not verify with 401 (a fixed fact of this API). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    disputeCreated: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The signature of an endpoint whose `signature_scheme` is `x_service_signature` (the default), in
+                 *     a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
+                 *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
+                 *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
+                 *     `v1` value (two are sent, new secret first, while a secret rotation is in its grace period); refuse
+                 *     a timestamp more than 300 seconds from your clock. Answer 401 when verification fails, 2xx to
+                 *     acknowledge.
+                 *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
+                 */
+                "X-Service-Signature"?: components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /**
+                 * @description Standard Webhooks (an endpoint whose `signature_scheme` is `standard_webhooks`, instead of
+                 *     `X-Service-Signature`): the event's id, the same on every attempt.
+                 */
+                "webhook-id"?: components["parameters"]["WebhookDeliveryHeaders.webhookId"];
+                /** @description Standard Webhooks: when the attempt was signed, in Unix seconds. */
+                "webhook-timestamp"?: components["parameters"]["WebhookDeliveryHeaders.webhookTimestamp"];
+                /**
+                 * @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`,
+                 *     keyed with the bytes the base64 after the secret's `whsec_` decodes to; two, separated by a space,
+                 *     while a secret rotation is in its grace period. Verify with a Standard Webhooks library
+                 *     (`new Webhook(secret).verify(body, headers)` in the `standardwebhooks` npm package).
+                 */
+                "webhook-signature"?: components["parameters"]["WebhookDeliveryHeaders.webhookSignature"];
+                /** @description The event's id, the same on every attempt: the key to deduplicate on. */
+                "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
+                /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
+                "X-Service-Delivery-Id": components["parameters"]["WebhookDeliveryHeaders.deliveryId"];
+                /** @description The attempt's number within the delivery: 1, then 2, 3, ... on retries and redeliveries. */
+                "X-Service-Delivery-Attempt": components["parameters"]["WebhookDeliveryHeaders.attempt"];
+                /** @description `PaymentsWebhooks/1.0`. */
+                "User-Agent": components["parameters"]["WebhookDeliveryHeaders.userAgent"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DisputeCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description The receiver acknowledges the delivery with 200 (any 2xx counts as delivered). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The receiver refuses a delivery whose signature does not verify with 401 (a fixed fact of this API). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    disputeFundsReinstated: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The signature of an endpoint whose `signature_scheme` is `x_service_signature` (the default), in
+                 *     a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
+                 *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
+                 *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
+                 *     `v1` value (two are sent, new secret first, while a secret rotation is in its grace period); refuse
+                 *     a timestamp more than 300 seconds from your clock. Answer 401 when verification fails, 2xx to
+                 *     acknowledge.
+                 *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
+                 */
+                "X-Service-Signature"?: components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /**
+                 * @description Standard Webhooks (an endpoint whose `signature_scheme` is `standard_webhooks`, instead of
+                 *     `X-Service-Signature`): the event's id, the same on every attempt.
+                 */
+                "webhook-id"?: components["parameters"]["WebhookDeliveryHeaders.webhookId"];
+                /** @description Standard Webhooks: when the attempt was signed, in Unix seconds. */
+                "webhook-timestamp"?: components["parameters"]["WebhookDeliveryHeaders.webhookTimestamp"];
+                /**
+                 * @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`,
+                 *     keyed with the bytes the base64 after the secret's `whsec_` decodes to; two, separated by a space,
+                 *     while a secret rotation is in its grace period. Verify with a Standard Webhooks library
+                 *     (`new Webhook(secret).verify(body, headers)` in the `standardwebhooks` npm package).
+                 */
+                "webhook-signature"?: components["parameters"]["WebhookDeliveryHeaders.webhookSignature"];
+                /** @description The event's id, the same on every attempt: the key to deduplicate on. */
+                "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
+                /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
+                "X-Service-Delivery-Id": components["parameters"]["WebhookDeliveryHeaders.deliveryId"];
+                /** @description The attempt's number within the delivery: 1, then 2, 3, ... on retries and redeliveries. */
+                "X-Service-Delivery-Attempt": components["parameters"]["WebhookDeliveryHeaders.attempt"];
+                /** @description `PaymentsWebhooks/1.0`. */
+                "User-Agent": components["parameters"]["WebhookDeliveryHeaders.userAgent"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DisputeFundsReinstatedEvent"];
+            };
+        };
+        responses: {
+            /** @description The receiver acknowledges the delivery with 200 (any 2xx counts as delivered). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The receiver refuses a delivery whose signature does not verify with 401 (a fixed fact of this API). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    disputeFundsWithdrawn: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The signature of an endpoint whose `signature_scheme` is `x_service_signature` (the default), in
+                 *     a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
+                 *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
+                 *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
+                 *     `v1` value (two are sent, new secret first, while a secret rotation is in its grace period); refuse
+                 *     a timestamp more than 300 seconds from your clock. Answer 401 when verification fails, 2xx to
+                 *     acknowledge.
+                 *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
+                 */
+                "X-Service-Signature"?: components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /**
+                 * @description Standard Webhooks (an endpoint whose `signature_scheme` is `standard_webhooks`, instead of
+                 *     `X-Service-Signature`): the event's id, the same on every attempt.
+                 */
+                "webhook-id"?: components["parameters"]["WebhookDeliveryHeaders.webhookId"];
+                /** @description Standard Webhooks: when the attempt was signed, in Unix seconds. */
+                "webhook-timestamp"?: components["parameters"]["WebhookDeliveryHeaders.webhookTimestamp"];
+                /**
+                 * @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`,
+                 *     keyed with the bytes the base64 after the secret's `whsec_` decodes to; two, separated by a space,
+                 *     while a secret rotation is in its grace period. Verify with a Standard Webhooks library
+                 *     (`new Webhook(secret).verify(body, headers)` in the `standardwebhooks` npm package).
+                 */
+                "webhook-signature"?: components["parameters"]["WebhookDeliveryHeaders.webhookSignature"];
+                /** @description The event's id, the same on every attempt: the key to deduplicate on. */
+                "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
+                /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
+                "X-Service-Delivery-Id": components["parameters"]["WebhookDeliveryHeaders.deliveryId"];
+                /** @description The attempt's number within the delivery: 1, then 2, 3, ... on retries and redeliveries. */
+                "X-Service-Delivery-Attempt": components["parameters"]["WebhookDeliveryHeaders.attempt"];
+                /** @description `PaymentsWebhooks/1.0`. */
+                "User-Agent": components["parameters"]["WebhookDeliveryHeaders.userAgent"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DisputeFundsWithdrawnEvent"];
+            };
+        };
+        responses: {
+            /** @description The receiver acknowledges the delivery with 200 (any 2xx counts as delivered). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The receiver refuses a delivery whose signature does not verify with 401 (a fixed fact of this API). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    disputeUpdated: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The signature of an endpoint whose `signature_scheme` is `x_service_signature` (the default), in
+                 *     a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
+                 *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
+                 *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
+                 *     `v1` value (two are sent, new secret first, while a secret rotation is in its grace period); refuse
+                 *     a timestamp more than 300 seconds from your clock. Answer 401 when verification fails, 2xx to
+                 *     acknowledge.
+                 *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
+                 */
+                "X-Service-Signature"?: components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /**
+                 * @description Standard Webhooks (an endpoint whose `signature_scheme` is `standard_webhooks`, instead of
+                 *     `X-Service-Signature`): the event's id, the same on every attempt.
+                 */
+                "webhook-id"?: components["parameters"]["WebhookDeliveryHeaders.webhookId"];
+                /** @description Standard Webhooks: when the attempt was signed, in Unix seconds. */
+                "webhook-timestamp"?: components["parameters"]["WebhookDeliveryHeaders.webhookTimestamp"];
+                /**
+                 * @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`,
+                 *     keyed with the bytes the base64 after the secret's `whsec_` decodes to; two, separated by a space,
+                 *     while a secret rotation is in its grace period. Verify with a Standard Webhooks library
+                 *     (`new Webhook(secret).verify(body, headers)` in the `standardwebhooks` npm package).
+                 */
+                "webhook-signature"?: components["parameters"]["WebhookDeliveryHeaders.webhookSignature"];
+                /** @description The event's id, the same on every attempt: the key to deduplicate on. */
+                "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
+                /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
+                "X-Service-Delivery-Id": components["parameters"]["WebhookDeliveryHeaders.deliveryId"];
+                /** @description The attempt's number within the delivery: 1, then 2, 3, ... on retries and redeliveries. */
+                "X-Service-Delivery-Attempt": components["parameters"]["WebhookDeliveryHeaders.attempt"];
+                /** @description `PaymentsWebhooks/1.0`. */
+                "User-Agent": components["parameters"]["WebhookDeliveryHeaders.userAgent"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DisputeUpdatedEvent"];
             };
         };
         responses: {

@@ -184,6 +184,61 @@ export const OPERATIONS = [
     "freeText": []
   },
   {
+    "operationId": "listDisputes",
+    "method": "get",
+    "path": "/v1/disputes",
+    "scopes": [
+      "charges"
+    ],
+    "sensitive": false,
+    "public": false,
+    "freeText": []
+  },
+  {
+    "operationId": "getDispute",
+    "method": "get",
+    "path": "/v1/disputes/{id}",
+    "scopes": [
+      "charges"
+    ],
+    "sensitive": false,
+    "public": false,
+    "freeText": []
+  },
+  {
+    "operationId": "updateDispute",
+    "method": "post",
+    "path": "/v1/disputes/{id}",
+    "scopes": [
+      "charges"
+    ],
+    "sensitive": false,
+    "public": false,
+    "freeText": [
+      "evidence.cancellation_policy",
+      "evidence.customer_email_address",
+      "evidence.customer_name",
+      "evidence.product_description",
+      "evidence.refund_policy",
+      "evidence.shipping_carrier",
+      "evidence.shipping_tracking_number",
+      "evidence.uncategorized_text",
+      "metadata.*",
+      "metadata.{key}"
+    ]
+  },
+  {
+    "operationId": "closeDispute",
+    "method": "post",
+    "path": "/v1/disputes/{id}/close",
+    "scopes": [
+      "charges"
+    ],
+    "sensitive": false,
+    "public": false,
+    "freeText": []
+  },
+  {
     "operationId": "listEvents",
     "method": "get",
     "path": "/v1/events",
@@ -551,6 +606,17 @@ export const OPERATIONS = [
     "freeText": []
   },
   {
+    "operationId": "sandboxOpenDispute",
+    "method": "post",
+    "path": "/v1/sandbox/charges/{id}/dispute",
+    "scopes": [
+      "charges"
+    ],
+    "sensitive": false,
+    "public": false,
+    "freeText": []
+  },
+  {
     "operationId": "sandboxExpireCharge",
     "method": "post",
     "path": "/v1/sandbox/charges/{id}/expire",
@@ -578,6 +644,17 @@ export const OPERATIONS = [
     "path": "/v1/sandbox/clock/advance",
     "scopes": [
       "*"
+    ],
+    "sensitive": false,
+    "public": false,
+    "freeText": []
+  },
+  {
+    "operationId": "sandboxResolveDispute",
+    "method": "post",
+    "path": "/v1/sandbox/disputes/{id}/resolve",
+    "scopes": [
+      "charges"
     ],
     "sensitive": false,
     "public": false,
@@ -812,6 +889,6 @@ export const SCOPES = ["*","merchants","tokenization","vault","charges","payment
 export type Scope = (typeof SCOPES)[number];
 
 /** The event types delivered by webhook (the document's `webhooks` section). */
-export const WEBHOOK_EVENT_TYPES = ["cashout.canceled","cashout.created","cashout.failed","cashout.paid","fraud.evaluated","merchant.created","merchant.updated","payment.authorized","payment.captured","payment.expired","payment.failed","payment.refunded","payment.voided","payment_link.completed","service_key.created","service_key.revoked","service_key.rotated","webhook_endpoint.disabled","webhook_endpoint.test"] as const;
+export const WEBHOOK_EVENT_TYPES = ["cashout.canceled","cashout.created","cashout.failed","cashout.paid","dispute.closed","dispute.created","dispute.funds_reinstated","dispute.funds_withdrawn","dispute.updated","fraud.evaluated","merchant.created","merchant.updated","payment.authorized","payment.captured","payment.expired","payment.failed","payment.refunded","payment.voided","payment_link.completed","service_key.created","service_key.revoked","service_key.rotated","webhook_endpoint.disabled","webhook_endpoint.test"] as const;
 
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];

@@ -145,6 +145,20 @@ export const ConfigSchema = z
         const problem = scheduleProblem(parsed);
         if (problem) ctx.addIssue({ code: "custom", message: problem });
       }),
+    /**
+     * The dispute fee, per currency in minor units, as a JSON object such as {"USD":1500,"EUR":1500}: taken
+     * from the merchant's balance with a chargeback's amount, and kept whatever the outcome
+     * (docs/disputes.md "Money"). A currency not listed pays none; default `{}`: no dispute fee.
+     */
+    DISPUTE_FEES: z
+      .string()
+      .default("{}")
+      .superRefine((text, ctx) => {
+        const problem = disputeFeesProblem(text);
+        if (problem) ctx.addIssue({ code: "custom", message: problem });
+      }),
+    /** How long a merchant has to submit evidence on a dispute (its `evidence_due_by`); default 7 days. */
+    DISPUTE_EVIDENCE_SECONDS: int(60, 90 * 86400).default(7 * 86400),
     /** How long a cashout stays `pending` (and can be canceled) before the payout job sends it. */
     CASHOUT_PENDING_SECONDS: int(0, 30 * 86400).default(3600),
     /** How long after sending a cashout the payout job asks the payout rail whether it was paid. */
@@ -310,6 +324,8 @@ export function domainSettings(config: Config): DomainSettings {
     cashoutTransitSeconds: config.CASHOUT_TRANSIT_SECONDS,
     paymentPageTokenTtlSeconds: config.PAYMENT_PAGE_TOKEN_TTL_SECONDS,
     fees: JSON.parse(config.FEE_SCHEDULE) as FeeSchedule,
+    disputeFees: JSON.parse(config.DISPUTE_FEES) as Record<string, number>,
+    disputeEvidenceSeconds: config.DISPUTE_EVIDENCE_SECONDS,
     webhooks: {
       timeoutMs: config.WEBHOOK_TIMEOUT_SECONDS * 1000,
       liveSchedule: parseSchedule(config.WEBHOOK_RETRY_SCHEDULE),
@@ -353,4 +369,24 @@ export function rateLimitSettings(
     paymentLinkPerMinute: config.RATE_LIMIT_PAYMENT_LINK_PER_MINUTE,
     paymentAddressPerMinute: config.RATE_LIMIT_PAYMENT_ADDRESS_PER_MINUTE,
   };
+}
+
+/** Why DISPUTE_FEES is not a JSON object of three-letter currency codes to whole minor units, or null. */
+export function disputeFeesProblem(text: string): string | null {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return 'must be JSON, e.g. {"USD":1500,"EUR":1500}';
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    return 'must be a JSON object of currency codes to minor units, e.g. {"USD":1500}';
+  }
+  for (const [currency, fee] of Object.entries(parsed)) {
+    if (!/^[A-Z]{3}$/.test(currency)) return `"${currency}" is not a three-letter currency code in capitals`;
+    if (typeof fee !== "number" || !Number.isSafeInteger(fee) || fee < 0) {
+      return `the ${currency} fee must be a whole number of minor units, 0 or more (got ${JSON.stringify(fee)})`;
+    }
+  }
+  return null;
 }

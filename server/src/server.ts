@@ -487,6 +487,9 @@ export async function startServer(options: {
         Promise.all([domain.jobs.expire(), domain.jobs.expireReviews(), domain.jobs.settle()]),
       ),
       every(config.JOBS_INTERVAL_SECONDS * 1000, "payout job", logger, () => domain.jobs.payouts()),
+      every(config.JOBS_INTERVAL_SECONDS * 1000, "dispute jobs", logger, () =>
+        Promise.all([domain.jobs.openScheduledDisputes(), domain.jobs.expireDisputes()]),
+      ),
       every(HOUSEKEEPING_INTERVAL_MS, "retention sweep", logger, () =>
         Promise.all([
           domain.jobs.sweepIdempotency(),

@@ -70,6 +70,8 @@ export function testDomain(
     observer?: DomainObserver;
     /** The fee schedule (default: the configuration's, none). */
     fees?: FeeSchedule;
+    /** The dispute fee per currency (default: the configuration's, none). */
+    disputeFees?: Record<string, number>;
   } = {},
 ) {
   const store = options.store ?? openSqliteStore<Docs>({ path: ":memory:", collections: COLLECTIONS });
@@ -93,6 +95,7 @@ export function testDomain(
       cashoutTransitSeconds: options.cashoutTransitSeconds ?? DEFAULTS.cashoutTransitSeconds,
       webhooks: { ...DEFAULTS.webhooks, ...options.webhooks?.options },
       fees: options.fees ?? DEFAULTS.fees,
+      disputeFees: options.disputeFees ?? DEFAULTS.disputeFees,
     },
     processor: options.processor ?? createSimulatorProcessor(),
     payoutRail: options.payoutRail ?? createSimulatorPayoutRail(),

@@ -133,6 +133,15 @@ export const RECIPES: Record<(typeof OPERATIONS)[number]["operationId"], Recipe>
   cancelCashout: async (env) => ({ path: { id: await cashoutId(env) } }),
   sandboxPayCashout: async (env) => ({ path: { id: await cashoutId(env) } }),
   sandboxFailCashout: async (env) => ({ path: { id: await cashoutId(env) }, body: {} }),
+  getDispute: async (env) => ({ path: { id: await disputeId(env) } }),
+  listDisputes: async () => ({ path: {} }),
+  updateDispute: async (env) => ({
+    path: { id: await disputeId(env) },
+    body: { evidence: { customer_name: "Matrix customer" } },
+  }),
+  closeDispute: async (env) => ({ path: { id: await disputeId(env) } }),
+  sandboxOpenDispute: async ({ client }) => ({ path: { id: (await createCharge(client)).id }, body: {} }),
+  sandboxResolveDispute: async (env) => ({ path: { id: await disputeId(env) }, body: { outcome: "won" } }),
   createPaymentLink: async ({ client }) => ({
     path: {},
     body: { merchant_id: (await createMerchant(client)).id, amount: 2500, currency: "USD", description: "Matrix" },
@@ -181,6 +190,16 @@ async function cashoutId(env: Env): Promise<string> {
     { keyId: "kid_matrix", livemode: env.live, scopes: ["*"], keyPrefix: "key_test_matrix", requestId: "req_matrix" },
     await cashoutBody(env),
   );
+  return id;
+}
+
+/**
+ * A chargeback on a fresh captured charge in the recipe's environment, opened through the domain: in
+ * production only the acquirer opens disputes (the sandbox helper answers 404 there).
+ */
+async function disputeId(env: Env): Promise<string> {
+  const charge = await createCharge(env.client);
+  const { id } = await env.server.running.domain.disputes.open(null, env.live, charge.id, {});
   return id;
 }
 

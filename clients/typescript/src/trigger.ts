@@ -26,6 +26,9 @@ export type TriggerObject =
   | "payment"
   | "cashout"
   | "cashout_failure"
+  | "dispute"
+  | "dispute_update"
+  | "dispute_resolution"
   | "service_key"
   | "rotation"
   | "webhook_endpoint";
@@ -103,6 +106,9 @@ const TRIGGER_OBJECTS: readonly TriggerObject[] = [
   "payment",
   "cashout",
   "cashout_failure",
+  "dispute",
+  "dispute_update",
+  "dispute_resolution",
   "service_key",
   "rotation",
   "webhook_endpoint",
@@ -199,6 +205,19 @@ async function cardCharge(
   const charge = unwrap(await ctx.payments.POST("/v1/charges", { body }));
   ctx.made("charge", charge.id, `${charge.status}, ${charge.amount} ${charge.currency}`);
   return charge;
+}
+
+/** A captured card charge and a dispute the sandbox's bank opens on it. */
+async function dispute(ctx: TriggerContext) {
+  const charge = await cardCharge(ctx, { capture: true });
+  const opened = unwrap(
+    await ctx.payments.POST("/v1/sandbox/charges/{id}/dispute", {
+      params: { path: { id: charge.id } },
+      body: ctx.body("dispute", { reason: "fraudulent" as const }),
+    }),
+  );
+  ctx.made("dispute", opened.id, `${opened.status}, ${opened.amount} ${opened.currency} of ${charge.id}`);
+  return opened;
 }
 
 async function pixCharge(ctx: TriggerContext) {
@@ -415,6 +434,58 @@ export const TRIGGERS: { [K in WebhookEventType]: Trigger } = {
         await ctx.payments.POST("/v1/cashouts/{id}/cancel", { params: { path: { id: made.id } } }),
       );
       ctx.made("cashout", canceled.id, canceled.status);
+    },
+  },
+  "dispute.created": {
+    description: "creates a captured card charge, then opens a dispute on it (POST /v1/sandbox/charges/{id}/dispute)",
+    objects: ["dispute", "charge", "merchant", "token"],
+    run: async (ctx) => void (await dispute(ctx)),
+  },
+  "dispute.funds_withdrawn": {
+    description: "creates a captured card charge, then opens a chargeback on it: its amount leaves the balance",
+    objects: ["dispute", "charge", "merchant", "token"],
+    run: async (ctx) => void (await dispute(ctx)),
+  },
+  "dispute.updated": {
+    description: "opens a dispute, then submits evidence (POST /v1/disputes/{id})",
+    objects: ["dispute_update", "dispute", "charge", "merchant", "token"],
+    async run(ctx) {
+      const opened = await dispute(ctx);
+      const updated = unwrap(
+        await ctx.payments.POST("/v1/disputes/{id}", {
+          params: { path: { id: opened.id } },
+          body: ctx.body("dispute_update", {
+            evidence: { product_description: "payments trigger", customer_name: "Ada Lovelace" },
+            submit: true,
+          }),
+        }),
+      );
+      ctx.made("dispute_update", updated.id, updated.status);
+    },
+  },
+  "dispute.funds_reinstated": {
+    description: "opens a dispute, then decides it for the merchant (POST /v1/sandbox/disputes/{id}/resolve)",
+    objects: ["dispute_resolution", "dispute", "charge", "merchant", "token"],
+    async run(ctx) {
+      const opened = await dispute(ctx);
+      const resolved = unwrap(
+        await ctx.payments.POST("/v1/sandbox/disputes/{id}/resolve", {
+          params: { path: { id: opened.id } },
+          body: ctx.body("dispute_resolution", { outcome: "won" as const }),
+        }),
+      );
+      ctx.made("dispute_resolution", resolved.id, resolved.status);
+    },
+  },
+  "dispute.closed": {
+    description: "opens a dispute, then accepts it (POST /v1/disputes/{id}/close)",
+    objects: ["dispute", "charge", "merchant", "token"],
+    async run(ctx) {
+      const opened = await dispute(ctx);
+      const closed = unwrap(
+        await ctx.payments.POST("/v1/disputes/{id}/close", { params: { path: { id: opened.id } } }),
+      );
+      ctx.made("dispute", closed.id, closed.status);
     },
   },
   "service_key.created": {

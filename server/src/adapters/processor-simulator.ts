@@ -1,5 +1,11 @@
 import { createHash } from "node:crypto";
-import { type FailureCode, LOCAL_METHODS, type NextAction, type Processor } from "../domain/charges/processor.ts";
+import {
+  type DisputeAfterCapture,
+  type FailureCode,
+  LOCAL_METHODS,
+  type NextAction,
+  type Processor,
+} from "../domain/charges/processor.ts";
 import { randomBase62 } from "../domain/kernel/ids.ts";
 import { iso } from "../domain/kernel/time.ts";
 
@@ -18,6 +24,21 @@ export const TEST_CARD_OUTCOMES: Record<string, { failureCode: FailureCode; fail
   "4000000000000069": { failureCode: "expired_card", failureMessage: "The card has expired." },
 };
 
+/** How long after capture a dispute test card's dispute opens: the sandbox clock's advance reaches it. */
+export const TEST_CARD_DISPUTE_AFTER_SECONDS = 3600;
+
+/**
+ * The dispute test cards (Stripe's numbers for the same behaviours; docs/disputes.md "Test cards"): the
+ * charge is approved and captured like any other, and an hour later (on the sandbox clock) its
+ * cardholder's bank opens a dispute. Keyed by the card's last four digits, which the authorization's
+ * reference carries (`sim_dsp<last4>_…`), so the simulator stays stateless.
+ */
+export const TEST_CARD_DISPUTES: Record<string, { pan: string } & Omit<DisputeAfterCapture, "afterSeconds">> = {
+  "0259": { pan: "4000000000000259", reason: "fraudulent", inquiry: false },
+  "2685": { pan: "4000000000002685", reason: "product_not_received", inquiry: false },
+  "1976": { pan: "4000000000001976", reason: "fraudulent", inquiry: true },
+};
+
 function cardExpired(expMonth: number, expYear: number, now: Date): boolean {
   // A card is valid through the last day of its expiry month (UTC).
   return expYear < now.getUTCFullYear() || (expYear === now.getUTCFullYear() && expMonth < now.getUTCMonth() + 1);
@@ -32,11 +53,19 @@ export function createSimulatorProcessor(): Processor {
       if (cardExpired(request.expMonth, request.expYear, request.now)) {
         return { approved: false, failureCode: "expired_card", failureMessage: "The card has expired." };
       }
-      return { approved: true, reference: `sim_auth_${randomBase62(16)}` };
+      const last4 = request.pan.slice(-4);
+      const disputes = TEST_CARD_DISPUTES[last4]?.pan === request.pan;
+      return { approved: true, reference: `${disputes ? `sim_dsp${last4}` : "sim_auth"}_${randomBase62(16)}` };
     },
     async capture() {},
     async void() {},
     async refund() {},
+    disputeAfterCapture(reference) {
+      const match = /^sim_dsp(\d{4})_/.exec(reference);
+      const card = match ? TEST_CARD_DISPUTES[match[1] as string] : undefined;
+      if (!card) return null;
+      return { reason: card.reason, inquiry: card.inquiry, afterSeconds: TEST_CARD_DISPUTE_AFTER_SECONDS };
+    },
     async startLocalPayment(request) {
       const rule = LOCAL_METHODS[request.method];
       const digest = createHash("sha256").update(request.chargeId).digest("hex").slice(0, 16).toUpperCase();

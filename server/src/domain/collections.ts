@@ -2,6 +2,7 @@ import type { Store, TxOps } from "../store/port.ts";
 import { cashoutCollections } from "./cashouts/records.ts";
 import { chargeCollections } from "./charges/records.ts";
 import { consoleSessionCollections } from "./console-sessions/records.ts";
+import { disputeCollections } from "./disputes/records.ts";
 import { fraudCollections } from "./fraud/records.ts";
 import { idempotencyCollections } from "./kernel/commit.ts";
 import { eventCollections } from "./kernel/events.ts";
@@ -32,6 +33,7 @@ export const COLLECTIONS = {
   ...fraudCollections,
   ...webhookCollections,
   ...cashoutCollections,
+  ...disputeCollections,
   ...paymentLinkCollections,
   ...consoleSessionCollections,
   ...sandboxClockCollections,

@@ -1,5 +1,6 @@
 import { cashoutHandlers } from "./cashouts/handlers.ts";
 import { chargeHandlers } from "./charges/handlers.ts";
+import { disputeHandlers } from "./disputes/handlers.ts";
 import { fraudHandlers } from "./fraud/handlers.ts";
 import { healthHandlers } from "./health/handlers.ts";
 import type { Domain } from "./index.ts";
@@ -33,6 +34,7 @@ export function createHandlers(domain: Domain, options: HandlerOptions = {}): Ha
     ...chargeHandlers(domain, kit),
     ...fraudHandlers(domain, kit),
     ...cashoutHandlers(domain, kit),
+    ...disputeHandlers(domain, kit),
     ...paymentLinkHandlers(domain, kit),
     ...webhookHandlers(domain, kit),
     ...requestLogHandlers(domain),

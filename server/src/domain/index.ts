@@ -4,6 +4,7 @@ import { createCharges } from "./charges/charges.ts";
 import type { Processor } from "./charges/processor.ts";
 import type { AppStore } from "./collections.ts";
 import { createConsoleSessions } from "./console-sessions/console-sessions.ts";
+import { createDisputes } from "./disputes/disputes.ts";
 import { createFraud } from "./fraud/index.ts";
 import type { FraudScreen } from "./fraud/port.ts";
 import { createHealth } from "./health/health.ts";
@@ -56,6 +57,10 @@ export interface DomainSettings {
   paymentPageTokenTtlSeconds: number;
   /** The platform's fees per payment method (FEE_SCHEDULE; default none). */
   fees: FeeSchedule;
+  /** The dispute fee per currency, in minor units (DISPUTE_FEES; default none). */
+  disputeFees: Record<string, number>;
+  /** How long a merchant has to answer a dispute (DISPUTE_EVIDENCE_SECONDS). */
+  disputeEvidenceSeconds: number;
   webhooks: WebhookOptions;
 }
 
@@ -100,6 +105,13 @@ export function createDomain(deps: DomainDeps) {
   const tokens = createTokens(store, vaultKeys, clock);
   const log = deps.log ?? silentLog;
   const fraud = createFraud({ store, clock, tokens, merchants, money, log });
+  const disputes = createDisputes({
+    store,
+    clock,
+    fees: settings.disputeFees,
+    evidenceSeconds: settings.disputeEvidenceSeconds,
+    processor: deps.processor,
+  });
   const charges = createCharges({
     store,
     clock,
@@ -111,6 +123,7 @@ export function createDomain(deps: DomainDeps) {
     settlementDelaySeconds: settings.settlementDelaySeconds,
     sandboxSettlementDelaySeconds: settings.sandboxSettlementDelaySeconds,
     onTransition: (tx, from, charge) => followTransition(tx, clock, from, charge),
+    onCapture: (tx, captured) => disputes.scheduleTestCardDispute(tx, captured),
     observer,
     fees: settings.fees,
   });
@@ -166,6 +179,7 @@ export function createDomain(deps: DomainDeps) {
     charges,
     cashouts,
     paymentLinks,
+    disputes,
     dispatcher: webhooks.dispatcher,
   });
   /** A job for both environments, each on its own clock (the sandbox's read again from the store first). */
@@ -182,6 +196,7 @@ export function createDomain(deps: DomainDeps) {
     fraud,
     charges,
     cashouts,
+    disputes,
     paymentLinks,
     webhooks,
     consoleSessions,
@@ -211,6 +226,10 @@ export function createDomain(deps: DomainDeps) {
           const { sent, finished } = await cashouts.advance(livemode);
           return sent + finished;
         }),
+      /** Opens the disputes the sandbox's dispute test cards scheduled, once their time has come. */
+      openScheduledDisputes: () => inBoth((livemode) => disputes.openScheduledDue(livemode)),
+      /** Closes disputes whose evidence deadline passed without a response (chargebacks lost, inquiries closed). */
+      expireDisputes: () => inBoth((livemode) => disputes.expireDue(livemode)),
       /** Forgets Idempotency-Keys older than their time to live. */
       sweepIdempotency: () => store.deleteMany("idempotency", { expires_at: { $lt: iso(now()) } }),
       /** Deletes request-log records older than the retention period. */

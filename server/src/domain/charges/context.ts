@@ -38,6 +38,11 @@ export interface ChargesDeps {
    * is written: a payment link follows its charges' outcomes this way (domain/payment-links/usage.ts).
    */
   onTransition: (tx: AppTx, from: ChargeStatus, charge: ChargeDoc) => Promise<void>;
+  /**
+   * Runs inside every capture's transaction, after its money is posted (applyCapture): the sandbox's
+   * dispute test cards schedule their dispute this way (domain/disputes).
+   */
+  onCapture?: (tx: AppTx, captured: ChargeDoc) => Promise<void>;
   /** Told, once the change commits, the status each created or changed charge is left in (metrics). */
   observer: DomainObserver;
   /** The platform's fee schedule (FEE_SCHEDULE); a charge takes its rate when it is made. */
@@ -112,6 +117,7 @@ export function chargeContext(deps: ChargesDeps) {
       ...eventFields(captured),
       amount_captured: amount,
     });
+    await deps.onCapture?.(tx, captured);
   }
 
   return { ...deps, onTransition, load, transition, reached, prepareCapture, applyCapture };

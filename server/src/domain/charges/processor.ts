@@ -38,6 +38,15 @@ export interface LocalPaymentRequest {
   iban?: string | undefined;
 }
 
+/** A dispute the acquirer will open on a captured charge some time after its capture (issue 31). */
+export interface DisputeAfterCapture {
+  reason: "fraudulent" | "product_not_received";
+  /** An inquiry (`warning_needs_response`) rather than a chargeback. */
+  inquiry: boolean;
+  /** How long after the capture, on the environment's clock. */
+  afterSeconds: number;
+}
+
 export interface Processor {
   authorizeCard(request: CardAuthorizationRequest): Promise<AuthorizationResult>;
   /** Capture `amount` (≤ the authorized amount) of an authorization. */
@@ -47,6 +56,12 @@ export interface Processor {
   refund(reference: string, amount: number): Promise<void>;
   /** Starts a payment the payer completes elsewhere; returns what the payer must do, and by when. */
   startLocalPayment(request: LocalPaymentRequest): Promise<NextAction>;
+  /**
+   * The dispute the cardholder's bank will open on the authorization `reference` after capture, or null.
+   * Only the simulator knows in advance (its dispute test cards, docs/disputes.md "Test cards"); a real
+   * acquirer reports disputes as they happen (issue 32) and leaves this out.
+   */
+  disputeAfterCapture?(reference: string): DisputeAfterCapture | null;
 }
 
 /** How long each local method's payer has, and what they are shown. */

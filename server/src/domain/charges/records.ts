@@ -67,6 +67,13 @@ export interface ChargeDoc extends BaseDoc {
    * from what is captured. Absent on charges made before fees existed, which pay none.
    */
   fee_rate?: FeeRate | null;
+  /** The charge's dispute (domain/disputes), once one is opened; a charge is disputed at most once. */
+  dispute_id?: string | null;
+  /**
+   * Set while a chargeback holds the charge (open or lost; cleared when won): refunds are refused, since
+   * the cardholder's bank already took the money back (Dispute.is_charge_refundable).
+   */
+  chargeback_id?: string | null;
   updated_at: string;
 }
 

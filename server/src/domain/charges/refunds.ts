@@ -26,6 +26,14 @@ function exceedsRefundable(charge: ChargeDoc, amount: number): DomainError {
   );
 }
 
+/** A charge a chargeback holds is not refunded (Dispute.is_charge_refundable, spec/resources/disputes.tsp). */
+function disputedRefusal(disputeId: string): DomainError {
+  return new DomainError(
+    "invalid_state_transition",
+    `The charge is disputed (${disputeId}): the cardholder's bank has taken the money back, so it cannot be refunded; answer the dispute instead.`,
+  );
+}
+
 export function refunds(ctx: ChargeContext) {
   const { store, clock, processor } = ctx;
   return {
@@ -40,6 +48,7 @@ export function refunds(ctx: ChargeContext) {
       if (input.amount !== undefined) assertMinorUnits(input.amount, "amount");
       const charge = await ctx.load(caller.livemode, id);
       if (charge.status !== "captured" && charge.status !== "partially_refunded") throw refusal(charge, "refund");
+      if (charge.chargeback_id) throw disputedRefusal(charge.chargeback_id);
       const left = charge.amount_captured - charge.amount_refunded;
       const amount = input.amount ?? left;
       if (amount > left) throw exceedsRefundable(charge, amount);
@@ -64,11 +73,14 @@ export function refunds(ctx: ChargeContext) {
           {
             status: { $in: ["captured", "partially_refunded"] },
             amount_refunded: { $lte: charge.amount_captured - amount },
+            // A chargeback opened meanwhile wins: the cardholder has the money back already (domain/disputes).
+            chargeback_id: null,
           },
         );
         if (!raised) {
           // A concurrent refund (or another change) got there first: say which limit now applies.
           const current = (await tx.get("charges", charge.id)) ?? charge;
+          if (current.chargeback_id) throw disputedRefusal(current.chargeback_id);
           throw current.status === "captured" || current.status === "partially_refunded"
             ? exceedsRefundable(current, amount)
             : refusal(current, "refund");

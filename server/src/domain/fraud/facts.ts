@@ -1,4 +1,5 @@
-import type { AppStore } from "../collections.ts";
+import type { AppStore, AppTx } from "../collections.ts";
+import type { Clock } from "../kernel/clock.ts";
 import { currencyExponent } from "../kernel/money.ts";
 import type { Counters } from "./counters.ts";
 import { networksOf, parseNetwork } from "./ip.ts";
@@ -94,6 +95,34 @@ function probesOf(o: Observed, ipNetworks: string[]): Probe[] {
   return probes;
 }
 
+/** The id of a card's fraud-dispute record (FraudCardDisputesDoc). */
+export const cardDisputesId = (livemode: boolean, fingerprint: string) =>
+  `${livemode ? "live" : "test"}:${fingerprint}`;
+
+/**
+ * Counts a `fraudulent` dispute against its card, inside the transaction that opens the dispute
+ * (domain/disputes): the card's next charges raise disputed_card (rules.ts).
+ */
+export async function recordFraudDispute(
+  tx: AppTx,
+  clock: Clock,
+  dispute: { livemode: boolean; fingerprint: string; disputeId: string },
+): Promise<void> {
+  const id = cardDisputesId(dispute.livemode, dispute.fingerprint);
+  const raised = await tx.update("fraud_card_disputes", id, {
+    inc: { count: 1 },
+    set: { last_dispute_id: dispute.disputeId },
+  });
+  if (raised) return;
+  await tx.insert("fraud_card_disputes", {
+    id,
+    livemode: dispute.livemode,
+    created_at: clock.createdAt(dispute.livemode),
+    count: 1,
+    last_dispute_id: dispute.disputeId,
+  });
+}
+
 export function createFactGatherer(store: AppStore, counters: Counters) {
   return {
     /**
@@ -122,7 +151,7 @@ export function createFactGatherer(store: AppStore, counters: Counters) {
 
       const probes = probesOf(o, ipNetworks);
       const keys = [...new Set(probes.map((p) => p.key))];
-      const [items, card, ip, stats] = await Promise.all([
+      const [items, card, ip, stats, disputed] = await Promise.all([
         keys.length > 0
           ? // Ordered by match_key, the index's own order: ordered by creation, SQLite would walk every
             // item of the environment in that order instead of seeking the few keys (a 10,000-item
@@ -138,6 +167,9 @@ export function createFactGatherer(store: AppStore, counters: Counters) {
         // The address's own network (/32 or /128) names it canonically: `::ffff:1.2.3.4` is `1.2.3.4`.
         window("ip", ipNetworks[0]),
         o.merchantId ? store.get("fraud_merchant_stats", `${o.merchantId}:${o.currency}`) : Promise.resolve(null),
+        o.fingerprint
+          ? store.get("fraud_card_disputes", cardDisputesId(o.livemode, o.fingerprint))
+          : Promise.resolve(null),
       ]);
 
       const factsOf = (key: string) =>
@@ -187,6 +219,7 @@ export function createFactGatherer(store: AppStore, counters: Counters) {
         customerCountry: o.customerCountry,
         ipCountry: o.ipCountry,
         cardCountry: o.cardCountry,
+        cardDisputes: disputed ? { count: disputed.count, lastDisputeId: disputed.last_dispute_id } : undefined,
         elevatedRiskTestCard: sandbox && o.pan === ELEVATED_RISK_TEST_CARD,
       };
       return { facts, buckets, statsExist: stats !== null };

@@ -66,6 +66,16 @@ export interface FraudMerchantStatsDoc extends BaseDoc {
   sum: number;
 }
 
+/**
+ * A card's `fraudulent` disputes (issue 31), for the disputed_card rule; id `<test|live>:<fingerprint>`.
+ * Written by the dispute's opening, in its transaction (domain/disputes), through recordFraudDispute.
+ */
+export interface FraudCardDisputesDoc extends BaseDoc {
+  count: number;
+  /** The newest such dispute, for the reason. */
+  last_dispute_id: string;
+}
+
 export const fraudCollections = {
   fraud_evaluations: collection<FraudEvaluationDoc>([
     { fields: ["livemode", "tx_id"] },
@@ -80,4 +90,5 @@ export const fraudCollections = {
   fraud_settings: collection<FraudSettingsDoc>([]),
   fraud_counters: collection<FraudCounterDoc>([{ fields: ["expires_at"] }]),
   fraud_merchant_stats: collection<FraudMerchantStatsDoc>([]),
+  fraud_card_disputes: collection<FraudCardDisputesDoc>([]),
 };

@@ -4,6 +4,7 @@ import {
   amountAnomaly,
   cardTesting,
   countryMismatch,
+  disputedCard,
   elevatedRiskTestCard,
   type Facts,
   LIMITS,
@@ -131,6 +132,21 @@ describe("country_mismatch", () => {
   });
 });
 
+describe("disputed_card", () => {
+  it("fires once the card has a fraudulent dispute, naming it (or how many and the newest)", () => {
+    expect(disputedCard(base, thresholds)).toBeNull();
+    expect(disputedCard({ ...base, cardDisputes: { count: 0, lastDisputeId: "dp_x" } }, thresholds)).toBeNull();
+    expect(disputedCard({ ...base, cardDisputes: { count: 1, lastDisputeId: "dp_1" } }, thresholds)).toEqual({
+      rule: "disputed_card",
+      points: 50,
+      reason: "A charge with this card was disputed as fraudulent (dp_1).",
+    });
+    expect(disputedCard({ ...base, cardDisputes: { count: 3, lastDisputeId: "dp_3" } }, thresholds)?.reason).toBe(
+      "3 charges with this card were disputed as fraudulent, most recently dp_3.",
+    );
+  });
+});
+
 describe("test_card_elevated_risk", () => {
   it("adds exactly the review threshold, so the test card reaches review whatever the thresholds", () => {
     expect(elevatedRiskTestCard(base, thresholds)).toBeNull();
@@ -217,6 +233,6 @@ describe("the engine on realistic combinations", () => {
   });
 
   it("lists its rules in one fixed order", () => {
-    expect(RULES.length).toBe(14);
+    expect(RULES.length).toBe(15);
   });
 });

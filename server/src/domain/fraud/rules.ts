@@ -54,6 +54,8 @@ export interface Facts {
   ipCountry?: string | undefined;
   /** The country that issued the card, where known. */
   cardCountry?: string | undefined;
+  /** The card's `fraudulent` disputes so far (issue 31), and the newest one's id. */
+  cardDisputes?: { count: number; lastDisputeId: string } | undefined;
   /** Sandbox test card 4000000000009235. */
   elevatedRiskTestCard?: boolean | undefined;
 }
@@ -92,6 +94,7 @@ export const POINTS = {
   card_testing: 45,
   amount_anomaly: 35,
   country_mismatch: 20,
+  disputed_card: 50,
 } as const;
 
 /** The thresholds of the count-based rules. */
@@ -223,6 +226,24 @@ export const countryMismatch: Rule = (facts) => {
 };
 
 /**
+ * A card whose cardholder's bank already disputed a charge as `fraudulent` (issue 31): the card is known
+ * stolen or its holder disowns payments, so its next charges carry 50 points (with one more signal, a
+ * review at the default thresholds).
+ */
+export const disputedCard: Rule = (facts) => {
+  const d = facts.cardDisputes;
+  if (!d || d.count === 0) return null;
+  return {
+    rule: "disputed_card",
+    points: POINTS.disputed_card,
+    reason:
+      d.count === 1
+        ? `A charge with this card was disputed as fraudulent (${d.lastDisputeId}).`
+        : `${d.count} charges with this card were disputed as fraudulent, most recently ${d.lastDisputeId}.`,
+  };
+};
+
+/**
  * Sandbox test card 4000000000009235 always goes to review (unless an allow list matches): it adds the
  * review threshold's points and decides `review`, so other signals (velocity from repeated tests) can
  * raise its score but not turn it into a block.
@@ -249,5 +270,6 @@ export const RULES: readonly Rule[] = [
   cardTesting,
   amountAnomaly,
   countryMismatch,
+  disputedCard,
   elevatedRiskTestCard,
 ];

@@ -23,6 +23,7 @@ export const ID_PREFIXES = {
   request: "req",
   paymentLink: "plink",
   cashout: "co",
+  dispute: "dp",
   fraudEvaluation: "fe",
   fraudList: "fl",
   fraudListItem: "fli",

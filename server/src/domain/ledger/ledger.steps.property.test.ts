@@ -7,12 +7,14 @@ import { verifyLedger } from "./verify.ts";
 
 // The ledger's invariants after every single step (issue 30): random sequences of charges (captured at
 // once or later), captures, voids, refunds, settlements (the clock moves, the job runs), cashouts (paid,
-// failed, canceled) and cancels, in production (captures wait in `pending`) and in the sandbox, with
-// every invariant checked after each step:
+// failed, canceled), cancels and disputes (chargebacks and inquiries opened, evidence submitted, accepted,
+// decided, escalated, deadlines passed; issue 31), in production (captures wait in `pending`) and in the
+// sandbox, with every invariant checked after each step:
 // - verifyLedger finds no difference (postings balance and are their entries, each balance is the sum of
-//   its account's entries and not negative, all accounts add up to zero, in transit / paid out / acquirer
-//   clearing agree with the cashouts and charges);
-// - money is conserved: what a merchant holds is what it captured, less refunds and live cashouts.
+//   its account's entries and not negative unless a chargeback overdrew it, all accounts add up to zero, in
+//   transit / paid out / acquirer clearing agree with the cashouts, charges and disputes);
+// - money is conserved: what a merchant holds is what it captured, less refunds, live cashouts, the
+//   amounts of chargebacks not won and every dispute fee.
 // 100 runs of 100 steps: 10,000 steps, each followed by the full check.
 
 const RUNS = 100;
@@ -34,7 +36,11 @@ type Step =
   | { kind: "settle"; hours: number }
   | { kind: "cashout"; live: boolean; merchant: number; amount: number; fails: boolean }
   | { kind: "cancel"; pick: number }
-  | { kind: "payouts"; hours: number };
+  | { kind: "payouts"; hours: number }
+  | { kind: "dispute"; pick: number; inquiry: boolean }
+  | { kind: "respond"; pick: number; accept: boolean }
+  | { kind: "decide"; pick: number; won: boolean }
+  | { kind: "deadline"; days: number };
 
 const step: fc.Arbitrary<Step> = fc.oneof(
   {
@@ -81,10 +87,28 @@ const step: fc.Arbitrary<Step> = fc.oneof(
     weight: 2,
     arbitrary: fc.record({ kind: fc.constant("payouts" as const), hours: fc.integer({ min: 1, max: 48 }) }),
   },
+  {
+    weight: 2,
+    arbitrary: fc.record({ kind: fc.constant("dispute" as const), pick: fc.nat(1000), inquiry: fc.boolean() }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant("respond" as const), pick: fc.nat(1000), accept: fc.boolean() }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({ kind: fc.constant("decide" as const), pick: fc.nat(1000), won: fc.boolean() }),
+  },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("deadline" as const), days: fc.integer({ min: 1, max: 8 }) }) },
 );
 
 async function setup() {
-  const t = testDomain({ settlementDelaySeconds: 2 * DAY, cashoutPendingSeconds: 3600, cashoutTransitSeconds: DAY });
+  const t = testDomain({
+    settlementDelaySeconds: 2 * DAY,
+    cashoutPendingSeconds: 3600,
+    cashoutTransitSeconds: DAY,
+    disputeFees: { USD: 150, JPY: 15 },
+  });
   const merchants: Record<"live" | "test", string[]> = { live: [], test: [] };
   const tokens: Record<"live" | "test", string> = { live: "", test: "" };
   for (const live of [true, false]) {
@@ -101,6 +125,7 @@ async function setup() {
     tokens,
     charges: [] as { id: string; live: boolean }[],
     cashouts: [] as { id: string; live: boolean }[],
+    disputes: [] as { id: string; live: boolean }[],
   };
 }
 type World = Awaited<ReturnType<typeof setup>>;
@@ -179,6 +204,30 @@ async function perform(w: World, s: Step): Promise<void> {
       w.advance(s.hours * 3600);
       await domain.jobs.payouts();
       return;
+    case "dispute": {
+      // Opened as the acquirer would (issue 32): in production too, not through the sandbox helper.
+      const ch = picked(w.charges, s.pick);
+      if (!ch) return;
+      const dispute = await domain.disputes.open(null, ch.live, ch.id, { inquiry: s.inquiry });
+      w.disputes.push({ id: dispute.id, live: ch.live });
+      return;
+    }
+    case "respond": {
+      const dp = picked(w.disputes, s.pick);
+      if (!dp) return;
+      if (s.accept) await domain.disputes.close(w.caller(dp.live), dp.id);
+      else await domain.disputes.update(w.caller(dp.live), dp.id, { evidence: { customer_name: "S" }, submit: true });
+      return;
+    }
+    case "decide": {
+      const dp = picked(w.disputes, s.pick);
+      if (dp) await domain.disputes.resolve(null, dp.live, dp.id, s.won ? "won" : "lost");
+      return;
+    }
+    case "deadline":
+      w.advance(s.days * DAY);
+      await domain.jobs.expireDisputes();
+      return;
   }
 }
 
@@ -193,13 +242,17 @@ async function checkEveryInvariant(w: World): Promise<void> {
   for (const c of await w.store.findAll("cashouts", {}, 10_000)) {
     if (c.status !== "failed" && c.status !== "canceled") add(`${c.merchant_id}:${c.currency}`, -c.amount);
   }
+  for (const d of await w.store.findAll("disputes", {}, 10_000)) {
+    const taken = d.status === "needs_response" || d.status === "under_review" || d.status === "lost";
+    add(`${d.merchant_id}:${d.currency}`, -(taken ? d.amount : 0) - d.fee);
+  }
   for (const b of await w.store.findAll("balances", {}, 10_000)) {
     expect(b.available + b.pending).toBe(held.get(b.id) ?? 0);
   }
 }
 
 describe("ledger invariants after every step (fast-check, 10,000 steps)", () => {
-  it(`hold after each of ${RUNS} × ${STEPS} random charges, captures, refunds, settlements, cashouts and cancels`, async () => {
+  it(`hold after each of ${RUNS} × ${STEPS} random charges, captures, refunds, settlements, cashouts, cancels and disputes`, async () => {
     let steps = 0;
     await fc.assert(
       fc.asyncProperty(fc.array(step, { minLength: STEPS, maxLength: STEPS }), async (sequence) => {
@@ -218,7 +271,8 @@ describe("ledger invariants after every step (fast-check, 10,000 steps)", () => 
     );
     expect(steps).toBeGreaterThanOrEqual(10_000);
     // Every kind of step moved money (or state) many times, not only refusals.
-    for (const kind of ["charge", "capture", "void", "refund", "settle", "cashout", "cancel", "payouts"] as const) {
+    const kinds = ["charge", "capture", "void", "refund", "settle", "cashout", "cancel", "payouts"] as const;
+    for (const kind of [...kinds, "dispute", "respond", "decide", "deadline"] as const) {
       expect(succeeded.get(kind) ?? 0, kind).toBeGreaterThan(50);
     }
   }, 600_000);

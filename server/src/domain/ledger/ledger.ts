@@ -157,6 +157,67 @@ export function postCashoutPaid(
 }
 
 /**
+ * A chargeback opened (disputes/, issue 31): the card network takes the disputed amount back from the
+ * acquirer at once, so the acquirer owes the platform that much less (`acquirer:clearing` credited, as for
+ * a refund), and the platform takes it from the merchant's `available`, even below zero: the network does
+ * not ask whether the merchant still has the money (the `overdraft` rule, docs/money.md). The dispute fee
+ * is a second posting of type `fee` (revenue, also from `available`, also overdrawing), so each shows as
+ * its own balance transaction. Nothing goes through `merchant:<id>:disputed`: the money has left, it is not
+ * held (docs/disputes.md "Money"). Returns the postings' ids, oldest first.
+ */
+export async function postDisputeWithdrawal(
+  tx: AppTx,
+  clock: Clock,
+  dispute: Owner & { disputeId: string; amount: number; fee: number },
+): Promise<string[]> {
+  const { posting } = await postPosting(tx, clock, {
+    livemode: dispute.livemode,
+    currency: dispute.currency,
+    type: "dispute",
+    sourceId: dispute.disputeId,
+    lines: [
+      { account: merchantAccount(dispute.merchantId, "available"), amount: -dispute.amount, overdraft: true },
+      { account: CLEARING, amount: dispute.amount },
+    ],
+  });
+  if (dispute.fee === 0) return [posting.id];
+  const { posting: fee } = await postPosting(tx, clock, {
+    livemode: dispute.livemode,
+    currency: dispute.currency,
+    type: "fee",
+    sourceId: dispute.disputeId,
+    lines: [
+      { account: merchantAccount(dispute.merchantId, "available"), amount: -dispute.fee, overdraft: true },
+      { account: FEE_REVENUE, amount: dispute.fee },
+    ],
+    fee: dispute.fee,
+  });
+  return [posting.id, fee.id];
+}
+
+/**
+ * A chargeback won: the network gives the amount back to the acquirer, and the platform to the merchant's
+ * `available`. The dispute fee is not returned (docs/disputes.md "Money"). Returns the posting's id.
+ */
+export async function postDisputeReversal(
+  tx: AppTx,
+  clock: Clock,
+  dispute: Owner & { disputeId: string; amount: number },
+): Promise<string> {
+  const { posting } = await postPosting(tx, clock, {
+    livemode: dispute.livemode,
+    currency: dispute.currency,
+    type: "dispute_reversal",
+    sourceId: dispute.disputeId,
+    lines: [
+      { account: CLEARING, amount: -dispute.amount },
+      { account: merchantAccount(dispute.merchantId, "available"), amount: dispute.amount },
+    ],
+  });
+  return posting.id;
+}
+
+/**
  * Takes up to `amount` for a refund of `chargeId` from that charge's capture credit still waiting in
  * `pending` (production, before settlement), inside `tx`: the credit's `drawn` rises, conditionally, so
  * a concurrent settlement or refund cannot take the same money twice. Returns how much it took (0 when

@@ -7,8 +7,9 @@ import { collection } from "../kernel/records.ts";
 
 /**
  * What a posting records. The first five are every movement the platform makes today; `cashout_paid`
- * closes a cashout's money in transit; the dispute types and `adjustment` are named for issue 31 and
- * for corrections an operator may have to make, and no code posts them yet.
+ * closes a cashout's money in transit; `dispute`, `fee` (a dispute's fee) and `dispute_reversal` are a
+ * chargeback's (disputes/, issue 31); `adjustment` is named for corrections an operator may have to make,
+ * and no code posts it yet.
  */
 export type PostingType =
   | "capture"
@@ -19,6 +20,7 @@ export type PostingType =
   | "cashout_paid"
   | "dispute"
   | "dispute_reversal"
+  | "fee"
   | "adjustment";
 
 /** One line of a posting, as stored in it. */

@@ -82,7 +82,7 @@ describe("verifyLedger", () => {
     expect(differences).toContain(`entry ${entry?.id} (capture of ${chargeId}) belongs to no posting`);
     expect(differences).toContain("all accounts (test USD) add up to 3000, not 0");
     expect(differences).toContain(
-      "test USD acquirer:clearing is 500; the cashouts and charges it stands for say -2500",
+      "test USD acquirer:clearing is 500; the cashouts, charges and disputes it stands for say -2500",
     );
   });
 
@@ -91,7 +91,11 @@ describe("verifyLedger", () => {
     await t.store.delete("postings", paid?.id ?? "");
     await t.store.deleteMany("ledger_entries", { posting_id: paid?.id ?? "" });
     const { differences } = await verifyLedger(t.store);
-    expect(differences).toContain("test USD cashouts:in_transit is 1000; the cashouts and charges it stands for say 0");
-    expect(differences).toContain("test USD cashouts:paid_out is 0; the cashouts and charges it stands for say 1000");
+    expect(differences).toContain(
+      "test USD cashouts:in_transit is 1000; the cashouts, charges and disputes it stands for say 0",
+    );
+    expect(differences).toContain(
+      "test USD cashouts:paid_out is 0; the cashouts, charges and disputes it stands for say 1000",
+    );
   });
 });

@@ -3,6 +3,7 @@ import { DuplicateKeyError } from "../../store/port.ts";
 import type { Cashouts } from "../cashouts/cashouts.ts";
 import type { Charges } from "../charges/charges.ts";
 import type { AppStore } from "../collections.ts";
+import type { Disputes } from "../disputes/disputes.ts";
 import type { Caller } from "../kernel/caller.ts";
 import type { SettableClock } from "../kernel/clock.ts";
 import { commit } from "../kernel/commit.ts";
@@ -21,8 +22,8 @@ import { type Dispatcher, extendLeases } from "../webhooks/dispatcher.ts";
 // others at their next sandbox request or job pass.
 //
 // An advance is a small simulation: it moves the clock to the next time something of the sandbox
-// becomes due (a settlement, an expiry, a review window's end, a cashout's next step, a webhook
-// retry), runs all that is due then, and goes on from there until it reaches the target; so what one
+// becomes due (a settlement, an expiry, a review window's end, a cashout's next step, a test card's
+// dispute, an evidence deadline, a webhook retry), runs all that is due then, and goes on from there until it reaches the target; so what one
 // step schedules (a cashout sent, then asked about a transit period later; a retry after a failed one)
 // runs on the way, at its own time, in order. One advance at a time per store: it holds the clock
 // document (`advancing_until`) while it runs.
@@ -67,6 +68,7 @@ export interface SandboxClockDeps {
   charges: Charges;
   cashouts: Cashouts;
   paymentLinks: PaymentLinks;
+  disputes: Disputes;
   dispatcher: Dispatcher;
 }
 
@@ -77,12 +79,14 @@ const noWork = (): SandboxClockWork => ({
   cashouts_sent: 0,
   cashouts_finished: 0,
   payment_links_expired: 0,
+  disputes_opened: 0,
+  disputes_closed: 0,
   webhook_attempts: 0,
   steps: 0,
 });
 
 export function createSandboxClock(deps: SandboxClockDeps) {
-  const { store, clock, charges, cashouts, dispatcher } = deps;
+  const { store, clock, charges, cashouts, disputes, dispatcher } = deps;
   const SANDBOX = false;
 
   /** Reads the store's offset into this instance's clock. */
@@ -206,6 +210,8 @@ export function createSandboxClock(deps: SandboxClockDeps) {
       const expired = await charges.expireDue(SANDBOX);
       const reviews = await charges.expireReviewsDue(SANDBOX);
       const { sent, finished } = await cashouts.advance(SANDBOX);
+      const opened = await disputes.openScheduledDue(SANDBOX);
+      const closed = await disputes.expireDue(SANDBOX);
       // Last, so the first attempts of the events the work above recorded are made in this pass.
       const attempts = await dispatcher.drain(SANDBOX);
       ran.balances_settled += settled;
@@ -213,8 +219,10 @@ export function createSandboxClock(deps: SandboxClockDeps) {
       ran.reviews_expired += reviews;
       ran.cashouts_sent += sent;
       ran.cashouts_finished += finished;
+      ran.disputes_opened += opened;
+      ran.disputes_closed += closed;
       ran.webhook_attempts += attempts;
-      if (settled + expired + reviews + sent + finished + attempts === 0) return;
+      if (settled + expired + reviews + sent + finished + opened + closed + attempts === 0) return;
     }
   }
 
@@ -225,6 +233,8 @@ export function createSandboxClock(deps: SandboxClockDeps) {
       charges.nextExpiry(SANDBOX, after),
       charges.nextReviewExpiry(SANDBOX, after),
       cashouts.nextStep(SANDBOX, after),
+      disputes.nextScheduled(SANDBOX, after),
+      disputes.nextDeadline(SANDBOX, after),
       dispatcher.nextDue(SANDBOX, after),
     ]);
     const soonest = times.filter((t): t is string => t !== null).sort()[0];

@@ -1,0 +1,55 @@
+import type { components } from "@payments/contract/types";
+import type { BaseDoc } from "../../store/port.ts";
+import { collection } from "../kernel/records.ts";
+import type { Status } from "../kernel/state-machine.ts";
+
+// Disputes as stored (spec/resources/disputes.tsp); serialize.ts names what the API shows.
+
+export type DisputeStatus = components["schemas"]["DisputeStatus"];
+export type DisputeReason = components["schemas"]["DisputeReason"];
+export type DisputeEvidence = components["schemas"]["DisputeEvidence"];
+
+/** A cardholder's dispute of a captured charge. Id `dp_…`. */
+export interface DisputeDoc extends BaseDoc {
+  charge_id: string;
+  merchant_id: string;
+  amount: number;
+  currency: string;
+  reason: DisputeReason;
+  /** Written only through DISPUTE_MACHINE (state.ts). */
+  status: Status<"dispute", DisputeStatus>;
+  evidence: DisputeEvidence;
+  /** While it needs a response (the deadline job's query); null once submitted or closed. */
+  evidence_due_by: string | null;
+  evidence_submitted_at: string | null;
+  /** The dispute fee taken (0 until a chargeback's funds are withdrawn). */
+  fee: number;
+  /** The postings (`txn_…`) its money moved by, oldest first. */
+  balance_transactions: string[];
+  /** The card's fingerprint (the charge's), for the fraud engine's signal; null for other methods. */
+  card_fingerprint: string | null;
+  metadata: Record<string, string>;
+  updated_at: string;
+  closed_at: string | null;
+}
+
+/**
+ * A dispute a sandbox test card will open on its charge (docs/disputes.md "Test cards"), once the
+ * environment's clock reaches `open_at`: the dispute job opens it and marks it done. Id: the charge's.
+ */
+export interface ScheduledDisputeDoc extends BaseDoc {
+  open_at: string;
+  reason: DisputeReason;
+  inquiry: boolean;
+  done: boolean;
+}
+
+export const disputeCollections = {
+  disputes: collection<DisputeDoc>([
+    { fields: ["livemode", "charge_id"] },
+    { fields: ["livemode", "merchant_id"] },
+    { fields: ["livemode", "status", "evidence_due_by"] },
+    { fields: ["livemode", "card_fingerprint"], sparse: true },
+  ]),
+  scheduled_disputes: collection<ScheduledDisputeDoc>([{ fields: ["livemode", "done", "open_at"] }]),
+};
