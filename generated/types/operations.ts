@@ -584,6 +584,17 @@ export const OPERATIONS = [
     "freeText": []
   },
   {
+    "operationId": "resetSandboxClock",
+    "method": "post",
+    "path": "/v1/sandbox/clock/reset",
+    "scopes": [
+      "*"
+    ],
+    "sensitive": false,
+    "public": false,
+    "freeText": []
+  },
+  {
     "operationId": "listServiceKeys",
     "method": "get",
     "path": "/v1/service_keys",
