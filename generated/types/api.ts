@@ -303,7 +303,7 @@ export interface paths {
          *     events): what `npm run listen` forwards to a local receiver. Resumable with `Last-Event-ID`, and
          *     filtered by `type`. Events made by another instance on the same store arrive within the server's
          *     WEBHOOK_POLL_INTERVAL_MS. A key may hold a few streams open at once (the server's
-         *     EVENT_STREAMS_PER_KEY, 5 by default, per server process): one more is refused with 429
+         *     EVENT_STREAMS_PER_KEY, 5 by default, across every instance on the store): one more is refused with 429
          *     `rate_limited` and `Retry-After`. The Prism mock cannot serve it (it answers no stream).
          */
         get: operations["streamEvents"];
