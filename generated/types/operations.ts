@@ -650,6 +650,17 @@ export const OPERATIONS = [
     "freeText": []
   },
   {
+    "operationId": "resetSandboxClock",
+    "method": "post",
+    "path": "/v1/sandbox/clock/reset",
+    "scopes": [
+      "*"
+    ],
+    "sensitive": false,
+    "public": false,
+    "freeText": []
+  },
+  {
     "operationId": "sandboxResolveDispute",
     "method": "post",
     "path": "/v1/sandbox/disputes/{id}/resolve",

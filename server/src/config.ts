@@ -170,8 +170,9 @@ export const ConfigSchema = z
     /** Payment attempts per minute one client address may make through payment links' public pay operation. */
     RATE_LIMIT_PAYMENT_ADDRESS_PER_MINUTE: int(1, 1_000_000).default(10),
     /**
-     * Event streams (GET /v1/events/stream) one key may hold open at once in one server process; one
-     * more is refused with 429. Each open stream is woken by every commit that records events.
+     * Event streams (GET /v1/events/stream) one key may hold open at once, across every worker and
+     * instance on the store (slots leased in the store: domain/webhooks/stream-leases.ts); one more is
+     * refused with 429. Each open stream is woken by commits that record events.
      */
     EVENT_STREAMS_PER_KEY: int(1, 1000).default(5),
     /** Whether this instance runs the webhook dispatcher (any number of instances may). */

@@ -498,6 +498,7 @@ export async function startServer(options: {
           domain.jobs.sweepFraudCounters(),
           domain.jobs.sweepWebhookLog(),
           domain.jobs.sweepConsoleSessions(),
+          domain.jobs.sweepStreamLeases(),
           limits.sweep(),
         ]),
       ),

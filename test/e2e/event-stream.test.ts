@@ -1,6 +1,8 @@
 import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
 import type { ServerResponse } from "node:http";
-import { resolve } from "node:path";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { type PaymentsClient, unwrap } from "@payments/client";
 import { listen } from "@payments/client/listen";
 import { verifyWebhook } from "@payments/client/webhooks";
@@ -332,6 +334,43 @@ describe("a stream's key", () => {
       for (const res of [second, other, again]) await res.body?.cancel();
     } finally {
       await own.close();
+    }
+  });
+});
+
+describe("the event-stream cap across instances", () => {
+  const open = (url: string, secret: string) =>
+    fetch(`${url}/v1/events/stream`, { headers: { authorization: `Bearer ${secret}` } });
+
+  it("holds EVENT_STREAMS_PER_KEY across two server instances on one store (not per process)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "payments-streams-"));
+    const own = await startTestServer({ DATA_DIR: dir, EVENT_STREAMS_PER_KEY: "2" });
+    const second = await own.another?.();
+    if (!second) throw new Error("no second instance");
+    try {
+      const key = await createServiceKey(clientFor(own, own.sandboxKey), ["webhooks"]);
+      const onFirst = await open(own.url, key.secret);
+      const onSecond = await open(second.url, key.secret);
+      expect([onFirst.status, onSecond.status]).toEqual([200, 200]);
+      // A third, on either instance, is one too many for the key.
+      for (const url of [own.url, second.url]) {
+        const third = await open(url, key.secret);
+        expect(third.status).toBe(429);
+        expect(third.headers.get("retry-after")).toBe("5");
+        await third.body?.cancel();
+      }
+      // Closing the stream on one instance frees a place on the other.
+      await onFirst.body?.cancel();
+      const again = await eventually(
+        "a stream's place to be freed on the other instance",
+        () => open(second.url, key.secret),
+        (res) => res.status === 200,
+      );
+      for (const res of [onSecond, again]) await res.body?.cancel();
+    } finally {
+      await second.close();
+      await own.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually } from "../support/eventually.ts";
 import { Receiver } from "../support/receiver.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
-import { clientFor, createMerchant, createToken } from "./fixtures.ts";
+import { clientFor, createMerchant, createToken, VISA } from "./fixtures.ts";
 
 // The sandbox clock end to end (spec/resources/sandbox-clock.tsp): advancing it by two days settles a
 // charge's balance, expires an unpaid boleto with its event and runs a webhook retry that came due, and
@@ -132,5 +132,51 @@ describe("advancing the sandbox clock", () => {
     expect(back.error).toMatchObject({ code: "invalid_request", param: "to" });
     const neither = await client.POST("/v1/sandbox/clock/advance", { body: {} });
     expect(neither.response.status).toBe(400);
+  });
+});
+
+describe("resetting the sandbox clock", () => {
+  it("near the bound: back to the server's time; what was made ten years ahead is kept, and its card still pays", async () => {
+    const live = clientFor(server, await server.key(["*"], { live: true }));
+    expect((await live.POST("/v1/sandbox/clock/reset", {})).response.status).toBe(404);
+    // Ahead as far as whole years of advances go (the next one is refused: at most 3660 days in all).
+    let refused = 0;
+    for (let i = 0; i < 12 && refused === 0; i++) {
+      const step = await client.POST("/v1/sandbox/clock/advance", { body: { seconds: 366 * DAY } });
+      if (step.response.status === 400) refused = i;
+    }
+    expect(refused).toBeGreaterThan(0);
+    const ahead = unwrap(await client.GET("/v1/sandbox/clock"));
+    expect(ahead.offset_seconds).toBeGreaterThan(3294 * DAY);
+    const merchant = await createMerchant(client, "Ten years on");
+    const token = unwrap(
+      await client.POST("/v1/tokens", {
+        body: { card: VISA, holder: "Ada Lovelace", exp_month: 12, exp_year: 2045, cvc: "123" },
+      }),
+    );
+    const pay = { type: "card" as const, token: token.id };
+    const before = unwrap(
+      await client.POST("/v1/charges", {
+        body: { merchant_id: merchant.id, amount: 2500, currency: "USD", payment_method: pay },
+      }),
+    );
+
+    const reset = unwrap(await client.POST("/v1/sandbox/clock/reset", {}));
+    expect(reset.offset_seconds).toBe(0);
+    expect(Math.abs(Date.parse(reset.now) - Date.now())).toBeLessThan(60_000);
+    expect(unwrap(await client.GET("/v1/sandbox/clock")).offset_seconds).toBe(0);
+
+    // Kept as it was (the client validates every answer against the contract: RFC 3339 timestamps).
+    const kept = unwrap(await client.GET("/v1/charges/{id}", { params: { path: { id: before.id } } }));
+    expect(kept.created_at).toBe(before.created_at);
+    const after = unwrap(
+      await client.POST("/v1/charges", {
+        body: { merchant_id: merchant.id, amount: 1000, currency: "USD", payment_method: pay },
+      }),
+    );
+    expect(after.status).toBe("captured");
+    expect(Math.abs(Date.parse(after.created_at) - Date.now())).toBeLessThan(60_000);
+    const listed = unwrap(await client.GET("/v1/charges", { params: { query: { limit: 10 } } }));
+    expect(listed.data.map((c) => c.id)).toEqual(expect.arrayContaining([before.id, after.id]));
   });
 });

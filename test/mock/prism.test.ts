@@ -112,6 +112,7 @@ const calls: Record<string, (client: PaymentsClient) => Promise<unknown>> = {
     c.GET("/v1/events/stream", { params: { query: { type: ["payment.captured"], follow: false } }, parseAs: "text" }),
   getSandboxClock: (c) => c.GET("/v1/sandbox/clock"),
   advanceSandboxClock: (c) => c.POST("/v1/sandbox/clock/advance", { body: { seconds: 172800 } }),
+  resetSandboxClock: (c) => c.POST("/v1/sandbox/clock/reset", {}),
   getEvent: (c) => c.GET("/v1/events/{id}", { params: { path: { id: ids.event } } }),
   createMerchant: (c) =>
     c.POST("/v1/merchants", { body: { name: "Acme Coffee Roasters", status: "active", metadata: { crm_id: "A-1" } } }),

@@ -155,6 +155,8 @@ export const RECIPES: Record<(typeof OPERATIONS)[number]["operationId"], Recipe>
   getSandboxClock: async () => ({ path: {} }),
   // A minute: the matrix's other sandbox objects barely notice.
   advanceSandboxClock: async () => ({ path: {}, body: { seconds: 60 } }),
+  // Back to real time (with no offset, nothing changes).
+  resetSandboxClock: async () => ({ path: {} }),
   payPaymentLink: async ({ client, server }) => {
     const link = await createPaymentLink(client);
     return {

@@ -41,6 +41,12 @@ export interface TestServer {
   sandboxKey: string;
   /** Creates a key with the given scopes; `live` makes a production key. */
   key(scopes: Scope[], options?: { live?: boolean; name?: string }): Promise<string>;
+  /**
+   * Another server instance on this one's store (as a second worker or host would be), on a port of its
+   * own; close it before this one (this one's close drops a MongoDB test database). The store must be one
+   * two instances can share: a DATA_DIR on disk, or MongoDB.
+   */
+  another?: () => Promise<RunningServer>;
   close(): Promise<void>;
 }
 
@@ -91,6 +97,13 @@ export async function startTestServer(
       });
       return secret;
     },
+    another: () =>
+      startServer({
+        config,
+        ...(options.logger ? { logger: options.logger } : {}),
+        ...(options.now ? { now: options.now } : {}),
+        webhooks: { resolve: loopbackResolver, ...options.webhooks },
+      }),
     async close() {
       await running.close();
       if (config.MONGODB_URI) await dropDatabase(config.MONGODB_URI, config.MONGODB_DB);

@@ -33,6 +33,7 @@ import { createWebhooks, type WebhookOptions } from "./webhooks/index.ts";
 import { createOutbox } from "./webhooks/outbox.ts";
 import type { WebhookSender } from "./webhooks/sender.ts";
 import type { Resolver } from "./webhooks/ssrf.ts";
+import { createStreamLeases } from "./webhooks/stream-leases.ts";
 
 // The registry of the domain's use cases: every area, wired to one store. Knows nothing of HTTP or of
 // which database is behind the store. A new area adds one line here (and one in collections.ts and in
@@ -172,6 +173,7 @@ export function createDomain(deps: DomainDeps) {
     signal: outbox,
     pollIntervalMs: settings.webhooks.pollIntervalMs,
   });
+  const streamLeases = createStreamLeases({ store, now });
   const health = createHealth(store);
   const sandboxClock = createSandboxClock({
     store,
@@ -202,6 +204,8 @@ export function createDomain(deps: DomainDeps) {
     consoleSessions,
     requestLog,
     events,
+    /** The open event streams' slots, counted per key in the store (EVENT_STREAMS_PER_KEY). */
+    streamLeases,
     health,
     sandboxClock,
     ledger: {
@@ -245,7 +249,12 @@ export function createDomain(deps: DomainDeps) {
         return events.sweep();
       },
       /** Forgets finished webhook deliveries older than the attempt log's retention. */
-      sweepWebhookLog: () => webhooks.sweepLog(),
+      sweepWebhookLog: async () => {
+        await sandboxClock.refresh();
+        return webhooks.sweepLog();
+      },
+      /** Deletes event-stream slots whose lease ended long ago (an instance died holding them). */
+      sweepStreamLeases: () => streamLeases.sweep(),
       /** Deletes console sessions past their end. */
       sweepConsoleSessions: () => consoleSessions.sweep(),
     },

@@ -253,7 +253,7 @@ export function createApp(deps: AppDeps): Express {
     logger,
   };
   const chains = new Map<string, RequestHandler[]>();
-  const streams = eventStreams({ perKey: config.EVENT_STREAMS_PER_KEY });
+  const streams = eventStreams({ perKey: config.EVENT_STREAMS_PER_KEY, leases: domain.streamLeases });
   const guardsOfPublic = publicGuards(domain, publicUrl);
   for (const op of operations) {
     // biome-ignore lint/suspicious/noExplicitAny: each handler is typed by its own operation id

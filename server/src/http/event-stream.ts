@@ -2,6 +2,7 @@ import type { Request, Response } from "express";
 import type { Caller } from "../domain/kernel/caller.ts";
 import type { EventStreamBody } from "../domain/kernel/operations.ts";
 import { AUTH_CACHE_TTL_MS } from "../domain/service-keys/service-keys.ts";
+import { RENEW_MS, type StreamLeases } from "../domain/webhooks/stream-leases.ts";
 import { sendProblem } from "./errors.ts";
 import { problem } from "./problems.ts";
 
@@ -16,8 +17,9 @@ import { problem } from "./problems.ts";
 // lasts (streamEvents in spec/resources/events.tsp): its credential every AUTH_CACHE_TTL_MS, as the
 // next request with it would be (a key revoked, expired or rotated past its grace period, a console
 // session ended), and the stream ends when that fails; and a key holds at most EVENT_STREAMS_PER_KEY
-// streams open at once in a server process (429 with Retry-After beyond), so one key cannot make every
-// commit wake hundreds of streams.
+// streams open at once across every instance on the store (429 with Retry-After beyond: a slot leased
+// in the store and renewed while the stream is open, domain/webhooks/stream-leases.ts), so one key
+// cannot make every commit wake hundreds of streams, however many workers there are.
 
 /** A comment line this often keeps idle streams open through proxies that cut silent connections. */
 export const HEARTBEAT_MS = 15_000;
@@ -41,51 +43,62 @@ export const STREAMS_RETRY_AFTER_SECONDS = 5;
 export type CredentialCheck = () => Promise<boolean>;
 
 export interface StreamSettings {
-  /** Streams one key may hold open at once in this process (EVENT_STREAMS_PER_KEY). */
+  /** Streams one key may hold open at once, across every instance on the store (EVENT_STREAMS_PER_KEY). */
   perKey: number;
+  /** The slots they are counted with, in the store. */
+  leases: StreamLeases;
+  /** How often an open stream renews its slot (default RENEW_MS). */
+  renewMs?: number;
   /** How often an open stream checks its credential again (default AUTH_CACHE_TTL_MS). */
   recheckMs?: number;
   heartbeatMs?: number;
 }
 
 /**
- * The server's open event streams: counted per key, each ended once its credential no longer holds.
- * One per app (createApp), handed to every operation's Express handler (handlers.ts).
+ * The server's open event streams: counted per key in the store, each ended once its credential no
+ * longer holds. One per app (createApp), handed to every operation's Express handler (handlers.ts).
  */
 export function eventStreams(settings: StreamSettings) {
-  const open = new Map<string, number>();
   const recheckMs = settings.recheckMs ?? AUTH_CACHE_TTL_MS;
+  const renewMs = settings.renewMs ?? RENEW_MS;
   return {
-    /** Streams open now for a key. */
-    openFor: (keyId: string) => open.get(keyId) ?? 0,
-
     async write(req: Request, res: Response, status: number, body: EventStreamBody): Promise<void> {
       const caller = res.locals.caller as Caller;
-      const count = open.get(caller.keyId) ?? 0;
-      if (count >= settings.perKey) {
+      const lease = await settings.leases.acquire(caller.keyId, caller.livemode, settings.perKey);
+      if (lease === null) {
         res.locals.rateLimited = "event_streams";
         res.setHeader("Retry-After", String(STREAMS_RETRY_AFTER_SECONDS));
         sendProblem(
           res,
           problem(
             "rate_limited",
-            `This key already has ${count} event streams open, the most it may have at once (EVENT_STREAMS_PER_KEY): close one, or retry after the number of seconds in Retry-After.`,
+            `This key already has ${settings.perKey} event streams open, the most it may have at once (EVENT_STREAMS_PER_KEY): close one, or retry after the number of seconds in Retry-After.`,
             { requestId: String(res.locals.requestId ?? "") },
           ),
         );
         return;
       }
-      open.set(caller.keyId, count + 1);
+      // The slot is renewed while the stream is open; a slot lost (this instance stalled past its lease
+      // and another stream took it) ends the stream. A renewal the store cannot make now is tried again
+      // at the next one: the lease outlasts two missed renewals.
+      const lost = new AbortController();
+      const renewal = setInterval(() => {
+        lease.renew().then(
+          (held) => held || lost.abort(),
+          () => {},
+        );
+      }, renewMs);
+      renewal.unref();
       try {
         await writeEventStream(req, res, status, body, {
           heartbeatMs: settings.heartbeatMs,
           recheckMs,
           stillAuthorized: res.locals.stillAuthorized as CredentialCheck | undefined,
+          signal: lost.signal,
         });
       } finally {
-        const left = (open.get(caller.keyId) ?? 1) - 1;
-        if (left > 0) open.set(caller.keyId, left);
-        else open.delete(caller.keyId);
+        clearInterval(renewal);
+        await lease.release().catch(() => {});
       }
     },
   };
@@ -98,10 +111,17 @@ export async function writeEventStream(
   res: Response,
   status: number,
   body: EventStreamBody,
-  options: { heartbeatMs?: number | undefined; recheckMs?: number; stillAuthorized?: CredentialCheck | undefined } = {},
+  options: {
+    heartbeatMs?: number | undefined;
+    recheckMs?: number;
+    stillAuthorized?: CredentialCheck | undefined;
+    /** Ends the stream when aborted (its slot lost). */
+    signal?: AbortSignal;
+  } = {},
 ): Promise<void> {
   const heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS;
   const closed = new AbortController();
+  options.signal?.addEventListener("abort", () => closed.abort(), { once: true });
   req.on("close", () => closed.abort());
   res.on("close", () => closed.abort());
   // The credential, checked again on a timer: the stream ends (its messages stop, the response ends)

@@ -590,6 +590,24 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
     });
 
     describe("duplicate keys", () => {
+      // What a claim on a named slot relies on (event-stream slots, domain/webhooks/stream-leases.ts):
+      // of racing inserts of one id exactly one succeeds, and of racing conditional updates made with
+      // the same expectation exactly one applies.
+      it("of racing inserts of one id, and racing conditional updates with one expectation, exactly one wins", async () => {
+        const inserts = await Promise.allSettled(
+          Array.from({ length: 8 }, (_, i) => store.insert("accounts", account("slot_1", { owner: `holder ${i}` }))),
+        );
+        expect(inserts.filter((r) => r.status === "fulfilled")).toHaveLength(1);
+        for (const r of inserts) if (r.status === "rejected") expect(r.reason).toBeInstanceOf(DuplicateKeyError);
+        const held = await store.get("accounts", "slot_1");
+        const takeovers = await Promise.all(
+          Array.from({ length: 8 }, (_, i) =>
+            store.update("accounts", "slot_1", { set: { owner: `taker ${i}` } }, { owner: held?.owner }),
+          ),
+        );
+        expect(takeovers.filter((r) => r !== null)).toHaveLength(1);
+      });
+
       it("rejects a second document with the same id, keeping the first", async () => {
         const first = account("acc_1", { balance: 10 });
         await store.insert("accounts", first);

@@ -51,6 +51,15 @@ function sum(docs: FraudCounterDoc[]): WindowCounts {
   return out;
 }
 
+/**
+ * Deletes an environment's buckets of minutes after `at` (inside the sandbox clock's reset, which takes
+ * the sandbox's time back: domain/sandbox-clock): they would count again when the clock reaches them.
+ */
+export async function forgetCountersAfter(tx: AppTx, livemode: boolean, at: Date): Promise<number> {
+  const lastKept = (minuteOf(at) + BUCKETS + 1) * BUCKET_SECONDS * 1000;
+  return tx.deleteMany("fraud_counters", { livemode, expires_at: { $gt: iso(new Date(lastKept)) } });
+}
+
 export function createCounters(store: AppStore) {
   /** The ids of the window's buckets, newest first. */
   function windowIds(livemode: boolean, kind: CounterKind, value: string, at: Date): string[] {

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { newId, randomBase62 } from "./ids.ts";
+import { idFloor, idTimeMs, newId, randomBase62 } from "./ids.ts";
 
 afterEach(() => {
   vi.useRealTimers();
@@ -35,5 +35,14 @@ describe("ids", () => {
 
   it("draw every base62 character", () => {
     expect(new Set(randomBase62(5000)).size).toBe(62);
+  });
+
+  it("tell the millisecond they were made in, and the least id made from a time on sorts before every later one", () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.setSystemTime(new Date("2026-11-27T21:00:00.123Z"));
+    const id = newId("evt");
+    expect(idTimeMs(id)).toBe(Date.parse("2026-11-27T21:00:00.123Z"));
+    expect(idFloor("evt", Date.parse("2026-11-27T21:00:00.123Z")) <= id).toBe(true);
+    expect(idFloor("evt", Date.parse("2026-11-27T21:00:00.124Z")) > id).toBe(true);
   });
 });

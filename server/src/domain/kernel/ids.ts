@@ -68,10 +68,33 @@ function timeBase62(ms: number): string {
   return out;
 }
 
+/**
+ * The clock ids are stamped with: the process's own, not the domain's injected one, so ids keep their
+ * order whatever a test does with its clock. What compares times with ids (idFloor) reads this one.
+ */
+export const idNow = (): number => Date.now();
+
 export function newId(prefix: IdPrefix): string {
-  return `${prefix}_${timeBase62(Date.now())}${randomBase62(16)}`;
+  return `${prefix}_${timeBase62(idNow())}${randomBase62(16)}`;
 }
 
 export function hasPrefix(id: string, prefix: IdPrefix): boolean {
   return id.startsWith(`${prefix}_`);
+}
+
+/** The millisecond (on the server's own clock) an id was made in: its first 8 characters after the prefix. */
+export function idTimeMs(id: string): number {
+  const at = id.indexOf("_") + 1;
+  let ms = 0;
+  for (const ch of id.slice(at, at + 8)) ms = ms * 62 + BASE62.indexOf(ch);
+  return ms;
+}
+
+/**
+ * The least id of `prefix` made at or after `ms` (server clock): ids sort by the time they were made, so
+ * `id >= idFloor(p, ms)` selects what was made since `ms` whatever timestamps it carries (the sandbox's
+ * are on its own clock, which a reset moves back: domain/sandbox-clock).
+ */
+export function idFloor(prefix: IdPrefix, ms: number): string {
+  return `${prefix}_${timeBase62(ms)}${"0".repeat(16)}`;
 }

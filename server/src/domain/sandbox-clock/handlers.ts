@@ -1,5 +1,6 @@
 import type { Domain } from "../index.ts";
 import type { HandlerKit, Handlers } from "../kernel/operations.ts";
+import type { SandboxClockResult } from "./sandbox-clock.ts";
 import * as serialize from "./serialize.ts";
 
 // The sandbox clock (spec/resources/sandbox-clock.tsp; scope `*`).
@@ -12,6 +13,11 @@ export function sandboxClockHandlers({ sandboxClock }: Domain, { answer }: Handl
     }),
     advanceSandboxClock: answer(200, serialize.sandboxClockAdvance, ({ caller, body }) =>
       sandboxClock.advance(caller, body),
+    ),
+    resetSandboxClock: answer(
+      200,
+      (r: SandboxClockResult) => serialize.sandboxClock(r.clock),
+      ({ caller }) => sandboxClock.reset(caller),
     ),
   } satisfies Partial<Handlers>;
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { refusal, testDomain } from "../../../test-support/domain.ts";
+import { COLLECTIONS } from "../collections.ts";
 import type { Caller } from "../kernel/caller.ts";
 import { recordEvent } from "../kernel/events.ts";
 import { iso } from "../kernel/time.ts";
@@ -343,5 +344,164 @@ describe("webhook retries", () => {
     );
     expect((await t.store.get("webhook_deliveries", "whd_waiting0000000000000000"))?.next_attempt_at).toBe(leaseEnd);
     expect((await t.store.get("webhook_deliveries", "whd_live00000000000000000000"))?.next_attempt_at).toBe(leaseEnd);
+  });
+});
+
+describe("resetting", () => {
+  const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
+  /** Every string of a stored document that reads as a date, wherever it sits. */
+  function dates(value: unknown, out: string[] = []): string[] {
+    if (typeof value === "string" && /^[+-]?\d{4,6}-\d{2}-\d{2}T/.test(value)) out.push(value);
+    else if (Array.isArray(value)) for (const v of value) dates(v, out);
+    else if (typeof value === "object" && value !== null) for (const v of Object.values(value)) dates(v, out);
+    return out;
+  }
+
+  it("at the bound: back to the server's time, every stored timestamp RFC 3339, the card made ten years ahead still pays", async () => {
+    const t = world();
+    for (let i = 0; i < 10; i++) await t.domain.sandboxClock.advance(t.sandbox, { seconds: 366 * DAY });
+    expect(t.domain.clock.offsetMs()).toBe(MAX_OFFSET_MS);
+    const m = await merchant(t, t.sandbox);
+    const token = await t.domain.tokens.create(t.sandbox, {
+      card: "4242424242424242",
+      holder: "Ada",
+      exp_month: 12,
+      exp_year: 2040,
+    });
+    const before = await t.domain.charges.create(t.sandbox, {
+      merchant_id: m.id,
+      amount: 2500,
+      currency: "USD",
+      payment_method: { type: "card", token: token.id },
+    });
+    expect(before.created_at).toMatch(/^2036-11-28T/);
+
+    t.advance(60);
+    const reset = await t.domain.sandboxClock.reset(t.sandbox);
+    expect(reset.from.toISOString()).toBe("2036-11-28T10:01:00.000Z");
+    expect(reset.clock).toEqual({ now: new Date(START.getTime() + 60_000), offsetMs: 0 });
+    expect(await t.domain.sandboxClock.read(t.sandbox)).toEqual({
+      now: new Date(START.getTime() + 60_000),
+      offsetMs: 0,
+    });
+    expect(await t.store.get("sandbox_clock", "sandbox")).toMatchObject({
+      offset_ms: 0,
+      epoch: 1,
+      advancing_until: null,
+    });
+
+    // What was made ten years ahead is kept as it was, and still valid: its card pays on the real clock.
+    expect((await t.domain.charges.get(t.sandbox, before.id)).created_at).toBe(before.created_at);
+    const after = await t.domain.charges.create(t.sandbox, {
+      merchant_id: m.id,
+      amount: 1000,
+      currency: "USD",
+      payment_method: { type: "card", token: token.id },
+    });
+    expect(after.status).toBe("captured");
+    // What is made now carries the server's time again, not the advanced series' next microsecond (the
+    // server's series is one per process, kernel/time.ts: other tests of this file took it to 2026-11-22).
+    expect(after.created_at).toMatch(/^2026-11-2[12]T/);
+    for (const name of Object.keys(COLLECTIONS) as (keyof typeof COLLECTIONS)[]) {
+      for (const doc of await t.store.findAll(name, {})) {
+        for (const d of dates(doc)) expect(d, `${name} ${doc.id}`).toMatch(RFC3339);
+      }
+    }
+    // The clock can go ahead again, the whole way.
+    const again = await t.domain.sandboxClock.advance(t.sandbox, { seconds: 366 * DAY });
+    expect(again.clock.offsetMs).toBe(366 * DAY * 1000);
+  });
+
+  it("is sandbox only (404 in production), changes nothing with no offset, and waits for no advance (409)", async () => {
+    const t = world();
+    expect(await refusal(t.domain.sandboxClock.reset(t.live))).toMatchObject({ code: "not_found" });
+    expect((await t.domain.sandboxClock.reset(t.sandbox)).clock).toEqual({ now: START, offsetMs: 0 });
+    expect(await t.store.get("sandbox_clock", "sandbox")).toBeNull();
+    await t.domain.sandboxClock.advance(t.sandbox, { seconds: DAY });
+    await t.store.update("sandbox_clock", "sandbox", {
+      set: { advancing_until: iso(new Date(START.getTime() + 30_000)) },
+    });
+    expect(await refusal(t.domain.sandboxClock.reset(t.sandbox))).toMatchObject({ code: "conflict" });
+    expect(t.domain.clock.offsetMs()).toBe(DAY * 1000);
+  });
+
+  it("reaches another instance on the store at its next refresh, though its offset is smaller", async () => {
+    const a = world();
+    const b = testDomain({ store: a.store, vaultKeys: a.vaultKeys, now: () => START });
+    await a.domain.sandboxClock.advance(a.sandbox, { seconds: DAY });
+    await b.domain.sandboxClock.refresh();
+    expect(b.domain.clock.offsetMs()).toBe(DAY * 1000);
+    await a.domain.sandboxClock.reset(a.sandbox);
+    await b.domain.sandboxClock.refresh();
+    expect(b.domain.clock.offsetMs()).toBe(0);
+    expect(b.domain.clock.now(false)).toEqual(START);
+  });
+
+  it("keeps shown due times (a boleto expires when the clock reaches its expires_at again) and pulls waiting retries back", async () => {
+    const t = world();
+    const m = await merchant(t, t.sandbox);
+    await t.domain.sandboxClock.advance(t.sandbox, { seconds: 30 * DAY });
+    const boleto = await t.domain.charges.create(t.sandbox, {
+      merchant_id: m.id,
+      amount: 5000,
+      currency: "BRL",
+      payment_method: { type: "boleto" },
+    });
+    const retryAt = iso(new Date(START.getTime() + (30 * DAY + 600) * 1000));
+    await t.store.insert("webhook_deliveries", {
+      id: "whd_waiting0000000000000000",
+      livemode: false,
+      created_at: iso(new Date(START.getTime() + 30 * DAY * 1000)),
+      updated_at: iso(new Date(START.getTime() + 30 * DAY * 1000)),
+      endpoint_id: "we_none0000000000000000000",
+      event_id: "evt_waiting0000000000000000",
+      event_type: "webhook_endpoint.test",
+      status: DELIVERY_MACHINE.start("pending"),
+      mode: "manual",
+      next_attempt_at: retryAt,
+      claim: null,
+      attempts: [],
+    });
+    await t.domain.sandboxClock.reset(t.sandbox);
+    // Ten minutes after the reset, as it was ten minutes after the advanced time.
+    expect((await t.store.get("webhook_deliveries", "whd_waiting0000000000000000"))?.next_attempt_at).toBe(
+      iso(new Date(START.getTime() + 600_000)),
+    );
+    const kept = await t.domain.charges.get(t.sandbox, boleto.id);
+    expect(kept.status).toBe("pending");
+    // Three days on the real clock are not enough: its expiry is thirty-three days ahead.
+    expect((await t.domain.sandboxClock.advance(t.sandbox, { seconds: 3 * DAY })).ran.charges_expired).toBe(0);
+    expect((await t.domain.sandboxClock.advance(t.sandbox, { seconds: 31 * DAY })).ran.charges_expired).toBe(1);
+  });
+
+  it("the event stream follows the order events were made across it: no event made after it is missed", async () => {
+    const t = world();
+    await merchant(t, t.sandbox);
+    await t.domain.sandboxClock.advance(t.sandbox, { seconds: 366 * DAY });
+    await merchant(t, t.sandbox);
+    const [advanced] = (await t.store.list("events", { livemode: false }, { limit: 1 })).data;
+    if (!advanced) throw new Error("no event was recorded");
+    const following = await t.domain.events.stream(t.sandbox, { follow: true });
+    await t.domain.sandboxClock.reset(t.sandbox);
+    const later = await t.domain.merchants.create(t.sandbox, { name: "After the reset" });
+
+    const sent = async (request: Parameters<typeof t.domain.events.stream>[1]) => {
+      const out: string[] = [];
+      const stream = await t.domain.events.stream(t.sandbox, request);
+      for await (const m of stream.messages(new AbortController().signal)) out.push(JSON.parse(m.data).merchant_id);
+      return out;
+    };
+    // Resuming from the last event made on the advanced clock: the one made after the reset comes next,
+    // though it carries an earlier time.
+    expect(await sent({ lastEventId: advanced.id, follow: false })).toEqual([later.id]);
+    // From the start: in the order they were made.
+    const all = await sent({ follow: false });
+    expect(all.at(-1)).toBe(later.id);
+    expect(all).toHaveLength(3);
+    // A stream that was following when the reset came gets it too.
+    const aborts = new AbortController();
+    const first = await following.messages(aborts.signal)[Symbol.asyncIterator]().next();
+    aborts.abort();
+    expect(first.value && JSON.parse(first.value.data)).toMatchObject({ merchant_id: later.id });
   });
 });

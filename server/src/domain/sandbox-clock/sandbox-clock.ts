@@ -4,22 +4,41 @@ import type { Cashouts } from "../cashouts/cashouts.ts";
 import type { Charges } from "../charges/charges.ts";
 import type { AppStore } from "../collections.ts";
 import type { Disputes } from "../disputes/disputes.ts";
+import { forgetCountersAfter } from "../fraud/counters.ts";
 import type { Caller } from "../kernel/caller.ts";
-import type { SettableClock } from "../kernel/clock.ts";
+import type { SandboxClockState, SettableClock } from "../kernel/clock.ts";
 import { commit } from "../kernel/commit.ts";
 import { sandboxOnly } from "../kernel/environment.ts";
 import { DomainError, invalid } from "../kernel/errors.ts";
+import { idNow } from "../kernel/ids.ts";
 import { iso } from "../kernel/time.ts";
 import { nextSettlement, settleDue } from "../ledger/ledger.ts";
 import type { PaymentLinks } from "../payment-links/payment-links.ts";
-import { type Dispatcher, extendLeases } from "../webhooks/dispatcher.ts";
+import { type Dispatcher, extendLeases, pullBackSandboxDeliveries } from "../webhooks/dispatcher.ts";
 
 // The sandbox clock (spec/resources/sandbox-clock.tsp; docs/sandbox-clock.md): the sandbox's time is the
 // server's plus an offset kept in the store, one document per store, so every instance on the store
-// shares it and no other deployment ever sees it. The offset only grows. Each instance holds the offset
-// in its clock (kernel/clock.ts) and reads it again from the store before every sandbox request
-// (http/app.ts), every job pass and every advance, so an advance made on one instance reaches the
-// others at their next sandbox request or job pass.
+// shares it and no other deployment ever sees it. The offset grows with each advance; a reset
+// (resetSandboxClock) takes it back to zero and starts a new epoch. Each instance holds the offset in its
+// clock (kernel/clock.ts) and reads it again from the store before every sandbox request (http/app.ts),
+// every job pass, every advance and reset, so a move made on one instance reaches the others at their
+// next sandbox request or job pass.
+//
+// A reset keeps everything stored as it is (the objects stay valid: their timestamps were RFC 3339 and
+// their cards within the card rules, MAX_OFFSET_MS), so what the sandbox made on the advanced clock may
+// carry times after the sandbox's now. What depends on time after a reset:
+// - Due times that belong to an object and are shown (a local payment's `expires_at`, a capture's
+//   `available_on`, a review window, a cashout's next step, a payment link's `expires_at`) are kept: that
+//   work runs when the sandbox's clock reaches them again (advance to run it).
+// - Webhook deliveries waiting (a retry, an attempt's lease) are moved back by the offset, no earlier
+//   than now: they are the sandbox's own machinery, and would otherwise not run for up to ten years.
+// - An endpoint's failure window that began after the new now begins again now (auto-disable).
+// - Velocity counters of minutes after the new now are deleted: they would count again years later.
+// - Order: ids carry the server's time (kernel/ids.ts), so the event stream follows the order events were
+//   made across a reset (webhooks/events.ts); lists stay ordered by created_at, newest first, so what
+//   was made on the advanced clock lists before what is made after the reset until the clock passes it.
+// - Retention: sweeps of events and the attempt log also count age on the server's clock, so what was
+//   made on the advanced clock is not kept for years.
 //
 // An advance is a small simulation: it moves the clock to the next time something of the sandbox
 // becomes due (a settlement, an expiry, a review window's end, a cashout's next step, a test card's
@@ -40,6 +59,8 @@ const MAX_ADVANCE_MS = 366 * 86_400_000;
  * 3339 and the sandbox's cards usable until the server's own clock nears 2090.
  */
 export const MAX_OFFSET_MS = 3660 * 86_400_000;
+/** How many reset times the clock document keeps (the event stream's epochs; webhooks/events.ts). */
+export const MAX_RESETS_KEPT = 100;
 /** How long an advance holds the clock without renewing (it renews at every step). */
 const HOLD_MS = 60_000;
 /** Passes over the due work at one time before giving up on it settling (each pass is bounded work). */
@@ -89,10 +110,16 @@ export function createSandboxClock(deps: SandboxClockDeps) {
   const { store, clock, charges, cashouts, disputes, dispatcher } = deps;
   const SANDBOX = false;
 
-  /** Reads the store's offset into this instance's clock. */
+  /** Reads the store's offset (and epoch) into this instance's clock. */
   async function refresh(): Promise<void> {
     const doc = await store.get("sandbox_clock", CLOCK_ID);
-    if (doc) clock.raiseOffset(doc.offset_ms);
+    if (doc) {
+      clock.adopt({
+        epoch: doc.epoch ?? 0,
+        offsetMs: doc.offset_ms,
+        resets: (doc.resets ?? []).map((at) => Date.parse(at)),
+      });
+    }
   }
 
   const reading = (): SandboxClockReading => ({ now: clock.now(SANDBOX), offsetMs: clock.offsetMs() });
@@ -163,7 +190,7 @@ export function createSandboxClock(deps: SandboxClockDeps) {
     if (!taken) {
       throw new DomainError(
         "conflict",
-        "The sandbox clock is being advanced by another request; retry once it has answered.",
+        "The sandbox clock is being advanced or reset by another request; retry once it has answered.",
       );
     }
   }
@@ -284,6 +311,47 @@ export function createSandboxClock(deps: SandboxClockDeps) {
         });
         return { from, clock: reading(), ran };
       });
+    },
+
+    /**
+     * POST /v1/sandbox/clock/reset: the sandbox's time back to the server's (offset 0, a new epoch),
+     * keeping what is stored (see the top of this file for what that means for its due times). Holds
+     * the clock like an advance, so it waits for none and an advance running makes it a 409. At offset
+     * 0 it changes nothing (no new epoch).
+     */
+    async reset(caller: Caller): Promise<SandboxClockResult> {
+      sandboxOnly(caller.livemode, "operation", "/v1/sandbox/clock/reset");
+      await refresh();
+      const from = clock.now(SANDBOX);
+      const offset = clock.offsetMs();
+      if (offset === 0) return commit(store, caller, async () => ({ from, clock: reading(), ran: noWork() }));
+      await hold();
+      let state: SandboxClockState | undefined;
+      let result: SandboxClockResult;
+      try {
+        result = await commit(store, caller, async (tx) => {
+          const doc = await tx.get("sandbox_clock", CLOCK_ID);
+          const at = clock.real();
+          const epoch = (doc?.epoch ?? 0) + 1;
+          // On the clock ids are stamped with: the event stream tells epochs apart by id (webhooks/events.ts).
+          const resets = [...(doc?.resets ?? []), iso(new Date(idNow()))].slice(-MAX_RESETS_KEPT);
+          await tx.update("sandbox_clock", CLOCK_ID, {
+            set: { offset_ms: 0, epoch, resets, advancing_until: null, updated_at: iso(at) },
+          });
+          await pullBackSandboxDeliveries(tx, offset, at);
+          // An endpoint failing since a time after the new now: its failure window begins again now.
+          const failing = await tx.findAll("webhook_endpoints", { livemode: false, failing_since: { $gt: iso(at) } });
+          for (const e of failing) await tx.update("webhook_endpoints", e.id, { set: { failing_since: iso(at) } });
+          await forgetCountersAfter(tx, SANDBOX, at);
+          state = { epoch, offsetMs: 0, resets: resets.map((r) => Date.parse(r)) };
+          return { from, clock: { now: at, offsetMs: 0 }, ran: noWork() };
+        });
+      } catch (err) {
+        await release().catch(() => {});
+        throw err;
+      }
+      if (state) clock.adopt(state);
+      return result;
     },
   };
 }

@@ -304,6 +304,33 @@ export function createDispatcher(deps: DispatcherDeps) {
 export type Dispatcher = ReturnType<typeof createDispatcher>;
 
 /**
+ * Inside the transaction that resets the sandbox clock by `byMs` back to the server's time `now`
+ * (domain/sandbox-clock): every sandbox delivery waiting (a retry, or an attempt under way, its lease)
+ * is due as long after now as it was after the sandbox's time before the reset, and never before now;
+ * otherwise it would wait for the server's clock to reach the advanced time. Returns how many moved.
+ */
+export async function pullBackSandboxDeliveries(tx: AppTx, byMs: number, now: Date): Promise<number> {
+  const waiting = await tx.findAll("webhook_deliveries", {
+    livemode: false,
+    status: "pending",
+    next_attempt_at: { $gt: iso(now) },
+  });
+  let moved = 0;
+  for (const d of waiting) {
+    if (d.next_attempt_at === null) continue;
+    const due = Math.max(now.getTime(), Date.parse(d.next_attempt_at) - byMs);
+    const ok = await tx.update(
+      "webhook_deliveries",
+      d.id,
+      { set: { next_attempt_at: iso(new Date(due)) } },
+      { next_attempt_at: d.next_attempt_at },
+    );
+    if (ok) moved++;
+  }
+  return moved;
+}
+
+/**
  * Inside the transaction that moves the sandbox clock forward by `byMs` (domain/sandbox-clock): every
  * sandbox delivery whose attempt is under way keeps the lease it had, measured in real time, instead of
  * seeing it end at once on the moved clock (which would let another instance send the same attempt).

@@ -5,6 +5,7 @@ import type { Clock } from "../kernel/clock.ts";
 import { inEnvironment } from "../kernel/environment.ts";
 import { invalid } from "../kernel/errors.ts";
 import { type EventDoc, type EventType, eventObject } from "../kernel/events.ts";
+import { idFloor, idNow, idTimeMs } from "../kernel/ids.ts";
 import type { EventStreamBody, QueryParams, StreamMessage } from "../kernel/operations.ts";
 import { iso } from "../kernel/time.ts";
 import type { OutboxSignal } from "./outbox.ts";
@@ -99,33 +100,67 @@ export function createEvents(deps: EventsDeps) {
     });
   }
 
-  /** The environment's events after `cursor` (its id; null: from the first), oldest first, at most one batch. */
-  async function after(livemode: boolean, cursor: string | null): Promise<{ events: EventDoc[]; more: boolean }> {
+  /**
+   * The epochs of an environment's events: a sandbox clock reset (domain/sandbox-clock) takes the
+   * sandbox's time back, so events made after it may carry earlier times than events made before it.
+   * The stream therefore goes epoch by epoch, in the order they were made (ids carry the server's time:
+   * kernel/ids.ts), and within an epoch in the store's listing order, (created_at, id). Epoch k holds
+   * the events made from the k-th reset (its id floor `from`) to the next one (`until`); production has
+   * one epoch.
+   */
+  function epochBounds(livemode: boolean, k: number): { from: string | null; until: string | null } {
+    const resets = clock.resets(livemode);
+    const from = k === 0 ? null : idFloor("evt", resets[k - 1] as number);
+    const until = k < resets.length ? idFloor("evt", resets[k] as number) : null;
+    return { from, until };
+  }
+
+  /** The epoch an event was made in. */
+  const epochOf = (livemode: boolean, id: string) => clock.resets(livemode).filter((at) => at <= idTimeMs(id)).length;
+
+  /**
+   * The epoch's events after `cursor` (its id; null: from the epoch's first), oldest first, at most one
+   * batch, with those made after the epoch (`until`) left out: `passed` is the id of the last one read
+   * (the next read's cursor), null if none was.
+   */
+  async function after(
+    livemode: boolean,
+    k: number,
+    cursor: string | null,
+  ): Promise<{ events: EventDoc[]; passed: string | null; more: boolean }> {
+    const { from, until } = epochBounds(livemode, k);
+    const where = { livemode, ...(from === null ? {} : { id: { $gte: from } }) };
+    let read: EventDoc[];
+    let more: boolean;
     if (cursor === null) {
-      const events = await store.findAll("events", { livemode }, STREAM_BATCH + 1, {
-        by: "created_at",
-        direction: "asc",
-      });
-      return { events: events.slice(0, STREAM_BATCH), more: events.length > STREAM_BATCH };
+      const events = await store.findAll("events", where, STREAM_BATCH + 1, { by: "created_at", direction: "asc" });
+      read = events.slice(0, STREAM_BATCH);
+      more = events.length > STREAM_BATCH;
+    } else {
+      const page = await store.list("events", where, { endingBefore: cursor, limit: STREAM_BATCH });
+      read = page.data.reverse();
+      more = page.hasMore;
     }
-    const page = await store.list("events", { livemode }, { endingBefore: cursor, limit: STREAM_BATCH });
-    return { events: page.data.reverse(), more: page.hasMore };
+    const events = until === null ? read : read.filter((e) => e.id < until);
+    return { events, passed: read.at(-1)?.id ?? null, more };
   }
 
   async function* messages(
     livemode: boolean,
-    start: string | null,
+    start: { epoch: number; cursor: string | null },
     types: Set<string> | null,
     follow: boolean,
     signal: AbortSignal,
   ): AsyncGenerator<StreamMessage> {
-    let cursor = start;
+    let { epoch, cursor } = start;
     let sent = 0;
     while (!signal.aborted) {
       const seen = commits;
       const readAt = performance.now();
-      const { events, more } = await after(livemode, cursor);
-      const horizon = settleMs > 0 ? iso(new Date(clock.now(livemode).getTime() - settleMs)) : null;
+      const { events, passed, more } = await after(livemode, epoch, cursor);
+      const current = epoch === clock.resets(livemode).length;
+      // Only the current epoch's newest events may still be committing (an earlier epoch ended at a reset).
+      const horizon = settleMs > 0 && current ? iso(new Date(clock.now(livemode).getTime() - settleMs)) : null;
       let held = false;
       for (const event of events) {
         if (horizon !== null && event.created_at > horizon) {
@@ -138,7 +173,14 @@ export function createEvents(deps: EventsDeps) {
         sent++;
         if (signal.aborted || (!follow && sent >= CATCH_UP_MAX)) return;
       }
+      if (!held && passed !== null) cursor = passed;
       if (more && !held) continue;
+      if (!held && !current) {
+        // This epoch is done: on to the next, from its first event.
+        epoch++;
+        cursor = null;
+        continue;
+      }
       if (!follow && !held) return;
       await wake(signal, held ? settleMs : deps.pollIntervalMs, held ? commits : seen, readAt);
     }
@@ -158,20 +200,23 @@ export function createEvents(deps: EventsDeps) {
      */
     async stream(caller: Caller, request: StreamRequest): Promise<EventStreamBody> {
       const { livemode } = caller;
-      let start: string | null;
+      let start: { epoch: number; cursor: string | null };
       if (request.lastEventId !== undefined) {
         const last = await store.get("events", request.lastEventId);
         if (!last || last.livemode !== livemode) {
           throw invalid("Last-Event-ID", `names no event of this environment (${request.lastEventId})`);
         }
-        start = last.id;
+        start = { epoch: epochOf(livemode, last.id), cursor: last.id };
       } else if (!request.follow) {
         // A catch-up read with no resume point sends what there is, oldest first (at most CATCH_UP_MAX;
         // the last one's id resumes the next read): EventStreamParameters.follow.
-        start = null;
+        start = { epoch: 0, cursor: null };
       } else {
-        // Following with no resume point: from the next event recorded.
-        start = (await store.list("events", { livemode }, { limit: 1 })).data[0]?.id ?? null;
+        // Following with no resume point: from the next event recorded (in the current epoch).
+        const epoch = clock.resets(livemode).length;
+        const { from } = epochBounds(livemode, epoch);
+        const where = { livemode, ...(from === null ? {} : { id: { $gte: from } }) };
+        start = { epoch, cursor: (await store.list("events", where, { limit: 1 })).data[0]?.id ?? null };
       }
       const types = request.types && request.types.length > 0 ? new Set<string>(request.types) : null;
       return {
@@ -182,7 +227,8 @@ export function createEvents(deps: EventsDeps) {
     },
 
     /**
-     * Deletes the events older than the retention (EVENT_RETENTION_DAYS) on their environment's clock,
+     * Deletes the events older than the retention (EVENT_RETENTION_DAYS) on their environment's clock
+     * (or, after a sandbox clock reset, on the server's),
      * except those whose deliveries are not made yet (`delivery_pending`, webhooks/fan-out.ts); returns
      * how many. A delivery still retrying an event deleted here is abandoned (delivery-attempt.ts); the
      * default retention is ten times the longest default retry schedule (about three days).
@@ -197,6 +243,15 @@ export function createEvents(deps: EventsDeps) {
           delivery_pending: { $ne: true },
           created_at: { $lt: cutoff },
         });
+        // After a sandbox clock reset, events made on the advanced clock carry times after the sandbox's
+        // now: their age on the server's clock (in their id) bounds how long they are kept.
+        if (clock.resets(livemode).length > 0) {
+          deleted += await store.deleteMany("events", {
+            livemode,
+            delivery_pending: { $ne: true },
+            id: { $lt: idFloor("evt", idNow() - days * 86_400_000) },
+          });
+        }
       }
       return deleted;
     },

@@ -1,4 +1,5 @@
 import type { Clock } from "../kernel/clock.ts";
+import { idFloor, idNow } from "../kernel/ids.ts";
 import type { DomainLog } from "../kernel/log.ts";
 import type { DomainObserver } from "../kernel/observer.ts";
 import { iso } from "../kernel/time.ts";
@@ -93,7 +94,10 @@ export function createWebhooks(deps: WebhookDeps) {
         deliveriesDue: Math.min(OUTBOX_DEPTH_LIMIT, live.length + sandbox.length),
       };
     },
-    /** Deletes finished deliveries (the attempt log) older than the retention period on their environment's clock. */
+    /**
+     * Deletes finished deliveries (the attempt log) older than the retention period on their environment's
+     * clock (or, after a sandbox clock reset, on the server's).
+     */
     sweepLog: async () => {
       let deleted = 0;
       for (const livemode of [true, false]) {
@@ -104,6 +108,15 @@ export function createWebhooks(deps: WebhookDeps) {
             $lt: iso(new Date(deps.clock.now(livemode).getTime() - options.logRetentionDays * 86_400_000)),
           },
         });
+        // After a sandbox clock reset, deliveries made on the advanced clock carry times after the
+        // sandbox's now: their age on the server's clock (in their id) bounds how long they are kept.
+        if (deps.clock.resets(livemode).length > 0) {
+          deleted += await outbox.store.deleteMany("webhook_deliveries", {
+            livemode,
+            status: { $in: ["succeeded", "failed"] },
+            id: { $lt: idFloor("whd", idNow() - options.logRetentionDays * 86_400_000) },
+          });
+        }
       }
       return deleted;
     },

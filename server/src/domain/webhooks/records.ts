@@ -78,7 +78,18 @@ export interface WebhookDeliveryDoc extends BaseDoc {
   updated_at: string;
 }
 
+/**
+ * One slot of a key's open event streams (webhooks/stream-leases.ts): id `<key id>:<slot>`, held by one
+ * open stream (`holder`, random) until `expires_at` unless renewed.
+ */
+export interface StreamLeaseDoc extends BaseDoc {
+  key_id: string;
+  holder: string;
+  expires_at: string;
+}
+
 export const webhookCollections = {
+  stream_leases: collection<StreamLeaseDoc>([{ fields: ["key_id", "expires_at"] }]),
   webhook_endpoints: collection<WebhookEndpointDoc>([{ fields: ["livemode", "status"] }]),
   webhook_deliveries: collection<WebhookDeliveryDoc>([
     // The dispatcher's queue: each environment's pending deliveries, soonest due first (each on its clock).

@@ -4,9 +4,9 @@ import { type Ctx, type PageDef, pageHeader, setSandboxNow } from "../app.ts";
 import { durationText, exactTime } from "../format.ts";
 import { announce, button, details, errorBox, field, h, showFormError } from "../ui.ts";
 
-// The sandbox clock (GET /v1/sandbox/clock, POST /v1/sandbox/clock/advance; scope `*`, sandbox only):
-// the sandbox's time and offset, and moving it forward, with what each advance ran
-// (docs/sandbox-clock.md "How an advance runs").
+// The sandbox clock (GET /v1/sandbox/clock, POST /v1/sandbox/clock/advance and /reset; scope `*`, sandbox
+// only): the sandbox's time and offset, moving it forward, with what each advance ran (docs/sandbox-clock.md
+// "How an advance runs"), and back to the server's time ("Resetting the clock").
 
 type Clock = components["schemas"]["SandboxClock"];
 type Advance = components["schemas"]["SandboxClockAdvance"];
@@ -93,6 +93,25 @@ export const sandboxClockPage: PageDef = {
       );
     }
 
+    async function reset() {
+      errors.show(null);
+      const { data, error } = await ctx.api.POST("/v1/sandbox/clock/reset", {});
+      if (error || !data) {
+        showFormError(form, errors, error);
+        return;
+      }
+      setSandboxNow(data.now);
+      shown.replaceChildren(details(clockRows(data)));
+      announce("Sandbox clock reset to the server's time");
+      result.replaceChildren(
+        h(
+          "p",
+          { class: "muted" },
+          "Back on the server's time. What was made on the advanced clock keeps its times; what it was due to do runs when the clock reaches them again.",
+        ),
+      );
+    }
+
     form.addEventListener("submit", (event) => {
       event.preventDefault();
       const n = Number(days.value);
@@ -100,7 +119,7 @@ export const sandboxClockPage: PageDef = {
       else errors.show("Days: a whole number from 1 to 366.");
     });
     form.append(
-      field("Days", days, "Moves the sandbox's time forward; it never goes back."),
+      field("Days", days, "Moves the sandbox's time forward; only a reset takes it back."),
       h("button", { type: "submit", class: "btn primary" }, "Advance"),
     );
 
@@ -124,6 +143,9 @@ export const sandboxClockPage: PageDef = {
             button("+1 hour", () => void advance(HOUR)),
             button("+1 day", () => void advance(DAY)),
             button("+1 week", () => void advance(7 * DAY)),
+            ctx.can("resetSandboxClock") && clock.offset_seconds > 0
+              ? button("Back to real time", () => void reset())
+              : null,
           )
         : null,
       ctx.can("advanceSandboxClock") ? form : null,
