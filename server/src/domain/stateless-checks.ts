@@ -1,5 +1,5 @@
 import type { components } from "@payments/contract/types";
-import type { OperationId } from "./kernel/operations.ts";
+import { type OperationId, page } from "./kernel/operations.ts";
 import { validateCard } from "./vault/card.ts";
 
 // Rules of an operation's request that a use case applies without reading the store, for a front that
@@ -8,11 +8,22 @@ import { validateCard } from "./vault/card.ts";
 // table only lets the mock call the same ones. A rule here runs before the mock answers, at the time
 // of the real clock (the mock has no sandbox clock to move).
 
-export type StatelessCheck = (body: unknown, now: Date) => void;
+/** What a check reads of a request: its body and its query (after the contract's validation). */
+export interface CheckedRequest {
+  body: unknown;
+  query: Record<string, unknown>;
+}
+
+export type StatelessCheck = (request: CheckedRequest, now: Date) => void;
+
+/** Every list operation's one-cursor rule (kernel/operations.ts page, which each list use case calls). */
+export const listCheck: StatelessCheck = ({ query }) => {
+  page(query as Parameters<typeof page>[0]);
+};
 
 export const STATELESS_CHECKS: Partial<Record<OperationId, StatelessCheck>> = {
   // POST /v1/tokens: the card number's digits, length, Luhn check and brand, the expiry, the CVC (vault/tokens.ts create).
-  createToken: (body, now) => {
+  createToken: ({ body }, now) => {
     validateCard(body as components["schemas"]["TokenCreate"], now);
   },
 };

@@ -4,7 +4,7 @@ import type { Logger } from "pino";
 import { DomainError } from "../domain/kernel/errors.ts";
 import type { ServiceKeyDoc } from "../domain/service-keys/records.ts";
 import { isWellFormedSecret, prefixOf } from "../domain/service-keys/service-keys.ts";
-import { STATELESS_CHECKS, type StatelessCheck } from "../domain/stateless-checks.ts";
+import { listCheck, STATELESS_CHECKS, type StatelessCheck } from "../domain/stateless-checks.ts";
 import { authenticate, type KeyAuthenticator, scopeCheck } from "./auth.ts";
 import { refuseUnboundedJson } from "./body-bounds.ts";
 import {
@@ -44,6 +44,15 @@ function integerQueryParameters(doc: OpenApiDocument, op: OpenApiOperation | und
     .map((p) => (p.$ref ? components[p.$ref.split("/").pop() ?? ""] : p))
     .filter((p) => p?.in === "query" && p.schema?.type === "integer")
     .map((p) => p?.name ?? "");
+}
+
+/** Whether an operation is a list (ListParameters, spec/common/pagination.tsp: it takes the `starting_after` cursor). */
+function isList(doc: OpenApiDocument, op: ContractOperation): boolean {
+  const params = (doc.paths[op.path]?.[op.method]?.parameters ?? []) as { $ref?: string; name?: string; in?: string }[];
+  const components = (doc.components.parameters ?? {}) as Record<string, (typeof params)[number]>;
+  return params
+    .map((p) => (p.$ref ? components[p.$ref.split("/").pop() ?? ""] : p))
+    .some((p) => p?.in === "query" && p.name === "starting_after");
 }
 
 /** Reads a JSON body, bounded before it is parsed (body-bounds.ts), and reads an empty one as `{}`. */
@@ -176,7 +185,7 @@ export { DomainError };
 function statelessCheck(check: StatelessCheck): RequestHandler {
   return (req, _res, next) => {
     try {
-      check(req.body, new Date());
+      check({ body: req.body, query: req.query as Record<string, unknown> }, new Date());
     } catch (err) {
       return next(err);
     }
@@ -217,11 +226,13 @@ export function createStatelessFront(options: StatelessFrontOptions): Express {
   const guards = publicRequestGuards(options.publicUrl);
   const chains = new Map<string, RequestHandler[]>();
   for (const op of operations) {
-    const check = STATELESS_CHECKS[op.operationId];
+    // The use case's own rules that need no store (domain/stateless-checks.ts), where the server runs them.
+    const checks = [STATELESS_CHECKS[op.operationId], isList(doc, op) ? listCheck : undefined].filter(
+      (check): check is StatelessCheck => check !== undefined,
+    );
     chains.set(`${op.method.toUpperCase()} ${op.path}`, [
       ...operationChecks(doc, op, guards[op.operationId] ?? []),
-      // The use case's own rules that need no store (domain/stateless-checks.ts), where the server runs them.
-      ...(check ? [statelessCheck(check)] : []),
+      ...checks.map(statelessCheck),
       options.pass,
     ]);
   }
