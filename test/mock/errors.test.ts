@@ -3,7 +3,7 @@ import { type RunningPrism, startPrism } from "../support/prism.ts";
 import { rawRequest } from "../support/raw-http.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
-// The mock's errors are the server's (issue 34 item 4; docs/mock.md "The mock and the server agree"):
+// The mock's errors are the server's (issue 34 item 4; docs/mock.md "The only differences from the server"):
 // each mistake below is sent, as the same bytes, to the sandbox mock and to a real server, and both must
 // answer with the same status, content type and problem — `type` (its path on each one's own address),
 // `title`, `code`, `detail`, `param` and `errors[]` — once what is particular to one answer (the
