@@ -2181,7 +2181,7 @@ export interface components {
         Customer: {
             /** Format: email */
             email?: string;
-            /** @description The payer's IP address (IPv4 or IPv6). */
+            /** @description The payer's IP address: IPv4 or IPv6, such as `203.0.113.7` or `2001:db8::7`. */
             ip?: string;
             /** @description ISO 3166-1 alpha-2 country code. */
             country?: string;
@@ -2515,7 +2515,7 @@ export interface components {
         FraudCustomerFacts: {
             /** Format: email */
             email?: string;
-            /** @description The payer's IP address (IPv4 or IPv6). */
+            /** @description The payer's IP address: IPv4 or IPv6, such as `203.0.113.7` or `2001:db8::7`. */
             ip?: string;
             /** @description The customer's country (ISO 3166-1 alpha-2). */
             country?: string;
@@ -5099,7 +5099,6 @@ export interface operations {
              *
              *     Beyond its schema, this operation refuses with a 400 naming the field:
              *     - `currency` other than the one a local method takes (pix and boleto BRL, oxxo and spei MXN, sepa_debit EUR).
-             *     - `customer.ip` that is not an IPv4 or IPv6 address.
              */
             400: {
                 headers: {

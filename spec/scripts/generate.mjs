@@ -517,10 +517,11 @@ function addProblemExamples(doc) {
 }
 
 /** The JSON Schema keywords a schema may state through `x-json-schema` (jsonSchemaKeywords). */
-const JSON_SCHEMA_KEYWORDS = new Set(["uniqueItems", "minProperties", "maxProperties"]);
+const JSON_SCHEMA_KEYWORDS = new Set(["uniqueItems", "minProperties", "maxProperties", "anyOf"]);
 
 /**
- * Rules TypeSpec 1.11 has no decorator for (`uniqueItems`, `minProperties`, `maxProperties`) are written
+ * Rules TypeSpec 1.11 has no decorator for (`uniqueItems`, `minProperties`, `maxProperties`, an `anyOf` of
+ * formats beside a string's type and length, CustomerIpField in spec/common/network.tsp) are written
  * `@extension("x-json-schema", #{ uniqueItems: true })` beside the property or model they constrain, and
  * become those keywords of its schema here, so the document states them (the validator then enforces
  * them, with its usual messages). Both versions have these keywords.

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadContract } from "../support/openapi.ts";
 import { type Env, RECIPES } from "../support/recipes.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
-import { cardChargeBody, cardPayment, clientFor, createMerchant, createPaymentLink, pageTokenOf } from "./fixtures.ts";
+import { cardPayment, clientFor, createMerchant, createPaymentLink, pageTokenOf } from "./fixtures.ts";
 
 // The rules no schema can state, listed in each operation's 400 description (spec/scripts/generate.mjs,
 // businessRules: `x-400-rules`, and the cursor rule of every list operation). For every rule, a request
@@ -58,10 +58,6 @@ const BREAKS: Partial<Record<Op["operationId"], Record<string, Break>>> = {
         currency: "USD",
         payment_method: { type: "pix" },
       },
-    }),
-    "customer.ip": async ({ client }) => ({
-      path: {},
-      body: { ...(await cardChargeBody(client)), customer: { ip: "not-an-address" } },
     }),
   },
   updateFraudSettings: { review_threshold: () => ({ path: {}, body: { review_threshold: 90, block_threshold: 40 } }) },

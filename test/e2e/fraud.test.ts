@@ -184,6 +184,10 @@ describe("decisions on charges", () => {
     });
     expect(res.response.status).toBe(400);
     expect(res.error?.param).toBe("customer.ip");
+    // The schema's own rule (IpAddress: the ipv4 or ipv6 format), in words that name both.
+    expect(res.error?.detail).toBe(
+      "`customer.ip` must be an IPv4 or IPv6 address, such as `203.0.113.7` or `2001:db8::7`.",
+    );
   });
 
   it("evaluates local payment methods too, on the customer's facts, and blocks them", async () => {

@@ -15,6 +15,6 @@ afterAll(() => prism?.stop());
 
 describeAgreement("the Prism mock", () => ({
   url: prism.url,
-  key: "key_test_4fQx9ZkT2mB7rLp1WcYd8sNa0123",
+  key: "key_test_4fQx9ZkT2mB7rLp1WcYd8sNa01234567",
   valid: async (op) => exampleRequest(op),
 }));

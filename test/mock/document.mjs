@@ -1,4 +1,4 @@
-// The document the Prism sandbox mock serves, for `npm run mock` (./serve.mjs) and the test suites
+// The document the Prism sandbox mock serves, for `npm run mock` (./serve.ts, ./mock.ts) and the test suites
 // (../support/prism.ts) alike: the contract (the 3.1 document), rendered for the mock in two ways.
 //
 // - Its examples' links (problem `type`s, payment link pages) point at the mock's own address: the

@@ -227,7 +227,7 @@ const exercised = new Set<string>();
 function checkedClient(): { client: PaymentsClient; checks: Array<ResponseCheck & { status: number }> } {
   const checks: Array<ResponseCheck & { status: number }> = [];
   // A 5xx from the mock would be a Prism bug, not a reason to wait: no retries.
-  const client = createPaymentsClient({ baseUrl, apiKey: "key_test_4fQx9ZkT2mB7rLp1WcYd8sNa0123", maxRetries: 0 });
+  const client = createPaymentsClient({ baseUrl, apiKey: "key_test_4fQx9ZkT2mB7rLp1WcYd8sNa01234567", maxRetries: 0 });
   client.use({
     async onResponse({ request, response, schemaPath }) {
       const check = await contract.checkFetchResponse(request.method, schemaPath, response);
@@ -266,7 +266,7 @@ describe("the mock's default answers: every operation's first examples are its h
         baseUrl,
       );
       const headers: Record<string, string> = {};
-      if (!op.public) headers.Authorization = "Bearer key_test_4fQx9ZkT2mB7rLp1WcYd8sNa0123";
+      if (!op.public) headers.Authorization = "Bearer key_test_4fQx9ZkT2mB7rLp1WcYd8sNa01234567";
       if (request.body !== undefined) headers["Content-Type"] = "application/json";
       const res = await fetch(url, {
         method: op.method.toUpperCase(),
@@ -341,7 +341,10 @@ describe("Prism mock of the contract", () => {
   });
 
   it("refuses a request body the document does not allow (QA sees contract violations)", async () => {
-    const auth = { Authorization: "Bearer key_test_4fQx9ZkT2mB7rLp1WcYd8sNa0123", "Content-Type": "application/json" };
+    const auth = {
+      Authorization: "Bearer key_test_4fQx9ZkT2mB7rLp1WcYd8sNa01234567",
+      "Content-Type": "application/json",
+    };
     for (const body of [{}, { name: "x", colour: "red" }, { name: 42 }]) {
       const res = await fetch(`${baseUrl}/v1/merchants`, { method: "POST", headers: auth, body: JSON.stringify(body) });
       expect(res.status, JSON.stringify(body)).toBeGreaterThanOrEqual(400);

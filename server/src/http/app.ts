@@ -1,5 +1,4 @@
-import express, { type Express, type Request, type RequestHandler } from "express";
-import * as OpenApiValidator from "express-openapi-validator";
+import express, { type Express, type RequestHandler } from "express";
 import type { Logger } from "pino";
 import { type Config, rateLimitSettings } from "../config.ts";
 import type { AppStore } from "../domain/collections.ts";
@@ -7,25 +6,11 @@ import { createHandlers } from "../domain/handlers.ts";
 import type { Domain } from "../domain/index.ts";
 import type { Now } from "../domain/kernel/caller.ts";
 import { authenticate, scopeCheck } from "./auth.ts";
-import { refuseUnboundedJson } from "./body-bounds.ts";
 import { consoleApi, consoleCookie, consoleRefusals, sessionRoutes } from "./console.ts";
-import {
-  contractOperations,
-  loadContract,
-  type OpenApiDocument,
-  type OpenApiOperation,
-  type OperationId,
-} from "./contract.ts";
-import { errorMiddleware, notFoundMiddleware } from "./errors.ts";
+import { contractOperations, loadContract, type OperationId } from "./contract.ts";
 import { eventStreams } from "./event-stream.ts";
-import {
-  emptyBodyAsObject,
-  exactPaths,
-  noBody,
-  noCardNumbersInText,
-  securityHeaders,
-  strictIntegers,
-} from "./guards.ts";
+import { contractValidation, dispatch, jsonBody, operationChecks, problemAnswers } from "./front.ts";
+import { securityHeaders } from "./guards.ts";
 import { toExpress } from "./handlers.ts";
 import { idempotency } from "./idempotency.ts";
 import {
@@ -93,16 +78,6 @@ function crashAfterCommits(n: number | undefined): (() => void) | undefined {
   };
 }
 
-/** The names of an operation's query parameters whose schema is an integer. */
-function integerQueryParameters(doc: OpenApiDocument, op: OpenApiOperation | undefined): string[] {
-  const params = (op?.parameters ?? []) as { $ref?: string; in?: string; name?: string; schema?: { type?: unknown } }[];
-  const components = (doc.components.parameters ?? {}) as Record<string, (typeof params)[number]>;
-  return params
-    .map((p) => (p.$ref ? components[p.$ref.split("/").pop() ?? ""] : p))
-    .filter((p) => p?.in === "query" && p.schema?.type === "integer")
-    .map((p) => p?.name ?? "");
-}
-
 /** The health probes (spec/resources/health.tsp): public, and never in the request log. */
 const HEALTH_OPERATIONS = new Set<OperationId>(["getLiveness", "getReadiness"]);
 
@@ -116,37 +91,6 @@ export function homePage(operations: readonly { operationId: string; path: strin
     console: "/console",
     health: { liveness: pathOf("getLiveness"), readiness: pathOf("getReadiness") },
     authentication: "Authorization: Bearer <service key>",
-  };
-}
-
-/**
- * Runs the operation the validator has matched: it sets `req.openapi` (the contract's path template
- * and the path parameters, decoded) for every request it lets through, so the operation is one map
- * lookup away. Registering each operation as an Express route instead had the router test, on every
- * request, the pattern of each route before the right one (dozens), and the validator's app.param
- * hooks copy each path parameter once more: together about a tenth of a GET's CPU in the profiles of
- * the bench (docs/contributing.md "Benchmark"), for an answer the validator already has. Each chain runs as Express would run the route's
- * handlers: next() moves on, next(err) and a rejected promise go to the error middleware.
- */
-function dispatch(chains: ReadonlyMap<string, RequestHandler[]>): RequestHandler {
-  return (req, res, next) => {
-    const openapi = (req as Request & { openapi?: { openApiRoute: string; pathParams: Record<string, string> } })
-      .openapi;
-    const chain = openapi ? chains.get(`${req.method} ${openapi.openApiRoute}`) : undefined;
-    if (!openapi || !chain) return next();
-    req.params = openapi.pathParams;
-    const step = (i: number) => (err?: unknown) => {
-      if (err !== undefined && err !== null) return next(err);
-      const handle = chain[i];
-      if (!handle) return next();
-      try {
-        const result: unknown = handle(req, res, step(i + 1));
-        if (result instanceof Promise) result.catch((e: unknown) => next(e ?? new Error("Rejected promise")));
-      } catch (e) {
-        next(e);
-      }
-    };
-    step(0)();
   };
 }
 
@@ -218,30 +162,15 @@ export function createApp(deps: AppDeps): Express {
   // the contract's validator, like the other pages.
   app.use(payPages({ domain }));
   // Its depth and breadth bounded before it is parsed (body-bounds.ts), so refusing costs what reading does.
-  app.use(
-    express.json({
-      limit: config.BODY_LIMIT_BYTES,
-      type: ["application/json", "application/*+json"],
-      verify: (_req, _res, raw) => refuseUnboundedJson(raw),
-    }),
-  );
-  app.use(emptyBodyAsObject());
+  app.use(...jsonBody(config.BODY_LIMIT_BYTES));
   if (config.CONSOLE_ENABLED) app.use(sessionRoutes(consoleDeps));
 
-  // Paths in the document are absolute (/v1/...); its `servers` entry is a template for clients.
-  doc.servers = [{ url: "/" }];
-  app.use(exactPaths());
+  // The contract's validation (front.ts, shared with the sandbox mock's front): exact paths, then the
+  // validator, with the key's scopes checked against each operation's.
   app.use(
-    OpenApiValidator.middleware({
-      // biome-ignore lint/suspicious/noExplicitAny: the validator's document type is stricter than our JSON view of it
-      apiSpec: doc as any,
-      validateApiSpec: false, // linted at build time (Spectral); skipping saves start-up time
-      validateRequests: { allErrors: true, allowUnknownQueryParameters: false },
-      validateResponses: config.VALIDATE_RESPONSES ? { allErrors: true } : false,
-      validateSecurity: { handlers: { ServiceKeyAuth: scopeCheck(domain.serviceKeys, logger) } },
-      // "full": dates are checked against the calendar (no 30 February), not only their shape.
-      validateFormats: true,
-      ajvFormats: { mode: "full" },
+    ...contractValidation(doc, {
+      security: scopeCheck(domain.serviceKeys, logger),
+      validateResponses: config.VALIDATE_RESPONSES,
     }),
   );
 
@@ -258,25 +187,14 @@ export function createApp(deps: AppDeps): Express {
   for (const op of operations) {
     // biome-ignore lint/suspicious/noExplicitAny: each handler is typed by its own operation id
     const handler = toExpress(handlers[op.operationId] as any, streams);
-    const spec = doc.paths[op.path]?.[op.method];
-    // An operation the contract gives no request body refuses one, rather than ignore what was sent.
-    const chain: RequestHandler[] = spec?.requestBody === undefined ? [noBody()] : [];
-    const integers = integerQueryParameters(doc, spec);
-    if (integers.length > 0) chain.push(strictIntegers(integers));
-    if (op.public) chain.push(...(guardsOfPublic[op.operationId] ?? []));
-    if (op.freeText.length > 0) chain.push(noCardNumbersInText(op.freeText));
+    // The checks that need no stored data (front.ts), then the Idempotency-Key, then the operation.
+    const chain = operationChecks(doc, op, guardsOfPublic[op.operationId] ?? []);
     if (op.method === "post") chain.push(idempotency(keys, op));
     chain.push(handler);
     chains.set(`${op.method.toUpperCase()} ${op.path}`, chain);
   }
   app.use(dispatch(chains));
 
-  app.use(notFoundMiddleware());
-  // The contract's methods per path template, for the Allow header of a 405.
-  const templates = operations.map((op) => ({
-    pattern: new RegExp(`^${op.path.replace(/\{\w+\}/g, "[^/]+")}$`),
-    method: op.method.toUpperCase(),
-  }));
-  app.use(errorMiddleware(logger, (path) => templates.filter((t) => t.pattern.test(path)).map((t) => t.method)));
+  app.use(...problemAnswers(logger, operations));
   return app;
 }

@@ -24,8 +24,11 @@ export function grants(keyScopes: readonly string[], required: readonly string[]
   return keyScopes.includes("*") || required.some((s) => keyScopes.includes(s));
 }
 
+/** What authentication needs of a key: the service keys' own (the mock's front has a stateless stand-in). */
+export type KeyAuthenticator = Pick<ServiceKeys, "authenticate">;
+
 /** Identifies the caller from the Authorization header, when there is one. Never answers by itself. */
-export function authenticate(serviceKeys: ServiceKeys) {
+export function authenticate(serviceKeys: KeyAuthenticator) {
   return async (req: Request, res: Response, next: NextFunction) => {
     // The console's requests already have their caller, from the session (./console.ts).
     if (res.locals.console) return next();
@@ -69,7 +72,7 @@ export function authenticate(serviceKeys: ServiceKeys) {
 }
 
 /** The validator's security handler: 401 without an authenticated caller, 403 without the scope. */
-export function scopeCheck(serviceKeys: ServiceKeys, logger: Logger) {
+export function scopeCheck(serviceKeys: Pick<ServiceKeys, "touch">, logger: Logger) {
   return async (req: Request, scopes: string[]): Promise<boolean> => {
     const res = req.res;
     if (!res) throw new Error("express request without response");

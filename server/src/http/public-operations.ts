@@ -60,11 +60,22 @@ export function paymentLinkEnvironment(domain: Domain) {
 }
 
 /**
- * The guards of each public operation that needs one: each must tell the idempotency middleware the
- * environment of the object it acts on, and defend itself as its exposure requires.
+ * The guards of each public operation that need no stored data (how it defends itself as its exposure
+ * requires): the server's, and the sandbox mock's front's (front.ts createStatelessFront).
+ */
+export function publicRequestGuards(publicUrl: () => string): Partial<Record<OperationId, RequestHandler[]>> {
+  return {
+    payPaymentLink: [sameOriginOnly(publicUrl)],
+  };
+}
+
+/**
+ * The guards of each public operation that needs one: each defends itself (publicRequestGuards) and
+ * must tell the idempotency middleware the environment of the object it acts on.
  */
 export function publicGuards(domain: Domain, publicUrl: () => string): Partial<Record<OperationId, RequestHandler[]>> {
+  const stateless = publicRequestGuards(publicUrl);
   return {
-    payPaymentLink: [sameOriginOnly(publicUrl), paymentLinkEnvironment(domain)],
+    payPaymentLink: [...(stateless.payPaymentLink ?? []), paymentLinkEnvironment(domain)],
   };
 }

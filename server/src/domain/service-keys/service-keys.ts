@@ -30,9 +30,17 @@ function newSecret(livemode: boolean): string {
   return `key_${livemode ? "live" : "test"}_${randomBase62(SECRET_RANDOM_LENGTH)}`;
 }
 
-const prefixOf = (secret: string) => secret.slice(0, "key_test_".length + PREFIX_RANDOM_LENGTH);
+/** The part of a secret shown to people (ServiceKey.prefix): `key_test_` and its first random characters. */
+export const prefixOf = (secret: string) => secret.slice(0, "key_test_".length + PREFIX_RANDOM_LENGTH);
 
 const SECRET_SHAPE = /^key_(test|live)_[0-9A-Za-z]{32}$/;
+
+/**
+ * Whether a presented secret has the shape of a service key's (`key_test_` or `key_live_`, then 32
+ * base62 characters): the one rule about a key that needs no store, shared with the sandbox mock's
+ * front (http/front.ts), which cannot know whether a key exists.
+ */
+export const isWellFormedSecret = (secret: string): boolean => SECRET_SHAPE.test(secret);
 
 /** The `settings` record whose unique id the first start claims along with the bootstrap key. */
 export const BOOTSTRAP_SETTING = "bootstrap_sandbox_key";
@@ -150,7 +158,7 @@ export function createServiceKeys(store: AppStore, clock: Clock) {
      */
     async authenticate(secret: string): Promise<ServiceKeyDoc> {
       const unauthorized = (why: string) => new DomainError("unauthorized", why);
-      if (!SECRET_SHAPE.test(secret)) throw unauthorized("The service key is malformed.");
+      if (!isWellFormedSecret(secret)) throw unauthorized("The service key is malformed.");
       const digest = hashSecret(secret);
       const at = now();
       const key = await byDigest(digest);

@@ -1,0 +1,242 @@
+import express, { type ErrorRequestHandler, type Express, type Request, type RequestHandler } from "express";
+import * as OpenApiValidator from "express-openapi-validator";
+import type { Logger } from "pino";
+import { DomainError } from "../domain/kernel/errors.ts";
+import type { ServiceKeyDoc } from "../domain/service-keys/records.ts";
+import { isWellFormedSecret, prefixOf } from "../domain/service-keys/service-keys.ts";
+import { listCheck, STATELESS_CHECKS, type StatelessCheck } from "../domain/stateless-checks.ts";
+import { authenticate, type KeyAuthenticator, scopeCheck } from "./auth.ts";
+import { refuseUnboundedJson } from "./body-bounds.ts";
+import {
+  type ContractOperation,
+  contractOperations,
+  loadContract,
+  type OpenApiDocument,
+  type OpenApiOperation,
+} from "./contract.ts";
+import { errorMiddleware, notFoundMiddleware } from "./errors.ts";
+import {
+  emptyBodyAsObject,
+  exactPaths,
+  noBody,
+  noCardNumbersInText,
+  securityHeaders,
+  strictIntegers,
+} from "./guards.ts";
+import { observability } from "./observability.ts";
+import { mountPages } from "./pages.ts";
+import { publicRequestGuards } from "./public-operations.ts";
+
+// The server's front: every check of a request that needs no stored data — how the body is read and
+// bounded, the contract's validation and its problems, exact paths, the unknown route's answer, the
+// per-operation guards (no body where none is taken, integers in decimal, no card number or secret in
+// free text, the public pay operation's same-origin rule) and the error middleware. The server
+// (app.ts createApp) puts its stateful steps between these pieces; the sandbox mock (test/mock/mock.ts)
+// runs them as they are in front of Prism (createStatelessFront below), so the mock refuses what the
+// server refuses, with the same status, code, `param` and words (issue 34: "the mock's errors are the
+// server's"). Nothing here is written twice: each piece is the one both use.
+
+/** The names of an operation's query parameters whose schema is an integer. */
+function integerQueryParameters(doc: OpenApiDocument, op: OpenApiOperation | undefined): string[] {
+  const params = (op?.parameters ?? []) as { $ref?: string; in?: string; name?: string; schema?: { type?: unknown } }[];
+  const components = (doc.components.parameters ?? {}) as Record<string, (typeof params)[number]>;
+  return params
+    .map((p) => (p.$ref ? components[p.$ref.split("/").pop() ?? ""] : p))
+    .filter((p) => p?.in === "query" && p.schema?.type === "integer")
+    .map((p) => p?.name ?? "");
+}
+
+/** Whether an operation is a list (ListParameters, spec/common/pagination.tsp: it takes the `starting_after` cursor). */
+function isList(doc: OpenApiDocument, op: ContractOperation): boolean {
+  const params = (doc.paths[op.path]?.[op.method]?.parameters ?? []) as { $ref?: string; name?: string; in?: string }[];
+  const components = (doc.components.parameters ?? {}) as Record<string, (typeof params)[number]>;
+  return params
+    .map((p) => (p.$ref ? components[p.$ref.split("/").pop() ?? ""] : p))
+    .some((p) => p?.in === "query" && p.name === "starting_after");
+}
+
+/** Reads a JSON body, bounded before it is parsed (body-bounds.ts), and reads an empty one as `{}`. */
+export function jsonBody(limitBytes: number): RequestHandler[] {
+  return [
+    express.json({
+      limit: limitBytes,
+      type: ["application/json", "application/*+json"],
+      verify: (_req, _res, raw) => refuseUnboundedJson(raw),
+    }),
+    emptyBodyAsObject(),
+  ];
+}
+
+/**
+ * The contract's validation: exact paths, then express-openapi-validator on `doc` (whose `servers` it
+ * rewrites: paths in the document are absolute), with `security` as the scope check.
+ */
+export function contractValidation(
+  doc: OpenApiDocument,
+  options: { security: ReturnType<typeof scopeCheck>; validateResponses: boolean },
+): RequestHandler[] {
+  doc.servers = [{ url: "/" }];
+  return [
+    exactPaths(),
+    ...(OpenApiValidator.middleware({
+      // biome-ignore lint/suspicious/noExplicitAny: the validator's document type is stricter than our JSON view of it
+      apiSpec: doc as any,
+      validateApiSpec: false, // linted at build time (Spectral); skipping saves start-up time
+      validateRequests: { allErrors: true, allowUnknownQueryParameters: false },
+      validateResponses: options.validateResponses ? { allErrors: true } : false,
+      validateSecurity: { handlers: { ServiceKeyAuth: options.security } },
+      // "full": dates are checked against the calendar (no 30 February), not only their shape.
+      validateFormats: true,
+      ajvFormats: { mode: "full" },
+    }) as RequestHandler[]),
+  ];
+}
+
+/**
+ * An operation's checks after validation that need no stored data, in the order the server runs them:
+ * no body where the contract takes none, integer query parameters in decimal, the public operation's
+ * own guards (`publicGuards`, which the caller gives: the server's include stateful ones), and no card
+ * number or secret in free text.
+ */
+export function operationChecks(
+  doc: OpenApiDocument,
+  op: ContractOperation,
+  publicGuards: readonly RequestHandler[] = [],
+): RequestHandler[] {
+  const spec = doc.paths[op.path]?.[op.method];
+  // An operation the contract gives no request body refuses one, rather than ignore what was sent.
+  const checks: RequestHandler[] = spec?.requestBody === undefined ? [noBody()] : [];
+  const integers = integerQueryParameters(doc, spec);
+  if (integers.length > 0) checks.push(strictIntegers(integers));
+  if (op.public) checks.push(...publicGuards);
+  if (op.freeText.length > 0) checks.push(noCardNumbersInText(op.freeText));
+  return checks;
+}
+
+/**
+ * Runs the operation the validator has matched: it sets `req.openapi` (the contract's path template
+ * and the path parameters, decoded) for every request it lets through, so the operation is one map
+ * lookup away. Registering each operation as an Express route instead had the router test, on every
+ * request, the pattern of each route before the right one (dozens), and the validator's app.param
+ * hooks copy each path parameter once more: together about a tenth of a GET's CPU in the profiles of
+ * the bench (docs/contributing.md "Benchmark"), for an answer the validator already has. Each chain runs as Express would run the route's
+ * handlers: next() moves on, next(err) and a rejected promise go to the error middleware.
+ */
+export function dispatch(chains: ReadonlyMap<string, RequestHandler[]>): RequestHandler {
+  return (req, res, next) => {
+    const openapi = (req as Request & { openapi?: { openApiRoute: string; pathParams: Record<string, string> } })
+      .openapi;
+    const chain = openapi ? chains.get(`${req.method} ${openapi.openApiRoute}`) : undefined;
+    if (!openapi || !chain) return next();
+    req.params = openapi.pathParams;
+    const step = (i: number) => (err?: unknown) => {
+      if (err !== undefined && err !== null) return next(err);
+      const handle = chain[i];
+      if (!handle) return next();
+      try {
+        const result: unknown = handle(req, res, step(i + 1));
+        if (result instanceof Promise) result.catch((e: unknown) => next(e ?? new Error("Rejected promise")));
+      } catch (e) {
+        next(e);
+      }
+    };
+    step(0)();
+  };
+}
+
+/** The last two steps: a path no operation has (its 404 names the nearest path), then every error as a problem. */
+export function problemAnswers(
+  logger: Logger,
+  operations: readonly ContractOperation[],
+): [RequestHandler, ErrorRequestHandler] {
+  // The contract's methods per path template, for the Allow header of a 405.
+  const templates = operations.map((op) => ({
+    pattern: new RegExp(`^${op.path.replace(/\{\w+\}/g, "[^/]+")}$`),
+    method: op.method.toUpperCase(),
+  }));
+  return [
+    notFoundMiddleware(),
+    errorMiddleware(logger, (path) => templates.filter((t) => t.pattern.test(path)).map((t) => t.method)),
+  ];
+}
+
+/**
+ * Keys as a front without a store sees them: any well-formed secret (`key_test_…`/`key_live_…` and 32
+ * base62 characters) is taken, with every scope, since whether it exists, and what it may do, is
+ * stored; a missing or malformed one is refused as the server refuses it (the same 401).
+ */
+export const wellFormedKeys: KeyAuthenticator & Parameters<typeof scopeCheck>[0] = {
+  async authenticate(secret: string) {
+    if (!isWellFormedSecret(secret)) throw new DomainError("unauthorized", "The service key is malformed.");
+    return {
+      id: "kid_mock",
+      livemode: secret.startsWith("key_live_"),
+      scopes: ["*"],
+      prefix: prefixOf(secret),
+    } as ServiceKeyDoc;
+  },
+  async touch() {},
+};
+
+/** What a `pass` handler throws (or hands to next()) to refuse, answered as the server answers it. */
+export { DomainError };
+
+/** Runs a use case's store-free rule on the request body (the mock's front has no use case to run it). */
+function statelessCheck(check: StatelessCheck): RequestHandler {
+  return (req, _res, next) => {
+    try {
+      check({ body: req.body, query: req.query as Record<string, unknown> }, new Date());
+    } catch (err) {
+      return next(err);
+    }
+    next();
+  };
+}
+
+export interface StatelessFrontOptions {
+  logger: Logger;
+  /** The front's public address: problem `type`s and the same-origin rule name it. */
+  publicUrl: () => string;
+  /** The largest body taken (the server's BODY_LIMIT_BYTES). */
+  bodyLimitBytes: number;
+  /** Answers a request every check passed (the sandbox mock: Prism's success answer). */
+  pass: RequestHandler;
+}
+
+/**
+ * An Express app of the server's front alone: what a request gets from the server when something
+ * about it is wrong that needs no stored data, and `pass` for the rest. It also serves the error
+ * reference (/docs/errors), which every problem's `type` links to, and the API reference (/docs).
+ */
+export function createStatelessFront(options: StatelessFrontOptions): Express {
+  const { logger } = options;
+  const doc = loadContract();
+  const operations = contractOperations();
+  const app = express();
+  Object.defineProperty(app.locals, "publicUrl", { get: options.publicUrl, enumerable: true });
+  app.disable("x-powered-by");
+  app.set("etag", false);
+  app.set("query parser", "simple");
+  app.use(observability({ logger, now: () => new Date(), requestLog: null }));
+  app.use(securityHeaders());
+  mountPages(app, { console: false });
+  app.use(authenticate(wellFormedKeys));
+  app.use(...jsonBody(options.bodyLimitBytes));
+  app.use(...contractValidation(doc, { security: scopeCheck(wellFormedKeys, logger), validateResponses: false }));
+  const guards = publicRequestGuards(options.publicUrl);
+  const chains = new Map<string, RequestHandler[]>();
+  for (const op of operations) {
+    // The use case's own rules that need no store (domain/stateless-checks.ts), where the server runs them.
+    const checks = [STATELESS_CHECKS[op.operationId], isList(doc, op) ? listCheck : undefined].filter(
+      (check): check is StatelessCheck => check !== undefined,
+    );
+    chains.set(`${op.method.toUpperCase()} ${op.path}`, [
+      ...operationChecks(doc, op, guards[op.operationId] ?? []),
+      ...checks.map(statelessCheck),
+      options.pass,
+    ]);
+  }
+  app.use(dispatch(chains));
+  app.use(...problemAnswers(logger, operations));
+  return app;
+}
