@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { createServer, Socket } from "node:net";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { prismBin } from "../prism.ts";
+import { prismBin } from "../../mock/mock.ts";
 
 // Prism's validating proxy in front of the Adyen stand-in: `prism proxy --errors <Adyen document> <stand-in>`.
 // Prism checks each request against the document (a violation is refused with 422 and never reaches the
