@@ -3113,6 +3113,11 @@ export interface components {
             steps: number;
         };
         /**
+         * @description A failure to rehearse, in the sandbox: `timeout_after_commit`, `acquirer_error`, `rate_limited`, or
+         *     `latency=<milliseconds>` (1 to 9999).
+         */
+        SandboxSimulateValue: string;
+        /**
          * @description The scopes a service key can hold, one per area of the API. Every operation that takes a key needs
          *     exactly one of them, named in its security requirement. `*` grants every scope; service-key management
          *     and the request log need `*` itself.
@@ -3773,6 +3778,23 @@ export interface components {
         "RequestLogListParameters.method": "GET" | "POST" | "PATCH" | "DELETE";
         /** @description `succeeded`: answered with a status below 400; `failed`: 400 or above. */
         "RequestLogListParameters.outcome": "succeeded" | "failed";
+        /**
+         * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+         *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+         *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+         *
+         *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+         *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+         *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
+         *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+         *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+         *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+         *     operations refuse it (400 naming `Sandbox-Simulate`).
+         *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+         *     same `Idempotency-Key` and without the header runs normally.
+         *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+         */
+        SandboxSimulateHeader: components["schemas"]["SandboxSimulateValue"];
         /** @description The attempt's number within the delivery: 1, then 2, 3, ... on retries and redeliveries. */
         "WebhookDeliveryHeaders.attempt": number;
         /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
@@ -4038,6 +4060,23 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
+                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path?: never;
             cookie?: never;
@@ -4282,6 +4321,23 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
+                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path: {
                 id: components["schemas"]["CashoutId"];
@@ -4537,6 +4593,23 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
+                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path?: never;
             cookie?: never;
@@ -4781,6 +4854,23 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
+                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path: {
                 id: components["schemas"]["TransactionId"];
@@ -5051,6 +5141,23 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
+                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path: {
                 id: components["schemas"]["TransactionId"];
@@ -5197,6 +5304,23 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
+                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path: {
                 id: components["schemas"]["TransactionId"];
@@ -5339,6 +5463,23 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
+                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path: {
                 id: components["schemas"]["TransactionId"];
@@ -5481,6 +5622,23 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
+                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path: {
                 id: components["schemas"]["TransactionId"];
@@ -6053,6 +6211,23 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
+                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path: {
                 id: components["schemas"]["EventId"];
@@ -6310,6 +6485,23 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
+                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path?: never;
             cookie?: never;
@@ -6756,6 +6948,23 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
+                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path?: never;
             cookie?: never;
@@ -7197,6 +7406,23 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
+                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path: {
                 id: components["schemas"]["FraudListId"];
@@ -7645,6 +7871,23 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
+                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path?: never;
             cookie?: never;
@@ -8206,6 +8449,23 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
+                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path?: never;
             cookie?: never;
@@ -8567,6 +8827,23 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
+                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path: {
                 id: components["schemas"]["PaymentLinkId"];
@@ -8821,6 +9098,23 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
+                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path: {
                 id: components["schemas"]["CashoutId"];
@@ -8967,6 +9261,23 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
+                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path: {
                 id: components["schemas"]["CashoutId"];
@@ -9109,6 +9420,23 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
+                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path: {
                 id: components["schemas"]["TransactionId"];
@@ -9251,6 +9579,23 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
+                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path: {
                 id: components["schemas"]["TransactionId"];
@@ -9485,6 +9830,23 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
+                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path?: never;
             cookie?: never;
@@ -9741,6 +10103,23 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
+                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path?: never;
             cookie?: never;
@@ -9974,6 +10353,23 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
+                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path: {
                 id: components["schemas"]["ServiceKeyId"];
@@ -10116,6 +10512,23 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
+                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path: {
                 id: components["schemas"]["ServiceKeyId"];
@@ -10262,6 +10675,23 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
+                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path?: never;
             cookie?: never;
@@ -10584,6 +11014,23 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
+                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path: {
                 id: components["schemas"]["TokenId"];
@@ -10927,6 +11374,23 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
+                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path?: never;
             cookie?: never;
@@ -11503,6 +11967,23 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
+                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path: {
                 id: components["schemas"]["WebhookEndpointId"];
@@ -11649,6 +12130,23 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
+                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path: {
                 id: components["schemas"]["WebhookEndpointId"];
@@ -11795,6 +12293,23 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
+                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path: {
                 id: components["schemas"]["WebhookEndpointId"];

@@ -39,6 +39,7 @@ import { mountPages } from "./pages.ts";
 import { payPages } from "./pay-page.ts";
 import { publicGuards } from "./public-operations.ts";
 import { type RateLimitStore, type RateLimits, rateLimits } from "./rate-limits.ts";
+import { type SandboxSimulateOptions, sandboxSimulate } from "./sandbox-simulate.ts";
 
 export interface AppDeps {
   config: Pick<
@@ -78,6 +79,8 @@ export interface AppDeps {
   publicUrl?: () => string;
   /** Where each request is counted for the metrics (METRICS_PORT); none: not counted. */
   metrics?: RequestMetrics;
+  /** How the Sandbox-Simulate header's `latency=<ms>` waits (tests pass their own). */
+  simulate?: SandboxSimulateOptions;
 }
 
 /**
@@ -265,7 +268,9 @@ export function createApp(deps: AppDeps): Express {
     if (integers.length > 0) chain.push(strictIntegers(integers));
     if (op.public) chain.push(...(guardsOfPublic[op.operationId] ?? []));
     if (op.freeText.length > 0) chain.push(noCardNumbersInText(op.freeText));
-    if (op.method === "post") chain.push(idempotency(keys, op));
+    // Sandbox-Simulate (failure injection, every POST) acts before the key is claimed, so a simulated 429
+    // or a refusal of the header is not stored as the key's answer.
+    if (op.method === "post") chain.push(sandboxSimulate(op, deps.simulate), idempotency(keys, op));
     chain.push(handler);
     chains.set(`${op.method.toUpperCase()} ${op.path}`, chain);
   }
