@@ -3424,6 +3424,54 @@ export interface components {
          * @enum {string}
          */
         WebhookAttemptTrigger: "automatic" | "manual";
+        /**
+         * @description Sandbox only: how this endpoint's deliveries misbehave on purpose, to rehearse a receiver against what
+         *     at-least-once delivery allows (docs/testing-your-integration.md "Webhook chaos"). `null`: they do not.
+         */
+        WebhookChaos: {
+            /**
+             * @description Each delivery the receiver acknowledges (2xx) is sent once more at once: the same event, body and
+             *     signature, as when an acknowledgement is lost. The copy is not an attempt of the delivery's log.
+             */
+            duplicate: boolean;
+            /**
+             * Format: int32
+             * @description Each delivery's first attempt waits this long after its event, on the sandbox clock (0 to 3600 s).
+             */
+            delay_seconds: number;
+            /**
+             * @description The deliveries of events made together (by one request: a charge's `payment.authorized` and
+             *     `payment.captured`) are sent newest first.
+             */
+            reorder: boolean;
+            /**
+             * Format: int32
+             * @description The first attempts of each delivery, up to this many (0 to 10), fail without being sent (logged with
+             *     `error` `connection_error` and an `error_message` naming this setting); the next attempt follows the
+             *     sandbox's retry schedule.
+             */
+            fail_first_attempts: number;
+        };
+        /**
+         * @description Sandbox only: `chaos` of a create or update request. Absent fields are `false` / `0`. A production
+         *     endpoint refuses it (400 naming `chaos`); `null` turns it off.
+         */
+        WebhookChaosSettings: {
+            /** @default false */
+            duplicate?: boolean;
+            /**
+             * Format: int32
+             * @default 0
+             */
+            delay_seconds?: number;
+            /** @default false */
+            reorder?: boolean;
+            /**
+             * Format: int32
+             * @default 0
+             */
+            fail_first_attempts?: number;
+        };
         /** @description One event's delivery to one endpoint, with every attempt so far (oldest first). */
         WebhookDelivery: {
             id: components["schemas"]["WebhookDeliveryId"];
@@ -3502,6 +3550,8 @@ export interface components {
              *     each delivery carries two `v1=` signatures, one per secret. `null` otherwise.
              */
             previous_secret_expires_at: string | null;
+            /** @description Sandbox only: how its deliveries misbehave on purpose (WebhookChaos), or `null`. Always `null` in production. */
+            chaos: components["schemas"]["WebhookChaos"] | null;
             livemode: boolean;
             /** Format: date-time */
             created_at: string;
@@ -3528,6 +3578,8 @@ export interface components {
              * @default x_service_signature
              */
             signature_scheme?: components["schemas"]["WebhookSignatureScheme"];
+            /** @description Sandbox only: how its deliveries misbehave on purpose (WebhookChaos); a production key gets 400 naming `chaos`. */
+            chaos?: components["schemas"]["WebhookChaosSettings"] | null;
         };
         /**
          * @description `webhook_endpoint.disabled`: the platform disabled an endpoint by itself, after a 410 answer or after
@@ -3612,6 +3664,11 @@ export interface components {
             /** @description Switches how its deliveries are signed, from the next attempt on. */
             signature_scheme?: components["schemas"]["WebhookSignatureScheme"];
             /**
+             * @description Sandbox only: replaces the chaos settings (WebhookChaos) from the next delivery on; `null` turns them
+             *     off. A production key sending anything but `null` gets 400 naming `chaos`.
+             */
+            chaos?: components["schemas"]["WebhookChaosSettings"] | null;
+            /**
              * @description `true` stops deliveries: nothing new is made for it, and a pending one ends `failed` when its next
              *     attempt comes due (unless the endpoint is enabled again first). `false` enables it again and
              *     clears `disabled_reason` and `failing_since`. Recover what it missed with
@@ -3651,6 +3708,8 @@ export interface components {
              *     each delivery carries two `v1=` signatures, one per secret. `null` otherwise.
              */
             previous_secret_expires_at: string | null;
+            /** @description Sandbox only: how its deliveries misbehave on purpose (WebhookChaos), or `null`. Always `null` in production. */
+            chaos: components["schemas"]["WebhookChaos"] | null;
             livemode: boolean;
             /** Format: date-time */
             created_at: string;
