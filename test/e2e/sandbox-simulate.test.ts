@@ -1,6 +1,15 @@
 import { unwrap } from "@payments/client";
 import { describe, expect, it } from "vitest";
-import { cardChargeBody, clientFor, createMerchant, useServer } from "./fixtures.ts";
+import {
+  cardChargeBody,
+  cardPayment,
+  clientFor,
+  createMerchant,
+  createPaymentLink,
+  json,
+  pageTokenOf,
+  useServer,
+} from "./fixtures.ts";
 
 // Failure injection, sandbox only: the Sandbox-Simulate header of every POST
 // (spec/common/sandbox-simulate.tsp; docs/testing-your-integration.md "Failure injection").
@@ -66,6 +75,22 @@ describe("Sandbox-Simulate", () => {
     // The same card without the header is approved: the failure was the header's.
     const again = unwrap(await client.POST("/v1/charges", { body }));
     expect(again.status).toBe("captured");
+  });
+
+  it("acquirer_error on a payment link's pay (public, no key): the payment is declined with processing_error", async () => {
+    const link = await createPaymentLink(client);
+    const res = await fetch(`${server.url}/v1/payment_links/${link.id}/pay`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        origin: server.url,
+        "sec-fetch-site": "same-origin",
+        "sandbox-simulate": "acquirer_error",
+      },
+      body: JSON.stringify({ page_token: await pageTokenOf(server, link.id), payment_method: cardPayment() }),
+    });
+    expect(res.status).toBe(201);
+    expect(await json(res)).toMatchObject({ status: "declined", failure_code: "processing_error" });
   });
 
   it("acquirer_error on an operation that does not reach the acquirer: 400 naming the header", async () => {
