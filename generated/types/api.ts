@@ -3844,8 +3844,10 @@ export interface components {
          *
          *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
          *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
-         *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
-         *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+         *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+         *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+         *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+         *     normally.
          *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
          *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
          *     operations refuse it (400 naming `Sandbox-Simulate`).
@@ -4126,8 +4128,10 @@ export interface operations {
                  *
                  *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
                  *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
-                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
-                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
                  *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
                  *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
                  *     operations refuse it (400 naming `Sandbox-Simulate`).
@@ -4387,8 +4391,10 @@ export interface operations {
                  *
                  *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
                  *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
-                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
-                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
                  *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
                  *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
                  *     operations refuse it (400 naming `Sandbox-Simulate`).
@@ -4659,8 +4665,10 @@ export interface operations {
                  *
                  *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
                  *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
-                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
-                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
                  *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
                  *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
                  *     operations refuse it (400 naming `Sandbox-Simulate`).
@@ -4920,8 +4928,10 @@ export interface operations {
                  *
                  *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
                  *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
-                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
-                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
                  *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
                  *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
                  *     operations refuse it (400 naming `Sandbox-Simulate`).
@@ -5207,8 +5217,10 @@ export interface operations {
                  *
                  *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
                  *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
-                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
-                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
                  *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
                  *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
                  *     operations refuse it (400 naming `Sandbox-Simulate`).
@@ -5370,8 +5382,10 @@ export interface operations {
                  *
                  *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
                  *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
-                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
-                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
                  *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
                  *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
                  *     operations refuse it (400 naming `Sandbox-Simulate`).
@@ -5529,8 +5543,10 @@ export interface operations {
                  *
                  *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
                  *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
-                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
-                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
                  *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
                  *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
                  *     operations refuse it (400 naming `Sandbox-Simulate`).
@@ -5688,8 +5704,10 @@ export interface operations {
                  *
                  *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
                  *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
-                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
-                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
                  *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
                  *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
                  *     operations refuse it (400 naming `Sandbox-Simulate`).
@@ -6277,8 +6295,10 @@ export interface operations {
                  *
                  *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
                  *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
-                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
-                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
                  *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
                  *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
                  *     operations refuse it (400 naming `Sandbox-Simulate`).
@@ -6551,8 +6571,10 @@ export interface operations {
                  *
                  *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
                  *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
-                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
-                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
                  *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
                  *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
                  *     operations refuse it (400 naming `Sandbox-Simulate`).
@@ -7014,8 +7036,10 @@ export interface operations {
                  *
                  *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
                  *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
-                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
-                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
                  *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
                  *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
                  *     operations refuse it (400 naming `Sandbox-Simulate`).
@@ -7472,8 +7496,10 @@ export interface operations {
                  *
                  *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
                  *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
-                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
-                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
                  *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
                  *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
                  *     operations refuse it (400 naming `Sandbox-Simulate`).
@@ -7937,8 +7963,10 @@ export interface operations {
                  *
                  *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
                  *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
-                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
-                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
                  *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
                  *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
                  *     operations refuse it (400 naming `Sandbox-Simulate`).
@@ -8515,8 +8543,10 @@ export interface operations {
                  *
                  *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
                  *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
-                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
-                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
                  *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
                  *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
                  *     operations refuse it (400 naming `Sandbox-Simulate`).
@@ -8893,8 +8923,10 @@ export interface operations {
                  *
                  *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
                  *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
-                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
-                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
                  *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
                  *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
                  *     operations refuse it (400 naming `Sandbox-Simulate`).
@@ -9164,8 +9196,10 @@ export interface operations {
                  *
                  *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
                  *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
-                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
-                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
                  *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
                  *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
                  *     operations refuse it (400 naming `Sandbox-Simulate`).
@@ -9327,8 +9361,10 @@ export interface operations {
                  *
                  *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
                  *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
-                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
-                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
                  *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
                  *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
                  *     operations refuse it (400 naming `Sandbox-Simulate`).
@@ -9486,8 +9522,10 @@ export interface operations {
                  *
                  *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
                  *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
-                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
-                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
                  *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
                  *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
                  *     operations refuse it (400 naming `Sandbox-Simulate`).
@@ -9645,8 +9683,10 @@ export interface operations {
                  *
                  *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
                  *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
-                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
-                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
                  *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
                  *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
                  *     operations refuse it (400 naming `Sandbox-Simulate`).
@@ -9896,8 +9936,10 @@ export interface operations {
                  *
                  *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
                  *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
-                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
-                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
                  *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
                  *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
                  *     operations refuse it (400 naming `Sandbox-Simulate`).
@@ -10169,8 +10211,10 @@ export interface operations {
                  *
                  *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
                  *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
-                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
-                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
                  *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
                  *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
                  *     operations refuse it (400 naming `Sandbox-Simulate`).
@@ -10419,8 +10463,10 @@ export interface operations {
                  *
                  *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
                  *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
-                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
-                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
                  *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
                  *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
                  *     operations refuse it (400 naming `Sandbox-Simulate`).
@@ -10578,8 +10624,10 @@ export interface operations {
                  *
                  *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
                  *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
-                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
-                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
                  *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
                  *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
                  *     operations refuse it (400 naming `Sandbox-Simulate`).
@@ -10741,8 +10789,10 @@ export interface operations {
                  *
                  *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
                  *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
-                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
-                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
                  *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
                  *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
                  *     operations refuse it (400 naming `Sandbox-Simulate`).
@@ -11080,8 +11130,10 @@ export interface operations {
                  *
                  *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
                  *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
-                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
-                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
                  *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
                  *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
                  *     operations refuse it (400 naming `Sandbox-Simulate`).
@@ -11440,8 +11492,10 @@ export interface operations {
                  *
                  *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
                  *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
-                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
-                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
                  *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
                  *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
                  *     operations refuse it (400 naming `Sandbox-Simulate`).
@@ -12033,8 +12087,10 @@ export interface operations {
                  *
                  *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
                  *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
-                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
-                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
                  *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
                  *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
                  *     operations refuse it (400 naming `Sandbox-Simulate`).
@@ -12196,8 +12252,10 @@ export interface operations {
                  *
                  *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
                  *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
-                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
-                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
                  *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
                  *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
                  *     operations refuse it (400 naming `Sandbox-Simulate`).
@@ -12359,8 +12417,10 @@ export interface operations {
                  *
                  *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
                  *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
-                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header; retried
-                 *     without a key, it runs again. A request that fails (4xx, 5xx) answers normally.
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
                  *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
                  *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
                  *     operations refuse it (400 naming `Sandbox-Simulate`).

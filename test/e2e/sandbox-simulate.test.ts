@@ -55,6 +55,18 @@ describe("Sandbox-Simulate", () => {
     expect(all.data.filter((m) => m.name === "Dropped Answer Ltd")).toHaveLength(1);
   });
 
+  it("timeout_after_commit on an answer with a secret: the retry names the object it made (never replays a secret)", async () => {
+    const key = crypto.randomUUID();
+    const body = { name: "lost answer", scopes: ["merchants" as const] };
+    await expect(
+      client.POST("/v1/service_keys", { body, params: simulate("timeout_after_commit", key) }),
+    ).rejects.toThrow();
+    const retry = await client.POST("/v1/service_keys", { body, params: { header: { "Idempotency-Key": key } } });
+    expect(retry.response.status).toBe(409);
+    expect(retry.error).toMatchObject({ code: "idempotency_replay_unavailable", param: "Idempotency-Key" });
+    expect(retry.error?.detail).toMatch(/kid_[0-9A-Za-z]+/);
+  });
+
   it("timeout_after_commit on a refused request answers the refusal", async () => {
     const res = await client.POST("/v1/charges", {
       body: {
