@@ -1,5 +1,9 @@
+import { Writable } from "node:stream";
 import { unwrap } from "@payments/client";
+import { createLogger } from "@payments/server";
 import { describe, expect, it } from "vitest";
+import { eventually } from "../support/eventually.ts";
+import { startTestServer } from "../support/server.ts";
 import {
   cardChargeBody,
   cardPayment,
@@ -165,5 +169,37 @@ describe("Sandbox-Simulate", () => {
     expect(all.data.filter((m) => m.name === "Live Simulated Ltd")).toHaveLength(0);
     // The same request without the header works in production.
     expect((await createMerchant(live, "Live Plain Ltd")).livemode).toBe(true);
+  });
+});
+
+describe("Sandbox-Simulate in the server's log", () => {
+  it("logs a dropped answer with its committed status and the mode that dropped it", async () => {
+    const lines: string[] = [];
+    const stream = new Writable({
+      write(chunk, _enc, done) {
+        lines.push(String(chunk));
+        done();
+      },
+    });
+    const server = await startTestServer({}, { logger: createLogger("info", stream) });
+    try {
+      const client = clientFor(server, server.sandboxKey);
+      await expect(
+        client.POST("/v1/merchants", { body: { name: "Logged Ltd" }, params: simulate("timeout_after_commit") }),
+      ).rejects.toThrow();
+      const logged = await eventually(
+        "the request's log line",
+        () => lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.path === "/v1/merchants"),
+        (found) => found.length > 0,
+      );
+      expect(logged[0]).toMatchObject({
+        msg: "request",
+        method: "POST",
+        status: 201,
+        simulated: "timeout_after_commit",
+      });
+    } finally {
+      await server.close();
+    }
   });
 });
