@@ -3113,11 +3113,6 @@ export interface components {
             steps: number;
         };
         /**
-         * @description A failure to rehearse, in the sandbox: `timeout_after_commit`, `acquirer_error`, `rate_limited`, or
-         *     `latency=<milliseconds>` (1 to 9999).
-         */
-        SandboxSimulateValue: string;
-        /**
          * @description The scopes a service key can hold, one per area of the API. Every operation that takes a key needs
          *     exactly one of them, named in its security requirement. `*` grants every scope; service-key management
          *     and the request log need `*` itself.
@@ -3855,7 +3850,7 @@ export interface components {
          *     same `Idempotency-Key` and without the header runs normally.
          *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
          */
-        SandboxSimulateHeader: components["schemas"]["SandboxSimulateValue"];
+        SandboxSimulateHeader: string;
         /** @description The attempt's number within the delivery: 1, then 2, 3, ... on retries and redeliveries. */
         "WebhookDeliveryHeaders.attempt": number;
         /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
