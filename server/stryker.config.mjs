@@ -28,7 +28,7 @@ export default {
     "src/domain/vault/crypto.ts",
     "src/http/idempotency.ts",
     "src/domain/fraud/{engine,rules}.ts",
-    "src/domain/webhooks/{dispatcher,fan-out,delivery-attempt,attempts,outbox,schedule,signing}.ts",
+    "src/domain/webhooks/{dispatcher,fan-out,delivery-attempt,attempts,outbox,schedule,signing,chaos}.ts",
     "src/domain/cashouts/{cashouts,context,payouts,state,destinations}.ts",
     "src/adapters/payout-rail-simulator.ts",
     "src/domain/disputes/{disputes,state}.ts",

@@ -3943,6 +3943,54 @@ export interface components {
          * @enum {string}
          */
         WebhookAttemptTrigger: "automatic" | "manual";
+        /**
+         * @description Sandbox only: how this endpoint's deliveries misbehave on purpose, to rehearse a receiver against what
+         *     at-least-once delivery allows (docs/testing-your-integration.md "Webhook chaos"). `null`: they do not.
+         */
+        WebhookChaos: {
+            /**
+             * @description Each delivery the receiver acknowledges (2xx) is sent once more at once: the same event, body and
+             *     signature, as when an acknowledgement is lost. The copy is not an attempt of the delivery's log.
+             */
+            duplicate: boolean;
+            /**
+             * Format: int32
+             * @description Each delivery's first attempt waits this long after its event, on the sandbox clock (0 to 3600 s).
+             */
+            delay_seconds: number;
+            /**
+             * @description The deliveries of events made together (by one request: a charge's `payment.authorized` and
+             *     `payment.captured`) are sent newest first.
+             */
+            reorder: boolean;
+            /**
+             * Format: int32
+             * @description The first attempts of each delivery, up to this many (0 to 10), fail without being sent (logged with
+             *     `error` `connection_error` and an `error_message` naming this setting); the next attempt follows the
+             *     sandbox's retry schedule.
+             */
+            fail_first_attempts: number;
+        };
+        /**
+         * @description Sandbox only: `chaos` of a create or update request. Absent fields are `false` / `0`. A production
+         *     endpoint refuses it (400 naming `chaos`); `null` turns it off.
+         */
+        WebhookChaosSettings: {
+            /** @default false */
+            duplicate?: boolean;
+            /**
+             * Format: int32
+             * @default 0
+             */
+            delay_seconds?: number;
+            /** @default false */
+            reorder?: boolean;
+            /**
+             * Format: int32
+             * @default 0
+             */
+            fail_first_attempts?: number;
+        };
         /** @description One event's delivery to one endpoint, with every attempt so far (oldest first). */
         WebhookDelivery: {
             id: components["schemas"]["WebhookDeliveryId"];
@@ -4021,6 +4069,8 @@ export interface components {
              *     each delivery carries two `v1=` signatures, one per secret. `null` otherwise.
              */
             previous_secret_expires_at: string | null;
+            /** @description Sandbox only: how its deliveries misbehave on purpose (WebhookChaos), or `null`. Always `null` in production. */
+            chaos: components["schemas"]["WebhookChaos"] | null;
             livemode: boolean;
             /** Format: date-time */
             created_at: string;
@@ -4047,6 +4097,8 @@ export interface components {
              * @default x_service_signature
              */
             signature_scheme?: components["schemas"]["WebhookSignatureScheme"];
+            /** @description Sandbox only: how its deliveries misbehave on purpose (WebhookChaos); a production key gets 400 naming `chaos`. */
+            chaos?: components["schemas"]["WebhookChaosSettings"] | null;
         };
         /**
          * @description `webhook_endpoint.disabled`: the platform disabled an endpoint by itself, after a 410 answer or after
@@ -4131,6 +4183,11 @@ export interface components {
             /** @description Switches how its deliveries are signed, from the next attempt on. */
             signature_scheme?: components["schemas"]["WebhookSignatureScheme"];
             /**
+             * @description Sandbox only: replaces the chaos settings (WebhookChaos) from the next delivery on; `null` turns them
+             *     off. A production key sending anything but `null` gets 400 naming `chaos`.
+             */
+            chaos?: components["schemas"]["WebhookChaosSettings"] | null;
+            /**
              * @description `true` stops deliveries: nothing new is made for it, and a pending one ends `failed` when its next
              *     attempt comes due (unless the endpoint is enabled again first). `false` enables it again and
              *     clears `disabled_reason` and `failing_since`. Recover what it missed with
@@ -4170,6 +4227,8 @@ export interface components {
              *     each delivery carries two `v1=` signatures, one per secret. `null` otherwise.
              */
             previous_secret_expires_at: string | null;
+            /** @description Sandbox only: how its deliveries misbehave on purpose (WebhookChaos), or `null`. Always `null` in production. */
+            chaos: components["schemas"]["WebhookChaos"] | null;
             livemode: boolean;
             /** Format: date-time */
             created_at: string;
@@ -4303,6 +4362,25 @@ export interface components {
         "RequestLogListParameters.method": "GET" | "POST" | "PATCH" | "DELETE";
         /** @description `succeeded`: answered with a status below 400; `failed`: 400 or above. */
         "RequestLogListParameters.outcome": "succeeded" | "failed";
+        /**
+         * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+         *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+         *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+         *
+         *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+         *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+         *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+         *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+         *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+         *     normally.
+         *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+         *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+         *     operations refuse it (400 naming `Sandbox-Simulate`).
+         *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+         *     same `Idempotency-Key` and without the header runs normally.
+         *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+         */
+        SandboxSimulateHeader: string;
         /** @description The attempt's number within the delivery: 1, then 2, 3, ... on retries and redeliveries. */
         "WebhookDeliveryHeaders.attempt": number;
         /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
@@ -4568,6 +4646,25 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path?: never;
             cookie?: never;
@@ -4812,6 +4909,25 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path: {
                 id: components["schemas"]["CashoutId"];
@@ -5067,6 +5183,25 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path?: never;
             cookie?: never;
@@ -5310,6 +5445,25 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path: {
                 id: components["schemas"]["TransactionId"];
@@ -5580,6 +5734,25 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path: {
                 id: components["schemas"]["TransactionId"];
@@ -5726,6 +5899,25 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path: {
                 id: components["schemas"]["TransactionId"];
@@ -5868,6 +6060,25 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path: {
                 id: components["schemas"]["TransactionId"];
@@ -6010,6 +6221,25 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path: {
                 id: components["schemas"]["TransactionId"];
@@ -6359,6 +6589,25 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path: {
                 id: components["schemas"]["DisputeId"];
@@ -6505,6 +6754,25 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path: {
                 id: components["schemas"]["DisputeId"];
@@ -7077,6 +7345,25 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path: {
                 id: components["schemas"]["EventId"];
@@ -7334,6 +7621,25 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path?: never;
             cookie?: never;
@@ -7780,6 +8086,25 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path?: never;
             cookie?: never;
@@ -8221,6 +8546,25 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path: {
                 id: components["schemas"]["FraudListId"];
@@ -8669,6 +9013,25 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path?: never;
             cookie?: never;
@@ -9230,6 +9593,25 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path?: never;
             cookie?: never;
@@ -9591,6 +9973,25 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path: {
                 id: components["schemas"]["PaymentLinkId"];
@@ -9845,6 +10246,25 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path: {
                 id: components["schemas"]["CashoutId"];
@@ -9991,6 +10411,25 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path: {
                 id: components["schemas"]["CashoutId"];
@@ -10133,6 +10572,25 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path: {
                 id: components["schemas"]["TransactionId"];
@@ -10275,6 +10733,25 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path: {
                 id: components["schemas"]["TransactionId"];
@@ -10421,6 +10898,25 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path: {
                 id: components["schemas"]["TransactionId"];
@@ -10655,6 +11151,25 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path?: never;
             cookie?: never;
@@ -10804,6 +11319,25 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path?: never;
             cookie?: never;
@@ -10944,6 +11478,25 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path: {
                 id: components["schemas"]["DisputeId"];
@@ -11197,6 +11750,25 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path?: never;
             cookie?: never;
@@ -11430,6 +12002,25 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path: {
                 id: components["schemas"]["ServiceKeyId"];
@@ -11572,6 +12163,25 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path: {
                 id: components["schemas"]["ServiceKeyId"];
@@ -11718,6 +12328,25 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path?: never;
             cookie?: never;
@@ -12040,6 +12669,25 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path: {
                 id: components["schemas"]["TokenId"];
@@ -12383,6 +13031,25 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path?: never;
             cookie?: never;
@@ -12959,6 +13626,25 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path: {
                 id: components["schemas"]["WebhookEndpointId"];
@@ -13105,6 +13791,25 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path: {
                 id: components["schemas"]["WebhookEndpointId"];
@@ -13251,6 +13956,25 @@ export interface operations {
                  *     body within 24 hours replays the first response.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
             };
             path: {
                 id: components["schemas"]["WebhookEndpointId"];

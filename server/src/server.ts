@@ -7,6 +7,7 @@ import type { Logger } from "pino";
 import { answerMetricsRequests, createMetrics, type MetricsListener, serveMetrics } from "./adapters/metrics.ts";
 import { createSimulatorPayoutRail } from "./adapters/payout-rail-simulator.ts";
 import { createSimulatorProcessor } from "./adapters/processor-simulator.ts";
+import { withSimulatedAcquirerErrors } from "./adapters/simulated-acquirer.ts";
 import { loadOrCreateDevVaultKeys } from "./adapters/vault-key-file.ts";
 import { createHttpWebhookSender, systemResolver } from "./adapters/webhook-sender.ts";
 import { type Config, domainSettings, moneyRules, rateLimitSettings } from "./config.ts";
@@ -93,7 +94,8 @@ export function domainFor(
     now,
     money: moneyRules(config),
     settings: domainSettings(config),
-    processor: createSimulatorProcessor(),
+    // Sandbox-Simulate: acquirer_error (adapters/simulated-acquirer.ts) reaches whichever acquirer is wired.
+    processor: withSimulatedAcquirerErrors(createSimulatorProcessor()),
     payoutRail: createSimulatorPayoutRail(),
     webhookSender: createHttpWebhookSender({ resolve }),
     resolve,

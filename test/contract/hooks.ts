@@ -23,7 +23,8 @@
 //   no example can hold (the public pay operation's page token, issued by the page at run time) are
 //   set from `bodyFields`.
 // - dredd sends the optional `Idempotency-Key` header with an empty value (which the contract rightly
-//   refuses); POSTs get a fresh key instead. The event stream's optional `Last-Event-ID` is left out.
+//   refuses); POSTs get a fresh key instead. The event stream's optional `Last-Event-ID` and every
+//   POST's optional `Sandbox-Simulate` are left out.
 // - Response checks dredd cannot do: it treats every documented response header as required (its
 //   OpenAPI 3 parser drops the Header Object's `required`), it rejects `application/json;
 //   charset=utf-8` (dredd#1391), and it does not validate bodies against the schema (dredd#1281). The
@@ -225,6 +226,8 @@ export function registerContractHooks(hooks: DreddHooks, ctx: ContractHooksConte
 
     deleteHeader(headers, "Idempotency-Key");
     if (op.method === "post") headers["Idempotency-Key"] = `dredd-${randomUUID()}`;
+    // The optional `Sandbox-Simulate` (failure injection) is sent empty too; a plain request sends none.
+    deleteHeader(headers, "Sandbox-Simulate");
     // Likewise the event stream's optional `Last-Event-ID` (an event id, which no example can name):
     // without it the stream starts from now; dredd sends no optional query parameter, so `follow=false`
     // is set here, and the stream ends at once (one that follows new events never would).

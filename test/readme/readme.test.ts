@@ -141,6 +141,11 @@ for (const file of runnable) {
       server.running.server.on("request", (req, res) => {
         if (!req.headers["user-agent"]?.startsWith("curl/")) return;
         res.on("finish", () => answers.push(`${res.statusCode} ${req.method} ${req.url}`));
+        // A connection closed without an answer (the Sandbox-Simulate header's `timeout_after_commit`) is
+        // `000`, as curl's `%{http_code}` prints it; a guide states it with `# expect: 000`.
+        res.on("close", () => {
+          if (!res.writableFinished) answers.push(`000 ${req.method} ${req.url}`);
+        });
       });
     });
     afterAll(() => server?.close());

@@ -24,6 +24,7 @@ import { mountPages } from "./pages.ts";
 import { payPages } from "./pay-page.ts";
 import { publicGuards } from "./public-operations.ts";
 import { type RateLimitStore, type RateLimits, rateLimits } from "./rate-limits.ts";
+import { type SandboxSimulateOptions, sandboxSimulate } from "./sandbox-simulate.ts";
 
 export interface AppDeps {
   config: Pick<
@@ -63,6 +64,8 @@ export interface AppDeps {
   publicUrl?: () => string;
   /** Where each request is counted for the metrics (METRICS_PORT); none: not counted. */
   metrics?: RequestMetrics;
+  /** How the Sandbox-Simulate header's `latency=<ms>` waits (tests pass their own). */
+  simulate?: SandboxSimulateOptions;
 }
 
 /**
@@ -187,9 +190,11 @@ export function createApp(deps: AppDeps): Express {
   for (const op of operations) {
     // biome-ignore lint/suspicious/noExplicitAny: each handler is typed by its own operation id
     const handler = toExpress(handlers[op.operationId] as any, streams);
-    // The checks that need no stored data (front.ts), then the Idempotency-Key, then the operation.
+    // The checks that need no stored data (front.ts), then Sandbox-Simulate (failure injection, every
+    // POST) before the key is claimed, so a simulated 429 or a refusal of the header is not stored as the
+    // key's answer, then the Idempotency-Key, then the operation.
     const chain = operationChecks(doc, op, guardsOfPublic[op.operationId] ?? []);
-    if (op.method === "post") chain.push(idempotency(keys, op));
+    if (op.method === "post") chain.push(sandboxSimulate(op, deps.simulate), idempotency(keys, op));
     chain.push(handler);
     chains.set(`${op.method.toUpperCase()} ${op.path}`, chain);
   }

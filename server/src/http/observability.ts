@@ -214,7 +214,11 @@ export function observability(deps: {
       }
       // Why a presented key was refused goes to the log only; the caller gets one 401 for every reason.
       const authFailure = res.locals.authFailure as string | undefined;
-      logger.info(authFailure ? { ...line, auth_failure: authFailure } : line, "request");
+      // A Sandbox-Simulate `timeout_after_commit` (http/sandbox-simulate.ts): the status is what committed,
+      // and the line says the answer was not sent.
+      const simulated = res.locals.simulated as string | undefined;
+      const extra = { ...(authFailure ? { auth_failure: authFailure } : {}), ...(simulated ? { simulated } : {}) };
+      logger.info(authFailure || simulated ? { ...line, ...extra } : line, "request");
       if (caller) {
         requestLog?.record({
           id: requestId,

@@ -6,6 +6,7 @@ import type { DomainObserver } from "../kernel/observer.ts";
 import { iso } from "../kernel/time.ts";
 import type { VaultKeys } from "../vault/crypto.ts";
 import { type attemptLog, deliveryRequest } from "./attempts.ts";
+import { chaosOf, failedUnsent, sendsDuplicate } from "./chaos.ts";
 import type { WebhookDeliveryDoc, WebhookEndpointDoc } from "./records.ts";
 import type { WebhookSender } from "./sender.ts";
 import type { AddressPolicy } from "./ssrf.ts";
@@ -71,11 +72,22 @@ export function deliveryAttempts(deps: {
     const number = d.attempts.length + 1;
     if (endpoint.livemode) made.live++;
     else made.sandbox++;
-    const result = await sender.send({
+    const request = {
       ...deliveryRequest({ event, endpoint, delivery: d, number, at: clock.real(), keys: vaultKeys }),
       timeoutMs: deps.timeoutMs,
       policy: policyFor(endpoint.livemode),
-    });
+    };
+    // A sandbox endpoint's chaos (./chaos.ts): its first attempts may fail unsent, and an acknowledged one
+    // is sent once more, as a lost acknowledgement makes happen (the copy is not an attempt of the log).
+    const chaos = chaosOf(endpoint);
+    const result = failedUnsent(chaos, number) ?? (await sender.send(request));
+    if (sendsDuplicate(chaos, result)) {
+      const copy = await sender.send(request);
+      log.debug?.(
+        { delivery: d.id, attempt: number, copy: copy.kind === "response" ? copy.status : copy.error },
+        "webhook chaos: duplicate sent",
+      );
+    }
     const { recorded, disabled, entry } = await attempts.record(d, endpoint, at, number, result);
     log.debug?.(
       {

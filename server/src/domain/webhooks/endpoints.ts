@@ -10,6 +10,7 @@ import { newId, randomBase62 } from "../kernel/ids.ts";
 import { defaulted } from "../kernel/operations.ts";
 import { iso } from "../kernel/time.ts";
 import { openSecret, sealSecret, type VaultKeys } from "../vault/crypto.ts";
+import { chaosSettings } from "./chaos.ts";
 import type { EnabledEvent, WebhookEndpointDoc } from "./records.ts";
 import { type AddressPolicy, checkEndpointUrl, type Resolver } from "./ssrf.ts";
 import { ENDPOINT_MACHINE } from "./state.ts";
@@ -106,6 +107,7 @@ export function createWebhookEndpoints(deps: WebhookEndpointsDeps) {
 
     async create(caller: Caller, input: EndpointCreate): Promise<{ endpoint: WebhookEndpointDoc; secret: string }> {
       await checkUrl(caller.livemode, input.url);
+      const chaos = chaosSettings(caller.livemode, input.chaos) ?? null;
       const at = clock.createdAt(caller.livemode);
       const id = newId("we");
       const secret = newWebhookSecret();
@@ -124,6 +126,7 @@ export function createWebhookEndpoints(deps: WebhookEndpointsDeps) {
         secret: sealSecret(secret, secretContext(id), vaultKeys),
         previous_secret: null,
         previous_secret_expires_at: null,
+        chaos,
       };
       return commit(store, caller, async (tx) => {
         await tx.insert("webhook_endpoints", endpoint);
@@ -142,11 +145,13 @@ export function createWebhookEndpoints(deps: WebhookEndpointsDeps) {
     async update(caller: Caller, id: string, changes: EndpointUpdate): Promise<WebhookEndpointDoc> {
       const endpoint = await load(caller.livemode, id);
       if (changes.url !== undefined) await checkUrl(caller.livemode, changes.url);
+      const chaos = chaosSettings(caller.livemode, changes.chaos);
       const set: Partial<WebhookEndpointDoc> = { updated_at: iso(clock.now(caller.livemode)) };
       if (changes.url !== undefined) set.url = changes.url;
       if (changes.enabled_events !== undefined) set.enabled_events = distinct(changes.enabled_events);
       if (changes.description !== undefined) set.description = changes.description;
       if (changes.signature_scheme !== undefined) set.signature_scheme = changes.signature_scheme;
+      if (chaos !== undefined) set.chaos = chaos;
       if (changes.disabled === true && endpoint.status === "enabled") {
         set.status = ENDPOINT_MACHINE.step(endpoint.status, "disabled");
         set.disabled_reason = "requested";

@@ -3,6 +3,7 @@ import type { Clock } from "../kernel/clock.ts";
 import type { EventDoc } from "../kernel/events.ts";
 import { newId } from "../kernel/ids.ts";
 import { iso } from "../kernel/time.ts";
+import { chaosOf, firstAttemptDue } from "./chaos.ts";
 import type { Launch } from "./delivery-attempt.ts";
 import type { WebhookDeliveryDoc, WebhookEndpointDoc } from "./records.ts";
 import { DELIVERY_MACHINE } from "./state.ts";
@@ -59,6 +60,8 @@ export async function fanOut(
   await store.transaction(async (tx) => {
     launches = []; // the transaction may run again (MongoDB)
     let { free, load } = room();
+    /** Each endpoint's deliveries so far in this batch (the chaos setting `reorder` counts them). */
+    const positions = new Map<string, number>();
     for (const event of events) {
       const taken = await tx.update(
         "events",
@@ -71,8 +74,12 @@ export async function fanOut(
         if (!subscribes(endpoint, event)) continue;
         // A redelivery may have made it already; the unique index would refuse a second one anyway.
         if (await tx.findOne("webhook_deliveries", { event_id: event.id, endpoint_id: endpoint.id })) continue;
-        const claimNow = free > 0 && (load.get(endpoint.id) ?? 0) < deps.endpointConcurrency;
         const at = clock.now(event.livemode);
+        const position = positions.get(endpoint.id) ?? 0;
+        positions.set(endpoint.id, position + 1);
+        // A sandbox endpoint's chaos may delay or reorder the first attempt: then it waits its turn in the queue.
+        const due = firstAttemptDue(chaosOf(endpoint), at, position);
+        const claimNow = due === null && free > 0 && (load.get(endpoint.id) ?? 0) < deps.endpointConcurrency;
         const stamp = clock.createdAt(event.livemode);
         const delivery: WebhookDeliveryDoc = {
           id: newId("whd"),
@@ -84,7 +91,7 @@ export async function fanOut(
           event_type: event.type,
           status: DELIVERY_MACHINE.start("pending"),
           mode: "automatic",
-          next_attempt_at: iso(claimNow ? new Date(at.getTime() + deps.leaseMs) : at),
+          next_attempt_at: iso(claimNow ? new Date(at.getTime() + deps.leaseMs) : (due ?? at)),
           claim: claimNow ? deps.newClaim() : null,
           attempts: [],
         };

@@ -33,6 +33,8 @@ export interface WebhookEndpointDoc extends BaseDoc {
   /** The secret a rotation replaced, still signing until previous_secret_expires_at. */
   previous_secret: SealedSecret | null;
   previous_secret_expires_at: string | null;
+  /** Sandbox only: how its deliveries misbehave on purpose (./chaos.ts). Absent on endpoints made before it existed: none. */
+  chaos?: components["schemas"]["WebhookChaos"] | null;
   updated_at: string;
 }
 

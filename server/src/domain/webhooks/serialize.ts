@@ -1,5 +1,6 @@
 import { type EventDoc, eventObject } from "../kernel/events.ts";
 import type { Schemas } from "../kernel/operations.ts";
+import { chaosOf } from "./chaos.ts";
 import type { WebhookDeliveryDoc, WebhookEndpointDoc } from "./records.ts";
 import { signatureScheme } from "./signing.ts";
 
@@ -20,6 +21,7 @@ export const webhookEndpoint = (e: WebhookEndpointDoc): Schemas["WebhookEndpoint
   disabled_reason: e.disabled_reason,
   failing_since: e.failing_since,
   previous_secret_expires_at: e.previous_secret_expires_at,
+  chaos: chaosOf(e),
   livemode: e.livemode,
   created_at: e.created_at,
   updated_at: e.updated_at,

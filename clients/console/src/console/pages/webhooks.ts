@@ -15,11 +15,13 @@ import {
   h,
   openDialog,
   select,
+  showFormError,
 } from "../ui.ts";
 
 // Webhook endpoints and their attempt log (scope `webhooks`): list, create (the signing secret shown
 // once), edit the events, enable or disable, rotate the secret, send a test event, recover failed
-// deliveries, delete; each delivery's attempts, and redelivery.
+// deliveries, delete; each delivery's attempts, and redelivery; a sandbox endpoint's chaos settings
+// (WebhookChaos: docs/testing-your-integration.md "Webhook chaos").
 
 type Endpoint = components["schemas"]["WebhookEndpoint"];
 type Delivery = components["schemas"]["WebhookDelivery"];
@@ -188,6 +190,91 @@ function editEndpoint(ctx: Ctx, endpoint: Endpoint): void {
     },
     { wide: true },
   );
+}
+
+/** A sandbox endpoint's chaos settings (WebhookChaos), in words, or "none". */
+export function chaosSummary(chaos: Endpoint["chaos"]): string {
+  if (!chaos) return "none";
+  const parts = [
+    chaos.duplicate ? "each acknowledged delivery sent twice" : null,
+    chaos.reorder ? "events made together sent newest first" : null,
+    chaos.delay_seconds > 0 ? `first attempt delayed ${chaos.delay_seconds} s` : null,
+    chaos.fail_first_attempts > 0 ? `first ${chaos.fail_first_attempts} attempt(s) fail unsent` : null,
+  ];
+  return parts.filter((p) => p !== null).join("; ") || "none";
+}
+
+/** The chaos settings of a sandbox endpoint (PATCH `chaos`; "Turn off" sends `null`). */
+function editChaos(ctx: Ctx, endpoint: Endpoint): void {
+  const errors = errorBox();
+  errors.show(null);
+  const current = endpoint.chaos;
+  const check = (name: string, checked: boolean, label: string) => {
+    const input = h("input", { type: "checkbox", name, checked, "data-param": `chaos.${name}` });
+    return { input, el: h("label", { class: "check" }, input, label) };
+  };
+  const duplicate = check("duplicate", current?.duplicate ?? false, "Send each acknowledged delivery twice");
+  const reorder = check("reorder", current?.reorder ?? false, "Send the events of one request newest first");
+  const number = (name: string, value: number, max: number) =>
+    h("input", {
+      name,
+      type: "number",
+      min: 0,
+      max,
+      step: 1,
+      required: true,
+      value: String(value),
+      "data-param": `chaos.${name}`,
+    });
+  const delay = number("delay_seconds", current?.delay_seconds ?? 0, 3600);
+  const failFirst = number("fail_first_attempts", current?.fail_first_attempts ?? 0, 10);
+  openDialog("Webhook chaos (sandbox)", (close) => {
+    const save = async (chaos: Endpoint["chaos"], form: HTMLElement) => {
+      try {
+        need(
+          await ctx.api.PATCH("/v1/webhook_endpoints/{id}", { params: { path: { id: endpoint.id } }, body: { chaos } }),
+        );
+        close();
+        announce(chaos ? "Chaos settings saved" : "Chaos turned off");
+        ctx.refresh();
+      } catch (error) {
+        showFormError(form, errors, error);
+      }
+    };
+    const form: HTMLFormElement = h(
+      "form",
+      null,
+      errors.el,
+      h(
+        "p",
+        null,
+        "Make this endpoint's deliveries misbehave on purpose, to see what your receiver does with them. Production endpoints never do.",
+      ),
+      h("fieldset", null, h("legend", null, "Deliveries"), h("div", { class: "checks" }, duplicate.el, reorder.el)),
+      field("Delay the first attempt (seconds, sandbox clock)", delay, "0 to 3600"),
+      field("Fail the first attempts unsent", failFirst, "0 to 10; the retry schedule brings the next"),
+      h(
+        "div",
+        { class: "actions" },
+        button("Cancel", close),
+        current ? button("Turn off", () => void save(null, form), "danger") : null,
+        h("button", { type: "submit", class: "btn primary" }, "Save"),
+      ),
+    );
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      void save(
+        {
+          duplicate: duplicate.input.checked,
+          reorder: reorder.input.checked,
+          delay_seconds: Number(delay.value),
+          fail_first_attempts: Number(failFirst.value),
+        },
+        form,
+      );
+    });
+    return [form];
+  });
 }
 
 function rotateSecret(ctx: Ctx, endpoint: Endpoint): void {
@@ -388,6 +475,9 @@ async function endpointDetail(ctx: Ctx, route: Route, id: string): Promise<HTMLE
     { class: "toolbar" },
     ctx.can("updateWebhookEndpoint") ? button("Edit events and status", () => editEndpoint(ctx, endpoint)) : null,
     ctx.can("rotateWebhookEndpointSecret") ? button("Rotate secret", () => rotateSecret(ctx, endpoint)) : null,
+    !endpoint.livemode && ctx.can("updateWebhookEndpoint")
+      ? button("Chaos settings", () => editChaos(ctx, endpoint))
+      : null,
     ctx.can("testWebhookEndpoint")
       ? button("Send test event", async () => {
           try {
@@ -443,6 +533,7 @@ async function endpointDetail(ctx: Ctx, route: Route, id: string): Promise<HTMLE
       ],
       ["Failing since", time(endpoint.failing_since, "not failing")],
       ["Old secret signs until", serverTime(endpoint.previous_secret_expires_at, "no old secret")],
+      ...(endpoint.livemode ? [] : [["Chaos (sandbox)", chaosSummary(endpoint.chaos)] as [string, Child]]),
       ["Created", time(endpoint.created_at)],
     ]),
     h("h2", null, "Attempt log"),
