@@ -43,6 +43,47 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/balance_transactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List balance transactions
+         * @description Lists balance transactions, newest first, filtered by merchant, type, creation time, source and
+         *     cashout. With `cashout_id`, the list is what that cashout paid out: their `net` adds up to its amount.
+         */
+        get: operations["listBalanceTransactions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/balance_transactions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a balance transaction
+         * @description Returns a balance transaction of the caller's environment.
+         */
+        get: operations["getBalanceTransaction"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/cashouts": {
         parameters: {
             query?: never;
@@ -1575,6 +1616,80 @@ export interface components {
             livemode: boolean;
             balances: components["schemas"]["CurrencyBalance"][];
         };
+        /**
+         * @description One movement of a merchant's money: one ledger posting that touches the merchant's balance
+         *     (docs/money.md), or one half of a reconciliation adjustment. Immutable, except `status` (a capture's
+         *     becomes `available` when it settles) and `cashout_id` (set once, when a cashout takes it).
+         */
+        BalanceTransaction: {
+            id: components["schemas"]["BalanceTransactionId"];
+            /** @enum {string} */
+            object: "balance_transaction";
+            merchant_id: components["schemas"]["MerchantId"];
+            type: components["schemas"]["BalanceTransactionType"];
+            /**
+             * Format: int64
+             * @description Gross amount in minor units of `currency`: positive when money comes in, negative when it goes out.
+             */
+            amount: number;
+            /**
+             * Format: int64
+             * @description The platform's fee taken by this transaction (a charge's), never negative.
+             */
+            fee: number;
+            /**
+             * Format: int64
+             * @description `amount` − `fee`: what it changed in the merchant's balance.
+             */
+            net: number;
+            currency: components["schemas"]["CurrencyCode"];
+            status: components["schemas"]["BalanceTransactionStatus"];
+            /**
+             * Format: date-time
+             * @description When the money is (or was) available for cashouts.
+             */
+            available_on: string;
+            /**
+             * @description The object that caused it: a charge (`tx_…`: a charge, its settlement), a refund (`re_…`), a cashout
+             *     (`co_…`), or for an adjustment the balance transaction it splits (`txn_…`).
+             */
+            source: string;
+            /**
+             * @description The cashout whose amount this transaction is part of (reconciliation, docs/money.md), or null while
+             *     no cashout has taken it (and always for a cashout's own transaction and for pending money).
+             */
+            cashout_id: components["schemas"]["CashoutId"] | null;
+            livemode: boolean;
+            /** Format: date-time */
+            created_at: string;
+        };
+        /**
+         * @description A balance transaction id: `txn_` and 24 base62 characters (the id of the ledger posting it shows).
+         * @example txn_8Jk2Lm4Np6Qr8St0Uv2Wx4Yz
+         */
+        BalanceTransactionId: string;
+        /** @description A page of objects, newest first. */
+        BalanceTransactionList: {
+            /** @enum {string} */
+            object: "list";
+            data: components["schemas"]["BalanceTransaction"][];
+            /** @description Whether more objects follow in the direction of the cursor. */
+            has_more: boolean;
+        };
+        /**
+         * @description Whether a balance transaction's money is in the merchant's `pending` or `available` balance.
+         * @enum {string}
+         */
+        BalanceTransactionStatus: "pending" | "available";
+        /**
+         * @description What moved a merchant's money. `charge`: a capture (its `fee` is the platform's); `refund`; `settlement`:
+         *     a capture's money (what refunds left of it) became available; `cashout`: money sent to the merchant's
+         *     account; `cashout_reversal`: a canceled or failed cashout's money came back; `adjustment`: one part of a
+         *     transaction moved from one cashout's reconciliation to the next (moves no money: see docs/money.md);
+         *     `dispute` and `dispute_reversal`: reserved for disputes. New types may be added within v1.
+         * @enum {string}
+         */
+        BalanceTransactionType: "charge" | "refund" | "settlement" | "cashout" | "cashout_reversal" | "dispute" | "dispute_reversal" | "adjustment";
         /** @description Card brands the vault recognises. Extensible: brands may be added within v1. */
         CardBrand: "visa" | "mastercard" | "amex" | "discover" | "diners" | "jcb" | "unionpay" | "maestro" | "elo" | "hipercard" | "mir" | "unknown";
         /** @description Pay with a card from the vault. */
@@ -3704,6 +3819,18 @@ export interface components {
     };
     responses: never;
     parameters: {
+        /** @description Only the transactions this cashout paid out (reconciliation): their `net` adds up to its amount. */
+        "BalanceTransactionListParameters.cashout_id": components["schemas"]["CashoutId"];
+        /** @description Only transactions created at or after this time. */
+        "BalanceTransactionListParameters.created_gte": string;
+        /** @description Only transactions created before this time. */
+        "BalanceTransactionListParameters.created_lt": string;
+        /** @description Only this merchant's transactions. */
+        "BalanceTransactionListParameters.merchant_id": components["schemas"]["MerchantId"];
+        /** @description Only transactions caused by this object (a charge, refund, cashout or balance transaction id). */
+        "BalanceTransactionListParameters.source": string;
+        /** @description Only transactions of this type. */
+        "BalanceTransactionListParameters.type": components["schemas"]["BalanceTransactionType"];
         /** @description Only cashouts of this merchant. */
         "CashoutListParameters.merchant_id": components["schemas"]["MerchantId"];
         /** @description Only cashouts with this status. */
@@ -3908,6 +4035,219 @@ export interface operations {
             };
             /** @description The instance cannot serve requests now: its store does not answer, or it is shutting down. */
             503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listBalanceTransactions: {
+        parameters: {
+            query?: {
+                /**
+                 * @description How many objects to return, 1 to 100, written in decimal digits without a leading zero (`20`; `020`,
+                 *     `2e1`, `20.0` and `+20` are a 400 naming `limit`).
+                 */
+                limit?: components["parameters"]["ListParameters.limit"];
+                /**
+                 * @description An object id: return the objects after it (older ones). Not together with `ending_before`. It must be
+                 *     the id of an object of this list in the caller's environment (one a page returned); any other value
+                 *     (an unknown id, another resource's, the other environment's) is a 400 naming `starting_after`, never
+                 *     an empty page. An object that has since left the list's filter (a charge whose status changed) still
+                 *     marks the place.
+                 */
+                starting_after?: components["parameters"]["ListParameters.starting_after"];
+                /**
+                 * @description An object id: return the objects before it (newer ones). Not together with `starting_after`. The same
+                 *     rule as `starting_after`: an id that names no object of this list in the caller's environment is a
+                 *     400 naming `ending_before`.
+                 */
+                ending_before?: components["parameters"]["ListParameters.ending_before"];
+                /** @description Only this merchant's transactions. */
+                merchant_id?: components["parameters"]["BalanceTransactionListParameters.merchant_id"];
+                /** @description Only transactions of this type. */
+                type?: components["parameters"]["BalanceTransactionListParameters.type"];
+                /** @description Only transactions created at or after this time. */
+                created_gte?: components["parameters"]["BalanceTransactionListParameters.created_gte"];
+                /** @description Only transactions created before this time. */
+                created_lt?: components["parameters"]["BalanceTransactionListParameters.created_lt"];
+                /** @description Only transactions caused by this object (a charge, refund, cashout or balance transaction id). */
+                source?: components["parameters"]["BalanceTransactionListParameters.source"];
+                /** @description Only the transactions this cashout paid out (reconciliation): their `net` adds up to its amount. */
+                cashout_id?: components["parameters"]["BalanceTransactionListParameters.cashout_id"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BalanceTransactionList"];
+                };
+            };
+            /**
+             * @description The request is malformed or a field is invalid; `param` and `errors` say which.
+             *
+             *     Beyond its schema, this operation refuses with a 400 naming the field:
+             *     - `starting_after` and `ending_before` together: send at most one cursor.
+             */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getBalanceTransaction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["schemas"]["BalanceTransactionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BalanceTransaction"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object in the caller's environment. */
+            404: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;

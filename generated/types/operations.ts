@@ -27,6 +27,28 @@ export const OPERATIONS = [
     "freeText": []
   },
   {
+    "operationId": "listBalanceTransactions",
+    "method": "get",
+    "path": "/v1/balance_transactions",
+    "scopes": [
+      "merchants"
+    ],
+    "sensitive": false,
+    "public": false,
+    "freeText": []
+  },
+  {
+    "operationId": "getBalanceTransaction",
+    "method": "get",
+    "path": "/v1/balance_transactions/{id}",
+    "scopes": [
+      "merchants"
+    ],
+    "sensitive": false,
+    "public": false,
+    "freeText": []
+  },
+  {
     "operationId": "listCashouts",
     "method": "get",
     "path": "/v1/cashouts",

@@ -13,6 +13,7 @@ import { type DomainLog, silentLog } from "./kernel/log.ts";
 import type { MoneyRules } from "./kernel/money.ts";
 import { type DomainObserver, unobserved } from "./kernel/observer.ts";
 import { iso } from "./kernel/time.ts";
+import { createBalanceTransactions } from "./ledger/balance-transactions.ts";
 import { createBalances } from "./ledger/balances.ts";
 import type { FeeSchedule } from "./ledger/fees.ts";
 import { settleDue } from "./ledger/ledger.ts";
@@ -96,6 +97,7 @@ export function createDomain(deps: DomainDeps) {
 
   const merchants = createMerchants(store, clock);
   const balances = createBalances(store, merchants);
+  const balanceTransactions = createBalanceTransactions(store);
   const serviceKeys = createServiceKeys(store, clock);
   const tokens = createTokens(store, vaultKeys, clock);
   const log = deps.log ?? silentLog;
@@ -177,6 +179,7 @@ export function createDomain(deps: DomainDeps) {
   return {
     merchants,
     balances,
+    balanceTransactions,
     serviceKeys,
     tokens,
     fraud,
