@@ -130,6 +130,8 @@ export const RECIPES: Record<(typeof OPERATIONS)[number]["operationId"], Recipe>
   createCashout: async (env) => ({ path: {}, body: await cashoutBody(env) }),
   getCashout: async (env) => ({ path: { id: await cashoutId(env) } }),
   listCashouts: async () => ({ path: {} }),
+  getBalanceTransaction: async (env) => ({ path: { id: await balanceTransactionId(env) } }),
+  listBalanceTransactions: async () => ({ path: {} }),
   cancelCashout: async (env) => ({ path: { id: await cashoutId(env) } }),
   sandboxPayCashout: async (env) => ({ path: { id: await cashoutId(env) } }),
   sandboxFailCashout: async (env) => ({ path: { id: await cashoutId(env) }, body: {} }),
@@ -182,6 +184,14 @@ async function cashoutId(env: Env): Promise<string> {
     await cashoutBody(env),
   );
   return id;
+}
+
+/** A balance transaction of the environment: a new cashout's own. */
+async function balanceTransactionId(env: Env): Promise<string> {
+  const source = await cashoutId(env);
+  const found = await env.server.running.store.findOne("balance_transactions", { source_id: source });
+  if (!found) throw new Error(`no balance transaction for cashout ${source}`);
+  return found.id;
 }
 
 async function keyId(server: TestServer, live: boolean): Promise<string> {

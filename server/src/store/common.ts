@@ -156,7 +156,9 @@ export function terms(where: Where<BaseDoc> | undefined): Term[] {
     }
     const op = keys.length === 1 && keys[0] !== undefined ? OPERATORS.get(keys[0]) : undefined;
     if (op === undefined)
-      throw new TypeError(`condition on ${field} must be a scalar or one of $in, $ne, $lt, $lte, $gt, $gte (or $gte with $lt)`);
+      throw new TypeError(
+        `condition on ${field} must be a scalar or one of $in, $ne, $lt, $lte, $gt, $gte (or $gte with $lt)`,
+      );
     const operand = (condition as Record<string, unknown>)[keys[0] as string];
     if (op === "in") {
       if (!Array.isArray(operand)) throw new TypeError(`$in on ${field} needs an array`);

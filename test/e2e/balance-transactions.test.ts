@@ -1,0 +1,97 @@
+import type { PaymentsClient } from "@payments/client";
+import { unwrap } from "@payments/client";
+import { describe, expect, it } from "vitest";
+import { cardChargeBody, useServer } from "./fixtures.ts";
+
+// Balance transactions (getBalanceTransaction, listBalanceTransactions; docs/money.md): one per posting
+// that touches a merchant's balance, with the charge's fee, through the generated client (answers validated
+// against the contract).
+
+const list = async (client: PaymentsClient, query: Record<string, string | number>) =>
+  unwrap(await client.GET("/v1/balance_transactions", { params: { query } }));
+
+/** A captured card charge of a fresh merchant. */
+async function charge(client: PaymentsClient, amount: number) {
+  const body = await cardChargeBody(client, amount);
+  return unwrap(await client.POST("/v1/charges", { body }));
+}
+
+describe("balance transactions", () => {
+  const { client } = useServer({ FEE_SCHEDULE: JSON.stringify({ card: { percent_bps: 290, fixed: { USD: 30 } } }) });
+
+  it("a capture and a refund are two transactions of the merchant, newest first, with the fee and net", async () => {
+    const captured = await charge(client, 10_000);
+    const refund = unwrap(
+      await client.POST("/v1/charges/{id}/refunds", {
+        params: { path: { id: captured.id } },
+        body: { amount: 2_500 },
+      }),
+    );
+    const page = await list(client, { merchant_id: captured.merchant_id });
+    expect(page.has_more).toBe(false);
+    expect(page.data.map((t) => [t.type, t.amount, t.fee, t.net, t.source, t.status])).toEqual([
+      ["refund", -2_500, 0, -2_500, refund.id, "available"],
+      ["charge", 10_000, 320, 9_680, captured.id, "available"],
+    ]);
+    const [first] = page.data;
+    expect(first).toMatchObject({
+      object: "balance_transaction",
+      merchant_id: captured.merchant_id,
+      currency: "USD",
+      livemode: false,
+      cashout_id: null,
+    });
+    expect(first?.id).toMatch(/^txn_/);
+    // What they add up to is the merchant's balance.
+    const balance = unwrap(
+      await client.GET("/v1/merchants/{id}/balance", { params: { path: { id: captured.merchant_id } } }),
+    );
+    expect(page.data.reduce((sum, t) => sum + t.net, 0)).toBe(balance.balances[0]?.available);
+    const got = unwrap(
+      await client.GET("/v1/balance_transactions/{id}", { params: { path: { id: first?.id ?? "" } } }),
+    );
+    expect(got).toEqual(first);
+  });
+
+  it("filters by type, source and creation time, and pages with cursors", async () => {
+    const captured = await charge(client, 5_000);
+    for (const amount of [100, 200, 300]) {
+      unwrap(
+        await client.POST("/v1/charges/{id}/refunds", { params: { path: { id: captured.id } }, body: { amount } }),
+      );
+    }
+    const merchant_id = captured.merchant_id;
+    const all = (await list(client, { merchant_id })).data;
+    expect(all.map((t) => t.net)).toEqual([-300, -200, -100, 5_000 - 175]);
+
+    expect((await list(client, { merchant_id, type: "refund" })).data.map((t) => t.net)).toEqual([-300, -200, -100]);
+    expect((await list(client, { type: "charge", source: captured.id })).data.map((t) => t.id)).toEqual([all[3]?.id]);
+    // The creation window is half-open: [created_gte, created_lt).
+    const window = await list(client, {
+      merchant_id,
+      created_gte: all[2]?.created_at ?? "",
+      created_lt: all[0]?.created_at ?? "",
+    });
+    const expected = all.filter(
+      (t) => t.created_at >= (all[2]?.created_at ?? "") && t.created_at < (all[0]?.created_at ?? ""),
+    );
+    expect(window.data.map((t) => t.id)).toEqual(expected.map((t) => t.id));
+    expect(window.data.map((t) => t.id)).toContain(all[2]?.id);
+    expect(window.data.map((t) => t.id)).not.toContain(all[0]?.id);
+    expect((await list(client, { merchant_id, created_gte: "2099-01-01T00:00:00Z" })).data).toEqual([]);
+
+    const first = await list(client, { merchant_id, limit: 2 });
+    expect(first).toMatchObject({ has_more: true });
+    const next = await list(client, { merchant_id, limit: 2, starting_after: first.data[1]?.id ?? "" });
+    expect([...first.data, ...next.data].map((t) => t.id)).toEqual(all.map((t) => t.id));
+    expect(next.has_more).toBe(false);
+  });
+
+  it("an unknown id is a 404 naming it", async () => {
+    const { error, response } = await client.GET("/v1/balance_transactions/{id}", {
+      params: { path: { id: "txn_0000000000000000000000zz" } },
+    });
+    expect(response.status).toBe(404);
+    expect(error).toMatchObject({ code: "not_found", param: "id" });
+  });
+});
