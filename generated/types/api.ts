@@ -1287,6 +1287,27 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "cashout.reconciled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * cashout.reconciled
+         * @description A cashout's contents are final (sent with `cashout.created`, in the same transaction): the balance
+         *     transactions it paid out, listed by `GET /v1/balance_transactions?cashout_id=…`, add up to its amount.
+         */
+        post: operations["cashoutReconciled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "fraud.evaluated": {
         parameters: {
             query?: never;
@@ -1885,6 +1906,39 @@ export interface components {
             destination_type: string;
         };
         /**
+         * @description `cashout.reconciled`: the cashout's contents are final: `GET /v1/balance_transactions?cashout_id=…`
+         *     lists the balance transactions it paid out, whose `net` adds up to its `amount`.
+         */
+        CashoutReconciledEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * Format: date-time
+             * @description When the event happened.
+             */
+            created_at: string;
+            /** @description `false` for sandbox events, `true` for production ones. */
+            livemode: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "cashout.reconciled";
+            cashout_id: components["schemas"]["CashoutId"];
+            merchant_id: components["schemas"]["MerchantId"];
+            /** @description The cashout's amount, in minor units of `currency`. */
+            amount: components["schemas"]["MinorUnits"];
+            currency: components["schemas"]["CurrencyCode"];
+            /** @description The cashout's status after the change. */
+            status: components["schemas"]["CashoutStatus"];
+            /** @description The kind of destination (`iban`, `us_bank_account`, `pix`, `clabe`); never the account itself. */
+            destination_type: string;
+            /**
+             * Format: int64
+             * @description How many balance transactions the cashout paid out (the list's length).
+             */
+            balance_transaction_count: number;
+        };
+        /**
          * @description The status of a cashout. `pending` (funds already taken from the available balance; it can still be
          *     canceled) → `in_transit` (sent to the destination's bank) → `paid`; or `failed` (the bank refused it:
          *     the funds return to the available balance, see `failure_code`) or `canceled` (only while `pending`:
@@ -2095,7 +2149,7 @@ export interface components {
          */
         ErrorCode: "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "invalid_state_transition" | "refund_exceeds_remaining" | "idempotency_key_reused" | "idempotency_request_in_progress" | "idempotency_replay_unavailable" | "payload_too_large" | "unsupported_media_type" | "method_not_allowed" | "invalid_card" | "card_number_in_text" | "secret_in_text" | "insufficient_balance" | "merchant_inactive" | "card_declined" | "payment_link_unavailable" | "rate_limited" | "internal_error" | "service_unavailable";
         /** @description Any event; `type` says which. */
-        Event: components["schemas"]["CashoutCanceledEvent"] | components["schemas"]["CashoutCreatedEvent"] | components["schemas"]["CashoutFailedEvent"] | components["schemas"]["CashoutPaidEvent"] | components["schemas"]["FraudEvaluatedEvent"] | components["schemas"]["MerchantCreatedEvent"] | components["schemas"]["MerchantUpdatedEvent"] | components["schemas"]["PaymentAuthorizedEvent"] | components["schemas"]["PaymentCapturedEvent"] | components["schemas"]["PaymentExpiredEvent"] | components["schemas"]["PaymentFailedEvent"] | components["schemas"]["PaymentRefundedEvent"] | components["schemas"]["PaymentVoidedEvent"] | components["schemas"]["PaymentLinkCompletedEvent"] | components["schemas"]["ServiceKeyCreatedEvent"] | components["schemas"]["ServiceKeyRevokedEvent"] | components["schemas"]["ServiceKeyRotatedEvent"] | components["schemas"]["WebhookEndpointDisabledEvent"] | components["schemas"]["WebhookEndpointTestEvent"];
+        Event: components["schemas"]["CashoutCanceledEvent"] | components["schemas"]["CashoutCreatedEvent"] | components["schemas"]["CashoutFailedEvent"] | components["schemas"]["CashoutPaidEvent"] | components["schemas"]["CashoutReconciledEvent"] | components["schemas"]["FraudEvaluatedEvent"] | components["schemas"]["MerchantCreatedEvent"] | components["schemas"]["MerchantUpdatedEvent"] | components["schemas"]["PaymentAuthorizedEvent"] | components["schemas"]["PaymentCapturedEvent"] | components["schemas"]["PaymentExpiredEvent"] | components["schemas"]["PaymentFailedEvent"] | components["schemas"]["PaymentRefundedEvent"] | components["schemas"]["PaymentVoidedEvent"] | components["schemas"]["PaymentLinkCompletedEvent"] | components["schemas"]["ServiceKeyCreatedEvent"] | components["schemas"]["ServiceKeyRevokedEvent"] | components["schemas"]["ServiceKeyRotatedEvent"] | components["schemas"]["WebhookEndpointDisabledEvent"] | components["schemas"]["WebhookEndpointTestEvent"];
         /**
          * @description An event id: `evt_` and 24 base62 characters.
          * @example evt_5Tg7YhUj9IkOl2PzXc4VbNm6
@@ -2115,7 +2169,7 @@ export interface components {
             endpoint_id: components["schemas"]["WebhookEndpointId"];
         };
         /** @description The types of event. Extensible: new types are added within v1; ignore the ones you do not handle. */
-        EventType: "cashout.canceled" | "cashout.created" | "cashout.failed" | "cashout.paid" | "fraud.evaluated" | "merchant.created" | "merchant.updated" | "payment.authorized" | "payment.captured" | "payment.expired" | "payment.failed" | "payment.refunded" | "payment.voided" | "payment_link.completed" | "service_key.created" | "service_key.revoked" | "service_key.rotated" | "webhook_endpoint.disabled" | "webhook_endpoint.test";
+        EventType: "cashout.canceled" | "cashout.created" | "cashout.failed" | "cashout.paid" | "cashout.reconciled" | "fraud.evaluated" | "merchant.created" | "merchant.updated" | "payment.authorized" | "payment.captured" | "payment.expired" | "payment.failed" | "payment.refunded" | "payment.voided" | "payment_link.completed" | "service_key.created" | "service_key.revoked" | "service_key.rotated" | "webhook_endpoint.disabled" | "webhook_endpoint.test";
         /** @description Why a charge was declined (sandbox: see the test cards in docs/charges.md). Extensible: codes may be added within v1. */
         FailureCode: "card_declined" | "insufficient_funds" | "expired_card" | "processing_error" | "fraud_blocked";
         /**
@@ -12505,6 +12559,70 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["CashoutPaidEvent"];
+            };
+        };
+        responses: {
+            /** @description The receiver acknowledges the delivery with 200 (any 2xx counts as delivered). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The receiver refuses a delivery whose signature does not verify with 401 (a fixed fact of this API). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    cashoutReconciled: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The signature of an endpoint whose `signature_scheme` is `x_service_signature` (the default), in
+                 *     a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
+                 *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
+                 *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
+                 *     `v1` value (two are sent, new secret first, while a secret rotation is in its grace period); refuse
+                 *     a timestamp more than 300 seconds from your clock. Answer 401 when verification fails, 2xx to
+                 *     acknowledge.
+                 *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
+                 */
+                "X-Service-Signature"?: components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /**
+                 * @description Standard Webhooks (an endpoint whose `signature_scheme` is `standard_webhooks`, instead of
+                 *     `X-Service-Signature`): the event's id, the same on every attempt.
+                 */
+                "webhook-id"?: components["parameters"]["WebhookDeliveryHeaders.webhookId"];
+                /** @description Standard Webhooks: when the attempt was signed, in Unix seconds. */
+                "webhook-timestamp"?: components["parameters"]["WebhookDeliveryHeaders.webhookTimestamp"];
+                /**
+                 * @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`,
+                 *     keyed with the bytes the base64 after the secret's `whsec_` decodes to; two, separated by a space,
+                 *     while a secret rotation is in its grace period. Verify with a Standard Webhooks library
+                 *     (`new Webhook(secret).verify(body, headers)` in the `standardwebhooks` npm package).
+                 */
+                "webhook-signature"?: components["parameters"]["WebhookDeliveryHeaders.webhookSignature"];
+                /** @description The event's id, the same on every attempt: the key to deduplicate on. */
+                "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
+                /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
+                "X-Service-Delivery-Id": components["parameters"]["WebhookDeliveryHeaders.deliveryId"];
+                /** @description The attempt's number within the delivery: 1, then 2, 3, ... on retries and redeliveries. */
+                "X-Service-Delivery-Attempt": components["parameters"]["WebhookDeliveryHeaders.attempt"];
+                /** @description `PaymentsWebhooks/1.0`. */
+                "User-Agent": components["parameters"]["WebhookDeliveryHeaders.userAgent"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CashoutReconciledEvent"];
             };
         };
         responses: {

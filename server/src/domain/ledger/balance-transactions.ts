@@ -28,7 +28,8 @@ const TYPE_OF: Record<PostingType, BalanceTransactionType | null> = {
  * The balance transaction of a posting that touches `merchantId`'s balance. `net` is what the posting
  * changed in the merchant's balance (pending + available), except a settlement's: its money was already
  * counted pending by its charge, and what it shows is what became available. `source` overrides the
- * posting's (a settlement names its charge, not the capture credit it settles).
+ * posting's (a settlement names its charge, not the capture credit it settles); `availableAt` is when the
+ * money became available when that is not the posting's time (a settlement's credit's `available_on`).
  *
  * What the reconciliation queues (`reconcile_at`) is exactly what entered or left `available` outside a
  * cashout, so the queue always adds up to the available balance and a cashout can always be allocated in
@@ -41,12 +42,13 @@ export function balanceTransactionOf(
   merchantId: string,
   lines: readonly Line[],
   source?: string,
+  availableAt?: string,
 ): BalanceTransactionDoc {
   const type = TYPE_OF[posting.type];
   if (type === null) throw new Error(`a ${posting.type} posting does not touch a merchant's balance`);
   let pending = 0;
   let available = 0;
-  let availableOn: string | null = null;
+  let availableOn: string | null = availableAt ?? null;
   for (const line of lines) {
     if (!("merchantId" in line.account)) continue;
     if (line.account.bucket === "pending") {
@@ -75,7 +77,7 @@ export function balanceTransactionOf(
     available_on: availableOn ?? posting.created_at,
     source_id: source ?? posting.source_id,
     cashout_id: null,
-    reconcile_at: queued ? posting.created_at : null,
+    reconcile_at: queued ? (availableAt ?? posting.created_at) : null,
   };
 }
 

@@ -227,6 +227,7 @@ export async function settleDue(store: AppStore, clock: Clock, livemode: boolean
         type: "settlement",
         sourceId: credit.id,
         shownSource: credit.source_id,
+        availableAt: credit.available_on ?? undefined,
         lines: [
           { account: merchantAccount(merchantId, "pending"), amount: -rest },
           { account: merchantAccount(merchantId, "available"), amount: rest },

@@ -44,6 +44,11 @@ export interface PostingInput {
   at?: string;
   /** The balance transaction's source when it is not the posting's (a settlement shows its charge). */
   shownSource?: string;
+  /**
+   * When the money became available, when not the posting's time (a settlement: its credit's
+   * `available_on`, so that the reconciliation's order does not depend on when the job ran).
+   */
+  availableAt?: string;
 }
 
 /** A posting whose lines do not add up to zero, or are not whole minor units: a programming error (500). */
@@ -141,7 +146,7 @@ export async function postPosting(
   for (const entry of entries) await tx.insert("ledger_entries", entry);
   // The merchant's view of it (listBalanceTransactions), in the same transaction.
   if (merchantId !== null) {
-    await tx.insert("balance_transactions", balanceTransactionOf(posting, merchantId, input.lines, input.shownSource));
+    await tx.insert("balance_transactions", balanceTransactionOf(posting, merchantId, input.lines, input.shownSource, input.availableAt));
   }
   return { posting, entries };
 }
