@@ -87,6 +87,58 @@ describe("balance transactions", () => {
     expect(next.has_more).toBe(false);
   });
 
+  it("a cashout's balance transactions add up to its amount exactly (cashout_id filter, cashout.reconciled)", async () => {
+    // Three charges of one merchant (fees 320, 175, 88), a partial refund, then two cashouts.
+    const first = await charge(client, 10_000);
+    const merchant_id = first.merchant_id;
+    const token = unwrap(
+      await client.POST("/v1/tokens", {
+        body: { card: "4242424242424242", holder: "A", exp_month: 12, exp_year: 2031, cvc: "123" },
+      }),
+    );
+    for (const amount of [5_000, 2_000]) {
+      unwrap(
+        await client.POST("/v1/charges", {
+          body: { merchant_id, amount, currency: "USD", payment_method: { type: "card", token: token.id } },
+        }),
+      );
+    }
+    unwrap(
+      await client.POST("/v1/charges/{id}/refunds", { params: { path: { id: first.id } }, body: { amount: 1_234 } }),
+    );
+    const destination = {
+      type: "us_bank_account" as const,
+      routing_number: "110000000",
+      account_number: "000123456789",
+      account_holder: "Acme",
+    };
+    const cashout = async (amount: number) =>
+      unwrap(await client.POST("/v1/cashouts", { body: { merchant_id, amount, currency: "USD", destination } }));
+    // Available: 9,680 + 4,825 + 1,912 − 1,234 = 15,183.
+    const a = await cashout(12_000);
+    const b = await cashout(3_183);
+    for (const c of [a, b]) {
+      const paid = (await list(client, { cashout_id: c.id, limit: 100 })).data;
+      expect(paid.reduce((sum, t) => sum + t.net, 0)).toBe(c.amount);
+      expect(paid.every((t) => t.cashout_id === c.id)).toBe(true);
+    }
+    // First in, first out: the first took the first charge and the second, which went past its amount and
+    // was split (an adjustment of −2,505); the second took the split's rest (+2,505) and the third charge,
+    // which went past its amount too (an adjustment of −1,234): the refund after it waits, with the
+    // +1,234 left of the split: together 0, the available balance.
+    const contents = async (cashoutId: string) =>
+      (await list(client, { cashout_id: cashoutId })).data.map((t) => `${t.type} ${t.net}`).sort();
+    expect(await contents(a.id)).toEqual(["adjustment -2505", "charge 4825", "charge 9680"]);
+    expect(await contents(b.id)).toEqual(["adjustment -1234", "adjustment 2505", "charge 1912"]);
+    const events = unwrap(await client.GET("/v1/events", { params: { query: { type: "cashout.reconciled" } } })).data;
+    const reconciled = events.find((e) => "cashout_id" in e && e.cashout_id === a.id);
+    expect(reconciled).toMatchObject({ amount: 12_000, balance_transaction_count: 3 });
+    const waiting = (await list(client, { merchant_id, limit: 100 })).data.filter(
+      (t) => t.type !== "cashout" && t.cashout_id === null,
+    );
+    expect(waiting.map((t) => `${t.type} ${t.net}`).sort()).toEqual(["adjustment 1234", "refund -1234"]);
+  });
+
   it("an unknown id is a 404 naming it", async () => {
     const { error, response } = await client.GET("/v1/balance_transactions/{id}", {
       params: { path: { id: "txn_0000000000000000000000zz" } },

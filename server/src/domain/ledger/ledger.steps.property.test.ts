@@ -198,7 +198,10 @@ async function checkEveryInvariant(w: World): Promise<void> {
   const held = new Map<string, number>();
   const add = (key: string, n: number) => held.set(key, (held.get(key) ?? 0) + n);
   for (const c of await w.store.findAll("charges", {}, 10_000))
-    add(`${c.merchant_id}:${c.currency}`, c.amount_captured - feeFor(c.fee_rate, c.amount_captured) - c.amount_refunded);
+    add(
+      `${c.merchant_id}:${c.currency}`,
+      c.amount_captured - feeFor(c.fee_rate, c.amount_captured) - c.amount_refunded,
+    );
   for (const c of await w.store.findAll("cashouts", {}, 10_000)) {
     if (c.status !== "failed" && c.status !== "canceled") add(`${c.merchant_id}:${c.currency}`, -c.amount);
   }

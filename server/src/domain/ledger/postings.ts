@@ -146,7 +146,10 @@ export async function postPosting(
   for (const entry of entries) await tx.insert("ledger_entries", entry);
   // The merchant's view of it (listBalanceTransactions), in the same transaction.
   if (merchantId !== null) {
-    await tx.insert("balance_transactions", balanceTransactionOf(posting, merchantId, input.lines, input.shownSource, input.availableAt));
+    await tx.insert(
+      "balance_transactions",
+      balanceTransactionOf(posting, merchantId, input.lines, input.shownSource, input.availableAt),
+    );
   }
   return { posting, entries };
 }

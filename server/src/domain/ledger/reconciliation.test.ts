@@ -47,7 +47,12 @@ const cashout = async (amount: number, destination = usd) => {
   return made;
 };
 const contents = async (cashoutId: string) =>
-  (await t.store.findAll("balance_transactions", { cashout_id: cashoutId }, 1000, { by: "created_at", direction: "asc" }))
+  (
+    await t.store.findAll("balance_transactions", { cashout_id: cashoutId }, 1000, {
+      by: "created_at",
+      direction: "asc",
+    })
+  )
     .map((x) => [x.type, x.net] as const)
     .sort();
 const sum = async (cashoutId: string) =>
@@ -56,7 +61,7 @@ const sum = async (cashoutId: string) =>
 describe("reconcileCashout", () => {
   it("after charges with fees, a partial refund before settlement and settlement: first in, first out, exact", async () => {
     const a = await charge(10_000); // fee 320, net 9,680
-    const b = await charge(5_000); // fee 175, net 4,825
+    await charge(5_000); // fee 175, net 4,825
     await t.domain.charges.refund(live(), a.id, { amount: 1_000 }); // drawn from a's pending credit
     // Nothing is available yet: a cashout is refused and allocates nothing.
     await expect(cashout(1)).rejects.toMatchObject({ code: "insufficient_balance" });
