@@ -462,6 +462,28 @@ export const OPERATIONS = [
     "freeText": []
   },
   {
+    "operationId": "getMerchantFeeSchedule",
+    "method": "get",
+    "path": "/v1/merchants/{id}/fee_schedule",
+    "scopes": [
+      "*"
+    ],
+    "sensitive": false,
+    "public": false,
+    "freeText": []
+  },
+  {
+    "operationId": "setMerchantFeeSchedule",
+    "method": "post",
+    "path": "/v1/merchants/{id}/fee_schedule",
+    "scopes": [
+      "*"
+    ],
+    "sensitive": false,
+    "public": false,
+    "freeText": []
+  },
+  {
     "operationId": "listPaymentLinks",
     "method": "get",
     "path": "/v1/payment_links",

@@ -197,6 +197,8 @@ async function createFixtures(server: TestServer): Promise<Fixtures> {
       getMerchant: merchant.id,
       updateMerchant: merchant.id,
       getMerchantBalance: chargeMerchant.id,
+      getMerchantFeeSchedule: merchant.id,
+      setMerchantFeeSchedule: merchant.id,
       getToken: token.id,
       revealToken: token.id,
       deleteToken: tokenToDelete.id,

@@ -121,6 +121,12 @@ const calls: Record<string, (client: PaymentsClient) => Promise<unknown>> = {
   updateMerchant: (c) =>
     c.PATCH("/v1/merchants/{id}", { params: { path: { id: ids.merchant } }, body: { status: "suspended" } }),
   getMerchantBalance: (c) => c.GET("/v1/merchants/{id}/balance", { params: { path: { id: ids.merchant } } }),
+  getMerchantFeeSchedule: (c) => c.GET("/v1/merchants/{id}/fee_schedule", { params: { path: { id: ids.merchant } } }),
+  setMerchantFeeSchedule: (c) =>
+    c.POST("/v1/merchants/{id}/fee_schedule", {
+      params: { path: { id: ids.merchant } },
+      body: { override: { card: { percent_bps: 190, fixed: { USD: 20 } } } },
+    }),
   createServiceKey: (c) => c.POST("/v1/service_keys", { body: { name: "sandbox QA", scopes: ["tokenization"] } }),
   listServiceKeys: (c) => c.GET("/v1/service_keys", { params: { query: { limit: 5 } } }),
   getServiceKey: (c) => c.GET("/v1/service_keys/{id}", { params: { path: { id: ids.serviceKey } } }),

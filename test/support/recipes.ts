@@ -53,6 +53,11 @@ export const RECIPES: Record<(typeof OPERATIONS)[number]["operationId"], Recipe>
   rotateServiceKey: async ({ server, live }) => ({ path: { id: await keyId(server, live) }, body: {} }),
   revokeServiceKey: async ({ server, live }) => ({ path: { id: await keyId(server, live) } }),
   getMerchantBalance: async ({ client }) => ({ path: { id: (await createMerchant(client)).id } }),
+  getMerchantFeeSchedule: async ({ client }) => ({ path: { id: (await createMerchant(client)).id } }),
+  setMerchantFeeSchedule: async ({ client }) => ({
+    path: { id: (await createMerchant(client)).id },
+    body: { override: { card: { percent_bps: 190, fixed: { USD: 20 } } } },
+  }),
   createCharge: async ({ client }) => ({ path: {}, body: await cardChargeBody(client) }),
   getCharge: async ({ client }) => ({ path: { id: (await createCharge(client)).id } }),
   listCharges: async () => ({ path: {} }),

@@ -15,6 +15,7 @@ import { type DomainObserver, unobserved } from "./kernel/observer.ts";
 import { iso } from "./kernel/time.ts";
 import { createBalanceTransactions } from "./ledger/balance-transactions.ts";
 import { createBalances } from "./ledger/balances.ts";
+import { createFeeSchedules } from "./ledger/fee-schedules.ts";
 import type { FeeSchedule } from "./ledger/fees.ts";
 import { settleDue } from "./ledger/ledger.ts";
 import { upgradeLedger } from "./ledger/upgrade.ts";
@@ -98,6 +99,7 @@ export function createDomain(deps: DomainDeps) {
   const merchants = createMerchants(store, clock);
   const balances = createBalances(store, merchants);
   const balanceTransactions = createBalanceTransactions(store);
+  const feeSchedules = createFeeSchedules(store, clock, merchants, settings.fees);
   const serviceKeys = createServiceKeys(store, clock);
   const tokens = createTokens(store, vaultKeys, clock);
   const log = deps.log ?? silentLog;
@@ -114,7 +116,7 @@ export function createDomain(deps: DomainDeps) {
     sandboxSettlementDelaySeconds: settings.sandboxSettlementDelaySeconds,
     onTransition: (tx, from, charge) => followTransition(tx, clock, from, charge),
     observer,
-    fees: settings.fees,
+    fees: feeSchedules.scheduleFor,
   });
   const cashouts = createCashouts({
     store,
@@ -180,6 +182,7 @@ export function createDomain(deps: DomainDeps) {
     merchants,
     balances,
     balanceTransactions,
+    feeSchedules,
     serviceKeys,
     tokens,
     fraud,

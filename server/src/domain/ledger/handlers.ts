@@ -1,20 +1,34 @@
-import { type Handlers, list, page } from "../kernel/operations.ts";
+import { type HandlerKit, type Handlers, list, page } from "../kernel/operations.ts";
 import type { BalanceTransactions } from "./balance-transactions.ts";
 import type { Balances } from "./balances.ts";
+import type { FeeSchedules } from "./fee-schedules.ts";
 import * as serialize from "./serialize.ts";
 
 // Balances (getMerchantBalance in spec/resources/balances.tsp) and balance transactions
-// (getBalanceTransaction, listBalanceTransactions in spec/resources/balance-transactions.tsp); scope
-// `merchants`, the scope that reads a merchant's balance.
+// (getBalanceTransaction, listBalanceTransactions in spec/resources/balance-transactions.tsp): scope
+// `merchants`, the scope that reads a merchant's balance. A merchant's fee override
+// (spec/resources/fee-schedules.tsp): scope `*`.
 
-export function ledgerHandlers({
-  balances,
-  balanceTransactions,
-}: {
-  balances: Balances;
-  balanceTransactions: BalanceTransactions;
-}) {
+export function ledgerHandlers(
+  {
+    balances,
+    balanceTransactions,
+    feeSchedules,
+  }: {
+    balances: Balances;
+    balanceTransactions: BalanceTransactions;
+    feeSchedules: FeeSchedules;
+  },
+  { answer }: HandlerKit,
+) {
   return {
+    getMerchantFeeSchedule: async ({ caller, path }) => ({
+      status: 200,
+      body: serialize.merchantFeeSchedule(await feeSchedules.get(caller, path.id)),
+    }),
+    setMerchantFeeSchedule: answer(200, serialize.merchantFeeSchedule, ({ caller, path, body }) =>
+      feeSchedules.set(caller, path.id, body.override),
+    ),
     getMerchantBalance: async ({ caller, path }) => {
       const { merchant, rows } = await balances.get(caller, path.id);
       return { status: 200, body: serialize.balance(merchant.id, merchant.livemode, rows) };

@@ -1,5 +1,6 @@
 import type { BaseDoc } from "../../store/port.ts";
 import { collection } from "../kernel/records.ts";
+import type { FeeSchedule } from "./fees.ts";
 
 // The ledger's records (DESIGN §8, issue 30): double entry. Every money movement is one posting: two or
 // more lines across named accounts (accounts.ts) that add up to zero, written together with the merchant
@@ -123,6 +124,15 @@ export interface BalanceTransactionDoc extends BaseDoc {
   reconcile_at: string | null;
 }
 
+/**
+ * A merchant's fee override (setMerchantFeeSchedule); id: the merchant's id. `schedule` null: removed,
+ * the platform's schedule applies again.
+ */
+export interface FeeOverrideDoc extends BaseDoc {
+  schedule: FeeSchedule | null;
+  updated_at: string;
+}
+
 export const ledgerCollections = {
   // By source only (the upgrade's check for a paid cashout's posting): every index is written by every
   // capture, so the balance transactions list adds its own when it lands.
@@ -138,6 +148,7 @@ export const ledgerCollections = {
   // listBalanceTransactions: every filter is served by an index (issue 36 measures them): the merchant's
   // page and time range, the environment's by type, by source, by cashout (sparse: only once allocated);
   // the reconciliation's queue of what no cashout has taken yet (sparse: null once taken).
+  fee_overrides: collection<FeeOverrideDoc>([]),
   balance_transactions: collection<BalanceTransactionDoc>([
     { fields: ["livemode", "merchant_id", "created_at"] },
     { fields: ["livemode", "type", "created_at"] },
