@@ -54,6 +54,7 @@ export interface paths {
          * List balance transactions
          * @description Lists balance transactions, newest first, filtered by merchant, type, creation time, source and
          *     cashout. With `cashout_id`, the list is what that cashout paid out: their `net` adds up to its amount.
+         *     With `Accept: text/csv`, the whole filtered list as CSV (BalanceTransactionCsv), streamed.
          */
         get: operations["listBalanceTransactions"];
         put?: never;
@@ -4221,6 +4222,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["BalanceTransactionList"];
+                    "text/csv": string;
                 };
             };
             /**

@@ -7,8 +7,12 @@ import { cardChargeBody, useServer } from "./fixtures.ts";
 // that touches a merchant's balance, with the charge's fee, through the generated client (answers validated
 // against the contract).
 
-const list = async (client: PaymentsClient, query: Record<string, string | number>) =>
-  unwrap(await client.GET("/v1/balance_transactions", { params: { query } }));
+const list = async (client: PaymentsClient, query: Record<string, string | number>) => {
+  const page = unwrap(await client.GET("/v1/balance_transactions", { params: { query } }));
+  // The operation may also answer CSV (Accept: text/csv); without asking, it is the JSON list.
+  if (typeof page === "string") throw new Error("a CSV answer without asking for it");
+  return page;
+};
 
 /** A captured card charge of a fresh merchant. */
 async function charge(client: PaymentsClient, amount: number) {

@@ -1,4 +1,4 @@
-import { type HandlerKit, type Handlers, list, page } from "../kernel/operations.ts";
+import { acceptsCsv, type HandlerKit, type Handlers, list, page } from "../kernel/operations.ts";
 import type { BalanceTransactions } from "./balance-transactions.ts";
 import type { Balances } from "./balances.ts";
 import type { FeeSchedules } from "./fee-schedules.ts";
@@ -37,23 +37,21 @@ export function ledgerHandlers(
       status: 200,
       body: serialize.balanceTransaction(await balanceTransactions.get(caller, path.id)),
     }),
-    listBalanceTransactions: async ({ caller, query }) => ({
-      status: 200,
-      body: list(
-        await balanceTransactions.list(
-          caller,
-          {
-            merchant_id: query.merchant_id,
-            type: query.type,
-            created_gte: query.created_gte,
-            created_lt: query.created_lt,
-            source: query.source,
-            cashout_id: query.cashout_id,
-          },
-          page(query),
-        ),
-        serialize.balanceTransaction,
-      ),
-    }),
+    listBalanceTransactions: async ({ caller, query, header }) => {
+      const filter = {
+        merchant_id: query.merchant_id,
+        type: query.type,
+        created_gte: query.created_gte,
+        created_lt: query.created_lt,
+        source: query.source,
+        cashout_id: query.cashout_id,
+      };
+      // `Accept: text/csv`: the whole filtered list, streamed (BalanceTransactionCsv).
+      if (acceptsCsv(header("Accept"))) return { status: 200, body: balanceTransactions.csv(caller, filter) };
+      return {
+        status: 200,
+        body: list(await balanceTransactions.list(caller, filter, page(query)), serialize.balanceTransaction),
+      };
+    },
   } satisfies Partial<Handlers>;
 }
