@@ -8686,7 +8686,7 @@ export interface operations {
              * @description The request is malformed or a field is invalid; `param` and `errors` say which.
              *
              *     Beyond its schema, this operation refuses with a 400 naming the field:
-             *     - `override.<method>.fixed` whose key is not an ISO 4217 currency code (three capital letters) or whose amount is negative.
+             *     - `override` with a `fixed` amount whose key is not an ISO 4217 currency code (three capital letters) or whose amount is negative.
              */
             400: {
                 headers: {
