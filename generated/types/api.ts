@@ -43,6 +43,48 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/balance_transactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List balance transactions
+         * @description Lists balance transactions, newest first, filtered by merchant, type, creation time, source and
+         *     cashout. With `cashout_id`, the list is what that cashout paid out: their `net` adds up to its amount.
+         *     With `Accept: text/csv`, the whole filtered list as CSV (BalanceTransactionCsv), streamed.
+         */
+        get: operations["listBalanceTransactions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/balance_transactions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a balance transaction
+         * @description Returns a balance transaction of the caller's environment.
+         */
+        get: operations["getBalanceTransaction"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/cashouts": {
         parameters: {
             query?: never;
@@ -673,6 +715,31 @@ export interface paths {
         get: operations["getMerchantBalance"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/merchants/{id}/fee_schedule": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a merchant's fee schedule
+         * @description Returns the fees the merchant's new charges pay, and its override if it has one.
+         */
+        get: operations["getMerchantFeeSchedule"];
+        put?: never;
+        /**
+         * Set a merchant's fee schedule
+         * @description Sets (or, with `override: null`, removes) the merchant's fee override. Only charges made afterwards
+         *     pay it; charges already made keep their rate, captured or not.
+         */
+        post: operations["setMerchantFeeSchedule"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1385,6 +1452,27 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "cashout.reconciled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * cashout.reconciled
+         * @description A cashout's contents are final (sent with `cashout.created`, in the same transaction): the balance
+         *     transactions it paid out, listed by `GET /v1/balance_transactions?cashout_id=…`, add up to its amount.
+         */
+        post: operations["cashoutReconciled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "dispute.closed": {
         parameters: {
             query?: never;
@@ -1814,6 +1902,82 @@ export interface components {
             livemode: boolean;
             balances: components["schemas"]["CurrencyBalance"][];
         };
+        /**
+         * @description One movement of a merchant's money: one ledger posting that touches the merchant's balance
+         *     (docs/money.md), or one half of a reconciliation adjustment. Immutable, except `status` (a capture's
+         *     becomes `available` when it settles) and `cashout_id` (set once, when a cashout takes it).
+         */
+        BalanceTransaction: {
+            id: components["schemas"]["BalanceTransactionId"];
+            /** @enum {string} */
+            object: "balance_transaction";
+            merchant_id: components["schemas"]["MerchantId"];
+            type: components["schemas"]["BalanceTransactionType"];
+            /**
+             * Format: int64
+             * @description Gross amount in minor units of `currency`: positive when money comes in, negative when it goes out.
+             */
+            amount: number;
+            /**
+             * Format: int64
+             * @description The platform's fee taken by this transaction (a charge's), never negative.
+             */
+            fee: number;
+            /**
+             * Format: int64
+             * @description `amount` − `fee`: what it changed in the merchant's balance.
+             */
+            net: number;
+            currency: components["schemas"]["CurrencyCode"];
+            status: components["schemas"]["BalanceTransactionStatus"];
+            /**
+             * Format: date-time
+             * @description When the money is (or was) available for cashouts.
+             */
+            available_on: string;
+            /**
+             * @description The object that caused it: a charge (`tx_…`: a charge, its settlement), a refund (`re_…`), a cashout
+             *     (`co_…`), or for an adjustment the balance transaction it splits (`txn_…`).
+             */
+            source: string;
+            /**
+             * @description The cashout whose amount this transaction is part of (reconciliation, docs/money.md), or null while
+             *     no cashout has taken it (and always for a cashout's own transaction and for pending money).
+             */
+            cashout_id: components["schemas"]["CashoutId"] | null;
+            livemode: boolean;
+            /** Format: date-time */
+            created_at: string;
+        };
+        /**
+         * @description A balance transaction id: `txn_` and 24 base62 characters (the id of the ledger posting it shows).
+         * @example txn_8Jk2Lm4Np6Qr8St0Uv2Wx4Yz
+         */
+        BalanceTransactionId: string;
+        /** @description A page of objects, newest first. */
+        BalanceTransactionList: {
+            /** @enum {string} */
+            object: "list";
+            data: components["schemas"]["BalanceTransaction"][];
+            /** @description Whether more objects follow in the direction of the cursor. */
+            has_more: boolean;
+        };
+        /**
+         * @description Whether a balance transaction's money is in the merchant's `pending` or `available` balance.
+         * @enum {string}
+         */
+        BalanceTransactionStatus: "pending" | "available";
+        /**
+         * @description What moved a merchant's money. `charge`: a capture (its `fee` is the platform's); `refund`; `settlement`:
+         *     a capture's money (what refunds left of it) became available; `cashout`: money sent to the merchant's
+         *     account; `cashout_reversal`: a canceled or failed cashout's money came back; `adjustment`: one part of a
+         *     transaction moved from one cashout's reconciliation to the next (moves no money: see docs/money.md);
+         *     `dispute`: a chargeback took the disputed amount; `dispute_reversal`: a won dispute gave it back; `fee`: a
+         *     dispute's fee (docs/disputes.md "Money"; a charge's own fee is the `fee` of its `charge` transaction). New
+         *     types may be added within v1.
+         * @enum {string}
+         */
+        BalanceTransactionType: "charge" | "refund" | "settlement" | "cashout" | "cashout_reversal" | "dispute" | "dispute_reversal" | "fee" | "adjustment";
         /** @description Card brands the vault recognises. Extensible: brands may be added within v1. */
         CardBrand: "visa" | "mastercard" | "amex" | "discover" | "diners" | "jcb" | "unionpay" | "maestro" | "elo" | "hipercard" | "mir" | "unknown";
         /** @description Pay with a card from the vault. */
@@ -2007,6 +2171,39 @@ export interface components {
             status: components["schemas"]["CashoutStatus"];
             /** @description The kind of destination (`iban`, `us_bank_account`, `pix`, `clabe`); never the account itself. */
             destination_type: string;
+        };
+        /**
+         * @description `cashout.reconciled`: the cashout's contents are final: `GET /v1/balance_transactions?cashout_id=…`
+         *     lists the balance transactions it paid out, whose `net` adds up to its `amount`.
+         */
+        CashoutReconciledEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * Format: date-time
+             * @description When the event happened.
+             */
+            created_at: string;
+            /** @description `false` for sandbox events, `true` for production ones. */
+            livemode: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "cashout.reconciled";
+            cashout_id: components["schemas"]["CashoutId"];
+            merchant_id: components["schemas"]["MerchantId"];
+            /** @description The cashout's amount, in minor units of `currency`. */
+            amount: components["schemas"]["MinorUnits"];
+            currency: components["schemas"]["CurrencyCode"];
+            /** @description The cashout's status after the change. */
+            status: components["schemas"]["CashoutStatus"];
+            /** @description The kind of destination (`iban`, `us_bank_account`, `pix`, `clabe`); never the account itself. */
+            destination_type: string;
+            /**
+             * Format: int64
+             * @description How many balance transactions the cashout paid out (the list's length).
+             */
+            balance_transaction_count: number;
         };
         /**
          * @description The status of a cashout. `pending` (funds already taken from the available balance; it can still be
@@ -2472,7 +2669,7 @@ export interface components {
          */
         ErrorCode: "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "invalid_state_transition" | "refund_exceeds_remaining" | "idempotency_key_reused" | "idempotency_request_in_progress" | "idempotency_replay_unavailable" | "payload_too_large" | "unsupported_media_type" | "method_not_allowed" | "invalid_card" | "card_number_in_text" | "secret_in_text" | "insufficient_balance" | "merchant_inactive" | "card_declined" | "payment_link_unavailable" | "rate_limited" | "internal_error" | "service_unavailable";
         /** @description Any event; `type` says which. */
-        Event: components["schemas"]["CashoutCanceledEvent"] | components["schemas"]["CashoutCreatedEvent"] | components["schemas"]["CashoutFailedEvent"] | components["schemas"]["CashoutPaidEvent"] | components["schemas"]["DisputeClosedEvent"] | components["schemas"]["DisputeCreatedEvent"] | components["schemas"]["DisputeFundsReinstatedEvent"] | components["schemas"]["DisputeFundsWithdrawnEvent"] | components["schemas"]["DisputeUpdatedEvent"] | components["schemas"]["FraudEvaluatedEvent"] | components["schemas"]["MerchantCreatedEvent"] | components["schemas"]["MerchantUpdatedEvent"] | components["schemas"]["PaymentAuthorizedEvent"] | components["schemas"]["PaymentCapturedEvent"] | components["schemas"]["PaymentExpiredEvent"] | components["schemas"]["PaymentFailedEvent"] | components["schemas"]["PaymentRefundedEvent"] | components["schemas"]["PaymentVoidedEvent"] | components["schemas"]["PaymentLinkCompletedEvent"] | components["schemas"]["ServiceKeyCreatedEvent"] | components["schemas"]["ServiceKeyRevokedEvent"] | components["schemas"]["ServiceKeyRotatedEvent"] | components["schemas"]["WebhookEndpointDisabledEvent"] | components["schemas"]["WebhookEndpointTestEvent"];
+        Event: components["schemas"]["CashoutCanceledEvent"] | components["schemas"]["CashoutCreatedEvent"] | components["schemas"]["CashoutFailedEvent"] | components["schemas"]["CashoutPaidEvent"] | components["schemas"]["CashoutReconciledEvent"] | components["schemas"]["DisputeClosedEvent"] | components["schemas"]["DisputeCreatedEvent"] | components["schemas"]["DisputeFundsReinstatedEvent"] | components["schemas"]["DisputeFundsWithdrawnEvent"] | components["schemas"]["DisputeUpdatedEvent"] | components["schemas"]["FraudEvaluatedEvent"] | components["schemas"]["MerchantCreatedEvent"] | components["schemas"]["MerchantUpdatedEvent"] | components["schemas"]["PaymentAuthorizedEvent"] | components["schemas"]["PaymentCapturedEvent"] | components["schemas"]["PaymentExpiredEvent"] | components["schemas"]["PaymentFailedEvent"] | components["schemas"]["PaymentRefundedEvent"] | components["schemas"]["PaymentVoidedEvent"] | components["schemas"]["PaymentLinkCompletedEvent"] | components["schemas"]["ServiceKeyCreatedEvent"] | components["schemas"]["ServiceKeyRevokedEvent"] | components["schemas"]["ServiceKeyRotatedEvent"] | components["schemas"]["WebhookEndpointDisabledEvent"] | components["schemas"]["WebhookEndpointTestEvent"];
         /**
          * @description An event id: `evt_` and 24 base62 characters.
          * @example evt_5Tg7YhUj9IkOl2PzXc4VbNm6
@@ -2492,9 +2689,18 @@ export interface components {
             endpoint_id: components["schemas"]["WebhookEndpointId"];
         };
         /** @description The types of event. Extensible: new types are added within v1; ignore the ones you do not handle. */
-        EventType: "cashout.canceled" | "cashout.created" | "cashout.failed" | "cashout.paid" | "dispute.closed" | "dispute.created" | "dispute.funds_reinstated" | "dispute.funds_withdrawn" | "dispute.updated" | "fraud.evaluated" | "merchant.created" | "merchant.updated" | "payment.authorized" | "payment.captured" | "payment.expired" | "payment.failed" | "payment.refunded" | "payment.voided" | "payment_link.completed" | "service_key.created" | "service_key.revoked" | "service_key.rotated" | "webhook_endpoint.disabled" | "webhook_endpoint.test";
+        EventType: "cashout.canceled" | "cashout.created" | "cashout.failed" | "cashout.paid" | "cashout.reconciled" | "dispute.closed" | "dispute.created" | "dispute.funds_reinstated" | "dispute.funds_withdrawn" | "dispute.updated" | "fraud.evaluated" | "merchant.created" | "merchant.updated" | "payment.authorized" | "payment.captured" | "payment.expired" | "payment.failed" | "payment.refunded" | "payment.voided" | "payment_link.completed" | "service_key.created" | "service_key.revoked" | "service_key.rotated" | "webhook_endpoint.disabled" | "webhook_endpoint.test";
         /** @description Why a charge was declined (sandbox: see the test cards in docs/charges.md). Extensible: codes may be added within v1. */
         FailureCode: "card_declined" | "insufficient_funds" | "expired_card" | "processing_error" | "fraud_blocked";
+        /** @description A fee schedule: a payment method not listed costs nothing. */
+        FeeSchedule: {
+            card?: components["schemas"]["MethodFee"];
+            pix?: components["schemas"]["MethodFee"];
+            boleto?: components["schemas"]["MethodFee"];
+            oxxo?: components["schemas"]["MethodFee"];
+            spei?: components["schemas"]["MethodFee"];
+            sepa_debit?: components["schemas"]["MethodFee"];
+        };
         /**
          * @description What is wrong with one field, machine-readable. Extensible: new codes may be added within v1; handle
          *     an unknown one by its `message`.
@@ -2868,6 +3074,28 @@ export interface components {
             status: components["schemas"]["MerchantStatus"];
         };
         /**
+         * @description The fees a merchant's new charges pay: the platform's schedule (the server setting `FEE_SCHEDULE`)
+         *     unless the merchant has an override. A charge keeps the rate in force when it was made: changing the
+         *     schedule affects only charges made afterwards (docs/money.md "Fees").
+         */
+        MerchantFeeSchedule: {
+            /** @enum {string} */
+            object: "merchant_fee_schedule";
+            merchant_id: components["schemas"]["MerchantId"];
+            /** @description The merchant's own schedule, which replaces the platform's whole schedule; null when it has none. */
+            override: components["schemas"]["FeeSchedule"] | null;
+            /** @description The schedule its new charges pay: `override`, or the platform's. */
+            effective: components["schemas"]["FeeSchedule"];
+            livemode: boolean;
+            /** @description When the override was last set or removed; null if never. */
+            updated_at: string | null;
+        };
+        /** @description The body of POST /v1/merchants/{id}/fee_schedule. */
+        MerchantFeeScheduleUpdate: {
+            /** @description The merchant's schedule (replacing the platform's for its new charges), or null to remove it. */
+            override: components["schemas"]["FeeSchedule"] | null;
+        };
+        /**
          * @description A merchant id: `mch_` and 24 base62 characters.
          * @example mch_4fQx9ZkT2mB7rLp1WcYd8sNa
          */
@@ -2932,6 +3160,18 @@ export interface components {
             [key: string]: components["schemas"]["MetadataValue"];
         };
         MetadataValue: string;
+        /**
+         * @description One payment method's fee: a percentage in basis points (`290` is 2.9 %) plus a fixed amount in minor
+         *     units per currency (a currency not listed has no fixed part).
+         */
+        MethodFee: {
+            /** Format: int32 */
+            percent_bps: number;
+            /** @description Minor units per ISO 4217 code, e.g. `{"USD": 30}`. */
+            fixed?: {
+                [key: string]: number;
+            };
+        };
         /**
          * Format: int64
          * @description An amount in the currency's minor units (cents for USD, yen for JPY, fils for KWD). At least 1.
@@ -4287,6 +4527,18 @@ export interface components {
     };
     responses: never;
     parameters: {
+        /** @description Only the transactions this cashout paid out (reconciliation): their `net` adds up to its amount. */
+        "BalanceTransactionListParameters.cashout_id": components["schemas"]["CashoutId"];
+        /** @description Only transactions created at or after this time. */
+        "BalanceTransactionListParameters.created_gte": string;
+        /** @description Only transactions created before this time. */
+        "BalanceTransactionListParameters.created_lt": string;
+        /** @description Only this merchant's transactions. */
+        "BalanceTransactionListParameters.merchant_id": components["schemas"]["MerchantId"];
+        /** @description Only transactions caused by this object (a charge, refund, cashout or balance transaction id). */
+        "BalanceTransactionListParameters.source": string;
+        /** @description Only transactions of this type. */
+        "BalanceTransactionListParameters.type": components["schemas"]["BalanceTransactionType"];
         /** @description Only cashouts of this merchant. */
         "CashoutListParameters.merchant_id": components["schemas"]["MerchantId"];
         /** @description Only cashouts with this status. */
@@ -4516,6 +4768,220 @@ export interface operations {
             };
             /** @description The instance cannot serve requests now: its store does not answer, or it is shutting down. */
             503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listBalanceTransactions: {
+        parameters: {
+            query?: {
+                /**
+                 * @description How many objects to return, 1 to 100, written in decimal digits without a leading zero (`20`; `020`,
+                 *     `2e1`, `20.0` and `+20` are a 400 naming `limit`).
+                 */
+                limit?: components["parameters"]["ListParameters.limit"];
+                /**
+                 * @description An object id: return the objects after it (older ones). Not together with `ending_before`. It must be
+                 *     the id of an object of this list in the caller's environment (one a page returned); any other value
+                 *     (an unknown id, another resource's, the other environment's) is a 400 naming `starting_after`, never
+                 *     an empty page. An object that has since left the list's filter (a charge whose status changed) still
+                 *     marks the place.
+                 */
+                starting_after?: components["parameters"]["ListParameters.starting_after"];
+                /**
+                 * @description An object id: return the objects before it (newer ones). Not together with `starting_after`. The same
+                 *     rule as `starting_after`: an id that names no object of this list in the caller's environment is a
+                 *     400 naming `ending_before`.
+                 */
+                ending_before?: components["parameters"]["ListParameters.ending_before"];
+                /** @description Only this merchant's transactions. */
+                merchant_id?: components["parameters"]["BalanceTransactionListParameters.merchant_id"];
+                /** @description Only transactions of this type. */
+                type?: components["parameters"]["BalanceTransactionListParameters.type"];
+                /** @description Only transactions created at or after this time. */
+                created_gte?: components["parameters"]["BalanceTransactionListParameters.created_gte"];
+                /** @description Only transactions created before this time. */
+                created_lt?: components["parameters"]["BalanceTransactionListParameters.created_lt"];
+                /** @description Only transactions caused by this object (a charge, refund, cashout or balance transaction id). */
+                source?: components["parameters"]["BalanceTransactionListParameters.source"];
+                /** @description Only the transactions this cashout paid out (reconciliation): their `net` adds up to its amount. */
+                cashout_id?: components["parameters"]["BalanceTransactionListParameters.cashout_id"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BalanceTransactionList"];
+                    "text/csv": string;
+                };
+            };
+            /**
+             * @description The request is malformed or a field is invalid; `param` and `errors` say which.
+             *
+             *     Beyond its schema, this operation refuses with a 400 naming the field:
+             *     - `starting_after` and `ending_before` together: send at most one cursor.
+             */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getBalanceTransaction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["schemas"]["BalanceTransactionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BalanceTransaction"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object in the caller's environment. */
+            404: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
@@ -9473,6 +9939,270 @@ export interface operations {
             };
         };
     };
+    getMerchantFeeSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["schemas"]["MerchantId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MerchantFeeSchedule"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object in the caller's environment. */
+            404: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    setMerchantFeeSchedule: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (at most 255 characters) that makes a retried POST safe: the same key with the same
+                 *     body within 24 hours replays the first response.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
+            };
+            path: {
+                id: components["schemas"]["MerchantId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MerchantFeeScheduleUpdate"];
+            };
+        };
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    /** @description `true` when this response is a replay of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MerchantFeeSchedule"];
+                };
+            };
+            /**
+             * @description The request is malformed or a field is invalid; `param` and `errors` say which.
+             *
+             *     Beyond its schema, this operation refuses with a 400 naming the field:
+             *     - `override` with a `fixed` amount whose key is not an ISO 4217 currency code (three capital letters) or whose amount is negative.
+             */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object in the caller's environment. */
+            404: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The object's state does not allow this change; or a request with the same Idempotency-Key is still running; or it finished but its answer carried a secret or a card number, which is never kept for replay (`idempotency_replay_unavailable`). */
+            409: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is not `application/json` (or an `application/*+json` type). */
+            415: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request, or the request is well-formed but cannot be processed. */
+            422: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listPaymentLinks: {
         parameters: {
             query?: {
@@ -14345,6 +15075,70 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["CashoutPaidEvent"];
+            };
+        };
+        responses: {
+            /** @description The receiver acknowledges the delivery with 200 (any 2xx counts as delivered). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The receiver refuses a delivery whose signature does not verify with 401 (a fixed fact of this API). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    cashoutReconciled: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The signature of an endpoint whose `signature_scheme` is `x_service_signature` (the default), in
+                 *     a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
+                 *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
+                 *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
+                 *     `v1` value (two are sent, new secret first, while a secret rotation is in its grace period); refuse
+                 *     a timestamp more than 300 seconds from your clock. Answer 401 when verification fails, 2xx to
+                 *     acknowledge.
+                 *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
+                 */
+                "X-Service-Signature"?: components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /**
+                 * @description Standard Webhooks (an endpoint whose `signature_scheme` is `standard_webhooks`, instead of
+                 *     `X-Service-Signature`): the event's id, the same on every attempt.
+                 */
+                "webhook-id"?: components["parameters"]["WebhookDeliveryHeaders.webhookId"];
+                /** @description Standard Webhooks: when the attempt was signed, in Unix seconds. */
+                "webhook-timestamp"?: components["parameters"]["WebhookDeliveryHeaders.webhookTimestamp"];
+                /**
+                 * @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`,
+                 *     keyed with the bytes the base64 after the secret's `whsec_` decodes to; two, separated by a space,
+                 *     while a secret rotation is in its grace period. Verify with a Standard Webhooks library
+                 *     (`new Webhook(secret).verify(body, headers)` in the `standardwebhooks` npm package).
+                 */
+                "webhook-signature"?: components["parameters"]["WebhookDeliveryHeaders.webhookSignature"];
+                /** @description The event's id, the same on every attempt: the key to deduplicate on. */
+                "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
+                /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
+                "X-Service-Delivery-Id": components["parameters"]["WebhookDeliveryHeaders.deliveryId"];
+                /** @description The attempt's number within the delivery: 1, then 2, 3, ... on retries and redeliveries. */
+                "X-Service-Delivery-Attempt": components["parameters"]["WebhookDeliveryHeaders.attempt"];
+                /** @description `PaymentsWebhooks/1.0`. */
+                "User-Agent": components["parameters"]["WebhookDeliveryHeaders.userAgent"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CashoutReconciledEvent"];
             };
         };
         responses: {

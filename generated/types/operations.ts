@@ -27,6 +27,28 @@ export const OPERATIONS = [
     "freeText": []
   },
   {
+    "operationId": "listBalanceTransactions",
+    "method": "get",
+    "path": "/v1/balance_transactions",
+    "scopes": [
+      "merchants"
+    ],
+    "sensitive": false,
+    "public": false,
+    "freeText": []
+  },
+  {
+    "operationId": "getBalanceTransaction",
+    "method": "get",
+    "path": "/v1/balance_transactions/{id}",
+    "scopes": [
+      "merchants"
+    ],
+    "sensitive": false,
+    "public": false,
+    "freeText": []
+  },
+  {
     "operationId": "listCashouts",
     "method": "get",
     "path": "/v1/cashouts",
@@ -495,6 +517,28 @@ export const OPERATIONS = [
     "freeText": []
   },
   {
+    "operationId": "getMerchantFeeSchedule",
+    "method": "get",
+    "path": "/v1/merchants/{id}/fee_schedule",
+    "scopes": [
+      "*"
+    ],
+    "sensitive": false,
+    "public": false,
+    "freeText": []
+  },
+  {
+    "operationId": "setMerchantFeeSchedule",
+    "method": "post",
+    "path": "/v1/merchants/{id}/fee_schedule",
+    "scopes": [
+      "*"
+    ],
+    "sensitive": false,
+    "public": false,
+    "freeText": []
+  },
+  {
     "operationId": "listPaymentLinks",
     "method": "get",
     "path": "/v1/payment_links",
@@ -900,6 +944,6 @@ export const SCOPES = ["*","merchants","tokenization","vault","charges","payment
 export type Scope = (typeof SCOPES)[number];
 
 /** The event types delivered by webhook (the document's `webhooks` section). */
-export const WEBHOOK_EVENT_TYPES = ["cashout.canceled","cashout.created","cashout.failed","cashout.paid","dispute.closed","dispute.created","dispute.funds_reinstated","dispute.funds_withdrawn","dispute.updated","fraud.evaluated","merchant.created","merchant.updated","payment.authorized","payment.captured","payment.expired","payment.failed","payment.refunded","payment.voided","payment_link.completed","service_key.created","service_key.revoked","service_key.rotated","webhook_endpoint.disabled","webhook_endpoint.test"] as const;
+export const WEBHOOK_EVENT_TYPES = ["cashout.canceled","cashout.created","cashout.failed","cashout.paid","cashout.reconciled","dispute.closed","dispute.created","dispute.funds_reinstated","dispute.funds_withdrawn","dispute.updated","fraud.evaluated","merchant.created","merchant.updated","payment.authorized","payment.captured","payment.expired","payment.failed","payment.refunded","payment.voided","payment_link.completed","service_key.created","service_key.revoked","service_key.rotated","webhook_endpoint.disabled","webhook_endpoint.test"] as const;
 
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];

@@ -173,6 +173,10 @@ async function createFixtures(server: TestServer): Promise<Fixtures> {
     await cashout(),
   ];
 
+  // A balance transaction: the cashout's own (getBalanceTransaction's path id).
+  const transaction = await server.running.store.findOne("balance_transactions", { source_id: cashoutToGet.id });
+  if (!transaction) throw new Error("the fixture cashout has no balance transaction");
+
   // Payment links: updatePaymentLink's example turns its link off, so the pay operation gets its own,
   // and the page token its body needs comes from that link's hosted page, as a payer's browser gets it.
   const link = () =>
@@ -193,6 +197,8 @@ async function createFixtures(server: TestServer): Promise<Fixtures> {
       getMerchant: merchant.id,
       updateMerchant: merchant.id,
       getMerchantBalance: chargeMerchant.id,
+      getMerchantFeeSchedule: merchant.id,
+      setMerchantFeeSchedule: merchant.id,
       getToken: token.id,
       revealToken: token.id,
       deleteToken: tokenToDelete.id,
@@ -225,6 +231,7 @@ async function createFixtures(server: TestServer): Promise<Fixtures> {
       listEventDeliveries: eventId,
       redeliverEvent: eventId,
       getCashout: cashoutToGet.id,
+      getBalanceTransaction: transaction.id,
       cancelCashout: cashoutToCancel.id,
       sandboxPayCashout: cashoutToPay.id,
       sandboxFailCashout: cashoutToFail.id,

@@ -327,8 +327,8 @@ export function checkAnswer(
     errors.push(`status ${real.statusCode}, the transaction expects ${transaction.expected.statusCode}`);
   }
   let body: unknown;
-  // An event stream's body is text (its schema: a string); every other answer is JSON.
-  if (real.body !== undefined && /^text\/event-stream/i.test(header(real.headers, "content-type") ?? "")) {
+  // An event stream's or a CSV's body is text (its schema: a string); every other answer is JSON.
+  if (real.body !== undefined && /^text\/(event-stream|csv)/i.test(header(real.headers, "content-type") ?? "")) {
     body = real.body;
   } else if (real.body !== undefined && real.body !== "") {
     try {

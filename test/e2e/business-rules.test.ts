@@ -62,6 +62,9 @@ const BREAKS: Partial<Record<Op["operationId"], Record<string, Break>>> = {
   },
   updateFraudSettings: { review_threshold: () => ({ path: {}, body: { review_threshold: 90, block_threshold: 40 } }) },
   createFraudEvaluation: { amount: () => ({ path: {}, body: { currency: "USD" } }) },
+  setMerchantFeeSchedule: {
+    override: (_env, valid) => ({ ...valid, body: { override: { card: { percent_bps: 100, fixed: { usd: 5 } } } } }),
+  },
   createCashout: {
     currency: (_env, valid) => ({ ...valid, body: { ...(valid.body as object), currency: "EUR" } }),
     "destination.iban": (_env, valid) => ({

@@ -74,7 +74,7 @@ describe("cashouts", () => {
     });
     expect(JSON.stringify(res.data)).not.toContain(US_ACCOUNT);
     expect(await balanceOf(merchant.id)).toEqual([{ currency: "USD", available: 700, pending: 0 }]);
-    expect((await eventsOf(res.data?.id ?? "")).map((e) => e.type)).toEqual(["cashout.created"]);
+    expect((await eventsOf(res.data?.id ?? "")).map((e) => e.type)).toEqual(["cashout.reconciled", "cashout.created"]);
     const got = await client.GET("/v1/cashouts/{id}", { params: { path: { id: res.data?.id ?? "" } } });
     expect(got.data).toEqual(res.data);
     await expectLedgerBalances(merchant.id, "USD");
@@ -135,7 +135,11 @@ describe("cashouts", () => {
     expect(again.response.status).toBe(409);
     expect(again.error).toMatchObject({ code: "invalid_state_transition" });
     expect(await balanceOf(merchant.id)).toEqual([{ currency: "USD", available: 1000, pending: 0 }]);
-    expect((await eventsOf(id)).map((e) => e.type)).toEqual(["cashout.canceled", "cashout.created"]);
+    expect((await eventsOf(id)).map((e) => e.type)).toEqual([
+      "cashout.canceled",
+      "cashout.reconciled",
+      "cashout.created",
+    ]);
     await expectLedgerBalances(merchant.id, "USD");
   });
 
@@ -148,7 +152,7 @@ describe("cashouts", () => {
     const paid = await client.POST("/v1/sandbox/cashouts/{id}/pay", { params: { path: { id } } });
     expect(paid.data).toMatchObject({ status: "paid", failure_code: null });
     expect(await balanceOf(merchant.id)).toEqual([{ currency: "USD", available: 750, pending: 0 }]);
-    expect((await eventsOf(id)).map((e) => e.type)).toEqual(["cashout.paid", "cashout.created"]);
+    expect((await eventsOf(id)).map((e) => e.type)).toEqual(["cashout.paid", "cashout.reconciled", "cashout.created"]);
     const cancel = await client.POST("/v1/cashouts/{id}/cancel", { params: { path: { id } } });
     expect(cancel.response.status).toBe(409);
     const payAgain = await client.POST("/v1/sandbox/cashouts/{id}/pay", { params: { path: { id } } });
@@ -180,7 +184,7 @@ describe("cashouts", () => {
     });
     expect(await balanceOf(merchant.id)).toEqual([{ currency: "EUR", available: 5000, pending: 0 }]);
     const events = await eventsOf(id);
-    expect(events.map((e) => e.type)).toEqual(["cashout.failed", "cashout.created"]);
+    expect(events.map((e) => e.type)).toEqual(["cashout.failed", "cashout.reconciled", "cashout.created"]);
     expect(events[0]).toMatchObject({ failure_code: "account_closed", amount: 5000, destination_type: "iban" });
     await expectLedgerBalances(merchant.id, "EUR");
   });

@@ -27,6 +27,7 @@ const ids = {
   endpoint: "we_3Fg7Hj2Kl9Zx4Cv8Bn1Mq6Wa",
   delivery: "whd_7Yh2Nb5Vc8Xz1Lk4Jh6Gf9Ds",
   cashout: "co_8Hn3Jk5Lp7Qr9St2Uv4Wx6Yz",
+  balanceTransaction: "txn_8Jk2Lm4Np6Qr8St0Uv2Wx4Yz",
   paymentLink: "plink_3Xc5Vb7Nm9Qw2Er4Ty6Ui8Op",
 };
 
@@ -121,6 +122,12 @@ const calls: Record<string, (client: PaymentsClient) => Promise<unknown>> = {
   updateMerchant: (c) =>
     c.PATCH("/v1/merchants/{id}", { params: { path: { id: ids.merchant } }, body: { status: "suspended" } }),
   getMerchantBalance: (c) => c.GET("/v1/merchants/{id}/balance", { params: { path: { id: ids.merchant } } }),
+  getMerchantFeeSchedule: (c) => c.GET("/v1/merchants/{id}/fee_schedule", { params: { path: { id: ids.merchant } } }),
+  setMerchantFeeSchedule: (c) =>
+    c.POST("/v1/merchants/{id}/fee_schedule", {
+      params: { path: { id: ids.merchant } },
+      body: { override: { card: { percent_bps: 190, fixed: { USD: 20 } } } },
+    }),
   createServiceKey: (c) => c.POST("/v1/service_keys", { body: { name: "sandbox QA", scopes: ["tokenization"] } }),
   listServiceKeys: (c) => c.GET("/v1/service_keys", { params: { query: { limit: 5 } } }),
   getServiceKey: (c) => c.GET("/v1/service_keys/{id}", { params: { path: { id: ids.serviceKey } } }),
@@ -148,6 +155,12 @@ const calls: Record<string, (client: PaymentsClient) => Promise<unknown>> = {
       },
     }),
   getCashout: (c) => c.GET("/v1/cashouts/{id}", { params: { path: { id: ids.cashout } } }),
+  getBalanceTransaction: (c) =>
+    c.GET("/v1/balance_transactions/{id}", { params: { path: { id: ids.balanceTransaction } } }),
+  listBalanceTransactions: (c) =>
+    c.GET("/v1/balance_transactions", {
+      params: { query: { merchant_id: ids.merchant, type: "charge", cashout_id: ids.cashout, limit: 10 } },
+    }),
   listCashouts: (c) =>
     c.GET("/v1/cashouts", { params: { query: { merchant_id: ids.merchant, status: "pending", limit: 10 } } }),
   cancelCashout: (c) => c.POST("/v1/cashouts/{id}/cancel", { params: { path: { id: ids.cashout } } }),

@@ -53,6 +53,11 @@ export const RECIPES: Record<(typeof OPERATIONS)[number]["operationId"], Recipe>
   rotateServiceKey: async ({ server, live }) => ({ path: { id: await keyId(server, live) }, body: {} }),
   revokeServiceKey: async ({ server, live }) => ({ path: { id: await keyId(server, live) } }),
   getMerchantBalance: async ({ client }) => ({ path: { id: (await createMerchant(client)).id } }),
+  getMerchantFeeSchedule: async ({ client }) => ({ path: { id: (await createMerchant(client)).id } }),
+  setMerchantFeeSchedule: async ({ client }) => ({
+    path: { id: (await createMerchant(client)).id },
+    body: { override: { card: { percent_bps: 190, fixed: { USD: 20 } } } },
+  }),
   createCharge: async ({ client }) => ({ path: {}, body: await cardChargeBody(client) }),
   getCharge: async ({ client }) => ({ path: { id: (await createCharge(client)).id } }),
   listCharges: async () => ({ path: {} }),
@@ -130,6 +135,8 @@ export const RECIPES: Record<(typeof OPERATIONS)[number]["operationId"], Recipe>
   createCashout: async (env) => ({ path: {}, body: await cashoutBody(env) }),
   getCashout: async (env) => ({ path: { id: await cashoutId(env) } }),
   listCashouts: async () => ({ path: {} }),
+  getBalanceTransaction: async (env) => ({ path: { id: await balanceTransactionId(env) } }),
+  listBalanceTransactions: async () => ({ path: {} }),
   cancelCashout: async (env) => ({ path: { id: await cashoutId(env) } }),
   sandboxPayCashout: async (env) => ({ path: { id: await cashoutId(env) } }),
   sandboxFailCashout: async (env) => ({ path: { id: await cashoutId(env) }, body: {} }),
@@ -203,6 +210,14 @@ async function disputeId(env: Env): Promise<string> {
   const charge = await createCharge(env.client);
   const { id } = await env.server.running.domain.disputes.open(null, env.live, charge.id, {});
   return id;
+}
+
+/** A balance transaction of the environment: a new cashout's own. */
+async function balanceTransactionId(env: Env): Promise<string> {
+  const source = await cashoutId(env);
+  const found = await env.server.running.store.findOne("balance_transactions", { source_id: source });
+  if (!found) throw new Error(`no balance transaction for cashout ${source}`);
+  return found.id;
 }
 
 async function keyId(server: TestServer, live: boolean): Promise<string> {

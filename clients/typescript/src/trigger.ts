@@ -400,6 +400,11 @@ export const TRIGGERS: { [K in WebhookEventType]: Trigger } = {
     objects: ["cashout", "charge", "merchant", "token"],
     run: async (ctx) => void (await cashout(ctx)),
   },
+  "cashout.reconciled": {
+    description: "funds a merchant with a captured charge, then creates a cashout (its contents are final at once)",
+    objects: ["cashout", "charge", "merchant", "token"],
+    run: async (ctx) => void (await cashout(ctx)),
+  },
   "cashout.paid": {
     description: "creates a cashout, then pays it (POST /v1/sandbox/cashouts/{id}/pay)",
     objects: ["cashout", "charge", "merchant", "token"],

@@ -68,7 +68,12 @@ describe("webhook typing", () => {
     // @ts-expect-error not an event type of the contract
     expectTypeOf<"payment.nope">().toMatchTypeOf<WebhookEventType>();
     expectTypeOf<
-      "cashout.created" | "cashout.paid" | "cashout.failed" | "cashout.canceled" | "payment_link.completed"
+      | "cashout.created"
+      | "cashout.paid"
+      | "cashout.failed"
+      | "cashout.canceled"
+      | "cashout.reconciled"
+      | "payment_link.completed"
     >().toMatchTypeOf<WebhookEventType>();
     expectTypeOf<WebhookEvent["type"]>().toEqualTypeOf<WebhookEventType>();
     // Every webhook's payload carries its own name as `type`.

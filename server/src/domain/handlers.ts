@@ -28,7 +28,7 @@ export function createHandlers(domain: Domain, options: HandlerOptions = {}): Ha
   const kit = handlerKit(options.afterCommit);
   return {
     ...merchantHandlers(domain, kit),
-    ...ledgerHandlers(domain),
+    ...ledgerHandlers(domain, kit),
     ...vaultHandlers(domain, kit),
     ...serviceKeyHandlers(domain, kit),
     ...chargeHandlers(domain, kit),

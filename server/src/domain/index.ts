@@ -14,7 +14,9 @@ import { type DomainLog, silentLog } from "./kernel/log.ts";
 import type { MoneyRules } from "./kernel/money.ts";
 import { type DomainObserver, unobserved } from "./kernel/observer.ts";
 import { iso } from "./kernel/time.ts";
+import { createBalanceTransactions } from "./ledger/balance-transactions.ts";
 import { createBalances } from "./ledger/balances.ts";
+import { createFeeSchedules } from "./ledger/fee-schedules.ts";
 import type { FeeSchedule } from "./ledger/fees.ts";
 import { settleDue } from "./ledger/ledger.ts";
 import { upgradeLedger } from "./ledger/upgrade.ts";
@@ -102,6 +104,8 @@ export function createDomain(deps: DomainDeps) {
 
   const merchants = createMerchants(store, clock);
   const balances = createBalances(store, merchants);
+  const balanceTransactions = createBalanceTransactions(store);
+  const feeSchedules = createFeeSchedules(store, clock, merchants, settings.fees);
   const serviceKeys = createServiceKeys(store, clock);
   const tokens = createTokens(store, vaultKeys, clock);
   const log = deps.log ?? silentLog;
@@ -126,7 +130,7 @@ export function createDomain(deps: DomainDeps) {
     onTransition: (tx, from, charge) => followTransition(tx, clock, from, charge),
     onCapture: (tx, captured) => disputes.scheduleTestCardDispute(tx, captured),
     observer,
-    fees: settings.fees,
+    fees: feeSchedules.scheduleFor,
   });
   const cashouts = createCashouts({
     store,
@@ -193,6 +197,8 @@ export function createDomain(deps: DomainDeps) {
   return {
     merchants,
     balances,
+    balanceTransactions,
+    feeSchedules,
     serviceKeys,
     tokens,
     fraud,

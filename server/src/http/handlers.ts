@@ -8,6 +8,7 @@ import type {
   QueryParams,
   RequestBody,
 } from "../domain/kernel/operations.ts";
+import { isCsv, writeCsv } from "./csv.ts";
 import { type EventStreams, isEventStream } from "./event-stream.ts";
 
 // Express glue for the areas' handlers (domain/handlers.ts): the validator has already checked body,
@@ -27,6 +28,7 @@ export function toExpress<K extends OperationId>(handler: OperationHandler<K>, s
       idempotency: res.locals.idempotency as IdempotencyScope | undefined,
     });
     if (isEventStream(reply.body)) return streams.write(req, res, reply.status as number, reply.body);
+    if (isCsv(reply.body)) return writeCsv(req, res, reply.status as number, reply.body);
     res.status(reply.status as number).json(reply.body);
   };
 }

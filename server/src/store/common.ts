@@ -143,9 +143,22 @@ export function terms(where: Where<BaseDoc> | undefined): Term[] {
       continue;
     }
     const keys = Object.keys(condition);
+    if (keys.length === 2 && keys.includes("$gte") && keys.includes("$lt")) {
+      // A half-open range: two terms on the field, both of which must hold.
+      for (const key of ["$gte", "$lt"] as const) {
+        const value = scalar(field, (condition as Record<string, unknown>)[key]);
+        if (typeof value !== "string" && typeof value !== "number") {
+          throw new TypeError(`${key} on ${field} needs a string or a number`);
+        }
+        out.push({ field, op: key === "$gte" ? "gte" : "lt", value });
+      }
+      continue;
+    }
     const op = keys.length === 1 && keys[0] !== undefined ? OPERATORS.get(keys[0]) : undefined;
     if (op === undefined)
-      throw new TypeError(`condition on ${field} must be a scalar or one of $in, $ne, $lt, $lte, $gt, $gte`);
+      throw new TypeError(
+        `condition on ${field} must be a scalar or one of $in, $ne, $lt, $lte, $gt, $gte (or $gte with $lt)`,
+      );
     const operand = (condition as Record<string, unknown>)[keys[0] as string];
     if (op === "in") {
       if (!Array.isArray(operand)) throw new TypeError(`$in on ${field} needs an array`);

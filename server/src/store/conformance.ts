@@ -266,6 +266,12 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
         expect(await match({ closed_at: { $gt: "" } })).toEqual(["acc_3"]);
       });
 
+      it("a half-open range { $gte, $lt } on one field", async () => {
+        expect(await match({ created_at: { $gte: at(2), $lt: at(4) } })).toEqual(["acc_3", "acc_2"]);
+        expect(await match({ balance: { $gte: 100, $lt: 300 } })).toEqual(["acc_2", "acc_1"]);
+        expect(await match({ created_at: { $gte: at(3), $lt: at(3) } })).toEqual([]);
+      });
+
       it("finds the same through a sparse index: documents without the field are left out of it, not of queries", async () => {
         expect(await match({ status: "closed", closed_at: { $lte: at(30) } })).toEqual(["acc_3"]);
         expect(await match({ status: "closed", closed_at: at(30) })).toEqual(["acc_3"]);

@@ -110,7 +110,8 @@ function filterOf(where: Where<BaseDoc> | undefined): Document {
     const key = fieldKey(term.field);
     if (term.op === "eq") filter[key] = term.value;
     else if (term.op === "in") filter[key] = { $in: term.values };
-    else filter[key] = { [`$${term.op}`]: term.value };
+    // Two range terms on one field (a `{ $gte, $lt }` range) go into one operator object.
+    else filter[key] = { ...(filter[key] as Document | undefined), [`$${term.op}`]: term.value };
   }
   return filter;
 }

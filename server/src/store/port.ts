@@ -18,8 +18,17 @@ export type Scalar = string | number | boolean | null;
 /**
  * A condition on one top-level field. A bare value means equality (null matches null or missing).
  * Values must be Scalars; the range operators take a string or a number and compare like with like.
+ * `{ $gte, $lt }` is a half-open range (a list's creation-time window, listBalanceTransactions).
  */
-export type Condition<V> = V | { $in: V[] } | { $ne: V } | { $lt: V } | { $lte: V } | { $gt: V } | { $gte: V };
+export type Condition<V> =
+  | V
+  | { $in: V[] }
+  | { $ne: V }
+  | { $lt: V }
+  | { $lte: V }
+  | { $gt: V }
+  | { $gte: V }
+  | { $gte: V; $lt: V };
 
 /**
  * A value only its maker can produce: a stored field typed `Branded<…>` can be written (insert, an

@@ -87,7 +87,7 @@ describe("creating a cashout", () => {
     expect(entries.filter((e) => e.source_id === cashout.id)).toMatchObject([
       { type: "cashout", bucket: "available", amount: -300 },
     ]);
-    expect(await w.events(cashout.id)).toEqual(["cashout.created"]);
+    expect(await w.events(cashout.id)).toEqual(["cashout.reconciled", "cashout.created"]);
   });
 
   it("refuses what available does not cover with 422 and writes nothing", async () => {
@@ -176,7 +176,7 @@ describe("ending a cashout", () => {
       ["cashout_reversal", 300],
       ["cashout", -300],
     ]);
-    expect(await w.events(cashout.id)).toEqual(["cashout.canceled", "cashout.created"]);
+    expect(await w.events(cashout.id)).toEqual(["cashout.canceled", "cashout.reconciled", "cashout.created"]);
   });
 
   it("ten cancels at once: one wins, the funds come back once", async () => {
@@ -213,7 +213,7 @@ describe("ending a cashout", () => {
     }
     expect(await w.balance()).toEqual({ available: 1000, pending: 0 });
     await w.ledgerBalances();
-    expect(await w.events(cashout.id)).toEqual(["cashout.failed", "cashout.created"]);
+    expect(await w.events(cashout.id)).toEqual(["cashout.failed", "cashout.reconciled", "cashout.created"]);
     const defaulted = await w.domain.cashouts.sandboxFail(w.caller, (await w.create(1)).id);
     expect(defaulted.failure_code).toBe("could_not_process");
   });
@@ -227,7 +227,7 @@ describe("ending a cashout", () => {
     expect(await w.balance()).toEqual({ available: 750, pending: 0 });
     const entries = await w.ledgerBalances();
     expect(entries.filter((e) => e.source_id === cashout.id)).toHaveLength(1);
-    expect(await w.events(cashout.id)).toEqual(["cashout.paid", "cashout.created"]);
+    expect(await w.events(cashout.id)).toEqual(["cashout.paid", "cashout.reconciled", "cashout.created"]);
   });
 
   it("the sandbox pays an in_transit cashout too, sending it to the rail once in all", async () => {

@@ -9,6 +9,7 @@ import { assertMoney } from "../kernel/money.ts";
 import type { QueryParams } from "../kernel/operations.ts";
 import { iso } from "../kernel/time.ts";
 import { balanceId, postCashout } from "../ledger/ledger.ts";
+import { reconcileCashout } from "../ledger/reconciliation.ts";
 import { sealPan } from "../vault/crypto.ts";
 import { type CashoutsDeps, cashoutContext } from "./context.ts";
 import { validateDestination, viewOf } from "./destinations.ts";
@@ -21,7 +22,8 @@ import { CASHOUT_MACHINE, eventFields, refusal } from "./state.ts";
 // Money rules, each in one transaction with the cashout's state change, its event and (for a POST) the
 // Idempotency-Key's outcome (kernel/commit.ts):
 // - create: the amount leaves `available` through a conditional ledger debit (ledger.ts postCashout), so a
-//   cashout the balance does not cover is refused, however many arrive at once;
+//   cashout the balance does not cover is refused, however many arrive at once; the balance transactions
+//   it pays out are allocated then (ledger/reconciliation.ts, `cashout.reconciled`);
 // - cancel (only while pending) and failure: the amount returns to `available` (a `cashout_reversal`
 //   posting), once, because the state change it rides on is conditional on the state it starts from;
 // - paid: the merchant's balance does not change (the money left it at creation); the ledger moves it
@@ -83,6 +85,18 @@ export function createCashouts(deps: CashoutsDeps) {
         });
         await tx.insert("cashouts", cashout);
         await recordEvent(tx, clock, cashout.livemode, "cashout.created", eventFields(cashout));
+        // Which balance transactions it pays out, first in first out (ledger/reconciliation.ts): final now.
+        const count = await reconcileCashout(tx, clock, {
+          id: cashout.id,
+          livemode: cashout.livemode,
+          merchantId: cashout.merchant_id,
+          currency: cashout.currency,
+          amount: cashout.amount,
+        });
+        await recordEvent(tx, clock, cashout.livemode, "cashout.reconciled", {
+          ...eventFields(cashout),
+          balance_transaction_count: count,
+        });
         return cashout;
       });
     },

@@ -45,8 +45,11 @@ export interface ChargesDeps {
   onCapture?: (tx: AppTx, captured: ChargeDoc) => Promise<void>;
   /** Told, once the change commits, the status each created or changed charge is left in (metrics). */
   observer: DomainObserver;
-  /** The platform's fee schedule (FEE_SCHEDULE); a charge takes its rate when it is made. */
-  fees: FeeSchedule;
+  /**
+   * The fee schedule a merchant's new charges pay (its override, or FEE_SCHEDULE: ledger/fee-schedules.ts);
+   * a charge takes its rate when it is made.
+   */
+  fees: (merchantId: string) => Promise<FeeSchedule>;
 }
 
 export function chargeContext(deps: ChargesDeps) {

@@ -228,7 +228,7 @@ export function chargeCreation(ctx: ChargeContext) {
         "take payments",
       );
       const at = clock.now(caller.livemode);
-      const charge = newCharge(clock, caller, input, merchant.id, options, ctx.fees);
+      const charge = newCharge(clock, caller, input, merchant.id, options, await ctx.fees(merchant.id));
       const assessment =
         method.type === "card"
           ? await payByCard(charge, method.token, input.capture ?? true, at)

@@ -62,8 +62,25 @@ export interface EventStreamBody {
   messages(signal: AbortSignal): AsyncIterable<StreamMessage>;
 }
 
+/**
+ * The body of an operation that may answer CSV (a `text/csv` answer beside its JSON one, asked for with
+ * `Accept: text/csv`): its lines, header first, each ending in CRLF, produced page by page so the whole
+ * answer never sits in memory. http/csv.ts writes them, waiting while the client reads slower.
+ */
+export interface CsvBody {
+  readonly kind: "csv";
+  lines(): AsyncIterable<string>;
+}
+
+/** Whether a request's Accept header asks for CSV (`text/csv` among its types; JSON stays the default). */
+export function acceptsCsv(accept: string | undefined): boolean {
+  return (accept ?? "").split(",").some((part) => part.split(";")[0]?.trim().toLowerCase() === "text/csv");
+}
+
 type JsonOf<R> = R extends { content: { "application/json": infer B } }
-  ? B
+  ? R extends { content: { "text/csv": unknown } }
+    ? B | CsvBody
+    : B
   : R extends { content: { "text/event-stream": unknown } }
     ? EventStreamBody
     : never;

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { testDomain } from "../../../test-support/domain.ts";
 import type { DestinationInput } from "../cashouts/destinations.ts";
 import { DomainError } from "../kernel/errors.ts";
+import { feeFor } from "./fees.ts";
 import { verifyLedger } from "./verify.ts";
 
 // The ledger's invariants after every single step (issue 30): random sequences of charges (captured at
@@ -14,7 +15,9 @@ import { verifyLedger } from "./verify.ts";
 //   its account's entries and not negative unless a chargeback overdrew it, all accounts add up to zero, in
 //   transit / paid out / acquirer clearing agree with the cashouts, charges and disputes);
 // - money is conserved: what a merchant holds is what it captured, less refunds, live cashouts, the
-//   amounts of chargebacks not won and every dispute fee.
+//   amounts of chargebacks not won and every dispute fee;
+// - reconciliation: each cashout's balance transactions add up to its amount exactly, and the queue of
+//   transactions no cashout took yet adds up to the available balance.
 // 100 runs of 100 steps: 10,000 steps, each followed by the full check.
 
 const RUNS = 100;
@@ -103,11 +106,13 @@ const step: fc.Arbitrary<Step> = fc.oneof(
 );
 
 async function setup() {
+  // Card fees on USD (percentage and fixed) and JPY (percentage only), so captures credit their net.
   const t = testDomain({
     settlementDelaySeconds: 2 * DAY,
     cashoutPendingSeconds: 3600,
     cashoutTransitSeconds: DAY,
     disputeFees: { USD: 150, JPY: 15 },
+    fees: { card: { percent_bps: 290, fixed: { USD: 30 } } },
   });
   const merchants: Record<"live" | "test", string[]> = { live: [], test: [] };
   const tokens: Record<"live" | "test", string> = { live: "", test: "" };
@@ -234,11 +239,14 @@ async function perform(w: World, s: Step): Promise<void> {
 async function checkEveryInvariant(w: World): Promise<void> {
   const report = await verifyLedger(w.store);
   expect(report.differences).toEqual([]);
-  // Conservation, from the objects alone: each balance is captures less refunds less cashouts still out.
+  // Conservation, from the objects alone: each balance is captures less fees, refunds and cashouts still out.
   const held = new Map<string, number>();
   const add = (key: string, n: number) => held.set(key, (held.get(key) ?? 0) + n);
   for (const c of await w.store.findAll("charges", {}, 10_000))
-    add(`${c.merchant_id}:${c.currency}`, c.amount_captured - c.amount_refunded);
+    add(
+      `${c.merchant_id}:${c.currency}`,
+      c.amount_captured - feeFor(c.fee_rate, c.amount_captured) - c.amount_refunded,
+    );
   for (const c of await w.store.findAll("cashouts", {}, 10_000)) {
     if (c.status !== "failed" && c.status !== "canceled") add(`${c.merchant_id}:${c.currency}`, -c.amount);
   }
@@ -248,6 +256,26 @@ async function checkEveryInvariant(w: World): Promise<void> {
   }
   for (const b of await w.store.findAll("balances", {}, 10_000)) {
     expect(b.available + b.pending).toBe(held.get(b.id) ?? 0);
+  }
+  // Reconciliation (reconciliation.ts): each cashout's balance transactions add up to its amount exactly,
+  // none of them is the history's adjustment (all money here came through postings), and what waits for
+  // the next cashouts adds up to each available balance.
+  const transactions = await w.store.findAll("balance_transactions", {}, 100_000);
+  const paidOut = new Map<string, number>();
+  const queued = new Map<string, number>();
+  for (const t of transactions) {
+    if (t.cashout_id !== null) paidOut.set(t.cashout_id, (paidOut.get(t.cashout_id) ?? 0) + t.net);
+    if (t.reconcile_at !== null) {
+      const key = `${t.merchant_id}:${t.currency}`;
+      queued.set(key, (queued.get(key) ?? 0) + t.net);
+    }
+    expect(t.type === "adjustment" && t.source_id.startsWith("co_"), `history adjustment ${t.id}`).toBe(false);
+  }
+  for (const c of await w.store.findAll("cashouts", {}, 10_000)) {
+    expect(paidOut.get(c.id), `cashout ${c.id}`).toBe(c.amount);
+  }
+  for (const b of await w.store.findAll("balances", {}, 10_000)) {
+    expect(queued.get(b.id) ?? 0, `queue of ${b.id}`).toBe(b.available);
   }
 }
 

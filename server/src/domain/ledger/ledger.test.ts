@@ -368,17 +368,30 @@ describe("postRefund (a refund before its capture settled)", () => {
     expect(await balance()).toMatchObject({ pending: 200, available: 0 });
   });
 
-  it("takes at most what is left of the credit, and the rest from available, in one posting", async () => {
+  it("takes at most what is left of the credit, and the rest from available, in one posting per bucket", async () => {
     await postOne(posting(available, 100));
     const c = await credit(300);
     await draw(800);
     expect((await store.get("ledger_entries", c.id))?.drawn).toBe(1000);
-    expect(await refundLines()).toEqual([
-      [
-        { account: `merchant:${MERCHANT}:pending`, amount: -700 },
-        { account: `merchant:${MERCHANT}:available`, amount: -100 },
-        { account: "acquirer:clearing", amount: 800 },
-      ],
+    // Two postings, so that each balance transaction moves one bucket (reconciliation stays exact).
+    const lines = await refundLines();
+    expect(lines).toHaveLength(2);
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        [
+          { account: `merchant:${MERCHANT}:pending`, amount: -700 },
+          { account: "acquirer:clearing", amount: 700 },
+        ],
+        [
+          { account: `merchant:${MERCHANT}:available`, amount: -100 },
+          { account: "acquirer:clearing", amount: 100 },
+        ],
+      ]),
+    );
+    const shown = await store.findAll("balance_transactions", { source_id: "re_now" });
+    expect(shown.map((t) => [t.type, t.net, t.status, t.reconcile_at !== null]).sort()).toEqual([
+      ["refund", -100, "available", true],
+      ["refund", -700, "pending", false],
     ]);
     expect(await balance()).toMatchObject({ pending: 0, available: 0 });
   });

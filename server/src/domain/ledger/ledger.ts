@@ -2,7 +2,7 @@ import { DuplicateKeyError } from "../../store/port.ts";
 import type { AppStore, AppTx } from "../collections.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { iso } from "../kernel/time.ts";
-import { merchantAccount, platformAccount } from "./accounts.ts";
+import { type MerchantBucket, merchantAccount, platformAccount } from "./accounts.ts";
 import { balanceId, type Line, postPosting } from "./postings.ts";
 
 // Every money movement the platform makes, as a posting (postings.ts) across the accounts of accounts.ts,
@@ -93,19 +93,29 @@ export async function postRefund(
   refund: Owner & { chargeId: string; refundId: string; amount: number },
 ) {
   const fromPending = await drawFromPendingCredit(tx, refund);
-  const lines: Line[] = [];
-  if (fromPending > 0) lines.push({ account: merchantAccount(refund.merchantId, "pending"), amount: -fromPending });
-  if (fromPending < refund.amount) {
-    lines.push({ account: merchantAccount(refund.merchantId, "available"), amount: -(refund.amount - fromPending) });
+  // One posting per bucket: a balance transaction moves `available` or `pending`, never both, so the
+  // reconciliation of cashouts stays exact (balance-transactions.ts). A refund drawing on both (its
+  // charge's unsettled credit did not cover it) is two postings, two balance transactions.
+  const parts: [MerchantBucket, number][] = [
+    ["pending", fromPending],
+    ["available", refund.amount - fromPending],
+  ];
+  let last: Awaited<ReturnType<typeof postPosting>> | undefined;
+  for (const [bucket, amount] of parts) {
+    if (amount <= 0) continue;
+    last = await postPosting(tx, clock, {
+      livemode: refund.livemode,
+      currency: refund.currency,
+      type: "refund",
+      sourceId: refund.refundId,
+      lines: [
+        { account: merchantAccount(refund.merchantId, bucket), amount: -amount },
+        { account: CLEARING, amount },
+      ],
+    });
   }
-  lines.push({ account: CLEARING, amount: refund.amount });
-  return postPosting(tx, clock, {
-    livemode: refund.livemode,
-    currency: refund.currency,
-    type: "refund",
-    sourceId: refund.refundId,
-    lines,
-  });
+  if (!last) throw new Error(`a refund of ${refund.amount} moves no money`);
+  return last;
 }
 
 /** A cashout (createCashout): its amount leaves `available` (refused unless covered) and is in transit. */
@@ -266,6 +276,10 @@ export async function settleDue(store: AppStore, clock: Clock, livemode: boolean
       if (!claimed) return false;
       // What refunds drew from the credit before settlement already left `pending`; the rest moves.
       const rest = claimed.amount - (claimed.drawn ?? 0);
+      // The charge's balance transaction is available from now on (the settlement's own shows how much).
+      if (credit.posting_id) {
+        await tx.update("balance_transactions", credit.posting_id, { set: { status: "available" } });
+      }
       if (rest === 0) return true;
       const merchantId = credit.merchant_id ?? "";
       await postPosting(tx, clock, {
@@ -273,6 +287,8 @@ export async function settleDue(store: AppStore, clock: Clock, livemode: boolean
         currency: credit.currency,
         type: "settlement",
         sourceId: credit.id,
+        shownSource: credit.source_id,
+        availableAt: credit.available_on ?? undefined,
         lines: [
           { account: merchantAccount(merchantId, "pending"), amount: -rest },
           { account: merchantAccount(merchantId, "available"), amount: rest },

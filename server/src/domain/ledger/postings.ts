@@ -4,6 +4,7 @@ import type { Clock } from "../kernel/clock.ts";
 import { DomainError } from "../kernel/errors.ts";
 import { newId } from "../kernel/ids.ts";
 import { type Account, accountName, type MerchantBucket } from "./accounts.ts";
+import { balanceTransactionOf } from "./balance-transactions.ts";
 import type { BalanceDoc, LedgerEntryDoc, PostingDoc, PostingType } from "./records.ts";
 
 // The ledger's kernel: the one way money moves (DESIGN §8). A posting is two or more lines that add up
@@ -41,6 +42,13 @@ export interface PostingInput {
   id?: string;
   /** When the movement happened; default now, on the environment's clock. */
   at?: string;
+  /** The balance transaction's source when it is not the posting's (a settlement shows its charge). */
+  shownSource?: string;
+  /**
+   * When the money became available, when not the posting's time (a settlement: its credit's
+   * `available_on`, so that the reconciliation's order does not depend on when the job ran).
+   */
+  availableAt?: string;
 }
 
 /** A posting whose lines do not add up to zero, or are not whole minor units: a programming error (500). */
@@ -136,6 +144,13 @@ export async function postPosting(
   });
   await tx.insert("postings", posting);
   for (const entry of entries) await tx.insert("ledger_entries", entry);
+  // The merchant's view of it (listBalanceTransactions), in the same transaction.
+  if (merchantId !== null) {
+    await tx.insert(
+      "balance_transactions",
+      balanceTransactionOf(posting, merchantId, input.lines, input.shownSource, input.availableAt),
+    );
+  }
   return { posting, entries };
 }
 

@@ -1,5 +1,7 @@
+import type { components } from "@payments/contract/types";
 import type { BaseDoc } from "../../store/port.ts";
 import { collection } from "../kernel/records.ts";
+import type { FeeSchedule } from "./fees.ts";
 
 // The ledger's records (DESIGN §8, issue 30): double entry. Every money movement is one posting: two or
 // more lines across named accounts (accounts.ts) that add up to zero, written together with the merchant
@@ -87,6 +89,45 @@ export interface BalanceDoc extends BaseDoc {
   updated_at: string;
 }
 
+/** The contract's BalanceTransactionType: what moved the merchant's money. */
+export type BalanceTransactionType = components["schemas"]["BalanceTransactionType"];
+
+/**
+ * A merchant's view of one posting that touches its balance (getBalanceTransaction,
+ * listBalanceTransactions), written with the posting in its transaction and sharing its `txn_` id; or one
+ * half of a reconciliation adjustment (balance-transactions.ts), which moves no money and has no posting.
+ */
+export interface BalanceTransactionDoc extends BaseDoc {
+  merchant_id: string;
+  type: BalanceTransactionType;
+  currency: string;
+  amount: number;
+  fee: number;
+  net: number;
+  /** pending (in the merchant's `pending` balance) or available; a capture's changes once, when it settles. */
+  status: "pending" | "available";
+  available_on: string;
+  /** A charge, refund or cashout id; for a settlement its charge; for an adjustment the transaction it splits. */
+  source_id: string;
+  /** The cashout that paid this transaction out (reconciliation), or null. Set once. */
+  cashout_id: string | null;
+  /**
+   * While this transaction's `net` waits for a cashout to take it: the time its money became available
+   * (the reconciliation's first-in-first-out order, with the id); null once a cashout took it, and for
+   * transactions that never go to a cashout (a cashout's own, pending money). Its index is sparse.
+   */
+  reconcile_at: string | null;
+}
+
+/**
+ * A merchant's fee override (setMerchantFeeSchedule); id: the merchant's id. `schedule` null: removed,
+ * the platform's schedule applies again.
+ */
+export interface FeeOverrideDoc extends BaseDoc {
+  schedule: FeeSchedule | null;
+  updated_at: string;
+}
+
 export const ledgerCollections = {
   // By source only (the upgrade's check for a paid cashout's posting): every index is written by every
   // capture, so the balance transactions list adds its own when it lands.
@@ -99,4 +140,15 @@ export const ledgerCollections = {
     { fields: ["posting_id"] },
   ]),
   balances: collection<BalanceDoc>([{ fields: ["merchant_id"] }]),
+  // listBalanceTransactions: every filter is served by an index (issue 36 measures them): the merchant's
+  // page and time range, the environment's by type, by source, by cashout (sparse: only once allocated);
+  // the reconciliation's queue of what no cashout has taken yet (sparse: null once taken).
+  fee_overrides: collection<FeeOverrideDoc>([]),
+  balance_transactions: collection<BalanceTransactionDoc>([
+    { fields: ["livemode", "merchant_id", "created_at"] },
+    { fields: ["livemode", "type", "created_at"] },
+    { fields: ["source_id"] },
+    { fields: ["cashout_id"], sparse: true },
+    { fields: ["merchant_id", "currency", "reconcile_at"], sparse: true },
+  ]),
 };
