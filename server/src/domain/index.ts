@@ -2,6 +2,7 @@ import { createCashouts } from "./cashouts/cashouts.ts";
 import type { PayoutRail } from "./cashouts/payout-rail.ts";
 import { createCharges } from "./charges/charges.ts";
 import type { Processor } from "./charges/processor.ts";
+import { createChallengeLinks } from "./charges/three-d-secure.ts";
 import type { AppStore } from "./collections.ts";
 import { createConsoleSessions } from "./console-sessions/console-sessions.ts";
 import { createFraud } from "./fraud/index.ts";
@@ -54,6 +55,8 @@ export interface DomainSettings {
   cashoutTransitSeconds: number;
   /** How long a hosted payment page's token stays valid. */
   paymentPageTokenTtlSeconds: number;
+  /** How long a card charge waits for the payer's 3-D Secure answer before it expires (requires_action). */
+  threeDSecureExpirySeconds: number;
   /** The platform's fees per payment method (FEE_SCHEDULE; default none). */
   fees: FeeSchedule;
   webhooks: WebhookOptions;
@@ -113,6 +116,8 @@ export function createDomain(deps: DomainDeps) {
     onTransition: (tx, from, charge) => followTransition(tx, clock, from, charge),
     observer,
     fees: settings.fees,
+    threeDSecureExpirySeconds: settings.threeDSecureExpirySeconds,
+    challengeLinks: createChallengeLinks(vaultKeys.fingerprintKey, deps.baseUrl),
   });
   const cashouts = createCashouts({
     store,
@@ -199,7 +204,7 @@ export function createDomain(deps: DomainDeps) {
     clock,
     /** The background jobs' work, one pass; the server runs it every JOBS_INTERVAL_SECONDS. */
     jobs: {
-      /** Expires unpaid local payments whose next_action has run out. */
+      /** Expires unpaid local payments, and unauthenticated card charges (3-D Secure), whose next_action has run out. */
       expire: () => inBoth((livemode) => charges.expireDue(livemode)),
       /** Voids charges whose fraud review was left open past its window. */
       expireReviews: () => inBoth((livemode) => charges.expireReviewsDue(livemode)),

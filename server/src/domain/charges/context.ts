@@ -14,6 +14,7 @@ import type { Tokens } from "../vault/tokens.ts";
 import type { Processor } from "./processor.ts";
 import type { ChargeDoc, ChargeStatus } from "./records.ts";
 import { CHARGE_MACHINE, type ChargeAction, eventFields, refusal } from "./state.ts";
+import type { ChallengeLinks } from "./three-d-secure.ts";
 
 // What every charge operation works with (create.ts, capture.ts, refunds.ts, reviews.ts,
 // local-payments.ts): its dependencies, and the steps they share.
@@ -42,6 +43,10 @@ export interface ChargesDeps {
   observer: DomainObserver;
   /** The platform's fee schedule (FEE_SCHEDULE); a charge takes its rate when it is made. */
   fees: FeeSchedule;
+  /** How long a charge waits in `requires_action` for the payer's 3-D Secure answer before it expires. */
+  threeDSecureExpirySeconds: number;
+  /** The sandbox issuer's challenge page links (three-d-secure.ts). */
+  challengeLinks: ChallengeLinks;
 }
 
 export function chargeContext(deps: ChargesDeps) {
