@@ -2103,11 +2103,13 @@ export interface components {
         };
         /**
          * @description The outcome of a fraud evaluation. For a charge: `allow` lets it proceed, `review` holds a card charge
-         *     authorized until it is approved or rejected, `block` refuses it (status `blocked`) before the processor
-         *     is called.
+         *     authorized until it is approved or rejected, `request_3ds` asks the card's issuer for a 3-D Secure
+         *     challenge before authorizing (only when the environment's fraud settings set
+         *     `request_3ds_threshold`; docs/three-d-secure.md), `block` refuses it (status `blocked`) before the
+         *     processor is called.
          * @enum {string}
          */
-        FraudDecision: "allow" | "review" | "block";
+        FraudDecision: "allow" | "review" | "request_3ds" | "block";
         /**
          * @description `fraud.evaluated`: exactly `type`, `tx_id`, `score`, `decision` and `signals` (fields fixed by this
          *     API), plus the envelope fields `id`, `created_at` and `livemode`. Sent for every evaluation: each
@@ -2342,8 +2344,9 @@ export interface components {
         };
         /**
          * @description The fraud settings of the caller's environment (sandbox and production have their own). A score
-         *     at or above `review_threshold` goes to review, at or above `block_threshold` is blocked; the review
-         *     threshold must be below the block threshold.
+         *     at or above `review_threshold` goes to review, at or above `request_3ds_threshold` (when set) asks for
+         *     3-D Secure, at or above `block_threshold` is blocked; the review threshold must be below the block
+         *     threshold, and the 3-D Secure threshold between them.
          */
         FraudSettings: {
             /** @enum {string} */
@@ -2358,6 +2361,12 @@ export interface components {
              * @description Scores from this value up are blocked (default 75).
              */
             block_threshold: number;
+            /**
+             * @description Card charges scoring from this value up (and below `block_threshold`) get the decision
+             *     `request_3ds`: the issuer is asked for a 3-D Secure challenge before the card is authorized. Null
+             *     (the default): no score requests 3-D Secure.
+             */
+            request_3ds_threshold?: number | null;
             /**
              * Format: int32
              * @description How long a charge held for review waits for an approve or reject before it expires into a void
@@ -2374,6 +2383,8 @@ export interface components {
             review_threshold?: number;
             /** Format: int32 */
             block_threshold?: number;
+            /** @description Above `review_threshold` and below `block_threshold`; null turns the `request_3ds` decision off. */
+            request_3ds_threshold?: number | null;
             /** Format: int32 */
             review_window_seconds?: number;
         };
@@ -7593,6 +7604,7 @@ export interface operations {
              *
              *     Beyond its schema, this operation refuses with a 400 naming the field:
              *     - `review_threshold` not below `block_threshold` (as sent, or as set).
+             *     - `request_3ds_threshold` not above `review_threshold` and below `block_threshold` (as sent, or as set).
              */
             400: {
                 headers: {

@@ -138,7 +138,8 @@ export function chargeCreation(ctx: ChargeContext) {
       charge,
       {
         pan,
-        request: asked,
+        // A fraud evaluation that decides request_3ds asks the issuer for a challenge (FraudDecision).
+        request: assessment.decision === "request_3ds" ? "challenge" : asked,
         capture,
         returnUrl: input.return_url ?? null,
         reviewWindowSeconds: assessment.decision === "review" ? assessment.reviewWindowSeconds : null,
