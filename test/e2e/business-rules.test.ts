@@ -64,7 +64,10 @@ const BREAKS: Partial<Record<Op["operationId"], Record<string, Break>>> = {
       body: { ...(await cardChargeBody(client)), customer: { ip: "not-an-address" } },
     }),
   },
-  updateFraudSettings: { review_threshold: () => ({ path: {}, body: { review_threshold: 90, block_threshold: 40 } }) },
+  updateFraudSettings: {
+    review_threshold: () => ({ path: {}, body: { review_threshold: 90, block_threshold: 40 } }),
+    request_3ds_threshold: () => ({ path: {}, body: { request_3ds_threshold: 80 } }),
+  },
   createFraudEvaluation: { amount: () => ({ path: {}, body: { currency: "USD" } }) },
   createCashout: {
     currency: (_env, valid) => ({ ...valid, body: { ...(valid.body as object), currency: "EUR" } }),

@@ -39,6 +39,7 @@ import { mountPages } from "./pages.ts";
 import { payPages } from "./pay-page.ts";
 import { publicGuards } from "./public-operations.ts";
 import { type RateLimitStore, type RateLimits, rateLimits } from "./rate-limits.ts";
+import { threeDSecurePages } from "./three-d-secure-page.ts";
 
 export interface AppDeps {
   config: Pick<
@@ -217,6 +218,8 @@ export function createApp(deps: AppDeps): Express {
   // The hosted payment page (GET /pay/{id}): a page for payers, not an API operation, so it sits before
   // the contract's validator, like the other pages.
   app.use(payPages({ domain }));
+  // The sandbox issuer's 3-D Secure challenge page (GET and POST /3ds/{tx_id}), a page like the others.
+  app.use(threeDSecurePages({ domain, publicUrl }));
   // Its depth and breadth bounded before it is parsed (body-bounds.ts), so refusing costs what reading does.
   app.use(
     express.json({
