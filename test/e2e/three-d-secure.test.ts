@@ -1,6 +1,16 @@
 import { unwrap } from "@payments/client";
 import { describe, expect, it } from "vitest";
-import { CHALLENGE_CARD, clientFor, createMerchant, createToken, eventTypesOf, useServer } from "./fixtures.ts";
+import {
+  CHALLENGE_CARD,
+  cardPayment,
+  clientFor,
+  createMerchant,
+  createPaymentLink,
+  createToken,
+  eventTypesOf,
+  pageTokenOf,
+  useServer,
+} from "./fixtures.ts";
 
 // 3-D Secure through the API and the sandbox issuer's challenge page (docs/three-d-secure.md): a
 // challenge card's charge waits requires_action with a redirect, the page's Complete and Fail move it
@@ -125,5 +135,47 @@ describe("3-D Secure", () => {
       body: { outcome: "complete" },
     });
     expect(res.response.status).toBe(404);
+  });
+
+  it("runs the challenge from a payment link's hosted page and shows the outcome there", async () => {
+    const link = await createPaymentLink(client, { amount: 1800, currency: "EUR" });
+    const pay = async (card: string) =>
+      (await (
+        await fetch(`${server.url}/v1/payment_links/${link.id}/pay`, {
+          method: "POST",
+          headers: { "content-type": "application/json", origin: server.url },
+          body: JSON.stringify({ page_token: await pageTokenOf(server, link.id), payment_method: cardPayment(card) }),
+        })
+      ).json()) as { status: string; charge_id: string; next_action: { type: string; url: string } | null };
+    const payment = await pay(CHALLENGE_CARD);
+    expect(payment.status).toBe("requires_action");
+    expect(payment.next_action?.type).toBe("redirect_to_url");
+    const back = await press(payment.next_action?.url ?? "", "complete");
+    expect(back.status).toBe(303);
+    const outcome = back.headers.get("location") ?? "";
+    expect(outcome).toBe(`${server.url}/pay/${link.id}/return?tx_id=${payment.charge_id}`);
+    const page = await fetch(outcome);
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-security-policy")).toContain("default-src 'none'");
+    expect(await page.text()).toContain("Payment received");
+    const charge = unwrap(await client.GET("/v1/charges/{id}", { params: { path: { id: payment.charge_id } } }));
+    expect(charge).toMatchObject({ status: "captured", payment_link_id: link.id });
+    // The card's token was kept for the challenge only: erased once it was answered.
+    const token = await client.GET("/v1/tokens/{id}", { params: { path: { id: charge.payment_method.token ?? "" } } });
+    expect(token.response.status).toBe(404);
+    const uses = unwrap(await client.GET("/v1/payment_links/{id}", { params: { path: { id: link.id } } }));
+    expect(uses).toMatchObject({ uses: 1, pending_uses: 0 });
+
+    // Failed: declined, shown as such, and the link's use is freed.
+    const failed = await pay(CHALLENGE_CARD);
+    const declined = await press(failed.next_action?.url ?? "", "fail");
+    expect(await (await fetch(declined.headers.get("location") ?? "")).text()).toContain("Payment declined");
+    expect(unwrap(await client.GET("/v1/payment_links/{id}", { params: { path: { id: link.id } } }))).toMatchObject({
+      uses: 1,
+      pending_uses: 0,
+    });
+    // Another link's outcome page does not show this charge.
+    const other = await createPaymentLink(client);
+    expect((await fetch(`${server.url}/pay/${other.id}/return?tx_id=${payment.charge_id}`)).status).toBe(404);
   });
 });

@@ -1,5 +1,6 @@
 import type { AppStore, AppTx } from "../collections.ts";
 import type { FraudScreen } from "../fraud/port.ts";
+import type { Caller } from "../kernel/caller.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { inEnvironment } from "../kernel/environment.ts";
 import { recordEvent } from "../kernel/events.ts";
@@ -119,7 +120,24 @@ export function chargeContext(deps: ChargesDeps) {
     });
   }
 
-  return { ...deps, onTransition, load, transition, reached, prepareCapture, applyCapture };
+  /**
+   * Erases the card token a hosted page made for this charge alone once 3-D Secure no longer needs it
+   * (answered or expired): the merchant keeps no reusable card (domain/payment-links/pay.ts).
+   */
+  async function eraseSingleUseToken(charge: ChargeDoc): Promise<void> {
+    const token = charge.payment_method.token;
+    if (!charge.three_d_secure?.erase_token || !token) return;
+    const system: Caller = {
+      keyId: `charge:${charge.id}`,
+      livemode: charge.livemode,
+      scopes: [],
+      keyPrefix: "charge",
+      requestId: "3ds",
+    };
+    await deps.tokens.delete(system, token);
+  }
+
+  return { ...deps, onTransition, load, transition, reached, prepareCapture, applyCapture, eraseSingleUseToken };
 }
 
 export type ChargeContext = ReturnType<typeof chargeContext>;

@@ -30,6 +30,8 @@ export type ChargeCreate = components["schemas"]["ChargeCreate"];
 /** For charges made through a payment link's hosted page (domain/payment-links). */
 export interface ChargeCreateOptions {
   paymentLinkId?: string | undefined;
+  /** The card's token was made for this charge alone (a hosted page's): 3-D Secure erases it once answered. */
+  singleUseToken?: boolean | undefined;
   /** Runs inside the charge's transaction, after the charge is written: counts it against its link. */
   inTransaction?: ((tx: AppTx, charge: ChargeDoc) => Promise<void>) | undefined;
 }
@@ -117,7 +119,13 @@ export function chargeCreation(ctx: ChargeContext) {
    * it requires_action), then authorized (held for review, or captured unless `capture: false`), or
    * declined.
    */
-  async function payByCard(charge: ChargeDoc, input: ChargeCreate, token: string, at: Date): Promise<ChargeAssessment> {
+  async function payByCard(
+    charge: ChargeDoc,
+    input: ChargeCreate,
+    token: string,
+    at: Date,
+    options: ChargeCreateOptions,
+  ): Promise<ChargeAssessment> {
     const capture = input.capture ?? true;
     const vaulted = await ctx.tokens.pan(charge.livemode, token, "payment_method.token");
     const { token: card, pan } = vaulted;
@@ -143,6 +151,7 @@ export function chargeCreation(ctx: ChargeContext) {
         capture,
         returnUrl: input.return_url ?? null,
         reviewWindowSeconds: assessment.decision === "review" ? assessment.reviewWindowSeconds : null,
+        eraseToken: options.singleUseToken ?? false,
       },
       at,
     );
@@ -249,7 +258,7 @@ export function chargeCreation(ctx: ChargeContext) {
       const charge = newCharge(clock, caller, input, merchant.id, options, ctx.fees);
       const assessment =
         method.type === "card"
-          ? await payByCard(charge, input, method.token, at)
+          ? await payByCard(charge, input, method.token, at, options)
           : await payLocally(charge, method, at);
       if (charge.status === "captured") await ctx.prepareCapture(charge);
       return record(caller, charge, assessment, options);

@@ -23,11 +23,13 @@ export function localPayments(ctx: ChargeContext) {
   /** `caller` is null for the expiry job. */
   async function expireOne(charge: ChargeDoc, caller: Caller | null = null): Promise<ChargeDoc> {
     if (charge.status !== "pending" && charge.status !== "requires_action") throw refusal(charge, "expire");
-    return commit(store, caller, async (tx) => {
-      const expired = await ctx.transition(tx, charge, "expired", { next_action: null }, "expire");
-      await recordEvent(tx, clock, expired.livemode, "payment.expired", eventFields(expired));
-      return expired;
+    const expired = await commit(store, caller, async (tx) => {
+      const done = await ctx.transition(tx, charge, "expired", { next_action: null }, "expire");
+      await recordEvent(tx, clock, done.livemode, "payment.expired", eventFields(done));
+      return done;
     });
+    await ctx.eraseSingleUseToken(expired);
+    return expired;
   }
 
   return {

@@ -46,6 +46,8 @@ export interface ThreeDSecureDoc {
   return_url: string | null;
   /** When the fraud evaluation decided `review`: how long the review stays open once authorized. Never shown. */
   review_window_seconds: number | null;
+  /** The card's token was made for this charge alone (a hosted page's): erased once the challenge ends. */
+  erase_token?: boolean;
 }
 
 export interface ChargeDoc extends BaseDoc {

@@ -29,6 +29,8 @@ export interface AuthenticationInput {
   returnUrl: string | null;
   /** The evaluation decided `review`: once authorized, the charge is held (its window, seconds). */
   reviewWindowSeconds: number | null;
+  /** The token was made for this charge alone: erase it once the challenge ends. */
+  eraseToken: boolean;
 }
 
 /** An open fraud review for a charge authorized at `at` (ChargeReview); shared by creation and 3-D Secure. */
@@ -100,6 +102,7 @@ export function threeDSecure(ctx: ChargeContext) {
       capture: input.capture,
       return_url: input.returnUrl,
       review_window_seconds: input.reviewWindowSeconds,
+      erase_token: input.eraseToken,
     };
     if (lookup.kind === "challenge") {
       const expiresAt = iso(new Date(at.getTime() + ctx.threeDSecureExpirySeconds * 1000));
@@ -137,6 +140,12 @@ export function threeDSecure(ctx: ChargeContext) {
    * and the expiry, one wins; the other gets a 409).
    */
   async function answer(caller: Caller | null, charge: ChargeDoc, passed: boolean): Promise<ChargeDoc> {
+    const answered = await settle(caller, charge, passed);
+    await ctx.eraseSingleUseToken(answered);
+    return answered;
+  }
+
+  async function settle(caller: Caller | null, charge: ChargeDoc, passed: boolean): Promise<ChargeDoc> {
     const pending = charge.three_d_secure;
     if (charge.status !== "requires_action" || !pending?.reference) throw refusal(charge, "authenticate");
     const outcome = await processor.completeChallenge(pending.reference, charge.payment_method.brand, passed);

@@ -79,8 +79,10 @@ export async function followTransition(
   const linkId = charge.payment_link_id;
   if (!linkId || !HOLDING.includes(from)) return;
   const to = charge.status;
-  // `declined` follows only requires_action (the payer failed 3-D Secure, or the card then declined).
-  if (to !== "captured" && to !== "expired" && to !== "voided" && to !== "declined") return;
+  // A charge waiting for 3-D Secure frees its use when declined (the payer failed it, or the card then
+  // declined); no other held status is ever declined.
+  const freed = to === "expired" || to === "voided" || (to === "declined" && from === "requires_action");
+  if (to !== "captured" && !freed) return;
   const updated = await tx.update(
     "payment_links",
     linkId,
