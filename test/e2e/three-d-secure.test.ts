@@ -83,7 +83,7 @@ describe("3-D Secure", () => {
       "default-src 'none'; base-uri 'none'; frame-ancestors 'none'; style-src 'self'; img-src 'self'; form-action 'self' https://shop.example",
     );
     expect(page.headers.get("x-frame-options")).toBe("DENY");
-    expect(page.headers.get("referrer-policy")).toBe("no-referrer");
+    expect(page.headers.get("referrer-policy")).toBe("same-origin");
     const html = await page.text();
     expect(html).toContain("Card ending 3220");
     expect(html).toMatch(/<button class="pay" type="submit" name="outcome" value="complete">Complete<\/button>/);

@@ -90,6 +90,10 @@ export function threeDSecurePages(deps: { domain: Domain; publicUrl: () => strin
     const open = charge.status === "requires_action";
     const { title, message } = outcomeOf(charge.status);
     pageHeaders(res, challengeCsp(returnUrl));
+    // `no-referrer` (pageHeaders) makes Chromium send `Origin: null` with the page's own form post, which
+    // the cross-site check rightly refuses; `same-origin` still sends no referrer (nor the link's token)
+    // to another site, the return_url included.
+    res.setHeader("Referrer-Policy", "same-origin");
     res
       .status(status)
       .type("html")
