@@ -2366,7 +2366,7 @@ export interface components {
              *     `request_3ds`: the issuer is asked for a 3-D Secure challenge before the card is authorized. Null
              *     (the default): no score requests 3-D Secure.
              */
-            request_3ds_threshold?: number | null;
+            request_3ds_threshold?: components["schemas"]["FraudThreshold"] | null;
             /**
              * Format: int32
              * @description How long a charge held for review waits for an approve or reject before it expires into a void
@@ -2384,10 +2384,15 @@ export interface components {
             /** Format: int32 */
             block_threshold?: number;
             /** @description Above `review_threshold` and below `block_threshold`; null turns the `request_3ds` decision off. */
-            request_3ds_threshold?: number | null;
+            request_3ds_threshold?: components["schemas"]["FraudThreshold"] | null;
             /** Format: int32 */
             review_window_seconds?: number;
         };
+        /**
+         * Format: int32
+         * @description A score threshold, 1 to 100 (a named scalar, so a nullable threshold keeps its bounds on the number).
+         */
+        FraudThreshold: number;
         /** @description The thresholds an evaluation was decided by (the environment's fraud settings at the time). */
         FraudThresholds: {
             /** Format: int32 */
