@@ -171,3 +171,31 @@ describe("a challenge", () => {
     expect((await refusal(ctx.domain.charges.challengeOf(made.id, `${token.slice(0, -1)}A`))).code).toBe("not_found");
   });
 });
+
+describe("a challenge on a charge the fraud evaluation holds for review", () => {
+  it("is authorized and held (review open) once completed, not captured", async () => {
+    ctx = testDomain();
+    // A VPN address scores 48: with review from 30 the charge is held; its issuer still asks for a challenge.
+    await ctx.domain.fraud.settings.update(ctx.caller(), { review_threshold: 30 });
+    const merchant = await ctx.domain.merchants.create(ctx.caller(), { name: "M" });
+    const token = await ctx.domain.tokens.create(ctx.caller(), {
+      card: "4000000000003220",
+      holder: "A",
+      exp_month: 12,
+      exp_year: 2031,
+    });
+    const made = await ctx.domain.charges.create(ctx.caller(), {
+      merchant_id: merchant.id,
+      amount: 1000,
+      currency: "EUR",
+      payment_method: { type: "card", token: token.id },
+      customer: { ip: "203.0.113.9" },
+    });
+    expect(made).toMatchObject({ status: "requires_action", review: null });
+    const held = await ctx.domain.charges.answerChallenge(ctx.caller(), made.id, "complete");
+    expect(held).toMatchObject({ status: "authorized", amount_captured: 0, review: { status: "open" } });
+    expect(await balanceOf(merchant.id)).toBeNull();
+    const approved = await ctx.domain.charges.approveReview(ctx.caller(), made.id);
+    expect(approved).toMatchObject({ status: "captured", amount_captured: 1000 });
+  });
+});
