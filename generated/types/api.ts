@@ -960,6 +960,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sandbox/charges/{id}/three_d_secure": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Answer a 3-D Secure challenge (sandbox)
+         * @description Answers the 3-D Secure challenge of a `requires_action` charge as the payer would at the issuer's
+         *     page (the page's "Complete" and "Fail" buttons): `complete` authenticates the payer and the charge
+         *     is authorized (captured unless `capture: false`), or declined if the card then declines; `fail`
+         *     declines it (`authentication_failed`). 409 unless the charge is `requires_action`.
+         */
+        post: operations["sandboxAnswerThreeDSecure"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sandbox/clock": {
         parameters: {
             query?: never;
@@ -1733,6 +1756,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "payment.requires_action": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment.requires_action
+         * @description A card charge waits for the payer to authenticate (3-D Secure, `next_action`).
+         */
+        post: operations["paymentRequiresAction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "payment.voided": {
         parameters: {
             query?: never;
@@ -1985,6 +2028,11 @@ export interface components {
             /** @enum {string} */
             type: "card";
             token: components["schemas"]["TokenId"];
+        };
+        /** @description Card options of a charge. */
+        CardPaymentMethodOptions: {
+            /** @default automatic */
+            request_three_d_secure?: components["schemas"]["RequestThreeDSecure"];
         };
         /** @description Money a merchant takes out of its available balance to an account of its own. */
         Cashout: {
@@ -2246,8 +2294,10 @@ export interface components {
              */
             net: number;
             payment_method: components["schemas"]["ChargePaymentMethod"];
-            /** @description What the payer must do, while `pending`; otherwise null. */
+            /** @description What the payer must do, while `pending` or `requires_action`; otherwise null. */
             next_action: components["schemas"]["NextAction"] | null;
+            /** @description Present when 3-D Secure ran for this card charge (docs/three-d-secure.md). */
+            three_d_secure?: components["schemas"]["ChargeThreeDSecure"];
             /** @description Why the charge was declined, or null. */
             failure_code: components["schemas"]["FailureCode"] | null;
             failure_message: string | null;
@@ -2287,6 +2337,14 @@ export interface components {
             description?: string;
             metadata?: components["schemas"]["Metadata"];
             customer?: components["schemas"]["Customer"];
+            /** @description Options per payment method: for cards, whether to ask for 3-D Secure. */
+            payment_method_options?: components["schemas"]["PaymentMethodOptions"];
+            /**
+             * Format: uri
+             * @description Where the issuer sends the payer back after a 3-D Secure challenge (`next_action.return_url`).
+             *     Without it the challenge page shows the outcome and stays there.
+             */
+            return_url?: string;
         };
         /** @description A page of objects, newest first. */
         ChargeList: {
@@ -2331,7 +2389,9 @@ export interface components {
             closed_at: string | null;
         };
         /**
-         * @description The status of a charge. Card charges: `authorized` (held, when `capture` is false) →
+         * @description The status of a charge. Card charges: `requires_action` (the issuer asks the payer to authenticate,
+         *     3-D Secure: see `next_action` and `three_d_secure`; it becomes `authorized`, `captured` or `declined`
+         *     once the payer answers, or `expired` when they do not) → `authorized` (held, when `capture` is false) →
          *     `captured` → `partially_refunded` / `refunded`; or `declined` (see `failure_code`), `blocked`
          *     (fraud evaluation decided `block`; the processor was not called), `voided` (released before
          *     capture). A card charge whose evaluation decided `review` stays `authorized`, held (see `review`),
@@ -2340,7 +2400,18 @@ export interface components {
          *     `declined`, `blocked`, `voided`, `expired` and `refunded` are final. Extensible: statuses may be added
          *     within v1.
          */
-        ChargeStatus: "pending" | "authorized" | "captured" | "partially_refunded" | "refunded" | "declined" | "blocked" | "voided" | "expired";
+        ChargeStatus: "pending" | "requires_action" | "authorized" | "captured" | "partially_refunded" | "refunded" | "declined" | "blocked" | "voided" | "expired";
+        /** @description 3-D Secure on a card charge. */
+        ChargeThreeDSecure: {
+            /** @description The outcome; null while the payer has not answered the challenge (`requires_action`). */
+            result: components["schemas"]["ThreeDSecureResult"] | null;
+            /** @description The 3-D Secure protocol version used (`2.2.0`). */
+            version: string;
+            /** @description Whether liability for fraud chargebacks shifted to the issuer (true for `authenticated` and `attempted`). */
+            liability_shift: boolean;
+            /** @description The Electronic Commerce Indicator the issuer returned (Visa `05`/`06`/`07`, Mastercard `02`/`01`/`00`); null while pending. */
+            eci: string | null;
+        };
         /** @description A Mexican bank account by CLABE (18 digits with its check digit; spaces allowed). MXN only. */
         ClabeDestinationInput: {
             /** @enum {string} */
@@ -2669,7 +2740,7 @@ export interface components {
          */
         ErrorCode: "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "invalid_state_transition" | "refund_exceeds_remaining" | "idempotency_key_reused" | "idempotency_request_in_progress" | "idempotency_replay_unavailable" | "payload_too_large" | "unsupported_media_type" | "method_not_allowed" | "invalid_card" | "card_number_in_text" | "secret_in_text" | "insufficient_balance" | "merchant_inactive" | "card_declined" | "payment_link_unavailable" | "rate_limited" | "internal_error" | "service_unavailable";
         /** @description Any event; `type` says which. */
-        Event: components["schemas"]["CashoutCanceledEvent"] | components["schemas"]["CashoutCreatedEvent"] | components["schemas"]["CashoutFailedEvent"] | components["schemas"]["CashoutPaidEvent"] | components["schemas"]["CashoutReconciledEvent"] | components["schemas"]["DisputeClosedEvent"] | components["schemas"]["DisputeCreatedEvent"] | components["schemas"]["DisputeFundsReinstatedEvent"] | components["schemas"]["DisputeFundsWithdrawnEvent"] | components["schemas"]["DisputeUpdatedEvent"] | components["schemas"]["FraudEvaluatedEvent"] | components["schemas"]["MerchantCreatedEvent"] | components["schemas"]["MerchantUpdatedEvent"] | components["schemas"]["PaymentAuthorizedEvent"] | components["schemas"]["PaymentCapturedEvent"] | components["schemas"]["PaymentExpiredEvent"] | components["schemas"]["PaymentFailedEvent"] | components["schemas"]["PaymentRefundedEvent"] | components["schemas"]["PaymentVoidedEvent"] | components["schemas"]["PaymentLinkCompletedEvent"] | components["schemas"]["ServiceKeyCreatedEvent"] | components["schemas"]["ServiceKeyRevokedEvent"] | components["schemas"]["ServiceKeyRotatedEvent"] | components["schemas"]["WebhookEndpointDisabledEvent"] | components["schemas"]["WebhookEndpointTestEvent"];
+        Event: components["schemas"]["CashoutCanceledEvent"] | components["schemas"]["CashoutCreatedEvent"] | components["schemas"]["CashoutFailedEvent"] | components["schemas"]["CashoutPaidEvent"] | components["schemas"]["CashoutReconciledEvent"] | components["schemas"]["DisputeClosedEvent"] | components["schemas"]["DisputeCreatedEvent"] | components["schemas"]["DisputeFundsReinstatedEvent"] | components["schemas"]["DisputeFundsWithdrawnEvent"] | components["schemas"]["DisputeUpdatedEvent"] | components["schemas"]["FraudEvaluatedEvent"] | components["schemas"]["MerchantCreatedEvent"] | components["schemas"]["MerchantUpdatedEvent"] | components["schemas"]["PaymentAuthorizedEvent"] | components["schemas"]["PaymentCapturedEvent"] | components["schemas"]["PaymentExpiredEvent"] | components["schemas"]["PaymentFailedEvent"] | components["schemas"]["PaymentRefundedEvent"] | components["schemas"]["PaymentRequiresActionEvent"] | components["schemas"]["PaymentVoidedEvent"] | components["schemas"]["PaymentLinkCompletedEvent"] | components["schemas"]["ServiceKeyCreatedEvent"] | components["schemas"]["ServiceKeyRevokedEvent"] | components["schemas"]["ServiceKeyRotatedEvent"] | components["schemas"]["WebhookEndpointDisabledEvent"] | components["schemas"]["WebhookEndpointTestEvent"];
         /**
          * @description An event id: `evt_` and 24 base62 characters.
          * @example evt_5Tg7YhUj9IkOl2PzXc4VbNm6
@@ -2689,9 +2760,9 @@ export interface components {
             endpoint_id: components["schemas"]["WebhookEndpointId"];
         };
         /** @description The types of event. Extensible: new types are added within v1; ignore the ones you do not handle. */
-        EventType: "cashout.canceled" | "cashout.created" | "cashout.failed" | "cashout.paid" | "cashout.reconciled" | "dispute.closed" | "dispute.created" | "dispute.funds_reinstated" | "dispute.funds_withdrawn" | "dispute.updated" | "fraud.evaluated" | "merchant.created" | "merchant.updated" | "payment.authorized" | "payment.captured" | "payment.expired" | "payment.failed" | "payment.refunded" | "payment.voided" | "payment_link.completed" | "service_key.created" | "service_key.revoked" | "service_key.rotated" | "webhook_endpoint.disabled" | "webhook_endpoint.test";
+        EventType: "cashout.canceled" | "cashout.created" | "cashout.failed" | "cashout.paid" | "cashout.reconciled" | "dispute.closed" | "dispute.created" | "dispute.funds_reinstated" | "dispute.funds_withdrawn" | "dispute.updated" | "fraud.evaluated" | "merchant.created" | "merchant.updated" | "payment.authorized" | "payment.captured" | "payment.expired" | "payment.failed" | "payment.refunded" | "payment.requires_action" | "payment.voided" | "payment_link.completed" | "service_key.created" | "service_key.revoked" | "service_key.rotated" | "webhook_endpoint.disabled" | "webhook_endpoint.test";
         /** @description Why a charge was declined (sandbox: see the test cards in docs/charges.md). Extensible: codes may be added within v1. */
-        FailureCode: "card_declined" | "insufficient_funds" | "expired_card" | "processing_error" | "fraud_blocked";
+        FailureCode: "card_declined" | "insufficient_funds" | "expired_card" | "processing_error" | "authentication_failed" | "fraud_blocked";
         /** @description A fee schedule: a payment method not listed costs nothing. */
         FeeSchedule: {
             card?: components["schemas"]["MethodFee"];
@@ -2730,11 +2801,13 @@ export interface components {
         };
         /**
          * @description The outcome of a fraud evaluation. For a charge: `allow` lets it proceed, `review` holds a card charge
-         *     authorized until it is approved or rejected, `block` refuses it (status `blocked`) before the processor
-         *     is called.
+         *     authorized until it is approved or rejected, `request_3ds` asks the card's issuer for a 3-D Secure
+         *     challenge before authorizing (only when the environment's fraud settings set
+         *     `request_3ds_threshold`; docs/three-d-secure.md), `block` refuses it (status `blocked`) before the
+         *     processor is called.
          * @enum {string}
          */
-        FraudDecision: "allow" | "review" | "block";
+        FraudDecision: "allow" | "review" | "request_3ds" | "block";
         /**
          * @description `fraud.evaluated`: exactly `type`, `tx_id`, `score`, `decision` and `signals` (fields fixed by this
          *     API), plus the envelope fields `id`, `created_at` and `livemode`. Sent for every evaluation: each
@@ -2971,8 +3044,9 @@ export interface components {
         };
         /**
          * @description The fraud settings of the caller's environment (sandbox and production have their own). A score
-         *     at or above `review_threshold` goes to review, at or above `block_threshold` is blocked; the review
-         *     threshold must be below the block threshold.
+         *     at or above `review_threshold` goes to review, at or above `request_3ds_threshold` (when set) asks for
+         *     3-D Secure, at or above `block_threshold` is blocked; the review threshold must be below the block
+         *     threshold, and the 3-D Secure threshold between them.
          */
         FraudSettings: {
             /** @enum {string} */
@@ -2987,6 +3061,12 @@ export interface components {
              * @description Scores from this value up are blocked (default 75).
              */
             block_threshold: number;
+            /**
+             * @description Card charges scoring from this value up (and below `block_threshold`) get the decision
+             *     `request_3ds`: the issuer is asked for a 3-D Secure challenge before the card is authorized. Null
+             *     (the default): no score requests 3-D Secure.
+             */
+            request_3ds_threshold?: components["schemas"]["FraudThreshold"] | null;
             /**
              * Format: int32
              * @description How long a charge held for review waits for an approve or reject before it expires into a void
@@ -3003,9 +3083,16 @@ export interface components {
             review_threshold?: number;
             /** Format: int32 */
             block_threshold?: number;
+            /** @description Above `review_threshold` and below `block_threshold`; null turns the `request_3ds` decision off. */
+            request_3ds_threshold?: components["schemas"]["FraudThreshold"] | null;
             /** Format: int32 */
             review_window_seconds?: number;
         };
+        /**
+         * Format: int32
+         * @description A score threshold, 1 to 100 (a named scalar, so a nullable threshold keeps its bounds on the number).
+         */
+        FraudThreshold: number;
         /** @description The thresholds an evaluation was decided by (the environment's fraud settings at the time). */
         FraudThresholds: {
             /** Format: int32 */
@@ -3177,17 +3264,34 @@ export interface components {
          * @description An amount in the currency's minor units (cents for USD, yen for JPY, fils for KWD). At least 1.
          */
         MinorUnits: number;
-        /** @description What the payer must do to complete a `pending` charge. */
+        /**
+         * @description What the payer must do to complete a `pending` charge, or a `requires_action` card charge
+         *     (`redirect_to_url`: send the payer's browser to `url`, the issuer's 3-D Secure challenge; the
+         *     issuer sends them back to `return_url`).
+         */
         NextAction: {
             /** @enum {string} */
-            type: "display_qr_code" | "display_voucher" | "bank_transfer" | "await_debit";
-            /** @description The reference the payer quotes (boleto line, OXXO reference, SPEI CLABE, SEPA mandate id). */
+            type: "display_qr_code" | "display_voucher" | "bank_transfer" | "await_debit" | "redirect_to_url";
+            /**
+             * @description The reference the payer quotes (boleto line, OXXO reference, SPEI CLABE, SEPA mandate id), or the
+             *     3-D Secure authentication's reference.
+             */
             reference: string;
+            /**
+             * Format: uri
+             * @description For `redirect_to_url`: where to send the payer (the issuer's challenge page).
+             */
+            url?: string;
+            /**
+             * Format: uri
+             * @description For `redirect_to_url`: where the issuer sends the payer back, the charge's `return_url` (absent when none was given).
+             */
+            return_url?: string;
             /** @description For pix: the copy-and-paste / QR payload. */
             qr_payload?: string;
             /**
              * Format: date-time
-             * @description When an unpaid charge expires (`payment.expired`).
+             * @description When an unpaid (or unauthenticated) charge expires (`payment.expired`).
              */
             expires_at: string;
         };
@@ -3518,6 +3622,10 @@ export interface components {
         };
         /** @description How the payer pays; `type` says which (each variant allows exactly its own types). */
         PaymentMethodInput: components["schemas"]["CardPaymentMethodInput"] | components["schemas"]["VoucherPaymentMethodInput"] | components["schemas"]["SepaDebitPaymentMethodInput"];
+        /** @description Options per payment method (only cards have any). */
+        PaymentMethodOptions: {
+            card?: components["schemas"]["CardPaymentMethodOptions"];
+        };
         /** @description `payment.refunded`: part or all of a captured charge was refunded. */
         PaymentRefundedEvent: {
             id: components["schemas"]["EventId"];
@@ -3547,6 +3655,35 @@ export interface components {
             refund_amount: components["schemas"]["MinorUnits"];
             /** @description The charge's refunded total after this refund. */
             amount_refunded: components["schemas"]["MinorUnits"];
+        };
+        /**
+         * @description `payment.requires_action`: a card charge waits for the payer to authenticate (3-D Secure): its
+         *     `next_action` says where to send them. Followed by `payment.authorized` (and `payment.captured`),
+         *     `payment.failed` or `payment.expired`.
+         */
+        PaymentRequiresActionEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * Format: date-time
+             * @description When the event happened.
+             */
+            created_at: string;
+            /** @description `false` for sandbox events, `true` for production ones. */
+            livemode: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "payment.requires_action";
+            tx_id: components["schemas"]["TransactionId"];
+            merchant_id: components["schemas"]["MerchantId"];
+            /** @description The charge's amount, in minor units of `currency`. */
+            amount: components["schemas"]["MinorUnits"];
+            currency: components["schemas"]["CurrencyCode"];
+            /** @description The charge's status after the change. */
+            status: components["schemas"]["ChargeStatus"];
+            /** @description The payment method type (`card`, `pix`, ...). */
+            payment_method_type: string;
         };
         /** @description `payment.voided`: an authorized charge was released without capture. */
         PaymentVoidedEvent: {
@@ -3737,6 +3874,13 @@ export interface components {
             /** @description Whether more objects follow in the direction of the cursor. */
             has_more: boolean;
         };
+        /**
+         * @description When to ask for 3-D Secure on a card charge: `automatic` (default: when the issuer requires it, or a
+         *     fraud evaluation decides `request_3ds`), `any` (whenever the card supports it: frictionless if the
+         *     issuer allows), `challenge` (always ask for a challenge where the card supports it).
+         * @enum {string}
+         */
+        RequestThreeDSecure: "automatic" | "any" | "challenge";
         /** @description The first 1024 bytes of an answer's body, decoded as UTF-8, card-number-like digit runs masked. */
         ResponseBodyExcerpt: string;
         /** @description The card number of a token, returned only by the audited reveal operation. */
@@ -4040,6 +4184,22 @@ export interface components {
             /** @description The whole secret: `key_test_` or `key_live_` and 32 base62 characters. */
             secret: string;
         };
+        /** @description The body of POST /v1/sandbox/charges/{id}/three_d_secure: what the payer does at the issuer's challenge. */
+        ThreeDSecureChallengeAnswer: {
+            /**
+             * @description `complete`: the payer passes the challenge; `fail`: they fail it.
+             * @enum {string}
+             */
+            outcome: "complete" | "fail";
+        };
+        /**
+         * @description The outcome of 3-D Secure: `authenticated` (the payer was authenticated, frictionless or by a
+         *     challenge), `attempted` (the card is not enrolled; the issuer's attempt stands in, liability shifts),
+         *     `failed` (the payer failed the challenge), `not_supported` (the card does not support 3-D Secure),
+         *     `exempted` (the issuer granted an exemption), `processing_error` (the issuer could not authenticate).
+         *     Extensible: results may be added within v1.
+         */
+        ThreeDSecureResult: "authenticated" | "attempted" | "failed" | "not_supported" | "exempted" | "processing_error";
         /** @description A card kept in the vault. The card number is stored encrypted and never returned here. */
         Token: {
             id: components["schemas"]["TokenId"];
@@ -9283,6 +9443,7 @@ export interface operations {
              *
              *     Beyond its schema, this operation refuses with a 400 naming the field:
              *     - `review_threshold` not below `block_threshold` (as sent, or as set).
+             *     - `request_3ds_threshold` not above `review_threshold` and below `block_threshold` (as sent, or as set).
              */
             400: {
                 headers: {
@@ -11654,6 +11815,171 @@ export interface operations {
             cookie?: never;
         };
         requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    /** @description `true` when this response is a replay of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Charge"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object in the caller's environment. */
+            404: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The object's state does not allow this change; or a request with the same Idempotency-Key is still running; or it finished but its answer carried a secret or a card number, which is never kept for replay (`idempotency_replay_unavailable`). */
+            409: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is not `application/json` (or an `application/*+json` type). */
+            415: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request, or the request is well-formed but cannot be processed. */
+            422: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    sandboxAnswerThreeDSecure: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (at most 255 characters) that makes a retried POST safe: the same key with the same
+                 *     body within 24 hours replays the first response.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
+            };
+            path: {
+                id: components["schemas"]["TransactionId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ThreeDSecureChallengeAnswer"];
+            };
+        };
         responses: {
             /** @description The request has succeeded. */
             200: {
@@ -15971,6 +16297,70 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["PaymentRefundedEvent"];
+            };
+        };
+        responses: {
+            /** @description The receiver acknowledges the delivery with 200 (any 2xx counts as delivered). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The receiver refuses a delivery whose signature does not verify with 401 (a fixed fact of this API). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    paymentRequiresAction: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The signature of an endpoint whose `signature_scheme` is `x_service_signature` (the default), in
+                 *     a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
+                 *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
+                 *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
+                 *     `v1` value (two are sent, new secret first, while a secret rotation is in its grace period); refuse
+                 *     a timestamp more than 300 seconds from your clock. Answer 401 when verification fails, 2xx to
+                 *     acknowledge.
+                 *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
+                 */
+                "X-Service-Signature"?: components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /**
+                 * @description Standard Webhooks (an endpoint whose `signature_scheme` is `standard_webhooks`, instead of
+                 *     `X-Service-Signature`): the event's id, the same on every attempt.
+                 */
+                "webhook-id"?: components["parameters"]["WebhookDeliveryHeaders.webhookId"];
+                /** @description Standard Webhooks: when the attempt was signed, in Unix seconds. */
+                "webhook-timestamp"?: components["parameters"]["WebhookDeliveryHeaders.webhookTimestamp"];
+                /**
+                 * @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`,
+                 *     keyed with the bytes the base64 after the secret's `whsec_` decodes to; two, separated by a space,
+                 *     while a secret rotation is in its grace period. Verify with a Standard Webhooks library
+                 *     (`new Webhook(secret).verify(body, headers)` in the `standardwebhooks` npm package).
+                 */
+                "webhook-signature"?: components["parameters"]["WebhookDeliveryHeaders.webhookSignature"];
+                /** @description The event's id, the same on every attempt: the key to deduplicate on. */
+                "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
+                /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
+                "X-Service-Delivery-Id": components["parameters"]["WebhookDeliveryHeaders.deliveryId"];
+                /** @description The attempt's number within the delivery: 1, then 2, 3, ... on retries and redeliveries. */
+                "X-Service-Delivery-Attempt": components["parameters"]["WebhookDeliveryHeaders.attempt"];
+                /** @description `PaymentsWebhooks/1.0`. */
+                "User-Agent": components["parameters"]["WebhookDeliveryHeaders.userAgent"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PaymentRequiresActionEvent"];
             };
         };
         responses: {

@@ -163,6 +163,11 @@ export const ConfigSchema = z
     CASHOUT_PENDING_SECONDS: int(0, 30 * 86400).default(3600),
     /** How long after sending a cashout the payout job asks the payout rail whether it was paid. */
     CASHOUT_TRANSIT_SECONDS: int(1, 30 * 86400).default(86400),
+    /**
+     * How long a card charge waits in `requires_action` for the payer's 3-D Secure answer before the
+     * expiry job expires it (docs/three-d-secure.md "Expiry"); the sandbox clock moves it too.
+     */
+    THREE_D_SECURE_EXPIRY_SECONDS: int(60, 7 * 86400).default(3600),
     /** How long the token in a hosted payment page stays valid (a payer must pay within it, or reload). */
     PAYMENT_PAGE_TOKEN_TTL_SECONDS: int(60, 86400).default(3600),
     /** Payments per minute one payment link's public pay operation accepts, from all payers together. */
@@ -324,6 +329,7 @@ export function domainSettings(config: Config): DomainSettings {
     cashoutPendingSeconds: config.CASHOUT_PENDING_SECONDS,
     cashoutTransitSeconds: config.CASHOUT_TRANSIT_SECONDS,
     paymentPageTokenTtlSeconds: config.PAYMENT_PAGE_TOKEN_TTL_SECONDS,
+    threeDSecureExpirySeconds: config.THREE_D_SECURE_EXPIRY_SECONDS,
     fees: JSON.parse(config.FEE_SCHEDULE) as FeeSchedule,
     disputeFees: JSON.parse(config.DISPUTE_FEES) as Record<string, number>,
     disputeEvidenceSeconds: config.DISPUTE_EVIDENCE_SECONDS,

@@ -82,6 +82,26 @@ export const STATED_RULES = [
 ];
 
 /**
+ * New response enum values that a client built against the release never meets: value → why. Each
+ * appears only behind something such a client cannot have done or seen.
+ */
+const GATED_VALUES = new Map([
+  [
+    "redirect_to_url",
+    // NextAction.type: only with a charge `requires_action` (3-D Secure, docs/three-d-secure.md), a status
+    // the release did not have (statuses are extensible, so such a client treats it as unknown); the
+    // release documents `next_action` as what a `pending` charge's payer must do.
+    "comes only with a charge requires_action",
+  ],
+  [
+    "request_3ds",
+    // FraudDecision: only when the environment's fraud settings set `request_3ds_threshold`, a field the
+    // release did not have (default null: off), so only a newer client turns it on.
+    "only after request_3ds_threshold is set",
+  ],
+]);
+
+/**
  * The breaking changes between two documents: operations and webhooks only (component schemas count
  * through the operations that use them, so one change is reported where a client meets it).
  */
@@ -101,6 +121,7 @@ export function breakingChanges(before, after) {
     const inResponse = path.includes("responses");
     const isEnumValue = path.includes("enum");
     if (diff.action === "add" && isEnumValue && extensible.has(diff.after)) continue;
+    if (diff.action === "add" && isEnumValue && GATED_VALUES.has(diff.after)) continue;
     // A new member of a discriminated union whose discriminator value is extensible (Event: new event
     // types appear within v1, with their own payloads): a client already meets types it does not know.
     if (diff.action === "add" && inResponse && path.at(-2) === "oneOf") {

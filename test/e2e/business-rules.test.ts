@@ -60,7 +60,10 @@ const BREAKS: Partial<Record<Op["operationId"], Record<string, Break>>> = {
       },
     }),
   },
-  updateFraudSettings: { review_threshold: () => ({ path: {}, body: { review_threshold: 90, block_threshold: 40 } }) },
+  updateFraudSettings: {
+    review_threshold: () => ({ path: {}, body: { review_threshold: 90, block_threshold: 40 } }),
+    request_3ds_threshold: () => ({ path: {}, body: { request_3ds_threshold: 80 } }),
+  },
   createFraudEvaluation: { amount: () => ({ path: {}, body: { currency: "USD" } }) },
   setMerchantFeeSchedule: {
     override: (_env, valid) => ({ ...valid, body: { override: { card: { percent_bps: 100, fixed: { usd: 5 } } } } }),

@@ -10,6 +10,8 @@ export const VISA = "4242424242424242";
 export const MASTERCARD = "5555555555554444";
 /** Sandbox test card that the fraud engine always sends to review (authorized and held). */
 export const REVIEW_CARD = "4000000000009235";
+/** The 3-D Secure test card whose issuer always asks for a challenge (docs/three-d-secure.md). */
+export const CHALLENGE_CARD = "4000000000003220";
 
 export function clientFor(server: TestServer, apiKey: string): PaymentsClient {
   // No retries: a test must see the first answer.

@@ -550,6 +550,7 @@ describe("value lists and settings", () => {
       object: "fraud_settings",
       review_threshold: 65,
       block_threshold: 75,
+      request_3ds_threshold: null,
       review_window_seconds: 604800,
       livemode: false,
       updated_at: null,

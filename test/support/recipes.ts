@@ -2,6 +2,7 @@ import type { PaymentsClient } from "@payments/client";
 import { unwrap } from "@payments/client";
 import type { OPERATIONS } from "@payments/contract/operations";
 import {
+  CHALLENGE_CARD,
   cardBody,
   cardChargeBody,
   cardPayment,
@@ -70,6 +71,10 @@ export const RECIPES: Record<(typeof OPERATIONS)[number]["operationId"], Recipe>
   listRefunds: async ({ client }) => ({ path: { id: (await createCharge(client)).id } }),
   sandboxCompleteCharge: async ({ client }) => ({ path: { id: (await createPixCharge(client)).id } }),
   sandboxExpireCharge: async ({ client }) => ({ path: { id: (await createPixCharge(client)).id } }),
+  sandboxAnswerThreeDSecure: async ({ client }) => ({
+    path: { id: (await createCharge(client, { card: CHALLENGE_CARD })).id },
+    body: { outcome: "complete" },
+  }),
   approveChargeReview: async ({ client }) => ({ path: { id: (await createCharge(client, { card: REVIEW_CARD })).id } }),
   rejectChargeReview: async ({ client }) => ({ path: { id: (await createCharge(client, { card: REVIEW_CARD })).id } }),
   createFraudEvaluation: async () => ({ path: {}, body: { amount: 2500, currency: "USD" } }),

@@ -418,7 +418,18 @@ function start(root) {
     /** @type {Node[]} */
     const parts = [];
 
-    if (payment.status === "declined" || payment.status === "blocked") {
+    if (payment.status === "requires_action" && payment.next_action?.type === "redirect_to_url") {
+      // 3-D Secure (docs/three-d-secure.md): the payer confirms at their bank's page, which sends them
+      // back to this link's outcome page (/pay/{id}/return).
+      result.className = "result pending";
+      const url = payment.next_action.url ?? "";
+      parts.push(el("h2", "Confirm with your bank"));
+      parts.push(el("p", `Your bank asks you to confirm this payment of ${amountText}. Taking you there…`));
+      const go = el("a", "Continue to your bank", "continue");
+      go.href = url;
+      parts.push(go);
+      setTimeout(() => window.location.assign(url), 0);
+    } else if (payment.status === "declined" || payment.status === "blocked") {
       result.className = "result declined";
       // Offer only what this link takes: another payment method only when it offers one.
       const card = method.type === "card";

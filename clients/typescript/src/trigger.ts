@@ -160,6 +160,8 @@ const CARD = { holder: "Ada Lovelace", exp_month: 12, exp_year: new Date().getUT
 /** Sandbox test cards (docs/charges.md "Test cards"). */
 const SUCCEEDS = "4242424242424242";
 const DECLINED = "4000000000000002";
+/** The sandbox card whose issuer always asks for a 3-D Secure challenge (docs/three-d-secure.md). */
+const CHALLENGED = "4000000000003220";
 
 const US_BANK_ACCOUNT = {
   type: "us_bank_account" as const,
@@ -358,6 +360,11 @@ export const TRIGGERS: { [K in WebhookEventType]: Trigger } = {
       );
       ctx.made("refund", refund.id, `${refund.amount} ${refund.currency} of ${charge.id}`);
     },
+  },
+  "payment.requires_action": {
+    description: "charges the sandbox card that needs a 3-D Secure challenge (4000000000003220)",
+    objects: ["charge", "merchant", "token"],
+    run: async (ctx) => void (await cardCharge(ctx, { capture: true, card: CHALLENGED })),
   },
   "payment.expired": {
     description: "creates a Pix charge, then expires it (POST /v1/sandbox/charges/{id}/expire)",

@@ -1,10 +1,13 @@
 import { createHash } from "node:crypto";
 import {
+  type AuthenticationLookup,
   type DisputeAfterCapture,
   type FailureCode,
   LOCAL_METHODS,
   type NextAction,
   type Processor,
+  type ThreeDSecureOutcome,
+  type ThreeDSecureResult,
 } from "../domain/charges/processor.ts";
 import { randomBase62 } from "../domain/kernel/ids.ts";
 import { iso } from "../domain/kernel/time.ts";
@@ -22,6 +25,8 @@ export const TEST_CARD_OUTCOMES: Record<string, { failureCode: FailureCode; fail
   "4000000000000002": { failureCode: "card_declined", failureMessage: "The card was declined." },
   "4000000000009995": { failureCode: "insufficient_funds", failureMessage: "The card has insufficient funds." },
   "4000000000000069": { failureCode: "expired_card", failureMessage: "The card has expired." },
+  // Stripe's "3DS required, declined": the payer authenticates, then the issuer declines the charge.
+  "4000008400001629": { failureCode: "card_declined", failureMessage: "The card was declined." },
 };
 
 /** How long after capture a dispute test card's dispute opens: the sandbox clock's advance reaches it. */
@@ -38,6 +43,51 @@ export const TEST_CARD_DISPUTES: Record<string, { pan: string } & Omit<DisputeAf
   "2685": { pan: "4000000000002685", reason: "product_not_received", inquiry: false },
   "1976": { pan: "4000000000001976", reason: "fraudulent", inquiry: true },
 };
+
+/**
+ * How each 3-D Secure test card's issuer behaves (Stripe's numbers for the same behaviours;
+ * docs/three-d-secure.md "Test cards"). Any other card is enrolled in no 3-D Secure programme: when
+ * 3-D Secure is asked for, the issuer's attempt stands in (`attempted`); under `automatic` nothing
+ * happens.
+ * - `frictionless`: the issuer authenticates without the payer (a challenge only when one is asked for);
+ * - `challenge`: the issuer requires a challenge, whatever was asked;
+ * - `required_error`: the issuer requires 3-D Secure and cannot run it (the charge is declined);
+ * - `supported_error`: 3-D Secure is not required, and fails with an error when asked for;
+ * - `not_supported`: the card has no 3-D Secure; the charge goes on without it.
+ */
+export const THREE_D_SECURE_CARDS: Record<
+  string,
+  "frictionless" | "challenge" | "required_error" | "supported_error" | "not_supported"
+> = {
+  "4000000000003055": "frictionless",
+  "4000000000003220": "challenge",
+  "4000002760003184": "challenge",
+  "4000008400001629": "challenge",
+  "4000008400001280": "required_error",
+  "4000000000003097": "supported_error",
+  "378282246310005": "not_supported",
+};
+
+const VERSION = "2.2.0";
+
+/** The ECI the issuer returns for a result (Mastercard has its own values; every other brand Visa's). */
+function eci(brand: string | undefined, result: ThreeDSecureResult): string | null {
+  const values =
+    brand === "mastercard" ? { full: "02", attempt: "01", none: "00" } : { full: "05", attempt: "06", none: "07" };
+  if (result === "authenticated") return values.full;
+  if (result === "attempted") return values.attempt;
+  if (result === "not_supported") return null;
+  return values.none;
+}
+
+function outcome(brand: string | undefined, result: ThreeDSecureResult): ThreeDSecureOutcome {
+  return {
+    result,
+    version: VERSION,
+    liabilityShift: result === "authenticated" || result === "attempted",
+    eci: eci(brand, result),
+  };
+}
 
 function cardExpired(expMonth: number, expYear: number, now: Date): boolean {
   // A card is valid through the last day of its expiry month (UTC).
@@ -56,6 +106,39 @@ export function createSimulatorProcessor(): Processor {
       const last4 = request.pan.slice(-4);
       const disputes = TEST_CARD_DISPUTES[last4]?.pan === request.pan;
       return { approved: true, reference: `${disputes ? `sim_dsp${last4}` : "sim_auth"}_${randomBase62(16)}` };
+    },
+    async authenticateCard(request): Promise<AuthenticationLookup> {
+      const kind = THREE_D_SECURE_CARDS[request.pan];
+      const challenge = (): AuthenticationLookup => ({
+        kind: "challenge",
+        reference: `3DS-${createHash("sha256").update(request.chargeId).digest("hex").slice(0, 16).toUpperCase()}`,
+        version: VERSION,
+      });
+      switch (kind) {
+        case "challenge":
+          return challenge();
+        case "required_error":
+          return { kind: "done", outcome: outcome(request.brand, "processing_error") };
+        case "frictionless":
+          return request.request === "challenge"
+            ? challenge()
+            : { kind: "done", outcome: outcome(request.brand, "authenticated") };
+        case "supported_error":
+          return request.request === "automatic"
+            ? { kind: "not_needed" }
+            : { kind: "done", outcome: outcome(request.brand, "processing_error") };
+        case "not_supported":
+          return request.request === "automatic"
+            ? { kind: "not_needed" }
+            : { kind: "done", outcome: outcome(request.brand, "not_supported") };
+        default:
+          return request.request === "automatic"
+            ? { kind: "not_needed" }
+            : { kind: "done", outcome: outcome(request.brand, "attempted") };
+      }
+    },
+    async completeChallenge(_reference, brand, passed) {
+      return outcome(brand, passed ? "authenticated" : "failed");
     },
     async capture() {},
     async void() {},

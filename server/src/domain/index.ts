@@ -2,6 +2,7 @@ import { createCashouts } from "./cashouts/cashouts.ts";
 import type { PayoutRail } from "./cashouts/payout-rail.ts";
 import { createCharges } from "./charges/charges.ts";
 import type { Processor } from "./charges/processor.ts";
+import { createChallengeLinks } from "./charges/three-d-secure.ts";
 import type { AppStore } from "./collections.ts";
 import { createConsoleSessions } from "./console-sessions/console-sessions.ts";
 import { createDisputes } from "./disputes/disputes.ts";
@@ -58,6 +59,8 @@ export interface DomainSettings {
   cashoutTransitSeconds: number;
   /** How long a hosted payment page's token stays valid. */
   paymentPageTokenTtlSeconds: number;
+  /** How long a card charge waits for the payer's 3-D Secure answer before it expires (requires_action). */
+  threeDSecureExpirySeconds: number;
   /** The platform's fees per payment method (FEE_SCHEDULE; default none). */
   fees: FeeSchedule;
   /** The dispute fee per currency, in minor units (DISPUTE_FEES; default none). */
@@ -131,6 +134,8 @@ export function createDomain(deps: DomainDeps) {
     onCapture: (tx, captured) => disputes.scheduleTestCardDispute(tx, captured),
     observer,
     fees: feeSchedules.scheduleFor,
+    threeDSecureExpirySeconds: settings.threeDSecureExpirySeconds,
+    challengeLinks: createChallengeLinks(vaultKeys.fingerprintKey, deps.baseUrl),
   });
   const cashouts = createCashouts({
     store,
@@ -224,7 +229,7 @@ export function createDomain(deps: DomainDeps) {
     clock,
     /** The background jobs' work, one pass; the server runs it every JOBS_INTERVAL_SECONDS. */
     jobs: {
-      /** Expires unpaid local payments whose next_action has run out. */
+      /** Expires unpaid local payments, and unauthenticated card charges (3-D Secure), whose next_action has run out. */
       expire: () => inBoth((livemode) => charges.expireDue(livemode)),
       /** Voids charges whose fraud review was left open past its window. */
       expireReviews: () => inBoth((livemode) => charges.expireReviewsDue(livemode)),

@@ -79,6 +79,9 @@ describe("use-case inputs are the contract's types", () => {
       "  description?: string | undefined;",
       "  metadata?: Record<string, string> | undefined;",
       "  customer?: { email?: string; ip?: string; country?: string } | undefined;",
+      // The fields ChargeCreate gained since (3-D Secure): a twin copies all of them.
+      "  payment_method_options?: { card?: { request_three_d_secure?: string } } | undefined;",
+      "  return_url?: string | undefined;",
       "}",
       "type CardInput = {",
       "  card: string;",

@@ -25,6 +25,7 @@ import { payPages } from "./pay-page.ts";
 import { publicGuards } from "./public-operations.ts";
 import { type RateLimitStore, type RateLimits, rateLimits } from "./rate-limits.ts";
 import { type SandboxSimulateOptions, sandboxSimulate } from "./sandbox-simulate.ts";
+import { threeDSecurePages } from "./three-d-secure-page.ts";
 
 export interface AppDeps {
   config: Pick<
@@ -164,6 +165,8 @@ export function createApp(deps: AppDeps): Express {
   // The hosted payment page (GET /pay/{id}): a page for payers, not an API operation, so it sits before
   // the contract's validator, like the other pages.
   app.use(payPages({ domain }));
+  // The sandbox issuer's 3-D Secure challenge page (GET and POST /3ds/{tx_id}), a page like the others.
+  app.use(threeDSecurePages({ domain, publicUrl }));
   // Its depth and breadth bounded before it is parsed (body-bounds.ts), so refusing costs what reading does.
   app.use(...jsonBody(config.BODY_LIMIT_BYTES));
   if (config.CONSOLE_ENABLED) app.use(sessionRoutes(consoleDeps));

@@ -154,6 +154,28 @@ const NOTICES: Record<Exclude<LinkState, "open"> | "not_found", { title: string;
 
 const METHODS = ["card", "pix", "boleto", "oxxo", "spei", "sepa_debit"] as const;
 
+/** What the payer reads on coming back from the issuer's 3-D Secure challenge, by the charge's status. */
+function returnOutcome(status: string, amount: string, merchant: string, failure: string | null) {
+  switch (status) {
+    case "captured":
+      return { title: "Payment received", message: `You paid ${amount} to ${merchant}.` };
+    case "authorized":
+      return { title: "Payment accepted", message: `Your payment of ${amount} to ${merchant} was accepted.` };
+    case "declined":
+      return {
+        title: "Payment declined",
+        message: `${failure ?? "The payment was declined."} Nothing was charged; you can pay again from the link.`,
+      };
+    case "expired":
+      return {
+        title: "Payment not completed",
+        message: "Your bank's check was not answered in time. Nothing was charged.",
+      };
+    default:
+      return { title: "Payment not confirmed yet", message: "Your bank has not confirmed this payment yet." };
+  }
+}
+
 /** GET /pay/{id} and its assets. Mounted before the contract's validator: these are pages, not API operations. */
 export function payPages(deps: { domain: Domain; assets?: PageAssets }): Router {
   const assets = deps.assets ?? loadPageAssets();
@@ -197,6 +219,49 @@ export function payPages(deps: { domain: Domain; assets?: PageAssets }): Router 
       values[`hidden_${method}`] = method === first ? "" : "hidden";
     }
     res.status(200).send(renderTemplate(assets.pay, values, flags));
+  });
+
+  // Where the issuer's 3-D Secure challenge sends the payer back (the link's charge's return_url,
+  // domain/payment-links/pay.ts): the outcome of that charge, on the link's page. Only a charge made
+  // through this link is shown, and only its outcome (no card details beyond what the payer typed).
+  router.get("/pay/:id/return", async (req, res, next) => {
+    try {
+      const locale = localeOf(req);
+      const view = await deps.domain.paymentLinks.page(String(req.params.id)).catch((err: unknown) => {
+        if (err instanceof DomainError && err.code === "not_found") return null;
+        throw err;
+      });
+      const txId = String(req.query.tx_id ?? "");
+      const charge = view
+        ? await deps.domain.charges.load(view.link.livemode, txId).catch((err: unknown) => {
+            if (err instanceof DomainError && err.code === "not_found") return null;
+            throw err;
+          })
+        : null;
+      payPageHeaders(res);
+      if (!view || !charge || charge.payment_link_id !== view.link.id) {
+        return res.status(404).send(notice(locale, "not_found", null, ""));
+      }
+      const amount = formatAmount(view.link.amount, view.link.currency, locale);
+      const { title, message } = returnOutcome(charge.status, amount, view.merchantName, charge.failure_message);
+      res.status(200).send(
+        renderTemplate(
+          assets.notice,
+          {
+            lang: locale,
+            state: charge.status,
+            title,
+            message: `${message} Reference: ${charge.id}.`,
+            merchant: view.merchantName,
+            description: view.link.description,
+            amount,
+          },
+          { link: true },
+        ),
+      );
+    } catch (err) {
+      next(err);
+    }
   });
 
   function notice(

@@ -9,7 +9,7 @@ import { CHARGE_TRANSITIONS } from "./state.ts";
 
 const STATUSES = Object.keys(CHARGE_TRANSITIONS) as ChargeStatus[];
 type Ctx = ReturnType<typeof testDomain>;
-type Action = "capture" | "void" | "refund" | "complete" | "expire";
+type Action = "capture" | "void" | "refund" | "complete" | "expire" | "authenticate";
 
 /** Builds a charge in the given status through the use cases themselves. */
 async function chargeIn(ctx: Ctx, status: ChargeStatus) {
@@ -35,6 +35,8 @@ async function chargeIn(ctx: Ctx, status: ChargeStatus) {
   switch (status) {
     case "pending":
       return byPix();
+    case "requires_action":
+      return byCard("4000000000003220", true); // 3-D Secure: its issuer always asks for a challenge
     case "authorized":
       return byCard("4242424242424242", false);
     case "captured":
@@ -77,6 +79,8 @@ function act(ctx: Ctx, action: Action, id: string) {
       return domain.charges.complete(caller(), id);
     case "expire":
       return domain.charges.expire(caller(), id);
+    case "authenticate":
+      return domain.charges.answerChallenge(caller(), id, "complete");
   }
 }
 
@@ -86,7 +90,8 @@ const EXPECTED: Record<Action, Partial<Record<ChargeStatus, ChargeStatus>>> = {
   void: { authorized: "voided" },
   refund: { captured: "partially_refunded", partially_refunded: "partially_refunded" },
   complete: { pending: "captured" },
-  expire: { pending: "expired" },
+  expire: { pending: "expired", requires_action: "expired" },
+  authenticate: { requires_action: "captured" },
 };
 
 describe("charge transitions through the use cases", () => {

@@ -8,6 +8,7 @@ import { localPayments } from "./local-payments.ts";
 import type { ChargeDoc } from "./records.ts";
 import { refunds } from "./refunds.ts";
 import { reviews } from "./reviews.ts";
+import { threeDSecure } from "./three-d-secure.ts";
 
 // Charges, refunds and their money movements (spec/resources/charges.tsp; docs/charges.md 'Charges'): the use
 // cases, one file per operation group, over one shared context (context.ts). The state machine is
@@ -34,6 +35,7 @@ export function createCharges(deps: ChargesDeps) {
         page,
       ),
     ...chargeCreation(ctx),
+    ...threeDSecure(ctx),
     ...captureAndVoid(ctx),
     ...refunds(ctx),
     ...reviews(ctx),

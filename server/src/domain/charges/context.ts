@@ -1,5 +1,6 @@
 import type { AppStore, AppTx } from "../collections.ts";
 import type { FraudScreen } from "../fraud/port.ts";
+import type { Caller } from "../kernel/caller.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { inEnvironment } from "../kernel/environment.ts";
 import { recordEvent } from "../kernel/events.ts";
@@ -14,6 +15,7 @@ import type { Tokens } from "../vault/tokens.ts";
 import type { Processor } from "./processor.ts";
 import type { ChargeDoc, ChargeStatus } from "./records.ts";
 import { CHARGE_MACHINE, type ChargeAction, eventFields, refusal } from "./state.ts";
+import type { ChallengeLinks } from "./three-d-secure.ts";
 
 // What every charge operation works with (create.ts, capture.ts, refunds.ts, reviews.ts,
 // local-payments.ts): its dependencies, and the steps they share.
@@ -50,6 +52,10 @@ export interface ChargesDeps {
    * a charge takes its rate when it is made.
    */
   fees: (merchantId: string) => Promise<FeeSchedule>;
+  /** How long a charge waits in `requires_action` for the payer's 3-D Secure answer before it expires. */
+  threeDSecureExpirySeconds: number;
+  /** The sandbox issuer's challenge page links (three-d-secure.ts). */
+  challengeLinks: ChallengeLinks;
 }
 
 export function chargeContext(deps: ChargesDeps) {
@@ -123,7 +129,24 @@ export function chargeContext(deps: ChargesDeps) {
     await deps.onCapture?.(tx, captured);
   }
 
-  return { ...deps, onTransition, load, transition, reached, prepareCapture, applyCapture };
+  /**
+   * Erases the card token a hosted page made for this charge alone once 3-D Secure no longer needs it
+   * (answered or expired): the merchant keeps no reusable card (domain/payment-links/pay.ts).
+   */
+  async function eraseSingleUseToken(charge: ChargeDoc): Promise<void> {
+    const token = charge.payment_method.token;
+    if (!charge.three_d_secure?.erase_token || !token) return;
+    const system: Caller = {
+      keyId: `charge:${charge.id}`,
+      livemode: charge.livemode,
+      scopes: [],
+      keyPrefix: "charge",
+      requestId: "3ds",
+    };
+    await deps.tokens.delete(system, token);
+  }
+
+  return { ...deps, onTransition, load, transition, reached, prepareCapture, applyCapture, eraseSingleUseToken };
 }
 
 export type ChargeContext = ReturnType<typeof chargeContext>;

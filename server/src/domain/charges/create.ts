@@ -14,7 +14,8 @@ import { type FeeSchedule, rateFor } from "../ledger/fees.ts";
 import type { ChargeContext } from "./context.ts";
 import { LOCAL_METHODS } from "./processor.ts";
 import type { ChargeDoc } from "./records.ts";
-import { CHARGE_MACHINE, eventFields, REVIEW_MACHINE } from "./state.ts";
+import { CHARGE_MACHINE, eventFields } from "./state.ts";
+import { openReview, threeDSecure } from "./three-d-secure.ts";
 
 // createCharge (POST /v1/charges, spec/resources/charges.tsp): checks, fraud evaluation, then the
 // processor (a card is authorized and, unless held or `capture: false`, captured; a local method starts
@@ -29,6 +30,8 @@ export type ChargeCreate = components["schemas"]["ChargeCreate"];
 /** For charges made through a payment link's hosted page (domain/payment-links). */
 export interface ChargeCreateOptions {
   paymentLinkId?: string | undefined;
+  /** The card's token was made for this charge alone (a hosted page's): 3-D Secure erases it once answered. */
+  singleUseToken?: boolean | undefined;
   /** Runs inside the charge's transaction, after the charge is written: counts it against its link. */
   inTransaction?: ((tx: AppTx, charge: ChargeDoc) => Promise<void>) | undefined;
 }
@@ -94,6 +97,7 @@ function newCharge(
 
 export function chargeCreation(ctx: ChargeContext) {
   const { store, clock, processor } = ctx;
+  const { authenticate } = threeDSecure(ctx);
 
   /** Every charge is evaluated before the processor is called (spec: POST /v1/charges). */
   async function assess(charge: ChargeDoc, card?: { pan: string; fingerprint: string }) {
@@ -110,8 +114,19 @@ export function chargeCreation(ctx: ChargeContext) {
     return result;
   }
 
-  /** A card: screened, then authorized (held for review, or captured unless `capture: false`), or declined. */
-  async function payByCard(charge: ChargeDoc, token: string, capture: boolean, at: Date): Promise<ChargeAssessment> {
+  /**
+   * A card: screened, then authenticated when 3-D Secure applies (three-d-secure.ts: a challenge leaves
+   * it requires_action), then authorized (held for review, or captured unless `capture: false`), or
+   * declined.
+   */
+  async function payByCard(
+    charge: ChargeDoc,
+    input: ChargeCreate,
+    token: string,
+    at: Date,
+    options: ChargeCreateOptions,
+  ): Promise<ChargeAssessment> {
+    const capture = input.capture ?? true;
     const vaulted = await ctx.tokens.pan(charge.livemode, token, "payment_method.token");
     const { token: card, pan } = vaulted;
     charge.payment_method = {
@@ -126,6 +141,21 @@ export function chargeCreation(ctx: ChargeContext) {
       block(charge, assessment);
       return assessment;
     }
+    const asked = input.payment_method_options?.card?.request_three_d_secure ?? "automatic";
+    const goOn = await authenticate(
+      charge,
+      {
+        pan,
+        // A fraud evaluation that decides request_3ds asks the issuer for a challenge (FraudDecision).
+        request: assessment.decision === "request_3ds" ? "challenge" : asked,
+        capture,
+        returnUrl: input.return_url ?? null,
+        reviewWindowSeconds: assessment.decision === "review" ? assessment.reviewWindowSeconds : null,
+        eraseToken: options.singleUseToken ?? false,
+      },
+      at,
+    );
+    if (!goOn) return assessment;
     const auth = await processor.authorizeCard({
       chargeId: charge.id,
       pan,
@@ -146,15 +176,9 @@ export function chargeCreation(ctx: ChargeContext) {
     charge.processor_ref = auth.reference;
     if (assessment.decision === "review") {
       // Held: not captured, whatever `capture` says, until the review is approved (spec: ChargeReview).
-      const expiresAt = iso(new Date(at.getTime() + assessment.reviewWindowSeconds * 1000));
-      charge.review = {
-        status: REVIEW_MACHINE.start("open"),
-        opened_at: charge.updated_at,
-        expires_at: expiresAt,
-        closed_at: null,
-        capture,
-      };
-      charge.review_expires_at = expiresAt;
+      const held = openReview(charge.updated_at, at, assessment.reviewWindowSeconds, capture);
+      charge.review = held.review;
+      charge.review_expires_at = held.review_expires_at;
     } else if (capture) {
       await processor.capture(auth.reference, charge.amount);
       charge.status = CHARGE_MACHINE.start("captured");
@@ -200,6 +224,9 @@ export function chargeCreation(ctx: ChargeContext) {
       // The evaluation and its `fraud.evaluated` event commit with the charge, before its own events.
       await assessment.record(tx, charge);
       const fields = eventFields(charge);
+      if (charge.status === "requires_action") {
+        await recordEvent(tx, clock, charge.livemode, "payment.requires_action", fields);
+      }
       if (charge.status === "authorized" || charge.status === "captured") {
         await recordEvent(tx, clock, charge.livemode, "payment.authorized", { ...fields, status: "authorized" });
       }
@@ -231,7 +258,7 @@ export function chargeCreation(ctx: ChargeContext) {
       const charge = newCharge(clock, caller, input, merchant.id, options, await ctx.fees(merchant.id));
       const assessment =
         method.type === "card"
-          ? await payByCard(charge, method.token, input.capture ?? true, at)
+          ? await payByCard(charge, input, method.token, at, options)
           : await payLocally(charge, method, at);
       if (charge.status === "captured") await ctx.prepareCapture(charge);
       return record(caller, charge, assessment, options);

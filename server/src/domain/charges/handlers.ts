@@ -36,5 +36,8 @@ export function chargeHandlers({ charges }: { charges: Charges }, { answer }: Ha
     rejectChargeReview: answer(200, serialize.charge, ({ caller, path }) => charges.rejectReview(caller, path.id)),
     sandboxCompleteCharge: answer(200, serialize.charge, ({ caller, path }) => charges.complete(caller, path.id)),
     sandboxExpireCharge: answer(200, serialize.charge, ({ caller, path }) => charges.expire(caller, path.id)),
+    sandboxAnswerThreeDSecure: answer(200, serialize.charge, ({ caller, path, body }) =>
+      charges.answerChallenge(caller, path.id, body.outcome),
+    ),
   } satisfies Partial<Handlers>;
 }

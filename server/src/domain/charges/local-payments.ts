@@ -11,18 +11,25 @@ import { eventFields, refusal } from "./state.ts";
 // Local payment methods (pix, boleto, oxxo, spei, sepa_debit): a charge waits `pending` for the payer,
 // and is captured when they pay or expires when its next_action runs out. In the sandbox the helpers
 // sandboxCompleteCharge and sandboxExpireCharge (spec/resources/sandbox.tsp) play the payer.
+// The expiry also ends card charges left `requires_action` (3-D Secure, three-d-secure.ts) past their
+// next_action's expires_at.
+
+/** The statuses that wait for the payer until `expires_at`. */
+const AWAITING_PAYER = ["pending", "requires_action"] as const;
 
 export function localPayments(ctx: ChargeContext) {
   const { store, clock } = ctx;
 
   /** `caller` is null for the expiry job. */
   async function expireOne(charge: ChargeDoc, caller: Caller | null = null): Promise<ChargeDoc> {
-    if (charge.status !== "pending") throw refusal(charge, "expire");
-    return commit(store, caller, async (tx) => {
-      const expired = await ctx.transition(tx, charge, "expired", { next_action: null }, "expire");
-      await recordEvent(tx, clock, expired.livemode, "payment.expired", eventFields(expired));
-      return expired;
+    if (charge.status !== "pending" && charge.status !== "requires_action") throw refusal(charge, "expire");
+    const expired = await commit(store, caller, async (tx) => {
+      const done = await ctx.transition(tx, charge, "expired", { next_action: null }, "expire");
+      await recordEvent(tx, clock, done.livemode, "payment.expired", eventFields(done));
+      return done;
     });
+    await ctx.eraseSingleUseToken(expired);
+    return expired;
   }
 
   return {
@@ -45,20 +52,20 @@ export function localPayments(ctx: ChargeContext) {
       });
     },
 
-    /** Sandbox: the payer never pays; the charge expires now. */
+    /** Sandbox: the payer never pays (or never authenticates); the charge expires now. */
     async expire(caller: Caller, id: string): Promise<ChargeDoc> {
       sandboxOnly(caller.livemode, "charge", id);
       return expireOne(await ctx.load(caller.livemode, id), caller);
     },
 
     /**
-     * The expiry job, for one environment: every pending charge past its `expires_at` on that
+     * The expiry job, for one environment: every pending or requires_action charge past its `expires_at` on that
      * environment's clock. Returns how many expired.
      */
     async expireDue(livemode: boolean, limit = 500): Promise<number> {
       const due = await store.findAll(
         "charges",
-        { livemode, status: "pending", expires_at: { $lte: iso(clock.now(livemode)) } },
+        { livemode, status: { $in: [...AWAITING_PAYER] }, expires_at: { $lte: iso(clock.now(livemode)) } },
         limit,
       );
       let expired = 0;
@@ -78,7 +85,7 @@ export function localPayments(ctx: ChargeContext) {
     async nextExpiry(livemode: boolean, after: Date): Promise<string | null> {
       const [next] = await store.findAll(
         "charges",
-        { livemode, status: "pending", expires_at: { $gt: iso(after) } },
+        { livemode, status: { $in: [...AWAITING_PAYER] }, expires_at: { $gt: iso(after) } },
         1,
         { by: "expires_at", direction: "asc" },
       );

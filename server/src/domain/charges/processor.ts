@@ -2,7 +2,12 @@
 // (adapters/processor-simulator.ts), used in the sandbox and — until a real acquirer adapter exists — in
 // production too.
 
-export type FailureCode = "card_declined" | "insufficient_funds" | "expired_card" | "processing_error";
+export type FailureCode =
+  | "card_declined"
+  | "insufficient_funds"
+  | "expired_card"
+  | "processing_error"
+  | "authentication_failed";
 
 export interface CardAuthorizationRequest {
   chargeId: string;
@@ -22,11 +27,58 @@ export type AuthorizationResult =
 export type LocalMethod = "pix" | "boleto" | "oxxo" | "spei" | "sepa_debit";
 
 export interface NextAction {
-  type: "display_qr_code" | "display_voucher" | "bank_transfer" | "await_debit";
+  type: "display_qr_code" | "display_voucher" | "bank_transfer" | "await_debit" | "redirect_to_url";
   reference: string;
   qr_payload?: string;
+  /** redirect_to_url: the issuer's challenge page, and where it sends the payer back. */
+  url?: string;
+  return_url?: string;
   expires_at: string;
 }
+
+/** ThreeDSecureResult in spec/resources/three-d-secure.tsp. */
+export type ThreeDSecureResult =
+  | "authenticated"
+  | "attempted"
+  | "failed"
+  | "not_supported"
+  | "exempted"
+  | "processing_error";
+
+/** What the issuer answered about an authentication (ChargeThreeDSecure without its pending state). */
+export interface ThreeDSecureOutcome {
+  result: ThreeDSecureResult;
+  version: string;
+  liabilityShift: boolean;
+  eci: string | null;
+}
+
+/**
+ * How strongly the platform asks for 3-D Secure: `automatic` only when the issuer requires it,
+ * `any` whenever the card supports it, `challenge` with a challenge wherever the card supports one
+ * (RequestThreeDSecure in the contract; a fraud `request_3ds` decision asks for `challenge`).
+ */
+export type ThreeDSecureRequest = "automatic" | "any" | "challenge";
+
+export interface CardAuthenticationRequest {
+  chargeId: string;
+  pan: string;
+  brand: string | undefined;
+  amount: number;
+  currency: string;
+  livemode: boolean;
+  request: ThreeDSecureRequest;
+}
+
+/**
+ * The issuer's answer to an authentication request: not needed (`automatic` on a card whose issuer
+ * does not require it), done without the payer (frictionless, attempted, not supported, or an error),
+ * or a challenge the payer must answer at the issuer's page.
+ */
+export type AuthenticationLookup =
+  | { kind: "not_needed" }
+  | { kind: "done"; outcome: ThreeDSecureOutcome }
+  | { kind: "challenge"; reference: string; version: string };
 
 export interface LocalPaymentRequest {
   chargeId: string;
@@ -54,6 +106,10 @@ export interface Processor {
   /** Release an authorization. */
   void(reference: string): Promise<void>;
   refund(reference: string, amount: number): Promise<void>;
+  /** 3-D Secure: asks the card's issuer whether (and how) the payer must authenticate. */
+  authenticateCard(request: CardAuthenticationRequest): Promise<AuthenticationLookup>;
+  /** 3-D Secure: the payer's answer to the issuer's challenge (`passed`: they completed it). */
+  completeChallenge(reference: string, brand: string | undefined, passed: boolean): Promise<ThreeDSecureOutcome>;
   /** Starts a payment the payer completes elsewhere; returns what the payer must do, and by when. */
   startLocalPayment(request: LocalPaymentRequest): Promise<NextAction>;
   /**

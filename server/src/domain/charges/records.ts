@@ -2,12 +2,13 @@ import type { BaseDoc } from "../../store/port.ts";
 import { collection } from "../kernel/records.ts";
 import type { Status } from "../kernel/state-machine.ts";
 import type { FeeRate } from "../ledger/fees.ts";
-import type { FailureCode, NextAction } from "./processor.ts";
+import type { FailureCode, NextAction, ThreeDSecureResult } from "./processor.ts";
 
 // Charges and refunds as stored (spec/resources/charges.tsp); serialize.ts names what the API shows.
 
 export type ChargeStatus =
   | "pending"
+  | "requires_action"
   | "authorized"
   | "captured"
   | "partially_refunded"
@@ -28,6 +29,25 @@ export interface ChargeReviewDoc {
   closed_at: string | null;
   /** Whether approval captures (the charge's `capture`); never shown. */
   capture: boolean;
+}
+
+/** 3-D Secure on a card charge (spec: ChargeThreeDSecure), with what its completion needs. */
+export interface ThreeDSecureDoc {
+  /** null while the payer has not answered the challenge. */
+  result: ThreeDSecureResult | null;
+  version: string;
+  liability_shift: boolean;
+  eci: string | null;
+  /** The issuer's reference of a challenge (null when there was none); never shown. */
+  reference: string | null;
+  /** Whether the charge is captured once authorized (the charge's `capture`); never shown. */
+  capture: boolean;
+  /** Where the challenge page sends the payer back (ChargeCreate.return_url), or null. */
+  return_url: string | null;
+  /** When the fraud evaluation decided `review`: how long the review stays open once authorized. Never shown. */
+  review_window_seconds: number | null;
+  /** The card's token was made for this charge alone (a hosted page's): erased once the challenge ends. */
+  erase_token?: boolean;
 }
 
 export interface ChargeDoc extends BaseDoc {
@@ -60,6 +80,8 @@ export interface ChargeDoc extends BaseDoc {
   review?: ChargeReviewDoc | null;
   /** review.expires_at while the review is open (null otherwise), top-level so the expiry job can query it. */
   review_expires_at?: string | null;
+  /** Set when 3-D Secure ran for a card charge (three-d-secure.ts). */
+  three_d_secure?: ThreeDSecureDoc | null;
   /** Set when the charge was made through a payment link's hosted page (domain/payment-links). */
   payment_link_id?: string | null;
   /**

@@ -34,6 +34,18 @@ export const charge = (c: ChargeDoc): Schemas["Charge"] => ({
         closed_at: c.review.closed_at,
       }
     : null,
+  // Only what the contract shows of 3-D Secure (ChargeThreeDSecure): not the issuer's reference, nor
+  // what completing it needs.
+  ...(c.three_d_secure
+    ? {
+        three_d_secure: {
+          result: c.three_d_secure.result,
+          version: c.three_d_secure.version,
+          liability_shift: c.three_d_secure.liability_shift,
+          eci: c.three_d_secure.eci,
+        },
+      }
+    : {}),
   ...(c.payment_link_id ? { payment_link_id: c.payment_link_id } : {}),
   livemode: c.livemode,
   created_at: c.created_at,

@@ -9,10 +9,15 @@ describe("the charge state machine", () => {
   itHoldsTheTable(CHARGE_MACHINE, {
     // A charge is created in its outcome (createCharge): a local method's pending, a card's authorized,
     // captured or declined, or blocked by fraud evaluation.
-    initial: ["pending", "authorized", "captured", "declined", "blocked"],
+    // A card that needs 3-D Secure is created requires_action.
+    initial: ["pending", "requires_action", "authorized", "captured", "declined", "blocked"],
     edges: [
       ["pending", "captured"],
       ["pending", "expired"],
+      ["requires_action", "authorized"],
+      ["requires_action", "captured"],
+      ["requires_action", "declined"],
+      ["requires_action", "expired"],
       ["authorized", "captured"],
       ["authorized", "voided"],
       ["captured", "partially_refunded"],

@@ -6,14 +6,18 @@ import type { ChargeDoc, ChargeStatus, RefundStatus, ReviewStatus } from "./reco
 
 /**
  * The charge state machine, the whole truth of a charge's status. A new charge is created in its
- * outcome: `pending` (a local method waits for the payer), `authorized` (held for review or
+ * outcome: `pending` (a local method waits for the payer), `requires_action` (a card waits for the
+ * payer's 3-D Secure challenge), `authorized` (held for review or
  * `capture: false`), `captured`, `declined` (by the processor) or `blocked` (by fraud evaluation). Any
  * other change is a 409 invalid_state_transition.
  */
 export const CHARGE_MACHINE = stateMachine<"charge", ChargeStatus>("charge", {
-  initial: ["pending", "authorized", "captured", "declined", "blocked"],
+  initial: ["pending", "requires_action", "authorized", "captured", "declined", "blocked"],
   transitions: {
     pending: ["captured", "expired"],
+    // 3-D Secure (three-d-secure.ts): the payer's answer authorizes (and captures) or declines the
+    // charge; no answer in time expires it.
+    requires_action: ["authorized", "captured", "declined", "expired"],
     authorized: ["captured", "voided"],
     captured: ["partially_refunded", "refunded"],
     partially_refunded: ["partially_refunded", "refunded"],
@@ -44,7 +48,7 @@ export function canTransition(from: ChargeStatus, to: ChargeStatus): boolean {
   return CHARGE_MACHINE.can(from, to);
 }
 
-export type ChargeAction = "capture" | "void" | "refund" | "complete" | "expire";
+export type ChargeAction = "capture" | "void" | "refund" | "complete" | "expire" | "authenticate";
 
 /** Why a transition is refused, in words an integrator can act on. */
 export function refusal(charge: ChargeDoc, action: ChargeAction): DomainError {
@@ -62,7 +66,9 @@ export function refusal(charge: ChargeDoc, action: ChargeAction): DomainError {
         ? `The charge is ${s}; a charge is captured once.`
         : s === "pending"
           ? "The charge is pending: a local payment is captured when the payer pays."
-          : `A ${s} charge cannot be captured; only authorized ones can.`,
+          : s === "requires_action"
+            ? "The charge waits for the payer's 3-D Secure authentication (next_action); it can be captured once authorized."
+            : `A ${s} charge cannot be captured; only authorized ones can.`,
     void:
       s === "captured" || s === "partially_refunded"
         ? `A ${s} charge cannot be voided; refund it instead.`
@@ -74,7 +80,8 @@ export function refusal(charge: ChargeDoc, action: ChargeAction): DomainError {
           ? "An authorized charge has not been captured: void it instead of refunding."
           : `A ${s} charge cannot be refunded; only captured ones can.`,
     complete: `A ${s} charge cannot be completed; only pending ones can.`,
-    expire: `A ${s} charge cannot expire; only pending ones can.`,
+    expire: `A ${s} charge cannot expire; only pending and requires_action ones can.`,
+    authenticate: `A ${s} charge has no 3-D Secure challenge to answer; only requires_action ones have.`,
   };
   return new DomainError("invalid_state_transition", why[action]);
 }

@@ -21,11 +21,15 @@ const hit = fc.record({
   reason: fc.constant("r"),
 });
 const hits = fc.array(hit, { maxLength: 14 });
+// The 3-D Secure threshold, when set, lies strictly between the two (FraudSettings.request_3ds_threshold).
 const thresholds = fc
-  .tuple(fc.integer({ min: 1, max: 99 }), fc.integer({ min: 1, max: 100 }))
-  .filter(([review, block]) => review < block)
-  .map(([review, block]) => ({ review, block }));
-const severity = { allow: 0, review: 1, block: 2 } as const;
+  .tuple(fc.integer({ min: 1, max: 99 }), fc.integer({ min: 1, max: 100 }), fc.option(fc.integer({ min: 1, max: 100 })))
+  .filter(
+    ([review, block, request3ds]) =>
+      review < block && (request3ds === null || (review < request3ds && request3ds < block)),
+  )
+  .map(([review, block, request3ds]) => ({ review, block, request3ds }));
+const severity = { allow: 0, review: 1, request_3ds: 2, block: 3 } as const;
 
 describe("fraud engine properties", () => {
   it("keeps the score an integer within 0-100 and equal to the capped sum of points", () => {
@@ -81,7 +85,15 @@ describe("fraud engine properties", () => {
           ? [...hs, { rule: "allowlist_match", points: 0, reason: "r", decides: "allow" }]
           : hs;
         const { score, decision, signals } = decide(all, t);
-        const expected = allowed ? "allow" : score >= t.block ? "block" : score >= t.review ? "review" : "allow";
+        const expected = allowed
+          ? "allow"
+          : score >= t.block
+            ? "block"
+            : t.request3ds !== null && score >= t.request3ds
+              ? "request_3ds"
+              : score >= t.review
+                ? "review"
+                : "allow";
         expect(decision).toBe(expected);
         expect(signals).toEqual(all.map((h) => h.rule));
       }),

@@ -20,6 +20,9 @@ export function decide(hits: readonly Hit[], thresholds: Thresholds): Outcome {
   if (hits.some((hit) => hit.decides === "allow")) decision = "allow";
   else if (hits.some((hit) => hit.decides === "review")) decision = "review";
   else if (score >= thresholds.block) decision = "block";
+  // Between review and block: the payer can prove they hold the card (3-D Secure) instead of the
+  // merchant reviewing the charge by hand (FraudSettings.request_3ds_threshold).
+  else if (thresholds.request3ds != null && score >= thresholds.request3ds) decision = "request_3ds";
   else if (score >= thresholds.review) decision = "review";
   return {
     score,

@@ -66,7 +66,11 @@ export function createFraudEvaluations(deps: FraudEvaluationsDeps) {
       settings.load(observed.livemode),
       gatherer.gather(observed, at, count),
     ]);
-    const thresholds = { review: config.reviewThreshold, block: config.blockThreshold };
+    const thresholds = {
+      review: config.reviewThreshold,
+      block: config.blockThreshold,
+      request3ds: config.request3dsThreshold,
+    };
     const outcome = evaluate(gathered.facts, thresholds);
     return {
       evaluation: {

@@ -47,6 +47,8 @@ export interface FraudListItemDoc extends BaseDoc {
 export interface FraudSettingsDoc extends BaseDoc {
   review_threshold: number;
   block_threshold: number;
+  /** Absent on settings stored before 3-D Secure existed (off). */
+  request_3ds_threshold?: number | null;
   review_window_seconds: number;
   updated_at: string;
 }

@@ -6,7 +6,7 @@
 
 export type ListKind = "card_bin" | "card_fingerprint" | "ip_address" | "email" | "email_domain" | "country";
 export type ListAction = "block" | "allow" | "flag";
-export type Decision = "allow" | "review" | "block";
+export type Decision = "allow" | "review" | "request_3ds" | "block";
 
 /** One fact of the transaction found on a value list (a stored list, or a sandbox built-in one). */
 export interface ListMatch {
@@ -63,6 +63,8 @@ export interface Facts {
 export interface Thresholds {
   review: number;
   block: number;
+  /** From this score (below `block`) card charges are asked for 3-D Secure; null: never (FraudSettings). */
+  request3ds?: number | null | undefined;
 }
 
 /** A rule that fired. */

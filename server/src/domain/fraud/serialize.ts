@@ -58,6 +58,7 @@ export const fraudSettings = (s: FraudSettings): Schemas["FraudSettings"] => ({
   object: "fraud_settings",
   review_threshold: s.reviewThreshold,
   block_threshold: s.blockThreshold,
+  request_3ds_threshold: s.request3dsThreshold,
   review_window_seconds: s.reviewWindowSeconds,
   livemode: s.livemode,
   updated_at: s.updatedAt,

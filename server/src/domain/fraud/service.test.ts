@@ -312,3 +312,43 @@ describe("fraud settings", () => {
     expect(charge.status).toBe("blocked");
   });
 });
+
+describe("the request_3ds decision (FraudSettings.request_3ds_threshold)", () => {
+  it("is off by default, and must lie between the review and block thresholds", async () => {
+    const t = await setup();
+    expect((await t.domain.fraud.settings.get(caller)).request3dsThreshold).toBeNull();
+    for (const value of [65, 75, 20]) {
+      await expect(t.domain.fraud.settings.update(caller, { request_3ds_threshold: value })).rejects.toMatchObject({
+        param: "request_3ds_threshold",
+      });
+    }
+    await t.domain.fraud.settings.update(caller, { request_3ds_threshold: 70 });
+    await expect(t.domain.fraud.settings.update(caller, { block_threshold: 70 })).rejects.toMatchObject({
+      param: "block_threshold",
+    });
+    expect(await t.domain.fraud.settings.update(caller, { request_3ds_threshold: null })).toMatchObject({
+      request3dsThreshold: null,
+    });
+  });
+
+  it("turns a risky card charge into a 3-D Secure challenge, and the evaluation explains why", async () => {
+    const t = await setup();
+    await t.domain.fraud.settings.update(caller, { review_threshold: 30, request_3ds_threshold: 40 });
+    // A VPN address scores 48: at or above 40, below 75.
+    const risky = await t.charge("4000000000003055", { ip: "203.0.113.7" });
+    expect(risky.status).toBe("requires_action");
+    expect(risky.next_action?.type).toBe("redirect_to_url");
+    const evaluation = await t.evaluationOf(risky.fraud_evaluation_id);
+    expect(evaluation).toMatchObject({ decision: "request_3ds", score: 48, signals: ["vpn_detected"] });
+    expect(evaluation.rules[0]?.reason).toMatch(/203\.0\.113\.7/);
+    // The same card without the risk: authenticated frictionless, no challenge.
+    const calm = await t.charge("4000000000003055", { ip: "192.0.2.1" });
+    expect(calm.status).toBe("captured");
+    expect(calm.three_d_secure?.result).toBe("authenticated");
+    // A card not enrolled: the issuer's attempt stands in, and the charge goes on.
+    const attempted = await t.charge("4242424242424242", { ip: "203.0.113.8" });
+    expect(attempted).toMatchObject({ status: "captured" });
+    expect(attempted.three_d_secure).toMatchObject({ result: "attempted", liability_shift: true });
+    expect((await t.evaluationOf(attempted.fraud_evaluation_id)).decision).toBe("request_3ds");
+  });
+});

@@ -14,6 +14,8 @@ import type { FraudSettingsDoc } from "./records.ts";
 export interface FraudSettings {
   reviewThreshold: number;
   blockThreshold: number;
+  /** null: the `request_3ds` decision is off (the default). */
+  request3dsThreshold: number | null;
   reviewWindowSeconds: number;
   livemode: boolean;
   /** null while the defaults apply. */
@@ -23,6 +25,7 @@ export interface FraudSettings {
 export const DEFAULT_SETTINGS = {
   reviewThreshold: 65,
   blockThreshold: 75,
+  request3dsThreshold: null,
   /** Seven days: about as long as a card authorization lasts. */
   reviewWindowSeconds: 7 * 86400,
 } as const;
@@ -37,6 +40,7 @@ function fromDoc(livemode: boolean, doc: FraudSettingsDoc | null): FraudSettings
   return {
     reviewThreshold: doc.review_threshold,
     blockThreshold: doc.block_threshold,
+    request3dsThreshold: doc.request_3ds_threshold ?? null,
     reviewWindowSeconds: doc.review_window_seconds,
     livemode,
     updatedAt: doc.updated_at,
@@ -70,10 +74,23 @@ export function createFraudSettings(store: AppStore, clock: Clock) {
         }
         throw invalid("block_threshold", `must be above review_threshold (${review})`);
       }
+      const request3ds =
+        changes.request_3ds_threshold === undefined ? before.request3dsThreshold : changes.request_3ds_threshold;
+      if (request3ds !== null && (request3ds <= review || request3ds >= block)) {
+        // Name the field that was sent: the one the caller can change to fix it.
+        const why = `must be above review_threshold (${review}) and below block_threshold (${block})`;
+        if (changes.request_3ds_threshold !== undefined) throw invalid("request_3ds_threshold", why);
+        const moved = changes.review_threshold !== undefined ? "review_threshold" : "block_threshold";
+        throw invalid(
+          moved,
+          `must leave request_3ds_threshold (${request3ds}) between the review and block thresholds`,
+        );
+      }
       const at = clock.now(caller.livemode);
       const values = {
         review_threshold: review,
         block_threshold: block,
+        request_3ds_threshold: request3ds,
         review_window_seconds: changes.review_window_seconds ?? before.reviewWindowSeconds,
         updated_at: iso(at),
       };

@@ -55,6 +55,8 @@ export interface PaymentDeps {
   tokens: Tokens;
   charges: Charges;
   pageTokens: PageTokens;
+  /** The server's public address: a 3-D Secure challenge returns the payer to `<baseUrl>/pay/<id>/return`. */
+  baseUrl: () => string;
 }
 
 export function payments(deps: PaymentDeps) {
@@ -143,6 +145,9 @@ export function payments(deps: PaymentDeps) {
         ...(input.email === undefined ? {} : { email: input.email }),
         ...(ctx.ip === undefined ? {} : { ip: ctx.ip }),
       };
+      // A card waiting for 3-D Secure still needs its token to be authorized once the payer answers: the
+      // challenge erases it then (charges/three-d-secure.ts, `erase_token`).
+      let waiting = false;
       try {
         const charge = await deps.charges.create(
           recording,
@@ -155,12 +160,19 @@ export function payments(deps: PaymentDeps) {
               : (method as Exclude<PayMethodInput, { type: "card" }>),
             description: link.description,
             ...(Object.keys(customer).length > 0 ? { customer } : {}),
+            // After a 3-D Secure challenge the issuer sends the payer back to the hosted page's outcome.
+            return_url: `${deps.baseUrl()}/pay/${link.id}/return`,
           },
-          { paymentLinkId: link.id, inTransaction: (tx, made) => claimUse(tx, clock, link, made) },
+          {
+            paymentLinkId: link.id,
+            singleUseToken: token !== null,
+            inTransaction: (tx, made) => claimUse(tx, clock, link, made),
+          },
         );
+        waiting = charge.status === "requires_action";
         return { link, charge };
       } finally {
-        if (token) await deps.tokens.delete(caller, token.id);
+        if (token && !waiting) await deps.tokens.delete(caller, token.id);
       }
     },
   };

@@ -439,6 +439,10 @@ describe("counting uses in the charge's transaction (usage.ts)", () => {
     await follow("pending", "declined");
     await follow("pending", "captured", "");
     expect(await w.reload(link.id)).toMatchObject({ uses: 0, pending_uses: 1, claimed: 1 });
+    // 3-D Secure: a requires_action charge declined (its payer failed the challenge) frees its use.
+    await follow("requires_action", "declined");
+    expect(await w.reload(link.id)).toMatchObject({ uses: 0, pending_uses: 0, claimed: 0 });
+    await w.store.transaction((tx) => tx.update("payment_links", link.id, { inc: { pending_uses: 1, claimed: 1 } }));
     await follow("pending", "captured");
     expect(await w.reload(link.id)).toMatchObject({ uses: 1, pending_uses: 0, claimed: 1 });
     // A held use that was never counted is a bug, not a silent negative count.

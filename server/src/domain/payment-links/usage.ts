@@ -15,7 +15,8 @@ import type { PaymentLinkDoc } from "./records.ts";
 // - a charge made through the link that is captured takes a use (uses + 1); one pending (a local
 //   payment awaiting the payer) or authorized (held) takes a pending use; a declined or blocked one
 //   takes nothing;
-// - a pending use becomes a use when its charge is captured, and is freed when it expires or is voided.
+// - a pending use becomes a use when its charge is captured, and is freed when it expires or is voided;
+//   a charge waiting for 3-D Secure (requires_action) holds one too, freed if it is declined.
 // `claimed` (uses + pending_uses) is raised only by a conditional increment `claimed < max_uses`, so no
 // number of concurrent payers can take more than `max_uses`.
 
@@ -36,7 +37,7 @@ function completedEvent(tx: AppTx, clock: Clock, link: PaymentLinkDoc, charge: P
 }
 
 /** Statuses of a new charge that hold a use of its link until they end. */
-const HOLDING: readonly ChargeStatus[] = ["pending", "authorized"];
+const HOLDING: readonly ChargeStatus[] = ["pending", "requires_action", "authorized"];
 
 /**
  * Counts a charge just made through `link`, inside its transaction. Throws 409 `payment_link_unavailable`
@@ -78,7 +79,10 @@ export async function followTransition(
   const linkId = charge.payment_link_id;
   if (!linkId || !HOLDING.includes(from)) return;
   const to = charge.status;
-  if (to !== "captured" && to !== "expired" && to !== "voided") return;
+  // A charge waiting for 3-D Secure frees its use when declined (the payer failed it, or the card then
+  // declined); no other held status is ever declined.
+  const freed = to === "expired" || to === "voided" || (to === "declined" && from === "requires_action");
+  if (to !== "captured" && !freed) return;
   const updated = await tx.update(
     "payment_links",
     linkId,

@@ -1,0 +1,250 @@
+import { createHmac, hkdfSync, timingSafeEqual } from "node:crypto";
+import type { Caller } from "../kernel/caller.ts";
+import { commit } from "../kernel/commit.ts";
+import { sandboxOnly } from "../kernel/environment.ts";
+import { DomainError } from "../kernel/errors.ts";
+import { recordEvent } from "../kernel/events.ts";
+import { iso } from "../kernel/time.ts";
+import type { ChargeContext } from "./context.ts";
+import type { ThreeDSecureOutcome, ThreeDSecureRequest } from "./processor.ts";
+import type { ChargeDoc, ChargeReviewDoc, ThreeDSecureDoc } from "./records.ts";
+import { CHARGE_MACHINE, eventFields, REVIEW_MACHINE, refusal } from "./state.ts";
+
+// 3-D Secure on card charges (ChargeThreeDSecure, RequestThreeDSecure and sandboxAnswerThreeDSecure in
+// spec/resources/three-d-secure.tsp; docs/three-d-secure.md). Before a card is authorized the issuer is
+// asked whether the payer must authenticate (Processor.authenticateCard). A challenge leaves the charge
+// `requires_action` with a `redirect_to_url` next_action (the issuer's page); the payer's answer
+// authorizes it (and captures it, unless `capture: false`) or declines it (`authentication_failed`);
+// no answer before `expires_at` expires it (the expiry job, local-payments.ts). No money moves until it
+// is authorized and captured, as for any card.
+
+/** A result that lets the charge go on to authorization; `failed` and `processing_error` decline it. */
+const PASSES = new Set(["authenticated", "attempted", "not_supported", "exempted"]);
+
+/** What a card's authentication needs besides the charge (createCharge's input, the evaluation). */
+export interface AuthenticationInput {
+  pan: string;
+  request: ThreeDSecureRequest;
+  capture: boolean;
+  returnUrl: string | null;
+  /** The evaluation decided `review`: once authorized, the charge is held (its window, seconds). */
+  reviewWindowSeconds: number | null;
+  /** The token was made for this charge alone: erase it once the challenge ends. */
+  eraseToken: boolean;
+}
+
+/** An open fraud review for a charge authorized at `at` (ChargeReview); shared by creation and 3-D Secure. */
+export function openReview(openedAt: string, at: Date, windowSeconds: number, capture: boolean) {
+  const expiresAt = iso(new Date(at.getTime() + windowSeconds * 1000));
+  const review: ChargeReviewDoc = {
+    status: REVIEW_MACHINE.start("open"),
+    opened_at: openedAt,
+    expires_at: expiresAt,
+    closed_at: null,
+    capture,
+  };
+  return { review, review_expires_at: expiresAt };
+}
+
+const shown = (outcome: ThreeDSecureOutcome) => ({
+  result: outcome.result,
+  version: outcome.version,
+  liability_shift: outcome.liabilityShift,
+  eci: outcome.eci,
+});
+
+const FAILED_MESSAGE: Record<string, string> = {
+  failed: "The payer failed the issuer's 3-D Secure challenge.",
+  processing_error: "The issuer could not authenticate the payer (3-D Secure error).",
+};
+
+/**
+ * The sandbox issuer's challenge page link (/3ds/{tx_id}?t=…): the token is an HMAC of the charge id
+ * under a key derived from the vault's fingerprint key, so only the URL the charge's next_action gave
+ * opens the page (and answers it). Stateless: every instance with the same vault keys accepts it.
+ */
+export function createChallengeLinks(fingerprintKey: Buffer, baseUrl: () => string) {
+  const key = Buffer.from(hkdfSync("sha256", fingerprintKey, Buffer.alloc(0), "payments/3ds-challenge/v1", 32));
+  const token = (chargeId: string) => createHmac("sha256", key).update(chargeId, "utf8").digest("base64url");
+  return {
+    url: (chargeId: string) => `${baseUrl()}/3ds/${chargeId}?t=${token(chargeId)}`,
+    /** Whether `given` is the token of `chargeId`'s challenge link. */
+    valid(chargeId: string, given: string): boolean {
+      const expected = Buffer.from(token(chargeId), "utf8");
+      const actual = Buffer.from(given, "utf8");
+      return expected.length === actual.length && timingSafeEqual(expected, actual);
+    },
+  };
+}
+
+export type ChallengeLinks = ReturnType<typeof createChallengeLinks>;
+
+export function threeDSecure(ctx: ChargeContext) {
+  const { store, clock, processor } = ctx;
+
+  /**
+   * Asks the issuer, before a new card charge is authorized. Returns true when the charge goes on to
+   * authorization (no 3-D Secure, or a result that passes); otherwise the charge is left in its
+   * outcome: `requires_action` (a challenge) or `declined` (`authentication_failed`).
+   */
+  async function authenticate(charge: ChargeDoc, input: AuthenticationInput, at: Date): Promise<boolean> {
+    const lookup = await processor.authenticateCard({
+      chargeId: charge.id,
+      pan: input.pan,
+      brand: charge.payment_method.brand,
+      amount: charge.amount,
+      currency: charge.currency,
+      livemode: charge.livemode,
+      request: input.request,
+    });
+    if (lookup.kind === "not_needed") return true;
+    const kept = {
+      capture: input.capture,
+      return_url: input.returnUrl,
+      review_window_seconds: input.reviewWindowSeconds,
+      erase_token: input.eraseToken,
+    };
+    if (lookup.kind === "challenge") {
+      const expiresAt = iso(new Date(at.getTime() + ctx.threeDSecureExpirySeconds * 1000));
+      charge.status = CHARGE_MACHINE.start("requires_action");
+      charge.next_action = {
+        type: "redirect_to_url",
+        reference: lookup.reference,
+        url: ctx.challengeLinks.url(charge.id),
+        ...(input.returnUrl ? { return_url: input.returnUrl } : {}),
+        expires_at: expiresAt,
+      };
+      charge.expires_at = expiresAt;
+      charge.three_d_secure = {
+        result: null,
+        version: lookup.version,
+        liability_shift: false,
+        eci: null,
+        reference: lookup.reference,
+        ...kept,
+      };
+      return false;
+    }
+    charge.three_d_secure = { ...shown(lookup.outcome), reference: null, ...kept };
+    if (PASSES.has(lookup.outcome.result)) return true;
+    charge.status = CHARGE_MACHINE.start("declined");
+    charge.failure_code = "authentication_failed";
+    charge.failure_message = FAILED_MESSAGE[lookup.outcome.result] ?? "3-D Secure failed.";
+    return false;
+  }
+
+  /**
+   * The payer's answer to the challenge (the issuer's page, or the sandbox helper): the issuer's
+   * result, then, if it passes, the authorization (and capture) the charge was waiting for, in one
+   * transaction conditional on the charge still being `requires_action` (of two answers, or an answer
+   * and the expiry, one wins; the other gets a 409).
+   */
+  async function answer(caller: Caller | null, charge: ChargeDoc, passed: boolean): Promise<ChargeDoc> {
+    const answered = await settle(caller, charge, passed);
+    await ctx.eraseSingleUseToken(answered);
+    return answered;
+  }
+
+  async function settle(caller: Caller | null, charge: ChargeDoc, passed: boolean): Promise<ChargeDoc> {
+    const pending = charge.three_d_secure;
+    if (charge.status !== "requires_action" || !pending?.reference) throw refusal(charge, "authenticate");
+    const outcome = await processor.completeChallenge(pending.reference, charge.payment_method.brand, passed);
+    const tds: ThreeDSecureDoc = { ...pending, ...shown(outcome) };
+    const done = { three_d_secure: tds, next_action: null, expires_at: null };
+    if (!PASSES.has(outcome.result)) {
+      return decline(caller, charge, {
+        ...done,
+        failure_code: "authentication_failed",
+        failure_message: FAILED_MESSAGE[outcome.result] ?? "3-D Secure failed.",
+      });
+    }
+    const at = clock.now(charge.livemode);
+    const { token: card, pan } = await ctx.tokens.pan(charge.livemode, charge.payment_method.token ?? "", "id");
+    const auth = await processor.authorizeCard({
+      chargeId: charge.id,
+      pan,
+      expMonth: card.exp_month,
+      expYear: card.exp_year,
+      amount: charge.amount,
+      currency: charge.currency,
+      livemode: charge.livemode,
+      now: at,
+    });
+    if (!auth.approved) {
+      return decline(caller, charge, { ...done, failure_code: auth.failureCode, failure_message: auth.failureMessage });
+    }
+    const held =
+      pending.review_window_seconds === null
+        ? null
+        : openReview(iso(at), at, pending.review_window_seconds, pending.capture);
+    const capture = held === null && pending.capture;
+    if (capture) {
+      await processor.capture(auth.reference, charge.amount);
+      await ctx.prepareCapture(charge);
+    }
+    return commit(store, caller, async (tx) => {
+      const updated = await ctx.transition(
+        tx,
+        charge,
+        capture ? "captured" : "authorized",
+        {
+          ...done,
+          processor_ref: auth.reference,
+          ...(capture ? { amount_captured: charge.amount } : {}),
+          ...(held ?? {}),
+        },
+        "authenticate",
+      );
+      await recordEvent(tx, clock, updated.livemode, "payment.authorized", {
+        ...eventFields(updated),
+        status: "authorized",
+      });
+      if (capture) await ctx.applyCapture(tx, updated, charge.amount);
+      return updated;
+    });
+  }
+
+  function decline(
+    caller: Caller | null,
+    charge: ChargeDoc,
+    set: Pick<ChargeDoc, "three_d_secure" | "next_action" | "expires_at"> & {
+      failure_code: NonNullable<ChargeDoc["failure_code"]>;
+      failure_message: string;
+    },
+  ): Promise<ChargeDoc> {
+    return commit(store, caller, async (tx) => {
+      const declined = await ctx.transition(tx, charge, "declined", set, "authenticate");
+      await recordEvent(tx, clock, declined.livemode, "payment.failed", {
+        ...eventFields(declined),
+        failure_code: set.failure_code,
+        failure_message: set.failure_message,
+      });
+      return declined;
+    });
+  }
+
+  return {
+    authenticate,
+
+    /** sandboxAnswerThreeDSecure: the payer completes or fails the challenge (sandbox only). */
+    async answerChallenge(caller: Caller, id: string, outcome: "complete" | "fail"): Promise<ChargeDoc> {
+      sandboxOnly(caller.livemode, "charge", id);
+      return answer(caller, await ctx.load(caller.livemode, id), outcome === "complete");
+    },
+
+    /**
+     * The issuer's challenge page (http/three-d-secure-page.ts): the charge its link names, 404 unless
+     * the link's token is that charge's. No key: the link is the payer's authority.
+     */
+    async challengeOf(id: string, token: string): Promise<ChargeDoc> {
+      const charge = await store.get("charges", id);
+      if (!charge || !ctx.challengeLinks.valid(id, token)) {
+        throw new DomainError("not_found", "This 3-D Secure challenge does not exist.");
+      }
+      return charge;
+    },
+
+    /** The page's Complete / Fail buttons (after challengeOf has checked the link). */
+    answerFromPage: (charge: ChargeDoc, passed: boolean) => answer(null, charge, passed),
+  };
+}
