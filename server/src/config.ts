@@ -310,6 +310,7 @@ export function domainSettings(config: Config): DomainSettings {
     cashoutTransitSeconds: config.CASHOUT_TRANSIT_SECONDS,
     paymentPageTokenTtlSeconds: config.PAYMENT_PAGE_TOKEN_TTL_SECONDS,
     fees: JSON.parse(config.FEE_SCHEDULE) as FeeSchedule,
+    acquirerIntentLockSeconds: config.IDEMPOTENCY_LOCK_SECONDS,
     webhooks: {
       timeoutMs: config.WEBHOOK_TIMEOUT_SECONDS * 1000,
       liveSchedule: parseSchedule(config.WEBHOOK_RETRY_SCHEDULE),

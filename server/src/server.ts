@@ -484,7 +484,12 @@ export async function startServer(options: {
     // conditional); a pass still running when the next is due is not started twice.
     const jobs = [
       every(config.JOBS_INTERVAL_SECONDS * 1000, "charge jobs", logger, () =>
-        Promise.all([domain.jobs.expire(), domain.jobs.expireReviews(), domain.jobs.settle()]),
+        Promise.all([
+          domain.jobs.recoverIntents(),
+          domain.jobs.expire(),
+          domain.jobs.expireReviews(),
+          domain.jobs.settle(),
+        ]),
       ),
       every(config.JOBS_INTERVAL_SECONDS * 1000, "payout job", logger, () => domain.jobs.payouts()),
       every(HOUSEKEEPING_INTERVAL_MS, "retention sweep", logger, () =>

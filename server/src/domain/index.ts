@@ -56,6 +56,11 @@ export interface DomainSettings {
   paymentPageTokenTtlSeconds: number;
   /** The platform's fees per payment method (FEE_SCHEDULE; default none). */
   fees: FeeSchedule;
+  /**
+   * How long a call to the acquirer left in doubt waits for its own request before the recovery job
+   * resolves it (IDEMPOTENCY_LOCK_SECONDS: no request outlasts it; domain/charges/intents.ts).
+   */
+  acquirerIntentLockSeconds: number;
   webhooks: WebhookOptions;
 }
 
@@ -113,6 +118,8 @@ export function createDomain(deps: DomainDeps) {
     onTransition: (tx, from, charge) => followTransition(tx, clock, from, charge),
     observer,
     fees: settings.fees,
+    intentLockSeconds: settings.acquirerIntentLockSeconds,
+    log,
   });
   const cashouts = createCashouts({
     store,
@@ -201,6 +208,8 @@ export function createDomain(deps: DomainDeps) {
     jobs: {
       /** Expires unpaid local payments whose next_action has run out. */
       expire: () => inBoth((livemode) => charges.expireDue(livemode)),
+      /** Resolves calls to the acquirer left in doubt by a crash (domain/charges/intents.ts). */
+      recoverIntents: () => inBoth((livemode) => charges.recoverIntentsDue(livemode)),
       /** Voids charges whose fraud review was left open past its window. */
       expireReviews: () => inBoth((livemode) => charges.expireReviewsDue(livemode)),
       /** Moves pending credits whose settlement time has come to available. */

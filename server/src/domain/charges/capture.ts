@@ -4,15 +4,62 @@ import { invalid } from "../kernel/errors.ts";
 import { recordEvent } from "../kernel/events.ts";
 import { assertMinorUnits } from "../kernel/money.ts";
 import type { ChargeContext } from "./context.ts";
-import type { ChargeDoc } from "./records.ts";
+import type { AcquirerIntentDoc, ChargeDoc } from "./records.ts";
 import { eventFields, refusal } from "./state.ts";
 
 // captureCharge and voidCharge (spec/resources/charges.tsp): an authorized charge is captured (in full or
-// in part, once) or released.
+// in part, once) or released. Each call to the acquirer goes through its intent (intents.ts): a capture
+// or void left in doubt by a crash is completed by a retry or by the recovery job (finishCapture,
+// finishVoid), never sent twice.
 
 export function captureAndVoid(ctx: ChargeContext) {
   const { store, clock, processor } = ctx;
+
+  /** The acquirer's reference of an authorized charge: every authorized charge has one. */
+  const referenceOf = (charge: ChargeDoc) => {
+    if (!charge.processor_ref) throw new Error(`authorized charge ${charge.id} has no acquirer reference`);
+    return charge.processor_ref;
+  };
+
+  /** Sends the intent's capture (again, after a crash: same key) and commits it. `caller` is null for recovery. */
+  async function finishCapture(intent: AcquirerIntentDoc, charge: ChargeDoc, caller: Caller | null) {
+    await processor.capture({ idempotencyKey: intent.id, reference: referenceOf(charge), amount: intent.amount });
+    await ctx.prepareCapture(charge);
+    return commit(store, caller, async (tx) => {
+      await ctx.intents.resolve(tx, intent, "committed");
+      const captured = await ctx.transition(tx, charge, "captured", { amount_captured: intent.amount }, "capture");
+      await ctx.applyCapture(tx, captured, intent.amount);
+      return captured;
+    });
+  }
+
+  /** Sends the intent's void (again, after a crash: same key) and commits it. */
+  async function finishVoid(intent: AcquirerIntentDoc, charge: ChargeDoc, caller: Caller | null) {
+    await processor.void({ idempotencyKey: intent.id, reference: referenceOf(charge) });
+    return commit(store, caller, async (tx) => {
+      await ctx.intents.resolve(tx, intent, "committed");
+      const voided = await ctx.transition(tx, charge, "voided", {}, "void");
+      await recordEvent(tx, clock, voided.livemode, "payment.voided", eventFields(voided));
+      return voided;
+    });
+  }
+
+  const intentFor = (charge: ChargeDoc, operation: "capture" | "void", amount: number) =>
+    ctx.intents.open({
+      livemode: charge.livemode,
+      chargeId: charge.id,
+      objectId: charge.id,
+      operation,
+      finish: operation,
+      amount,
+      currency: charge.currency,
+      reference: charge.processor_ref,
+    });
+
   return {
+    finishCapture,
+    finishVoid,
+
     async capture(caller: Caller, id: string, amount?: number): Promise<ChargeDoc> {
       // CaptureCharge.amount is MinorUnits; checked here too, for callers other than the HTTP layer.
       if (amount !== undefined) assertMinorUnits(amount, "amount");
@@ -22,24 +69,15 @@ export function captureAndVoid(ctx: ChargeContext) {
       if (toCapture > charge.amount) {
         throw invalid("amount", `must be at most the authorized amount (${charge.amount})`);
       }
-      await processor.capture(charge.processor_ref ?? "", toCapture);
-      await ctx.prepareCapture(charge);
-      return commit(store, caller, async (tx) => {
-        const captured = await ctx.transition(tx, charge, "captured", { amount_captured: toCapture }, "capture");
-        await ctx.applyCapture(tx, captured, toCapture);
-        return captured;
-      });
+      // A capture already sent for this charge and left in doubt is completed as it was sent (its amount):
+      // the acquirer may have captured it.
+      return finishCapture(await intentFor(charge, "capture", toCapture), charge, caller);
     },
 
     async void(caller: Caller, id: string): Promise<ChargeDoc> {
       const charge = await ctx.load(caller.livemode, id);
       if (charge.status !== "authorized" || charge.review?.status === "open") throw refusal(charge, "void");
-      await processor.void(charge.processor_ref ?? "");
-      return commit(store, caller, async (tx) => {
-        const voided = await ctx.transition(tx, charge, "voided", {}, "void");
-        await recordEvent(tx, clock, voided.livemode, "payment.voided", eventFields(voided));
-        return voided;
-      });
+      return finishVoid(await intentFor(charge, "void", 0), charge, caller);
     },
   };
 }

@@ -3,6 +3,7 @@ import type { FraudScreen } from "../fraud/port.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { inEnvironment } from "../kernel/environment.ts";
 import { recordEvent } from "../kernel/events.ts";
+import type { DomainLog } from "../kernel/log.ts";
 import type { MoneyRules } from "../kernel/money.ts";
 import type { DomainObserver } from "../kernel/observer.ts";
 import { transition as machineTransition } from "../kernel/state-machine.ts";
@@ -11,6 +12,7 @@ import { type FeeSchedule, feeFor } from "../ledger/fees.ts";
 import { ensureBalance, postCapture } from "../ledger/ledger.ts";
 import type { Merchants } from "../merchants/merchants.ts";
 import type { Tokens } from "../vault/tokens.ts";
+import { acquirerIntents } from "./intents.ts";
 import type { Processor } from "./processor.ts";
 import type { ChargeDoc, ChargeStatus } from "./records.ts";
 import { CHARGE_MACHINE, type ChargeAction, eventFields, refusal } from "./state.ts";
@@ -18,9 +20,10 @@ import { CHARGE_MACHINE, type ChargeAction, eventFields, refusal } from "./state
 // What every charge operation works with (create.ts, capture.ts, refunds.ts, reviews.ts,
 // local-payments.ts): its dependencies, and the steps they share.
 //
-// Order of work for every change: checks → the processor (an outside call, never inside a store
-// transaction, which may be retried) → one transaction that writes the state change, its ledger
-// entries and balance changes, and its events (the outbox), conditional on the state it started from.
+// Order of work for every change: checks → the intent (intents.ts) → the processor (an outside call,
+// never inside a store transaction, which may be retried; sent with the intent's idempotency key) → one
+// transaction that writes the state change, its ledger entries and balance changes, its events (the
+// outbox) and the intent's resolution, conditional on the state it started from.
 
 export interface ChargesDeps {
   store: AppStore;
@@ -42,6 +45,10 @@ export interface ChargesDeps {
   observer: DomainObserver;
   /** The platform's fee schedule (FEE_SCHEDULE); a charge takes its rate when it is made. */
   fees: FeeSchedule;
+  /** How long an acquirer intent's request is presumed alive before recovery takes it over (intents.ts). */
+  intentLockSeconds: number;
+  /** Where the recovery job and a refund's call in doubt report what no caller hears of. */
+  log: DomainLog;
 }
 
 export function chargeContext(deps: ChargesDeps) {
@@ -114,7 +121,9 @@ export function chargeContext(deps: ChargesDeps) {
     });
   }
 
-  return { ...deps, onTransition, load, transition, reached, prepareCapture, applyCapture };
+  const intents = acquirerIntents({ store, clock, lockSeconds: deps.intentLockSeconds });
+
+  return { ...deps, intents, onTransition, load, transition, reached, prepareCapture, applyCapture };
 }
 
 export type ChargeContext = ReturnType<typeof chargeContext>;

@@ -12,14 +12,14 @@ import { assertMoney } from "../kernel/money.ts";
 import { iso } from "../kernel/time.ts";
 import { type FeeSchedule, rateFor } from "../ledger/fees.ts";
 import type { ChargeContext } from "./context.ts";
-import { LOCAL_METHODS } from "./processor.ts";
-import type { ChargeDoc } from "./records.ts";
+import { acquirerKey, LOCAL_METHODS } from "./processor.ts";
+import type { AcquirerIntentDoc, ChargeDoc } from "./records.ts";
 import { CHARGE_MACHINE, eventFields, REVIEW_MACHINE } from "./state.ts";
 
 // createCharge (POST /v1/charges, spec/resources/charges.tsp): checks, fraud evaluation, then the
-// processor (a card is authorized and, unless held or `capture: false`, captured; a local method starts
-// a payment the payer completes), then one transaction with the charge, its evaluation, its events and
-// its money.
+// processor (a card is authorized and, unless held or `capture: false`, captured in the same call, under
+// an intent written first: intents.ts; a local method starts a payment the payer completes), then one
+// transaction with the charge, its evaluation, its events, its money and its intent's resolution.
 
 type PaymentMethodInput = components["schemas"]["PaymentMethodInput"];
 
@@ -110,8 +110,20 @@ export function chargeCreation(ctx: ChargeContext) {
     return result;
   }
 
-  /** A card: screened, then authorized (held for review, or captured unless `capture: false`), or declined. */
-  async function payByCard(charge: ChargeDoc, token: string, capture: boolean, at: Date): Promise<ChargeAssessment> {
+  /**
+   * A card: screened, then authorized (held for review, or captured in the same call unless
+   * `capture: false`), or declined. The authorization is an intent first (intents.ts): written before
+   * the call, sent under its idempotency key, resolved in the charge's transaction (record). `resumed`:
+   * the intent a retry of the same request resumes, whose call is sent again exactly as it was.
+   */
+  async function payByCard(
+    caller: Caller,
+    charge: ChargeDoc,
+    token: string,
+    capture: boolean,
+    at: Date,
+    resumed: AcquirerIntentDoc | null,
+  ): Promise<{ assessment: ChargeAssessment; intent: AcquirerIntentDoc | null }> {
     const vaulted = await ctx.tokens.pan(charge.livemode, token, "payment_method.token");
     const { token: card, pan } = vaulted;
     charge.payment_method = {
@@ -123,16 +135,33 @@ export function chargeCreation(ctx: ChargeContext) {
     };
     const assessment = await assess(charge, { pan, fingerprint: card.fingerprint });
     if (assessment.decision === "block") {
+      // A resumed intent left open is reversed by the recovery job: the charge is blocked now.
       block(charge, assessment);
-      return assessment;
+      return { assessment, intent: null };
     }
+    const intent = await ctx.intents.open({
+      livemode: charge.livemode,
+      chargeId: charge.id,
+      objectId: charge.id,
+      operation: "authorize",
+      finish: "create",
+      amount: charge.amount,
+      currency: charge.currency,
+      reference: null,
+      requestKey: caller.outcome?.key,
+      token: card.id,
+      // A held charge is authorized only; a resumed intent is sent again exactly as it was first sent.
+      capture: resumed?.capture ?? (capture && assessment.decision !== "review"),
+    });
     const auth = await processor.authorizeCard({
+      idempotencyKey: intent.id,
       chargeId: charge.id,
       pan,
       expMonth: card.exp_month,
       expYear: card.exp_year,
       amount: charge.amount,
       currency: charge.currency,
+      capture: intent.capture === true,
       livemode: charge.livemode,
       now: at,
     });
@@ -140,11 +169,16 @@ export function chargeCreation(ctx: ChargeContext) {
       charge.status = CHARGE_MACHINE.start("declined");
       charge.failure_code = auth.failureCode;
       charge.failure_message = auth.failureMessage;
-      return assessment;
+      return { assessment, intent };
     }
-    charge.status = CHARGE_MACHINE.start("authorized");
     charge.processor_ref = auth.reference;
-    if (assessment.decision === "review") {
+    if (auth.captured) {
+      charge.status = CHARGE_MACHINE.start("captured");
+      charge.amount_captured = charge.amount;
+    } else {
+      charge.status = CHARGE_MACHINE.start("authorized");
+    }
+    if (assessment.decision === "review" && !auth.captured) {
       // Held: not captured, whatever `capture` says, until the review is approved (spec: ChargeReview).
       const expiresAt = iso(new Date(at.getTime() + assessment.reviewWindowSeconds * 1000));
       charge.review = {
@@ -155,12 +189,8 @@ export function chargeCreation(ctx: ChargeContext) {
         capture,
       };
       charge.review_expires_at = expiresAt;
-    } else if (capture) {
-      await processor.capture(auth.reference, charge.amount);
-      charge.status = CHARGE_MACHINE.start("captured");
-      charge.amount_captured = charge.amount;
     }
-    return assessment;
+    return { assessment, intent };
   }
 
   /**
@@ -179,6 +209,7 @@ export function chargeCreation(ctx: ChargeContext) {
       return assessment;
     }
     const action = await processor.startLocalPayment({
+      idempotencyKey: acquirerKey(charge.id, "start_local"),
       chargeId: charge.id,
       method: method.type,
       amount: charge.amount,
@@ -192,9 +223,19 @@ export function chargeCreation(ctx: ChargeContext) {
     return assessment;
   }
 
-  /** The charge, its evaluation and its events, in one transaction (and its money, when captured). */
-  function record(caller: Caller, charge: ChargeDoc, assessment: ChargeAssessment, options: ChargeCreateOptions) {
+  /**
+   * The charge, its evaluation and its events, in one transaction (and its money, when captured), with
+   * its authorization's intent resolved.
+   */
+  function record(
+    caller: Caller,
+    charge: ChargeDoc,
+    assessment: ChargeAssessment,
+    intent: AcquirerIntentDoc | null,
+    options: ChargeCreateOptions,
+  ) {
     return commit(store, caller, async (tx) => {
+      if (intent) await ctx.intents.resolve(tx, intent, "committed");
       await tx.insert("charges", charge);
       ctx.reached(tx, charge);
       // The evaluation and its `fraud.evaluated` event commit with the charge, before its own events.
@@ -213,6 +254,33 @@ export function chargeCreation(ctx: ChargeContext) {
   }
 
   return {
+    /**
+     * The recovery of an authorization whose charge was never stored (intents.ts): the same call is sent
+     * again under its key, which tells what the acquirer did without authorizing again, and whatever
+     * stands is reversed (released, or refunded when captured in the same call). The request that sent
+     * it got no answer, so for its caller the charge was never made.
+     */
+    async reverseUnrecorded(intent: AcquirerIntentDoc): Promise<void> {
+      if (!intent.token) throw new Error(`authorization intent ${intent.id} has no token`);
+      const { token: card, pan } = await ctx.tokens.pan(intent.livemode, intent.token);
+      const auth = await processor.authorizeCard({
+        idempotencyKey: intent.id,
+        chargeId: intent.charge_id,
+        pan,
+        expMonth: card.exp_month,
+        expYear: card.exp_year,
+        amount: intent.amount,
+        currency: intent.currency,
+        capture: intent.capture === true,
+        livemode: intent.livemode,
+        now: clock.now(intent.livemode),
+      });
+      if (auth.approved) {
+        await processor.reverse({ idempotencyKey: acquirerKey(intent.charge_id, "reverse"), reference: auth.reference });
+      }
+      await ctx.intents.resolveAlone(intent, "reversed");
+    },
+
     async create(caller: Caller, input: ChargeCreate, options: ChargeCreateOptions = {}): Promise<ChargeDoc> {
       assertMoney(input.amount, input.currency, ctx.money);
       assertIp(input.customer?.ip, "customer.ip");
@@ -229,12 +297,17 @@ export function chargeCreation(ctx: ChargeContext) {
       );
       const at = clock.now(caller.livemode);
       const charge = newCharge(clock, caller, input, merchant.id, options, ctx.fees);
-      const assessment =
+      // A retry of a request that crashed after its authorization was sent (same Idempotency-Key, hence
+      // the same request) resumes that charge: same id, same call to the acquirer, no second authorization.
+      const key = caller.outcome?.key;
+      const resumed = key && method.type === "card" ? await ctx.intents.resumable(caller.livemode, key) : null;
+      if (resumed) charge.id = resumed.charge_id;
+      const { assessment, intent } =
         method.type === "card"
-          ? await payByCard(charge, method.token, input.capture ?? true, at)
-          : await payLocally(charge, method, at);
+          ? await payByCard(caller, charge, method.token, input.capture ?? true, at, resumed)
+          : { assessment: await payLocally(charge, method, at), intent: null };
       if (charge.status === "captured") await ctx.prepareCapture(charge);
-      return record(caller, charge, assessment, options);
+      return record(caller, charge, assessment, intent, options);
     },
   };
 }
