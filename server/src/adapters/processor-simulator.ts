@@ -45,7 +45,13 @@ export interface SimulatorCounts {
   /** Calls received per idempotency key, repeats included. */
   calls: Record<string, number>;
   /** Effects applied: authorizations per charge, captures/voids/reversals per authorization, refunds per refund. */
-  applied: { authorize: Record<string, number>; capture: Record<string, number>; void: Record<string, number>; refund: Record<string, number>; reverse: Record<string, number> };
+  applied: {
+    authorize: Record<string, number>;
+    capture: Record<string, number>;
+    void: Record<string, number>;
+    refund: Record<string, number>;
+    reverse: Record<string, number>;
+  };
 }
 
 export interface SimulatorProcessor extends Processor {
@@ -57,7 +63,10 @@ const REMEMBERED_KEYS = 100_000;
 
 /** A deterministic simulator: outcomes depend only on the card number and expiry, never on chance. */
 export function createSimulatorProcessor(
-  options: { rememberedKeys?: number; /** Keep SimulatorCounts (tests and the stand-in; unbounded). */ count?: boolean } = {},
+  options: {
+    rememberedKeys?: number /** Keep SimulatorCounts (tests and the stand-in; unbounded). */;
+    count?: boolean;
+  } = {},
 ): SimulatorProcessor {
   const limit = options.rememberedKeys ?? REMEMBERED_KEYS;
   const counting = options.count ?? false;

@@ -1,11 +1,11 @@
 import type { Page, PageResult } from "../../store/port.ts";
 import type { Caller } from "../kernel/caller.ts";
+import { DomainError } from "../kernel/errors.ts";
 import type { QueryParams } from "../kernel/operations.ts";
 import { captureAndVoid } from "./capture.ts";
 import { type ChargesDeps, chargeContext } from "./context.ts";
 import { chargeCreation } from "./create.ts";
 import { localPayments } from "./local-payments.ts";
-import { DomainError } from "../kernel/errors.ts";
 import type { AcquirerIntentDoc, ChargeDoc } from "./records.ts";
 import { refunds } from "./refunds.ts";
 import { reviews } from "./reviews.ts";

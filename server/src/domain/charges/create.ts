@@ -276,7 +276,10 @@ export function chargeCreation(ctx: ChargeContext) {
         now: clock.now(intent.livemode),
       });
       if (auth.approved) {
-        await processor.reverse({ idempotencyKey: acquirerKey(intent.charge_id, "reverse"), reference: auth.reference });
+        await processor.reverse({
+          idempotencyKey: acquirerKey(intent.charge_id, "reverse"),
+          reference: auth.reference,
+        });
       }
       await ctx.intents.resolveAlone(intent, "reversed");
     },

@@ -7,8 +7,9 @@ import { iso } from "../kernel/time.ts";
 import { type AcquirerOperation, acquirerKey } from "./processor.ts";
 import type { AcquirerIntentDoc, IntentFinish } from "./records.ts";
 
-// Crash safety toward the acquirer (docs/acquirer-port.md "Intents"). An outside call cannot join a store
-// transaction, so every call that moves money at the acquirer goes in three steps:
+// Crash safety toward the acquirer (docs/acquirer-port.md "Intents: crash safety toward the acquirer").
+// An outside call cannot join a store transaction, so every call that moves money at the acquirer goes
+// in three steps:
 // 1. the intent is written (its id is the call's idempotency key, processor.ts acquirerKey);
 // 2. the call is sent with that key;
 // 3. the outcome commits with the intent marked resolved, in the one transaction of the change.

@@ -45,7 +45,7 @@ export interface CardAuthorizationRequest extends AcquirerCall {
 }
 
 export type AuthorizationResult =
-  | { approved: true; reference: string; /** Whether the amount was captured in the same call. */ captured: boolean }
+  | { approved: true; reference: string /** Whether the amount was captured in the same call. */; captured: boolean }
   | { approved: false; failureCode: FailureCode; failureMessage: string };
 
 /** A capture, void or refund the acquirer took: done now, or confirmed later by its notification. */

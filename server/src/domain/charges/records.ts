@@ -88,7 +88,14 @@ export interface RefundDoc extends BaseDoc {
  * Which use case commits an intent's outcome (intents.ts): the one that sent it, or the recovery job on
  * its behalf.
  */
-export type IntentFinish = "create" | "capture" | "void" | "approve_review" | "reject_review" | "expire_review" | "refund";
+export type IntentFinish =
+  | "create"
+  | "capture"
+  | "void"
+  | "approve_review"
+  | "reject_review"
+  | "expire_review"
+  | "refund";
 
 /**
  * A call to the acquirer, recorded before it is sent (intents.ts). Its id is the call's idempotency key

@@ -131,7 +131,10 @@ export function refunds(ctx: ChargeContext) {
         await sendRefund(intent);
       } catch (err) {
         // Committed, answered, and completed later by the recovery job: the caller's refund stands.
-        ctx.log.warn({ err, refund: refund.id }, "a refund's call to the acquirer is in doubt; recovery will resend it");
+        ctx.log.warn(
+          { err, refund: refund.id },
+          "a refund's call to the acquirer is in doubt; recovery will resend it",
+        );
       }
       return refund;
     },

@@ -81,7 +81,11 @@ export function reviews(ctx: ChargeContext) {
     caller: Caller | null,
   ): Promise<ChargeDoc> {
     assertOpenReview(charge);
-    return finishVoidHeld(await intentFor(charge, "void", `${outcome === "rejected" ? "reject" : "expire"}_review`), charge, caller);
+    return finishVoidHeld(
+      await intentFor(charge, "void", `${outcome === "rejected" ? "reject" : "expire"}_review`),
+      charge,
+      caller,
+    );
   }
 
   /** Sends the intent's void (again, after a crash: same key) and commits it with the review closed. */
@@ -102,7 +106,11 @@ export function reviews(ctx: ChargeContext) {
   /** Sends the intent's capture (again, after a crash: same key) and commits it with the review approved. */
   async function finishApproval(intent: AcquirerIntentDoc, charge: ChargeDoc, caller: Caller | null) {
     const review = assertOpenReview(charge);
-    await processor.capture({ idempotencyKey: intent.id, reference: charge.processor_ref ?? "", amount: intent.amount });
+    await processor.capture({
+      idempotencyKey: intent.id,
+      reference: charge.processor_ref ?? "",
+      amount: intent.amount,
+    });
     await ctx.prepareCapture(charge);
     return commit(store, caller, async (tx) => {
       await ctx.intents.resolve(tx, intent, "committed");
