@@ -71,8 +71,11 @@ export interface DomainDeps {
   vaultKeys: VaultKeys;
   money: MoneyRules;
   settings: DomainSettings;
-  /** The card processor (the shipped one: adapters/processor-simulator.ts). */
-  processor: Processor;
+  /**
+   * The acquirer of each environment (the shipped one: adapters/processor-simulator.ts). Production's is
+   * null while PRODUCTION_ACQUIRER is unset: its money operations are refused (503), never simulated.
+   */
+  processors: { live: Processor | null; sandbox: Processor };
   /** The payout rail cashouts are sent through (adapters/payout-rail-simulator.ts). */
   payoutRail: PayoutRail;
   /** Sends webhook delivery attempts (adapters/webhook-sender.ts) and resolves endpoint host names. */
@@ -111,7 +114,7 @@ export function createDomain(deps: DomainDeps) {
     merchants,
     tokens,
     money,
-    processor: deps.processor,
+    processors: deps.processors,
     fraud: deps.fraudScreen ?? fraud.screen,
     settlementDelaySeconds: settings.settlementDelaySeconds,
     sandboxSettlementDelaySeconds: settings.sandboxSettlementDelaySeconds,

@@ -13,7 +13,7 @@ import { eventFields, refusal } from "./state.ts";
 // finishVoid), never sent twice.
 
 export function captureAndVoid(ctx: ChargeContext) {
-  const { store, clock, processor } = ctx;
+  const { store, clock } = ctx;
 
   /** The acquirer's reference of an authorized charge: every authorized charge has one. */
   const referenceOf = (charge: ChargeDoc) => {
@@ -23,7 +23,9 @@ export function captureAndVoid(ctx: ChargeContext) {
 
   /** Sends the intent's capture (again, after a crash: same key) and commits it. `caller` is null for recovery. */
   async function finishCapture(intent: AcquirerIntentDoc, charge: ChargeDoc, caller: Caller | null) {
-    await processor.capture({ idempotencyKey: intent.id, reference: referenceOf(charge), amount: intent.amount });
+    await ctx
+      .processorFor(charge.livemode)
+      .capture({ idempotencyKey: intent.id, reference: referenceOf(charge), amount: intent.amount });
     await ctx.prepareCapture(charge);
     return commit(store, caller, async (tx) => {
       await ctx.intents.resolve(tx, intent, "committed");
@@ -35,7 +37,7 @@ export function captureAndVoid(ctx: ChargeContext) {
 
   /** Sends the intent's void (again, after a crash: same key) and commits it. */
   async function finishVoid(intent: AcquirerIntentDoc, charge: ChargeDoc, caller: Caller | null) {
-    await processor.void({ idempotencyKey: intent.id, reference: referenceOf(charge) });
+    await ctx.processorFor(charge.livemode).void({ idempotencyKey: intent.id, reference: referenceOf(charge) });
     return commit(store, caller, async (tx) => {
       await ctx.intents.resolve(tx, intent, "committed");
       const voided = await ctx.transition(tx, charge, "voided", {}, "void");
@@ -63,6 +65,7 @@ export function captureAndVoid(ctx: ChargeContext) {
     async capture(caller: Caller, id: string, amount?: number): Promise<ChargeDoc> {
       // CaptureCharge.amount is MinorUnits; checked here too, for callers other than the HTTP layer.
       if (amount !== undefined) assertMinorUnits(amount, "amount");
+      ctx.processorFor(caller.livemode);
       const charge = await ctx.load(caller.livemode, id);
       if (charge.status !== "authorized" || charge.review?.status === "open") throw refusal(charge, "capture");
       const toCapture = amount ?? charge.amount;
@@ -75,6 +78,7 @@ export function captureAndVoid(ctx: ChargeContext) {
     },
 
     async void(caller: Caller, id: string): Promise<ChargeDoc> {
+      ctx.processorFor(caller.livemode);
       const charge = await ctx.load(caller.livemode, id);
       if (charge.status !== "authorized" || charge.review?.status === "open") throw refusal(charge, "void");
       return finishVoid(await intentFor(charge, "void", 0), charge, caller);

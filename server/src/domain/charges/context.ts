@@ -2,6 +2,7 @@ import type { AppStore, AppTx } from "../collections.ts";
 import type { FraudScreen } from "../fraud/port.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { inEnvironment } from "../kernel/environment.ts";
+import { DomainError } from "../kernel/errors.ts";
 import { recordEvent } from "../kernel/events.ts";
 import type { DomainLog } from "../kernel/log.ts";
 import type { MoneyRules } from "../kernel/money.ts";
@@ -30,7 +31,11 @@ export interface ChargesDeps {
   clock: Clock;
   merchants: Merchants;
   tokens: Tokens;
-  processor: Processor;
+  /**
+   * The acquirer of each environment (PRODUCTION_ACQUIRER, SANDBOX_ACQUIRER). Production's is null while
+   * PRODUCTION_ACQUIRER is unset: its money operations are then refused (processorFor), never simulated.
+   */
+  processors: { live: Processor | null; sandbox: Processor };
   fraud: FraudScreen;
   money: MoneyRules;
   /** Captures wait this long in `pending` before they are `available`, in production and in the sandbox. */
@@ -121,9 +126,22 @@ export function chargeContext(deps: ChargesDeps) {
     });
   }
 
+  /**
+   * The environment's acquirer; a 503 `acquirer_not_configured` naming the setting when production has
+   * none. Every money operation asks for it first, before it stores anything.
+   */
+  function processorFor(livemode: boolean): Processor {
+    if (!livemode) return deps.processors.sandbox;
+    if (deps.processors.live) return deps.processors.live;
+    throw new DomainError(
+      "acquirer_not_configured",
+      "Production payments are off: this server has no acquirer configured. Its operator sets PRODUCTION_ACQUIRER (docs/operating.md); nothing was charged or stored.",
+    );
+  }
+
   const intents = acquirerIntents({ store, clock, lockSeconds: deps.intentLockSeconds });
 
-  return { ...deps, intents, onTransition, load, transition, reached, prepareCapture, applyCapture };
+  return { ...deps, processorFor, intents, onTransition, load, transition, reached, prepareCapture, applyCapture };
 }
 
 export type ChargeContext = ReturnType<typeof chargeContext>;

@@ -93,7 +93,7 @@ function newCharge(
 }
 
 export function chargeCreation(ctx: ChargeContext) {
-  const { store, clock, processor } = ctx;
+  const { store, clock } = ctx;
 
   /** Every charge is evaluated before the processor is called (spec: POST /v1/charges). */
   async function assess(charge: ChargeDoc, card?: { pan: string; fingerprint: string }) {
@@ -153,7 +153,7 @@ export function chargeCreation(ctx: ChargeContext) {
       // A held charge is authorized only; a resumed intent is sent again exactly as it was first sent.
       capture: resumed?.capture ?? (capture && assessment.decision !== "review"),
     });
-    const auth = await processor.authorizeCard({
+    const auth = await ctx.processorFor(charge.livemode).authorizeCard({
       idempotencyKey: intent.id,
       chargeId: charge.id,
       pan,
@@ -208,7 +208,7 @@ export function chargeCreation(ctx: ChargeContext) {
       block(charge, assessment);
       return assessment;
     }
-    const action = await processor.startLocalPayment({
+    const action = await ctx.processorFor(charge.livemode).startLocalPayment({
       idempotencyKey: acquirerKey(charge.id, "start_local"),
       chargeId: charge.id,
       method: method.type,
@@ -262,6 +262,7 @@ export function chargeCreation(ctx: ChargeContext) {
      */
     async reverseUnrecorded(intent: AcquirerIntentDoc): Promise<void> {
       if (!intent.token) throw new Error(`authorization intent ${intent.id} has no token`);
+      const processor = ctx.processorFor(intent.livemode);
       const { token: card, pan } = await ctx.tokens.pan(intent.livemode, intent.token);
       const auth = await processor.authorizeCard({
         idempotencyKey: intent.id,
@@ -285,6 +286,7 @@ export function chargeCreation(ctx: ChargeContext) {
     },
 
     async create(caller: Caller, input: ChargeCreate, options: ChargeCreateOptions = {}): Promise<ChargeDoc> {
+      ctx.processorFor(caller.livemode); // refused before anything is stored when the environment has none
       assertMoney(input.amount, input.currency, ctx.money);
       assertIp(input.customer?.ip, "customer.ip");
       const method = input.payment_method;

@@ -204,3 +204,54 @@ describe("acquirer intents", () => {
     expect((await w.verify()).differences).toEqual([]);
   });
 });
+
+describe("production without an acquirer (PRODUCTION_ACQUIRER unset)", () => {
+  it("refuses every money operation with acquirer_not_configured and stores nothing; the sandbox is unaffected", async () => {
+    const ctx = testDomain({ liveProcessor: null });
+    const live = ctx.caller(true);
+    const merchant = await ctx.domain.merchants.create(live, { name: "Shop" });
+    const token = await ctx.domain.tokens.create(live, {
+      card: "4242424242424242",
+      holder: "Ada",
+      exp_month: 12,
+      exp_year: 2031,
+    });
+    const body = {
+      merchant_id: merchant.id,
+      amount: 1000,
+      currency: "USD",
+      payment_method: { type: "card" as const, token: token.id },
+    };
+    await expect(ctx.domain.charges.create(live, body)).rejects.toMatchObject({
+      code: "acquirer_not_configured",
+      message: expect.stringContaining("PRODUCTION_ACQUIRER"),
+    });
+    for (const refused of [
+      ctx.domain.charges.capture(live, "tx_x"),
+      ctx.domain.charges.void(live, "tx_x"),
+      ctx.domain.charges.refund(live, "tx_x", {}),
+      ctx.domain.charges.approveReview(live, "tx_x"),
+      ctx.domain.charges.rejectReview(live, "tx_x"),
+    ]) {
+      await expect(refused).rejects.toMatchObject({ code: "acquirer_not_configured" });
+    }
+    expect(await ctx.store.findAll("charges", {}, 10)).toEqual([]);
+    expect(await ctx.store.findAll("acquirer_intents", {}, 10)).toEqual([]);
+    expect(await ctx.store.findAll("fraud_evaluations", {}, 10)).toEqual([]);
+
+    const sandbox = ctx.caller(false);
+    const m = await ctx.domain.merchants.create(sandbox, { name: "Shop" });
+    const t = await ctx.domain.tokens.create(sandbox, {
+      card: "4242424242424242",
+      holder: "Ada",
+      exp_month: 12,
+      exp_year: 2031,
+    });
+    const charge = await ctx.domain.charges.create(sandbox, {
+      ...body,
+      merchant_id: m.id,
+      payment_method: { type: "card", token: t.id },
+    });
+    expect(charge.status).toBe("captured");
+  });
+});

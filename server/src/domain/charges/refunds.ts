@@ -27,7 +27,7 @@ function exceedsRefundable(charge: ChargeDoc, amount: number): DomainError {
 }
 
 export function refunds(ctx: ChargeContext) {
-  const { store, clock, processor } = ctx;
+  const { store, clock } = ctx;
 
   /**
    * Sends a committed refund's call (again, after a crash: same key) and resolves its intent. A refund
@@ -37,7 +37,7 @@ export function refunds(ctx: ChargeContext) {
   async function sendRefund(intent: AcquirerIntentDoc): Promise<void> {
     // A local payment completed before its reference was kept on the charge has none: its charge id stands in.
     const reference = intent.reference ?? intent.charge_id;
-    await processor.refund({ idempotencyKey: intent.id, reference, amount: intent.amount });
+    await ctx.processorFor(intent.livemode).refund({ idempotencyKey: intent.id, reference, amount: intent.amount });
     await ctx.intents.resolveAlone(intent, "committed");
   }
 
@@ -51,6 +51,7 @@ export function refunds(ctx: ChargeContext) {
     async refund(caller: Caller, id: string, input: RefundCreate): Promise<RefundDoc> {
       // CreateRefund.amount is MinorUnits: a zero or negative refund would credit the merchant.
       if (input.amount !== undefined) assertMinorUnits(input.amount, "amount");
+      ctx.processorFor(caller.livemode);
       const charge = await ctx.load(caller.livemode, id);
       if (charge.status !== "captured" && charge.status !== "partially_refunded") throw refusal(charge, "refund");
       const left = charge.amount_captured - charge.amount_refunded;

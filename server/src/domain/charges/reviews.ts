@@ -12,7 +12,7 @@ import { CHARGE_MACHINE, eventFields, REVIEW_MACHINE } from "./state.ts";
 // until approved (captured), rejected (voided) or left open past its window (voided by the expiry job).
 
 export function reviews(ctx: ChargeContext) {
-  const { store, clock, processor } = ctx;
+  const { store, clock } = ctx;
 
   /** 409 unless the charge is authorized with an open review. */
   function assertOpenReview(charge: ChargeDoc): ChargeReviewDoc {
@@ -92,7 +92,7 @@ export function reviews(ctx: ChargeContext) {
   async function finishVoidHeld(intent: AcquirerIntentDoc, charge: ChargeDoc, caller: Caller | null) {
     const review = assertOpenReview(charge);
     const outcome = intent.finish === "reject_review" ? "rejected" : "expired";
-    await processor.void({ idempotencyKey: intent.id, reference: charge.processor_ref ?? "" });
+    await ctx.processorFor(charge.livemode).void({ idempotencyKey: intent.id, reference: charge.processor_ref ?? "" });
     return commit(store, caller, async (tx) => {
       await ctx.intents.resolve(tx, intent, "committed");
       const voided = await closeReview(tx, charge, review, outcome, {
@@ -106,7 +106,7 @@ export function reviews(ctx: ChargeContext) {
   /** Sends the intent's capture (again, after a crash: same key) and commits it with the review approved. */
   async function finishApproval(intent: AcquirerIntentDoc, charge: ChargeDoc, caller: Caller | null) {
     const review = assertOpenReview(charge);
-    await processor.capture({
+    await ctx.processorFor(charge.livemode).capture({
       idempotencyKey: intent.id,
       reference: charge.processor_ref ?? "",
       amount: intent.amount,
@@ -132,6 +132,7 @@ export function reviews(ctx: ChargeContext) {
      * with `capture: false`, when it stays authorized for a later capture.
      */
     async approveReview(caller: Caller, id: string): Promise<ChargeDoc> {
+      ctx.processorFor(caller.livemode);
       const charge = await ctx.load(caller.livemode, id);
       const review = assertOpenReview(charge);
       if (!review.capture) {
@@ -142,6 +143,7 @@ export function reviews(ctx: ChargeContext) {
 
     /** Rejects a charge held for review (spec: rejectChargeReview): voided; nothing was captured, nothing is refunded. */
     async rejectReview(caller: Caller, id: string): Promise<ChargeDoc> {
+      ctx.processorFor(caller.livemode);
       return voidHeld(await ctx.load(caller.livemode, id), "rejected", caller);
     },
 
