@@ -4,6 +4,7 @@ import { invalid } from "../kernel/errors.ts";
 import { recordEvent } from "../kernel/events.ts";
 import { assertMinorUnits } from "../kernel/money.ts";
 import type { ChargeContext } from "./context.ts";
+import { acquirerKey } from "./processor.ts";
 import type { AcquirerIntentDoc, ChargeDoc } from "./records.ts";
 import { eventFields, refusal } from "./state.ts";
 
@@ -46,7 +47,7 @@ export function captureAndVoid(ctx: ChargeContext) {
     });
   }
 
-  const intentFor = (charge: ChargeDoc, operation: "capture" | "void", amount: number) =>
+  const intentFor = (caller: Caller, charge: ChargeDoc, operation: "capture" | "void", amount: number) =>
     ctx.intents.open({
       livemode: charge.livemode,
       chargeId: charge.id,
@@ -56,7 +57,22 @@ export function captureAndVoid(ctx: ChargeContext) {
       amount,
       currency: charge.currency,
       reference: charge.processor_ref,
+      requestKey: caller.outcome?.key,
     });
+
+  /**
+   * A retry, with the same Idempotency-Key, of a capture or void whose request died after the acquirer
+   * applied it and which the recovery job then completed: it gets the charge as that request would
+   * have answered, not a 409 for a change it made itself. (Its answer is recorded in a transaction of
+   * its own, as every keyed answer is.)
+   */
+  async function completedFor(caller: Caller, charge: ChargeDoc, operation: "capture" | "void") {
+    const key = caller.outcome?.key;
+    if (!key) return null;
+    const intent = await store.get("acquirer_intents", acquirerKey(charge.id, operation));
+    if (intent?.request_key !== key || intent.resolution !== "committed") return null;
+    return commit(store, caller, async () => charge);
+  }
 
   return {
     finishCapture,
@@ -67,21 +83,29 @@ export function captureAndVoid(ctx: ChargeContext) {
       if (amount !== undefined) assertMinorUnits(amount, "amount");
       ctx.processorFor(caller.livemode);
       const charge = await ctx.load(caller.livemode, id);
-      if (charge.status !== "authorized" || charge.review?.status === "open") throw refusal(charge, "capture");
+      if (charge.status !== "authorized" || charge.review?.status === "open") {
+        const completed = await completedFor(caller, charge, "capture");
+        if (completed) return completed;
+        throw refusal(charge, "capture");
+      }
       const toCapture = amount ?? charge.amount;
       if (toCapture > charge.amount) {
         throw invalid("amount", `must be at most the authorized amount (${charge.amount})`);
       }
       // A capture already sent for this charge and left in doubt is completed as it was sent (its amount):
       // the acquirer may have captured it.
-      return finishCapture(await intentFor(charge, "capture", toCapture), charge, caller);
+      return finishCapture(await intentFor(caller, charge, "capture", toCapture), charge, caller);
     },
 
     async void(caller: Caller, id: string): Promise<ChargeDoc> {
       ctx.processorFor(caller.livemode);
       const charge = await ctx.load(caller.livemode, id);
-      if (charge.status !== "authorized" || charge.review?.status === "open") throw refusal(charge, "void");
-      return finishVoid(await intentFor(charge, "void", 0), charge, caller);
+      if (charge.status !== "authorized" || charge.review?.status === "open") {
+        const completed = await completedFor(caller, charge, "void");
+        if (completed) return completed;
+        throw refusal(charge, "void");
+      }
+      return finishVoid(await intentFor(caller, charge, "void", 0), charge, caller);
     },
   };
 }

@@ -255,3 +255,24 @@ describe("production without an acquirer (PRODUCTION_ACQUIRER unset)", () => {
     expect(charge.status).toBe("captured");
   });
 });
+
+describe("a keyed retry after recovery completed its call", () => {
+  it("gets the captured charge, not a 409; another key still gets the 409", async () => {
+    const w = await world();
+    const charge = await w.charge(false);
+    w.failing.add("capture");
+    await expect(w.domain.charges.capture(w.withKey("live:cap"), charge.id)).rejects.toThrow(/connection reset/);
+    w.failing.clear();
+    w.advance(LOCK);
+    expect(await w.recover()).toBe(1);
+    const retried = await w.domain.charges.capture(w.withKey("live:cap"), charge.id);
+    expect(retried).toMatchObject({ id: charge.id, status: "captured", amount_captured: 1000 });
+    await expect(w.domain.charges.capture(w.withKey("live:other"), charge.id)).rejects.toMatchObject({
+      code: "invalid_state_transition",
+    });
+    await expect(w.domain.charges.capture(w.caller, charge.id)).rejects.toMatchObject({
+      code: "invalid_state_transition",
+    });
+    expect(w.sim.counts().applied.capture).toEqual({ [charge.processor_ref as string]: 1 });
+  });
+});
