@@ -207,7 +207,9 @@ describe("crash safety toward the acquirer", { timeout: 600_000 }, () => {
     };
     /** Retries every keyed request that got no answer, until each has one or the server dies again. */
     const retryPending = async () => {
+      let waits = 0;
       while (pending.length > 0) {
+        if (++waits > 500) throw new Error(`no final answer for ${pending[0]?.kind} ${pending[0]?.key}`);
         const o = pending[0] as Op;
         const answer = await send(o);
         if (!answer) return false;
@@ -223,6 +225,7 @@ describe("crash safety toward the acquirer", { timeout: 600_000 }, () => {
         o.answer = answer;
         note(o);
         pending.shift();
+        waits = 0;
       }
       return true;
     };

@@ -1,6 +1,6 @@
 import type { Caller } from "../kernel/caller.ts";
 import { commit } from "../kernel/commit.ts";
-import { invalid } from "../kernel/errors.ts";
+import { DomainError, invalid } from "../kernel/errors.ts";
 import { recordEvent } from "../kernel/events.ts";
 import { assertMinorUnits } from "../kernel/money.ts";
 import type { ChargeContext } from "./context.ts";
@@ -74,6 +74,39 @@ export function captureAndVoid(ctx: ChargeContext) {
     return commit(store, caller, async () => charge);
   }
 
+  /**
+   * The intent of this capture or void; when the recovery job is completing it this moment (its
+   * request died), waits for that and answers from the outcome: the charge for a retry with the same
+   * Idempotency-Key, else the refusal the changed charge gives.
+   */
+  async function openOrSettled(
+    caller: Caller,
+    charge: ChargeDoc,
+    operation: "capture" | "void",
+    amount: number,
+  ): Promise<AcquirerIntentDoc | ChargeDoc> {
+    try {
+      return await intentFor(caller, charge, operation, amount);
+    } catch (err) {
+      return afterConflict(caller, charge, operation, err);
+    }
+  }
+
+  /** A conflict with the recovery job over this charge's intent: its outcome, once it has one (above). */
+  async function afterConflict(
+    caller: Caller,
+    charge: ChargeDoc,
+    operation: "capture" | "void",
+    err: unknown,
+  ): Promise<ChargeDoc> {
+    if (!(err instanceof DomainError && err.code === "conflict")) throw err;
+    await ctx.intents.settled(acquirerKey(charge.id, operation));
+    const current = await ctx.load(charge.livemode, charge.id);
+    const completed = await completedFor(caller, current, operation);
+    if (completed) return completed;
+    throw current.status === "authorized" ? err : refusal(current, operation);
+  }
+
   return {
     finishCapture,
     finishVoid,
@@ -94,7 +127,9 @@ export function captureAndVoid(ctx: ChargeContext) {
       }
       // A capture already sent for this charge and left in doubt is completed as it was sent (its amount):
       // the acquirer may have captured it.
-      return finishCapture(await intentFor(caller, charge, "capture", toCapture), charge, caller);
+      const intent = await openOrSettled(caller, charge, "capture", toCapture);
+      if (!("operation" in intent)) return intent;
+      return finishCapture(intent, charge, caller).catch((err) => afterConflict(caller, charge, "capture", err));
     },
 
     async void(caller: Caller, id: string): Promise<ChargeDoc> {
@@ -105,7 +140,9 @@ export function captureAndVoid(ctx: ChargeContext) {
         if (completed) return completed;
         throw refusal(charge, "void");
       }
-      return finishVoid(await intentFor(caller, charge, "void", 0), charge, caller);
+      const intent = await openOrSettled(caller, charge, "void", 0);
+      if (!("operation" in intent)) return intent;
+      return finishVoid(intent, charge, caller).catch((err) => afterConflict(caller, charge, "void", err));
     },
   };
 }

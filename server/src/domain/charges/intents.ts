@@ -131,6 +131,20 @@ export function acquirerIntents(deps: IntentDeps) {
       return done !== null;
     },
 
+    /**
+     * Waits (at most the lock) for an intent the recovery job is completing this moment to be resolved,
+     * so a request that meets it can answer from the outcome rather than with a refusal a retry with the
+     * same Idempotency-Key would be given again. Returns the intent as it then is.
+     */
+    async settled(id: string): Promise<AcquirerIntentDoc | null> {
+      const deadline = Date.now() + deps.lockSeconds * 1000;
+      for (;;) {
+        const intent = await store.get("acquirer_intents", id);
+        if (!intent || intent.state === "resolved" || Date.now() >= deadline) return intent;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    },
+
     /** The open authorization a retry of the same request (same Idempotency-Key) resumes, if any. */
     async resumable(livemode: boolean, requestKey: string): Promise<AcquirerIntentDoc | null> {
       const [intent] = await store.findAll(
