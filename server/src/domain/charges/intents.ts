@@ -149,10 +149,24 @@ export function acquirerIntents(deps: IntentDeps) {
     async resumable(livemode: boolean, requestKey: string): Promise<AcquirerIntentDoc | null> {
       const [intent] = await store.findAll(
         "acquirer_intents",
-        { livemode, request_key: requestKey, state: "open", operation: "authorize" },
+        { livemode, request_key: requestKey, state: { $in: ["open", "recovering"] }, operation: "authorize" },
         1,
       );
-      return intent ?? null;
+      if (!intent) return null;
+      // Taken from the recovery job's reach (its lock renewed) while it is still open; one the job is
+      // reversing this moment is waited for, and the retry then makes a new charge.
+      const taken =
+        intent.state === "open"
+          ? await store.update(
+              "acquirer_intents",
+              intent.id,
+              { set: { locked_until: lockUntil(livemode) } },
+              { state: "open", locked_until: intent.locked_until },
+            )
+          : null;
+      if (taken) return taken;
+      const settled = await this.settled(intent.id);
+      return settled?.state === "open" ? settled : null;
     },
 
     /**
