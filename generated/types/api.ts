@@ -2738,7 +2738,7 @@ export interface components {
          * @description Stable, machine-readable error codes. Extensible: new codes may be added within v1; handle an unknown
          *     one by its HTTP status.
          */
-        ErrorCode: "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "invalid_state_transition" | "refund_exceeds_remaining" | "idempotency_key_reused" | "idempotency_request_in_progress" | "idempotency_replay_unavailable" | "payload_too_large" | "unsupported_media_type" | "method_not_allowed" | "invalid_card" | "card_number_in_text" | "secret_in_text" | "insufficient_balance" | "merchant_inactive" | "card_declined" | "payment_link_unavailable" | "rate_limited" | "internal_error" | "service_unavailable";
+        ErrorCode: "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "invalid_state_transition" | "refund_exceeds_remaining" | "idempotency_key_reused" | "idempotency_request_in_progress" | "idempotency_replay_unavailable" | "payload_too_large" | "unsupported_media_type" | "method_not_allowed" | "invalid_card" | "card_number_in_text" | "secret_in_text" | "insufficient_balance" | "merchant_inactive" | "card_declined" | "payment_link_unavailable" | "rate_limited" | "internal_error" | "service_unavailable" | "acquirer_not_configured";
         /** @description Any event; `type` says which. */
         Event: components["schemas"]["CashoutCanceledEvent"] | components["schemas"]["CashoutCreatedEvent"] | components["schemas"]["CashoutFailedEvent"] | components["schemas"]["CashoutPaidEvent"] | components["schemas"]["CashoutReconciledEvent"] | components["schemas"]["DisputeClosedEvent"] | components["schemas"]["DisputeCreatedEvent"] | components["schemas"]["DisputeFundsReinstatedEvent"] | components["schemas"]["DisputeFundsWithdrawnEvent"] | components["schemas"]["DisputeUpdatedEvent"] | components["schemas"]["FraudEvaluatedEvent"] | components["schemas"]["MerchantCreatedEvent"] | components["schemas"]["MerchantUpdatedEvent"] | components["schemas"]["PaymentAuthorizedEvent"] | components["schemas"]["PaymentCapturedEvent"] | components["schemas"]["PaymentExpiredEvent"] | components["schemas"]["PaymentFailedEvent"] | components["schemas"]["PaymentRefundedEvent"] | components["schemas"]["PaymentRequiresActionEvent"] | components["schemas"]["PaymentVoidedEvent"] | components["schemas"]["PaymentLinkCompletedEvent"] | components["schemas"]["ServiceKeyCreatedEvent"] | components["schemas"]["ServiceKeyRevokedEvent"] | components["schemas"]["ServiceKeyRotatedEvent"] | components["schemas"]["WebhookEndpointDisabledEvent"] | components["schemas"]["WebhookEndpointTestEvent"];
         /**
@@ -5966,6 +5966,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Production payments are off: this server has no acquirer configured (`acquirer_not_configured`; its operator sets `PRODUCTION_ACQUIRER`). Nothing was charged or stored; the sandbox is unaffected. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getCharge: {
@@ -6222,6 +6232,16 @@ export interface operations {
             };
             /** @description An unexpected error; the body never carries internals. */
             500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Production payments are off: this server has no acquirer configured (`acquirer_not_configured`; its operator sets `PRODUCTION_ACQUIRER`). Nothing was charged or stored; the sandbox is unaffected. */
+            503: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
@@ -6514,6 +6534,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Production payments are off: this server has no acquirer configured (`acquirer_not_configured`; its operator sets `PRODUCTION_ACQUIRER`). Nothing was charged or stored; the sandbox is unaffected. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     approveChargeReview: {
@@ -6667,6 +6697,16 @@ export interface operations {
             };
             /** @description An unexpected error; the body never carries internals. */
             500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Production payments are off: this server has no acquirer configured (`acquirer_not_configured`; its operator sets `PRODUCTION_ACQUIRER`). Nothing was charged or stored; the sandbox is unaffected. */
+            503: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
@@ -6836,6 +6876,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Production payments are off: this server has no acquirer configured (`acquirer_not_configured`; its operator sets `PRODUCTION_ACQUIRER`). Nothing was charged or stored; the sandbox is unaffected. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     voidCharge: {
@@ -6989,6 +7039,16 @@ export interface operations {
             };
             /** @description An unexpected error; the body never carries internals. */
             500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Production payments are off: this server has no acquirer configured (`acquirer_not_configured`; its operator sets `PRODUCTION_ACQUIRER`). Nothing was charged or stored; the sandbox is unaffected. */
+            503: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;
@@ -11005,6 +11065,16 @@ export interface operations {
             };
             /** @description An unexpected error; the body never carries internals. */
             500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Production payments are off: this server has no acquirer configured (`acquirer_not_configured`; its operator sets `PRODUCTION_ACQUIRER`). Nothing was charged or stored; the sandbox is unaffected. */
+            503: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;

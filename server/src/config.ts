@@ -202,6 +202,27 @@ export const ConfigSchema = z
     /** Finished deliveries (the attempt log) are kept this long. */
     WEBHOOK_LOG_RETENTION_DAYS: int(1, 3650).default(30),
     /**
+     * The acquirer production payments go through: `adyen`, or `simulator` (no money moves: for demos and
+     * tests, logged as a warning at start). Deliberately no default: unset, production money operations
+     * answer 503 `acquirer_not_configured`, never a simulated success (docs/acquirer-port.md).
+     */
+    PRODUCTION_ACQUIRER: z.enum(["adyen", "simulator"]).optional(),
+    /** The acquirer sandbox payments go through: `simulator` (default), or `adyen` (Adyen's test environment). */
+    SANDBOX_ACQUIRER: z.enum(["simulator", "adyen"]).default("simulator"),
+    /** Adyen's API key (a secret: never logged or answered). Required wherever an acquirer is `adyen`. */
+    ADYEN_API_KEY: z.string().min(1).optional(),
+    /** The Adyen merchant account payments are made under. Required wherever an acquirer is `adyen`. */
+    ADYEN_MERCHANT_ACCOUNT: z.string().min(1).optional(),
+    /** The HMAC key Adyen signs its notifications with (hex; a secret). Required wherever an acquirer is `adyen`. */
+    ADYEN_HMAC_KEY: z.string().min(1).optional(),
+    /** The live endpoints' URL prefix Adyen gives each account. Required when PRODUCTION_ACQUIRER is `adyen`. */
+    ADYEN_LIVE_URL_PREFIX: z.string().min(1).optional(),
+    /**
+     * Tests only (refused in production): the simulator runs as a process of its own at this address
+     * (adapters/processor-http.ts), so what it applied outlives a server killed by the crash tests.
+     */
+    TEST_ACQUIRER_URL: z.url().optional(),
+    /**
      * Fault injection for the crash tests only: the process kills itself (SIGKILL) right after the n-th
      * change a request commits, before the answer is sent. Refused in production.
      */
@@ -253,6 +274,28 @@ export const ConfigSchema = z
     }
     if (c.NODE_ENV === "production" && c.TEST_CRASH_AFTER_COMMITS !== undefined) {
       ctx.addIssue({ code: "custom", path: ["TEST_CRASH_AFTER_COMMITS"], message: "is for tests only; unset it" });
+    }
+    if (c.NODE_ENV === "production" && c.TEST_ACQUIRER_URL !== undefined) {
+      ctx.addIssue({ code: "custom", path: ["TEST_ACQUIRER_URL"], message: "is for tests only; unset it" });
+    }
+    const adyenFor = [
+      ...(c.PRODUCTION_ACQUIRER === "adyen" ? ["PRODUCTION_ACQUIRER"] : []),
+      ...(c.SANDBOX_ACQUIRER === "adyen" ? ["SANDBOX_ACQUIRER"] : []),
+    ];
+    if (adyenFor.length > 0) {
+      const needed = ["ADYEN_API_KEY", "ADYEN_MERCHANT_ACCOUNT", "ADYEN_HMAC_KEY"] as const;
+      for (const key of needed) {
+        if (!c[key]) {
+          ctx.addIssue({ code: "custom", path: [key], message: `is required when ${adyenFor.join(" or ")} is adyen` });
+        }
+      }
+      if (c.PRODUCTION_ACQUIRER === "adyen" && !c.ADYEN_LIVE_URL_PREFIX) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["ADYEN_LIVE_URL_PREFIX"],
+          message: "is required when PRODUCTION_ACQUIRER is adyen (your account's prefix, from Adyen's Customer Area)",
+        });
+      }
     }
     if (c.METRICS_PORT !== undefined && c.METRICS_PORT !== 0 && c.METRICS_PORT === c.PORT) {
       ctx.addIssue({
@@ -333,6 +376,7 @@ export function domainSettings(config: Config): DomainSettings {
     fees: JSON.parse(config.FEE_SCHEDULE) as FeeSchedule,
     disputeFees: JSON.parse(config.DISPUTE_FEES) as Record<string, number>,
     disputeEvidenceSeconds: config.DISPUTE_EVIDENCE_SECONDS,
+    acquirerIntentLockSeconds: config.IDEMPOTENCY_LOCK_SECONDS,
     webhooks: {
       timeoutMs: config.WEBHOOK_TIMEOUT_SECONDS * 1000,
       liveSchedule: parseSchedule(config.WEBHOOK_RETRY_SCHEDULE),

@@ -1,4 +1,9 @@
 // The server package's public surface, for tests, the benchmark and embedding.
+export {
+  createSimulatorProcessor,
+  type SimulatorCounts,
+  type SimulatorProcessor,
+} from "./adapters/processor-simulator.ts";
 export { type Config, ConfigError, loadConfig } from "./config.ts";
 export { COLLECTIONS } from "./domain/collections.ts";
 export { createDomain, type Domain } from "./domain/index.ts";

@@ -6,11 +6,13 @@ import { join, resolve as resolvePath } from "node:path";
 import type { Logger } from "pino";
 import { answerMetricsRequests, createMetrics, type MetricsListener, serveMetrics } from "./adapters/metrics.ts";
 import { createSimulatorPayoutRail } from "./adapters/payout-rail-simulator.ts";
+import { createHttpProcessor } from "./adapters/processor-http.ts";
 import { createSimulatorProcessor } from "./adapters/processor-simulator.ts";
 import { withSimulatedAcquirerErrors } from "./adapters/simulated-acquirer.ts";
 import { loadOrCreateDevVaultKeys } from "./adapters/vault-key-file.ts";
 import { createHttpWebhookSender, systemResolver } from "./adapters/webhook-sender.ts";
 import { type Config, domainSettings, moneyRules, rateLimitSettings } from "./config.ts";
+import type { Processor } from "./domain/charges/processor.ts";
 import { COLLECTIONS } from "./domain/collections.ts";
 import { createDomain, type Domain } from "./domain/index.ts";
 import type { Now } from "./domain/kernel/caller.ts";
@@ -67,6 +69,38 @@ export function vaultKeysFor(config: Config): VaultKeys {
   return loadOrCreateDevVaultKeys(config.DATA_DIR);
 }
 
+/**
+ * Each environment's acquirer, as PRODUCTION_ACQUIRER and SANDBOX_ACQUIRER say. Production has none while
+ * PRODUCTION_ACQUIRER is unset (its money operations answer 503). `adyen` gives none here either:
+ * startServer refuses it first (acquirerProblem), and the admin CLI, which uses this too, moves no money.
+ */
+export function processorsFor(config: Config): { live: Processor | null; sandbox: Processor } {
+  const simulator = (): Processor =>
+    config.TEST_ACQUIRER_URL ? createHttpProcessor(config.TEST_ACQUIRER_URL) : createSimulatorProcessor();
+  // Sandbox-Simulate: acquirer_error (adapters/simulated-acquirer.ts) reaches whichever acquirer is wired;
+  // it never touches a production call (the wrapper checks livemode).
+  const sandbox = withSimulatedAcquirerErrors(simulator());
+  return { live: config.PRODUCTION_ACQUIRER === "simulator" ? sandbox : null, sandbox };
+}
+
+/**
+ * The acquirer settings a server cannot start with, as a StartupError: `adyen` until the Adyen connector
+ * is wired in (never a simulated stand-in for it).
+ */
+export function acquirerProblem(config: Config): StartupError | null {
+  const setting =
+    config.PRODUCTION_ACQUIRER === "adyen"
+      ? "PRODUCTION_ACQUIRER"
+      : config.SANDBOX_ACQUIRER === "adyen"
+        ? "SANDBOX_ACQUIRER"
+        : null;
+  if (!setting) return null;
+  return new StartupError(
+    setting,
+    "adyen: the Adyen connector is not wired into this server yet, so it cannot take payments through Adyen; set simulator (no money moves) or, for production, leave PRODUCTION_ACQUIRER unset (production payments are then refused)",
+  );
+}
+
 /** What embedding code and tests may swap in the webhook delivery path. */
 export interface WebhookOverrides {
   /** Resolves endpoint host names at registration and at connection time (default: the system resolver). */
@@ -94,8 +128,7 @@ export function domainFor(
     now,
     money: moneyRules(config),
     settings: domainSettings(config),
-    // Sandbox-Simulate: acquirer_error (adapters/simulated-acquirer.ts) reaches whichever acquirer is wired.
-    processor: withSimulatedAcquirerErrors(createSimulatorProcessor()),
+    processors: processorsFor(config),
     payoutRail: createSimulatorPayoutRail(),
     webhookSender: createHttpWebhookSender({ resolve }),
     resolve,
@@ -381,6 +414,14 @@ export async function startServer(options: {
   const { config } = options;
   const logger = options.logger ?? createLogger(config.LOG_LEVEL);
   const now = options.now ?? (() => new Date());
+  const refused = acquirerProblem(config);
+  if (refused) throw refused;
+  if (config.PRODUCTION_ACQUIRER === "simulator") {
+    logger.warn(
+      { setting: "PRODUCTION_ACQUIRER" },
+      "production payments go through the simulator: no money moves, every card is approved unless it is a test card; for demos and tests only",
+    );
+  }
   const narrowed = privateDataDir(config);
   if (narrowed !== null) {
     logger.warn(
@@ -486,7 +527,12 @@ export async function startServer(options: {
     // conditional); a pass still running when the next is due is not started twice.
     const jobs = [
       every(config.JOBS_INTERVAL_SECONDS * 1000, "charge jobs", logger, () =>
-        Promise.all([domain.jobs.expire(), domain.jobs.expireReviews(), domain.jobs.settle()]),
+        Promise.all([
+          domain.jobs.recoverIntents(),
+          domain.jobs.expire(),
+          domain.jobs.expireReviews(),
+          domain.jobs.settle(),
+        ]),
       ),
       every(config.JOBS_INTERVAL_SECONDS * 1000, "payout job", logger, () => domain.jobs.payouts()),
       every(config.JOBS_INTERVAL_SECONDS * 1000, "dispute jobs", logger, () =>

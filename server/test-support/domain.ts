@@ -50,6 +50,8 @@ export function testDomain(
     /** A clock shared with other domains on the same store (advance() and at() then move nothing). */
     now?: () => Date;
     processor?: Processor;
+    /** Production's acquirer, when not `processor`; null: PRODUCTION_ACQUIRER unset (money operations refused). */
+    liveProcessor?: Processor | null;
     fraud?: FraudScreen;
     /** Webhook settings, sender and resolver (defaults: nothing is sent and no name resolves). */
     webhooks?: {
@@ -97,7 +99,10 @@ export function testDomain(
       fees: options.fees ?? DEFAULTS.fees,
       disputeFees: options.disputeFees ?? DEFAULTS.disputeFees,
     },
-    processor: options.processor ?? createSimulatorProcessor(),
+    processors: (() => {
+      const sandbox = options.processor ?? createSimulatorProcessor();
+      return { sandbox, live: options.liveProcessor === undefined ? sandbox : options.liveProcessor };
+    })(),
     payoutRail: options.payoutRail ?? createSimulatorPayoutRail(),
     webhookSender: options.webhooks?.sender ?? offlineSender,
     resolve: options.webhooks?.resolve ?? offlineResolver,

@@ -221,6 +221,8 @@ export async function startBuiltTarget(
     VAULT_FINGERPRINT_KEY: Buffer.alloc(32, 2).toString("base64"),
     RATE_LIMIT_TEST_PER_SECOND: "1000000",
     RATE_LIMIT_LIVE_PER_SECOND: "1000000",
+    // The bench's production charges go through the simulator (unset: 503 acquirer_not_configured).
+    PRODUCTION_ACQUIRER: "simulator",
     // No .env of the developer's: INIT_CWD points at the fresh directory.
     INIT_CWD: dataDir,
     ...settings,

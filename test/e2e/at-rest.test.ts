@@ -34,6 +34,7 @@ async function boot(dataDir: string, logger: ReturnType<typeof createLogger>) {
     PORT: "0",
     DATA_DIR: dataDir,
     LOG_LEVEL: "debug",
+    PRODUCTION_ACQUIRER: "simulator",
     RATE_LIMIT_TEST_PER_SECOND: "100000",
   });
   return startServer({ config, logger });

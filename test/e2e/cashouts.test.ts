@@ -343,7 +343,13 @@ describe("account numbers at rest and in logs", { timeout: 90_000 }, () => {
       },
     });
     const running = await startServer({
-      config: loadConfig({ NODE_ENV: "development", PORT: "0", DATA_DIR: dataDir, LOG_LEVEL: "debug" }),
+      config: loadConfig({
+        NODE_ENV: "development",
+        PORT: "0",
+        DATA_DIR: dataDir,
+        LOG_LEVEL: "debug",
+        PRODUCTION_ACQUIRER: "simulator",
+      }),
       logger: createLogger("debug", stream),
     });
     const account = "987654321012";

@@ -42,7 +42,9 @@ describe("payments-admin CLI", { timeout: 60_000 }, () => {
     expect(listed.stdout).toContain(secret?.slice(0, 13));
     expect(listed.stdout).not.toContain(secret);
 
-    const server = await startServer({ config: loadConfig({ PORT: "0", DATA_DIR: dataDir, LOG_LEVEL: "silent" }) });
+    const server = await startServer({
+      config: loadConfig({ PORT: "0", DATA_DIR: dataDir, LOG_LEVEL: "silent", PRODUCTION_ACQUIRER: "simulator" }),
+    });
     try {
       // The store already has a key, so the first start creates no sandbox key.
       expect(server.bootstrapSecret).toBeNull();
@@ -63,7 +65,7 @@ describe("payments-admin CLI", { timeout: 60_000 }, () => {
   });
 
   it("ledger verify: 0 differences and exit code 0 after money moved; each difference printed and exit code 1", async () => {
-    const config = loadConfig({ PORT: "0", DATA_DIR: dataDir, LOG_LEVEL: "silent" });
+    const config = loadConfig({ PORT: "0", DATA_DIR: dataDir, LOG_LEVEL: "silent", PRODUCTION_ACQUIRER: "simulator" });
     const server = await startServer({ config });
     let merchantId = "";
     try {

@@ -76,6 +76,9 @@ export async function startTestServer(
     RATE_LIMIT_ANONYMOUS_PER_MINUTE: "1000000",
     RATE_LIMIT_PAYMENT_LINK_PER_MINUTE: "1000000",
     RATE_LIMIT_PAYMENT_ADDRESS_PER_MINUTE: "1000000",
+    // The suites take production payments too: through the simulator, named as production's acquirer
+    // (unset, production money operations answer 503 acquirer_not_configured).
+    PRODUCTION_ACQUIRER: "simulator",
     ...mongo,
     ...env,
   });

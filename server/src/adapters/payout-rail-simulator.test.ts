@@ -41,7 +41,14 @@ describe("the payout simulator", () => {
       const [type = "", account = ""] = key.split(":");
       const destination = validateDestination(inputFor(type, account), CURRENCY[type] ?? "");
       expect(simulatedFailure(destination), key).toBe(code);
-      const request = { cashoutId: "co_x", livemode: false, amount: 1, currency: "USD", destination };
+      const request = {
+        idempotencyKey: "co_x:payout",
+        cashoutId: "co_x",
+        livemode: false,
+        amount: 1,
+        currency: "USD",
+        destination,
+      };
       const outcome = await rail.outcome({ ...request, reference: "sim_po_x" });
       expect(outcome).toEqual({ status: "failed", failureCode: code, failureMessage: FAILURE_MESSAGES[code] });
     }
@@ -51,14 +58,28 @@ describe("the payout simulator", () => {
     const rail = createSimulatorPayoutRail();
     const destination: Destination = { type: "iban", iban: "DE89370400440532013000", account_holder: "A" };
     expect(simulatedFailure(destination)).toBeUndefined();
-    const request = { cashoutId: "co_y", livemode: true, amount: 1, currency: "EUR", destination };
+    const request = {
+      idempotencyKey: "co_y:payout",
+      cashoutId: "co_y",
+      livemode: true,
+      amount: 1,
+      currency: "EUR",
+      destination,
+    };
     expect(await rail.outcome({ ...request, reference: "r" })).toEqual({ status: "paid" });
   });
 
   it("sends idempotently: the same cashout always gets the same reference, another cashout another", async () => {
     const rail = createSimulatorPayoutRail();
     const destination: Destination = { type: "pix", key: "12345678909", key_type: "cpf" };
-    const request = (cashoutId: string) => ({ cashoutId, livemode: false, amount: 1, currency: "BRL", destination });
+    const request = (cashoutId: string) => ({
+      idempotencyKey: `${cashoutId}:payout`,
+      cashoutId,
+      livemode: false,
+      amount: 1,
+      currency: "BRL",
+      destination,
+    });
     const first = await rail.send(request("co_a"));
     expect(first.reference).toMatch(/^sim_po_[0-9a-f]{16}$/);
     expect(await rail.send(request("co_a"))).toEqual(first);

@@ -67,6 +67,11 @@ export interface DomainSettings {
   disputeFees: Record<string, number>;
   /** How long a merchant has to answer a dispute (DISPUTE_EVIDENCE_SECONDS). */
   disputeEvidenceSeconds: number;
+  /**
+   * How long a call to the acquirer left in doubt waits for its own request before the recovery job
+   * resolves it (IDEMPOTENCY_LOCK_SECONDS: no request outlasts it; domain/charges/intents.ts).
+   */
+  acquirerIntentLockSeconds: number;
   webhooks: WebhookOptions;
 }
 
@@ -77,8 +82,11 @@ export interface DomainDeps {
   vaultKeys: VaultKeys;
   money: MoneyRules;
   settings: DomainSettings;
-  /** The card processor (the shipped one: adapters/processor-simulator.ts). */
-  processor: Processor;
+  /**
+   * The acquirer of each environment (the shipped one: adapters/processor-simulator.ts). Production's is
+   * null while PRODUCTION_ACQUIRER is unset: its money operations are refused (503), never simulated.
+   */
+  processors: { live: Processor | null; sandbox: Processor };
   /** The payout rail cashouts are sent through (adapters/payout-rail-simulator.ts). */
   payoutRail: PayoutRail;
   /** Sends webhook delivery attempts (adapters/webhook-sender.ts) and resolves endpoint host names. */
@@ -118,7 +126,8 @@ export function createDomain(deps: DomainDeps) {
     clock,
     fees: settings.disputeFees,
     evidenceSeconds: settings.disputeEvidenceSeconds,
-    processor: deps.processor,
+    // Only the sandbox's simulator knows its dispute test cards in advance (disputes.ts: sandbox only).
+    processor: deps.processors.sandbox,
   });
   const charges = createCharges({
     store,
@@ -126,7 +135,7 @@ export function createDomain(deps: DomainDeps) {
     merchants,
     tokens,
     money,
-    processor: deps.processor,
+    processors: deps.processors,
     fraud: deps.fraudScreen ?? fraud.screen,
     settlementDelaySeconds: settings.settlementDelaySeconds,
     sandboxSettlementDelaySeconds: settings.sandboxSettlementDelaySeconds,
@@ -136,6 +145,8 @@ export function createDomain(deps: DomainDeps) {
     fees: feeSchedules.scheduleFor,
     threeDSecureExpirySeconds: settings.threeDSecureExpirySeconds,
     challengeLinks: createChallengeLinks(vaultKeys.fingerprintKey, deps.baseUrl),
+    intentLockSeconds: settings.acquirerIntentLockSeconds,
+    log,
   });
   const cashouts = createCashouts({
     store,
@@ -231,6 +242,8 @@ export function createDomain(deps: DomainDeps) {
     jobs: {
       /** Expires unpaid local payments, and unauthenticated card charges (3-D Secure), whose next_action has run out. */
       expire: () => inBoth((livemode) => charges.expireDue(livemode)),
+      /** Resolves calls to the acquirer left in doubt by a crash (domain/charges/intents.ts). */
+      recoverIntents: () => inBoth((livemode) => charges.recoverIntentsDue(livemode)),
       /** Voids charges whose fraud review was left open past its window. */
       expireReviews: () => inBoth((livemode) => charges.expireReviewsDue(livemode)),
       /** Moves pending credits whose settlement time has come to available. */

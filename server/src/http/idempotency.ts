@@ -204,6 +204,7 @@ export function idempotency(options: IdempotencyOptions, operation: { sensitive:
     let recordedWithChange = false;
     const scope: IdempotencyScope = {
       recorder: (toReply) => ({
+        key: owned,
         async record(tx, result) {
           const reply = toReply(result);
           const done = await tx.update(

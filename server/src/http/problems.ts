@@ -149,6 +149,12 @@ export const PROBLEM_TYPES: Record<ErrorCode, ProblemType> = {
     meaning:
       "The instance cannot serve requests now (its store does not answer, or it is shutting down). Retry shortly.",
   },
+  acquirer_not_configured: {
+    status: 503,
+    title: "No acquirer configured",
+    meaning:
+      "Production payments are off: the server has no acquirer configured (its operator sets `PRODUCTION_ACQUIRER`). Nothing was charged or stored. The sandbox is unaffected.",
+  },
 };
 
 /** Where the error reference is served; a problem's `type` is `<BASE_URL><this>#<code>`. */

@@ -65,6 +65,8 @@ describe("sandboxSimulate", () => {
 
 describe("withSimulatedAcquirerErrors", () => {
   const authorization = (livemode: boolean) => ({
+    idempotencyKey: `tx_${livemode}:authorize`,
+    capture: true,
     chargeId: "tx_1",
     pan: "4242424242424242",
     expMonth: 12,
@@ -90,6 +92,7 @@ describe("withSimulatedAcquirerErrors", () => {
 
   it("keeps the wrapped acquirer's other methods", async () => {
     const action = await processor.startLocalPayment({
+      idempotencyKey: "tx_1:start_local",
       chargeId: "tx_1",
       method: "pix",
       amount: 100,

@@ -27,7 +27,7 @@ export interface Idempotent {
   idempotencyKey: string;
 }
 
-export interface CardAuthorization extends CardAuthorizationRequest, Idempotent {
+export interface CardAuthorization extends Omit<CardAuthorizationRequest, "capture">, Idempotent {
   /** `immediate`: captured with the authorization (Adyen `captureDelayHours: 0`); `manual`: held. */
   capture: "immediate" | "manual";
   cvc?: string | undefined;

@@ -11,7 +11,7 @@ import { postCashoutReversal } from "../ledger/ledger.ts";
 import type { Merchants } from "../merchants/merchants.ts";
 import { openPan, type VaultKeys } from "../vault/crypto.ts";
 import type { Destination } from "./destinations.ts";
-import type { PayoutRail, PayoutRequest } from "./payout-rail.ts";
+import { type PayoutRail, type PayoutRequest, payoutKey } from "./payout-rail.ts";
 import type { CashoutDoc, CashoutFailureCode, CashoutStatus } from "./records.ts";
 import { CASHOUT_MACHINE, type CashoutAction, eventFields, refusal } from "./state.ts";
 
@@ -43,6 +43,7 @@ export function cashoutContext(deps: CashoutsDeps) {
   function payoutRequest(cashout: CashoutDoc): PayoutRequest {
     const destination = JSON.parse(openPan(cashout.sealed_destination, cashout.id, deps.vaultKeys)) as Destination;
     return {
+      idempotencyKey: payoutKey(cashout.id),
       cashoutId: cashout.id,
       livemode: cashout.livemode,
       amount: cashout.amount,

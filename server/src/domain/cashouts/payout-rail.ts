@@ -7,6 +7,11 @@ import type { CashoutFailureCode } from "./records.ts";
 // production too, until a real payout adapter exists.
 
 export interface PayoutRequest {
+  /**
+   * `<cashout id>:payout`, the same on every attempt (as the acquirer port's keys, charges/processor.ts
+   * acquirerKey): a rail that takes idempotency keys applies a payout sent twice once.
+   */
+  idempotencyKey: string;
   cashoutId: string;
   livemode: boolean;
   amount: number;
@@ -18,6 +23,9 @@ export type PayoutOutcome =
   | { status: "in_transit" }
   | { status: "paid" }
   | { status: "failed"; failureCode: CashoutFailureCode; failureMessage: string };
+
+/** The payout's idempotency key: derived from the cashout, never fresh per attempt. */
+export const payoutKey = (cashoutId: string) => `${cashoutId}:payout`;
 
 export interface PayoutRail {
   /**

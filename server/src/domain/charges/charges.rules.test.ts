@@ -351,18 +351,21 @@ describe("create: card charges", () => {
     expect(await w.stored(charge.id)).toEqual(charge);
 
     expect(w.calls.authorize).toHaveBeenCalledTimes(1);
+    // Authorized and captured in one call, under the key derived from the charge (processor.ts acquirerKey).
     expect(w.calls.authorize.mock.calls[0]?.[0]).toEqual({
+      idempotencyKey: `${charge.id}:authorize`,
       chargeId: charge.id,
       pan: VISA,
       expMonth: 12,
       expYear: 2031,
       amount: 2500,
       currency: "USD",
+      capture: true,
       livemode: false,
       now: new Date("2026-11-21T10:00:00Z"),
     });
     expect(charge.processor_ref).toMatch(/^sim_auth_/);
-    expect(w.calls.capture).toHaveBeenCalledWith(charge.processor_ref, 2500);
+    expect(w.calls.capture).not.toHaveBeenCalled();
 
     const ledger = await w.ledgerOf(m.id);
     expect(ledger).toHaveLength(1);
@@ -516,7 +519,11 @@ describe("capture", () => {
     const { charge, merchant } = await w.card({ capture: false });
     const captured = await w.domain.charges.capture(w.caller(), charge.id, 600);
     expect(captured).toMatchObject({ status: "captured", amount: 1000, amount_captured: 600 });
-    expect(w.calls.capture).toHaveBeenCalledWith(charge.processor_ref, 600);
+    expect(w.calls.capture).toHaveBeenCalledWith({
+      idempotencyKey: `${charge.id}:capture`,
+      reference: charge.processor_ref,
+      amount: 600,
+    });
     expect(await w.ledgerOf(merchant.id)).toMatchObject([{ bucket: "available", amount: 600, type: "capture" }]);
     const events = await w.eventsOf(charge.id);
     expect(events.map((e) => e.type)).toEqual(["payment.authorized", "payment.captured"]);
@@ -527,7 +534,11 @@ describe("capture", () => {
     w = world();
     const { charge } = await w.card({ capture: false });
     expect((await w.domain.charges.capture(w.caller(), charge.id)).amount_captured).toBe(1000);
-    expect(w.calls.capture).toHaveBeenCalledWith(charge.processor_ref, 1000);
+    expect(w.calls.capture).toHaveBeenCalledWith({
+      idempotencyKey: `${charge.id}:capture`,
+      reference: charge.processor_ref,
+      amount: 1000,
+    });
   });
 
   it("refuses more than the authorized amount before asking the processor (400 naming amount)", async () => {
@@ -588,7 +599,7 @@ describe("void", () => {
     const { charge, merchant } = await w.card({ capture: false });
     const voided = await w.domain.charges.void(w.caller(), charge.id);
     expect(voided.status).toBe("voided");
-    expect(w.calls.void).toHaveBeenCalledWith(charge.processor_ref);
+    expect(w.calls.void).toHaveBeenCalledWith({ idempotencyKey: `${charge.id}:void`, reference: charge.processor_ref });
     expect((await w.eventsOf(charge.id)).map((e) => [e.type, e.payload.status])).toEqual([
       ["payment.authorized", "authorized"],
       ["payment.voided", "voided"],
@@ -634,8 +645,8 @@ describe("refund", () => {
     expect(await w.stored(charge.id)).toMatchObject({ status: "refunded", amount_refunded: 1000 });
 
     expect(w.calls.refund.mock.calls).toEqual([
-      [charge.processor_ref, 300],
-      [charge.processor_ref, 700],
+      [{ idempotencyKey: `${first.id}:refund`, reference: charge.processor_ref, amount: 300 }],
+      [{ idempotencyKey: `${rest.id}:refund`, reference: charge.processor_ref, amount: 700 }],
     ]);
     const refunds = (await w.ledgerOf(merchant.id)).filter((e) => e.type === "refund");
     expect(refunds.map((e) => [e.bucket, e.amount, e.source_id]).sort()).toEqual(

@@ -1,11 +1,12 @@
 import type { Page, PageResult } from "../../store/port.ts";
 import type { Caller } from "../kernel/caller.ts";
+import { DomainError } from "../kernel/errors.ts";
 import type { QueryParams } from "../kernel/operations.ts";
 import { captureAndVoid } from "./capture.ts";
 import { type ChargesDeps, chargeContext } from "./context.ts";
 import { chargeCreation } from "./create.ts";
 import { localPayments } from "./local-payments.ts";
-import type { ChargeDoc } from "./records.ts";
+import type { AcquirerIntentDoc, ChargeDoc } from "./records.ts";
 import { refunds } from "./refunds.ts";
 import { reviews } from "./reviews.ts";
 import { threeDSecure } from "./three-d-secure.ts";
@@ -16,6 +17,39 @@ import { threeDSecure } from "./three-d-secure.ts";
 
 export function createCharges(deps: ChargesDeps) {
   const ctx = chargeContext(deps);
+  const creation = chargeCreation(ctx);
+  const captures = captureAndVoid(ctx);
+  const refunding = refunds(ctx);
+  const reviewing = reviews(ctx);
+  const tds = threeDSecure(ctx);
+
+  /**
+   * Resolves one intent left in doubt (intents.ts recoverDue): its call is sent again under its key,
+   * and its outcome committed as its own request would have (the capture family, refunds), or, for an
+   * authorization whose charge was never stored, reversed.
+   */
+  async function finish(intent: AcquirerIntentDoc): Promise<void> {
+    // An authorization whose outcome never committed, at creation or after a 3-D Secure challenge.
+    if (intent.finish === "create" || intent.finish === "authenticate") return creation.reverseUnrecorded(intent);
+    if (intent.finish === "refund") return refunding.sendRefund(intent);
+    const charge = await ctx.load(intent.livemode, intent.charge_id);
+    try {
+      if (intent.finish === "capture") await captures.finishCapture(intent, charge, null);
+      else if (intent.finish === "void") await captures.finishVoid(intent, charge, null);
+      else if (intent.finish === "approve_review") await reviewing.finishApproval(intent, charge, null);
+      else await reviewing.finishVoidHeld(intent, charge, null);
+    } catch (err) {
+      if (!(err instanceof DomainError)) throw err;
+      // The charge moved on while the call was in doubt (another path captured or released it): the
+      // acquirer and the ledger may now disagree, which only a person can settle.
+      deps.log.error(
+        { err, intent: intent.id, charge: charge.id, status: charge.status },
+        "a call to the acquirer left in doubt no longer fits its charge; reconcile it with the acquirer",
+      );
+      await ctx.intents.resolveAlone(intent, "conflict");
+    }
+  }
+
   return {
     load: ctx.load,
     get: (caller: Caller, id: string) => ctx.load(caller.livemode, id),
@@ -34,12 +68,21 @@ export function createCharges(deps: ChargesDeps) {
         },
         page,
       ),
-    ...chargeCreation(ctx),
-    ...threeDSecure(ctx),
-    ...captureAndVoid(ctx),
-    ...refunds(ctx),
-    ...reviews(ctx),
+    create: creation.create,
+    capture: captures.capture,
+    void: captures.void,
+    refund: refunding.refund,
+    listRefunds: refunding.listRefunds,
+    approveReview: reviewing.approveReview,
+    rejectReview: reviewing.rejectReview,
+    expireReviewsDue: reviewing.expireReviewsDue,
+    nextReviewExpiry: reviewing.nextReviewExpiry,
+    ...tds,
     ...localPayments(ctx),
+    /** The recovery job for one environment: resolves every intent whose lock has run out (intents.ts). */
+    recoverIntentsDue: (livemode: boolean) => ctx.intents.recoverDue(livemode, finish, deps.log),
+    /** Intents still in doubt (tests; an operator's check after an incident). */
+    unresolvedIntents: (livemode: boolean) => ctx.intents.unresolved(livemode),
   };
 }
 

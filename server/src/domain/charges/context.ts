@@ -3,7 +3,9 @@ import type { FraudScreen } from "../fraud/port.ts";
 import type { Caller } from "../kernel/caller.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { inEnvironment } from "../kernel/environment.ts";
+import { DomainError } from "../kernel/errors.ts";
 import { recordEvent } from "../kernel/events.ts";
+import type { DomainLog } from "../kernel/log.ts";
 import type { MoneyRules } from "../kernel/money.ts";
 import type { DomainObserver } from "../kernel/observer.ts";
 import { transition as machineTransition } from "../kernel/state-machine.ts";
@@ -12,6 +14,7 @@ import { type FeeSchedule, feeFor } from "../ledger/fees.ts";
 import { ensureBalance, postCapture } from "../ledger/ledger.ts";
 import type { Merchants } from "../merchants/merchants.ts";
 import type { Tokens } from "../vault/tokens.ts";
+import { acquirerIntents } from "./intents.ts";
 import type { Processor } from "./processor.ts";
 import type { ChargeDoc, ChargeStatus } from "./records.ts";
 import { CHARGE_MACHINE, type ChargeAction, eventFields, refusal } from "./state.ts";
@@ -20,16 +23,21 @@ import type { ChallengeLinks } from "./three-d-secure.ts";
 // What every charge operation works with (create.ts, capture.ts, refunds.ts, reviews.ts,
 // local-payments.ts): its dependencies, and the steps they share.
 //
-// Order of work for every change: checks → the processor (an outside call, never inside a store
-// transaction, which may be retried) → one transaction that writes the state change, its ledger
-// entries and balance changes, and its events (the outbox), conditional on the state it started from.
+// Order of work for every change: checks → the intent (intents.ts) → the processor (an outside call,
+// never inside a store transaction, which may be retried; sent with the intent's idempotency key) → one
+// transaction that writes the state change, its ledger entries and balance changes, its events (the
+// outbox) and the intent's resolution, conditional on the state it started from.
 
 export interface ChargesDeps {
   store: AppStore;
   clock: Clock;
   merchants: Merchants;
   tokens: Tokens;
-  processor: Processor;
+  /**
+   * The acquirer of each environment (PRODUCTION_ACQUIRER, SANDBOX_ACQUIRER). Production's is null while
+   * PRODUCTION_ACQUIRER is unset: its money operations are then refused (processorFor), never simulated.
+   */
+  processors: { live: Processor | null; sandbox: Processor };
   fraud: FraudScreen;
   money: MoneyRules;
   /** Captures wait this long in `pending` before they are `available`, in production and in the sandbox. */
@@ -56,6 +64,10 @@ export interface ChargesDeps {
   threeDSecureExpirySeconds: number;
   /** The sandbox issuer's challenge page links (three-d-secure.ts). */
   challengeLinks: ChallengeLinks;
+  /** How long an acquirer intent's request is presumed alive before recovery takes it over (intents.ts). */
+  intentLockSeconds: number;
+  /** Where the recovery job and a refund's call in doubt report what no caller hears of. */
+  log: DomainLog;
 }
 
 export function chargeContext(deps: ChargesDeps) {
@@ -146,7 +158,33 @@ export function chargeContext(deps: ChargesDeps) {
     await deps.tokens.delete(system, token);
   }
 
-  return { ...deps, onTransition, load, transition, reached, prepareCapture, applyCapture, eraseSingleUseToken };
+  /**
+   * The environment's acquirer; a 503 `acquirer_not_configured` naming the setting when production has
+   * none. Every money operation asks for it first, before it stores anything.
+   */
+  function processorFor(livemode: boolean): Processor {
+    if (!livemode) return deps.processors.sandbox;
+    if (deps.processors.live) return deps.processors.live;
+    throw new DomainError(
+      "acquirer_not_configured",
+      "Production payments are off: this server has no acquirer configured. Its operator sets PRODUCTION_ACQUIRER (docs/operating.md); nothing was charged or stored.",
+    );
+  }
+
+  const intents = acquirerIntents({ store, clock, lockSeconds: deps.intentLockSeconds });
+
+  return {
+    ...deps,
+    processorFor,
+    intents,
+    onTransition,
+    load,
+    transition,
+    reached,
+    prepareCapture,
+    applyCapture,
+    eraseSingleUseToken,
+  };
 }
 
 export type ChargeContext = ReturnType<typeof chargeContext>;

@@ -12,15 +12,15 @@ import { assertMoney } from "../kernel/money.ts";
 import { iso } from "../kernel/time.ts";
 import { type FeeSchedule, rateFor } from "../ledger/fees.ts";
 import type { ChargeContext } from "./context.ts";
-import { LOCAL_METHODS } from "./processor.ts";
-import type { ChargeDoc } from "./records.ts";
+import { acquirerKey, LOCAL_METHODS } from "./processor.ts";
+import type { AcquirerIntentDoc, ChargeDoc } from "./records.ts";
 import { CHARGE_MACHINE, eventFields } from "./state.ts";
 import { openReview, threeDSecure } from "./three-d-secure.ts";
 
 // createCharge (POST /v1/charges, spec/resources/charges.tsp): checks, fraud evaluation, then the
-// processor (a card is authorized and, unless held or `capture: false`, captured; a local method starts
-// a payment the payer completes), then one transaction with the charge, its evaluation, its events and
-// its money.
+// processor (a card is authorized and, unless held or `capture: false`, captured in the same call, under
+// an intent written first: intents.ts; a local method starts a payment the payer completes), then one
+// transaction with the charge, its evaluation, its events, its money and its intent's resolution.
 
 type PaymentMethodInput = components["schemas"]["PaymentMethodInput"];
 
@@ -96,7 +96,7 @@ function newCharge(
 }
 
 export function chargeCreation(ctx: ChargeContext) {
-  const { store, clock, processor } = ctx;
+  const { store, clock } = ctx;
   const { authenticate } = threeDSecure(ctx);
 
   /** Every charge is evaluated before the processor is called (spec: POST /v1/charges). */
@@ -116,16 +116,21 @@ export function chargeCreation(ctx: ChargeContext) {
 
   /**
    * A card: screened, then authenticated when 3-D Secure applies (three-d-secure.ts: a challenge leaves
-   * it requires_action), then authorized (held for review, or captured unless `capture: false`), or
-   * declined.
+   * it requires_action), then authorized (held for review, or captured in the same call unless
+   * `capture: false`), or declined. The authorization is an intent first (intents.ts): written before
+   * the call, sent under its idempotency key, resolved in the charge's transaction (record). `resumed`:
+   * the intent a retry of the same request resumes, whose call is sent again exactly as it was (its
+   * 3-D Secure already passed: the first attempt authenticated before it wrote the intent).
    */
   async function payByCard(
+    caller: Caller,
     charge: ChargeDoc,
     input: ChargeCreate,
     token: string,
     at: Date,
     options: ChargeCreateOptions,
-  ): Promise<ChargeAssessment> {
+    resumed: AcquirerIntentDoc | null,
+  ): Promise<{ assessment: ChargeAssessment; intent: AcquirerIntentDoc | null }> {
     const capture = input.capture ?? true;
     const vaulted = await ctx.tokens.pan(charge.livemode, token, "payment_method.token");
     const { token: card, pan } = vaulted;
@@ -138,31 +143,50 @@ export function chargeCreation(ctx: ChargeContext) {
     };
     const assessment = await assess(charge, { pan, fingerprint: card.fingerprint });
     if (assessment.decision === "block") {
+      // A resumed intent left open is reversed by the recovery job: the charge is blocked now.
       block(charge, assessment);
-      return assessment;
+      return { assessment, intent: null };
     }
-    const asked = input.payment_method_options?.card?.request_three_d_secure ?? "automatic";
-    const goOn = await authenticate(
-      charge,
-      {
-        pan,
-        // A fraud evaluation that decides request_3ds asks the issuer for a challenge (FraudDecision).
-        request: assessment.decision === "request_3ds" ? "challenge" : asked,
-        capture,
-        returnUrl: input.return_url ?? null,
-        reviewWindowSeconds: assessment.decision === "review" ? assessment.reviewWindowSeconds : null,
-        eraseToken: options.singleUseToken ?? false,
-      },
-      at,
-    );
-    if (!goOn) return assessment;
-    const auth = await processor.authorizeCard({
+    if (!resumed) {
+      const asked = input.payment_method_options?.card?.request_three_d_secure ?? "automatic";
+      const goOn = await authenticate(
+        charge,
+        {
+          pan,
+          // A fraud evaluation that decides request_3ds asks the issuer for a challenge (FraudDecision).
+          request: assessment.decision === "request_3ds" ? "challenge" : asked,
+          capture,
+          returnUrl: input.return_url ?? null,
+          reviewWindowSeconds: assessment.decision === "review" ? assessment.reviewWindowSeconds : null,
+          eraseToken: options.singleUseToken ?? false,
+        },
+        at,
+      );
+      if (!goOn) return { assessment, intent: null };
+    }
+    const intent = await ctx.intents.open({
+      livemode: charge.livemode,
+      chargeId: charge.id,
+      objectId: charge.id,
+      operation: "authorize",
+      finish: "create",
+      amount: charge.amount,
+      currency: charge.currency,
+      reference: null,
+      requestKey: caller.outcome?.key,
+      token: card.id,
+      // A held charge is authorized only; a resumed intent is sent again exactly as it was first sent.
+      capture: resumed?.capture ?? (capture && assessment.decision !== "review"),
+    });
+    const auth = await ctx.processorFor(charge.livemode).authorizeCard({
+      idempotencyKey: intent.id,
       chargeId: charge.id,
       pan,
       expMonth: card.exp_month,
       expYear: card.exp_year,
       amount: charge.amount,
       currency: charge.currency,
+      capture: intent.capture === true,
       livemode: charge.livemode,
       now: at,
     });
@@ -170,21 +194,22 @@ export function chargeCreation(ctx: ChargeContext) {
       charge.status = CHARGE_MACHINE.start("declined");
       charge.failure_code = auth.failureCode;
       charge.failure_message = auth.failureMessage;
-      return assessment;
+      return { assessment, intent };
     }
-    charge.status = CHARGE_MACHINE.start("authorized");
     charge.processor_ref = auth.reference;
-    if (assessment.decision === "review") {
+    if (auth.captured) {
+      charge.status = CHARGE_MACHINE.start("captured");
+      charge.amount_captured = charge.amount;
+    } else {
+      charge.status = CHARGE_MACHINE.start("authorized");
+    }
+    if (assessment.decision === "review" && !auth.captured) {
       // Held: not captured, whatever `capture` says, until the review is approved (spec: ChargeReview).
       const held = openReview(charge.updated_at, at, assessment.reviewWindowSeconds, capture);
       charge.review = held.review;
       charge.review_expires_at = held.review_expires_at;
-    } else if (capture) {
-      await processor.capture(auth.reference, charge.amount);
-      charge.status = CHARGE_MACHINE.start("captured");
-      charge.amount_captured = charge.amount;
     }
-    return assessment;
+    return { assessment, intent };
   }
 
   /**
@@ -202,7 +227,8 @@ export function chargeCreation(ctx: ChargeContext) {
       block(charge, assessment);
       return assessment;
     }
-    const action = await processor.startLocalPayment({
+    const action = await ctx.processorFor(charge.livemode).startLocalPayment({
+      idempotencyKey: acquirerKey(charge.id, "start_local"),
       chargeId: charge.id,
       method: method.type,
       amount: charge.amount,
@@ -216,9 +242,19 @@ export function chargeCreation(ctx: ChargeContext) {
     return assessment;
   }
 
-  /** The charge, its evaluation and its events, in one transaction (and its money, when captured). */
-  function record(caller: Caller, charge: ChargeDoc, assessment: ChargeAssessment, options: ChargeCreateOptions) {
+  /**
+   * The charge, its evaluation and its events, in one transaction (and its money, when captured), with
+   * its authorization's intent resolved.
+   */
+  function record(
+    caller: Caller,
+    charge: ChargeDoc,
+    assessment: ChargeAssessment,
+    intent: AcquirerIntentDoc | null,
+    options: ChargeCreateOptions,
+  ) {
     return commit(store, caller, async (tx) => {
+      if (intent) await ctx.intents.resolve(tx, intent, "committed");
       await tx.insert("charges", charge);
       ctx.reached(tx, charge);
       // The evaluation and its `fraud.evaluated` event commit with the charge, before its own events.
@@ -240,7 +276,39 @@ export function chargeCreation(ctx: ChargeContext) {
   }
 
   return {
+    /**
+     * The recovery of an authorization whose charge was never stored (intents.ts): the same call is sent
+     * again under its key, which tells what the acquirer did without authorizing again, and whatever
+     * stands is reversed (released, or refunded when captured in the same call). The request that sent
+     * it got no answer, so for its caller the charge was never made.
+     */
+    async reverseUnrecorded(intent: AcquirerIntentDoc): Promise<void> {
+      if (!intent.token) throw new Error(`authorization intent ${intent.id} has no token`);
+      const processor = ctx.processorFor(intent.livemode);
+      const { token: card, pan } = await ctx.tokens.pan(intent.livemode, intent.token);
+      const auth = await processor.authorizeCard({
+        idempotencyKey: intent.id,
+        chargeId: intent.charge_id,
+        pan,
+        expMonth: card.exp_month,
+        expYear: card.exp_year,
+        amount: intent.amount,
+        currency: intent.currency,
+        capture: intent.capture === true,
+        livemode: intent.livemode,
+        now: clock.now(intent.livemode),
+      });
+      if (auth.approved) {
+        await processor.reverse({
+          idempotencyKey: acquirerKey(intent.charge_id, "reverse"),
+          reference: auth.reference,
+        });
+      }
+      await ctx.intents.resolveAlone(intent, "reversed");
+    },
+
     async create(caller: Caller, input: ChargeCreate, options: ChargeCreateOptions = {}): Promise<ChargeDoc> {
+      ctx.processorFor(caller.livemode); // refused before anything is stored when the environment has none
       assertMoney(input.amount, input.currency, ctx.money);
       assertIp(input.customer?.ip, "customer.ip");
       const method = input.payment_method;
@@ -256,12 +324,17 @@ export function chargeCreation(ctx: ChargeContext) {
       );
       const at = clock.now(caller.livemode);
       const charge = newCharge(clock, caller, input, merchant.id, options, await ctx.fees(merchant.id));
-      const assessment =
+      // A retry of a request that crashed after its authorization was sent (same Idempotency-Key, hence
+      // the same request) resumes that charge: same id, same call to the acquirer, no second authorization.
+      const key = caller.outcome?.key;
+      const resumed = key && method.type === "card" ? await ctx.intents.resumable(caller.livemode, key) : null;
+      if (resumed) charge.id = resumed.charge_id;
+      const { assessment, intent } =
         method.type === "card"
-          ? await payByCard(charge, input, method.token, at, options)
-          : await payLocally(charge, method, at);
+          ? await payByCard(caller, charge, input, method.token, at, options, resumed)
+          : { assessment: await payLocally(charge, method, at), intent: null };
       if (charge.status === "captured") await ctx.prepareCapture(charge);
-      return record(caller, charge, assessment, options);
+      return record(caller, charge, assessment, intent, options);
     },
   };
 }

@@ -44,7 +44,13 @@ export function localPayments(ctx: ChargeContext) {
           tx,
           charge,
           "captured",
-          { amount_captured: charge.amount, next_action: null, expires_at: null },
+          // The payment's reference at the acquirer becomes the charge's: its refunds are sent against it.
+          {
+            amount_captured: charge.amount,
+            next_action: null,
+            expires_at: null,
+            processor_ref: charge.next_action?.reference ?? null,
+          },
           "complete",
         );
         await ctx.applyCapture(tx, captured, captured.amount);

@@ -1,6 +1,16 @@
-// The Processor port stands for the acquirer. The shipped adapter is a deterministic simulator
-// (adapters/processor-simulator.ts), used in the sandbox and — until a real acquirer adapter exists — in
-// production too.
+// The Processor port stands for the acquirer (docs/acquirer-port.md is its contract for whoever writes the
+// next connector). The shipped adapter is a deterministic simulator (adapters/processor-simulator.ts),
+// used in the sandbox (SANDBOX_ACQUIRER) and, where PRODUCTION_ACQUIRER says so, in production for demos.
+//
+// What a real acquirer needs of the port, and every adapter must honour:
+// - Every call that changes something at the acquirer carries an idempotency key derived from our own
+//   object and the operation (acquirerKey below), never one made fresh per attempt: sending the same
+//   call again after a crash or a time-out must give the same answer and move no more money.
+// - Outcomes may be asynchronous: a capture, void or refund may come back `pending`, confirmed later by
+//   the acquirer's notification, rather than `confirmed` at once.
+// - A call may end in doubt (a time-out, a dropped connection): the adapter throws. The charges area
+//   records an intent before every such call (intents.ts), so a call in doubt is resolved later by
+//   sending it again under the same key.
 
 export type FailureCode =
   | "card_declined"
@@ -9,20 +19,58 @@ export type FailureCode =
   | "processing_error"
   | "authentication_failed";
 
-export interface CardAuthorizationRequest {
+/** The operations sent to the acquirer, each once per object of ours (acquirerKey). */
+export type AcquirerOperation = "authorize" | "capture" | "void" | "refund" | "reverse" | "start_local";
+
+/**
+ * The idempotency key of `operation` on our object `objectId` (a charge's `tx_…`, a refund's `re_…`): the
+ * same on every attempt and after every restart, so the acquirer applies the call at most once.
+ */
+export function acquirerKey(objectId: string, operation: AcquirerOperation): string {
+  return `${objectId}:${operation}`;
+}
+
+/** What every call that changes something at the acquirer carries. */
+export interface AcquirerCall {
+  /** acquirerKey(object, operation): the same on every attempt. */
+  idempotencyKey: string;
+}
+
+export interface CardAuthorizationRequest extends AcquirerCall {
   chargeId: string;
   pan: string;
   expMonth: number;
   expYear: number;
   amount: number;
   currency: string;
+  /** Capture in the same call when approved (an immediate capture), rather than authorize only. */
+  capture: boolean;
   livemode: boolean;
   now: Date;
 }
 
 export type AuthorizationResult =
-  | { approved: true; reference: string }
+  | { approved: true; reference: string /** Whether the amount was captured in the same call. */; captured: boolean }
   | { approved: false; failureCode: FailureCode; failureMessage: string };
+
+/** A capture, void or refund the acquirer took: done now, or confirmed later by its notification. */
+export type Confirmation = { status: "confirmed" } | { status: "pending" };
+
+export interface CaptureRequest extends AcquirerCall {
+  /** The authorization's reference (the charge's processor_ref). */
+  reference: string;
+  /** ≤ the authorized amount. */
+  amount: number;
+}
+
+export interface ReleaseRequest extends AcquirerCall {
+  reference: string;
+}
+
+export interface RefundRequest extends AcquirerCall {
+  reference: string;
+  amount: number;
+}
 
 export type LocalMethod = "pix" | "boleto" | "oxxo" | "spei" | "sepa_debit";
 
@@ -80,7 +128,7 @@ export type AuthenticationLookup =
   | { kind: "done"; outcome: ThreeDSecureOutcome }
   | { kind: "challenge"; reference: string; version: string };
 
-export interface LocalPaymentRequest {
+export interface LocalPaymentRequest extends AcquirerCall {
   chargeId: string;
   method: LocalMethod;
   amount: number;
@@ -100,12 +148,18 @@ export interface DisputeAfterCapture {
 }
 
 export interface Processor {
+  /** Authorizes a card payment, and captures it in the same call when `capture` says so. */
   authorizeCard(request: CardAuthorizationRequest): Promise<AuthorizationResult>;
-  /** Capture `amount` (≤ the authorized amount) of an authorization. */
-  capture(reference: string, amount: number): Promise<void>;
-  /** Release an authorization. */
-  void(reference: string): Promise<void>;
-  refund(reference: string, amount: number): Promise<void>;
+  /** Captures `amount` (≤ the authorized amount) of an authorization. */
+  capture(request: CaptureRequest): Promise<Confirmation>;
+  /** Releases an authorization. */
+  void(request: ReleaseRequest): Promise<Confirmation>;
+  refund(request: RefundRequest): Promise<Confirmation>;
+  /**
+   * Undoes a payment whatever became of it (Adyen's "reversal"): releases an authorization, or refunds a
+   * capture in full. Used by recovery for an authorization our ledger never recorded (intents.ts).
+   */
+  reverse(request: ReleaseRequest): Promise<Confirmation>;
   /** 3-D Secure: asks the card's issuer whether (and how) the payer must authenticate. */
   authenticateCard(request: CardAuthenticationRequest): Promise<AuthenticationLookup>;
   /** 3-D Secure: the payer's answer to the issuer's challenge (`passed`: they completed it). */

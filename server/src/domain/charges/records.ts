@@ -2,7 +2,7 @@ import type { BaseDoc } from "../../store/port.ts";
 import { collection } from "../kernel/records.ts";
 import type { Status } from "../kernel/state-machine.ts";
 import type { FeeRate } from "../ledger/fees.ts";
-import type { FailureCode, NextAction, ThreeDSecureResult } from "./processor.ts";
+import type { AcquirerOperation, FailureCode, NextAction, ThreeDSecureResult } from "./processor.ts";
 
 // Charges and refunds as stored (spec/resources/charges.tsp); serialize.ts names what the API shows.
 
@@ -113,6 +113,51 @@ export interface RefundDoc extends BaseDoc {
   metadata: Record<string, string>;
 }
 
+/**
+ * Which use case commits an intent's outcome (intents.ts): the one that sent it, or the recovery job on
+ * its behalf.
+ */
+export type IntentFinish =
+  | "create"
+  | "authenticate"
+  | "capture"
+  | "void"
+  | "approve_review"
+  | "reject_review"
+  | "expire_review"
+  | "refund";
+
+/**
+ * A call to the acquirer, recorded before it is sent (intents.ts). Its id is the call's idempotency key
+ * (processor.ts acquirerKey), so it is one per object and operation, and a crash leaves it `open`: in
+ * doubt until the recovery job, or a retry of the same request, resolves it. Never shown by the API.
+ */
+export interface AcquirerIntentDoc extends BaseDoc {
+  operation: AcquirerOperation;
+  finish: IntentFinish;
+  charge_id: string;
+  /** For refunds: the refund the call is for. */
+  refund_id: string | null;
+  amount: number;
+  currency: string;
+  /** The authorization's reference (null for an authorization, until it is known). */
+  reference: string | null;
+  /** `recovering`: the recovery job took it over, and the request that opened it may no longer commit. */
+  state: "open" | "recovering" | "resolved";
+  /** How it was resolved: its outcome committed, or (an authorization our ledger never recorded) reversed. */
+  resolution: "committed" | "reversed" | "conflict" | null;
+  /** The client's Idempotency-Key, as stored (creation only; absent without one, so the index skips it). */
+  request_key?: string;
+  /** Until then, the request that opened it (or the recovery job that took it over) is presumed alive. */
+  locked_until: string;
+  resolved_at: string | null;
+  /** For an authorization: the vault token and the capture flag sent, so the call can be sent again. */
+  token: string | null;
+  capture: boolean | null;
+  /** How many times the call was sent (the first attempt, retries, recovery). */
+  attempts: number;
+}
+
 export const chargeCollections = {
   // Most charges have no expiry (a card's), no review and no payment link: those three indexes are
   // sparse, and a card charge's write skips them (port.ts, IndexSpec).
@@ -124,4 +169,8 @@ export const chargeCollections = {
     { fields: ["livemode", "payment_link_id"], sparse: true },
   ]),
   refunds: collection<RefundDoc>([{ fields: ["charge_id"] }]),
+  acquirer_intents: collection<AcquirerIntentDoc>([
+    { fields: ["livemode", "state", "locked_until"] },
+    { fields: ["request_key"], sparse: true },
+  ]),
 };

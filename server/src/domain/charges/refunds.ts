@@ -8,7 +8,7 @@ import { newId } from "../kernel/ids.ts";
 import { assertMinorUnits } from "../kernel/money.ts";
 import { postRefund } from "../ledger/ledger.ts";
 import type { ChargeContext } from "./context.ts";
-import type { ChargeDoc, ChargeStatus, RefundDoc } from "./records.ts";
+import type { AcquirerIntentDoc, ChargeDoc, ChargeStatus, RefundDoc } from "./records.ts";
 import { CHARGE_MACHINE, eventFields, REFUND_MACHINE, refusal } from "./state.ts";
 
 // createRefund and listRefunds (spec/resources/charges.tsp): a captured charge is refunded in part or in
@@ -35,7 +35,20 @@ function disputedRefusal(disputeId: string): DomainError {
 }
 
 export function refunds(ctx: ChargeContext) {
-  const { store, clock, processor } = ctx;
+  const { store, clock } = ctx;
+
+  /**
+   * Sends a committed refund's call (again, after a crash: same key) and resolves its intent. A refund
+   * the acquirer takes is `succeeded` at once; a real acquirer's refund failure (confirmed later by its
+   * notification) would need a `failed` refund state, which the contract does not have yet.
+   */
+  async function sendRefund(intent: AcquirerIntentDoc): Promise<void> {
+    // A local payment completed before its reference was kept on the charge has none: its charge id stands in.
+    const reference = intent.reference ?? intent.charge_id;
+    await ctx.processorFor(intent.livemode).refund({ idempotencyKey: intent.id, reference, amount: intent.amount });
+    await ctx.intents.resolveAlone(intent, "committed");
+  }
+
   return {
     /**
      * Refunds part or all of what is left. The charge's refunded total is raised with a conditional
@@ -46,6 +59,7 @@ export function refunds(ctx: ChargeContext) {
     async refund(caller: Caller, id: string, input: RefundCreate): Promise<RefundDoc> {
       // CreateRefund.amount is MinorUnits: a zero or negative refund would credit the merchant.
       if (input.amount !== undefined) assertMinorUnits(input.amount, "amount");
+      ctx.processorFor(caller.livemode);
       const charge = await ctx.load(caller.livemode, id);
       if (charge.status !== "captured" && charge.status !== "partially_refunded") throw refusal(charge, "refund");
       if (charge.chargeback_id) throw disputedRefusal(charge.chargeback_id);
@@ -65,7 +79,21 @@ export function refunds(ctx: ChargeContext) {
         reason: input.reason ?? null,
         metadata: input.metadata ?? {},
       };
+      // The refund's call to the acquirer is an intent written with the refund (intents.ts): if the call
+      // below never happens or ends in doubt, the recovery job sends it (again, under the same key).
+      const intent = ctx.intents.build({
+        livemode: charge.livemode,
+        chargeId: charge.id,
+        objectId: refund.id,
+        operation: "refund",
+        finish: "refund",
+        amount,
+        currency: charge.currency,
+        reference: charge.processor_ref,
+        refundId: refund.id,
+      });
       await commit(store, caller, async (tx) => {
+        await tx.insert("acquirer_intents", intent);
         const raised = await tx.update(
           "charges",
           charge.id,
@@ -112,10 +140,19 @@ export function refunds(ctx: ChargeContext) {
         });
         return refund;
       });
-      // The simulator never fails; a real acquirer's refund failure would need a `failed` refund state.
-      await processor.refund(charge.processor_ref ?? "", amount);
+      try {
+        await sendRefund(intent);
+      } catch (err) {
+        // Committed, answered, and completed later by the recovery job: the caller's refund stands.
+        ctx.log.warn(
+          { err, refund: refund.id },
+          "a refund's call to the acquirer is in doubt; recovery will resend it",
+        );
+      }
       return refund;
     },
+
+    sendRefund,
 
     async listRefunds(caller: Caller, id: string, page: Page): Promise<PageResult<RefundDoc>> {
       await ctx.load(caller.livemode, id);

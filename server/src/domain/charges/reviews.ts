@@ -5,14 +5,14 @@ import { DomainError, notFound } from "../kernel/errors.ts";
 import { recordEvent } from "../kernel/events.ts";
 import { iso } from "../kernel/time.ts";
 import type { ChargeContext } from "./context.ts";
-import type { ChargeDoc, ChargeReviewDoc } from "./records.ts";
+import type { AcquirerIntentDoc, ChargeDoc, ChargeReviewDoc, IntentFinish } from "./records.ts";
 import { CHARGE_MACHINE, eventFields, REVIEW_MACHINE } from "./state.ts";
 
 // Charges held for fraud review (ChargeReview in spec/resources/charges.tsp): authorized, not captured,
 // until approved (captured), rejected (voided) or left open past its window (voided by the expiry job).
 
 export function reviews(ctx: ChargeContext) {
-  const { store, clock, processor } = ctx;
+  const { store, clock } = ctx;
 
   /** 409 unless the charge is authorized with an open review. */
   function assertOpenReview(charge: ChargeDoc): ChargeReviewDoc {
@@ -61,15 +61,40 @@ export function reviews(ctx: ChargeContext) {
     return updated;
   }
 
+  /** A held charge's capture or void, as an intent (intents.ts): one per charge and operation. */
+  const intentFor = (charge: ChargeDoc, operation: "capture" | "void", finish: IntentFinish) =>
+    ctx.intents.open({
+      livemode: charge.livemode,
+      chargeId: charge.id,
+      objectId: charge.id,
+      operation,
+      finish,
+      amount: operation === "capture" ? charge.amount : 0,
+      currency: charge.currency,
+      reference: charge.processor_ref,
+    });
+
   /** Voids a held charge whose review was rejected or expired (`caller` is null for the expiry job). */
   async function voidHeld(
     charge: ChargeDoc,
     outcome: "rejected" | "expired",
     caller: Caller | null,
   ): Promise<ChargeDoc> {
+    assertOpenReview(charge);
+    return finishVoidHeld(
+      await intentFor(charge, "void", `${outcome === "rejected" ? "reject" : "expire"}_review`),
+      charge,
+      caller,
+    );
+  }
+
+  /** Sends the intent's void (again, after a crash: same key) and commits it with the review closed. */
+  async function finishVoidHeld(intent: AcquirerIntentDoc, charge: ChargeDoc, caller: Caller | null) {
     const review = assertOpenReview(charge);
-    await processor.void(charge.processor_ref ?? "");
+    const outcome = intent.finish === "reject_review" ? "rejected" : "expired";
+    await ctx.processorFor(charge.livemode).void({ idempotencyKey: intent.id, reference: charge.processor_ref ?? "" });
     return commit(store, caller, async (tx) => {
+      await ctx.intents.resolve(tx, intent, "committed");
       const voided = await closeReview(tx, charge, review, outcome, {
         status: CHARGE_MACHINE.step(charge.status, "voided"),
       });
@@ -78,31 +103,47 @@ export function reviews(ctx: ChargeContext) {
     });
   }
 
+  /** Sends the intent's capture (again, after a crash: same key) and commits it with the review approved. */
+  async function finishApproval(intent: AcquirerIntentDoc, charge: ChargeDoc, caller: Caller | null) {
+    const review = assertOpenReview(charge);
+    await ctx.processorFor(charge.livemode).capture({
+      idempotencyKey: intent.id,
+      reference: charge.processor_ref ?? "",
+      amount: intent.amount,
+    });
+    await ctx.prepareCapture(charge);
+    return commit(store, caller, async (tx) => {
+      await ctx.intents.resolve(tx, intent, "committed");
+      const captured = await closeReview(tx, charge, review, "approved", {
+        status: CHARGE_MACHINE.step(charge.status, "captured"),
+        amount_captured: intent.amount,
+      });
+      await ctx.applyCapture(tx, captured, intent.amount);
+      return captured;
+    });
+  }
+
   return {
+    finishApproval,
+    finishVoidHeld,
+
     /**
      * Approves a charge held for review (spec: approveChargeReview): captured, unless it was created
      * with `capture: false`, when it stays authorized for a later capture.
      */
     async approveReview(caller: Caller, id: string): Promise<ChargeDoc> {
+      ctx.processorFor(caller.livemode);
       const charge = await ctx.load(caller.livemode, id);
       const review = assertOpenReview(charge);
       if (!review.capture) {
         return commit(store, caller, (tx) => closeReview(tx, charge, review, "approved", {}));
       }
-      await processor.capture(charge.processor_ref ?? "", charge.amount);
-      await ctx.prepareCapture(charge);
-      return commit(store, caller, async (tx) => {
-        const captured = await closeReview(tx, charge, review, "approved", {
-          status: CHARGE_MACHINE.step(charge.status, "captured"),
-          amount_captured: charge.amount,
-        });
-        await ctx.applyCapture(tx, captured, charge.amount);
-        return captured;
-      });
+      return finishApproval(await intentFor(charge, "capture", "approve_review"), charge, caller);
     },
 
     /** Rejects a charge held for review (spec: rejectChargeReview): voided; nothing was captured, nothing is refunded. */
     async rejectReview(caller: Caller, id: string): Promise<ChargeDoc> {
+      ctx.processorFor(caller.livemode);
       return voidHeld(await ctx.load(caller.livemode, id), "rejected", caller);
     },
 

@@ -7,7 +7,7 @@ import { recordEvent } from "../kernel/events.ts";
 import { iso } from "../kernel/time.ts";
 import type { ChargeContext } from "./context.ts";
 import type { ThreeDSecureOutcome, ThreeDSecureRequest } from "./processor.ts";
-import type { ChargeDoc, ChargeReviewDoc, ThreeDSecureDoc } from "./records.ts";
+import type { AcquirerIntentDoc, ChargeDoc, ChargeReviewDoc, ThreeDSecureDoc } from "./records.ts";
 import { CHARGE_MACHINE, eventFields, REVIEW_MACHINE, refusal } from "./state.ts";
 
 // 3-D Secure on card charges (ChargeThreeDSecure, RequestThreeDSecure and sandboxAnswerThreeDSecure in
@@ -80,7 +80,7 @@ export function createChallengeLinks(fingerprintKey: Buffer, baseUrl: () => stri
 export type ChallengeLinks = ReturnType<typeof createChallengeLinks>;
 
 export function threeDSecure(ctx: ChargeContext) {
-  const { store, clock, processor } = ctx;
+  const { store, clock } = ctx;
 
   /**
    * Asks the issuer, before a new card charge is authorized. Returns true when the charge goes on to
@@ -88,7 +88,7 @@ export function threeDSecure(ctx: ChargeContext) {
    * outcome: `requires_action` (a challenge) or `declined` (`authentication_failed`).
    */
   async function authenticate(charge: ChargeDoc, input: AuthenticationInput, at: Date): Promise<boolean> {
-    const lookup = await processor.authenticateCard({
+    const lookup = await ctx.processorFor(charge.livemode).authenticateCard({
       chargeId: charge.id,
       pan: input.pan,
       brand: charge.payment_method.brand,
@@ -148,6 +148,7 @@ export function threeDSecure(ctx: ChargeContext) {
   async function settle(caller: Caller | null, charge: ChargeDoc, passed: boolean): Promise<ChargeDoc> {
     const pending = charge.three_d_secure;
     if (charge.status !== "requires_action" || !pending?.reference) throw refusal(charge, "authenticate");
+    const processor = ctx.processorFor(charge.livemode);
     const outcome = await processor.completeChallenge(pending.reference, charge.payment_method.brand, passed);
     const tds: ThreeDSecureDoc = { ...pending, ...shown(outcome) };
     const done = { three_d_secure: tds, next_action: null, expires_at: null };
@@ -160,29 +161,50 @@ export function threeDSecure(ctx: ChargeContext) {
     }
     const at = clock.now(charge.livemode);
     const { token: card, pan } = await ctx.tokens.pan(charge.livemode, charge.payment_method.token ?? "", "id");
+    const held =
+      pending.review_window_seconds === null
+        ? null
+        : openReview(iso(at), at, pending.review_window_seconds, pending.capture);
+    // The authorization the charge waited for, as an intent first (intents.ts): written before the call,
+    // sent under its key, resolved in the transaction below. A crash in between leaves it open, and the
+    // recovery job reverses it at the acquirer (finish `authenticate`): the charge stays requires_action
+    // and expires, so no money moves that the ledger does not know.
+    const intent = await ctx.intents.open({
+      livemode: charge.livemode,
+      chargeId: charge.id,
+      objectId: charge.id,
+      operation: "authorize",
+      finish: "authenticate",
+      amount: charge.amount,
+      currency: charge.currency,
+      reference: null,
+      token: card.id,
+      capture: held === null && pending.capture,
+    });
     const auth = await processor.authorizeCard({
+      idempotencyKey: intent.id,
       chargeId: charge.id,
       pan,
       expMonth: card.exp_month,
       expYear: card.exp_year,
       amount: charge.amount,
       currency: charge.currency,
+      capture: intent.capture === true,
       livemode: charge.livemode,
       now: at,
     });
     if (!auth.approved) {
-      return decline(caller, charge, { ...done, failure_code: auth.failureCode, failure_message: auth.failureMessage });
+      return decline(
+        caller,
+        charge,
+        { ...done, failure_code: auth.failureCode, failure_message: auth.failureMessage },
+        intent,
+      );
     }
-    const held =
-      pending.review_window_seconds === null
-        ? null
-        : openReview(iso(at), at, pending.review_window_seconds, pending.capture);
-    const capture = held === null && pending.capture;
-    if (capture) {
-      await processor.capture(auth.reference, charge.amount);
-      await ctx.prepareCapture(charge);
-    }
+    const capture = auth.captured;
+    if (capture) await ctx.prepareCapture(charge);
     return commit(store, caller, async (tx) => {
+      await ctx.intents.resolve(tx, intent, "committed");
       const updated = await ctx.transition(
         tx,
         charge,
@@ -211,8 +233,10 @@ export function threeDSecure(ctx: ChargeContext) {
       failure_code: NonNullable<ChargeDoc["failure_code"]>;
       failure_message: string;
     },
+    intent?: AcquirerIntentDoc,
   ): Promise<ChargeDoc> {
     return commit(store, caller, async (tx) => {
+      if (intent) await ctx.intents.resolve(tx, intent, "committed");
       const declined = await ctx.transition(tx, charge, "declined", set, "authenticate");
       await recordEvent(tx, clock, declined.livemode, "payment.failed", {
         ...eventFields(declined),

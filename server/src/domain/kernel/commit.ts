@@ -43,6 +43,12 @@ export type OutcomeTx = TxOps<{ idempotency: IdempotencyDoc }>;
 /** Writes a request's outcome inside the transaction that makes its change. Supplied by the HTTP layer. */
 export interface OutcomeRecorder {
   /**
+   * The request's key as stored (`<env>:<SHA-256>`, never the key in clear): a use case that sends a call
+   * to the acquirer notes it on its intent, so a retry with the same key resumes that intent
+   * (domain/charges/intents.ts) instead of starting a new one.
+   */
+  key?: string;
+  /**
    * Called once per run of the transaction (MongoDB may run it again on a transient error) with what the
    * use case returns. Throws, rolling the change back, if this request no longer owns its key.
    */

@@ -233,6 +233,9 @@ export function createSandboxClock(deps: SandboxClockDeps) {
   /** Runs everything of the sandbox that is due on its clock now, until nothing is; adds what ran to `ran`. */
   async function runDue(ran: SandboxClockWork): Promise<void> {
     for (let pass = 0; pass < MAX_PASSES; pass++) {
+      // Calls to the acquirer left in doubt whose lock the advance ran out are resolved first
+      // (charges/intents.ts); not counted in the advance's answer, which names only what its caller made.
+      await charges.recoverIntentsDue(SANDBOX);
       const settled = await settleDue(store, clock, SANDBOX);
       const expired = await charges.expireDue(SANDBOX);
       const reviews = await charges.expireReviewsDue(SANDBOX);

@@ -1,0 +1,218 @@
+import { DuplicateKeyError } from "../../store/port.ts";
+import type { AppStore, AppTx } from "../collections.ts";
+import type { Clock } from "../kernel/clock.ts";
+import { DomainError } from "../kernel/errors.ts";
+import type { DomainLog } from "../kernel/log.ts";
+import { iso } from "../kernel/time.ts";
+import { type AcquirerOperation, acquirerKey } from "./processor.ts";
+import type { AcquirerIntentDoc, IntentFinish } from "./records.ts";
+
+// Crash safety toward the acquirer (docs/acquirer-port.md "Intents: crash safety toward the acquirer").
+// An outside call cannot join a store transaction, so every call that moves money at the acquirer goes
+// in three steps:
+// 1. the intent is written (its id is the call's idempotency key, processor.ts acquirerKey);
+// 2. the call is sent with that key;
+// 3. the outcome commits with the intent marked resolved, in the one transaction of the change.
+// A crash between 1 and 3 leaves the intent open: in doubt. It is resolved by sending the same call again
+// under the same key (the acquirer answers as the first time and applies nothing more), either by a retry
+// of the same request (a charge retried with the same Idempotency-Key resumes its intent), or by the
+// recovery job once the intent's lock has run out (recoverDue, run by the jobs runner):
+// - a capture, void or refund is completed: its outcome commits as the request would have committed it;
+// - an authorization whose charge was never stored is reversed at the acquirer (released, or refunded if
+//   captured in the same call): the caller never got an answer, so the charge does not exist for them,
+//   and a caller without an Idempotency-Key will send a new charge, which must not find the card charged.
+// The lock is IDEMPOTENCY_LOCK_SECONDS, the time no request is expected to outlast: every intent is
+// resolved within that lock plus one jobs interval (JOBS_INTERVAL_SECONDS) of the crash, on its
+// environment's clock (the sandbox clock's advance brings sandbox intents due at once).
+
+export interface IntentDeps {
+  store: AppStore;
+  clock: Clock;
+  /** How long an intent's request (or a recovery under way) is presumed alive: IDEMPOTENCY_LOCK_SECONDS. */
+  lockSeconds: number;
+}
+
+/** What opening an intent needs; the rest starts empty. */
+export interface IntentFields {
+  livemode: boolean;
+  chargeId: string;
+  /** The object the call is keyed on: the charge, or for a refund the refund. */
+  objectId: string;
+  operation: AcquirerOperation;
+  finish: IntentFinish;
+  amount: number;
+  currency: string;
+  reference: string | null;
+  refundId?: string | null;
+  requestKey?: string | undefined;
+  token?: string | null;
+  capture?: boolean | null;
+}
+
+const conflict = () =>
+  new DomainError("conflict", "The charge's call to the acquirer was settled by another request meanwhile; retry.");
+
+export function acquirerIntents(deps: IntentDeps) {
+  const { store, clock } = deps;
+  const lockUntil = (livemode: boolean) => iso(new Date(clock.now(livemode).getTime() + deps.lockSeconds * 1000));
+
+  function build(fields: IntentFields): AcquirerIntentDoc {
+    return {
+      id: acquirerKey(fields.objectId, fields.operation),
+      livemode: fields.livemode,
+      created_at: clock.createdAt(fields.livemode),
+      operation: fields.operation,
+      finish: fields.finish,
+      charge_id: fields.chargeId,
+      refund_id: fields.refundId ?? null,
+      amount: fields.amount,
+      currency: fields.currency,
+      reference: fields.reference,
+      state: "open",
+      resolution: null,
+      ...(fields.requestKey ? { request_key: fields.requestKey } : {}),
+      locked_until: lockUntil(fields.livemode),
+      resolved_at: null,
+      token: fields.token ?? null,
+      capture: fields.capture ?? null,
+      attempts: 1,
+    };
+  }
+
+  return {
+    build,
+
+    /**
+     * Writes the intent before its call is sent (a single insert: atomic on its own). When one is
+     * already open for the same object and operation (a crashed attempt, or a retry), that one is
+     * resumed instead: its call is sent again with the same key and the same request, so the acquirer
+     * applies it once. Refused (409) when it was resolved meanwhile.
+     */
+    async open(fields: IntentFields): Promise<AcquirerIntentDoc> {
+      const intent = build(fields);
+      try {
+        await store.insert("acquirer_intents", intent);
+        return intent;
+      } catch (err) {
+        if (!(err instanceof DuplicateKeyError)) throw err;
+      }
+      const resumed = await store.update(
+        "acquirer_intents",
+        intent.id,
+        { set: { locked_until: lockUntil(fields.livemode) }, inc: { attempts: 1 } },
+        { state: "open" },
+      );
+      if (!resumed) throw conflict();
+      return resumed;
+    },
+
+    /**
+     * Marks the intent resolved inside the transaction that commits its outcome, conditionally on the
+     * state it was taken in: a request's intent taken over by the recovery job can no longer commit.
+     */
+    async resolve(tx: AppTx, intent: AcquirerIntentDoc, resolution: AcquirerIntentDoc["resolution"]): Promise<void> {
+      const done = await tx.update(
+        "acquirer_intents",
+        intent.id,
+        { set: { state: "resolved", resolution, resolved_at: iso(clock.now(intent.livemode)) } },
+        { state: intent.state },
+      );
+      if (!done) throw conflict();
+    },
+
+    /** Resolves the intent on its own (a refund's call, after the refund's transaction; a reversal). */
+    async resolveAlone(intent: AcquirerIntentDoc, resolution: AcquirerIntentDoc["resolution"]): Promise<boolean> {
+      const done = await store.update(
+        "acquirer_intents",
+        intent.id,
+        { set: { state: "resolved", resolution, resolved_at: iso(clock.now(intent.livemode)) } },
+        { state: intent.state },
+      );
+      return done !== null;
+    },
+
+    /**
+     * Waits (at most the lock) for an intent the recovery job is completing this moment to be resolved,
+     * so a request that meets it can answer from the outcome rather than with a refusal a retry with the
+     * same Idempotency-Key would be given again. Returns the intent as it then is.
+     */
+    async settled(id: string): Promise<AcquirerIntentDoc | null> {
+      const deadline = Date.now() + deps.lockSeconds * 1000;
+      for (;;) {
+        const intent = await store.get("acquirer_intents", id);
+        if (!intent || intent.state === "resolved" || Date.now() >= deadline) return intent;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    },
+
+    /** The open authorization a retry of the same request (same Idempotency-Key) resumes, if any. */
+    async resumable(livemode: boolean, requestKey: string): Promise<AcquirerIntentDoc | null> {
+      const [intent] = await store.findAll(
+        "acquirer_intents",
+        { livemode, request_key: requestKey, state: { $in: ["open", "recovering"] }, operation: "authorize" },
+        1,
+      );
+      if (!intent) return null;
+      // Taken from the recovery job's reach (its lock renewed) while it is still open; one the job is
+      // reversing this moment is waited for, and the retry then makes a new charge.
+      const taken =
+        intent.state === "open"
+          ? await store.update(
+              "acquirer_intents",
+              intent.id,
+              { set: { locked_until: lockUntil(livemode) } },
+              { state: "open", locked_until: intent.locked_until },
+            )
+          : null;
+      if (taken) return taken;
+      const settled = await this.settled(intent.id);
+      return settled?.state === "open" ? settled : null;
+    },
+
+    /**
+     * The recovery job's pass over one environment: every intent whose lock has run out is taken over
+     * (conditionally: one instance does it) and handed to `finish`, which sends its call again and
+     * resolves it. Returns how many were resolved; a failure leaves the intent for the next pass.
+     */
+    async recoverDue(
+      livemode: boolean,
+      finish: (intent: AcquirerIntentDoc) => Promise<void>,
+      log: DomainLog,
+      limit = 100,
+    ): Promise<number> {
+      const now = iso(clock.now(livemode));
+      const due = await store.findAll(
+        "acquirer_intents",
+        { livemode, state: { $in: ["open", "recovering"] }, locked_until: { $lte: now } },
+        limit,
+        { by: "locked_until", direction: "asc" },
+      );
+      let resolved = 0;
+      for (const found of due) {
+        const taken = await store.update(
+          "acquirer_intents",
+          found.id,
+          { set: { state: "recovering", locked_until: lockUntil(livemode) }, inc: { attempts: 1 } },
+          { state: found.state, locked_until: found.locked_until },
+        );
+        if (!taken) continue; // another instance took it, or its request resolved it meanwhile
+        try {
+          await finish(taken);
+          resolved++;
+        } catch (err) {
+          log.error(
+            { err, intent: taken.id, charge: taken.charge_id },
+            "could not resolve a call to the acquirer left in doubt; the next recovery pass retries it",
+          );
+        }
+      }
+      return resolved;
+    },
+
+    /** The environment's open or recovering intents (tests, and the operator's view). */
+    unresolved: (livemode: boolean) =>
+      store.findAll("acquirer_intents", { livemode, state: { $in: ["open", "recovering"] } }, 1000),
+  };
+}
+
+export type AcquirerIntents = ReturnType<typeof acquirerIntents>;
