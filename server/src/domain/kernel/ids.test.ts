@@ -33,6 +33,13 @@ describe("ids", () => {
     expect(new Set(ids.map((id) => id.slice(4, 12))).size).toBe(1);
   });
 
+  it("sort in the order they were made within one millisecond too (the event stream reads that order)", () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.setSystemTime(Date.UTC(2026, 10, 27));
+    const made = Array.from({ length: 1000 }, () => newId("evt"));
+    expect([...made].sort()).toEqual(made);
+  });
+
   it("draw every base62 character", () => {
     expect(new Set(randomBase62(5000)).size).toBe(62);
   });

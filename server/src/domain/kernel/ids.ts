@@ -74,8 +74,38 @@ function timeBase62(ms: number): string {
  */
 export const idNow = (): number => Date.now();
 
+const RANDOM_CHARS = 16;
+const RANDOM_SPACE = 62n ** BigInt(RANDOM_CHARS);
+
+function fromBase62(text: string): bigint {
+  let n = 0n;
+  for (const ch of text) n = n * 62n + BigInt(BASE62.indexOf(ch));
+  return n;
+}
+
+function toBase62(n: bigint, length: number): string {
+  let out = "";
+  for (let i = 0, rest = n; i < length; i++, rest /= 62n) out = BASE62[Number(rest % 62n)] + out;
+  return out;
+}
+
+// The last id's time and random part in this process: ids made in the same millisecond must still sort in
+// the order they were made, since the event stream reads that order from them (webhooks/events.ts across
+// a sandbox clock reset). The next one in that millisecond adds a random step of up to 2^64 to the random
+// part, so it stays as hard to guess from its neighbour as a fresh one.
+let lastMs = 0;
+let lastRandom = 0n;
+
 export function newId(prefix: IdPrefix): string {
-  return `${prefix}_${timeBase62(idNow())}${randomBase62(16)}`;
+  const now = idNow();
+  const step = fromBase62(randomBase62(11)) % 2n ** 64n;
+  if (now !== lastMs || lastRandom + step + 1n >= RANDOM_SPACE) {
+    lastMs = now;
+    lastRandom = fromBase62(randomBase62(RANDOM_CHARS)) / 2n; // half the space: room to step within the ms
+  } else {
+    lastRandom += step + 1n;
+  }
+  return `${prefix}_${timeBase62(lastMs)}${toBase62(lastRandom, RANDOM_CHARS)}`;
 }
 
 export function hasPrefix(id: string, prefix: IdPrefix): boolean {
