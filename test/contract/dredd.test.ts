@@ -139,6 +139,36 @@ async function createFixtures(server: TestServer): Promise<Fixtures> {
   });
   const itemToDelete = await api(server, "POST", `/v1/fraud/lists/${list.id}/items`, { value: "198.51.100.9" });
 
+  // 3-D Secure: test card 4000000000003220 always asks for a challenge, leaving its charge requires_action,
+  // the state sandboxAnswerThreeDSecure answers.
+  const challengeToken = await api(server, "POST", "/v1/tokens", { ...card, card: "4000000000003220" });
+  const toAuthenticate = await charge("requires_action", {
+    ...cardCharge(true),
+    payment_method: { type: "card", token: challengeToken.id },
+  });
+  // Disputes: captured charges of a merchant of their own (a chargeback takes from its balance, never from
+  // what createRefund's example refunds), one dispute per operation that acts on one, opened by the
+  // sandbox helper; sandboxOpenDispute gets a captured charge with none.
+  const disputeMerchant = await api(server, "POST", "/v1/merchants", { name: "dredd disputes" });
+  // Each on a card of its own: the fraud engine's velocity rules would block a sixth charge on one card.
+  const disputable = async (number: string) => {
+    const cardToken = await api(server, "POST", "/v1/tokens", { ...card, card: number });
+    const made = (await api(server, "POST", "/v1/charges", {
+      merchant_id: disputeMerchant.id,
+      ...cardCharge(true),
+      payment_method: { type: "card", token: cardToken.id },
+    })) as { id: string; status?: string };
+    if (made.status !== "captured") throw new Error(`fixture charge ${made.id} is ${made.status}, not captured`);
+    return made;
+  };
+  const dispute = async (number: string) =>
+    api(server, "POST", `/v1/sandbox/charges/${(await disputable(number)).id}/dispute`, {});
+  const disputeToGet = await dispute("5555555555554444");
+  const disputeToUpdate = await dispute("4000056655665556");
+  const disputeToClose = await dispute("6011111111111117");
+  const disputeToResolve = await dispute("5200828282828210");
+  const toDispute = await disputable("3566002020360505");
+
   // Local payments start pending, the only state the sandbox helpers act on.
   const toComplete = await charge("pending", pixCharge);
   const toExpire = await charge("pending", pixCharge);
@@ -214,6 +244,12 @@ async function createFixtures(server: TestServer): Promise<Fixtures> {
       sandboxExpireCharge: toExpire.id,
       approveChargeReview: toApprove.id,
       rejectChargeReview: toReject.id,
+      sandboxAnswerThreeDSecure: toAuthenticate.id,
+      getDispute: disputeToGet.id,
+      updateDispute: disputeToUpdate.id,
+      closeDispute: disputeToClose.id,
+      sandboxResolveDispute: disputeToResolve.id,
+      sandboxOpenDispute: toDispute.id,
       getFraudEvaluation: evaluation.id,
       getFraudList: list.id,
       deleteFraudList: listToDelete.id,
