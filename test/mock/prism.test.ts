@@ -29,6 +29,7 @@ const ids = {
   cashout: "co_8Hn3Jk5Lp7Qr9St2Uv4Wx6Yz",
   balanceTransaction: "txn_8Jk2Lm4Np6Qr8St0Uv2Wx4Yz",
   paymentLink: "plink_3Xc5Vb7Nm9Qw2Er4Ty6Ui8Op",
+  dispute: "dp_5Rt7Yu9Io2Pa4Sd6Fg8Hj1Kl",
 };
 
 /** The public pay operation's body, as the hosted page sends it. */
@@ -160,6 +161,27 @@ const calls: Record<string, (client: PaymentsClient) => Promise<unknown>> = {
   listBalanceTransactions: (c) =>
     c.GET("/v1/balance_transactions", {
       params: { query: { merchant_id: ids.merchant, type: "charge", cashout_id: ids.cashout, limit: 10 } },
+    }),
+  listDisputes: (c) =>
+    c.GET("/v1/disputes", { params: { query: { charge_id: ids.charge, status: "needs_response", limit: 10 } } }),
+  getDispute: (c) => c.GET("/v1/disputes/{id}", { params: { path: { id: ids.dispute } } }),
+  updateDispute: (c) =>
+    c.POST("/v1/disputes/{id}", {
+      params: { path: { id: ids.dispute } },
+      body: { evidence: { product_description: "Roasted coffee beans, 1 kg", shipping_carrier: "DHL" }, submit: true },
+    }),
+  closeDispute: (c) => c.POST("/v1/disputes/{id}/close", { params: { path: { id: ids.dispute } } }),
+  sandboxOpenDispute: (c) =>
+    c.POST("/v1/sandbox/charges/{id}/dispute", {
+      params: { path: { id: ids.charge } },
+      body: { reason: "product_not_received" },
+    }),
+  sandboxResolveDispute: (c) =>
+    c.POST("/v1/sandbox/disputes/{id}/resolve", { params: { path: { id: ids.dispute } }, body: { outcome: "won" } }),
+  sandboxAnswerThreeDSecure: (c) =>
+    c.POST("/v1/sandbox/charges/{id}/three_d_secure", {
+      params: { path: { id: ids.charge } },
+      body: { outcome: "complete" },
     }),
   listCashouts: (c) =>
     c.GET("/v1/cashouts", { params: { query: { merchant_id: ids.merchant, status: "pending", limit: 10 } } }),
