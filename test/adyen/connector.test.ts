@@ -178,7 +178,7 @@ describe("Adyen connector: cards", () => {
       expect(completed).toMatchObject(
         outcome === "authorised"
           ? { status: "authorized", reference: challenge.reference }
-          : { status: "declined", failureCode: "card_declined" },
+          : { status: "declined", failureCode: "authentication_failed" },
       );
     }
   });
