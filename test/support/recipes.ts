@@ -16,6 +16,7 @@ import {
   createToken,
   createWebhookEndpoint,
   creditAvailable,
+  freshCardNumber,
   insertEvent,
   pageTokenOf,
   REVIEW_CARD,
@@ -212,7 +213,7 @@ async function cashoutId(env: Env): Promise<string> {
  * production only the acquirer opens disputes (the sandbox helper answers 404 there).
  */
 async function disputeId(env: Env): Promise<string> {
-  const charge = await createCharge(env.client);
+  const charge = await createCharge(env.client, { card: freshCardNumber() });
   const { id } = await env.server.running.domain.disputes.open(null, env.live, charge.id, {});
   return id;
 }
