@@ -153,7 +153,10 @@ export const RECIPES: Record<(typeof OPERATIONS)[number]["operationId"], Recipe>
     body: { evidence: { customer_name: "Matrix customer" } },
   }),
   closeDispute: async (env) => ({ path: { id: await disputeId(env) } }),
-  sandboxOpenDispute: async ({ client }) => ({ path: { id: (await createCharge(client)).id }, body: {} }),
+  sandboxOpenDispute: async ({ client }) => ({
+    path: { id: (await createCharge(client, { card: freshCardNumber() })).id },
+    body: {},
+  }),
   sandboxResolveDispute: async (env) => ({ path: { id: await disputeId(env) }, body: { outcome: "won" } }),
   createPaymentLink: async ({ client }) => ({
     path: {},
