@@ -209,13 +209,17 @@ async function cardCharge(
   return charge;
 }
 
-/** A captured card charge and a dispute the sandbox's bank opens on it. */
+/**
+ * A captured card charge and a dispute the sandbox's bank opens on it. Its reason is product_not_received:
+ * a `fraudulent` dispute marks the card (docs/fraud.md "disputed_card"), and every later trigger's charge
+ * on the same test card would then be held or blocked by the fraud engine.
+ */
 async function dispute(ctx: TriggerContext) {
   const charge = await cardCharge(ctx, { capture: true });
   const opened = unwrap(
     await ctx.payments.POST("/v1/sandbox/charges/{id}/dispute", {
       params: { path: { id: charge.id } },
-      body: ctx.body("dispute", { reason: "fraudulent" as const }),
+      body: ctx.body("dispute", { reason: "product_not_received" as const }),
     }),
   );
   ctx.made("dispute", opened.id, `${opened.status}, ${opened.amount} ${opened.currency} of ${charge.id}`);
