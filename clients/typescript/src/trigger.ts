@@ -211,7 +211,7 @@ async function cardCharge(
 
 /**
  * A captured card charge and a dispute the sandbox's bank opens on it. Its reason is product_not_received:
- * a `fraudulent` dispute marks the card (docs/fraud.md "disputed_card"), and every later trigger's charge
+ * a `fraudulent` dispute marks the card (the `disputed_card` rule, docs/fraud.md), and every later trigger's charge
  * on the same test card would then be held or blocked by the fraud engine.
  */
 async function dispute(ctx: TriggerContext) {
