@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
+import { acquirerProblem, processorsFor } from "./acquirers.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { createLogger } from "./logger.ts";
-import { acquirerProblem, processorsFor, StartupError, startServer } from "./server.ts";
+import { startServer } from "./server.ts";
+import { StartupError } from "./startup-error.ts";
 
 // PRODUCTION_ACQUIRER and SANDBOX_ACQUIRER (docs/operating.md "Configuration"; docs/acquirer-port.md):
 // production has no acquirer unless one is named, `simulator` there is said out loud at start, and

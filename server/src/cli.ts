@@ -3,7 +3,8 @@ import { keyScopes, parseCommand, USAGE } from "./cli-args.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { iso } from "./domain/kernel/time.ts";
 import { loadEnvFile } from "./env-file.ts";
-import { domainFor, openConfiguredStore, privateDataDir, StartupError } from "./server.ts";
+import { domainFor, openConfiguredStore, privateDataDir } from "./server.ts";
+import { StartupError } from "./startup-error.ts";
 
 // Administration from the operator's shell, against the same store the server uses (same
 // configuration, same `.env`). Production keys are made here, never by the server (docs/api.md "Authentication, scopes and environments").

@@ -3,7 +3,8 @@ import { runPrimary, SHUTDOWN_MESSAGE } from "./cluster.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { loadEnvFile } from "./env-file.ts";
 import { createLogger } from "./logger.ts";
-import { dataLocation, metricsListenProblem, type RunningServer, StartupError, startServer } from "./server.ts";
+import { dataLocation, metricsListenProblem, type RunningServer, startServer } from "./server.ts";
+import { StartupError } from "./startup-error.ts";
 
 // `npm start`: reads the configuration, opens the store, serves the API. On the very first start
 // (empty store) it prints a sandbox key with scope `*`, once.

@@ -4,15 +4,12 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join, resolve as resolvePath } from "node:path";
 import type { Logger } from "pino";
+import { acquirerProblem, processorsFor } from "./acquirers.ts";
 import { answerMetricsRequests, createMetrics, type MetricsListener, serveMetrics } from "./adapters/metrics.ts";
 import { createSimulatorPayoutRail } from "./adapters/payout-rail-simulator.ts";
-import { createHttpProcessor } from "./adapters/processor-http.ts";
-import { createSimulatorProcessor } from "./adapters/processor-simulator.ts";
-import { withSimulatedAcquirerErrors } from "./adapters/simulated-acquirer.ts";
 import { loadOrCreateDevVaultKeys } from "./adapters/vault-key-file.ts";
 import { createHttpWebhookSender, systemResolver } from "./adapters/webhook-sender.ts";
 import { type Config, domainSettings, moneyRules, rateLimitSettings } from "./config.ts";
-import type { Processor } from "./domain/charges/processor.ts";
 import { COLLECTIONS } from "./domain/collections.ts";
 import { createDomain, type Domain } from "./domain/index.ts";
 import type { Now } from "./domain/kernel/caller.ts";
@@ -26,6 +23,7 @@ import { createApp } from "./http/app.ts";
 import { requestLogWriter } from "./http/observability.ts";
 import { rateLimitCollections, rateLimits } from "./http/rate-limits.ts";
 import { createLogger } from "./logger.ts";
+import { StartupError } from "./startup-error.ts";
 import type { Store } from "./store/port.ts";
 import { openSqliteStore } from "./store/sqlite.ts";
 
@@ -67,38 +65,6 @@ export function vaultKeysFor(config: Config): VaultKeys {
     });
   }
   return loadOrCreateDevVaultKeys(config.DATA_DIR);
-}
-
-/**
- * Each environment's acquirer, as PRODUCTION_ACQUIRER and SANDBOX_ACQUIRER say. Production has none while
- * PRODUCTION_ACQUIRER is unset (its money operations answer 503). `adyen` gives none here either:
- * startServer refuses it first (acquirerProblem), and the admin CLI, which uses this too, moves no money.
- */
-export function processorsFor(config: Config): { live: Processor | null; sandbox: Processor } {
-  const simulator = (): Processor =>
-    config.TEST_ACQUIRER_URL ? createHttpProcessor(config.TEST_ACQUIRER_URL) : createSimulatorProcessor();
-  // Sandbox-Simulate: acquirer_error (adapters/simulated-acquirer.ts) reaches whichever acquirer is wired;
-  // it never touches a production call (the wrapper checks livemode).
-  const sandbox = withSimulatedAcquirerErrors(simulator());
-  return { live: config.PRODUCTION_ACQUIRER === "simulator" ? sandbox : null, sandbox };
-}
-
-/**
- * The acquirer settings a server cannot start with, as a StartupError: `adyen` until the Adyen connector
- * is wired in (never a simulated stand-in for it).
- */
-export function acquirerProblem(config: Config): StartupError | null {
-  const setting =
-    config.PRODUCTION_ACQUIRER === "adyen"
-      ? "PRODUCTION_ACQUIRER"
-      : config.SANDBOX_ACQUIRER === "adyen"
-        ? "SANDBOX_ACQUIRER"
-        : null;
-  if (!setting) return null;
-  return new StartupError(
-    setting,
-    "adyen: the Adyen connector is not wired into this server yet, so it cannot take payments through Adyen; set simulator (no money moves) or, for production, leave PRODUCTION_ACQUIRER unset (production payments are then refused)",
-  );
 }
 
 /** What embedding code and tests may swap in the webhook delivery path. */
@@ -186,22 +152,6 @@ function every(ms: number, name: string, logger: Logger, job: () => Promise<unkn
       await current;
     },
   };
-}
-
-/**
- * A start-up failure an operator fixes by changing one setting (a busy PORT, an unusable DATA_DIR, an
- * unreachable MONGODB_URI): `npm start` prints its message, one line naming the setting, instead of a
- * stack trace.
- */
-export class StartupError extends Error {
-  override name = "StartupError";
-  constructor(
-    readonly setting: string,
-    reason: string,
-    options?: { cause?: unknown },
-  ) {
-    super(`${setting}: ${reason}`.replace(/\s*\n\s*/g, " "), options);
-  }
 }
 
 function codeOf(err: unknown): string | undefined {
