@@ -17,6 +17,8 @@ export interface Filter {
   /** Choices for a select ([value, label]); a text input without. */
   options?: [string, string][];
   placeholder?: string;
+  /** A date picker (`YYYY-MM-DD`) instead of a text input (the balance transactions' created range). */
+  type?: "date";
 }
 
 /**
@@ -63,7 +65,7 @@ export function listView<T extends { id: string }>(spec: ListSpec<T>): HTMLEleme
         ? select(f.name, [["", "Any"], ...f.options], filterValues[f.name])
         : h("input", {
             name: f.name,
-            type: "search",
+            type: f.type ?? "search",
             value: filterValues[f.name],
             placeholder: f.placeholder ?? "",
             spellcheck: "false",

@@ -398,6 +398,15 @@ async function cashoutDetail(ctx: Ctx, id: string): Promise<HTMLElement> {
       ["Description", c.description ?? none()],
       ["Failure", c.failure_code ? `${c.failure_code}: ${c.failure_message ?? ""}` : none()],
       ["Metadata", Object.keys(c.metadata).length ? h("code", null, JSON.stringify(c.metadata)) : none()],
+      // Reconciliation (issue 30): the balance transactions this cashout paid out, their net its amount.
+      ...(ctx.can("listBalanceTransactions")
+        ? ([
+            [
+              "Reconciliation",
+              link("balance-transactions", "The balance transactions it paid out", { cashout_id: c.id }),
+            ],
+          ] as [string, Child][])
+        : []),
       ["Created", time(c.created_at)],
       ["Updated", time(c.updated_at)],
     ]),

@@ -1,4 +1,5 @@
 import type { PageDef } from "../app.ts";
+import { balanceTransactionsPage } from "./balance-transactions.ts";
 import { cashoutsPage } from "./cashouts.ts";
 import { chargesPage } from "./charges.ts";
 import { eventsPage } from "./events.ts";
@@ -24,6 +25,7 @@ export const PAGES: PageDef[] = [
   paymentLinksPage,
   merchantsPage,
   cashoutsPage,
+  balanceTransactionsPage,
   tokensPage,
   fraudPage,
   requestLogPage,

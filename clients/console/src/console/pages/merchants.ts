@@ -171,6 +171,14 @@ async function merchantDetail(ctx: Ctx, id: string): Promise<HTMLElement> {
             HTMLElement,
           ][])
         : []),
+      ...(ctx.can("listBalanceTransactions")
+        ? ([
+            [
+              "Balance transactions",
+              link("balance-transactions", "This merchant's balance transactions", { merchant_id: m.id }),
+            ],
+          ] as [string, HTMLElement][])
+        : []),
       ...(ctx.can("listCashouts")
         ? ([["Cashouts", link("cashouts", "This merchant's cashouts", { merchant_id: m.id })]] as [
             string,
@@ -189,6 +197,10 @@ async function merchantDetail(ctx: Ctx, id: string): Promise<HTMLElement> {
                   { header: "Currency", rowHeader: true, cell: (b) => b.currency },
                   { header: "Available", cell: (b) => amount(b.available, b.currency) },
                   { header: "Pending", cell: (b) => amount(b.pending, b.currency) },
+                  // What chargebacks took beyond the available balance (CurrencyBalance.owed), when anything is owed.
+                  ...(balance.balances.some((b) => b.owed)
+                    ? [{ header: "Owed", cell: (b: CurrencyBalance) => amount(b.owed ?? 0, b.currency) }]
+                    : []),
                 ],
                 balance.balances,
               ),
