@@ -13,6 +13,7 @@ import {
   errorBox,
   field,
   h,
+  newUid,
   openDialog,
   select,
 } from "../ui.ts";
@@ -136,6 +137,73 @@ async function act(ctx: Ctx, done: string, run: () => Promise<unknown>): Promise
   }
 }
 
+type DisputeReason = components["schemas"]["DisputeReason"];
+
+const DISPUTE_REASONS: DisputeReason[] = [
+  "fraudulent",
+  "product_not_received",
+  "product_unacceptable",
+  "duplicate",
+  "subscription_canceled",
+  "credit_not_processed",
+  "unrecognized",
+  "general",
+];
+
+/** Opens a dispute on the charge as the cardholder's bank would (sandbox), then shows it. */
+function openDispute(ctx: Ctx, c: Charge): void {
+  const errors = errorBox();
+  errors.show(null);
+  const reason = select(
+    "reason",
+    DISPUTE_REASONS.map((r) => [r, r.replaceAll("_", " ")]),
+    "fraudulent",
+  );
+  const inquiry = h("input", { type: "checkbox", name: "inquiry", id: newUid("inquiry") });
+  openDialog("Open a dispute (sandbox)", (close) => {
+    const form = h(
+      "form",
+      null,
+      errors.el,
+      h(
+        "p",
+        null,
+        "As the cardholder's bank: a chargeback takes the amount and the dispute fee from the merchant's balance at once.",
+      ),
+      field("Reason", reason),
+      h(
+        "div",
+        { class: "check" },
+        inquiry,
+        h("label", { for: inquiry.id }, "An inquiry only: no money moves unless it becomes a chargeback"),
+      ),
+      h(
+        "div",
+        { class: "actions" },
+        button("Cancel", close),
+        h("button", { type: "submit", class: "btn primary" }, "Open dispute"),
+      ),
+    );
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      try {
+        const dispute = need(
+          await ctx.api.POST("/v1/sandbox/charges/{id}/dispute", {
+            params: { path: { id: c.id } },
+            body: { reason: reason.value as DisputeReason, inquiry: inquiry.checked },
+          }),
+        );
+        close();
+        announce("Dispute opened");
+        ctx.go(`disputes/${dispute.id}`);
+      } catch (error) {
+        errors.show(error instanceof Error ? error.message : String(error));
+      }
+    });
+    return [form];
+  });
+}
+
 function chargeActions(ctx: Ctx, c: Charge): HTMLElement {
   const id = c.id;
   const path = { params: { path: { id } } };
@@ -226,6 +294,10 @@ function chargeActions(ctx: Ctx, c: Charge): HTMLElement {
       ),
     );
   }
+  // The sandbox plays the cardholder's bank (sandboxOpenDispute); the server refuses a charge that has one.
+  if ((c.status === "captured" || c.status === "partially_refunded") && !c.livemode && ctx.can("sandboxOpenDispute")) {
+    actions.push(button("Open a dispute (sandbox)", () => openDispute(ctx, c)));
+  }
   if (c.status === "pending" && !c.livemode) {
     if (ctx.can("sandboxCompleteCharge"))
       actions.push(
@@ -267,6 +339,8 @@ async function chargeDetail(ctx: Ctx, route: Route, id: string): Promise<HTMLEle
       ["Amount", amount(c.amount, c.currency)],
       ["Captured", amount(c.amount_captured, c.currency)],
       ["Refunded", amount(c.amount_refunded, c.currency)],
+      ["Fee", amount(c.fee, c.currency)],
+      ["Net", amount(c.net, c.currency)],
       ["Merchant", merchants.cell(c.merchant_id)],
       ["Payment method", method(c)],
       ...(c.payment_link_id
@@ -299,6 +373,15 @@ async function chargeDetail(ctx: Ctx, route: Route, id: string): Promise<HTMLEle
         c.next_action ? `${c.next_action.type} (${c.next_action.reference})` : h("span", { class: "muted" }, "none"),
       ],
       ["Created", time(c.created_at)],
+      ...(ctx.can("listDisputes")
+        ? ([["Disputes", link("disputes", "This charge's disputes", { charge_id: c.id })]] as [string, Child][])
+        : []),
+      ...(ctx.can("listBalanceTransactions")
+        ? ([["Balance transactions", link("balance-transactions", "Its balance transactions", { source: c.id })]] as [
+            string,
+            Child,
+          ][])
+        : []),
     ]),
     ctx.can("listRefunds")
       ? [

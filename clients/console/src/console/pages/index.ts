@@ -2,6 +2,7 @@ import type { PageDef } from "../app.ts";
 import { balanceTransactionsPage } from "./balance-transactions.ts";
 import { cashoutsPage } from "./cashouts.ts";
 import { chargesPage } from "./charges.ts";
+import { disputesPage } from "./disputes.ts";
 import { eventsPage } from "./events.ts";
 import { fraudPage } from "./fraud.ts";
 import { keysPage } from "./keys.ts";
@@ -22,6 +23,7 @@ export const PAGES: PageDef[] = [
   webhooksPage,
   eventsPage,
   chargesPage,
+  disputesPage,
   paymentLinksPage,
   merchantsPage,
   cashoutsPage,
