@@ -2,7 +2,19 @@ import type { components } from "@payments/client";
 import { need } from "../api.ts";
 import { amount, type Ctx, link, type PageDef, pageHeader, type Route, time } from "../app.ts";
 import { listView } from "../list.ts";
-import { announce, badge, button, confirmDialog, details, errorBox, field, h, openDialog, select } from "../ui.ts";
+import {
+  announce,
+  badge,
+  button,
+  confirmDialog,
+  details,
+  errorBox,
+  field,
+  h,
+  openDialog,
+  select,
+  showFormError,
+} from "../ui.ts";
 
 // Fraud (scope `fraud`): evaluations with the rules that fired, value lists and their items, and the
 // environment's thresholds.
@@ -25,7 +37,8 @@ const ACTIONS: [string, string][] = [
   ["allow", "allow: decide allow"],
 ];
 
-const decisionBadge = (d: string) => badge(d, d === "allow" ? "ok" : d === "review" ? "warn" : "bad");
+const decisionBadge = (d: string) =>
+  badge(d.replace("_", " "), d === "allow" ? "ok" : d === "review" || d === "request_3ds" ? "warn" : "bad");
 
 function subnav(current: string): HTMLElement {
   const item = (path: string, label: string) =>
@@ -50,6 +63,7 @@ function evaluations(ctx: Ctx, route: Route): HTMLElement {
         options: [
           ["allow", "allow"],
           ["review", "review"],
+          ["request_3ds", "request 3-D Secure"],
           ["block", "block"],
         ],
       },
@@ -266,9 +280,21 @@ async function settings(ctx: Ctx): Promise<HTMLElement> {
   const current = need(await ctx.api.GET("/v1/fraud/settings"));
   const errors = errorBox();
   errors.show(null);
-  const number = (name: string, value: number, min: number, max: number) =>
-    h("input", { name, type: "number", min, max, step: 1, value, required: true, inputmode: "numeric" });
+  // Each control names the body field it sends (data-param), so the API's 400 is shown beside it.
+  const number = (name: string, value: number | null, min: number, max: number, required = true) =>
+    h("input", {
+      name,
+      type: "number",
+      min,
+      max,
+      step: 1,
+      value: value ?? "",
+      required,
+      inputmode: "numeric",
+      "data-param": name,
+    });
   const review = number("review_threshold", current.review_threshold, 1, 100);
+  const request3ds = number("request_3ds_threshold", current.request_3ds_threshold ?? null, 1, 100, false);
   const block = number("block_threshold", current.block_threshold, 1, 100);
   const window = number("review_window_seconds", current.review_window_seconds, 60, 2_592_000);
   const form = h(
@@ -276,27 +302,31 @@ async function settings(ctx: Ctx): Promise<HTMLElement> {
     { class: "settings" },
     errors.el,
     field("Review from score", review),
+    field(
+      "Request 3-D Secure from score",
+      request3ds,
+      "Card charges from this score up, and below the block threshold, get a 3-D Secure challenge. Above the review threshold; empty: never.",
+    ),
     field("Block from score", block, "Must be above the review threshold."),
     field("Review window (seconds)", window, "An open review left longer is voided."),
     ctx.can("updateFraudSettings") ? h("button", { type: "submit", class: "btn primary" }, "Save settings") : null,
   );
-  if (!ctx.can("updateFraudSettings")) for (const input of [review, block, window]) input.disabled = true;
+  if (!ctx.can("updateFraudSettings")) for (const input of [review, request3ds, block, window]) input.disabled = true;
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
+    // Only what changed (absent fields keep their value), so a refusal names the field that was changed.
+    const body: components["schemas"]["FraudSettingsUpdate"] = {};
+    if (Number(review.value) !== current.review_threshold) body.review_threshold = Number(review.value);
+    if (Number(block.value) !== current.block_threshold) body.block_threshold = Number(block.value);
+    if (Number(window.value) !== current.review_window_seconds) body.review_window_seconds = Number(window.value);
+    const threshold = request3ds.value.trim() === "" ? null : Number(request3ds.value);
+    if (threshold !== (current.request_3ds_threshold ?? null)) body.request_3ds_threshold = threshold;
     try {
-      need(
-        await ctx.api.PATCH("/v1/fraud/settings", {
-          body: {
-            review_threshold: Number(review.value),
-            block_threshold: Number(block.value),
-            review_window_seconds: Number(window.value),
-          },
-        }),
-      );
+      need(await ctx.api.PATCH("/v1/fraud/settings", { body }));
       announce("Settings saved");
       ctx.refresh();
     } catch (error) {
-      errors.show(error instanceof Error ? error.message : String(error));
+      showFormError(form, errors, error);
     }
   });
   return h(
