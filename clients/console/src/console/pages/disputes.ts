@@ -16,7 +16,7 @@ import {
   h,
   showFormError,
 } from "../ui.ts";
-import { sourceCell, typeLabel } from "./balance-transactions.ts";
+import { typeLabel } from "./balance-transactions.ts";
 import { merchantNames } from "./merchants.ts";
 
 // Disputes (scope `charges`, issue 31; spec/resources/disputes.tsp): the list, filtered by charge,
@@ -277,17 +277,24 @@ async function disputeMoney(ctx: Ctx, d: Dispute): Promise<Child> {
       need(await ctx.api.GET("/v1/balance_transactions/{id}", { params: { path: { id } } })),
     ),
   );
-  return table<BalanceTransaction>(
-    "The dispute's balance transactions",
-    [
-      { header: "Transaction", rowHeader: true, cell: (t) => link(`balance-transactions/${t.id}`, t.id) },
-      { header: "Type", cell: (t) => typeLabel(t.type) },
-      { header: "Amount", cell: (t) => amount(t.amount, t.currency) },
-      { header: "Net", cell: (t) => amount(t.net, t.currency) },
-      { header: "Source", cell: (t) => sourceCell(ctx, t.source) },
-      { header: "Created", cell: (t) => time(t.created_at) },
-    ],
-    rows,
+  const caption = "The dispute's balance transactions";
+  // In its own scrolling region, as the lists are: a phone scrolls the table, not the page.
+  return h(
+    "div",
+    { class: "table-wrap", role: "region", "aria-label": `${caption} table`, tabindex: 0 },
+    table<BalanceTransaction>(
+      caption,
+      [
+        { header: "Transaction", rowHeader: true, cell: (t) => link(`balance-transactions/${t.id}`, t.id) },
+        { header: "Type", cell: (t) => typeLabel(t.type) },
+        // A dispute fee's transaction has no amount: its fee is what it takes (BalanceTransaction.fee).
+        { header: "Amount", cell: (t) => amount(t.amount, t.currency) },
+        { header: "Fee", cell: (t) => amount(t.fee, t.currency) },
+        { header: "Net", cell: (t) => amount(t.net, t.currency) },
+        { header: "Created", cell: (t) => time(t.created_at) },
+      ],
+      rows,
+    ),
   );
 }
 
@@ -364,11 +371,10 @@ export const disputesPage: PageDef = {
         columns: [
           { header: "Dispute", rowHeader: true, cell: (d) => link(`disputes/${d.id}`, d.id) },
           { header: "Amount", cell: (d) => amount(d.amount, d.currency) },
-          { header: "Reason", cell: (d) => reasonText(d.reason) },
-          { header: "Status", cell: disputeStatus },
+          // The reason under the status: narrow enough for a laptop's 1024 px.
+          { header: "Status", cell: (d) => h("span", { class: "named" }, disputeStatus(d), reasonText(d.reason)) },
           { header: "Evidence due", cell: (d) => (d.evidence_due_by ? time(d.evidence_due_by) : "") },
           { header: "Merchant", cell: (d) => merchants.cell(d.merchant_id) },
-          { header: "Created", cell: (d) => time(d.created_at) },
         ],
       }),
     );
