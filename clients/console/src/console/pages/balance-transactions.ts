@@ -188,7 +188,13 @@ export const balanceTransactionsPage: PageDef = {
           {
             header: "Transaction",
             rowHeader: true,
-            cell: (t) => h("span", { class: "named" }, link(`balance-transactions/${t.id}`, t.id), time(t.created_at)),
+            cell: (t) =>
+              h(
+                "span",
+                { class: "named" },
+                link(`balance-transactions/${t.id}`, t.id),
+                h("span", null, time(t.created_at)),
+              ),
           },
           { header: "Type", cell: (t) => h("span", { class: "named" }, typeLabel(t.type), statusBadge(t)) },
           { header: "Amount", cell: amountCell },
