@@ -474,3 +474,89 @@ describe("console: balance transactions, disputes and the 3-D Secure threshold",
     expectNothingSecretStored(await storage(context, page), [server.sandboxKey]);
   });
 });
+
+describe("console: the money pages follow the key", { timeout: 120_000 }, () => {
+  let server: TestServer;
+  let browser: Browser;
+  let api: PaymentsClient;
+
+  beforeAll(async () => {
+    server = await startBrowserServer({ DISPUTE_FEES: JSON.stringify({ USD: FEE }) });
+    api = clientFor(server, server.sandboxKey);
+    browser = await launch();
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  async function signedIn(key: string): Promise<{ page: Page; close(): Promise<void> }> {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const page = await context.newPage();
+    await signIn(page, server.url, key);
+    return { page, close: () => context.close() };
+  }
+
+  it("gives a key with `charges` the disputes and their actions, and no balance transaction; one with `merchants` the reverse", async () => {
+    const charge = await createCharge(api, { amount: 4_000, card: freshCardNumber() });
+    const dispute = unwrap(
+      await api.POST("/v1/sandbox/charges/{id}/dispute", { params: { path: { id: charge.id } }, body: {} }),
+    );
+
+    const charges = await signedIn(await server.key(["charges"], { name: "charges only" }));
+    const nav = charges.page.getByRole("navigation", { name: "Console" });
+    expect(await nav.getByRole("list").getByRole("link").allTextContents()).toEqual(["Charges", "Disputes"]);
+    await charges.page.goto(`${server.url}/console#/disputes/${dispute.id}`);
+    await settle(charges.page, "USD 40.00 · needs response");
+    for (const name of ["Accept the dispute", "Decide: won (sandbox)", "Save draft", "Submit evidence"])
+      expect(await charges.page.getByRole("button", { name }).count(), name).toBe(1);
+    // Its balance transactions by id only: the key may not read them.
+    expect(await charges.page.getByRole("table", { name: "The dispute's balance transactions" }).count()).toBe(0);
+    expect(await charges.page.locator("main li code").allTextContents()).toEqual(dispute.balance_transactions);
+    // No CSV or balance transaction link anywhere, and the page at its address falls back.
+    await charges.page.goto(`${server.url}/console#/charges/${charge.id}`);
+    await settle(charges.page, "USD 40.00 · captured");
+    expect(await charges.page.getByRole("link", { name: "Its balance transactions" }).count()).toBe(0);
+    expect(await charges.page.getByRole("link", { name: "This charge's disputes" }).count()).toBe(1);
+    await charges.close();
+
+    const merchants = await signedIn(await server.key(["merchants"], { name: "merchants only" }));
+    const links = await merchants.page
+      .getByRole("navigation", { name: "Console" })
+      .getByRole("list")
+      .getByRole("link")
+      .allTextContents();
+    expect(links).toContain("Balance transactions");
+    expect(links).not.toContain("Disputes");
+    await openConsole(
+      merchants.page,
+      server.url,
+      `balance-transactions?merchant_id=${charge.merchant_id}&type=dispute`,
+      "Balance transactions",
+    );
+    // The dispute's transaction, its source shown as an id (the key may not open disputes).
+    const row = merchants.page.getByRole("table", { name: "Balance transactions" }).getByRole("row").nth(1);
+    expect(await row.textContent()).toContain("-USD 40.00");
+    expect(await row.textContent()).toContain(dispute.id);
+    expect(await row.getByRole("link", { name: dispute.id }).count()).toBe(0);
+    await merchants.close();
+  });
+
+  it("offers a production key no sandbox helper on a dispute or a charge, only accepting and the evidence", async () => {
+    const key = await server.key(["*"], { live: true, name: "production" });
+    const live = clientFor(server, key);
+    const charge = await createCharge(live, { amount: 6_000, card: freshCardNumber() });
+    // In production only the acquirer opens disputes (the sandbox helper answers 404): opened through the domain.
+    const { id } = await server.running.domain.disputes.open(null, true, charge.id, {});
+    const { page, close } = await signedIn(key);
+    await page.goto(`${server.url}/console#/disputes/${id}`);
+    await settle(page, "USD 60.00 · needs response");
+    expect(await page.getByRole("button", { name: "Accept the dispute" }).count()).toBe(1);
+    expect(await page.getByRole("button", { name: "Submit evidence" }).count()).toBe(1);
+    expect(await page.getByRole("button", { name: /sandbox/ }).count()).toBe(0);
+    await page.goto(`${server.url}/console#/charges/${charge.id}`);
+    await settle(page, /USD 60\.00 · /);
+    expect(await page.getByRole("button", { name: /sandbox/ }).count()).toBe(0);
+    await close();
+  });
+});
