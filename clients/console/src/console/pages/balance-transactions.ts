@@ -143,7 +143,14 @@ export const balanceTransactionsPage: PageDef = {
       null,
       pageHeader(
         cashout ? "Reconciliation of a cashout" : "Balance transactions",
-        button("Download CSV", () => void downloadCsv(ctx, address, csvError)),
+        button("Download CSV", (event) => {
+          // One download at a time: a second click while the server streams the first would fetch it twice.
+          // Not `disabled`, which would drop the keyboard's focus from the button.
+          const self = event.currentTarget as HTMLButtonElement;
+          if (self.getAttribute("aria-busy") === "true") return;
+          self.setAttribute("aria-busy", "true");
+          void downloadCsv(ctx, address, csvError).finally(() => self.removeAttribute("aria-busy"));
+        }),
       ),
       h(
         "p",
