@@ -391,7 +391,13 @@ describe("console: payment link and cashout actions follow the key", { timeout: 
     const page = await context.newPage();
     await signIn(page, server.url, key);
     const nav = page.getByRole("navigation", { name: "Console" });
-    expect(await nav.getByRole("list").getByRole("link").allTextContents()).toEqual(["Charges", "Merchants"]);
+    // Disputes come with `charges`, balance transactions with `merchants`.
+    expect(await nav.getByRole("list").getByRole("link").allTextContents()).toEqual([
+      "Charges",
+      "Disputes",
+      "Merchants",
+      "Balance transactions",
+    ]);
 
     // By hand, at their addresses: the first page the key may see, and no action of theirs.
     for (const hash of [`cashouts/${cashout.id}`, `payment-links/${plink.id}`, "cashouts", "payment-links"]) {
