@@ -326,6 +326,12 @@ async function chargeDetail(ctx: Ctx, route: Route, id: string): Promise<HTMLEle
   const merchants = merchantNames(ctx);
   await merchants.load([c.merchant_id]);
   const pageError = h("div", { class: "error-box", role: "alert", id: "page-error", hidden: true });
+  const related: Child[] = [];
+  if (ctx.can("listDisputes")) related.push(link("disputes", "This charge's disputes", { charge_id: c.id }));
+  if (ctx.can("listBalanceTransactions")) {
+    if (related.length > 0) related.push(" · ");
+    related.push(link("balance-transactions", "Its balance transactions", { source: c.id }));
+  }
   return h(
     "div",
     null,
@@ -373,15 +379,8 @@ async function chargeDetail(ctx: Ctx, route: Route, id: string): Promise<HTMLEle
         c.next_action ? `${c.next_action.type} (${c.next_action.reference})` : h("span", { class: "muted" }, "none"),
       ],
       ["Created", time(c.created_at)],
-      ...(ctx.can("listDisputes")
-        ? ([["Disputes", link("disputes", "This charge's disputes", { charge_id: c.id })]] as [string, Child][])
-        : []),
-      ...(ctx.can("listBalanceTransactions")
-        ? ([["Balance transactions", link("balance-transactions", "Its balance transactions", { source: c.id })]] as [
-            string,
-            Child,
-          ][])
-        : []),
+      // One short term for both links: a longer term would narrow the values' column on a phone.
+      ...(related.length > 0 ? ([["Related", related]] as [string, Child][]) : []),
     ]),
     ctx.can("listRefunds")
       ? [
