@@ -13,7 +13,7 @@ import { alive, children } from "../support/process.ts";
 // A dispute's money across kill -9 (issue 31): the server runs as its own process on a file-backed SQLite
 // store while chargebacks are opened (POST /v1/sandbox/charges/{id}/dispute: the amount and fee withdrawn)
 // and decided (POST /v1/sandbox/disputes/{id}/resolve: won gives the amount back), each with an
-// Idempotency-Key, and dies by SIGKILL, KILLS times, in turn:
+// Idempotency-Key, and dies by SIGKILL, KILLS times (half as many with two workers), in turn:
 // - the server kills itself right after its n-th committed change, before answering
 //   (TEST_CRASH_AFTER_COMMITS), while disputes are opened and decided at once;
 // - killed from outside during openings: right after the next change commits (watched from a second,
