@@ -2839,7 +2839,7 @@ export interface components {
              * @description The names of the signals that fired: `blocklist_match`, `allowlist_match`, `highrisk_bin`,
              *     `vpn_detected`, `highrisk_card`, `highrisk_email`, `highrisk_email_domain`, `highrisk_country`,
              *     `velocity_card`, `velocity_ip`, `card_testing`, `amount_anomaly`, `country_mismatch`,
-             *     `test_card_elevated_risk` (each explained at the `FraudEvaluation` model; the evaluation
+             *     `disputed_card`, `disputed_merchant`, `test_card_elevated_risk` (each explained at the `FraudEvaluation` model; the evaluation
              *     `GET /v1/fraud/evaluations?tx_id=…` says what each added). New names may appear within v1.
              */
             signals: string[];
@@ -2878,6 +2878,9 @@ export interface components {
          *     `4000008260000000` (GB) carry their country.
          *     - `disputed_card` (50): a charge with the same card (fingerprint) was disputed as `fraudulent` in
          *     this environment (a dispute's opening records it); the reason names the newest such dispute.
+         *     - `disputed_merchant` (25): at least 3 of the merchant's charges were disputed as `fraudulent` in
+         *     the last 30 days (on the environment's clock; a dispute's opening records it), whatever the card;
+         *     the reason says how many and names the newest.
          *     - `test_card_elevated_risk` (the review threshold): sandbox test card `4000000000009235`. It
          *     decides `review` whatever else fires (unless an allow list matches), so repeated tests of it
          *     never turn into blocks.

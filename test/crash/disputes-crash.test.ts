@@ -5,20 +5,34 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadConfig, openStore, startServer, verifyLedger } from "@payments/server";
+import Database from "better-sqlite3";
 import { afterAll, describe, expect, it, onTestFinished } from "vitest";
 import { eventually } from "../support/eventually.ts";
 import { alive, children } from "../support/process.ts";
 
 // A dispute's money across kill -9 (issue 31): the server runs as its own process on a file-backed SQLite
-// store and kills itself right after its n-th committed change, before answering
-// (TEST_CRASH_AFTER_COMMITS), while chargebacks are opened (POST /v1/sandbox/charges/{id}/dispute: the
-// amount and fee withdrawn) and decided (POST /v1/sandbox/disputes/{id}/resolve: won gives the amount
-// back), each with an Idempotency-Key. After each restart every unanswered request is retried with its
-// key until it gets an answer. Then: one dispute per charge, exactly one `dispute` and one `fee` posting
-// per dispute and one `dispute_reversal` per won one (0 double movements), every request succeeded, and
-// `ledger verify` reports 0 differences.
+// store while chargebacks are opened (POST /v1/sandbox/charges/{id}/dispute: the amount and fee withdrawn)
+// and decided (POST /v1/sandbox/disputes/{id}/resolve: won gives the amount back), each with an
+// Idempotency-Key, and dies by SIGKILL, KILLS times (half as many with two workers), in turn:
+// - the server kills itself right after its n-th committed change, before answering
+//   (TEST_CRASH_AFTER_COMMITS), while disputes are opened and decided at once;
+// - killed from outside during openings: right after the next change commits (watched from a second,
+//   read-only connection: every change writes an event), while only openings stream in;
+// - killed from outside the same way during resolutions, while only decisions stream in.
+// Each opening comes with a full refund of another charge racing a dispute's opening on that charge, sent
+// at the same moment. After each restart every unanswered request is retried with its key until it gets an
+// answer. Then: one dispute per charge, exactly one `dispute` and one `fee` posting per dispute and one
+// `dispute_reversal` per won one (0 double movements), every request succeeded except the loser of each
+// race (with a 4xx), no raced charge both refunded and disputed, and `ledger verify` reports 0 differences.
+// All of it runs once with one server process (WORKERS=1) and once with two workers on the one store
+// (WORKERS=2): there the two racing requests and the retries reach processes that did not run the first.
 
+/**
+ * Kills with WORKERS=1 (CRASH_KILLS for bigger runs); WORKERS=2 takes half as many (each kind at least
+ * once): every kill costs a restart, and a restart of two workers most of the run's time.
+ */
 const KILLS = Number(process.env.CRASH_KILLS ?? 6);
+const killsWith = (workers: number) => (workers === 1 ? KILLS : Math.max(3, Math.ceil(KILLS / 2)));
 const FEE = 1500;
 let seed = Number(process.env.CRASH_SEED ?? 20261127);
 function random(): number {
@@ -31,8 +45,10 @@ function random(): number {
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const serverDir = resolve(dirname(fileURLToPath(import.meta.url)), "../../server");
-const dataDir = mkdtempSync(join(tmpdir(), "payments-dispute-crash-"));
-afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+const dataDirs: string[] = [];
+afterAll(() => {
+  for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
+});
 const { BASE_URL: _vite, ...env } = process.env;
 
 interface Answer {
@@ -40,7 +56,9 @@ interface Answer {
   body: Record<string, unknown>;
 }
 interface Op {
-  kind: "open" | "resolve";
+  kind: "open" | "resolve" | "refund";
+  /** The charge a refund and an opening race on (both ops name it). */
+  raced?: string;
   key: string;
   path: string;
   body: Record<string, unknown>;
@@ -58,8 +76,13 @@ async function freePort(): Promise<number> {
   });
 }
 
-describe("a dispute's money across kill -9", { timeout: 600_000 }, () => {
-  it(`moves no money twice across ${KILLS} crashes while disputes are opened and decided`, async () => {
+describe.each([1, 2])("a dispute's money across kill -9 with WORKERS=%i", { timeout: 600_000 }, (workers) => {
+  const kills = killsWith(workers);
+  it(`moves no money twice across ${kills} crashes while disputes are opened and decided`, async () => {
+    const began = performance.now();
+    const dataDir = mkdtempSync(join(tmpdir(), "payments-dispute-crash-"));
+    dataDirs.push(dataDir);
+    const database = join(dataDir, "payments.sqlite");
     const config = { PORT: "0", DATA_DIR: dataDir, LOG_LEVEL: "silent", DISPUTE_FEES: JSON.stringify({ USD: FEE }) };
     // Set up in-process on the same data directory: the bootstrap key, a merchant and captured charges.
     const setup = await startServer({ config: loadConfig(config) });
@@ -75,8 +98,9 @@ describe("a dispute's money across kill -9", { timeout: 600_000 }, () => {
       exp_month: 12,
       exp_year: 2031,
     });
+    /** Per cycle: 4 charges to dispute, and 2 on which a full refund races the dispute's opening. */
     const charges: string[] = [];
-    for (let i = 0; i < 4 * KILLS; i++) {
+    for (let i = 0; i < 6 * kills; i++) {
       const charge = await created("/v1/charges", {
         merchant_id: merchant.id,
         amount: 1000 + i,
@@ -91,6 +115,7 @@ describe("a dispute's money across kill -9", { timeout: 600_000 }, () => {
     const url = `http://127.0.0.1:${port}`;
     let child: ChildProcess | null = null;
     const dead = () => child === null || child.exitCode !== null || child.signalCode !== null;
+    /** SIGKILL to the whole process group (the primary and its workers), and back once all are gone. */
     async function kill() {
       const c = child as ChildProcess | null;
       if (!c || dead()) return;
@@ -107,6 +132,8 @@ describe("a dispute's money across kill -9", { timeout: 600_000 }, () => {
     }
     onTestFinished(kill);
     const start = async (crashAfterCommits?: number) => {
+      // Whatever is left of the last run goes first: with WORKERS=2 a worker that killed itself leaves
+      // the primary and the other worker serving on the port.
       await kill();
       child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
         cwd: serverDir,
@@ -117,7 +144,7 @@ describe("a dispute's money across kill -9", { timeout: 600_000 }, () => {
           PORT: String(port),
           DATA_DIR: dataDir,
           LOG_LEVEL: "silent",
-          WORKERS: "1",
+          WORKERS: String(workers),
           DISPUTE_FEES: config.DISPUTE_FEES,
           IDEMPOTENCY_LOCK_SECONDS: "1",
           RATE_LIMIT_TEST_PER_SECOND: "100000",
@@ -141,6 +168,7 @@ describe("a dispute's money across kill -9", { timeout: 600_000 }, () => {
     /** Requests whose first attempt got no answer (the server died), answered by a retry after a restart. */
     let retried = 0;
     let n = 0;
+    const inProgress = (a: Answer) => a.status === 409 && a.body.code === "idempotency_request_in_progress";
     const send = async (o: Op): Promise<Answer | null> => {
       try {
         const res = await fetch(`${url}${o.path}`, {
@@ -157,10 +185,13 @@ describe("a dispute's money across kill -9", { timeout: 600_000 }, () => {
     /** Sends every unanswered op (oldest first) until each has an answer or the server dies. */
     const drain = async (): Promise<boolean> => {
       for (const o of all) {
+        let timeouts = 0;
         while (!o.answer) {
           const answer = await send(o);
-          if (!answer) return false;
-          if (answer.status === 409 && answer.body.code === "idempotency_request_in_progress") {
+          // No answer: the server died (a kill), or, alive, was too slow on a busy machine: ask again.
+          if (!answer && (dead() || ++timeouts > 5)) return false;
+          if (!answer) continue;
+          if (inProgress(answer)) {
             await pause(200); // still locked by the dead request: its lock runs out within a second
             continue;
           }
@@ -170,42 +201,98 @@ describe("a dispute's money across kill -9", { timeout: 600_000 }, () => {
       }
       return true;
     };
+    /** A first attempt: an answer counts unless the key is still held by a request that died. */
+    const attempt = async (o: Op) => {
+      const answer = await send(o);
+      if (answer && !inProgress(answer)) o.answer = answer;
+    };
     const resolved = new Set<string>();
     let next = 0;
-
-    for (let cycle = 0; cycle < KILLS; cycle++) {
-      await start(1 + Math.floor(random() * 6));
-      if (!(await drain())) continue;
-      // Decide every dispute opened so far and not yet decided, and open new ones, all at once.
+    const resolutions = () => {
+      const ops: Op[] = [];
       for (const o of all) {
-        const id = o.kind === "open" ? (o.answer?.body.id as string | undefined) : undefined;
+        const id = o.kind === "open" && o.answer?.status === 201 ? (o.answer.body.id as string) : undefined;
         if (!id || resolved.has(id)) continue;
         resolved.add(id);
         const outcome = random() < 0.5 ? "won" : "lost";
-        all.push({
+        ops.push({
           kind: "resolve",
           key: `resolve-${++n}`,
           path: `/v1/sandbox/disputes/${id}/resolve`,
           body: { outcome },
         });
       }
-      for (const charge of charges.slice(next, next + 4)) {
-        all.push({ kind: "open", key: `open-${++n}`, path: `/v1/sandbox/charges/${charge}/dispute`, body: {} });
+      return ops;
+    };
+    const openings = () => {
+      const mine = charges.slice(next, next + 6);
+      next += 6;
+      const ops: Op[] = mine.slice(0, 4).map((charge) => ({
+        kind: "open",
+        key: `open-${++n}`,
+        path: `/v1/sandbox/charges/${charge}/dispute`,
+        body: {},
+      }));
+      for (const charge of mine.slice(4)) {
+        const pair: Op[] = [
+          { kind: "refund", raced: charge, key: `refund-${++n}`, path: `/v1/charges/${charge}/refunds`, body: {} },
+          { kind: "open", raced: charge, key: `open-${++n}`, path: `/v1/sandbox/charges/${charge}/dispute`, body: {} },
+        ];
+        ops.push(...(random() < 0.5 ? pair : pair.reverse()));
       }
-      next += 4;
-      await Promise.all(
-        all
-          .filter((o) => !o.answer)
-          .map(async (o) => {
-            const answer = await send(o);
-            if (answer && !(answer.status === 409 && answer.body.code === "idempotency_request_in_progress")) {
-              o.answer = answer;
-            }
+      return ops;
+    };
+    /** Kills from outside right after the next change commits (or after 200 ms without one). */
+    const killAfterNextCommit = async () => {
+      const watcher = new Database(database, { readonly: true });
+      try {
+        const newest = watcher.prepare("SELECT max(rowid) FROM events").pluck();
+        const before = newest.get();
+        const deadline = performance.now() + 200;
+        while (newest.get() === before && performance.now() < deadline) await new Promise((r) => setImmediate(r));
+        await kill();
+      } finally {
+        watcher.close();
+      }
+    };
+    const kinds = { self: 0, during_opening: 0, during_resolution: 0 };
+
+    for (let cycle = 0; cycle < kills; cycle++) {
+      const how = (["self", "during_opening", "during_resolution"] as const)[cycle % 3] ?? "self";
+      kinds[how]++;
+      await start(how === "self" ? 1 + Math.floor(random() * 6) : undefined);
+      if (!(await drain())) continue;
+      const batch =
+        how === "self" ? [...resolutions(), ...openings()] : how === "during_opening" ? openings() : resolutions();
+      all.push(...batch);
+      if (how === "self") {
+        await Promise.all(batch.map(attempt));
+      } else {
+        // A stream (one request every 5 ms; a race's two at the same moment), killed once a random
+        // number of answers has arrived, right after the next commit.
+        let answered = 0;
+        let settled = 0;
+        const stream = Promise.all(
+          batch.map(async (o, i) => {
+            await pause((o.raced ? i - (i % 2) : i) * 5);
+            await attempt(o);
+            if (o.answer) answered++;
+            settled++;
           }),
-      );
+        );
+        const killAfter = Math.floor(random() * Math.max(1, batch.length - 1));
+        while (answered < killAfter && settled < batch.length && !dead()) await pause(1);
+        await killAfterNextCommit();
+        await stream;
+      }
       await kill();
     }
     await start();
+    expect(await drain()).toBe(true);
+    // The disputes opened in the last cycles are decided too, on a server that is not killed.
+    const last = resolutions();
+    all.push(...last);
+    await Promise.all(last.map(attempt));
     expect(await drain()).toBe(true);
     await kill();
 
@@ -217,14 +304,39 @@ describe("a dispute's money across kill -9", { timeout: 600_000 }, () => {
         postings.filter((p) => p.source_id === disputeId && p.type === type).length;
       const perCharge = new Map<string, number>();
       for (const d of disputes) perCharge.set(d.charge_id, (perCharge.get(d.charge_id) ?? 0) + 1);
+      const ok = (o: Op) => (o.answer?.status ?? 500) < 300;
+      const races = all.filter((o) => o.raced && o.kind === "refund").map((o) => o.raced as string);
+      let bothSucceeded = 0;
+      let neitherSucceeded = 0;
+      let storeDisagrees = 0;
+      for (const charge of races) {
+        const pair = all.filter((o) => o.raced === charge);
+        const won = pair.filter(ok).length;
+        if (won === 2) bothSucceeded++;
+        if (won === 0) neitherSucceeded++;
+        const stored = await store.get("charges", charge);
+        const refunds = await store.findAll("refunds", { charge_id: charge }, 10);
+        // Exactly one way the cardholder got the money back: a refund of it all, or a chargeback.
+        const refunded = stored?.amount_refunded === stored?.amount_captured && refunds.length === 1;
+        const disputed = perCharge.get(charge) === 1 && refunds.length === 0 && stored?.amount_refunded === 0;
+        if (refunded === disputed) storeDisagrees++;
+      }
       const figures = {
-        kills: KILLS,
+        workers,
+        kills,
+        ...kinds,
         requests: all.length,
         unanswered_then_retried: retried,
         opened: disputes.length,
         won: disputes.filter((d) => d.status === "won").length,
         lost: disputes.filter((d) => d.status === "lost").length,
-        failed_requests: all.filter((o) => (o.answer?.status ?? 500) >= 300).length,
+        races: races.length,
+        race_refunds_won: all.filter((o) => o.raced && o.kind === "refund" && ok(o)).length,
+        races_both_succeeded: bothSucceeded,
+        races_neither_succeeded: neitherSucceeded,
+        races_the_store_disagrees_with: storeDisagrees,
+        race_losers_not_4xx: all.filter((o) => o.raced && !ok(o) && (o.answer?.status ?? 500) >= 500).length,
+        failed_requests: all.filter((o) => !o.raced && !ok(o)).length,
         charges_disputed_twice: [...perCharge.values()].filter((c) => c > 1).length,
         double_movements: disputes.filter(
           (d) =>
@@ -232,13 +344,23 @@ describe("a dispute's money across kill -9", { timeout: 600_000 }, () => {
             count(d.id, "fee") !== 1 ||
             count(d.id, "dispute_reversal") !== (d.status === "won" ? 1 : 0),
         ).length,
+        seconds: Math.round((performance.now() - began) / 100) / 10,
       };
       console.log(`dispute crash figures: ${JSON.stringify(figures)}`);
       // The kills land between a commit and its answer: retries then replay what was committed.
       expect(figures.unanswered_then_retried).toBeGreaterThan(0);
-      expect(figures).toMatchObject({ failed_requests: 0, charges_disputed_twice: 0, double_movements: 0 });
-      expect(figures.opened).toBe(all.filter((o) => o.kind === "open").length);
+      expect(figures).toMatchObject({
+        failed_requests: 0,
+        charges_disputed_twice: 0,
+        double_movements: 0,
+        races_both_succeeded: 0,
+        races_neither_succeeded: 0,
+        races_the_store_disagrees_with: 0,
+        race_losers_not_4xx: 0,
+      });
+      expect(figures.opened).toBe(all.filter((o) => o.kind === "open" && ok(o)).length);
       expect(figures.won + figures.lost).toBe(all.filter((o) => o.kind === "resolve").length);
+      expect(figures.won + figures.lost).toBe(figures.opened);
       expect((await verifyLedger(store)).differences).toEqual([]);
     } finally {
       await store.close();

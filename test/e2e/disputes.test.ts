@@ -1,6 +1,6 @@
 import { unwrap } from "@payments/client";
 import { describe, expect, it } from "vitest";
-import { clientFor, createCharge, useServer } from "./fixtures.ts";
+import { clientFor, createCharge, createMerchant, createToken, freshCardNumber, useServer } from "./fixtures.ts";
 
 // Disputes (spec/resources/disputes.tsp) through the typed client, with response validation: a dispute
 // test card opens a chargeback when the sandbox clock passes an hour after capture; evidence, submit, win
@@ -134,6 +134,44 @@ describe("disputes", () => {
       await client.GET("/v1/disputes", { params: { query: { merchant_id: charge.merchant_id, status: "lost" } } }),
     ).data;
     expect(none).toEqual([]);
+  });
+
+  it("a merchant's 3rd fraudulent dispute raises disputed_merchant on its next charge, with a card never disputed", async () => {
+    const merchant = await createMerchant(client, "Leaky checkout");
+    const charge = async () => {
+      const token = await createToken(client, freshCardNumber());
+      return unwrap(
+        await client.POST("/v1/charges", {
+          body: {
+            merchant_id: merchant.id,
+            amount: 1000,
+            currency: "USD",
+            payment_method: { type: "card", token: token.id },
+          },
+        }),
+      );
+    };
+    const rulesOf = async (c: { fraud_evaluation_id: string | null }) =>
+      unwrap(await client.GET("/v1/fraud/evaluations/{id}", { params: { path: { id: c.fraud_evaluation_id ?? "" } } }))
+        .rules;
+    const opened: string[] = [];
+    for (let n = 0; n < 3; n++) {
+      const paid = await charge();
+      expect((await rulesOf(paid)).map((r) => r.rule)).not.toContain("disputed_merchant");
+      const dispute = await client.POST("/v1/sandbox/charges/{id}/dispute", {
+        params: { path: { id: paid.id } },
+        body: { reason: "fraudulent" },
+      });
+      opened.push(unwrap(dispute).id);
+    }
+    const next = await charge();
+    expect(next.status).toBe("captured");
+    expect(await rulesOf(next)).toContainEqual({
+      rule: "disputed_merchant",
+      points: 25,
+      reason: `3 charges of this merchant were disputed as fraudulent in the last 30 days, most recently ${opened[2]}.`,
+    });
+    await verified();
   });
 
   it("has no sandbox helpers in production (404)", async () => {

@@ -366,4 +366,46 @@ describe("the fraud signal", () => {
     const other = await ctx.charge(1000, "4242424242424242");
     expect((await signalsOf(ctx, other.fraud_evaluation_id)).map((r) => r.rule)).not.toContain("disputed_card");
   });
+
+  it("the merchant's 3rd fraudulent dispute in 30 days raises disputed_merchant on its next charges, any card; it wears off", async () => {
+    const ctx = await setup();
+    const rulesOf = async (c: { fraud_evaluation_id?: string | null }) =>
+      (await signalsOf(ctx, c.fraud_evaluation_id)).map((r) => r.rule);
+    const disputed: string[] = [];
+    for (const card of ["4242424242424242", "5555555555554444"]) {
+      const paid = await ctx.charge(1000, card);
+      disputed.push((await ctx.open(paid.id, { reason: "fraudulent" })).id);
+      ctx.advance(DAY);
+    }
+    // Two, and one of another reason: not yet.
+    await ctx.open((await ctx.charge(1000, "4000056655665556")).id, { reason: "duplicate" });
+    expect(await rulesOf(await ctx.charge(1000, "4000002500003155"))).not.toContain("disputed_merchant");
+    const third = await ctx.charge(1000, "4000000760000002");
+    disputed.push((await ctx.open(third.id, { reason: "fraudulent" })).id);
+    // A card the merchant's disputes never saw.
+    const next = await ctx.charge(1000, "4000001240000000");
+    expect(await signalsOf(ctx, next.fraud_evaluation_id)).toContainEqual({
+      rule: "disputed_merchant",
+      points: 25,
+      reason: `3 charges of this merchant were disputed as fraudulent in the last 30 days, most recently ${disputed[2]}.`,
+    });
+    // Another merchant is not touched.
+    const other = await ctx.domain.merchants.create(ctx.sandbox, { name: "Other shop" });
+    const token = await ctx.domain.tokens.create(ctx.sandbox, {
+      card: "4000001240000000",
+      holder: "Ada",
+      exp_month: 12,
+      exp_year: 2031,
+    });
+    const elsewhere = await ctx.domain.charges.create(ctx.sandbox, {
+      merchant_id: other.id,
+      amount: 1000,
+      currency: "USD",
+      payment_method: { type: "card", token: token.id },
+    });
+    expect(await rulesOf(elsewhere)).not.toContain("disputed_merchant");
+    // 30 days after the first, two remain in the window: the signal is gone.
+    ctx.advance(29 * DAY);
+    expect(await rulesOf(await ctx.charge(1000, "4000001240000000"))).not.toContain("disputed_merchant");
+  });
 });

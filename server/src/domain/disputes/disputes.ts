@@ -205,9 +205,15 @@ export function createDisputes(deps: DisputesDeps) {
         dispute.fee = fee;
       }
       await tx.insert("disputes", dispute);
-      // The fraud engine's disputed_card signal: the card's next charges carry the risk (fraud/rules.ts).
-      if (dispute.reason === "fraudulent" && dispute.card_fingerprint) {
-        await recordFraudDispute(tx, clock, { livemode, fingerprint: dispute.card_fingerprint, disputeId: id });
+      // The fraud engine's disputed_card and disputed_merchant signals: the card's and the merchant's next
+      // charges carry the risk (fraud/rules.ts).
+      if (dispute.reason === "fraudulent") {
+        await recordFraudDispute(tx, clock, {
+          livemode,
+          fingerprint: dispute.card_fingerprint,
+          merchantId: dispute.merchant_id,
+          disputeId: id,
+        });
       }
       await recordEvent(tx, clock, livemode, "dispute.created", eventFields(dispute));
       if (!inquiry) {

@@ -1,12 +1,13 @@
 import type { AppStore, AppTx } from "../collections.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { currencyExponent } from "../kernel/money.ts";
+import { iso } from "../kernel/time.ts";
 import type { Counters } from "./counters.ts";
 import { networksOf, parseNetwork } from "./ip.ts";
 import { domainAndParents, emailParts, matchKey } from "./lists.ts";
 import type { FraudListItemDoc } from "./records.ts";
 import type { Facts, ListKind, ListMatch, WindowCounts } from "./rules.ts";
-import { smallAmountLimit } from "./rules.ts";
+import { LIMITS, smallAmountLimit } from "./rules.ts";
 import { ELEVATED_RISK_TEST_CARD, SANDBOX_CARD_COUNTRIES, SANDBOX_IP_COUNTRIES, SANDBOX_LISTS } from "./sandbox.ts";
 
 // Gathering the facts the rules read (./rules.ts) for one transaction: which value lists its card,
@@ -99,28 +100,69 @@ function probesOf(o: Observed, ipNetworks: string[]): Probe[] {
 export const cardDisputesId = (livemode: boolean, fingerprint: string) =>
   `${livemode ? "live" : "test"}:${fingerprint}`;
 
+/** The id of a merchant's fraud-dispute record (FraudMerchantDisputesDoc). */
+export const merchantDisputesId = (livemode: boolean, merchantId: string) =>
+  `${livemode ? "live" : "test"}:${merchantId}`;
+
+/** How many opening times a merchant's record keeps: more than the rule needs (LIMITS.merchantDisputes). */
+export const MERCHANT_DISPUTES_KEPT = 20;
+
 /**
- * Counts a `fraudulent` dispute against its card, inside the transaction that opens the dispute
- * (domain/disputes): the card's next charges raise disputed_card (rules.ts).
+ * Counts a `fraudulent` dispute against its card (when the charge had one) and its merchant, inside the
+ * transaction that opens the dispute (domain/disputes): the card's next charges raise disputed_card, the
+ * merchant's disputed_merchant once it has enough of them recently (rules.ts).
  */
 export async function recordFraudDispute(
   tx: AppTx,
   clock: Clock,
-  dispute: { livemode: boolean; fingerprint: string; disputeId: string },
+  dispute: { livemode: boolean; fingerprint: string | null; merchantId: string; disputeId: string },
 ): Promise<void> {
-  const id = cardDisputesId(dispute.livemode, dispute.fingerprint);
-  const raised = await tx.update("fraud_card_disputes", id, {
-    inc: { count: 1 },
-    set: { last_dispute_id: dispute.disputeId },
-  });
-  if (raised) return;
-  await tx.insert("fraud_card_disputes", {
+  if (dispute.fingerprint) {
+    const id = cardDisputesId(dispute.livemode, dispute.fingerprint);
+    const raised = await tx.update("fraud_card_disputes", id, {
+      inc: { count: 1 },
+      set: { last_dispute_id: dispute.disputeId },
+    });
+    if (!raised) {
+      await tx.insert("fraud_card_disputes", {
+        id,
+        livemode: dispute.livemode,
+        created_at: clock.createdAt(dispute.livemode),
+        count: 1,
+        last_dispute_id: dispute.disputeId,
+      });
+    }
+  }
+  const id = merchantDisputesId(dispute.livemode, dispute.merchantId);
+  const at = iso(clock.now(dispute.livemode));
+  const current = await tx.get("fraud_merchant_disputes", id);
+  if (!current) {
+    await tx.insert("fraud_merchant_disputes", {
+      id,
+      livemode: dispute.livemode,
+      created_at: clock.createdAt(dispute.livemode),
+      opened: [at],
+      last_dispute_id: dispute.disputeId,
+    });
+    return;
+  }
+  // Conditional on the list read: another dispute's opening in between makes this transaction fail and
+  // retry, rather than lose one of the two.
+  const opened = [...current.opened, at].slice(-MERCHANT_DISPUTES_KEPT);
+  const written = await tx.update(
+    "fraud_merchant_disputes",
     id,
-    livemode: dispute.livemode,
-    created_at: clock.createdAt(dispute.livemode),
-    count: 1,
-    last_dispute_id: dispute.disputeId,
-  });
+    { set: { opened, last_dispute_id: dispute.disputeId } },
+    { last_dispute_id: current.last_dispute_id },
+  );
+  if (!written) throw new Error(`fraud_merchant_disputes ${id} changed during the dispute's opening`);
+}
+
+/** How many of `opened` fall in the disputed_merchant window ending at `at`. */
+export function recentDisputes(opened: readonly string[], at: Date): number {
+  const since = iso(new Date(at.getTime() - LIMITS.merchantDisputeDays * 86_400_000));
+  const now = iso(at);
+  return opened.filter((t) => t >= since && t <= now).length;
 }
 
 export function createFactGatherer(store: AppStore, counters: Counters) {
@@ -151,7 +193,7 @@ export function createFactGatherer(store: AppStore, counters: Counters) {
 
       const probes = probesOf(o, ipNetworks);
       const keys = [...new Set(probes.map((p) => p.key))];
-      const [items, card, ip, stats, disputed] = await Promise.all([
+      const [items, card, ip, stats, disputed, merchantDisputes] = await Promise.all([
         keys.length > 0
           ? // Ordered by match_key, the index's own order: ordered by creation, SQLite would walk every
             // item of the environment in that order instead of seeking the few keys (a 10,000-item
@@ -169,6 +211,9 @@ export function createFactGatherer(store: AppStore, counters: Counters) {
         o.merchantId ? store.get("fraud_merchant_stats", `${o.merchantId}:${o.currency}`) : Promise.resolve(null),
         o.fingerprint
           ? store.get("fraud_card_disputes", cardDisputesId(o.livemode, o.fingerprint))
+          : Promise.resolve(null),
+        o.merchantId
+          ? store.get("fraud_merchant_disputes", merchantDisputesId(o.livemode, o.merchantId))
           : Promise.resolve(null),
       ]);
 
@@ -220,6 +265,9 @@ export function createFactGatherer(store: AppStore, counters: Counters) {
         ipCountry: o.ipCountry,
         cardCountry: o.cardCountry,
         cardDisputes: disputed ? { count: disputed.count, lastDisputeId: disputed.last_dispute_id } : undefined,
+        merchantDisputes: merchantDisputes
+          ? { recent: recentDisputes(merchantDisputes.opened, at), lastDisputeId: merchantDisputes.last_dispute_id }
+          : undefined,
         elevatedRiskTestCard: sandbox && o.pan === ELEVATED_RISK_TEST_CARD,
       };
       return { facts, buckets, statsExist: stats !== null };

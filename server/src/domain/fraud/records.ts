@@ -78,6 +78,21 @@ export interface FraudCardDisputesDoc extends BaseDoc {
   last_dispute_id: string;
 }
 
+/**
+ * A merchant's recent `fraudulent` disputes (issue 31), for the disputed_merchant rule; id
+ * `<test|live>:<merchant id>`. Written by the dispute's opening, in its transaction, through
+ * recordFraudDispute.
+ */
+export interface FraudMerchantDisputesDoc extends BaseDoc {
+  /**
+   * When each of the merchant's latest fraud disputes opened (the environment's clock), oldest first; at
+   * most MERCHANT_DISPUTES_KEPT, enough for the rule's count (facts.ts).
+   */
+  opened: string[];
+  /** The newest such dispute, for the reason. */
+  last_dispute_id: string;
+}
+
 export const fraudCollections = {
   fraud_evaluations: collection<FraudEvaluationDoc>([
     { fields: ["livemode", "tx_id"] },
@@ -93,4 +108,5 @@ export const fraudCollections = {
   fraud_counters: collection<FraudCounterDoc>([{ fields: ["expires_at"] }]),
   fraud_merchant_stats: collection<FraudMerchantStatsDoc>([]),
   fraud_card_disputes: collection<FraudCardDisputesDoc>([]),
+  fraud_merchant_disputes: collection<FraudMerchantDisputesDoc>([]),
 };

@@ -5,6 +5,7 @@ import {
   cardTesting,
   countryMismatch,
   disputedCard,
+  disputedMerchant,
   elevatedRiskTestCard,
   type Facts,
   LIMITS,
@@ -147,6 +148,26 @@ describe("disputed_card", () => {
   });
 });
 
+describe("disputed_merchant", () => {
+  it("fires from the 3rd fraudulent dispute of the merchant's charges in the window, naming the newest", () => {
+    const recent = (n: number): Facts => ({ ...base, merchantDisputes: { recent: n, lastDisputeId: "dp_9" } });
+    expect(disputedMerchant(base, thresholds)).toBeNull();
+    expect(disputedMerchant(recent(LIMITS.merchantDisputes - 1), thresholds)).toBeNull();
+    expect(disputedMerchant(recent(LIMITS.merchantDisputes), thresholds)).toEqual({
+      rule: "disputed_merchant",
+      points: 25,
+      reason: "3 charges of this merchant were disputed as fraudulent in the last 30 days, most recently dp_9.",
+    });
+    expect(disputedMerchant(recent(7), thresholds)?.reason).toMatch(/^7 charges/);
+    // Alone it does not send a charge to review; with the card's own fraud dispute, it blocks.
+    expect(evaluate(recent(3), thresholds)).toMatchObject({ score: 25, decision: "allow" });
+    expect(evaluate({ ...recent(3), cardDisputes: { count: 1, lastDisputeId: "dp_1" } }, thresholds)).toMatchObject({
+      score: 75,
+      decision: "block",
+    });
+  });
+});
+
 describe("test_card_elevated_risk", () => {
   it("adds exactly the review threshold, so the test card reaches review whatever the thresholds", () => {
     expect(elevatedRiskTestCard(base, thresholds)).toBeNull();
@@ -233,6 +254,6 @@ describe("the engine on realistic combinations", () => {
   });
 
   it("lists its rules in one fixed order", () => {
-    expect(RULES.length).toBe(15);
+    expect(RULES.length).toBe(16);
   });
 });

@@ -56,6 +56,11 @@ export interface Facts {
   cardCountry?: string | undefined;
   /** The card's `fraudulent` disputes so far (issue 31), and the newest one's id. */
   cardDisputes?: { count: number; lastDisputeId: string } | undefined;
+  /**
+   * The merchant's `fraudulent` disputes opened in the last LIMITS.merchantDisputeDays days (issue 31),
+   * and the newest one's id.
+   */
+  merchantDisputes?: { recent: number; lastDisputeId: string } | undefined;
   /** Sandbox test card 4000000000009235. */
   elevatedRiskTestCard?: boolean | undefined;
 }
@@ -97,6 +102,7 @@ export const POINTS = {
   amount_anomaly: 35,
   country_mismatch: 20,
   disputed_card: 50,
+  disputed_merchant: 25,
 } as const;
 
 /** The thresholds of the count-based rules. */
@@ -115,6 +121,10 @@ export const LIMITS = {
   anomalyMinHistory: 5,
   /** ... and fires when the amount is more than this many times their average. */
   anomalyMultiple: 5,
+  /** disputed_merchant fires from this many `fraudulent` disputes of the merchant's charges ... */
+  merchantDisputes: 3,
+  /** ... opened in the last this many days (on the environment's clock). */
+  merchantDisputeDays: 30,
 } as const;
 
 /** What a flag-list match raises, per kind of list (spec: FraudListAction.flag). */
@@ -246,6 +256,24 @@ export const disputedCard: Rule = (facts) => {
 };
 
 /**
+ * A merchant whose charges cardholders' banks keep disputing as `fraudulent` (issue 31): its rate of
+ * fraud disputes, counted over the last 30 days as the card networks' dispute monitoring counts them per
+ * month, says its checkout lets stolen cards through, so each of its next charges carries 25 points
+ * (alone no review at the default thresholds; with a card or IP signal, one). A count over time, not a
+ * ratio to the merchant's charges: the ratio would need the merchant's charges per window, one more write
+ * per charge, for a signal that exists to catch a burst of fraud.
+ */
+export const disputedMerchant: Rule = (facts) => {
+  const d = facts.merchantDisputes;
+  if (!d || d.recent < LIMITS.merchantDisputes) return null;
+  return {
+    rule: "disputed_merchant",
+    points: POINTS.disputed_merchant,
+    reason: `${d.recent} charges of this merchant were disputed as fraudulent in the last ${LIMITS.merchantDisputeDays} days, most recently ${d.lastDisputeId}.`,
+  };
+};
+
+/**
  * Sandbox test card 4000000000009235 always goes to review (unless an allow list matches): it adds the
  * review threshold's points and decides `review`, so other signals (velocity from repeated tests) can
  * raise its score but not turn it into a block.
@@ -273,5 +301,6 @@ export const RULES: readonly Rule[] = [
   amountAnomaly,
   countryMismatch,
   disputedCard,
+  disputedMerchant,
   elevatedRiskTestCard,
 ];

@@ -125,7 +125,7 @@ describe("reconcileCashout", () => {
     expect((await t.domain.balances.get(live(), merchant)).rows[0]?.available).toBe(0);
   });
 
-  it("money held before balance transactions existed is one adjustment, so the sum stays exact", async () => {
+  it("money with no balance transactions (a store written by hand) is one adjustment, so the sum stays exact", async () => {
     const at = t.now().toISOString();
     await t.store.insert("balances", {
       id: `${merchant}:USD`,

@@ -136,8 +136,8 @@ export const ledgerCollections = {
     { fields: ["merchant_id", "currency"] },
     { fields: ["livemode", "bucket", "settled", "available_on"] },
     { fields: ["source_id"] },
-    // The upgrade at open looks for entries written before postings existed (upgrade.ts).
-    { fields: ["posting_id"] },
+    // The upgrade at open looks for entries written before postings existed, oldest first (upgrade.ts).
+    { fields: ["posting_id", "created_at"] },
   ]),
   balances: collection<BalanceDoc>([{ fields: ["merchant_id"] }]),
   // listBalanceTransactions: every filter is served by an index (issue 36 measures them): the merchant's

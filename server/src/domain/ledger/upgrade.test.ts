@@ -68,6 +68,91 @@ describe("upgradeLedger (a single-entry database brought up to double entry at o
     ]);
   });
 
+  it("writes the history's balance transactions and reconciles the past cashouts in the order they were made", async () => {
+    const { store, domain } = await released();
+    await upgradeLedger(store, domain.clock);
+    const all = await store.findAll("balance_transactions", {}, 1000, { by: "created_at", direction: "asc" });
+    // One per posting that touches a merchant (24: the 3 paid-out postings touch only the platform's
+    // accounts), each with its posting's id; the rest are the reconciliation's adjustment pairs.
+    const postings = await store.findAll("postings", {}, 1000);
+    const ofMerchants = postings.filter((p) => p.merchant_id !== null).map((p) => p.id);
+    expect(ofMerchants).toHaveLength(24);
+    expect(all.filter((x) => x.type !== "adjustment").map((x) => x.id)).toEqual(expect.arrayContaining(ofMerchants));
+    expect(all.filter((x) => x.type !== "adjustment")).toHaveLength(24);
+    // The history is listed as a merchant sees new movements: a settled charge is available, one waiting
+    // for its settlement date pending; a settlement shows its charge and the credit's date.
+    const charge = (amount: number) => FIXTURE.charges.find((c) => c.amount === amount)?.id;
+    const of = (source: string | undefined, type: string) => all.find((x) => x.source_id === source && x.type === type);
+    expect(of(charge(10_000), "charge")).toMatchObject({
+      status: "available",
+      net: 10_000,
+      available_on: "2026-11-04T09:00:00.000000Z",
+    });
+    expect(of(charge(7_000), "charge")).toMatchObject({ status: "pending", net: 7_000, reconcile_at: null });
+    expect(of(charge(10_000), "settlement")).toMatchObject({ net: 10_000, reconcile_at: null });
+    // Every past cashout's contents add up to its amount, from the movements before it, first in first
+    // out; none needed the adjustment for unknown history (an adjustment whose source is a cashout).
+    const [first] = FIXTURE.cashouts.filter((c) => c.livemode).sort((a, b) => a.created_at.localeCompare(b.created_at));
+    const contents = all.filter((x) => x.cashout_id === first?.id).map((x) => [x.type, x.net]);
+    // The two credits of 2026-11-04 09:00 (what refunds left of them), then −the excess in the last one's place.
+    expect(contents.sort()).toEqual([
+      ["adjustment", -7_500],
+      ["settlement", 10_000],
+      ["settlement", 2_500],
+    ]);
+    for (const cashout of FIXTURE.cashouts) {
+      const sum = all.filter((x) => x.cashout_id === cashout.id).reduce((s, x) => s + x.net, 0);
+      expect(sum, cashout.id).toBe(cashout.amount);
+    }
+    expect(all.filter((x) => x.type === "adjustment" && x.source_id.startsWith("co_"))).toEqual([]);
+    // What waits for the next cashout adds up to each available balance (verifyLedger checks it too).
+    for (const balance of await balancesOf(store)) {
+      const waiting = all
+        .filter((x) => x.merchant_id === balance.merchant_id && x.currency === balance.currency && x.reconcile_at)
+        .reduce((s, x) => s + x.net, 0);
+      expect(waiting, balance.id).toBe(balance.available);
+    }
+    expect((await verifyLedger(store)).differences).toEqual([]);
+  });
+
+  it("splits a refund the release drew from both a pending credit and available into two postings", async () => {
+    const { store, domain } = await released();
+    // The release's createRefund wrote one entry per bucket: 4,500 from the 7,000 charge's unsettled
+    // credit (2,000 drawn already), 500 from available.
+    const credit = FIXTURE.ledger_entries.find((e) => e.type === "capture" && e.amount === 7_000);
+    const charge = FIXTURE.charges.find((c) => c.id === credit?.source_id);
+    if (!credit || !charge) throw new Error("fixture: no 7,000 charge");
+    const refundId = "re_0VcCDxUZZZZZZZZZZZZZZZZZ";
+    const at = "2026-11-06T10:00:00.000050Z";
+    const base = { ...credit, created_at: at, type: "refund" as const, source_id: refundId };
+    const entry = { available_on: null, settled: null, drawn: null };
+    await store.insert("ledger_entries", {
+      ...base,
+      ...entry,
+      id: "le_0VcCDxUZZZZZZZZZZZZZZZZ1",
+      bucket: "pending",
+      amount: -4_500,
+    });
+    await store.insert("ledger_entries", {
+      ...base,
+      ...entry,
+      id: "le_0VcCDxUZZZZZZZZZZZZZZZZ2",
+      bucket: "available",
+      amount: -500,
+    });
+    await store.update("ledger_entries", credit.id, { set: { drawn: 6_500 } });
+    await store.update("balances", `${credit.merchant_id}:USD`, { inc: { pending: -4_500, available: -500 } });
+    await store.update("charges", charge.id, { inc: { amount_refunded: 5_000 } });
+
+    expect(await upgradeLedger(store, domain.clock)).toBe(29);
+    const refunds = await store.findAll("balance_transactions", { source_id: refundId });
+    expect(refunds.map((x) => [x.status, x.net, x.reconcile_at !== null]).sort()).toEqual([
+      ["available", -500, true],
+      ["pending", -4_500, false],
+    ]);
+    expect((await verifyLedger(store)).differences).toEqual([]);
+  });
+
   it("does nothing on a database already up to date, and the ledger keeps working after it", async () => {
     const { store, domain, caller } = await released();
     await upgradeLedger(store, domain.clock);
@@ -80,6 +165,22 @@ describe("upgradeLedger (a single-entry database brought up to double entry at o
     await domain.charges.refund(caller(true), d?.id ?? "", { amount: 1_000 });
     const pending = FIXTURE.cashouts.find((c) => c.status === "pending" && c.livemode);
     await domain.cashouts.cancel(caller(true), pending?.id ?? "");
+    // A new cashout takes the front of the queue the history left: no adjustment for unknown history.
+    const merchant = FIXTURE.merchants.find((m) => m.livemode);
+    const made = await domain.cashouts.create(caller(true), {
+      merchant_id: merchant?.id ?? "",
+      amount: 3_000,
+      currency: "USD",
+      destination: {
+        type: "us_bank_account",
+        routing_number: "110000000",
+        account_number: "000123456789",
+        account_holder: "Upgraded",
+      },
+    });
+    const contents = await store.findAll("balance_transactions", { cashout_id: made.id });
+    expect(contents.reduce((s, x) => s + x.net, 0)).toBe(3_000);
+    expect(contents.filter((x) => x.source_id === made.id)).toEqual([]);
     expect((await verifyLedger(store)).differences).toEqual([]);
   });
 
@@ -87,9 +188,12 @@ describe("upgradeLedger (a single-entry database brought up to double entry at o
     const { store, domain } = await released();
     const written = await Promise.all([upgradeLedger(store, domain.clock), upgradeLedger(store, domain.clock)]);
     expect(written[0] + written[1]).toBe(27);
-    const report = await verifyLedger(store);
+    const report = await verifyLedger(store); // also: one balance transaction per posting, each cashout's contents
     expect(report.differences).toEqual([]);
     expect(report.postings).toBe(27);
+    expect(
+      await store.findAll("balance_transactions", { type: "adjustment", source_id: { $ne: "" } }, 1000),
+    ).toHaveLength(14);
   });
 
   it("finishes after a crash half-way (some movements converted, the rest not)", async () => {

@@ -2,8 +2,17 @@ import { DuplicateKeyError } from "../../store/port.ts";
 import type { AppStore, AppTx } from "../collections.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { newId } from "../kernel/ids.ts";
-import { accountName, type MerchantBucket, merchantAccount, type PlatformAccount } from "./accounts.ts";
+import {
+  accountName,
+  type MerchantBucket,
+  merchantAccount,
+  type PlatformAccount,
+  platformAccount,
+} from "./accounts.ts";
+import { balanceTransactionOf } from "./balance-transactions.ts";
 import { postCashoutPaid } from "./ledger.ts";
+import type { Line } from "./postings.ts";
+import { reconcileCashout } from "./reconciliation.ts";
 import type { LedgerEntryDoc, PostingDoc, PostingLine, PostingType } from "./records.ts";
 
 // Brings a database written before double entry up to date, at open (server.ts startServer and the admin
@@ -12,11 +21,26 @@ import type { LedgerEntryDoc, PostingDoc, PostingLine, PostingType } from "./rec
 // one movement: the same type and source) becomes one posting: its entries keep their ids and amounts
 // and gain their posting and account, and the other side is added (the acquirer's clearing account for
 // captures and refunds, cashouts in transit for cashouts and their reversals; a settlement's two entries
-// already balance). Paid cashouts, which moved no money in the single-entry ledger, get their posting
-// from in transit to paid out. Merchant balances do not change: they already equal their entries.
+// already balance; a refund that drew on both a pending credit and `available` becomes two postings, one
+// per bucket, as refunds are posted now). Paid cashouts, which moved no money in the single-entry ledger,
+// get their posting from in transit to paid out. Merchant balances do not change: they already equal their
+// entries.
+//
+// Each posting that touches a merchant also gets its balance transaction (listBalanceTransactions), in the
+// same transaction, as postPosting writes it for a new movement: a captured charge whose credit has
+// settled is `available`, a settlement shows its charge. So the merchant's history is listed, and a
+// cashout is reconciled against it (docs/money.md "Reconciling a cashout"): movements are converted oldest
+// first, and each past cashout takes, when it is converted, the front of the queue its earlier movements
+// made, exactly as it would have had balance transactions existed when it was made. Past cashouts'
+// contents are final then (no `cashout.reconciled` event is sent for them: their time has passed), and
+// what waits in the queue afterwards adds up to each balance's `available`, so later cashouts need no
+// adjustment for unknown history.
 //
 // Safe to run again, after a crash half-way, and on two instances at once: each posting is written in
 // one transaction, conditional on its entries not having a posting yet, under an id made from theirs.
+// Every instance converts in the same order (created_at, then id) and goes on only once the movement
+// before has been converted and committed (by it or by the other), so a cashout never runs ahead of the
+// movements before it.
 
 /** The other side of each single-entry movement. */
 const COUNTERPART: Partial<Record<PostingType, PlatformAccount>> = {
@@ -38,13 +62,20 @@ export async function upgradeLedger(store: AppStore, clock: Clock): Promise<numb
   // after the entries were converted would otherwise leave them without their posting.
   let written = await postPaidCashouts(store, clock);
   for (;;) {
-    const batch = await store.findAll("ledger_entries", { posting_id: null }, BATCH);
+    // Oldest first: a cashout is allocated against what came before it (the index is posting_id, created_at).
+    const batch = await store.findAll("ledger_entries", { posting_id: null }, BATCH, {
+      by: "created_at",
+      direction: "asc",
+    });
     if (batch.length === 0) return written;
     const groups = new Map<string, LedgerEntryDoc>();
-    for (const entry of batch) groups.set(`${entry.type} ${entry.source_id}`, entry);
+    for (const entry of batch) {
+      const key = movementKey(entry);
+      if (!groups.has(key)) groups.set(key, entry);
+    }
     for (const first of groups.values()) {
       try {
-        if (await store.transaction((tx) => convert(tx, first))) written++;
+        if (await store.transaction((tx) => convert(tx, clock, first))) written++;
       } catch (err) {
         if (!(err instanceof TakenMeanwhile || err instanceof DuplicateKeyError)) throw err;
       }
@@ -52,11 +83,22 @@ export async function upgradeLedger(store: AppStore, clock: Clock): Promise<numb
   }
 }
 
-/** One movement's entries → one posting; false when another instance did it already. */
-async function convert(tx: AppTx, first: LedgerEntryDoc): Promise<boolean> {
+/**
+ * The entries of one movement: its type and source; a refund's also by bucket (the release wrote one
+ * entry per bucket a refund drew on, and a balance transaction moves one bucket: balance-transactions.ts).
+ */
+const movementKey = (e: LedgerEntryDoc) => `${e.type} ${e.source_id}${e.type === "refund" ? ` ${e.bucket}` : ""}`;
+
+/** One movement's entries → one posting and its balance transaction; false when another instance did it already. */
+async function convert(tx: AppTx, clock: Clock, first: LedgerEntryDoc): Promise<boolean> {
   const entries = await tx.findAll(
     "ledger_entries",
-    { type: first.type, source_id: first.source_id, posting_id: null },
+    {
+      type: first.type,
+      source_id: first.source_id,
+      posting_id: null,
+      ...(first.type === "refund" ? { bucket: first.bucket } : {}),
+    },
     1000,
     { by: "id", direction: "asc" },
   );
@@ -71,8 +113,11 @@ async function convert(tx: AppTx, first: LedgerEntryDoc): Promise<boolean> {
   }
   const id = `txn_${earliest.id.slice(earliest.id.indexOf("_") + 1)}`;
   const lines: PostingLine[] = [];
+  /** The same lines as the kernel's (postings.ts Line), for the balance transaction. */
+  const moved: Line[] = [];
   for (const entry of entries) {
-    const account = accountName(merchantAccount(entry.merchant_id ?? "", entry.bucket as MerchantBucket));
+    const merchant = merchantAccount(entry.merchant_id ?? "", entry.bucket as MerchantBucket);
+    const account = accountName(merchant);
     const claimed = await tx.update(
       "ledger_entries",
       entry.id,
@@ -81,9 +126,11 @@ async function convert(tx: AppTx, first: LedgerEntryDoc): Promise<boolean> {
     );
     if (!claimed) throw new TakenMeanwhile();
     lines.push({ account, amount: entry.amount });
+    moved.push({ account: merchant, amount: entry.amount, availableOn: entry.available_on });
   }
   if (sum !== 0 && counterpart !== undefined) {
     lines.push({ account: counterpart, amount: -sum });
+    moved.push({ account: platformAccount(counterpart), amount: -sum });
     await tx.insert("ledger_entries", {
       ...earliest,
       id: newId("le"),
@@ -109,7 +156,45 @@ async function convert(tx: AppTx, first: LedgerEntryDoc): Promise<boolean> {
     fee: 0,
   };
   await tx.insert("postings", posting);
+  if (earliest.merchant_id) await backfillBalanceTransaction(tx, clock, posting, earliest, moved);
   return true;
+}
+
+/**
+ * The balance transaction postPosting would have written for `posting` (balance-transactions.ts
+ * balanceTransactionOf), as its movement stands now; for a past cashout, its allocation too.
+ */
+async function backfillBalanceTransaction(
+  tx: AppTx,
+  clock: Clock,
+  posting: PostingDoc,
+  earliest: LedgerEntryDoc,
+  moved: Line[],
+): Promise<void> {
+  const merchantId = earliest.merchant_id ?? "";
+  let shown: string | undefined;
+  let availableAt: string | undefined;
+  if (posting.type === "settlement") {
+    // A settlement's source is the credit it settled; its transaction shows the charge, available on the
+    // credit's date (ledger.ts settleDue).
+    const credit = await tx.get("ledger_entries", posting.source_id);
+    shown = credit?.source_id;
+    availableAt = credit?.available_on ?? undefined;
+  }
+  const transaction = balanceTransactionOf(posting, merchantId, moved, shown, availableAt);
+  // A charge whose pending credit has settled is available (settleDue sets it when it settles one).
+  if (posting.type === "capture" && earliest.settled === true) transaction.status = "available";
+  await tx.insert("balance_transactions", transaction);
+  if (posting.type === "cashout") {
+    await reconcileCashout(tx, clock, {
+      id: posting.source_id,
+      livemode: posting.livemode,
+      merchantId,
+      currency: posting.currency,
+      amount: -transaction.net,
+      at: posting.created_at,
+    });
+  }
 }
 
 /** A `cashout_paid` posting for every paid cashout that has none; returns how many it wrote. */

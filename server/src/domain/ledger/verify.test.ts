@@ -98,4 +98,16 @@ describe("verifyLedger", () => {
       "test USD cashouts:paid_out is 0; the cashouts, charges and disputes it stands for say 1000",
     );
   });
+  it("reports a posting without its balance transaction, a queue that is not the available balance, a cashout whose contents are not its amount", async () => {
+    const [refund] = await t.store.findAll("balance_transactions", { type: "refund" });
+    await t.store.delete("balance_transactions", refund?.id ?? "");
+    const [cashout] = await t.store.findAll("cashouts", {});
+    const [paid] = await t.store.findAll("balance_transactions", { cashout_id: cashout?.id ?? "" });
+    await t.store.update("balance_transactions", paid?.id ?? "", { set: { cashout_id: null } });
+    expect((await verifyLedger(t.store)).differences).toEqual([
+      `posting ${refund?.id} moves a merchant's money but has no balance transaction`,
+      `balance ${merchantId}:USD: its available entries add up to 1500, the balance transactions waiting for a cashout to 2000`,
+      `cashout ${cashout?.id} of 1000: its balance transactions add up to ${1000 - (paid?.net ?? 0)}`,
+    ]);
+  });
 });

@@ -11,7 +11,10 @@ import { parseMerchantAccount } from "./accounts.ts";
 // - all accounts together add up to zero in each environment and currency;
 // - cashouts in transit holds exactly the pending and in-transit cashouts, paid out exactly the paid ones;
 // - the acquirer's clearing account holds exactly what charges captured less what was refunded, less what
-//   chargebacks took back and the merchant has not won back.
+//   chargebacks took back and the merchant has not won back;
+// - every posting that touches a merchant has its balance transaction; what waits for a cashout (the
+//   reconciliation's queue) adds up to the merchant's `available`, and each cashout's transactions add up
+//   to its amount (docs/money.md "Reconciling a cashout").
 // Reads every posting and entry once, in pages; memory grows with the number of accounts and postings.
 
 export interface LedgerReport {
@@ -24,7 +27,14 @@ export interface LedgerReport {
   differences: string[];
 }
 
-type Scanned = "postings" | "ledger_entries" | "balances" | "cashouts" | "charges" | "disputes";
+type Scanned =
+  | "postings"
+  | "ledger_entries"
+  | "balances"
+  | "cashouts"
+  | "charges"
+  | "disputes"
+  | "balance_transactions";
 
 /** Every document of `collection`, page by page (the store's list order, newest first). */
 async function scan<C extends Scanned>(
@@ -69,8 +79,11 @@ export async function verifyLedger(store: AppStore): Promise<LedgerReport> {
   });
 
   let postings = 0;
+  /** Postings that touch a merchant's balance: each has a balance transaction of its id. */
+  const shown = new Set<string>();
   await scan(store, "postings", (p) => {
     postings++;
+    if (p.merchant_id !== null) shown.add(p.id);
     let sum = 0;
     for (const line of p.lines) {
       if (!Number.isSafeInteger(line.amount) || line.amount === 0) {
@@ -92,6 +105,17 @@ export async function verifyLedger(store: AppStore): Promise<LedgerReport> {
   });
   for (const id of byPosting.keys()) differences.push(`entries name posting ${id}, which does not exist`);
 
+  // The merchant's view: balance transactions, the reconciliation's queue and each cashout's contents.
+  /** `<test|live> <currency> <merchant>` → what waits in the queue; cashout id → what it paid out. */
+  const queued = new Map<string, number>();
+  const paidOut = new Map<string, number>();
+  await scan(store, "balance_transactions", (t) => {
+    shown.delete(t.id);
+    if (t.reconcile_at !== null) add(queued, `${env(t.livemode)} ${t.currency} ${t.merchant_id}`, t.net);
+    if (t.cashout_id !== null) add(paidOut, t.cashout_id, t.net);
+  });
+  for (const id of shown) differences.push(`posting ${id} moves a merchant's money but has no balance transaction`);
+
   let balances = 0;
   const seen = new Set<string>();
   await scan(store, "balances", (b) => {
@@ -106,6 +130,14 @@ export async function verifyLedger(store: AppStore): Promise<LedgerReport> {
       if (b[bucket] < 0 && !overdrawn.has(key)) {
         differences.push(`balance ${b.id}: ${bucket} is negative (${b[bucket]}) and no chargeback overdrew it`);
       }
+    }
+    // Against the account's entries (the balance itself is compared with them above).
+    const available = totals.get(`${env(b.livemode)} ${b.currency} merchant:${b.merchant_id}:available`) ?? 0;
+    const waiting = queued.get(`${env(b.livemode)} ${b.currency} ${b.merchant_id}`) ?? 0;
+    if (waiting !== available) {
+      differences.push(
+        `balance ${b.id}: its available entries add up to ${available}, the balance transactions waiting for a cashout to ${waiting}`,
+      );
     }
   });
   const zero = new Map<string, number>();
@@ -129,6 +161,10 @@ export async function verifyLedger(store: AppStore): Promise<LedgerReport> {
           ? "cashouts:paid_out"
           : null;
     if (where) add(expected, `${env(c.livemode)} ${c.currency} ${where}`, c.amount);
+    const contents = paidOut.get(c.id) ?? 0;
+    if (contents !== c.amount) {
+      differences.push(`cashout ${c.id} of ${c.amount}: its balance transactions add up to ${contents}`);
+    }
   });
   await scan(store, "charges", (c) => {
     const net = c.amount_captured - c.amount_refunded;
