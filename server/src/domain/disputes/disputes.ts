@@ -15,6 +15,7 @@ import type { QueryParams } from "../kernel/operations.ts";
 import { transition, tryTransition } from "../kernel/state-machine.ts";
 import { iso } from "../kernel/time.ts";
 import { ensureBalance, postDisputeReversal, postDisputeWithdrawal } from "../ledger/ledger.ts";
+import { acquirerDisputes } from "./acquirer-outcomes.ts";
 import type { DisputeDoc, DisputeReason, DisputeStatus } from "./records.ts";
 import { CLOSED, DISPUTE_MACHINE, type DisputeAction, eventFields, NEEDS_RESPONSE, refusal } from "./state.ts";
 
@@ -165,7 +166,7 @@ export function createDisputes(deps: DisputesDeps) {
     caller: Caller | null,
     livemode: boolean,
     chargeId: string,
-    input: { reason?: DisputeReason; inquiry?: boolean },
+    input: { reason?: DisputeReason; inquiry?: boolean; acquirerRef?: string },
     alongside?: (tx: AppTx) => Promise<void>,
   ): Promise<DisputeDoc> {
     const charge = inEnvironment(await store.get("charges", chargeId), livemode, "charge", chargeId);
@@ -193,6 +194,7 @@ export function createDisputes(deps: DisputesDeps) {
       card_fingerprint: charge.payment_method.fingerprint ?? null,
       metadata: {},
       closed_at: null,
+      ...(input.acquirerRef ? { acquirer_ref: input.acquirerRef } : {}),
     };
     if (!inquiry) await ensureBalance(store, livemode, charge.merchant_id, charge.currency, clock);
     return commit(store, caller, async (tx) => {
@@ -254,7 +256,11 @@ export function createDisputes(deps: DisputesDeps) {
   }
 
   /** An inquiry the bank escalates into a chargeback: what is left of the charge is withdrawn now. */
-  async function escalate(caller: Caller | null, dispute: DisputeDoc): Promise<DisputeDoc> {
+  async function escalate(
+    caller: Caller | null,
+    dispute: DisputeDoc,
+    alongside?: (tx: AppTx) => Promise<void>,
+  ): Promise<DisputeDoc> {
     const charge = inEnvironment(
       await store.get("charges", dispute.charge_id),
       dispute.livemode,
@@ -265,6 +271,7 @@ export function createDisputes(deps: DisputesDeps) {
     if (left <= 0) {
       // The merchant refunded it all during the inquiry: nothing is left to take back.
       return commit(store, caller, async (tx) => {
+        await alongside?.(tx);
         const closed = await move(tx, dispute, "warning_closed", {}, "resolve");
         await recordEvent(tx, clock, closed.livemode, "dispute.closed", eventFields(closed));
         return closed;
@@ -272,6 +279,7 @@ export function createDisputes(deps: DisputesDeps) {
     }
     await ensureBalance(store, dispute.livemode, dispute.merchant_id, dispute.currency, clock);
     return commit(store, caller, async (tx) => {
+      await alongside?.(tx);
       await claimCharge(tx, charge, dispute.id, true, false);
       const { txns, fee } = await withdraw(tx, { ...dispute, amount: left });
       const escalated = await move(
@@ -303,14 +311,19 @@ export function createDisputes(deps: DisputesDeps) {
     livemode: boolean,
     id: string,
     outcome: DisputeOutcome,
+    alongside?: (tx: AppTx) => Promise<void>,
   ): Promise<DisputeDoc> {
     const dispute = await load(livemode, id);
     if (CLOSED.includes(dispute.status)) throw refusal(dispute, "resolve");
     if (dispute.status === "needs_response" || dispute.status === "under_review") {
-      return commit(store, caller, (tx) => decideChargeback(tx, dispute, outcome, "resolve"));
+      return commit(store, caller, async (tx) => {
+        await alongside?.(tx);
+        return decideChargeback(tx, dispute, outcome, "resolve");
+      });
     }
-    if (outcome === "lost") return escalate(caller, dispute);
+    if (outcome === "lost") return escalate(caller, dispute, alongside);
     return commit(store, caller, async (tx) => {
+      await alongside?.(tx);
       const closed = await move(tx, dispute, "warning_closed", {}, "resolve");
       await recordEvent(tx, clock, closed.livemode, "dispute.closed", eventFields(closed));
       return closed;
@@ -324,6 +337,8 @@ export function createDisputes(deps: DisputesDeps) {
     load,
     open,
     resolve,
+    /** Disputes as the acquirer reports them (its notifications: domain/acquirer-notifications). */
+    acquirerOutcomes: acquirerDisputes({ store, open, resolve }),
 
     /**
      * Runs inside every capture's transaction (charges' onCapture, wired in domain/index.ts): a sandbox
