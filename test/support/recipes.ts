@@ -242,8 +242,11 @@ async function keyId(server: TestServer, live: boolean): Promise<string> {
   return key.id;
 }
 
-/** Operations whose success answer is a stream of server-sent events: read as text, not JSON. */
-const STREAMING = new Set(["streamEvents"]);
+/**
+ * Operations whose success answer is text, not JSON: a stream of server-sent events, and Adyen's
+ * `[accepted]` (receiveAdyenNotifications).
+ */
+const STREAMING = new Set(["streamEvents", "receiveAdyenNotifications"]);
 
 export function call(
   client: PaymentsClient,
