@@ -131,6 +131,7 @@ export function createDomain(deps: DomainDeps) {
     evidenceSeconds: settings.disputeEvidenceSeconds,
     // Only the sandbox's simulator knows its dispute test cards in advance (disputes.ts: sandbox only).
     processor: deps.processors.sandbox,
+    acquirers: deps.processors,
   });
   const charges = createCharges({
     store,

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { testDomain } from "../../../test-support/domain.ts";
 import { type NotificationItem, signItem } from "../../adapters/adyen/notifications.ts";
+import { createSimulatorProcessor } from "../../adapters/processor-simulator.ts";
+import type { Processor } from "../charges/processor.ts";
 import { DomainError } from "../kernel/errors.ts";
 import { verifyLedger } from "../ledger/verify.ts";
 
@@ -12,10 +14,10 @@ import { verifyLedger } from "../ledger/verify.ts";
 const KEY = "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056";
 const OLD_KEY = "0011223344556677889900AABBCCDDEEFF";
 
-async function world() {
+async function world(processor?: Processor) {
   const errors: string[] = [];
   const log = { error: (_: object, message: string) => errors.push(message), warn: () => {} };
-  const t = testDomain({ adyenHmacKeys: [OLD_KEY, KEY], log });
+  const t = testDomain({ adyenHmacKeys: [OLD_KEY, KEY], log, ...(processor ? { processor } : {}) });
   const caller = t.caller(false);
   const merchant = await t.domain.merchants.create(caller, { name: "Notified shop" });
   const card = async (amount: number, capture = true) => {
@@ -164,7 +166,7 @@ describe("captures, cancellations and refunds confirmed", () => {
 });
 
 describe("chargebacks as disputes", () => {
-  it("opens an inquiry, escalates it to a chargeback, and a reversal wins it: money out once, back once", async () => {
+  it("applies a chargeback's notifications once in any order: opened once, won by the reversal (money out once, back once)", async () => {
     const w = await world();
     const charge = await w.card(10_000);
     const dispute = {
@@ -210,7 +212,67 @@ describe("chargebacks as disputes", () => {
     expect(lostDispute.status).toBe("lost");
     expect(inquiry).toMatchObject({ status: "warning_needs_response", reason: "general" });
     expect(await w.available("USD")).toBe(4000);
+    // The bank escalates the inquiry: the chargeback withdraws what the charge has left.
+    await w.receive(w.item({ eventCode: "CHARGEBACK", pspReference: "DSP3", merchantReference: asked.id }));
+    expect((await w.domain.disputes.load(false, inquiry.id)).status).toBe("needs_response");
+    expect(await w.available("USD")).toBe(0);
     await w.verified();
+  });
+});
+
+describe("answering a dispute the acquirer reported", () => {
+  /** The simulator, with the Disputes API calls an Adyen acquirer makes, recorded (or refused). */
+  function acquirerWithDisputes(refuse = false) {
+    const calls: string[] = [];
+    const record = (answer: string) => async (request: { idempotencyKey: string; disputeReference: string }) => {
+      calls.push(`${answer} ${request.disputeReference} ${request.idempotencyKey}`);
+      if (refuse) throw Object.assign(new Error("Dispute is not open"), { name: "AcquirerRefused" });
+    };
+    const processor: Processor = {
+      ...createSimulatorProcessor(),
+      defendDispute: record("defend"),
+      acceptDispute: record("accept"),
+    };
+    return { processor, calls };
+  }
+
+  it("defends a submitted one and accepts a closed one at the acquirer, keyed, before recording them", async () => {
+    const { processor, calls } = acquirerWithDisputes();
+    const w = await world(processor);
+    const defended = await w.card(3000);
+    const accepted = await w.card(3000);
+    const own = await w.card(3000);
+    await w.receive(
+      w.item({ eventCode: "CHARGEBACK", pspReference: "DSPDEFEND", merchantReference: defended.id }),
+      w.item({ eventCode: "CHARGEBACK", pspReference: "DSPACCEPT", merchantReference: accepted.id }),
+    );
+    const disputeOf = async (chargeId: string) => (await w.domain.charges.load(false, chargeId)).dispute_id ?? "";
+    const submitted = await w.domain.disputes.update(w.caller, await disputeOf(defended.id), {
+      evidence: { uncategorized_text: "Delivered, signed for." },
+      submit: true,
+    });
+    expect(submitted.status).toBe("under_review");
+    const closed = await w.domain.disputes.close(w.caller, await disputeOf(accepted.id));
+    expect(closed.status).toBe("lost");
+    // A dispute the sandbox made itself is not the acquirer's: nothing is sent.
+    const sandboxDispute = await w.domain.disputes.sandboxOpen(w.caller, own.id, {});
+    await w.domain.disputes.close(w.caller, sandboxDispute.id);
+    expect(calls).toEqual([`defend DSPDEFEND ${submitted.id}:defend`, `accept DSPACCEPT ${closed.id}:accept`]);
+  });
+
+  it("records nothing when the acquirer refuses the answer", async () => {
+    const { processor, calls } = acquirerWithDisputes(true);
+    const w = await world(processor);
+    const charge = await w.card(3000);
+    await w.receive(w.item({ eventCode: "CHARGEBACK", pspReference: "DSPREFUSED", merchantReference: charge.id }));
+    const id = (await w.domain.charges.load(false, charge.id)).dispute_id ?? "";
+    const err = await w.domain.disputes.close(w.caller, id).catch((e) => e);
+    expect(err).toMatchObject({
+      code: "invalid_state_transition",
+      message: expect.stringMatching(/Dispute is not open/),
+    });
+    expect(calls).toHaveLength(1);
+    expect((await w.domain.disputes.load(false, id)).status).toBe("needs_response");
   });
 });
 

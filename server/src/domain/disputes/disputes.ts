@@ -48,6 +48,14 @@ export interface DisputesDeps {
   evidenceSeconds: number;
   /** The acquirer: which sandbox charges its bank will dispute after capture (the dispute test cards). */
   processor: Pick<Processor, "disputeAfterCapture">;
+  /**
+   * Each environment's acquirer, for the disputes it reported (`acquirer_ref`): their defense and
+   * acceptance are sent to it before they are recorded here (acquirerResponse below).
+   */
+  acquirers?: {
+    live: Pick<Processor, "defendDispute" | "acceptDispute"> | null;
+    sandbox: Pick<Processor, "defendDispute" | "acceptDispute">;
+  };
 }
 
 /** The charge statuses a dispute can be opened on: captured money not all refunded. */
@@ -74,6 +82,36 @@ export function createDisputes(deps: DisputesDeps) {
 
   async function load(livemode: boolean, id: string): Promise<DisputeDoc> {
     return inEnvironment(await store.get("disputes", id), livemode, "dispute", id);
+  }
+
+  /**
+   * Sends the merchant's answer to a dispute the acquirer reported (Adyen's: it has `acquirer_ref`) to the
+   * acquirer, before the answer is recorded: defended (evidence submitted) or accepted. Keyed on the dispute
+   * and the answer, so a retry after a crash or a time-out sends the same call, which the acquirer applies
+   * once. Disputes the sandbox made itself, and acquirers without a disputes API, send nothing.
+   */
+  async function acquirerResponse(dispute: DisputeDoc, answer: "defend" | "accept"): Promise<void> {
+    const reference = dispute.acquirer_ref;
+    if (!reference) return;
+    const acquirer = dispute.livemode ? deps.acquirers?.live : deps.acquirers?.sandbox;
+    const send = answer === "defend" ? acquirer?.defendDispute : acquirer?.acceptDispute;
+    if (!acquirer || !send) return;
+    try {
+      await send.call(acquirer, { idempotencyKey: `${dispute.id}:${answer}`, disputeReference: reference });
+    } catch (err) {
+      if (err instanceof Error && err.name === "AcquirerRefused") {
+        throw new DomainError(
+          "invalid_state_transition",
+          `The acquirer refused to ${answer} the dispute: ${err.message}. Nothing was recorded.`,
+          { cause: err },
+        );
+      }
+      throw new DomainError(
+        "conflict",
+        `The dispute's ${answer === "defend" ? "defense" : "acceptance"} could not be confirmed by the acquirer; send the same request again (it is applied once). Nothing was recorded.`,
+        { cause: err },
+      );
+    }
   }
 
   /** Moves a dispute through DISPUTE_MACHINE, conditionally on the status it was read in (a concurrent change: 409). */
@@ -426,6 +464,7 @@ export function createDisputes(deps: DisputesDeps) {
       const evidence = { ...dispute.evidence, ...input.evidence };
       const metadata = { ...dispute.metadata, ...input.metadata };
       const at = iso(clock.now(dispute.livemode));
+      if (input.submit) await acquirerResponse(dispute, "defend");
       return commit(store, caller, async (tx) => {
         let updated: DisputeDoc | null;
         if (input.submit) {
@@ -453,6 +492,7 @@ export function createDisputes(deps: DisputesDeps) {
     async close(caller: Caller, id: string): Promise<DisputeDoc> {
       const dispute = await load(caller.livemode, id);
       if (!NEEDS_RESPONSE.includes(dispute.status)) throw refusal(dispute, "close");
+      await acquirerResponse(dispute, "accept");
       return commit(store, caller, async (tx) => {
         if (dispute.status === "needs_response") return decideChargeback(tx, dispute, "lost", "close");
         const closed = await move(tx, dispute, "warning_closed", {}, "close");
