@@ -43,6 +43,42 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/acquirers/adyen/notifications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Receive Adyen's notifications (Adyen only, HMAC-signed)
+         * @description **For Adyen only; no service key.** Adyen's standard notifications (Webhooks v1), configured in its
+         *     Customer Area as a Standard webhook, JSON, with an HMAC key (docs/going-live-with-adyen.md). Every
+         *     item's `additionalData.hmacSignature` is verified (HMAC-SHA256, constant-time) against each key of
+         *     ADYEN_HMAC_KEYS (several during a rotation); a service key cannot authenticate Adyen, the signature
+         *     does.
+         *
+         *     Every valid item is stored before the answer, under the key `pspReference:eventCode:success`, and
+         *     applied exactly once in the transaction of its effect (a capture, cancellation or refund confirmed, a
+         *     local payment paid or failed, a dispute opened or decided, a cashout paid or failed): a redelivery, or
+         *     two deliveries at once, changes nothing more. An item that names an object not yet in the state it
+         *     needs (out of order: a chargeback's reversal before the chargeback) is kept and applied as soon as
+         *     it can be, still once. `live: "true"` items act on production objects, `"false"` on the sandbox's.
+         *
+         *     Answers: 200 with the text `[accepted]` (what Adyen requires) once every item is stored; 401 when an
+         *     item is unsigned or wrongly signed (the others are stored; refused items are logged by position,
+         *     reason and event code, never with their body); 400 when the body is not Adyen's shape; 503 while no
+         *     HMAC key is configured. Adyen retries every answer other than a 2xx.
+         */
+        post: operations["receiveAdyenNotifications"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/balance_transactions": {
         parameters: {
             query?: never;
@@ -1919,6 +1955,64 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
+        /** @description A value of an item's `additionalData`: Adyen's data, never free text. */
+        AdyenAdditionalValue: string;
+        /** @description The money of an Adyen notification item: minor units, as Adyen sends them. */
+        AdyenNotificationAmount: {
+            /**
+             * Format: int64
+             * @description Minor units.
+             */
+            value?: number;
+            /** @description ISO 4217. */
+            currency?: string;
+        };
+        /**
+         * @description One notification item as Adyen sends it (Webhooks v1 `NotificationRequestItem`). Its strings are Adyen's
+         *     data, not text a person types into our API: never refused as free text (Adyen would retry forever).
+         */
+        AdyenNotificationItem: {
+            /** @description Adyen's event code: `AUTHORISATION`, `CAPTURE`, `REFUND_FAILED`, `CHARGEBACK`, `PAYOUT_THIRDPARTY`, … */
+            eventCode: string;
+            /** @description Adyen's reference of the payment, modification, dispute or payout the item is about. */
+            pspReference: string;
+            /** @description For a modification or a dispute: the pspReference of the payment it belongs to. */
+            originalReference?: string;
+            /** @description The reference our server sent with the call: the charge, refund or cashout id. */
+            merchantReference: string;
+            /** @description The merchant account the event happened on. */
+            merchantAccountCode: string;
+            /**
+             * @description `true` or `false`: whether the event succeeded.
+             * @enum {string}
+             */
+            success: "true" | "false";
+            amount: components["schemas"]["AdyenNotificationAmount"];
+            /** @description Why it failed (a refusal reason), when it did. */
+            reason?: string;
+            /** @description When Adyen recorded the event. */
+            eventDate?: string;
+            /**
+             * @description Carries `hmacSignature` (required: an item without it is refused), and for chargebacks
+             *     `chargebackReasonCode` and `defensePeriodEndsAt`.
+             */
+            additionalData?: {
+                [key: string]: components["schemas"]["AdyenAdditionalValue"];
+            };
+        };
+        /** @description The wrapper Adyen puts around each item. */
+        AdyenNotificationItemWrapper: {
+            NotificationRequestItem: components["schemas"]["AdyenNotificationItem"];
+        };
+        /** @description A standard notification request from Adyen (Webhooks v1): usually one item, at most a few. */
+        AdyenNotificationRequest: {
+            /**
+             * @description `true` from Adyen's live environment (our production), `false` from its test environment (our sandbox).
+             * @enum {string}
+             */
+            live: "true" | "false";
+            notificationItems: components["schemas"]["AdyenNotificationItemWrapper"][];
+        };
         /** @description What the payer sees after paying; `type` says which. */
         AfterCompletion: components["schemas"]["AfterCompletionMessage"] | components["schemas"]["AfterCompletionRedirect"];
         /** @description After a completed payment the hosted page shows this message. */
@@ -4930,6 +5024,108 @@ export interface operations {
                 };
             };
             /** @description The instance cannot serve requests now: its store does not answer, or it is shutting down. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    receiveAdyenNotifications: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdyenNotificationRequest"];
+            };
+        };
+        responses: {
+            /** @description What Adyen must receive once the items are stored: the text `[accepted]`. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An item is unsigned or wrongly signed (`unauthorized`): no configured ADYEN_HMAC_KEYS key produces its `hmacSignature`. The request's valid items were stored and applied; Adyen retries, which applies nothing twice. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is not `application/json` (or an `application/*+json` type). */
+            415: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server has no HMAC key for Adyen's notifications (`acquirer_not_configured`: its operator sets ADYEN_HMAC_KEYS or ADYEN_HMAC_KEYS_FILE). Nothing was stored; Adyen retries later. */
             503: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];

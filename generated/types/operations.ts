@@ -27,6 +27,15 @@ export const OPERATIONS = [
     "freeText": []
   },
   {
+    "operationId": "receiveAdyenNotifications",
+    "method": "post",
+    "path": "/v1/acquirers/adyen/notifications",
+    "scopes": [],
+    "sensitive": false,
+    "public": true,
+    "freeText": []
+  },
+  {
     "operationId": "listBalanceTransactions",
     "method": "get",
     "path": "/v1/balance_transactions",

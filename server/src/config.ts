@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { isAbsolute, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -215,6 +216,21 @@ export const ConfigSchema = z
     ADYEN_MERCHANT_ACCOUNT: z.string().min(1).optional(),
     /** The HMAC key Adyen signs its notifications with (hex; a secret). Required wherever an acquirer is `adyen`. */
     ADYEN_HMAC_KEY: z.string().min(1).optional(),
+    // Adyen's notifications (receiveAdyenNotifications, docs/going-live-with-adyen.md "Notifications").
+    /**
+     * The HMAC keys Adyen signs its notifications with: hexadecimal, as the Customer Area shows them,
+     * comma-separated while a key is being rotated (an item signed by any of them is accepted). Secrets:
+     * never logged or answered. Unset (and ADYEN_HMAC_KEYS_FILE unset), the endpoint answers 503.
+     */
+    ADYEN_HMAC_KEYS: z
+      .string()
+      .min(1)
+      .refine((text) => hmacKeyList(text) !== null, {
+        message: "must be hexadecimal keys (an even number of 0-9a-f each), comma-separated",
+      })
+      .optional(),
+    /** A file holding ADYEN_HMAC_KEYS (a mounted secret), read at start; not both. */
+    ADYEN_HMAC_KEYS_FILE: z.string().min(1).optional(),
     /** The live endpoints' URL prefix Adyen gives each account. Required when PRODUCTION_ACQUIRER is `adyen`. */
     ADYEN_LIVE_URL_PREFIX: z.string().min(1).optional(),
     /**
@@ -261,6 +277,13 @@ export const ConfigSchema = z
     WORKERS: int(1, 256).optional(),
   })
   .superRefine((c, ctx) => {
+    if (c.ADYEN_HMAC_KEYS !== undefined && c.ADYEN_HMAC_KEYS_FILE !== undefined) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["ADYEN_HMAC_KEYS_FILE"],
+        message: "set ADYEN_HMAC_KEYS or ADYEN_HMAC_KEYS_FILE, not both",
+      });
+    }
     if (c.NODE_ENV === "production") {
       for (const key of ["VAULT_MASTER_KEY", "VAULT_FINGERPRINT_KEY"] as const) {
         if (!c[key]) {
@@ -377,6 +400,7 @@ export function domainSettings(config: Config): DomainSettings {
     disputeFees: JSON.parse(config.DISPUTE_FEES) as Record<string, number>,
     disputeEvidenceSeconds: config.DISPUTE_EVIDENCE_SECONDS,
     acquirerIntentLockSeconds: config.IDEMPOTENCY_LOCK_SECONDS,
+    adyenHmacKeys: adyenHmacKeys(config),
     webhooks: {
       timeoutMs: config.WEBHOOK_TIMEOUT_SECONDS * 1000,
       liveSchedule: parseSchedule(config.WEBHOOK_RETRY_SCHEDULE),
@@ -390,6 +414,43 @@ export function domainSettings(config: Config): DomainSettings {
       logRetentionDays: config.WEBHOOK_LOG_RETENTION_DAYS,
     },
   };
+}
+
+/** Comma-separated hexadecimal keys as a list, or null when one is not hexadecimal. */
+function hmacKeyList(text: string): string[] | null {
+  const keys = text
+    .split(",")
+    .map((key) => key.trim())
+    .filter((key) => key !== "");
+  return keys.length > 0 && keys.every((key) => /^(?:[0-9a-fA-F]{2})+$/.test(key)) ? keys : null;
+}
+
+/**
+ * The HMAC keys of Adyen's notifications: ADYEN_HMAC_KEYS, or the file ADYEN_HMAC_KEYS_FILE names, or
+ * the connector's single ADYEN_HMAC_KEY; none, an empty list (the endpoint answers 503). A file that
+ * cannot be read or holds anything but keys stops the start, naming the setting, never the content.
+ */
+export function adyenHmacKeys(
+  config: Pick<Config, "ADYEN_HMAC_KEYS" | "ADYEN_HMAC_KEYS_FILE" | "ADYEN_HMAC_KEY">,
+): string[] {
+  let text = config.ADYEN_HMAC_KEYS ?? config.ADYEN_HMAC_KEY;
+  if (config.ADYEN_HMAC_KEYS_FILE !== undefined) {
+    try {
+      text = readFileSync(config.ADYEN_HMAC_KEYS_FILE, "utf8");
+    } catch (err) {
+      throw new ConfigError(
+        `Invalid configuration:\n  ADYEN_HMAC_KEYS_FILE: cannot be read (${(err as NodeJS.ErrnoException).code ?? "error"})`,
+      );
+    }
+  }
+  if (text === undefined) return [];
+  const keys = hmacKeyList(text);
+  if (keys === null) {
+    throw new ConfigError(
+      `Invalid configuration:\n  ${config.ADYEN_HMAC_KEYS_FILE !== undefined ? "ADYEN_HMAC_KEYS_FILE" : "ADYEN_HMAC_KEY"}: must hold hexadecimal keys (an even number of 0-9a-f each), comma-separated`,
+    );
+  }
+  return keys;
 }
 
 /** The money rules (domain/kernel/money.ts): the accepted currencies and the largest amount. */

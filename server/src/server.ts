@@ -485,6 +485,9 @@ export async function startServer(options: {
         ]),
       ),
       every(config.JOBS_INTERVAL_SECONDS * 1000, "payout job", logger, () => domain.jobs.payouts()),
+      every(config.JOBS_INTERVAL_SECONDS * 1000, "acquirer notifications job", logger, () =>
+        domain.jobs.applyNotifications(),
+      ),
       every(config.JOBS_INTERVAL_SECONDS * 1000, "dispute jobs", logger, () =>
         Promise.all([domain.jobs.openScheduledDisputes(), domain.jobs.expireDisputes()]),
       ),

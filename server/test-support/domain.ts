@@ -74,6 +74,10 @@ export function testDomain(
     fees?: FeeSchedule;
     /** The dispute fee per currency (default: the configuration's, none). */
     disputeFees?: Record<string, number>;
+    /** The HMAC keys of Adyen's notifications (default: the configuration's, none: the endpoint is off). */
+    adyenHmacKeys?: string[];
+    /** Where the domain logs what no caller hears of (default: nowhere). */
+    log?: DomainDeps["log"];
   } = {},
 ) {
   const store = options.store ?? openSqliteStore<Docs>({ path: ":memory:", collections: COLLECTIONS });
@@ -98,6 +102,7 @@ export function testDomain(
       webhooks: { ...DEFAULTS.webhooks, ...options.webhooks?.options },
       fees: options.fees ?? DEFAULTS.fees,
       disputeFees: options.disputeFees ?? DEFAULTS.disputeFees,
+      adyenHmacKeys: options.adyenHmacKeys ?? DEFAULTS.adyenHmacKeys,
     },
     processors: (() => {
       const sandbox = options.processor ?? createSimulatorProcessor();
@@ -108,7 +113,7 @@ export function testDomain(
     resolve: options.webhooks?.resolve ?? offlineResolver,
     fraudScreen: options.fraud,
     random: options.webhooks?.random,
-    log: options.webhooks?.log,
+    log: options.log ?? options.webhooks?.log,
     baseUrl: () => "https://pay.example.com",
     observer: options.observer,
   });

@@ -9,6 +9,7 @@ import { fileURLToPath } from "node:url";
 import { OPERATIONS, type OperationId } from "@payments/contract/operations";
 import Dredd, { type DreddHooks, type DreddStats, type DreddTest, type DreddTransaction } from "dredd";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { notificationRequest, signedItem } from "../support/adyen-notifications.ts";
 import { loadContract } from "../support/openapi.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 import {
@@ -221,6 +222,18 @@ async function createFixtures(server: TestServer): Promise<Fixtures> {
   const pageToken = /data-page-token="([^"]+)"/.exec(page)?.[1];
   if (!pageToken) throw new Error("the payment page of the fixture link carries no page token");
 
+  // Adyen's notification: its example's signature is made with no real key, so the items are replaced by
+  // one signed with the test server's HMAC key, for a pending pix charge of its own.
+  const pixToNotify = (await api(server, "POST", "/v1/charges", {
+    merchant_id: chargeMerchant.id,
+    amount: 2500,
+    currency: "BRL",
+    payment_method: { type: "pix" },
+  })) as { id: string };
+  const adyenItems = notificationRequest([
+    signedItem({ eventCode: "AUTHORISATION", merchantReference: pixToNotify.id }),
+  ]).notificationItems;
+
   return {
     byOperation: {
       getEvent: eventId,
@@ -276,7 +289,10 @@ async function createFixtures(server: TestServer): Promise<Fixtures> {
       payPaymentLink: linkToPay.id,
     },
     byPrefix: { mch: chargeMerchant.id, tok: token.id, tx: captured.id, we: redeliverTarget.id },
-    bodyFields: { payPaymentLink: { page_token: pageToken } },
+    bodyFields: {
+      payPaymentLink: { page_token: pageToken },
+      receiveAdyenNotifications: { notificationItems: adyenItems },
+    },
   };
 }
 

@@ -21,6 +21,7 @@ import {
   pageTokenOf,
   REVIEW_CARD,
 } from "../e2e/fixtures.ts";
+import { notificationRequest, signedItem } from "./adyen-notifications.ts";
 import type { TestServer } from "./server.ts";
 
 // A valid request for every operation of the contract, made from fresh fixtures in the given
@@ -173,6 +174,13 @@ export const RECIPES: Record<(typeof OPERATIONS)[number]["operationId"], Recipe>
   advanceSandboxClock: async () => ({ path: {}, body: { seconds: 60 } }),
   // Back to real time (with no offset, nothing changes).
   resetSandboxClock: async () => ({ path: {} }),
+  // Adyen's notification for a fresh pending pix charge, signed with the test server's HMAC key: no service
+  // key is involved, a key of any scope changes nothing, and the charge is captured once.
+  receiveAdyenNotifications: async ({ client, live }) => {
+    const charge = await createPixCharge(client);
+    const item = signedItem({ eventCode: "AUTHORISATION", merchantReference: charge.id });
+    return { path: {}, body: notificationRequest([item], live) };
+  },
   payPaymentLink: async ({ client, server }) => {
     const link = await createPaymentLink(client);
     return {
@@ -234,8 +242,11 @@ async function keyId(server: TestServer, live: boolean): Promise<string> {
   return key.id;
 }
 
-/** Operations whose success answer is a stream of server-sent events: read as text, not JSON. */
-const STREAMING = new Set(["streamEvents"]);
+/**
+ * Operations whose success answer is text, not JSON: a stream of server-sent events, and Adyen's
+ * `[accepted]` (receiveAdyenNotifications).
+ */
+const STREAMING = new Set(["streamEvents", "receiveAdyenNotifications"]);
 
 export function call(
   client: PaymentsClient,

@@ -50,6 +50,9 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
+/** The HMAC key the test server verifies Adyen's notifications with (ADYEN_HMAC_KEYS). */
+export const TEST_ADYEN_HMAC_KEY = "BB593909878B2D954A02AC75AF08D975CBA88DD258BF46FD87877CBDF1141D40";
+
 /** The MongoDB deployment the suites run on instead of SQLite, when the environment names one. */
 export const MONGODB_URI = process.env.MONGODB_URI || undefined;
 
@@ -79,6 +82,8 @@ export async function startTestServer(
     // The suites take production payments too: through the simulator, named as production's acquirer
     // (unset, production money operations answer 503 acquirer_not_configured).
     PRODUCTION_ACQUIRER: "simulator",
+    // Adyen's notification endpoint is on, with a key the suites sign with (recipes, test/adyen/).
+    ADYEN_HMAC_KEYS: TEST_ADYEN_HMAC_KEY,
     ...mongo,
     ...env,
   });

@@ -1,4 +1,5 @@
 import type { Store, TxOps } from "../store/port.ts";
+import { acquirerNotificationCollections } from "./acquirer-notifications/records.ts";
 import { cashoutCollections } from "./cashouts/records.ts";
 import { chargeCollections } from "./charges/records.ts";
 import { consoleSessionCollections } from "./console-sessions/records.ts";
@@ -34,6 +35,7 @@ export const COLLECTIONS = {
   ...webhookCollections,
   ...cashoutCollections,
   ...disputeCollections,
+  ...acquirerNotificationCollections,
   ...paymentLinkCollections,
   ...consoleSessionCollections,
   ...sandboxClockCollections,

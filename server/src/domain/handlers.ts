@@ -1,3 +1,4 @@
+import { acquirerNotificationHandlers } from "./acquirer-notifications/handlers.ts";
 import { cashoutHandlers } from "./cashouts/handlers.ts";
 import { chargeHandlers } from "./charges/handlers.ts";
 import { disputeHandlers } from "./disputes/handlers.ts";
@@ -35,6 +36,7 @@ export function createHandlers(domain: Domain, options: HandlerOptions = {}): Ha
     ...fraudHandlers(domain, kit),
     ...cashoutHandlers(domain, kit),
     ...disputeHandlers(domain, kit),
+    ...acquirerNotificationHandlers(domain, kit),
     ...paymentLinkHandlers(domain, kit),
     ...webhookHandlers(domain, kit),
     ...requestLogHandlers(domain),

@@ -1,3 +1,4 @@
+import { createAcquirerNotifications } from "./acquirer-notifications/notifications.ts";
 import { createCashouts } from "./cashouts/cashouts.ts";
 import type { PayoutRail } from "./cashouts/payout-rail.ts";
 import { createCharges } from "./charges/charges.ts";
@@ -73,6 +74,8 @@ export interface DomainSettings {
    */
   acquirerIntentLockSeconds: number;
   webhooks: WebhookOptions;
+  /** The HMAC keys Adyen signs its notifications with (ADYEN_HMAC_KEYS); none: the endpoint answers 503. */
+  adyenHmacKeys?: readonly string[];
 }
 
 export interface DomainDeps {
@@ -128,6 +131,7 @@ export function createDomain(deps: DomainDeps) {
     evidenceSeconds: settings.disputeEvidenceSeconds,
     // Only the sandbox's simulator knows its dispute test cards in advance (disputes.ts: sandbox only).
     processor: deps.processors.sandbox,
+    acquirers: deps.processors,
   });
   const charges = createCharges({
     store,
@@ -157,6 +161,15 @@ export function createDomain(deps: DomainDeps) {
     rail: deps.payoutRail,
     pendingSeconds: settings.cashoutPendingSeconds,
     transitSeconds: settings.cashoutTransitSeconds,
+  });
+  const acquirerNotifications = createAcquirerNotifications({
+    store,
+    clock,
+    charges,
+    disputes,
+    cashouts,
+    adyenHmacKeys: settings.adyenHmacKeys ?? [],
+    log,
   });
   const paymentLinks = createPaymentLinks({
     store,
@@ -221,6 +234,7 @@ export function createDomain(deps: DomainDeps) {
     charges,
     cashouts,
     disputes,
+    acquirerNotifications,
     paymentLinks,
     webhooks,
     consoleSessions,
@@ -256,6 +270,8 @@ export function createDomain(deps: DomainDeps) {
         }),
       /** Opens the disputes the sandbox's dispute test cards scheduled, once their time has come. */
       openScheduledDisputes: () => inBoth((livemode) => disputes.openScheduledDue(livemode)),
+      /** Applies the acquirer's notifications a crash left unapplied, and those waiting for their object. */
+      applyNotifications: () => inBoth((livemode) => acquirerNotifications.applyPending(livemode)),
       /** Closes disputes whose evidence deadline passed without a response (chargebacks lost, inquiries closed). */
       expireDisputes: () => inBoth((livemode) => disputes.expireDue(livemode)),
       /** Forgets Idempotency-Keys older than their time to live. */

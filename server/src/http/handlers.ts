@@ -1,12 +1,13 @@
 import type { Request, Response } from "express";
 import type { Caller } from "../domain/kernel/caller.ts";
 import type { IdempotencyScope } from "../domain/kernel/commit.ts";
-import type {
-  OperationHandler,
-  OperationId,
-  PathParams,
-  QueryParams,
-  RequestBody,
+import {
+  isText,
+  type OperationHandler,
+  type OperationId,
+  type PathParams,
+  type QueryParams,
+  type RequestBody,
 } from "../domain/kernel/operations.ts";
 import { isCsv, writeCsv } from "./csv.ts";
 import { type EventStreams, isEventStream } from "./event-stream.ts";
@@ -29,6 +30,11 @@ export function toExpress<K extends OperationId>(handler: OperationHandler<K>, s
     });
     if (isEventStream(reply.body)) return streams.write(req, res, reply.status as number, reply.body);
     if (isCsv(reply.body)) return writeCsv(req, res, reply.status as number, reply.body);
+    if (isText(reply.body))
+      return res
+        .status(reply.status as number)
+        .type("text/plain")
+        .send(reply.body.text);
     res.status(reply.status as number).json(reply.body);
   };
 }

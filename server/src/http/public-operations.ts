@@ -60,6 +60,16 @@ export function paymentLinkEnvironment(domain: Domain) {
 }
 
 /**
+ * Tells the idempotency middleware the environment of Adyen's notification (receiveAdyenNotifications): its
+ * `live` flag (production's from Adyen's live environment). Adyen sends no Idempotency-Key (each item's
+ * dedupe key makes it exactly-once), but a client that adds one must not meet a 500.
+ */
+function adyenNotificationEnvironment(req: Request, res: Response, next: NextFunction) {
+  res.locals[PUBLIC_LIVEMODE] = (req.body as { live?: unknown } | undefined)?.live === "true";
+  next();
+}
+
+/**
  * The guards of each public operation that need no stored data (how it defends itself as its exposure
  * requires): the server's, and the sandbox mock's front's (front.ts createStatelessFront).
  */
@@ -77,5 +87,6 @@ export function publicGuards(domain: Domain, publicUrl: () => string): Partial<R
   const stateless = publicRequestGuards(publicUrl);
   return {
     payPaymentLink: [...(stateless.payPaymentLink ?? []), paymentLinkEnvironment(domain)],
+    receiveAdyenNotifications: [adyenNotificationEnvironment],
   };
 }

@@ -129,6 +129,8 @@ describe("Adyen notification outcomes", () => {
         { type: "dispute", stage: "chargeback", reasonCode: "10.4", defensePeriodEndsAt: "2026-12-20T00:00:00Z" },
       ],
       [{ eventCode: "NOTIFICATION_OF_CHARGEBACK" }, { type: "dispute", stage: "notified" }],
+      [{ eventCode: "REQUEST_FOR_INFORMATION" }, { type: "dispute", stage: "notified" }],
+      [{ eventCode: "SECOND_CHARGEBACK" }, { type: "dispute", stage: "second_chargeback" }],
       [
         { eventCode: "CHARGEBACK_REVERSED" },
         { type: "dispute", stage: "reversed", disputeReference: "QFQTPCQ8HXSKGK82" },

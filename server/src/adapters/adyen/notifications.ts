@@ -158,6 +158,7 @@ const EVENT_CODES = new Set<string>([
   "CHARGEBACK",
   "CHARGEBACK_REVERSED",
   "NOTIFICATION_OF_CHARGEBACK",
+  "REQUEST_FOR_INFORMATION",
   "SECOND_CHARGEBACK",
   "PAYOUT_THIRDPARTY",
   "PAYOUT_DECLINE",
@@ -214,7 +215,7 @@ export type NotificationOutcome =
     }
   | {
       type: "dispute";
-      /** NOTIFICATION_OF_CHARGEBACK (opened, no money moved yet), CHARGEBACK (debited), SECOND_CHARGEBACK, CHARGEBACK_REVERSED (won). */
+      /** NOTIFICATION_OF_CHARGEBACK and REQUEST_FOR_INFORMATION (opened, no money moved yet), CHARGEBACK (debited), SECOND_CHARGEBACK, CHARGEBACK_REVERSED (won). */
       stage: "notified" | "chargeback" | "second_chargeback" | "reversed";
       paymentReference: string;
       disputeReference: string;
@@ -301,7 +302,9 @@ export function outcomeOf(item: NotificationItem): NotificationOutcome {
       return modification("refund", true);
     case "CANCEL_OR_REFUND":
       return modification("cancel_or_refund");
+    // Both announce a dispute before any money moves: our inquiry (issue 31's warning_needs_response).
     case "NOTIFICATION_OF_CHARGEBACK":
+    case "REQUEST_FOR_INFORMATION":
       return dispute("notified");
     case "CHARGEBACK":
       return dispute("chargeback");

@@ -79,8 +79,15 @@ export function cashoutContext(deps: CashoutsDeps) {
   }
 
   /** pending|in_transit → failed, funds returned, `cashout.failed`, in one transaction. */
-  function failIn(caller: Caller | null, cashout: CashoutDoc, code: CashoutFailureCode, message: string) {
+  function failIn(
+    caller: Caller | null,
+    cashout: CashoutDoc,
+    code: CashoutFailureCode,
+    message: string,
+    alongside?: (tx: AppTx) => Promise<void>,
+  ) {
     return commit(store, caller, async (tx) => {
+      await alongside?.(tx);
       const failed = await transition(
         tx,
         cashout,

@@ -1,3 +1,4 @@
+import type { AppTx } from "../collections.ts";
 import type { Caller } from "../kernel/caller.ts";
 import { commit } from "../kernel/commit.ts";
 import { sandboxOnly } from "../kernel/environment.ts";
@@ -37,6 +38,23 @@ export function payouts(ctx: CashoutContext) {
     );
   }
 
+  /** in_transit → paid: the money left the platform (`cashout.paid`), in one transaction. */
+  function markPaid(cashout: CashoutDoc, caller: Caller | null, alongside?: (tx: AppTx) => Promise<void>) {
+    return commit(store, caller, async (tx) => {
+      await alongside?.(tx);
+      const paid = await transition(tx, cashout, "paid", { next_step_at: null }, "process");
+      await postCashoutPaid(tx, clock, {
+        livemode: paid.livemode,
+        merchantId: paid.merchant_id,
+        currency: paid.currency,
+        cashoutId: paid.id,
+        amount: paid.amount,
+      });
+      await recordEvent(tx, clock, paid.livemode, "cashout.paid", eventFields(paid));
+      return paid;
+    });
+  }
+
   /** Asks the rail what became of an in_transit cashout and records it: paid, failed (funds back), or later. */
   async function settle(cashout: CashoutDoc, caller: Caller | null): Promise<CashoutDoc> {
     const request = payoutRequest(cashout);
@@ -47,20 +65,7 @@ export function payouts(ctx: CashoutContext) {
     }
     const outcome = await rail.outcome({ ...request, reference });
     if (outcome.status === "failed") return failIn(caller, cashout, outcome.failureCode, outcome.failureMessage);
-    if (outcome.status === "paid") {
-      return commit(store, caller, async (tx) => {
-        const paid = await transition(tx, cashout, "paid", { next_step_at: null }, "process");
-        await postCashoutPaid(tx, clock, {
-          livemode: paid.livemode,
-          merchantId: paid.merchant_id,
-          currency: paid.currency,
-          cashoutId: paid.id,
-          amount: paid.amount,
-        });
-        await recordEvent(tx, clock, paid.livemode, "cashout.paid", eventFields(paid));
-        return paid;
-      });
-    }
+    if (outcome.status === "paid") return markPaid(cashout, caller);
     // Still on its way: ask again after another transit period.
     return commit(store, caller, async (tx) => {
       const pushed = await tx.update(
@@ -74,6 +79,37 @@ export function payouts(ctx: CashoutContext) {
   }
 
   return {
+    /**
+     * A payout's outcome as the acquirer reports it (Adyen's PAYOUT_THIRDPARTY, PAYOUT_DECLINE,
+     * PAYOUT_EXPIRE, PAIDOUT_REVERSED: domain/acquirer-notifications), applied once: `alongside` marks the
+     * notification applied first inside the change's transaction. An in_transit cashout is paid, or fails
+     * with its amount back in `available`; a pending one has not been sent yet (out of order: waits); a
+     * paid one returned by the bank has no way back in our machine (a person reconciles it).
+     */
+    async acquirerOutcome(
+      livemode: boolean,
+      id: string,
+      status: "paid" | "failed" | "declined" | "expired" | "returned",
+      reason: string | undefined,
+      alongside: (tx: AppTx) => Promise<void>,
+    ): Promise<"applied" | "waiting" | "confirmed" | "attention"> {
+      const cashout = await store.get("cashouts", id);
+      if (!cashout || cashout.livemode !== livemode || cashout.status === "pending") return "waiting";
+      const paid = status === "paid";
+      if (cashout.status === "in_transit") {
+        if (status === "returned") return "waiting";
+        if (paid) await markPaid(cashout, null, alongside);
+        else {
+          const code: CashoutFailureCode = status === "declined" ? "declined" : "could_not_process";
+          const message = `${FAILURE_MESSAGES[code]}${reason ? ` (${reason})` : ""}`;
+          await failIn(null, cashout, code, message, alongside);
+        }
+        return "applied";
+      }
+      if (status === "returned") return "attention";
+      return (cashout.status === "paid") === paid ? "confirmed" : "attention";
+    },
+
     /** Sandbox: the destination's bank processes the cashout now (paid, or failed for a magic destination). */
     async sandboxPay(caller: Caller, id: string): Promise<CashoutDoc> {
       sandboxOnly(caller.livemode, "cashout", id);

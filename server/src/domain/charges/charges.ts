@@ -2,6 +2,7 @@ import type { Page, PageResult } from "../../store/port.ts";
 import type { Caller } from "../kernel/caller.ts";
 import { DomainError } from "../kernel/errors.ts";
 import type { QueryParams } from "../kernel/operations.ts";
+import { acquirerOutcomes } from "./acquirer-outcomes.ts";
 import { captureAndVoid } from "./capture.ts";
 import { type ChargesDeps, chargeContext } from "./context.ts";
 import { chargeCreation } from "./create.ts";
@@ -81,6 +82,8 @@ export function createCharges(deps: ChargesDeps) {
     ...localPayments(ctx),
     /** The recovery job for one environment: resolves every intent whose lock has run out (intents.ts). */
     recoverIntentsDue: (livemode: boolean) => ctx.intents.recoverDue(livemode, finish, deps.log),
+    /** What the acquirer reports after the fact (its notifications: domain/acquirer-notifications). */
+    acquirerOutcomes: acquirerOutcomes(ctx),
     /** Intents still in doubt (tests; an operator's check after an incident). */
     unresolvedIntents: (livemode: boolean) => ctx.intents.unresolved(livemode),
   };

@@ -172,6 +172,17 @@ export interface Processor {
    * acquirer reports disputes as they happen (issue 32) and leaves this out.
    */
   disputeAfterCapture?(reference: string): DisputeAfterCapture | null;
+  /**
+   * A dispute the acquirer reported (its reference: the dispute's `acquirer_ref`, domain/disputes) is
+   * defended with the evidence the merchant submitted (updateDispute with `submit`): the adapter picks the
+   * acquirer's applicable defense reason and sends the evidence it needs (Adyen's Disputes API:
+   * retrieveApplicableDefenseReasons, supplyDefenseDocument, defendDispute). Keyed: sent again after a
+   * crash or a time-out, it applies once. A refusal throws an error named `AcquirerRefused`. The
+   * simulator leaves it out: its disputes are the sandbox's own.
+   */
+  defendDispute?(request: AcquirerCall & { disputeReference: string }): Promise<void>;
+  /** The merchant accepts a dispute the acquirer reported (closeDispute; Adyen's acceptDispute). Keyed likewise. */
+  acceptDispute?(request: AcquirerCall & { disputeReference: string }): Promise<void>;
 }
 
 /** How long each local method's payer has, and what they are shown. */

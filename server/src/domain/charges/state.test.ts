@@ -14,6 +14,7 @@ describe("the charge state machine", () => {
     edges: [
       ["pending", "captured"],
       ["pending", "expired"],
+      ["pending", "declined"],
       ["requires_action", "authorized"],
       ["requires_action", "captured"],
       ["requires_action", "declined"],

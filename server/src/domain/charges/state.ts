@@ -14,7 +14,9 @@ import type { ChargeDoc, ChargeStatus, RefundStatus, ReviewStatus } from "./reco
 export const CHARGE_MACHINE = stateMachine<"charge", ChargeStatus>("charge", {
   initial: ["pending", "requires_action", "authorized", "captured", "declined", "blocked"],
   transitions: {
-    pending: ["captured", "expired"],
+    // A local payment the payer pays (captured), never pays (expired), or the acquirer refuses (declined:
+    // its notification says so, acquirer-outcomes.ts).
+    pending: ["captured", "expired", "declined"],
     // 3-D Secure (three-d-secure.ts): the payer's answer authorizes (and captures) or declines the
     // charge; no answer in time expires it.
     requires_action: ["authorized", "captured", "declined", "expired"],

@@ -15,6 +15,7 @@ import type { QueryParams } from "../kernel/operations.ts";
 import { transition, tryTransition } from "../kernel/state-machine.ts";
 import { iso } from "../kernel/time.ts";
 import { ensureBalance, postDisputeReversal, postDisputeWithdrawal } from "../ledger/ledger.ts";
+import { acquirerDisputes } from "./acquirer-outcomes.ts";
 import type { DisputeDoc, DisputeReason, DisputeStatus } from "./records.ts";
 import { CLOSED, DISPUTE_MACHINE, type DisputeAction, eventFields, NEEDS_RESPONSE, refusal } from "./state.ts";
 
@@ -47,6 +48,14 @@ export interface DisputesDeps {
   evidenceSeconds: number;
   /** The acquirer: which sandbox charges its bank will dispute after capture (the dispute test cards). */
   processor: Pick<Processor, "disputeAfterCapture">;
+  /**
+   * Each environment's acquirer, for the disputes it reported (`acquirer_ref`): their defense and
+   * acceptance are sent to it before they are recorded here (acquirerResponse below).
+   */
+  acquirers?: {
+    live: Pick<Processor, "defendDispute" | "acceptDispute"> | null;
+    sandbox: Pick<Processor, "defendDispute" | "acceptDispute">;
+  };
 }
 
 /** The charge statuses a dispute can be opened on: captured money not all refunded. */
@@ -73,6 +82,36 @@ export function createDisputes(deps: DisputesDeps) {
 
   async function load(livemode: boolean, id: string): Promise<DisputeDoc> {
     return inEnvironment(await store.get("disputes", id), livemode, "dispute", id);
+  }
+
+  /**
+   * Sends the merchant's answer to a dispute the acquirer reported (Adyen's: it has `acquirer_ref`) to the
+   * acquirer, before the answer is recorded: defended (evidence submitted) or accepted. Keyed on the dispute
+   * and the answer, so a retry after a crash or a time-out sends the same call, which the acquirer applies
+   * once. Disputes the sandbox made itself, and acquirers without a disputes API, send nothing.
+   */
+  async function acquirerResponse(dispute: DisputeDoc, answer: "defend" | "accept"): Promise<void> {
+    const reference = dispute.acquirer_ref;
+    if (!reference) return;
+    const acquirer = dispute.livemode ? deps.acquirers?.live : deps.acquirers?.sandbox;
+    const send = answer === "defend" ? acquirer?.defendDispute : acquirer?.acceptDispute;
+    if (!acquirer || !send) return;
+    try {
+      await send.call(acquirer, { idempotencyKey: `${dispute.id}:${answer}`, disputeReference: reference });
+    } catch (err) {
+      if (err instanceof Error && err.name === "AcquirerRefused") {
+        throw new DomainError(
+          "invalid_state_transition",
+          `The acquirer refused to ${answer} the dispute: ${err.message}. Nothing was recorded.`,
+          { cause: err },
+        );
+      }
+      throw new DomainError(
+        "conflict",
+        `The dispute's ${answer === "defend" ? "defense" : "acceptance"} could not be confirmed by the acquirer; send the same request again (it is applied once). Nothing was recorded.`,
+        { cause: err },
+      );
+    }
   }
 
   /** Moves a dispute through DISPUTE_MACHINE, conditionally on the status it was read in (a concurrent change: 409). */
@@ -165,7 +204,7 @@ export function createDisputes(deps: DisputesDeps) {
     caller: Caller | null,
     livemode: boolean,
     chargeId: string,
-    input: { reason?: DisputeReason; inquiry?: boolean },
+    input: { reason?: DisputeReason; inquiry?: boolean; acquirerRef?: string },
     alongside?: (tx: AppTx) => Promise<void>,
   ): Promise<DisputeDoc> {
     const charge = inEnvironment(await store.get("charges", chargeId), livemode, "charge", chargeId);
@@ -193,6 +232,7 @@ export function createDisputes(deps: DisputesDeps) {
       card_fingerprint: charge.payment_method.fingerprint ?? null,
       metadata: {},
       closed_at: null,
+      ...(input.acquirerRef ? { acquirer_ref: input.acquirerRef } : {}),
     };
     if (!inquiry) await ensureBalance(store, livemode, charge.merchant_id, charge.currency, clock);
     return commit(store, caller, async (tx) => {
@@ -260,7 +300,11 @@ export function createDisputes(deps: DisputesDeps) {
   }
 
   /** An inquiry the bank escalates into a chargeback: what is left of the charge is withdrawn now. */
-  async function escalate(caller: Caller | null, dispute: DisputeDoc): Promise<DisputeDoc> {
+  async function escalate(
+    caller: Caller | null,
+    dispute: DisputeDoc,
+    alongside?: (tx: AppTx) => Promise<void>,
+  ): Promise<DisputeDoc> {
     const charge = inEnvironment(
       await store.get("charges", dispute.charge_id),
       dispute.livemode,
@@ -271,6 +315,7 @@ export function createDisputes(deps: DisputesDeps) {
     if (left <= 0) {
       // The merchant refunded it all during the inquiry: nothing is left to take back.
       return commit(store, caller, async (tx) => {
+        await alongside?.(tx);
         const closed = await move(tx, dispute, "warning_closed", {}, "resolve");
         await recordEvent(tx, clock, closed.livemode, "dispute.closed", eventFields(closed));
         return closed;
@@ -278,6 +323,7 @@ export function createDisputes(deps: DisputesDeps) {
     }
     await ensureBalance(store, dispute.livemode, dispute.merchant_id, dispute.currency, clock);
     return commit(store, caller, async (tx) => {
+      await alongside?.(tx);
       await claimCharge(tx, charge, dispute.id, true, false);
       const { txns, fee } = await withdraw(tx, { ...dispute, amount: left });
       const escalated = await move(
@@ -309,14 +355,19 @@ export function createDisputes(deps: DisputesDeps) {
     livemode: boolean,
     id: string,
     outcome: DisputeOutcome,
+    alongside?: (tx: AppTx) => Promise<void>,
   ): Promise<DisputeDoc> {
     const dispute = await load(livemode, id);
     if (CLOSED.includes(dispute.status)) throw refusal(dispute, "resolve");
     if (dispute.status === "needs_response" || dispute.status === "under_review") {
-      return commit(store, caller, (tx) => decideChargeback(tx, dispute, outcome, "resolve"));
+      return commit(store, caller, async (tx) => {
+        await alongside?.(tx);
+        return decideChargeback(tx, dispute, outcome, "resolve");
+      });
     }
-    if (outcome === "lost") return escalate(caller, dispute);
+    if (outcome === "lost") return escalate(caller, dispute, alongside);
     return commit(store, caller, async (tx) => {
+      await alongside?.(tx);
       const closed = await move(tx, dispute, "warning_closed", {}, "resolve");
       await recordEvent(tx, clock, closed.livemode, "dispute.closed", eventFields(closed));
       return closed;
@@ -330,6 +381,8 @@ export function createDisputes(deps: DisputesDeps) {
     load,
     open,
     resolve,
+    /** Disputes as the acquirer reports them (its notifications: domain/acquirer-notifications). */
+    acquirerOutcomes: acquirerDisputes({ store, open, resolve }),
 
     /**
      * Runs inside every capture's transaction (charges' onCapture, wired in domain/index.ts): a sandbox
@@ -417,6 +470,7 @@ export function createDisputes(deps: DisputesDeps) {
       const evidence = { ...dispute.evidence, ...input.evidence };
       const metadata = { ...dispute.metadata, ...input.metadata };
       const at = iso(clock.now(dispute.livemode));
+      if (input.submit) await acquirerResponse(dispute, "defend");
       return commit(store, caller, async (tx) => {
         let updated: DisputeDoc | null;
         if (input.submit) {
@@ -444,6 +498,7 @@ export function createDisputes(deps: DisputesDeps) {
     async close(caller: Caller, id: string): Promise<DisputeDoc> {
       const dispute = await load(caller.livemode, id);
       if (!NEEDS_RESPONSE.includes(dispute.status)) throw refusal(dispute, "close");
+      await acquirerResponse(dispute, "accept");
       return commit(store, caller, async (tx) => {
         if (dispute.status === "needs_response") return decideChargeback(tx, dispute, "lost", "close");
         const closed = await move(tx, dispute, "warning_closed", {}, "close");

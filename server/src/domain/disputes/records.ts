@@ -31,6 +31,11 @@ export interface DisputeDoc extends BaseDoc {
   metadata: Record<string, string>;
   updated_at: string;
   closed_at: string | null;
+  /**
+   * The acquirer's reference of the dispute (Adyen's dispute pspReference), when the acquirer reported it
+   * (domain/acquirer-notifications): what its defense or acceptance is sent under. Never shown.
+   */
+  acquirer_ref?: string | null;
 }
 
 /**

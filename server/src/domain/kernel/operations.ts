@@ -72,6 +72,23 @@ export interface CsvBody {
   lines(): AsyncIterable<string>;
 }
 
+/**
+ * The body of an operation that answers plain text (`text/plain`): the one such answer is the `[accepted]`
+ * Adyen requires from its notification endpoint (spec/resources/acquirer-notifications.tsp).
+ */
+export interface TextBody {
+  readonly kind: "text";
+  text: string;
+}
+
+/** A plain-text answer's body. */
+export const plainText = (text: string): TextBody => ({ kind: "text", text });
+
+/** Whether a reply's body is plain text. */
+export function isText(body: unknown): body is TextBody {
+  return typeof body === "object" && body !== null && (body as { kind?: unknown }).kind === "text";
+}
+
 /** Whether a request's Accept header asks for CSV (`text/csv` among its types; JSON stays the default). */
 export function acceptsCsv(accept: string | undefined): boolean {
   return (accept ?? "").split(",").some((part) => part.split(";")[0]?.trim().toLowerCase() === "text/csv");
@@ -83,7 +100,9 @@ type JsonOf<R> = R extends { content: { "application/json": infer B } }
     : B
   : R extends { content: { "text/event-stream": unknown } }
     ? EventStreamBody
-    : never;
+    : R extends { content: { "text/plain": unknown } }
+      ? TextBody
+      : never;
 
 /** The success replies an operation may give: a status and a body the contract allows for it. */
 export type Reply<K extends OperationId> = {

@@ -1,0 +1,338 @@
+import { describe, expect, it } from "vitest";
+import { testDomain } from "../../../test-support/domain.ts";
+import { type NotificationItem, signItem } from "../../adapters/adyen/notifications.ts";
+import { createSimulatorProcessor } from "../../adapters/processor-simulator.ts";
+import type { Processor } from "../charges/processor.ts";
+import { DomainError } from "../kernel/errors.ts";
+import { verifyLedger } from "../ledger/verify.ts";
+
+// Adyen's notifications applied to our objects (notifications.ts), on the real domain and an in-memory
+// store: each outcome per event code, each applied once however often (and however concurrently) it is
+// delivered, out-of-order items kept and applied when their object is ready, forged items refused; the
+// ledger verifies clean after each.
+
+const KEY = "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056";
+const OLD_KEY = "0011223344556677889900AABBCCDDEEFF";
+
+async function world(processor?: Processor) {
+  const errors: string[] = [];
+  const log = { error: (_: object, message: string) => errors.push(message), warn: () => {} };
+  const t = testDomain({ adyenHmacKeys: [OLD_KEY, KEY], log, ...(processor ? { processor } : {}) });
+  const caller = t.caller(false);
+  const merchant = await t.domain.merchants.create(caller, { name: "Notified shop" });
+  const card = async (amount: number, capture = true) => {
+    const token = await t.domain.tokens.create(caller, {
+      card: "4242424242424242",
+      holder: "Ada",
+      exp_month: 12,
+      exp_year: 2031,
+    });
+    return t.domain.charges.create(caller, {
+      merchant_id: merchant.id,
+      amount,
+      currency: "USD",
+      capture,
+      payment_method: { type: "card", token: token.id },
+    });
+  };
+  const pix = () =>
+    t.domain.charges.create(caller, {
+      merchant_id: merchant.id,
+      amount: 5000,
+      currency: "BRL",
+      payment_method: { type: "pix" },
+    });
+  let sequence = 0;
+  /** A signed item as Adyen sends it. */
+  const item = (fields: Partial<NotificationItem> & Pick<NotificationItem, "eventCode" | "merchantReference">) => {
+    const unsigned = {
+      pspReference: `PSP${String(++sequence).padStart(13, "0")}`,
+      merchantAccountCode: "PaymentsPlatformECOM",
+      amount: { value: 5000, currency: "BRL" },
+      success: "true",
+      eventDate: "2026-11-21T10:00:00+01:00",
+      ...fields,
+    } as NotificationItem;
+    return {
+      ...unsigned,
+      additionalData: { ...unsigned.additionalData, hmacSignature: signItem(unsigned, KEY) },
+    } as NotificationItem;
+  };
+  const body = (...items: NotificationItem[]) => ({
+    live: "false",
+    notificationItems: items.map((NotificationRequestItem) => ({ NotificationRequestItem })),
+  });
+  const receive = (...items: NotificationItem[]) => t.domain.acquirerNotifications.receive(body(...items));
+  const verified = async () => expect((await verifyLedger(t.store)).differences).toEqual([]);
+  const available = async (currency: string) =>
+    (await t.store.get("balances", `${merchant.id}:${currency}`))?.available;
+  return { ...t, caller, merchant, card, pix, item, body, receive, verified, available, errors };
+}
+
+describe("local payments decided by AUTHORISATION", () => {
+  it("captures a pending pix charge once, however many times the item arrives", async () => {
+    const w = await world();
+    const charge = await w.pix();
+    expect(charge.status).toBe("pending");
+    const paid = w.item({ eventCode: "AUTHORISATION", merchantReference: charge.id, pspReference: "PIXPSP0000000001" });
+    expect(await w.receive(paid)).toEqual({ stored: 1, refused: 0 });
+    expect(await w.receive(paid, paid)).toEqual({ stored: 2, refused: 0 });
+    const after = await w.domain.charges.load(false, charge.id);
+    expect(after).toMatchObject({ status: "captured", amount_captured: 5000, processor_ref: "PIXPSP0000000001" });
+    expect(await w.store.findAll("postings", { source_id: charge.id, type: "capture" })).toHaveLength(1);
+    expect(await w.available("BRL")).toBe(5000);
+    const [stored] = await w.domain.acquirerNotifications.inState(false, "applied");
+    expect(stored).toMatchObject({ id: "adyen:PIXPSP0000000001:AUTHORISATION:true", attempts: 1 });
+    await w.verified();
+  });
+
+  it("declines a refused one with payment.failed, and expires an expired one; no money moves", async () => {
+    const w = await world();
+    const refused = await w.pix();
+    const expired = await w.pix();
+    await w.receive(
+      w.item({ eventCode: "AUTHORISATION", merchantReference: refused.id, success: "false", reason: "Refused" }),
+      w.item({ eventCode: "AUTHORISATION", merchantReference: expired.id, success: "false", reason: "Expired" }),
+    );
+    expect(await w.domain.charges.load(false, refused.id)).toMatchObject({
+      status: "declined",
+      failure_code: "processing_error",
+      failure_message: "The payment was not completed: Refused.",
+    });
+    expect(await w.domain.charges.load(false, expired.id)).toMatchObject({ status: "expired" });
+    const types = (await w.store.findAll("events", { livemode: false }, 100)).map((e) => e.type);
+    expect(types).toContain("payment.failed");
+    expect(types).toContain("payment.expired");
+    expect(await w.available("BRL")).toBeUndefined();
+    await w.verified();
+  });
+
+  it("applies an item that arrives at once twice (two deliveries racing) exactly once", async () => {
+    const w = await world();
+    const charges = await Promise.all(Array.from({ length: 20 }, () => w.pix()));
+    const items = charges.map((c) => w.item({ eventCode: "AUTHORISATION", merchantReference: c.id }));
+    await Promise.all(items.flatMap((i) => [w.receive(i), w.receive(i), w.receive(i)]));
+    expect(await w.store.findAll("postings", { type: "capture" }, 1000)).toHaveLength(20);
+    expect(await w.available("BRL")).toBe(20 * 5000);
+    expect(await w.domain.acquirerNotifications.inState(false, "applied")).toHaveLength(20);
+    await w.verified();
+  });
+});
+
+describe("captures, cancellations and refunds confirmed", () => {
+  it("notes a confirmation of what is recorded, and logs a contradiction for a person without changing anything", async () => {
+    const w = await world();
+    const captured = await w.card(2500);
+    const refund = await w.domain.charges.refund(w.caller, captured.id, { amount: 500 });
+    await w.receive(
+      w.item({ eventCode: "CAPTURE", merchantReference: captured.id, originalReference: "A" }),
+      w.item({ eventCode: "REFUND", merchantReference: refund.id, originalReference: "A" }),
+    );
+    const noted = await w.domain.acquirerNotifications.inState(false, "noted");
+    expect(noted.map((n) => n.effect)).toEqual(["confirmed", "confirmed"]);
+    expect(w.errors).toEqual([]);
+    await w.receive(w.item({ eventCode: "CAPTURE_FAILED", merchantReference: captured.id, originalReference: "A" }));
+    expect(w.errors).toHaveLength(1);
+    expect(w.errors[0]).toMatch(/contradicts what is recorded/);
+    expect(await w.domain.charges.load(false, captured.id)).toMatchObject({ status: "partially_refunded" });
+    await w.verified();
+  });
+
+  it("keeps a CAPTURE that arrives before the charge is captured waiting, and applies it once it is", async () => {
+    const w = await world();
+    const authorized = await w.card(2500, false);
+    await w.store.insert("acquirer_intents", {
+      ...(await import("../charges/intents.ts"))
+        .acquirerIntents({ store: w.store, clock: w.domain.clock, lockSeconds: 60 })
+        .build({
+          livemode: false,
+          chargeId: authorized.id,
+          objectId: authorized.id,
+          operation: "capture",
+          finish: "capture",
+          amount: 2500,
+          currency: "USD",
+          reference: authorized.processor_ref,
+        }),
+    });
+    await w.receive(w.item({ eventCode: "CAPTURE", merchantReference: authorized.id }));
+    expect(await w.domain.acquirerNotifications.inState(false, "waiting")).toHaveLength(1);
+    await w.store.delete("acquirer_intents", `${authorized.id}:capture`);
+    await w.domain.charges.capture(w.caller, authorized.id);
+    expect(await w.domain.jobs.applyNotifications()).toBe(1);
+    const [noted] = await w.domain.acquirerNotifications.inState(false, "noted");
+    expect(noted).toMatchObject({ effect: "confirmed", attempts: 2 });
+  });
+});
+
+describe("chargebacks as disputes", () => {
+  it("applies a chargeback's notifications once in any order: opened once, won by the reversal (money out once, back once)", async () => {
+    const w = await world();
+    const charge = await w.card(10_000);
+    const dispute = {
+      merchantReference: charge.id,
+      originalReference: "PAY",
+      amount: { value: 10_000, currency: "USD" },
+    };
+    const data = { additionalData: { chargebackReasonCode: "13.1" } as NotificationItem["additionalData"] };
+    const notified = w.item({ eventCode: "NOTIFICATION_OF_CHARGEBACK", pspReference: "DSP1", ...dispute, ...data });
+    const chargeback = w.item({ eventCode: "CHARGEBACK", pspReference: "DSP1", ...dispute, ...data });
+    const reversed = w.item({ eventCode: "CHARGEBACK_REVERSED", pspReference: "DSP1", ...dispute, ...data });
+    // Out of order: the reversal first (waits), then the rest, each twice.
+    await w.receive(reversed);
+    expect(await w.domain.acquirerNotifications.inState(false, "waiting")).toHaveLength(1);
+    await w.receive(chargeback, notified, notified, chargeback, reversed);
+    const after = await w.domain.charges.load(false, charge.id);
+    const opened = await w.domain.disputes.load(false, after.dispute_id ?? "");
+    // The chargeback came first: it opened the dispute as a chargeback; the notification only confirmed it.
+    expect(opened).toMatchObject({ status: "won", reason: "product_not_received", acquirer_ref: "DSP1" });
+    expect(await w.store.findAll("postings", { source_id: opened.id }, 100)).toHaveLength(2);
+    expect(await w.available("USD")).toBe(10_000);
+    expect(await w.domain.acquirerNotifications.inState(false, "applied")).toHaveLength(2);
+    await w.verified();
+  });
+
+  it("loses a chargeback on SECOND_CHARGEBACK; an inquiry (REQUEST_FOR_INFORMATION) moves no money", async () => {
+    const w = await world();
+    const lost = await w.card(3000);
+    const asked = await w.card(4000);
+    await w.receive(
+      w.item({ eventCode: "CHARGEBACK", pspReference: "DSP2", merchantReference: lost.id }),
+      w.item({ eventCode: "SECOND_CHARGEBACK", pspReference: "DSP2", merchantReference: lost.id }),
+      w.item({ eventCode: "REQUEST_FOR_INFORMATION", pspReference: "DSP3", merchantReference: asked.id }),
+    );
+    const lostDispute = await w.domain.disputes.load(
+      false,
+      (await w.domain.charges.load(false, lost.id)).dispute_id ?? "",
+    );
+    const inquiry = await w.domain.disputes.load(
+      false,
+      (await w.domain.charges.load(false, asked.id)).dispute_id ?? "",
+    );
+    expect(lostDispute.status).toBe("lost");
+    expect(inquiry).toMatchObject({ status: "warning_needs_response", reason: "general" });
+    expect(await w.available("USD")).toBe(4000);
+    // The bank escalates the inquiry: the chargeback withdraws what the charge has left.
+    await w.receive(w.item({ eventCode: "CHARGEBACK", pspReference: "DSP3", merchantReference: asked.id }));
+    expect((await w.domain.disputes.load(false, inquiry.id)).status).toBe("needs_response");
+    expect(await w.available("USD")).toBe(0);
+    await w.verified();
+  });
+});
+
+describe("answering a dispute the acquirer reported", () => {
+  /** The simulator, with the Disputes API calls an Adyen acquirer makes, recorded (or refused). */
+  function acquirerWithDisputes(refuse = false) {
+    const calls: string[] = [];
+    const record = (answer: string) => async (request: { idempotencyKey: string; disputeReference: string }) => {
+      calls.push(`${answer} ${request.disputeReference} ${request.idempotencyKey}`);
+      if (refuse) throw Object.assign(new Error("Dispute is not open"), { name: "AcquirerRefused" });
+    };
+    const processor: Processor = {
+      ...createSimulatorProcessor(),
+      defendDispute: record("defend"),
+      acceptDispute: record("accept"),
+    };
+    return { processor, calls };
+  }
+
+  it("defends a submitted one and accepts a closed one at the acquirer, keyed, before recording them", async () => {
+    const { processor, calls } = acquirerWithDisputes();
+    const w = await world(processor);
+    const defended = await w.card(3000);
+    const accepted = await w.card(3000);
+    const own = await w.card(3000);
+    await w.receive(
+      w.item({ eventCode: "CHARGEBACK", pspReference: "DSPDEFEND", merchantReference: defended.id }),
+      w.item({ eventCode: "CHARGEBACK", pspReference: "DSPACCEPT", merchantReference: accepted.id }),
+    );
+    const disputeOf = async (chargeId: string) => (await w.domain.charges.load(false, chargeId)).dispute_id ?? "";
+    const submitted = await w.domain.disputes.update(w.caller, await disputeOf(defended.id), {
+      evidence: { uncategorized_text: "Delivered, signed for." },
+      submit: true,
+    });
+    expect(submitted.status).toBe("under_review");
+    const closed = await w.domain.disputes.close(w.caller, await disputeOf(accepted.id));
+    expect(closed.status).toBe("lost");
+    // A dispute the sandbox made itself is not the acquirer's: nothing is sent.
+    const sandboxDispute = await w.domain.disputes.sandboxOpen(w.caller, own.id, {});
+    await w.domain.disputes.close(w.caller, sandboxDispute.id);
+    expect(calls).toEqual([`defend DSPDEFEND ${submitted.id}:defend`, `accept DSPACCEPT ${closed.id}:accept`]);
+  });
+
+  it("records nothing when the acquirer refuses the answer", async () => {
+    const { processor, calls } = acquirerWithDisputes(true);
+    const w = await world(processor);
+    const charge = await w.card(3000);
+    await w.receive(w.item({ eventCode: "CHARGEBACK", pspReference: "DSPREFUSED", merchantReference: charge.id }));
+    const id = (await w.domain.charges.load(false, charge.id)).dispute_id ?? "";
+    const err = await w.domain.disputes.close(w.caller, id).catch((e) => e);
+    expect(err).toMatchObject({
+      code: "invalid_state_transition",
+      message: expect.stringMatching(/Dispute is not open/),
+    });
+    expect(calls).toHaveLength(1);
+    expect((await w.domain.disputes.load(false, id)).status).toBe("needs_response");
+  });
+});
+
+describe("payout outcomes as cashouts", () => {
+  it("pays an in_transit cashout, fails another with its money back, and keeps one for a pending cashout waiting", async () => {
+    const w = await world();
+    await w.card(10_000);
+    const destination = {
+      type: "us_bank_account" as const,
+      routing_number: "110000000",
+      account_number: "000123456789",
+      account_holder: "Acme",
+    };
+    const make = () =>
+      w.domain.cashouts.create(w.caller, { merchant_id: w.merchant.id, amount: 1000, currency: "USD", destination });
+    const paid = await make();
+    const failed = await make();
+    w.advance(7 * 86_400);
+    await w.domain.jobs.payouts();
+    const pending = await make();
+    await w.receive(
+      w.item({ eventCode: "PAYOUT_THIRDPARTY", merchantReference: paid.id }),
+      w.item({
+        eventCode: "PAYOUT_DECLINE",
+        merchantReference: failed.id,
+        success: "true",
+        reason: "declined by reviewer",
+      }),
+      w.item({ eventCode: "PAYOUT_THIRDPARTY", merchantReference: pending.id }),
+    );
+    expect((await w.domain.cashouts.get(w.caller, paid.id)).status).toBe("paid");
+    expect(await w.domain.cashouts.get(w.caller, failed.id)).toMatchObject({
+      status: "failed",
+      failure_code: "declined",
+    });
+    expect(await w.domain.acquirerNotifications.inState(false, "waiting")).toHaveLength(1);
+    expect(await w.available("USD")).toBe(10_000 - 1000 - 1000);
+    await w.verified();
+  });
+});
+
+describe("refused requests", () => {
+  it("refuses unsigned and tampered items, storing only the valid ones, and accepts a rotated key's signature", async () => {
+    const w = await world();
+    const charge = await w.pix();
+    const good = w.item({ eventCode: "AUTHORISATION", merchantReference: charge.id });
+    const tampered = { ...good, amount: { value: 1, currency: "BRL" } };
+    const { hmacSignature: _, ...noSignature } = good.additionalData as Record<string, string>;
+    const unsigned = { ...good, pspReference: "OTHER", additionalData: noSignature } as NotificationItem;
+    expect(await w.receive(tampered, unsigned)).toEqual({ stored: 0, refused: 2 });
+    expect(await w.store.findAll("acquirer_notifications", {}, 10)).toHaveLength(0);
+    const byOldKey = { ...good, additionalData: { hmacSignature: signItem(good, OLD_KEY) } } as NotificationItem;
+    expect(await w.receive(byOldKey)).toEqual({ stored: 1, refused: 0 });
+    expect((await w.domain.charges.load(false, charge.id)).status).toBe("captured");
+  });
+
+  it("answers acquirer_not_configured, storing nothing, while no HMAC key is set", async () => {
+    const t = testDomain();
+    const err = await t.domain.acquirerNotifications.receive({ live: "false", notificationItems: [] }).catch((e) => e);
+    expect(err).toBeInstanceOf(DomainError);
+    expect(err).toMatchObject({ code: "acquirer_not_configured", message: expect.stringMatching(/ADYEN_HMAC_KEYS/) });
+  });
+});

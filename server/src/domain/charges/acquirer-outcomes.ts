@@ -1,0 +1,132 @@
+import type { AppTx } from "../collections.ts";
+import { commit } from "../kernel/commit.ts";
+import { recordEvent } from "../kernel/events.ts";
+import type { ChargeContext } from "./context.ts";
+import { acquirerKey } from "./processor.ts";
+import type { ChargeDoc } from "./records.ts";
+import { eventFields } from "./state.ts";
+
+// What an acquirer reports after the fact (its notifications: domain/acquirer-notifications), applied to
+// charges and refunds. Each outcome is applied by the notification area exactly once: `alongside` marks its
+// notification applied, and runs first inside the transaction of the change, so two deliveries of the same
+// notification at once can never both change the charge (the second's mark finds it applied and rolls
+// its transaction back).
+//
+// What each answers: `applied` (the change committed with the mark), `waiting` (the charge is not yet in
+// the state the outcome follows: the outcome arrived before what it confirms, e.g. a CAPTURE before our
+// capture's transaction committed; kept and tried again), `confirmed` (nothing to change: it confirms what
+// is recorded), or `attention` (the acquirer contradicts what is recorded, which no rule here may undo on
+// its own: logged for a person, as the recovery job logs an intent that no longer fits its charge).
+
+export type OutcomeApplication = "applied" | "waiting" | "confirmed" | "attention";
+
+/** Marks the notification applied inside the change's transaction (throws when it already is). */
+export type Alongside = (tx: AppTx) => Promise<void>;
+
+export function acquirerOutcomes(ctx: ChargeContext) {
+  const { store, clock } = ctx;
+
+  async function find(livemode: boolean, id: string): Promise<ChargeDoc | null> {
+    const charge = await store.get("charges", id);
+    return charge && charge.livemode === livemode ? charge : null;
+  }
+
+  return {
+    /**
+     * The acquirer's decision on a payment made elsewhere (a local method's payer paid, or never did):
+     * a `pending` charge is captured (the merchant credited) or fails. Card payments are decided at
+     * creation (or after 3-D Secure), so for them the notification confirms what is recorded.
+     */
+    async authorization(
+      livemode: boolean,
+      chargeId: string,
+      outcome: { succeeded: boolean; reference: string; reason?: string | undefined },
+      alongside: Alongside,
+    ): Promise<OutcomeApplication> {
+      const charge = await find(livemode, chargeId);
+      // Not stored yet: its creation has not committed (the payer paid before we recorded the charge).
+      if (!charge) return "waiting";
+      if (charge.status === "requires_action") return "waiting";
+      if (charge.status !== "pending") {
+        const decided = charge.status !== "declined" && charge.status !== "blocked" && charge.status !== "expired";
+        return decided === outcome.succeeded ? "confirmed" : "attention";
+      }
+      if (outcome.succeeded) {
+        await ctx.prepareCapture(charge);
+        await commit(store, null, async (tx) => {
+          await alongside(tx);
+          const captured = await ctx.transition(
+            tx,
+            charge,
+            "captured",
+            // The payment's reference at the acquirer becomes the charge's: its refunds are sent against it.
+            { amount_captured: charge.amount, next_action: null, expires_at: null, processor_ref: outcome.reference },
+            "complete",
+          );
+          await ctx.applyCapture(tx, captured, captured.amount);
+        });
+        return "applied";
+      }
+      const expired = /expire/i.test(outcome.reason ?? "");
+      await commit(store, null, async (tx) => {
+        await alongside(tx);
+        if (expired) {
+          const done = await ctx.transition(tx, charge, "expired", { next_action: null, expires_at: null }, "expire");
+          await recordEvent(tx, clock, done.livemode, "payment.expired", eventFields(done));
+          return;
+        }
+        const failure_message = `The payment was not completed: ${outcome.reason || "the acquirer refused it"}.`;
+        const declined = await ctx.transition(
+          tx,
+          charge,
+          "declined",
+          { next_action: null, expires_at: null, failure_code: "processing_error", failure_message },
+          "complete",
+        );
+        await recordEvent(tx, clock, declined.livemode, "payment.failed", {
+          ...eventFields(declined),
+          failure_code: "processing_error",
+          failure_message,
+        });
+      });
+      return "applied";
+    },
+
+    /**
+     * A capture or a cancellation confirmed (or refused) by the acquirer. Ours was recorded when the
+     * acquirer received it (a Confirmation `pending`): a success confirms it; one that arrives while our
+     * transaction has not committed waits for it. A refusal (CAPTURE false, CAPTURE_FAILED, CANCELLATION
+     * false) contradicts a recorded capture or void: a person reconciles it.
+     */
+    async modification(
+      livemode: boolean,
+      chargeId: string,
+      kind: "capture" | "cancellation",
+      succeeded: boolean,
+    ): Promise<OutcomeApplication> {
+      const charge = await find(livemode, chargeId);
+      if (!charge) return "waiting";
+      const done =
+        kind === "capture"
+          ? charge.status === "captured" || charge.status === "partially_refunded" || charge.status === "refunded"
+          : charge.status === "voided";
+      if (done) return succeeded ? "confirmed" : "attention";
+      if (charge.status === "authorized") {
+        // Our call is on its way (its intent still open): its transaction has not committed yet.
+        const intent = await store.get(
+          "acquirer_intents",
+          acquirerKey(charge.id, kind === "capture" ? "capture" : "void"),
+        );
+        if (intent && intent.state !== "resolved") return succeeded ? "waiting" : "confirmed";
+      }
+      return succeeded ? "attention" : "confirmed";
+    },
+
+    /** A refund confirmed by the acquirer: ours was recorded before the call; it confirms it. */
+    async refund(livemode: boolean, refundId: string, succeeded: boolean): Promise<OutcomeApplication> {
+      const refund = await store.get("refunds", refundId);
+      if (!refund || refund.livemode !== livemode) return "waiting";
+      return succeeded ? "confirmed" : "attention";
+    },
+  };
+}
