@@ -3,7 +3,9 @@ import { keyScopes, parseCommand, USAGE } from "./cli-args.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { iso } from "./domain/kernel/time.ts";
 import { loadEnvFile } from "./env-file.ts";
-import { domainFor, openConfiguredStore, privateDataDir } from "./server.ts";
+import { privateDataDir } from "./startup/data-dir.ts";
+import { domainFor } from "./startup/domain.ts";
+import { openConfiguredStore } from "./startup/store.ts";
 import { StartupError } from "./startup-error.ts";
 
 // Administration from the operator's shell, against the same store the server uses (same

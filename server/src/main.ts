@@ -3,7 +3,9 @@ import { runPrimary, SHUTDOWN_MESSAGE } from "./cluster.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { loadEnvFile } from "./env-file.ts";
 import { createLogger } from "./logger.ts";
-import { dataLocation, metricsListenProblem, type RunningServer, startServer } from "./server.ts";
+import { type RunningServer, startServer } from "./server.ts";
+import { dataLocation } from "./startup/data-dir.ts";
+import { metricsListenProblem } from "./startup/listen.ts";
 import { StartupError } from "./startup-error.ts";
 
 // `npm start`: reads the configuration, opens the store, serves the API. On the very first start

@@ -13,3 +13,12 @@ export class StartupError extends Error {
     super(`${setting}: ${reason}`.replace(/\s*\n\s*/g, " "), options);
   }
 }
+
+/** A system error's code (`EADDRINUSE`, `SQLITE_CANTOPEN`), which a StartupError's words are chosen by. */
+export function codeOf(err: unknown): string | undefined {
+  return err instanceof Error && "code" in err && typeof err.code === "string" ? err.code : undefined;
+}
+
+export function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -13,11 +13,26 @@ const BASE64_KEY = /^[A-Za-z0-9+/]{43}=$/;
 /** The kek id is stored with every sealed card and appears in logs and errors, so it is kept plain. */
 const KEK_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
-function decodeKey(label: string, value: string): Buffer {
+/**
+ * A key that cannot be used, naming which (`key`), so the caller can name the setting it came from
+ * (startup/domain.ts: VAULT_MASTER_KEY or VAULT_FINGERPRINT_KEY) instead of guessing.
+ */
+export class VaultKeyError extends Error {
+  override name = "VaultKeyError";
+  constructor(
+    readonly key: "masterKey" | "fingerprintKey" | "kekId",
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function decodeKey(key: "masterKey" | "fingerprintKey", label: string, value: string): Buffer {
   const text = value.trim();
   if (HEX_KEY.test(text)) return Buffer.from(text, "hex");
   if (BASE64_KEY.test(text)) return Buffer.from(text, "base64");
-  throw new Error(
+  throw new VaultKeyError(
+    key,
     `The ${label} must be ${KEY_BYTES} bytes written as 64 hex characters or 44 base64 characters; ` +
       `the value given (${text.length} characters) is neither.`,
   );
@@ -29,15 +44,18 @@ function decodeKey(label: string, value: string): Buffer {
  * the same whichever encoding the key was written in.
  */
 export function parseVaultKeys(input: { masterKey: string; fingerprintKey: string; kekId?: string }): VaultKeys {
-  const kek = decodeKey("vault master key (masterKey)", input.masterKey);
-  const fingerprintKey = decodeKey("vault fingerprint key (fingerprintKey)", input.fingerprintKey);
+  const kek = decodeKey("masterKey", "vault master key (masterKey)", input.masterKey);
+  const fingerprintKey = decodeKey("fingerprintKey", "vault fingerprint key (fingerprintKey)", input.fingerprintKey);
   // One key for two jobs would let anyone holding the fingerprint key also unwrap data keys.
   if (kek.equals(fingerprintKey)) {
-    throw new Error("The vault master key and fingerprint key must be two different keys.");
+    throw new VaultKeyError("fingerprintKey", "The vault master key and fingerprint key must be two different keys.");
   }
   const kekId = input.kekId ?? createHash("sha256").update(kek).digest("hex").slice(0, 8);
   if (!KEK_ID.test(kekId)) {
-    throw new Error("The vault master key id (kekId) must be 1 to 64 letters, digits, dots, dashes or underscores.");
+    throw new VaultKeyError(
+      "kekId",
+      "The vault master key id (kekId) must be 1 to 64 letters, digits, dots, dashes or underscores.",
+    );
   }
   return { kekId, kek, fingerprintKey };
 }

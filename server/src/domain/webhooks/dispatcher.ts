@@ -6,10 +6,10 @@ import { type DomainObserver, unobserved } from "../kernel/observer.ts";
 import { iso } from "../kernel/time.ts";
 import type { VaultKeys } from "../vault/crypto.ts";
 import { type AttemptSettings, attemptLog } from "./attempts.ts";
-import { deliveryAttempts, type Launch } from "./delivery-attempt.ts";
-import { FANOUT_BATCH, fanOut } from "./fan-out.ts";
+import { deliveryClaims } from "./claims.ts";
+import { deliveryAttempts } from "./delivery-attempt.ts";
 import type { OutboxSignal } from "./outbox.ts";
-import type { WebhookDeliveryDoc } from "./records.ts";
+import { passScheduler } from "./pass-scheduler.ts";
 import type { WebhookSender } from "./sender.ts";
 import type { AddressPolicy } from "./ssrf.ts";
 
@@ -40,8 +40,6 @@ import type { AddressPolicy } from "./ssrf.ts";
 
 /** A claim's lease outlasts the attempt's timeout by this much. */
 export const LEASE_MARGIN_MS = 5_000;
-/** The least time between the starts of two passes, however often commits wake the dispatcher. */
-const MIN_PASS_GAP_MS = 10;
 
 export interface WebhookSettings extends AttemptSettings {
   /** One attempt's time limit (WEBHOOK_TIMEOUT_SECONDS). */
@@ -69,32 +67,19 @@ export interface DispatcherDeps {
   observer?: DomainObserver;
 }
 
+/**
+ * The dispatcher: the pass scheduler (pass-scheduler.ts: when to look for work) driving the delivery
+ * claims (claims.ts: which deliveries this instance takes, and the attempts running), which hand each
+ * claimed delivery to the attempt (delivery-attempt.ts).
+ */
 export function createDispatcher(deps: DispatcherDeps) {
   const { store, clock, settings } = deps;
   const random = deps.random ?? Math.random;
   const log = deps.log ?? silentLog;
   const observer = deps.observer ?? unobserved;
-  const leaseMs = settings.timeoutMs + LEASE_MARGIN_MS;
 
   const instance = randomBase62(12);
-  let claims = 0;
-  const newClaim = () => `${instance}:${++claims}`;
-
-  /** Attempts running in this instance, by delivery id, and how many per endpoint. */
-  const inFlight = new Map<string, Promise<void>>();
-  const perEndpoint = new Map<string, number>();
-
-  let started = false;
-  let stopping = false;
-  let again = false;
-  /** Whether a request made during the pass should not wait for MIN_PASS_GAP_MS (see wake). */
-  let againAtOnce = false;
-  let loop: Promise<void> | null = null;
-  /** When the last pass started (performance.now()), for MIN_PASS_GAP_MS. */
-  let lastPass = Number.NEGATIVE_INFINITY;
-  let poll: NodeJS.Timeout | null = null;
-  let unsubscribe: (() => void) | null = null;
-
+  let claimsMade = 0;
   const sending = deliveryAttempts({
     store,
     clock,
@@ -109,131 +94,31 @@ export function createDispatcher(deps: DispatcherDeps) {
   });
   /** Attempts this instance has made, per environment (the sandbox clock's advance reports its own). */
   const { made } = sending;
-  const freeSlots = () => settings.concurrency - inFlight.size;
-
-  /** Fans out one batch of pending events, and starts the deliveries it claimed on the way. */
-  async function fanOutBatch(): Promise<number> {
-    const { events, launches } = await fanOut(
-      { store, clock, endpointConcurrency: settings.endpointConcurrency, leaseMs, newClaim },
-      () => ({ free: stopping ? 0 : freeSlots(), load: new Map(perEndpoint) }),
-    );
-    for (const l of launches) launch(l);
-    return events;
-  }
-
-  /** Claims one environment's due deliveries (on its clock) as far as there is room, and starts them. */
-  async function claimDue(livemode: boolean): Promise<number> {
-    const free = freeSlots();
-    if (free <= 0 || stopping) return 0;
-    const at = clock.now(livemode);
-    // Soonest due first, so a backlog is worked off in order and no delivery waits behind newer ones.
-    const due = await store.findAll(
-      "webhook_deliveries",
-      { livemode, status: "pending", next_attempt_at: { $lte: iso(at) } },
-      Math.min(free * 2, 200),
-      { by: "next_attempt_at", direction: "asc" },
-    );
-    const load = new Map(perEndpoint);
-    const picked: WebhookDeliveryDoc[] = [];
-    for (const d of due) {
-      if (picked.length >= free) break;
-      if (inFlight.has(d.id) || (load.get(d.endpoint_id) ?? 0) >= settings.endpointConcurrency) continue;
-      picked.push(d);
-      load.set(d.endpoint_id, (load.get(d.endpoint_id) ?? 0) + 1);
-    }
-    if (picked.length === 0) return 0;
-    const leaseEnd = iso(new Date(at.getTime() + leaseMs));
-    let claimed: WebhookDeliveryDoc[] = [];
-    await store.transaction(async (tx) => {
-      claimed = [];
-      for (const d of picked) {
-        const won = await tx.update(
-          "webhook_deliveries",
-          d.id,
-          { set: { next_attempt_at: leaseEnd, claim: newClaim() } },
-          // Exactly the state read: if another instance claimed it meanwhile, this changes nothing.
-          { status: "pending", next_attempt_at: d.next_attempt_at, claim: d.claim },
-        );
-        if (won) claimed.push(won);
-      }
-    });
-    for (const delivery of claimed) launch({ delivery });
-    return claimed.length;
-  }
-
-  function launch(l: Launch): void {
-    const { delivery } = l;
-    perEndpoint.set(delivery.endpoint_id, (perEndpoint.get(delivery.endpoint_id) ?? 0) + 1);
-    const run = sending
-      .attempt(l)
-      .catch((err: unknown) => log.error({ err, delivery: delivery.id }, "webhook attempt failed"))
-      .finally(() => {
-        inFlight.delete(delivery.id);
-        const left = (perEndpoint.get(delivery.endpoint_id) ?? 1) - 1;
-        if (left > 0) perEndpoint.set(delivery.endpoint_id, left);
-        else perEndpoint.delete(delivery.endpoint_id);
-        // A slot is free, and the attempt may have recorded an event (webhook_endpoint.disabled) that
-        // the dispatcher's own unwatched writes did not announce: look for work now.
-        wake();
-      });
-    inFlight.set(delivery.id, run);
-  }
+  const claims = deliveryClaims({
+    store,
+    clock,
+    settings,
+    leaseMs: settings.timeoutMs + LEASE_MARGIN_MS,
+    newClaim: () => `${instance}:${++claimsMade}`,
+    attempt: (launch) => sending.attempt(launch),
+    log,
+    stopping: () => scheduler.stopping,
+    onSettled: () => scheduler.wake(),
+  });
 
   /** One pass: fan out every pending event, then claim what is due as far as there is room. */
   async function pass(): Promise<number> {
-    let work = 0;
-    for (;;) {
-      const n = await fanOutBatch();
-      work += n;
-      if (n < FANOUT_BATCH) break;
-    }
-    return work + (await claimDue(true)) + (await claimDue(false));
+    const work = await claims.fanOutAll();
+    return work + (await claims.claimDue(true)) + (await claims.claimDue(false));
   }
 
-  async function run(): Promise<void> {
-    lastPass = performance.now();
-    again = false;
-    againAtOnce = false;
-    try {
-      await pass();
-    } catch (err) {
-      log.error({ err }, "webhook dispatcher pass failed; the next poll retries");
-    } finally {
-      loop = null;
-      if (again) wake(!againAtOnce);
-    }
-  }
-
-  /**
-   * Asks for a pass soon; passes never overlap, and a request during one makes one more after it.
-   * A commit's request (`afterCommit`) waits until MIN_PASS_GAP_MS after the last pass began: under
-   * load every commit asks, and spaced out, one pass fans out the events of many commits at once, for
-   * a delivery that starts a few milliseconds later at most (docs/webhooks.md "How delivery works").
-   * Any other request (an attempt ended and freed its slot) is served at once.
-   */
-  function wake(afterCommit = false): void {
-    if (!started || stopping) return;
-    if (loop) {
-      again = true;
-      againAtOnce ||= !afterCommit;
-      return;
-    }
-    const wait = afterCommit ? lastPass + MIN_PASS_GAP_MS - performance.now() : 0;
-    loop = new Promise<void>((resolve) => (wait > 0 ? setTimeout(resolve, wait) : setImmediate(resolve))).then(run);
-  }
+  const scheduler = passScheduler({ pass, pollIntervalMs: settings.pollIntervalMs, signal: deps.signal, log });
 
   return {
     /** Starts dispatching: a pass now, on every commit of this instance that made work, and every poll. */
-    start(): void {
-      if (started) return;
-      started = true;
-      unsubscribe = deps.signal?.subscribe(() => wake(true)) ?? null;
-      poll = setInterval(wake, settings.pollIntervalMs);
-      poll.unref();
-      wake();
-    },
+    start: scheduler.start,
 
-    wake,
+    wake: scheduler.wake,
 
     /**
      * Runs passes until nothing is left to do now, waiting for every attempt (tests drive the dispatcher
@@ -242,10 +127,7 @@ export function createDispatcher(deps: DispatcherDeps) {
     async runOnce(): Promise<void> {
       for (;;) {
         const work = await pass();
-        if (inFlight.size > 0) {
-          await Promise.all(inFlight.values());
-          continue;
-        }
+        if (await claims.settle()) continue;
         if (work === 0) return;
       }
     },
@@ -259,18 +141,9 @@ export function createDispatcher(deps: DispatcherDeps) {
     async drain(livemode: boolean): Promise<number> {
       const before = livemode ? made.live : made.sandbox;
       for (;;) {
-        let work = 0;
-        for (;;) {
-          const n = await fanOutBatch();
-          work += n;
-          if (n < FANOUT_BATCH) break;
-        }
-        work += await claimDue(livemode);
-        if (inFlight.size > 0) {
-          await Promise.all(inFlight.values());
-          continue;
-        }
-        if (work === 0 || stopping) return (livemode ? made.live : made.sandbox) - before;
+        const work = (await claims.fanOutAll()) + (await claims.claimDue(livemode));
+        if (await claims.settle()) continue;
+        if (work === 0 || scheduler.stopping) return (livemode ? made.live : made.sandbox) - before;
       }
     },
 
@@ -287,16 +160,13 @@ export function createDispatcher(deps: DispatcherDeps) {
 
     /** Stops taking work and waits for the attempts under way to finish and be recorded. */
     async stop(): Promise<void> {
-      stopping = true;
-      if (poll) clearInterval(poll);
-      unsubscribe?.();
-      await loop;
-      await Promise.allSettled([...inFlight.values()]);
+      await scheduler.stop();
+      await claims.settle();
     },
 
     /** Attempts running now in this instance. */
     get inFlight(): number {
-      return inFlight.size;
+      return claims.inFlight;
     },
   };
 }
