@@ -14,7 +14,8 @@ import LongFirstSequencer from "./support/sequencer.ts";
 // is spent waiting on the processes it starts (servers restarting after kill -9, Chromium, Prism, dredd,
 // npm pack), so a second file fills those waits; each file has its own servers, stores and ports (no
 // fixed port, no shared data directory), and the shared build outputs are built under a lock
-// (clients/console/build.mjs ensureBuilt). The long files start first (support/sequencer.ts).
+// (clients/console/build.mjs ensureBuilt). The long files start first, the kill -9 suites apart
+// (support/sequencer.ts).
 //
 // support/mongodb.ts decides, before any file runs, whether the suites run on MongoDB (MONGODB_URI) and
 // stops the run when that deployment cannot be used.

@@ -1,30 +1,30 @@
-import { relative } from "node:path";
 import { BaseSequencer, type TestSpecification } from "vitest/node";
 
 // The order the suites' files start in. Two run at a time (vitest.config.ts), and a run ends when its
-// longest chain ends: a file that takes minutes must start first, not be picked up last while the other
-// worker is already idle. Vitest runs the longest first by itself once it has durations from an earlier
-// run (node_modules/.vite/vitest, kept between CI's two runs), and the largest file first without them;
-// size is a poor guide here (the crash suites are short files that restart a server dozens of times),
-// so on a first run the files known to be long go first, longest first, as timed in November 2026
-// (the per-file report of `npx vitest run --reporter=json`). A file not in the list keeps Vitest's order.
+// longest chain ends: a file that takes minutes must start early, not be picked up last while the other
+// worker is already idle. Vitest's own order (the longest first when an earlier run's durations are in
+// node_modules/.vite/vitest, else the largest file first) is kept for the rest, but the long files,
+// timed in November 2026 (`npx vitest run --reporter=json`), go first in this order, with the kill -9
+// suites spaced apart: each restarts a server dozens of times and bounds its waits (a start within a
+// minute, answers within seconds), so they are not run beside each other, nor in the first minute,
+// when turbo runs the server's unit tests beside this workspace.
 const LONG_FIRST = [
-  "crash/idempotency-crash.test.ts",
-  "crash/acquirer-crash.test.ts",
-  "fuzz/contract-fuzz.test.ts",
-  "ops/startup.test.ts",
-  "browser/docs/docs.test.ts",
-  "browser/console/pages.test.ts",
-  "e2e/scope-matrix.test.ts",
-  "contract/dredd.test.ts",
-  "browser/console/widths.test.ts",
-  "browser/console/links-cashouts.test.ts",
-  "e2e/body-shapes.test.ts",
-  "crash/webhooks-crash.test.ts",
-  "e2e/agreement.test.ts",
-  "browser/pay-page.test.ts",
-  "readme/readme.test.ts",
-  "crash/disputes-crash.test.ts",
+  "fuzz/contract-fuzz.test.ts", // 60 s: 16,000 requests in-process
+  "browser/docs/docs.test.ts", // 52 s: Chromium, the rendered reference
+  "crash/idempotency-crash.test.ts", // 173 s: 22 server starts, 3 processes each with WORKERS=2
+  "browser/console/pages.test.ts", // 49 s: Chromium
+  "ops/startup.test.ts", // 57 s: 10 server processes
+  "e2e/scope-matrix.test.ts", // 46 s: 324 requests
+  "crash/acquirer-crash.test.ts", // 120 s: 31 server starts
+  "contract/dredd.test.ts", // 45 s: dredd
+  "browser/console/widths.test.ts", // 42 s: Chromium
+  "browser/console/links-cashouts.test.ts", // 39 s: Chromium
+  "e2e/body-shapes.test.ts", // 39 s
+  "e2e/agreement.test.ts", // 37 s
+  "crash/webhooks-crash.test.ts", // 39 s: 11 server starts
+  "browser/pay-page.test.ts", // 35 s: Chromium
+  "readme/readme.test.ts", // 35 s: the guides' shell blocks
+  "crash/disputes-crash.test.ts", // 26 s: 7 server starts
 ];
 
 const rank = (spec: TestSpecification) => {
@@ -35,14 +35,7 @@ const rank = (spec: TestSpecification) => {
 
 export default class LongFirstSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
-    const sorted = await super.sort(files);
-    // Durations of an earlier run of every file: Vitest's own order (longest first) is the better one.
-    const timed = files.every((spec) => {
-      const key = `${spec.project.name}:${relative(this.ctx.config.root, spec.moduleId)}`;
-      return this.ctx.cache.getFileTestResults(key)?.duration !== undefined;
-    });
-    if (timed) return sorted;
-    // Array.prototype.sort is stable: the rest keep Vitest's order.
-    return [...sorted].sort((a, b) => rank(a) - rank(b));
+    // Array.prototype.sort is stable: the files not listed keep Vitest's order.
+    return (await super.sort(files)).sort((a, b) => rank(a) - rank(b));
   }
 }
