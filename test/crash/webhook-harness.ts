@@ -65,22 +65,23 @@ export async function startServerProcess(options: {
     dead,
     async kill() {
       if (dead()) return;
-      const exited = waitExit();
+      const gone = waitExit();
       child.kill("SIGKILL");
-      await exited;
+      await gone;
     },
     async stop() {
       if (dead()) return;
-      const exited = waitExit();
+      const gone = waitExit();
       child.kill("SIGTERM");
-      await exited;
+      await gone;
     },
   };
   try {
     await untilAnswering(url, options.key, dead);
   } catch (err) {
+    if (dead()) throw new Error(`the server exited during start-up (${child.exitCode ?? child.signalCode})`);
     await proc.kill();
-    throw dead() ? new Error(`the server exited during start-up (${child.exitCode ?? child.signalCode})`) : err;
+    throw err;
   }
   return proc;
 }
