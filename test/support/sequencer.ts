@@ -25,6 +25,9 @@ const LONG_FIRST = [
   "browser/pay-page.test.ts", // 35 s: Chromium
   "readme/readme.test.ts", // 35 s: the guides' shell blocks
   "crash/disputes-crash.test.ts", // 26 s: 7 server starts
+  "ops/workers.test.ts", // 24 s: clusters of 3 processes
+  "ops/rate-limits.test.ts", // 22 s: counts per window across processes
+  "crash/webhooks-two-instances.test.ts", // 12 s: two processes on one SQLite file
 ];
 
 const rank = (spec: TestSpecification) => {
