@@ -53,8 +53,12 @@ for (const name of ["cli.js", "sandbox.js"]) {
   const file = join(outdir, name);
   writeFileSync(file, readFileSync(file, "utf8").replace(/^#!.*\n/, "#!/usr/bin/env node\n"));
 }
+// Through ensureBuilt, which builds them under a lock unless they are newer than their sources: a
+// server running from the sources serves the same clients/console/dist (src/http/pages.ts), and a
+// rebuild of it while that server runs (the test suites run two files at a time, one of them the build's
+// own test) would take its pages away mid-request.
 const pages = await import("../clients/console/build.mjs");
-cpSync(await pages.buildPages({ quiet: true }), join(outdir, "public"), { recursive: true });
+cpSync(await pages.ensureBuilt({ quiet: true }), join(outdir, "public"), { recursive: true });
 console.log(
   `built ${outdir}: main.js (the server), cli.js (the admin CLI), sandbox.js (the embeddable sandbox), pay-page/ (the hosted payment page), public/ (the console and the API reference)`,
 );

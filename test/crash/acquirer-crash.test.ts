@@ -1,15 +1,14 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join, resolve } from "node:path";
 import { loadConfig, openStore, type SimulatorCounts, startServer, verifyLedger } from "@payments/server";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it, onTestFinished } from "vitest";
+import { exited, freePort, inheritedEnv, killGroup, pause, seeded, untilAnswering } from "../support/crash.ts";
 import { eventually } from "../support/eventually.ts";
-import { alive, children } from "../support/process.ts";
+import { ROOT, SERVER_DIR } from "../support/process.ts";
 
 // Crash safety toward the acquirer (docs/acquirer-port.md "Intents: crash safety toward the acquirer").
 // The acquirer is the simulator run as a process of its own (support/acquirer-stand-in.ts, reached
@@ -25,52 +24,11 @@ import { alive, children } from "../support/process.ts";
 
 /** Kills per run; CRASH_ACQUIRER_KILLS for bigger runs, CRASH_SEED for other interleavings. */
 const KILLS = Number(process.env.CRASH_ACQUIRER_KILLS ?? 30);
-let seed = Number(process.env.CRASH_SEED ?? 20261127);
-function random(): number {
-  // mulberry32
-  seed = (seed + 0x6d2b79f5) | 0;
-  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-}
-const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const random = seeded(Number(process.env.CRASH_SEED ?? 20261127));
 
-const testDir = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-const serverDir = resolve(testDir, "../server");
+const testDir = resolve(ROOT, "test");
 const dataDir = mkdtempSync(join(tmpdir(), "payments-acquirer-crash-"));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
-// Vitest puts Vite's BASE_URL ("/") into the environment; the server must see only these settings.
-const { BASE_URL: _vite, ...env } = process.env;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
-/** SIGKILL to a detached child's process group, and back once every process of it is gone. */
-async function killGroup(child: ChildProcess | null): Promise<void> {
-  if (!child || child.exitCode !== null || child.signalCode !== null) return;
-  const pid = child.pid as number;
-  const group = [pid, ...children(pid)];
-  const exited = new Promise((r) => child.once("exit", r));
-  try {
-    process.kill(-pid, "SIGKILL");
-  } catch {
-    // gone meanwhile
-  }
-  await exited;
-  await eventually(
-    "the killed processes to be gone",
-    () => group.filter(alive),
-    (left) => left.length === 0,
-  );
-}
 
 type Kind = "charge" | "capture" | "refund";
 interface Op {
@@ -88,7 +46,7 @@ describe("crash safety toward the acquirer", { timeout: 600_000 }, () => {
     const standIn = spawn(process.execPath, ["--import", "tsx", "support/acquirer-stand-in.ts"], {
       cwd: testDir,
       detached: true,
-      env,
+      env: inheritedEnv,
       stdio: ["ignore", "pipe", "inherit"],
     });
     onTestFinished(() => killGroup(standIn));
@@ -130,14 +88,14 @@ describe("crash safety toward the acquirer", { timeout: 600_000 }, () => {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
     let child: ChildProcess | null = null;
-    const dead = () => child === null || child.exitCode !== null || child.signalCode !== null;
+    const dead = () => exited(child);
     const start = async () => {
       await killGroup(child);
       child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
-        cwd: serverDir,
+        cwd: SERVER_DIR,
         detached: true,
         env: {
-          ...env,
+          ...inheritedEnv,
           ...settings,
           NODE_ENV: "development",
           PORT: String(port),
@@ -150,16 +108,7 @@ describe("crash safety toward the acquirer", { timeout: 600_000 }, () => {
         },
         stdio: "ignore",
       });
-      for (let i = 0; i < 600; i++) {
-        if (dead()) throw new Error("the server exited while starting");
-        try {
-          if ((await fetch(`${url}/v1/merchants?limit=1`, { headers })).status === 200) return;
-        } catch {
-          // not listening yet
-        }
-        await pause(100);
-      }
-      throw new Error("the server did not start");
+      await untilAnswering(url, secret, dead);
     };
     onTestFinished(() => killGroup(child));
 

@@ -1,14 +1,12 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { loadConfig, openStore, startServer, verifyLedger } from "@payments/server";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it, onTestFinished } from "vitest";
-import { eventually } from "../support/eventually.ts";
-import { alive, children } from "../support/process.ts";
+import { exited, freePort, inheritedEnv, killGroup, pause, seeded, untilAnswering } from "../support/crash.ts";
+import { SERVER_DIR } from "../support/process.ts";
 
 // The contract's idempotency promise across crashes (spec/main.tsp, Idempotency): a retried request never
 // moves money twice, even when the server dies mid-request. The server runs as its own process on a
@@ -37,21 +35,10 @@ const KILLS = Number(process.env.CRASH_KILLS ?? 10);
  */
 const answerTimeoutMs = (workers: number) => (workers === 1 ? 10_000 : 3_000);
 /** A fixed seed, so a failing run can be reproduced (CRASH_SEED=<n> to explore others). */
-let seed = Number(process.env.CRASH_SEED ?? 20261122);
-function random(): number {
-  // mulberry32
-  seed = (seed + 0x6d2b79f5) | 0;
-  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-}
-const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const random = seeded(Number(process.env.CRASH_SEED ?? 20261122));
 
-const serverDir = resolve(dirname(fileURLToPath(import.meta.url)), "../../server");
 const dataDirs = mkdtempSync(join(tmpdir(), "payments-crash-"));
 afterAll(() => rmSync(dataDirs, { recursive: true, force: true }));
-// Vitest puts Vite's BASE_URL ("/") into the environment; the server must see only these settings.
-const { BASE_URL: _vite, ...env } = process.env;
 
 type Kind = "charge" | "capture" | "void" | "refund";
 interface Answer {
@@ -68,17 +55,6 @@ interface Op {
   first?: Answer;
   /** The answer to the retries after a crash, for requests whose first attempt got none. */
   retried?: Answer;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 describe.each([1, 2])("idempotency across kill -9 with WORKERS=%i", { timeout: 900_000 }, (workers) => {
@@ -105,17 +81,17 @@ describe.each([1, 2])("idempotency across kill -9 with WORKERS=%i", { timeout: 9
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
     let child: ChildProcess | null = null;
-    const dead = () => child === null || child.exitCode !== null || child.signalCode !== null;
+    const dead = () => exited(child);
     const start = async (crashAfterCommits?: number) => {
       // Whatever is left of the last run goes first: with WORKERS=2 a worker that killed itself leaves
       // the primary and the other worker serving on the port.
       await kill();
       child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
-        cwd: serverDir,
+        cwd: SERVER_DIR,
         // A process group of its own, so a kill takes the primary and its workers together.
         detached: true,
         env: {
-          ...env,
+          ...inheritedEnv,
           NODE_ENV: "development",
           PORT: String(port),
           DATA_DIR: dataDir,
@@ -128,32 +104,10 @@ describe.each([1, 2])("idempotency across kill -9 with WORKERS=%i", { timeout: 9
         },
         stdio: "ignore",
       });
-      for (let i = 0; i < 600; i++) {
-        if (dead()) throw new Error("the server exited while starting");
-        try {
-          if ((await fetch(`${url}/v1/merchants?limit=1`, { headers })).status === 200) return;
-        } catch {
-          // not listening yet
-        }
-        await pause(100);
-      }
-      throw new Error("the server did not start");
+      await untilAnswering(url, setup.bootstrapSecret as string, dead);
     };
     /** SIGKILL to the whole process group, and back once every process of it is gone. */
-    async function kill() {
-      const c = child as ChildProcess | null;
-      if (!c || dead()) return;
-      const pid = c.pid as number;
-      const group = [pid, ...children(pid)];
-      const exited = new Promise((r) => c.once("exit", r));
-      process.kill(-pid, "SIGKILL");
-      await exited;
-      await eventually(
-        "the killed processes to be gone",
-        () => group.filter(alive),
-        (left) => left.length === 0,
-      );
-    }
+    const kill = () => killGroup(child);
     onTestFinished(kill); // a failing run leaves no server behind
 
     let n = 0;

@@ -1,43 +1,17 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { type AddressInfo, createServer } from "node:net";
-import { dirname, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import type { AddressInfo } from "node:net";
 import { verifyWebhook } from "@payments/client/webhooks";
 import { loadConfig, startServer } from "@payments/server";
+import { exited, inheritedEnv, untilAnswering } from "../support/crash.ts";
+import { SERVER_DIR } from "../support/process.ts";
+
+export { freePort, pause, seeded } from "../support/crash.ts";
 
 // What the webhook reliability tests share: a server run as its own process (`node --import tsx
 // src/main.ts`, as test/crash/idempotency-crash.test.ts does) on a file-backed store, so it can be
 // killed with SIGKILL and restarted on the same data; and a receiver on 127.0.0.1 that verifies every
 // delivery and counts what arrived.
-
-const serverDir = resolve(dirname(fileURLToPath(import.meta.url)), "../../server");
-// Vitest puts Vite's BASE_URL ("/") into the environment; the server must see only its own settings.
-const { BASE_URL: _vite, ...inherited } = process.env;
-
-export const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** A seeded generator (mulberry32), so a failing run can be reproduced. */
-export function seeded(seed: number): () => number {
-  let s = seed;
-  return () => {
-    s = (s + 0x6d2b79f5) | 0;
-    let t = Math.imul(s ^ (s >>> 15), 1 | s);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 export interface ServerProcess {
   child: ChildProcess;
@@ -59,9 +33,9 @@ export async function startServerProcess(options: {
   env?: Record<string, string>;
 }): Promise<ServerProcess> {
   const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
-    cwd: serverDir,
+    cwd: SERVER_DIR,
     env: {
-      ...inherited,
+      ...inheritedEnv,
       NODE_ENV: "development",
       PORT: String(options.port),
       DATA_DIR: options.dataDir,
@@ -82,7 +56,7 @@ export async function startServerProcess(options: {
     lines.push(...parts);
   });
   const url = `http://127.0.0.1:${options.port}`;
-  const dead = () => child.exitCode !== null || child.signalCode !== null;
+  const dead = () => exited(child);
   const waitExit = () => (dead() ? Promise.resolve() : new Promise<void>((r) => child.once("exit", () => r())));
   const proc: ServerProcess = {
     child,
@@ -91,29 +65,25 @@ export async function startServerProcess(options: {
     dead,
     async kill() {
       if (dead()) return;
-      const exited = waitExit();
+      const gone = waitExit();
       child.kill("SIGKILL");
-      await exited;
+      await gone;
     },
     async stop() {
       if (dead()) return;
-      const exited = waitExit();
+      const gone = waitExit();
       child.kill("SIGTERM");
-      await exited;
+      await gone;
     },
   };
-  for (let i = 0; i < 1200; i++) {
+  try {
+    await untilAnswering(url, options.key, dead);
+  } catch (err) {
     if (dead()) throw new Error(`the server exited during start-up (${child.exitCode ?? child.signalCode})`);
-    try {
-      const res = await fetch(`${url}/v1/merchants?limit=1`, { headers: { authorization: `Bearer ${options.key}` } });
-      if (res.status === 200) return proc;
-    } catch {
-      // not listening yet
-    }
-    await pause(50);
+    await proc.kill();
+    throw err;
   }
-  await proc.kill();
-  throw new Error("the server did not start");
+  return proc;
 }
 
 export interface Receipt {

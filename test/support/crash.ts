@@ -1,0 +1,82 @@
+import type { ChildProcess } from "node:child_process";
+import { type AddressInfo, createServer } from "node:net";
+import { eventually } from "./eventually.ts";
+import { alive, children } from "./process.ts";
+
+// What the crash suites (test/crash/) share: a seeded generator, so a failing run can be reproduced with
+// its CRASH_SEED; a free loopback port, so every restart of a killed server comes back on the same
+// address; the kill -9 of a server's whole process group (a cluster's primary and its workers, as a
+// service manager kills them); and the wait until a restarted server answers.
+
+const { BASE_URL: _vite, ...inherited } = process.env;
+/** The environment a crash suite's server process inherits: Vitest's BASE_URL ("/") is no setting of the server's. */
+export const inheritedEnv: NodeJS.ProcessEnv = inherited;
+
+export const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A seeded generator (mulberry32): the same seed gives the same kills and the same interleavings. */
+export function seeded(seed: number): () => number {
+  let s = seed;
+  return () => {
+    s = (s + 0x6d2b79f5) | 0;
+    let t = Math.imul(s ^ (s >>> 15), 1 | s);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** A loopback port nothing listens on now (the server is restarted on it after each kill). */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/** Whether a child process has exited (or was never started). */
+export const exited = (child: ChildProcess | null) => !child || child.exitCode !== null || child.signalCode !== null;
+
+/**
+ * SIGKILL to a detached child's process group (spawned with `detached: true`: the primary and its
+ * workers), and back once every process of it is gone, so the next start finds the port and the store
+ * free.
+ */
+export async function killGroup(child: ChildProcess | null): Promise<void> {
+  if (!child || exited(child)) return;
+  const pid = child.pid as number;
+  const group = [pid, ...children(pid)];
+  const done = new Promise((r) => child.once("exit", r));
+  try {
+    process.kill(-pid, "SIGKILL");
+  } catch {
+    // gone meanwhile
+  }
+  await done;
+  await eventually(
+    "the killed processes to be gone",
+    () => group.filter(alive),
+    (left) => left.length === 0,
+  );
+}
+
+/**
+ * Resolves once the server at `url` answers an authenticated list with 200 (it listens and its store is
+ * open); fails when `dead()` says the process exited first, or after a minute.
+ */
+export async function untilAnswering(url: string, key: string, dead: () => boolean): Promise<void> {
+  const headers = { authorization: `Bearer ${key}` };
+  for (let i = 0; i < 1200; i++) {
+    if (dead()) throw new Error("the server exited while starting");
+    try {
+      if ((await fetch(`${url}/v1/merchants?limit=1`, { headers })).status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await pause(50);
+  }
+  throw new Error("the server did not start");
+}
