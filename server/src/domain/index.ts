@@ -120,14 +120,16 @@ export function createDomain(deps: DomainDeps) {
   const serviceKeys = createServiceKeys(store, clock);
   const tokens = createTokens(store, vaultKeys, clock);
   const log = deps.log ?? silentLog;
-  const fraud = createFraud({ store, clock, tokens, merchants, money, log });
-  const disputes = createDisputes({
+  // Fraud evaluates a stored charge by id through the charges service, made below (fraud is made first:
+  // every charge passes its screen); the lookup runs only once a request comes.
+  const fraud = createFraud({
     store,
     clock,
-    fees: settings.disputeFees,
-    evidenceSeconds: settings.disputeEvidenceSeconds,
-    // Only the sandbox's simulator knows its dispute test cards in advance (disputes.ts: sandbox only).
-    processor: deps.processors.sandbox,
+    tokens,
+    merchants,
+    money,
+    log,
+    charges: { load: (livemode, id, param) => charges.load(livemode, id, param) },
   });
   const charges = createCharges({
     store,
@@ -148,10 +150,20 @@ export function createDomain(deps: DomainDeps) {
     intentLockSeconds: settings.acquirerIntentLockSeconds,
     log,
   });
+  const disputes = createDisputes({
+    store,
+    clock,
+    fees: settings.disputeFees,
+    evidenceSeconds: settings.disputeEvidenceSeconds,
+    // Only the sandbox's simulator knows its dispute test cards in advance (disputes.ts: sandbox only).
+    processor: deps.processors.sandbox,
+    charges: charges.disputed,
+  });
   const cashouts = createCashouts({
     store,
     clock,
     merchants,
+    balances,
     money,
     vaultKeys,
     rail: deps.payoutRail,
@@ -232,7 +244,7 @@ export function createDomain(deps: DomainDeps) {
     sandboxClock,
     ledger: {
       /** Brings a database written before double entry up to date (ledger/upgrade.ts); run at open. */
-      upgrade: () => upgradeLedger(store, clock),
+      upgrade: () => upgradeLedger(store, clock, cashouts),
       /** Adds everything up again and reports every difference (`npm run admin -- ledger verify`). */
       verify: () => verifyLedger(store),
     },

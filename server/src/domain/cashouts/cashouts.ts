@@ -8,7 +8,7 @@ import { newId } from "../kernel/ids.ts";
 import { assertMoney } from "../kernel/money.ts";
 import type { QueryParams } from "../kernel/operations.ts";
 import { iso } from "../kernel/time.ts";
-import { balanceId, postCashout } from "../ledger/ledger.ts";
+import { postCashout } from "../ledger/ledger.ts";
 import { reconcileCashout } from "../ledger/reconciliation.ts";
 import { sealPan } from "../vault/crypto.ts";
 import { type CashoutsDeps, cashoutContext } from "./context.ts";
@@ -41,12 +41,15 @@ export function createCashouts(deps: CashoutsDeps) {
   return {
     load,
 
+    /** A page of paid cashouts of both environments (the ledger's upgrade at open: ledger/upgrade.ts PaidCashouts). */
+    listPaid: (page: Page): Promise<PageResult<CashoutDoc>> => store.list("cashouts", { status: "paid" }, page),
+
     async create(caller: Caller, input: CashoutCreate): Promise<CashoutDoc> {
       assertMoney(input.amount, input.currency, ctx.money);
       const destination = validateDestination(input.destination, input.currency);
       const merchant = await ctx.merchants.loadActive(caller.livemode, input.merchant_id, "merchant_id", "cash out");
       // A merchant that never held this currency has nothing to cash out (and gets no empty balance row).
-      if (!(await store.get("balances", balanceId(merchant.id, input.currency)))) {
+      if (!(await ctx.balances.held(merchant.id, input.currency))) {
         throw new DomainError(
           "insufficient_balance",
           `The merchant's available ${input.currency} balance does not cover ${input.amount}.`,

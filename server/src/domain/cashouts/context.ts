@@ -1,4 +1,3 @@
-import type { AppStore, AppTx } from "../collections.ts";
 import type { Caller } from "../kernel/caller.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { commit } from "../kernel/commit.ts";
@@ -7,21 +6,24 @@ import { recordEvent } from "../kernel/events.ts";
 import type { MoneyRules } from "../kernel/money.ts";
 import { transition as machineTransition } from "../kernel/state-machine.ts";
 import { iso } from "../kernel/time.ts";
+import type { Balances } from "../ledger/balances.ts";
 import { postCashoutReversal } from "../ledger/ledger.ts";
 import type { Merchants } from "../merchants/merchants.ts";
 import { openPan, type VaultKeys } from "../vault/crypto.ts";
 import type { Destination } from "./destinations.ts";
 import { type PayoutRail, type PayoutRequest, payoutKey } from "./payout-rail.ts";
-import type { CashoutDoc, CashoutFailureCode, CashoutStatus } from "./records.ts";
+import type { CashoutDoc, CashoutFailureCode, CashoutStatus, CashoutStore, CashoutTx } from "./records.ts";
 import { CASHOUT_MACHINE, type CashoutAction, eventFields, refusal } from "./state.ts";
 
 // What every cashout operation works with (cashouts.ts, payouts.ts): its dependencies, and the steps
 // they share.
 
 export interface CashoutsDeps {
-  store: AppStore;
+  store: CashoutStore;
   clock: Clock;
   merchants: Merchants;
+  /** The ledger's balances: whether a merchant holds a currency at all (createCashout). */
+  balances: Pick<Balances, "held">;
   money: MoneyRules;
   vaultKeys: VaultKeys;
   rail: PayoutRail;
@@ -54,7 +56,7 @@ export function cashoutContext(deps: CashoutsDeps) {
 
   /** Moves a cashout through CASHOUT_MACHINE, conditionally on the status it starts from (a concurrent change: 409). */
   function transition(
-    tx: AppTx,
+    tx: CashoutTx,
     cashout: CashoutDoc,
     to: CashoutStatus,
     set: Partial<Omit<CashoutDoc, "status">>,
@@ -68,7 +70,7 @@ export function cashoutContext(deps: CashoutsDeps) {
   }
 
   /** The cashout's amount back to `available`, inside the transaction that ends it. */
-  function returnFunds(tx: AppTx, cashout: CashoutDoc) {
+  function returnFunds(tx: CashoutTx, cashout: CashoutDoc) {
     return postCashoutReversal(tx, clock, {
       livemode: cashout.livemode,
       merchantId: cashout.merchant_id,

@@ -5,6 +5,7 @@ import type { QueryParams } from "../kernel/operations.ts";
 import { captureAndVoid } from "./capture.ts";
 import { type ChargesDeps, chargeContext } from "./context.ts";
 import { chargeCreation } from "./create.ts";
+import { claimForDispute, notDisputable, releaseChargeback } from "./disputed.ts";
 import { localPayments } from "./local-payments.ts";
 import type { AcquirerIntentDoc, ChargeDoc } from "./records.ts";
 import { refunds } from "./refunds.ts";
@@ -83,6 +84,8 @@ export function createCharges(deps: ChargesDeps) {
     recoverIntentsDue: (livemode: boolean) => ctx.intents.recoverDue(livemode, finish, deps.log),
     /** Intents still in doubt (tests; an operator's check after an incident). */
     unresolvedIntents: (livemode: boolean) => ctx.intents.unresolved(livemode),
+    /** A charge's side of a dispute: the disputes area's DisputedCharges port (disputed.ts). */
+    disputed: { load: ctx.load, notDisputable, claim: claimForDispute, releaseChargeback },
   };
 }
 

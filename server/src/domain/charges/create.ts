@@ -1,5 +1,4 @@
 import type { components } from "@payments/contract/types";
-import type { AppTx } from "../collections.ts";
 import { assertIp } from "../fraud/ip.ts";
 import type { ChargeAssessment } from "../fraud/port.ts";
 import type { Caller } from "../kernel/caller.ts";
@@ -13,7 +12,7 @@ import { iso } from "../kernel/time.ts";
 import { type FeeSchedule, rateFor } from "../ledger/fees.ts";
 import type { ChargeContext } from "./context.ts";
 import { acquirerKey, LOCAL_METHODS } from "./processor.ts";
-import type { AcquirerIntentDoc, ChargeDoc } from "./records.ts";
+import type { AcquirerIntentDoc, ChargeDoc, ChargeTx } from "./records.ts";
 import { CHARGE_MACHINE, eventFields } from "./state.ts";
 import { openReview, threeDSecure } from "./three-d-secure.ts";
 
@@ -33,7 +32,7 @@ export interface ChargeCreateOptions {
   /** The card's token was made for this charge alone (a hosted page's): 3-D Secure erases it once answered. */
   singleUseToken?: boolean | undefined;
   /** Runs inside the charge's transaction, after the charge is written: counts it against its link. */
-  inTransaction?: ((tx: AppTx, charge: ChargeDoc) => Promise<void>) | undefined;
+  inTransaction?: ((tx: ChargeTx, charge: ChargeDoc) => Promise<void>) | undefined;
 }
 
 /** A `block` decision: the charge is `blocked` and the processor is never called. */

@@ -1,11 +1,10 @@
 import { DuplicateKeyError } from "../../store/port.ts";
-import type { AppStore, AppTx } from "../collections.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { DomainError } from "../kernel/errors.ts";
 import type { DomainLog } from "../kernel/log.ts";
 import { iso } from "../kernel/time.ts";
 import { type AcquirerOperation, acquirerKey } from "./processor.ts";
-import type { AcquirerIntentDoc, IntentFinish } from "./records.ts";
+import type { AcquirerIntentDoc, ChargeStore, ChargeTx, IntentFinish } from "./records.ts";
 
 // Crash safety toward the acquirer (docs/acquirer-port.md "Intents: crash safety toward the acquirer").
 // An outside call cannot join a store transaction, so every call that moves money at the acquirer goes
@@ -26,7 +25,7 @@ import type { AcquirerIntentDoc, IntentFinish } from "./records.ts";
 // environment's clock (the sandbox clock's advance brings sandbox intents due at once).
 
 export interface IntentDeps {
-  store: AppStore;
+  store: ChargeStore;
   clock: Clock;
   /** How long an intent's request (or a recovery under way) is presumed alive: IDEMPOTENCY_LOCK_SECONDS. */
   lockSeconds: number;
@@ -110,7 +109,7 @@ export function acquirerIntents(deps: IntentDeps) {
      * Marks the intent resolved inside the transaction that commits its outcome, conditionally on the
      * state it was taken in: a request's intent taken over by the recovery job can no longer commit.
      */
-    async resolve(tx: AppTx, intent: AcquirerIntentDoc, resolution: AcquirerIntentDoc["resolution"]): Promise<void> {
+    async resolve(tx: ChargeTx, intent: AcquirerIntentDoc, resolution: AcquirerIntentDoc["resolution"]): Promise<void> {
       const done = await tx.update(
         "acquirer_intents",
         intent.id,

@@ -1,11 +1,10 @@
 import { createHash } from "node:crypto";
-import type { AppStore } from "../collections.ts";
 import type { Now } from "../kernel/caller.ts";
 import { randomBase62 } from "../kernel/ids.ts";
 import { createdAt, iso } from "../kernel/time.ts";
 import type { ServiceKeyDoc } from "../service-keys/records.ts";
 import { hashSecret, type ServiceKeys } from "../service-keys/service-keys.ts";
-import type { ConsoleSessionDoc } from "./records.ts";
+import type { ConsoleSessionDoc, ConsoleSessionStore } from "./records.ts";
 
 // Sessions of the developer console (docs/console.md "The console"). A key holder signs in by pasting a service
 // key; the browser then holds only a random session token in an HttpOnly cookie, never the key. The
@@ -63,7 +62,7 @@ export interface SignedIn {
 export type Resolved = { session: ConsoleSessionDoc; key: ServiceKeyDoc } | { refused: string };
 
 export function createConsoleSessions(deps: {
-  store: AppStore;
+  store: ConsoleSessionStore;
   now: Now;
   serviceKeys: ServiceKeys;
   /** How long a session lasts from sign-in (CONSOLE_SESSION_TTL_SECONDS); it is never extended. */
@@ -107,7 +106,7 @@ export function createConsoleSessions(deps: {
         await store.delete("console_sessions", session.id);
         return { refused: "the session expired" };
       }
-      const key = await store.get("service_keys", session.key_id);
+      const key = await serviceKeys.find(session.key_id);
       const refusal = keyRefusal(key, session.secret_hash, at);
       if (refusal !== null || !key) {
         await store.delete("console_sessions", session.id);

@@ -1,7 +1,6 @@
 import type { components } from "@payments/contract/types";
 import { DuplicateKeyError, type Page, type PageResult } from "../../store/port.ts";
 import type { ChargeDoc } from "../charges/records.ts";
-import type { AppStore, AppTx } from "../collections.ts";
 import type { Caller } from "../kernel/caller.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { commit } from "../kernel/commit.ts";
@@ -19,7 +18,7 @@ import { evaluate } from "./engine.ts";
 import type { FactGatherer, Observed } from "./facts.ts";
 import { assertIp } from "./ip.ts";
 import type { ChargeAssessment, ChargeAttempt, FraudScreen } from "./port.ts";
-import type { FraudEvaluationDoc } from "./records.ts";
+import type { FraudEvaluationDoc, FraudStore, FraudTx } from "./records.ts";
 import type { FraudSettingsService } from "./settings.ts";
 
 // Fraud evaluations (spec: FraudEvaluation; POST/GET /v1/fraud/evaluations) and the screen charges use
@@ -35,13 +34,13 @@ function eventPayload(e: FraudEvaluationDoc) {
   return { tx_id: e.tx_id, score: e.score, decision: e.decision, signals: e.signals };
 }
 
-async function persist(tx: AppTx, clock: Clock, evaluation: FraudEvaluationDoc): Promise<void> {
+async function persist(tx: FraudTx, clock: Clock, evaluation: FraudEvaluationDoc): Promise<void> {
   await tx.insert("fraud_evaluations", evaluation);
   await recordEvent(tx, clock, evaluation.livemode, "fraud.evaluated", eventPayload(evaluation));
 }
 
 export interface FraudEvaluationsDeps {
-  store: AppStore;
+  store: FraudStore;
   log: DomainLog;
   clock: Clock;
   tokens: Tokens;
@@ -50,6 +49,14 @@ export interface FraudEvaluationsDeps {
   settings: FraudSettingsService;
   gatherer: FactGatherer;
   counters: Counters;
+  /** The charges area's charge lookup (evaluating a stored charge by `tx_id`): ChargeLookup. */
+  charges: ChargeLookup;
+}
+
+/** What fraud needs of the charges area (this area declares the port; charges' service implements it). */
+export interface ChargeLookup {
+  /** The charge `id` of the environment, or a 404 naming `param`. */
+  load(livemode: boolean, id: string, param?: string): Promise<ChargeDoc>;
 }
 
 export function createFraudEvaluations(deps: FraudEvaluationsDeps) {
@@ -244,13 +251,7 @@ export function createFraudEvaluations(deps: FraudEvaluationsDeps) {
           (field) => input[field] !== undefined,
         );
         if (extra) throw invalid(extra, "send either tx_id alone or the facts of a transaction, not both");
-        const charge = inEnvironment(
-          await deps.store.get("charges", input.tx_id),
-          caller.livemode,
-          "charge",
-          input.tx_id,
-          "tx_id",
-        );
+        const charge = await deps.charges.load(caller.livemode, input.tx_id, "tx_id");
         observed = await observedCharge(charge);
         ids = { txId: charge.id, source: "transaction" };
       } else {

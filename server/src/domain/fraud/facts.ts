@@ -1,10 +1,9 @@
-import type { AppStore, AppTx } from "../collections.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { currencyExponent } from "../kernel/money.ts";
 import type { Counters } from "./counters.ts";
 import { networksOf, parseNetwork } from "./ip.ts";
 import { domainAndParents, emailParts, matchKey } from "./lists.ts";
-import type { FraudListItemDoc } from "./records.ts";
+import type { FraudListItemDoc, FraudStore, FraudTx } from "./records.ts";
 import type { Facts, ListKind, ListMatch, WindowCounts } from "./rules.ts";
 import { smallAmountLimit } from "./rules.ts";
 import { ELEVATED_RISK_TEST_CARD, SANDBOX_CARD_COUNTRIES, SANDBOX_IP_COUNTRIES, SANDBOX_LISTS } from "./sandbox.ts";
@@ -104,7 +103,7 @@ export const cardDisputesId = (livemode: boolean, fingerprint: string) =>
  * (domain/disputes): the card's next charges raise disputed_card (rules.ts).
  */
 export async function recordFraudDispute(
-  tx: AppTx,
+  tx: FraudTx,
   clock: Clock,
   dispute: { livemode: boolean; fingerprint: string; disputeId: string },
 ): Promise<void> {
@@ -123,7 +122,7 @@ export async function recordFraudDispute(
   });
 }
 
-export function createFactGatherer(store: AppStore, counters: Counters) {
+export function createFactGatherer(store: FraudStore, counters: Counters) {
   return {
     /**
      * The facts of one transaction. `count`: the attempt is counted in the velocity counters first

@@ -1,13 +1,13 @@
-import type { AppStore } from "../collections.ts";
 import type { Clock } from "../kernel/clock.ts";
 import type { DomainLog } from "../kernel/log.ts";
 import type { MoneyRules } from "../kernel/money.ts";
 import type { Merchants } from "../merchants/merchants.ts";
 import type { Tokens } from "../vault/tokens.ts";
 import { createCounters } from "./counters.ts";
-import { createFraudEvaluations } from "./evaluations.ts";
+import { type ChargeLookup, createFraudEvaluations } from "./evaluations.ts";
 import { createFactGatherer } from "./facts.ts";
 import { createFraudLists } from "./lists.ts";
+import type { FraudStore } from "./records.ts";
 import { createFraudSettings } from "./settings.ts";
 
 // Fraud evaluation (spec: the Fraud operations and FraudEvaluation), wired to one store: the pure
@@ -17,12 +17,13 @@ import { createFraudSettings } from "./settings.ts";
 export type { ChargeAssessment, ChargeAttempt, FraudScreen } from "./port.ts";
 
 export function createFraud(deps: {
-  store: AppStore;
+  store: FraudStore;
   clock: Clock;
   tokens: Tokens;
   merchants: Merchants;
   money: MoneyRules;
   log: DomainLog;
+  charges: ChargeLookup;
 }) {
   const { store, clock } = deps;
   const counters = createCounters(store);

@@ -1,6 +1,5 @@
 import type { components } from "@payments/contract/types";
 import { DuplicateKeyError, type Page, type PageResult } from "../../store/port.ts";
-import type { AppStore } from "../collections.ts";
 import type { Caller } from "../kernel/caller.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { commit } from "../kernel/commit.ts";
@@ -9,7 +8,7 @@ import { DomainError, invalid, notFound } from "../kernel/errors.ts";
 import { newId } from "../kernel/ids.ts";
 import type { QueryParams } from "../kernel/operations.ts";
 import { parseNetwork } from "./ip.ts";
-import type { FraudListDoc, FraudListItemDoc } from "./records.ts";
+import type { FraudListDoc, FraudListItemDoc, FraudStore } from "./records.ts";
 import type { ListKind } from "./rules.ts";
 
 // Value lists (spec: FraudList, FraudListItem; /v1/fraud/lists, /v1/fraud/list_items). Each item is
@@ -80,7 +79,7 @@ export const matchKey = (kind: ListKind, value: string) => `${kind}:${value}`;
 /** createFraudList's body (the contract's FraudListCreate). */
 export type FraudListCreate = components["schemas"]["FraudListCreate"];
 
-export function createFraudLists(store: AppStore, clock: Clock) {
+export function createFraudLists(store: FraudStore, clock: Clock) {
   async function load(livemode: boolean, id: string, param = "id"): Promise<FraudListDoc> {
     return inEnvironment(await store.get("fraud_lists", id), livemode, "fraud list", id, param);
   }

@@ -1,5 +1,5 @@
 import type { ChargeDoc } from "../charges/records.ts";
-import type { AppTx } from "../collections.ts";
+import type { FraudTx } from "./records.ts";
 import type { Decision } from "./rules.ts";
 
 // The fraud-screening port charges depend on (spec: POST /v1/charges evaluates every charge before
@@ -31,7 +31,7 @@ export interface ChargeAssessment {
    * rules (a decline; an accepted amount for the merchant's history) through the charge's own
    * transaction, so they commit with the charge or not at all.
    */
-  record(tx: AppTx, charge: ChargeDoc): Promise<void>;
+  record(tx: FraudTx, charge: ChargeDoc): Promise<void>;
 }
 
 export interface FraudScreen {

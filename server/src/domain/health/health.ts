@@ -1,4 +1,4 @@
-import type { AppStore } from "../collections.ts";
+import type { StoreReadiness } from "../../store/port.ts";
 import { DomainError } from "../kernel/errors.ts";
 
 // The instance's health, for getLiveness and getReadiness (the `Health` operations of the contract,
@@ -7,7 +7,7 @@ import { DomainError } from "../kernel/errors.ts";
 /** How long readiness waits for the store before answering 503 (the contract says two seconds). */
 export const READINESS_TIMEOUT_MS = 2_000;
 
-export function createHealth(store: AppStore) {
+export function createHealth(store: StoreReadiness) {
   let draining = false;
   return {
     /**

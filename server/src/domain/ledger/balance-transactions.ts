@@ -1,11 +1,10 @@
 import type { Page, PageResult, Where } from "../../store/port.ts";
-import type { AppStore } from "../collections.ts";
 import type { Caller } from "../kernel/caller.ts";
 import { inEnvironment } from "../kernel/environment.ts";
 import type { CsvBody, QueryParams } from "../kernel/operations.ts";
 import { iso } from "../kernel/time.ts";
 import type { Line } from "./postings.ts";
-import type { BalanceTransactionDoc, BalanceTransactionType, PostingDoc, PostingType } from "./records.ts";
+import type { BalanceTransactionDoc, BalanceTransactionType, LedgerStore, PostingDoc, PostingType } from "./records.ts";
 
 // Balance transactions (spec/resources/balance-transactions.tsp, getBalanceTransaction and
 // listBalanceTransactions): the merchant's view of the ledger. One per posting that touches a merchant's
@@ -88,7 +87,7 @@ export type BalanceTransactionFilter = Pick<
   "merchant_id" | "type" | "created_gte" | "created_lt" | "source" | "cashout_id"
 >;
 
-export function createBalanceTransactions(store: AppStore) {
+export function createBalanceTransactions(store: LedgerStore) {
   return {
     /** getBalanceTransaction: one of the caller's environment (404 otherwise). */
     async get(caller: Caller, id: string): Promise<BalanceTransactionDoc> {

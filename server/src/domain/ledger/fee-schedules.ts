@@ -1,4 +1,3 @@
-import type { AppStore } from "../collections.ts";
 import type { Caller } from "../kernel/caller.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { commit } from "../kernel/commit.ts";
@@ -6,7 +5,7 @@ import { DomainError } from "../kernel/errors.ts";
 import type { Schemas } from "../kernel/operations.ts";
 import type { Merchants } from "../merchants/merchants.ts";
 import { type FeeSchedule, scheduleProblem } from "./fees.ts";
-import type { FeeOverrideDoc } from "./records.ts";
+import type { FeeOverrideDoc, LedgerStore } from "./records.ts";
 
 // A merchant's fee override (getMerchantFeeSchedule, setMerchantFeeSchedule in
 // spec/resources/fee-schedules.tsp; scope `*`): a schedule of its own that replaces the platform's
@@ -16,7 +15,7 @@ import type { FeeOverrideDoc } from "./records.ts";
 /** The contract's FeeSchedule (the body's `override`). */
 type FeeScheduleInput = Schemas["FeeSchedule"];
 
-export function createFeeSchedules(store: AppStore, clock: Clock, merchants: Merchants, platform: FeeSchedule) {
+export function createFeeSchedules(store: LedgerStore, clock: Clock, merchants: Merchants, platform: FeeSchedule) {
   /** The schedule `merchantId`'s new charges pay: its override, or the platform's. */
   async function scheduleFor(merchantId: string): Promise<FeeSchedule> {
     return (await store.get("fee_overrides", merchantId))?.schedule ?? platform;

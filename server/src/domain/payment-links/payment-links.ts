@@ -24,7 +24,7 @@ export type PaymentLinkCreate = components["schemas"]["PaymentLinkCreate"];
 /** updatePaymentLink's body (the contract's PaymentLinkUpdate). */
 export type PaymentLinkUpdate = components["schemas"]["PaymentLinkUpdate"];
 
-export interface PaymentLinksDeps extends PaymentDeps {
+export interface PaymentLinksDeps extends Omit<PaymentDeps, "merchants"> {
   merchants: Merchants;
   money: MoneyRules;
   /** The server's public address: a link's url is `<baseUrl>/pay/<id>`. */

@@ -2,7 +2,6 @@ import type { components } from "@payments/contract/types";
 import { DuplicateKeyError } from "../../store/port.ts";
 import type { Cashouts } from "../cashouts/cashouts.ts";
 import type { Charges } from "../charges/charges.ts";
-import type { AppStore } from "../collections.ts";
 import type { Disputes } from "../disputes/disputes.ts";
 import { forgetCountersAfter } from "../fraud/counters.ts";
 import type { Caller } from "../kernel/caller.ts";
@@ -14,7 +13,13 @@ import { idNow } from "../kernel/ids.ts";
 import { iso } from "../kernel/time.ts";
 import { nextSettlement, settleDue } from "../ledger/ledger.ts";
 import type { PaymentLinks } from "../payment-links/payment-links.ts";
-import { type Dispatcher, extendLeases, pullBackSandboxDeliveries } from "../webhooks/dispatcher.ts";
+import {
+  type Dispatcher,
+  extendLeases,
+  pullBackSandboxDeliveries,
+  restartSandboxFailureWindows,
+} from "../webhooks/dispatcher.ts";
+import type { SandboxClockStore } from "./records.ts";
 
 // The sandbox clock (spec/resources/sandbox-clock.tsp; docs/sandbox-clock.md): the sandbox's time is the
 // server's plus an offset kept in the store, one document per store, so every instance on the store
@@ -84,7 +89,7 @@ export interface SandboxClockResult {
 export type SandboxClockAdvanceInput = components["schemas"]["SandboxClockAdvanceRequest"];
 
 export interface SandboxClockDeps {
-  store: AppStore;
+  store: SandboxClockStore;
   clock: SettableClock;
   charges: Charges;
   cashouts: Cashouts;
@@ -343,8 +348,7 @@ export function createSandboxClock(deps: SandboxClockDeps) {
           });
           await pullBackSandboxDeliveries(tx, offset, at);
           // An endpoint failing since a time after the new now: its failure window begins again now.
-          const failing = await tx.findAll("webhook_endpoints", { livemode: false, failing_since: { $gt: iso(at) } });
-          for (const e of failing) await tx.update("webhook_endpoints", e.id, { set: { failing_since: iso(at) } });
+          await restartSandboxFailureWindows(tx, at);
           await forgetCountersAfter(tx, SANDBOX, at);
           state = { epoch, offsetMs: 0, resets: resets.map((r) => Date.parse(r)) };
           return { from, clock: { now: at, offsetMs: 0 }, ran: noWork() };

@@ -1,7 +1,6 @@
 import { createHash } from "node:crypto";
 import type { components } from "@payments/contract/types";
 import { DuplicateKeyError, type Page, type PageResult } from "../../store/port.ts";
-import type { AppStore } from "../collections.ts";
 import type { Caller } from "../kernel/caller.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { commit } from "../kernel/commit.ts";
@@ -10,7 +9,7 @@ import { DomainError, invalid } from "../kernel/errors.ts";
 import { recordEvent } from "../kernel/events.ts";
 import { newId, randomBase62 } from "../kernel/ids.ts";
 import { createdAt, iso } from "../kernel/time.ts";
-import type { ServiceKeyDoc } from "./records.ts";
+import type { ServiceKeyDoc, ServiceKeyStore } from "./records.ts";
 
 // Service keys (spec/resources/service-keys.tsp). Secrets are `key_test_` / `key_live_` + 32 base62
 // characters, stored only as SHA-256 digests and looked up by digest, so the comparison is on fixed-length
@@ -53,7 +52,7 @@ function keyEventFields(key: ServiceKeyDoc) {
   return { key_id: key.id, name: key.name, prefix: key.prefix, scopes: key.scopes };
 }
 
-export function createServiceKeys(store: AppStore, clock: Clock) {
+export function createServiceKeys(store: ServiceKeyStore, clock: Clock) {
   // A key is a real credential: its creation, expiry, grace period and use are on the server's own clock,
   // whatever its environment; only the events it records are on its environment's (kernel/clock.ts).
   const now = clock.real;
@@ -152,6 +151,12 @@ export function createServiceKeys(store: AppStore, clock: Clock) {
   }
 
   return {
+    /**
+     * The key record `id` in whatever state it is (expired, revoked), or null: for a console session,
+     * which re-checks its key at every request (console-sessions keyRefusal).
+     */
+    find: (id: string): Promise<ServiceKeyDoc | null> => store.get("service_keys", id),
+
     /**
      * Resolves a presented secret to its key. 401 for a malformed, unknown, expired or revoked key, and
      * for a rotated-out secret whose grace period has ended.

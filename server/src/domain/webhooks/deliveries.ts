@@ -1,5 +1,4 @@
 import { DuplicateKeyError, type Page, type PageResult } from "../../store/port.ts";
-import type { AppStore } from "../collections.ts";
 import type { Caller } from "../kernel/caller.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { commit } from "../kernel/commit.ts";
@@ -10,7 +9,7 @@ import { newId } from "../kernel/ids.ts";
 import type { QueryParams } from "../kernel/operations.ts";
 import { iso } from "../kernel/time.ts";
 import { assertEnabled, type WebhookEndpoints } from "./endpoints.ts";
-import type { WebhookDeliveryDoc, WebhookEndpointDoc } from "./records.ts";
+import type { WebhookDeliveryDoc, WebhookEndpointDoc, WebhookStore } from "./records.ts";
 import { DELIVERY_MACHINE } from "./state.ts";
 
 // Deliveries as an integrator sees and steers them (spec/resources/webhook-endpoints.tsp and
@@ -20,7 +19,7 @@ import { DELIVERY_MACHINE } from "./state.ts";
 /** WebhookRecovery.has_more: at most this many failed deliveries are rescheduled per call. */
 export const RECOVER_BATCH = 1000;
 
-export function createWebhookDeliveries(deps: { store: AppStore; clock: Clock; endpoints: WebhookEndpoints }) {
+export function createWebhookDeliveries(deps: { store: WebhookStore; clock: Clock; endpoints: WebhookEndpoints }) {
   const { store, clock, endpoints } = deps;
   const load = endpoints.load;
 

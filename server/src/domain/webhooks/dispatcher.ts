@@ -1,4 +1,3 @@
-import type { AppStore, AppTx } from "../collections.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { randomBase62 } from "../kernel/ids.ts";
 import { type DomainLog, silentLog } from "../kernel/log.ts";
@@ -9,7 +8,7 @@ import { type AttemptSettings, attemptLog } from "./attempts.ts";
 import { deliveryAttempts, type Launch } from "./delivery-attempt.ts";
 import { FANOUT_BATCH, fanOut } from "./fan-out.ts";
 import type { OutboxSignal } from "./outbox.ts";
-import type { WebhookDeliveryDoc } from "./records.ts";
+import type { WebhookDeliveryDoc, WebhookStore, WebhookTx } from "./records.ts";
 import type { WebhookSender } from "./sender.ts";
 import type { AddressPolicy } from "./ssrf.ts";
 
@@ -55,7 +54,7 @@ export interface WebhookSettings extends AttemptSettings {
 
 export interface DispatcherDeps {
   /** The plain store: the dispatcher's own writes must not wake it again. */
-  store: AppStore;
+  store: WebhookStore;
   clock: Clock;
   vaultKeys: VaultKeys;
   sender: WebhookSender;
@@ -309,7 +308,7 @@ export type Dispatcher = ReturnType<typeof createDispatcher>;
  * is due as long after now as it was after the sandbox's time before the reset, and never before now;
  * otherwise it would wait for the server's clock to reach the advanced time. Returns how many moved.
  */
-export async function pullBackSandboxDeliveries(tx: AppTx, byMs: number, now: Date): Promise<number> {
+export async function pullBackSandboxDeliveries(tx: WebhookTx, byMs: number, now: Date): Promise<number> {
   const waiting = await tx.findAll("webhook_deliveries", {
     livemode: false,
     status: "pending",
@@ -331,12 +330,22 @@ export async function pullBackSandboxDeliveries(tx: AppTx, byMs: number, now: Da
 }
 
 /**
+ * Inside the transaction that resets the sandbox clock to `now` (domain/sandbox-clock): an endpoint
+ * failing since a time after the new now has its failure window begin again now. Returns how many.
+ */
+export async function restartSandboxFailureWindows(tx: WebhookTx, now: Date): Promise<number> {
+  const failing = await tx.findAll("webhook_endpoints", { livemode: false, failing_since: { $gt: iso(now) } });
+  for (const e of failing) await tx.update("webhook_endpoints", e.id, { set: { failing_since: iso(now) } });
+  return failing.length;
+}
+
+/**
  * Inside the transaction that moves the sandbox clock forward by `byMs` (domain/sandbox-clock): every
  * sandbox delivery whose attempt is under way keeps the lease it had, measured in real time, instead of
  * seeing it end at once on the moved clock (which would let another instance send the same attempt).
  * `now` is the sandbox's time before the move. Returns how many leases it extended.
  */
-export async function extendLeases(tx: AppTx, byMs: number, now: Date): Promise<number> {
+export async function extendLeases(tx: WebhookTx, byMs: number, now: Date): Promise<number> {
   const leased = await tx.findAll("webhook_deliveries", {
     livemode: false,
     status: "pending",

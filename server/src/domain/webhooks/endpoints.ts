@@ -1,6 +1,5 @@
 import type { components } from "@payments/contract/types";
 import type { Page, PageResult } from "../../store/port.ts";
-import type { AppStore } from "../collections.ts";
 import type { Caller } from "../kernel/caller.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { commit } from "../kernel/commit.ts";
@@ -11,7 +10,7 @@ import { defaulted } from "../kernel/operations.ts";
 import { iso } from "../kernel/time.ts";
 import { openSecret, sealSecret, type VaultKeys } from "../vault/crypto.ts";
 import { chaosSettings } from "./chaos.ts";
-import type { EnabledEvent, WebhookEndpointDoc } from "./records.ts";
+import type { EnabledEvent, WebhookEndpointDoc, WebhookStore } from "./records.ts";
 import { type AddressPolicy, checkEndpointUrl, type Resolver } from "./ssrf.ts";
 import { ENDPOINT_MACHINE } from "./state.ts";
 
@@ -56,7 +55,7 @@ export type EndpointCreate = components["schemas"]["WebhookEndpointCreate"];
 export type EndpointUpdate = components["schemas"]["WebhookEndpointUpdate"];
 
 export interface WebhookEndpointsDeps {
-  store: AppStore;
+  store: WebhookStore;
   clock: Clock;
   vaultKeys: VaultKeys;
   resolve: Resolver;

@@ -1,5 +1,4 @@
 import type { Page } from "../../store/port.ts";
-import type { AppStore } from "../collections.ts";
 import type { Caller } from "../kernel/caller.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { inEnvironment } from "../kernel/environment.ts";
@@ -9,6 +8,7 @@ import { idFloor, idNow, idTimeMs } from "../kernel/ids.ts";
 import type { EventStreamBody, QueryParams, StreamMessage } from "../kernel/operations.ts";
 import { iso } from "../kernel/time.ts";
 import type { OutboxSignal } from "./outbox.ts";
+import type { WebhookStore } from "./records.ts";
 
 // Reading events (getEvent, listEvents, streamEvents in spec/resources/events.tsp; scope `webhooks`).
 // Events are recorded by every area through the kernel (kernel/events.ts); this is how an integrator
@@ -35,7 +35,7 @@ export const STREAM_WAKE_GAP_MS = 50;
 const CATCH_UP_MAX = 1_000;
 
 export interface EventsDeps {
-  store: AppStore;
+  store: WebhookStore;
   clock: Clock;
   /** Wakes a stream after a commit of this instance that wrote events. */
   signal: OutboxSignal;
