@@ -1,13 +1,13 @@
 import { createCashouts } from "./cashouts/cashouts.ts";
 import type { PayoutRail } from "./cashouts/payout-rail.ts";
 import { createCharges } from "./charges/charges.ts";
+import type { FraudScreen } from "./charges/fraud-screen.ts";
 import type { Processor } from "./charges/processor.ts";
 import { createChallengeLinks } from "./charges/three-d-secure.ts";
 import type { AppStore } from "./collections.ts";
 import { createConsoleSessions } from "./console-sessions/console-sessions.ts";
 import { createDisputes } from "./disputes/disputes.ts";
 import { createFraud } from "./fraud/index.ts";
-import type { FraudScreen } from "./fraud/port.ts";
 import { createHealth } from "./health/health.ts";
 import type { Now } from "./kernel/caller.ts";
 import { createClock } from "./kernel/clock.ts";

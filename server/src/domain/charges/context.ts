@@ -1,4 +1,3 @@
-import type { FraudScreen } from "../fraud/port.ts";
 import type { Caller } from "../kernel/caller.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { inEnvironment } from "../kernel/environment.ts";
@@ -13,6 +12,7 @@ import { type FeeSchedule, feeFor } from "../ledger/fees.ts";
 import { ensureBalance, postCapture } from "../ledger/ledger.ts";
 import type { Merchants } from "../merchants/merchants.ts";
 import type { Tokens } from "../vault/tokens.ts";
+import type { FraudScreen } from "./fraud-screen.ts";
 import { acquirerIntents } from "./intents.ts";
 import type { Processor } from "./processor.ts";
 import type { ChargeDoc, ChargeStatus, ChargeStore, ChargeTx } from "./records.ts";

@@ -1,6 +1,5 @@
 import type { components } from "@payments/contract/types";
 import { assertIp } from "../fraud/ip.ts";
-import type { ChargeAssessment } from "../fraud/port.ts";
 import type { Caller } from "../kernel/caller.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { commit } from "../kernel/commit.ts";
@@ -11,6 +10,7 @@ import { assertMoney } from "../kernel/money.ts";
 import { iso } from "../kernel/time.ts";
 import { type FeeSchedule, rateFor } from "../ledger/fees.ts";
 import type { ChargeContext } from "./context.ts";
+import type { ChargeAssessment } from "./fraud-screen.ts";
 import { acquirerKey, LOCAL_METHODS } from "./processor.ts";
 import type { AcquirerIntentDoc, ChargeDoc, ChargeTx } from "./records.ts";
 import { CHARGE_MACHINE, eventFields } from "./state.ts";

@@ -1,5 +1,6 @@
 import type { components } from "@payments/contract/types";
 import { DuplicateKeyError, type Page, type PageResult } from "../../store/port.ts";
+import type { ChargeAssessment, ChargeAttempt, FraudScreen } from "../charges/fraud-screen.ts";
 import type { ChargeDoc } from "../charges/records.ts";
 import type { Caller } from "../kernel/caller.ts";
 import type { Clock } from "../kernel/clock.ts";
@@ -17,12 +18,11 @@ import type { Counters } from "./counters.ts";
 import { evaluate } from "./engine.ts";
 import type { FactGatherer, Observed } from "./facts.ts";
 import { assertIp } from "./ip.ts";
-import type { ChargeAssessment, ChargeAttempt, FraudScreen } from "./port.ts";
 import type { FraudEvaluationDoc, FraudStore, FraudTx } from "./records.ts";
 import type { FraudSettingsService } from "./settings.ts";
 
 // Fraud evaluations (spec: FraudEvaluation; POST/GET /v1/fraud/evaluations) and the screen charges use
-// (./port.ts). Every evaluation is stored and emits `fraud.evaluated` with exactly the fields
+// (charges/fraud-screen.ts, the port charges declare). Every evaluation is stored and emits `fraud.evaluated` with exactly the fields
 // FraudEvaluatedEvent fixes, in one transaction: the charge's own for a charge, its own for one made
 // through the API.
 

@@ -14,7 +14,7 @@ import { createFraudSettings } from "./settings.ts";
 // rules and engine (rules.ts, engine.ts), the store-backed facts they read (facts.ts: lists,
 // counters, history, settings), the evaluations and the screen charges use (evaluations.ts).
 
-export type { ChargeAssessment, ChargeAttempt, FraudScreen } from "./port.ts";
+export type { ChargeAssessment, ChargeAttempt, FraudScreen } from "../charges/fraud-screen.ts";
 
 export function createFraud(deps: {
   store: FraudStore;
