@@ -13,12 +13,8 @@ import { idNow } from "../kernel/ids.ts";
 import { iso } from "../kernel/time.ts";
 import { nextSettlement, settleDue } from "../ledger/ledger.ts";
 import type { PaymentLinks } from "../payment-links/payment-links.ts";
-import {
-  type Dispatcher,
-  extendLeases,
-  pullBackSandboxDeliveries,
-  restartSandboxFailureWindows,
-} from "../webhooks/dispatcher.ts";
+import { type Dispatcher, extendLeases, pullBackSandboxDeliveries } from "../webhooks/dispatcher.ts";
+import { restartSandboxFailureWindows } from "../webhooks/endpoints.ts";
 import type { SandboxClockStore } from "./records.ts";
 
 // The sandbox clock (spec/resources/sandbox-clock.tsp; docs/sandbox-clock.md): the sandbox's time is the

@@ -330,16 +330,6 @@ export async function pullBackSandboxDeliveries(tx: WebhookTx, byMs: number, now
 }
 
 /**
- * Inside the transaction that resets the sandbox clock to `now` (domain/sandbox-clock): an endpoint
- * failing since a time after the new now has its failure window begin again now. Returns how many.
- */
-export async function restartSandboxFailureWindows(tx: WebhookTx, now: Date): Promise<number> {
-  const failing = await tx.findAll("webhook_endpoints", { livemode: false, failing_since: { $gt: iso(now) } });
-  for (const e of failing) await tx.update("webhook_endpoints", e.id, { set: { failing_since: iso(now) } });
-  return failing.length;
-}
-
-/**
  * Inside the transaction that moves the sandbox clock forward by `byMs` (domain/sandbox-clock): every
  * sandbox delivery whose attempt is under way keeps the lease it had, measured in real time, instead of
  * seeing it end at once on the moved clock (which would let another instance send the same attempt).

@@ -10,7 +10,7 @@ import { defaulted } from "../kernel/operations.ts";
 import { iso } from "../kernel/time.ts";
 import { openSecret, sealSecret, type VaultKeys } from "../vault/crypto.ts";
 import { chaosSettings } from "./chaos.ts";
-import type { EnabledEvent, WebhookEndpointDoc, WebhookStore } from "./records.ts";
+import type { EnabledEvent, WebhookEndpointDoc, WebhookStore, WebhookTx } from "./records.ts";
 import { type AddressPolicy, checkEndpointUrl, type Resolver } from "./ssrf.ts";
 import { ENDPOINT_MACHINE } from "./state.ts";
 
@@ -206,3 +206,13 @@ export function createWebhookEndpoints(deps: WebhookEndpointsDeps) {
 }
 
 export type WebhookEndpoints = ReturnType<typeof createWebhookEndpoints>;
+
+/**
+ * Inside the transaction that resets the sandbox clock to `now` (domain/sandbox-clock): an endpoint
+ * failing since a time after the new now has its failure window begin again now. Returns how many.
+ */
+export async function restartSandboxFailureWindows(tx: WebhookTx, now: Date): Promise<number> {
+  const failing = await tx.findAll("webhook_endpoints", { livemode: false, failing_since: { $gt: iso(now) } });
+  for (const e of failing) await tx.update("webhook_endpoints", e.id, { set: { failing_since: iso(now) } });
+  return failing.length;
+}
