@@ -14,7 +14,7 @@ import { sealPan } from "../vault/crypto.ts";
 import { type CashoutsDeps, cashoutContext } from "./context.ts";
 import { validateDestination, viewOf } from "./destinations.ts";
 import { payouts } from "./payouts.ts";
-import type { CashoutDoc } from "./records.ts";
+import type { CashoutDoc, CashoutFailureCode } from "./records.ts";
 import { CASHOUT_MACHINE, eventFields, refusal } from "./state.ts";
 
 // Cashouts (spec/resources/cashouts.tsp, operations createCashout … sandboxFailCashout): a merchant takes money out of its available balance.
@@ -35,7 +35,7 @@ import { CASHOUT_MACHINE, eventFields, refusal } from "./state.ts";
 /** createCashout's body (the contract's CashoutCreate). */
 export type CashoutCreate = components["schemas"]["CashoutCreate"];
 
-export function createCashouts(deps: CashoutsDeps) {
+export function createCashouts(deps: CashoutsDeps): Cashouts {
   const ctx = cashoutContext(deps);
   const { store, clock, load, later, transition, returnFunds } = ctx;
   return {
@@ -137,4 +137,28 @@ export function createCashouts(deps: CashoutsDeps) {
   };
 }
 
-export type Cashouts = ReturnType<typeof createCashouts>;
+/** The cashouts area's service (spec/resources/cashouts.tsp). */
+export interface Cashouts {
+  sandboxPay(caller: Caller, id: string): Promise<CashoutDoc>;
+  sandboxFail(caller: Caller, id: string, code?: CashoutFailureCode): Promise<CashoutDoc>;
+  advance(
+    livemode: boolean,
+    limit?: number,
+  ): Promise<{
+    sent: number;
+    finished: number;
+  }>;
+  nextStep(livemode: boolean, after: Date): Promise<string | null>;
+  load: (livemode: boolean, id: string) => Promise<CashoutDoc>;
+  /** A page of paid cashouts of both environments (the ledger's upgrade at open: ledger/upgrade.ts PaidCashouts). */
+  listPaid: (page: Page) => Promise<PageResult<CashoutDoc>>;
+  create(caller: Caller, input: CashoutCreate): Promise<CashoutDoc>;
+  get: (caller: Caller, id: string) => Promise<CashoutDoc>;
+  list: (
+    caller: Caller,
+    filter: Pick<QueryParams<"listCashouts">, "merchant_id" | "status">,
+    page: Page,
+  ) => Promise<PageResult<CashoutDoc>>;
+  /** Cancels a pending cashout; its amount returns to `available`. */
+  cancel(caller: Caller, id: string): Promise<CashoutDoc>;
+}

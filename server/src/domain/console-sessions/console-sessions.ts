@@ -67,7 +67,7 @@ export function createConsoleSessions(deps: {
   serviceKeys: ServiceKeys;
   /** How long a session lasts from sign-in (CONSOLE_SESSION_TTL_SECONDS); it is never extended. */
   ttlSeconds: number;
-}) {
+}): ConsoleSessions {
   const { store, now, serviceKeys, ttlSeconds } = deps;
 
   return {
@@ -125,4 +125,20 @@ export function createConsoleSessions(deps: {
   };
 }
 
-export type ConsoleSessions = ReturnType<typeof createConsoleSessions>;
+/** The developer console's sessions. */
+export interface ConsoleSessions {
+  /**
+   * Exchanges a service key's secret for a new session. The secret is checked exactly as an API
+   * request's would be (401 `unauthorized` for a malformed, unknown, expired or revoked key).
+   */
+  signIn(secret: string): Promise<SignedIn>;
+  /**
+   * The session a cookie's token names and its key, re-read from the store; or why there is none.
+   * A session whose key no longer authenticates is deleted on the spot.
+   */
+  resolve(token: string): Promise<Resolved>;
+  /** Ends the session (sign-out). Ending one that does not exist is not an error. */
+  signOut(token: string): Promise<void>;
+  /** Deletes the sessions past their end (housekeeping); returns how many. */
+  sweep: () => Promise<number>;
+}

@@ -80,7 +80,7 @@ const EMPTY_EVIDENCE: DisputeDoc["evidence"] = {
 /** Another instance's pass opened this scheduled dispute first. */
 class ClaimLost extends Error {}
 
-export function createDisputes(deps: DisputesDeps) {
+export function createDisputes(deps: DisputesDeps): Disputes {
   const { store, clock, charges } = deps;
   const feeFor = (currency: string) => deps.fees[currency] ?? 0;
   const dueBy = (livemode: boolean) => iso(new Date(clock.now(livemode).getTime() + deps.evidenceSeconds * 1000));
@@ -461,4 +461,50 @@ export function createDisputes(deps: DisputesDeps) {
   };
 }
 
-export type Disputes = ReturnType<typeof createDisputes>;
+/** The disputes area's service (spec/resources/disputes.tsp). */
+export interface Disputes {
+  load: (livemode: boolean, id: string) => Promise<DisputeDoc>;
+  open: (
+    caller: Caller | null,
+    livemode: boolean,
+    chargeId: string,
+    input: {
+      reason?: DisputeReason;
+      inquiry?: boolean;
+    },
+    alongside?: (tx: DisputeTx) => Promise<void>,
+  ) => Promise<DisputeDoc>;
+  resolve: (caller: Caller | null, livemode: boolean, id: string, outcome: DisputeOutcome) => Promise<DisputeDoc>;
+  /**
+   * Runs inside every capture's transaction (charges' onCapture, wired in domain/index.ts): a sandbox
+   * charge captured with a dispute test card gets its dispute scheduled, to be opened by
+   * openScheduledDue when the sandbox clock reaches it.
+   */
+  scheduleTestCardDispute(tx: DisputeTx, charge: ChargeDoc): Promise<void>;
+  /** Opens every scheduled dispute of one environment whose time has come; returns how many opened. */
+  openScheduledDue(livemode: boolean, limit?: number): Promise<number>;
+  /** When the environment's next scheduled dispute opens after `after`, or null. */
+  nextScheduled(livemode: boolean, after: Date): Promise<string | null>;
+  get: (caller: Caller, id: string) => Promise<DisputeDoc>;
+  list: (
+    caller: Caller,
+    filter: Pick<QueryParams<"listDisputes">, "charge_id" | "merchant_id" | "status">,
+    page: Page,
+  ) => Promise<PageResult<DisputeDoc>>;
+  /** updateDispute: evidence kept as a draft, or submitted (`submit: true`): the dispute goes under review. */
+  update(caller: Caller, id: string, input: DisputeUpdate): Promise<DisputeDoc>;
+  /** closeDispute: the merchant accepts; a chargeback is lost (its money stays withdrawn), an inquiry closed. */
+  close(caller: Caller, id: string): Promise<DisputeDoc>;
+  /** sandboxOpenDispute. */
+  sandboxOpen(caller: Caller, chargeId: string, input: SandboxDisputeOpen): Promise<DisputeDoc>;
+  /** sandboxResolveDispute: the network's decision, whether or not evidence was submitted. */
+  sandboxResolve(caller: Caller, id: string, outcome: DisputeOutcome): Promise<DisputeDoc>;
+  /**
+   * The deadline job: every dispute of one environment still waiting for evidence past its
+   * `evidence_due_by` (on that environment's clock) closes: a chargeback as lost, an inquiry as
+   * warning_closed. Returns how many.
+   */
+  expireDue(livemode: boolean, limit?: number): Promise<number>;
+  /** When the environment's next evidence deadline passes after `after` (the sandbox clock steps to it), or null. */
+  nextDeadline(livemode: boolean, after: Date): Promise<string | null>;
+}

@@ -59,7 +59,7 @@ export async function forgetCountersAfter(tx: FraudTx, livemode: boolean, at: Da
   return tx.deleteMany("fraud_counters", { livemode, expires_at: { $gt: iso(new Date(lastKept)) } });
 }
 
-export function createCounters(store: FraudStore) {
+export function createCounters(store: FraudStore): Counters {
   /** The ids of the window's buckets, newest first. */
   function windowIds(livemode: boolean, kind: CounterKind, value: string, at: Date): string[] {
     const minute = minuteOf(at);
@@ -120,4 +120,26 @@ export function createCounters(store: FraudStore) {
   };
 }
 
-export type Counters = ReturnType<typeof createCounters>;
+/** The velocity counters the rules read (fraud_counters). */
+export interface Counters {
+  /**
+   * Counts an attempt in the current minute (atomically, see above) and returns the window's counts,
+   * this attempt included, with the id of the bucket it went into (for a later decline).
+   */
+  count(
+    livemode: boolean,
+    kind: CounterKind,
+    value: string,
+    small: boolean,
+    at: Date,
+  ): Promise<{
+    counts: WindowCounts;
+    bucketId: string;
+  }>;
+  /** The window's counts without counting anything (evaluations through the API). */
+  read(livemode: boolean, kind: CounterKind, value: string, at: Date): Promise<WindowCounts>;
+  /** Counts a decline in the bucket its attempt went into, inside the charge's transaction. */
+  decline(tx: FraudTx, bucketId: string): Promise<void>;
+  /** Deletes buckets that have left every window. */
+  sweep: (livemode: boolean, at: Date) => Promise<number>;
+}

@@ -59,7 +59,7 @@ export interface ChargeLookup {
   load(livemode: boolean, id: string, param?: string): Promise<ChargeDoc>;
 }
 
-export function createFraudEvaluations(deps: FraudEvaluationsDeps) {
+export function createFraudEvaluations(deps: FraudEvaluationsDeps): FraudEvaluations {
   const { clock, settings, gatherer, counters } = deps;
 
   /** Runs the rules on the observed facts and builds the (unstored) evaluation. */
@@ -284,4 +284,19 @@ export function createFraudEvaluations(deps: FraudEvaluationsDeps) {
   };
 }
 
-export type FraudEvaluations = ReturnType<typeof createFraudEvaluations>;
+/** Fraud evaluations (spec: FraudEvaluation) and the screen charges call (charges/fraud-screen.ts). */
+export interface FraudEvaluations {
+  screen: FraudScreen;
+  /**
+   * POST /v1/fraud/evaluations: `tx_id` alone re-evaluates an existing charge without changing it;
+   * otherwise the facts describe a prospective transaction, which gets a `tx_id` of its own. Counts
+   * are read, never added to: an evaluation is a question, not an attempt.
+   */
+  create(caller: Caller, input: FraudEvaluationCreate): Promise<FraudEvaluationDoc>;
+  get: (caller: Caller, id: string) => Promise<FraudEvaluationDoc>;
+  list: (
+    caller: Caller,
+    filter: Pick<QueryParams<"listFraudEvaluations">, "tx_id" | "decision">,
+    page: Page,
+  ) => Promise<PageResult<FraudEvaluationDoc>>;
+}

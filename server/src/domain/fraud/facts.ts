@@ -122,7 +122,7 @@ export async function recordFraudDispute(
   });
 }
 
-export function createFactGatherer(store: FraudStore, counters: Counters) {
+export function createFactGatherer(store: FraudStore, counters: Counters): FactGatherer {
   return {
     /**
      * The facts of one transaction. `count`: the attempt is counted in the velocity counters first
@@ -226,4 +226,11 @@ export function createFactGatherer(store: FraudStore, counters: Counters) {
   };
 }
 
-export type FactGatherer = ReturnType<typeof createFactGatherer>;
+/** The store-backed facts the fraud rules read. */
+export interface FactGatherer {
+  /**
+   * The facts of one transaction. `count`: the attempt is counted in the velocity counters first
+   * (charges); otherwise the counts are only read (evaluations through the API).
+   */
+  gather(observed: Observed, at: Date, count: boolean): Promise<Gathered>;
+}

@@ -46,7 +46,7 @@ function fromDoc(livemode: boolean, doc: FraudSettingsDoc | null): FraudSettings
   };
 }
 
-export function createFraudSettings(store: FraudStore, clock: Clock) {
+export function createFraudSettings(store: FraudStore, clock: Clock): FraudSettingsService {
   async function load(livemode: boolean): Promise<FraudSettings> {
     return fromDoc(livemode, await store.get("fraud_settings", docId(livemode)));
   }
@@ -120,4 +120,14 @@ export function createFraudSettings(store: FraudStore, clock: Clock) {
   };
 }
 
-export type FraudSettingsService = ReturnType<typeof createFraudSettings>;
+/** The fraud settings' service (getFraudSettings, updateFraudSettings). */
+export interface FraudSettingsService {
+  load: (livemode: boolean) => Promise<FraudSettings>;
+  get: (caller: Caller) => Promise<FraudSettings>;
+  /**
+   * Applies the changes, refusing a review threshold that is not below the block threshold (400
+   * naming the field that was sent). Conditional on the values it read, so two concurrent changes
+   * cannot together produce a pair that neither alone would allow (409: retry).
+   */
+  update(caller: Caller, changes: FraudSettingsUpdate): Promise<FraudSettings>;
+}

@@ -87,7 +87,7 @@ export type BalanceTransactionFilter = Pick<
   "merchant_id" | "type" | "created_gte" | "created_lt" | "source" | "cashout_id"
 >;
 
-export function createBalanceTransactions(store: LedgerStore) {
+export function createBalanceTransactions(store: LedgerStore): BalanceTransactions {
   return {
     /** getBalanceTransaction: one of the caller's environment (404 otherwise). */
     async get(caller: Caller, id: string): Promise<BalanceTransactionDoc> {
@@ -186,4 +186,16 @@ export function whereOf(livemode: boolean, filter: BalanceTransactionFilter): Wh
   return where;
 }
 
-export type BalanceTransactions = ReturnType<typeof createBalanceTransactions>;
+/** The ledger's balance transactions service (getBalanceTransaction, listBalanceTransactions). */
+export interface BalanceTransactions {
+  /** getBalanceTransaction: one of the caller's environment (404 otherwise). */
+  get(caller: Caller, id: string): Promise<BalanceTransactionDoc>;
+  /**
+   * listBalanceTransactions with `Accept: text/csv` (BalanceTransactionCsv): every matching transaction,
+   * newest first, read from the store one page at a time as the transport asks for lines, so memory
+   * holds one page whatever the list's length.
+   */
+  csv(caller: Caller, filter: BalanceTransactionFilter): CsvBody;
+  /** listBalanceTransactions: newest first, each filter an equality or range on an indexed field. */
+  list(caller: Caller, filter: BalanceTransactionFilter, page: Page): Promise<PageResult<BalanceTransactionDoc>>;
+}

@@ -1,7 +1,8 @@
 import type { Caller } from "../kernel/caller.ts";
 import type { Merchants } from "../merchants/merchants.ts";
+import type { MerchantDoc } from "../merchants/records.ts";
 import { balanceId } from "./postings.ts";
-import type { LedgerStore } from "./records.ts";
+import type { BalanceDoc, LedgerStore } from "./records.ts";
 
 // A merchant's balances, one per currency (getMerchantBalance, spec/resources/balances.tsp): the sums of
 // its ledger entries, kept up to date by ledger.ts in the transactions that move the money.
@@ -9,7 +10,7 @@ import type { LedgerStore } from "./records.ts";
 /** More currencies than any merchant holds: one balance each. */
 const MAX_CURRENCIES = 1000;
 
-export function createBalances(store: LedgerStore, merchants: Merchants) {
+export function createBalances(store: LedgerStore, merchants: Merchants): Balances {
   return {
     /** A merchant's balance in every currency it has held (GET /v1/merchants/{id}/balance). */
     async get(caller: Caller, merchantId: string) {
@@ -23,4 +24,16 @@ export function createBalances(store: LedgerStore, merchants: Merchants) {
   };
 }
 
-export type Balances = ReturnType<typeof createBalances>;
+/** The ledger's balances service (getMerchantBalance). */
+export interface Balances {
+  /** A merchant's balance in every currency it has held (GET /v1/merchants/{id}/balance). */
+  get(
+    caller: Caller,
+    merchantId: string,
+  ): Promise<{
+    merchant: MerchantDoc;
+    rows: BalanceDoc[];
+  }>;
+  /** Whether the merchant has ever held `currency` (a balance row exists; createCashout refuses otherwise). */
+  held(merchantId: string, currency: string): Promise<boolean>;
+}

@@ -1,5 +1,5 @@
 import type { components } from "@payments/contract/types";
-import type { Page } from "../../store/port.ts";
+import type { Page, PageResult } from "../../store/port.ts";
 import type { Caller } from "../kernel/caller.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { commit } from "../kernel/commit.ts";
@@ -20,7 +20,7 @@ export type MerchantCreate = components["schemas"]["MerchantCreate"];
 /** updateMerchant's body (the contract's MerchantUpdate). */
 export type MerchantUpdate = components["schemas"]["MerchantUpdate"];
 
-export function createMerchants(store: MerchantStore, clock: Clock) {
+export function createMerchants(store: MerchantStore, clock: Clock): Merchants {
   /** `param` names the request field the id came from, for the 404 problem. */
   async function load(livemode: boolean, id: string, param = "id"): Promise<MerchantDoc> {
     return inEnvironment(await store.get("merchants", id), livemode, "merchant", id, param);
@@ -130,4 +130,25 @@ export function createMerchants(store: MerchantStore, clock: Clock) {
   };
 }
 
-export type Merchants = ReturnType<typeof createMerchants>;
+/** The merchants area's service (spec/resources/merchants.tsp): what other areas and the handlers may ask of it. */
+export interface Merchants {
+  load: (livemode: boolean, id: string, param?: string) => Promise<MerchantDoc>;
+  /**
+   * The merchant `id` in either environment, or null: for what is reached by a global id without a
+   * caller (a payment link's public page and payment, payment-links/pay.ts).
+   */
+  find: (id: string) => Promise<MerchantDoc | null>;
+  /**
+   * The merchant named in a request that moves its money (a charge, a payment link, a cashout): it must
+   * exist in the caller's environment (404) and be active (409 merchant_inactive, naming the field).
+   */
+  loadActive(livemode: boolean, id: string, param: string, action: "take payments" | "cash out"): Promise<MerchantDoc>;
+  create(caller: Caller, input: MerchantCreate): Promise<MerchantDoc>;
+  get: (caller: Caller, id: string) => Promise<MerchantDoc>;
+  list: (
+    caller: Caller,
+    filter: Pick<QueryParams<"listMerchants">, "status">,
+    page: Page,
+  ) => Promise<PageResult<MerchantDoc>>;
+  update(caller: Caller, id: string, changes: MerchantUpdate): Promise<MerchantDoc>;
+}

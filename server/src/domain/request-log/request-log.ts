@@ -11,7 +11,7 @@ import type { RequestLogDoc, RequestLogStore } from "./records.ts";
 /** listRequestLog's filters (its query parameters in the contract). */
 export type RequestLogFilter = Pick<QueryParams<"listRequestLog">, "key_id" | "method" | "outcome">;
 
-export function createRequestLog(store: RequestLogStore, now: Now, retentionDays: number) {
+export function createRequestLog(store: RequestLogStore, now: Now, retentionDays: number): RequestLog {
   return {
     /** Deletes records older than the retention period (REQUEST_LOG_RETENTION_DAYS); returns how many. */
     sweep: () =>
@@ -29,4 +29,9 @@ export function createRequestLog(store: RequestLogStore, now: Now, retentionDays
   };
 }
 
-export type RequestLog = ReturnType<typeof createRequestLog>;
+/** The request log's service (the console's request log). */
+export interface RequestLog {
+  /** Deletes records older than the retention period (REQUEST_LOG_RETENTION_DAYS); returns how many. */
+  sweep: () => Promise<number>;
+  list(caller: Caller, filter: RequestLogFilter, page: Page): Promise<PageResult<RequestLogDoc>>;
+}

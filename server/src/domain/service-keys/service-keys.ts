@@ -52,7 +52,7 @@ function keyEventFields(key: ServiceKeyDoc) {
   return { key_id: key.id, name: key.name, prefix: key.prefix, scopes: key.scopes };
 }
 
-export function createServiceKeys(store: ServiceKeyStore, clock: Clock) {
+export function createServiceKeys(store: ServiceKeyStore, clock: Clock): ServiceKeys {
   // A key is a real credential: its creation, expiry, grace period and use are on the server's own clock,
   // whatever its environment; only the events it records are on its environment's (kernel/clock.ts).
   const now = clock.real;
@@ -285,4 +285,57 @@ export function createServiceKeys(store: ServiceKeyStore, clock: Clock) {
   };
 }
 
-export type ServiceKeys = ReturnType<typeof createServiceKeys>;
+/** The service keys area's service (spec: ServiceKeys): keys, their secrets, and authentication. */
+export interface ServiceKeys {
+  /**
+   * The key record `id` in whatever state it is (expired, revoked), or null: for a console session,
+   * which re-checks its key at every request (console-sessions keyRefusal).
+   */
+  find: (id: string) => Promise<ServiceKeyDoc | null>;
+  /**
+   * Resolves a presented secret to its key. 401 for a malformed, unknown, expired or revoked key, and
+   * for a rotated-out secret whose grace period has ended.
+   */
+  authenticate(secret: string): Promise<ServiceKeyDoc>;
+  /** Records use without writing on every request. Failures here must never fail the request. */
+  touch(key: ServiceKeyDoc): Promise<void>;
+  create: (
+    caller: Caller,
+    input: CreateKeyInput,
+  ) => Promise<{
+    key: ServiceKeyDoc;
+    secret: string;
+  }>;
+  /** For the CLI and the first start, which act without a caller. */
+  issue: (
+    livemode: boolean,
+    input: CreateKeyInput,
+    caller?: Caller | null,
+  ) => Promise<{
+    key: ServiceKeyDoc;
+    secret: string;
+  }>;
+  get: (caller: Caller, id: string) => Promise<ServiceKeyDoc>;
+  list: (caller: Caller, page: Page) => Promise<PageResult<ServiceKeyDoc>>;
+  rotate(
+    caller: Caller,
+    id: string,
+    gracePeriodSeconds: number,
+  ): Promise<{
+    key: ServiceKeyDoc;
+    secret: string;
+  }>;
+  revoke(caller: Caller, id: string): Promise<ServiceKeyDoc>;
+  /** True when no key exists at all: the first start creates the sandbox key (README 'Quick start'). */
+  none: () => Promise<boolean>;
+  /**
+   * The first start's sandbox key with scope `*` (README "Quick start"), or null when this store already has a
+   * key or another instance made the first one. Two instances starting together on an empty store
+   * both see no key; each then claims the `settings` record BOOTSTRAP_SETTING in the same
+   * transaction as its key, and the record's unique id lets exactly one of them commit.
+   */
+  bootstrap(): Promise<{
+    key: ServiceKeyDoc;
+    secret: string;
+  } | null>;
+}

@@ -84,7 +84,7 @@ export function assertEnabled(endpoint: WebhookEndpointDoc, param: string): void
 const conflict = (what: string) =>
   new DomainError("conflict", `The ${what} changed while it was being updated; retry.`);
 
-export function createWebhookEndpoints(deps: WebhookEndpointsDeps) {
+export function createWebhookEndpoints(deps: WebhookEndpointsDeps): WebhookEndpoints {
   const { store, clock, vaultKeys } = deps;
   // A secret rotation's grace period is about a real receiver switching secrets: the server's own clock.
   const now = clock.real;
@@ -205,7 +205,29 @@ export function createWebhookEndpoints(deps: WebhookEndpointsDeps) {
   };
 }
 
-export type WebhookEndpoints = ReturnType<typeof createWebhookEndpoints>;
+/** The webhook endpoints' service (spec: WebhookEndpoint). */
+export interface WebhookEndpoints {
+  load: (livemode: boolean, id: string, param?: string) => Promise<WebhookEndpointDoc>;
+  create(
+    caller: Caller,
+    input: EndpointCreate,
+  ): Promise<{
+    endpoint: WebhookEndpointDoc;
+    secret: string;
+  }>;
+  get: (caller: Caller, id: string) => Promise<WebhookEndpointDoc>;
+  list(caller: Caller, page: Page): Promise<PageResult<WebhookEndpointDoc>>;
+  update(caller: Caller, id: string, changes: EndpointUpdate): Promise<WebhookEndpointDoc>;
+  delete(caller: Caller, id: string): Promise<WebhookEndpointDoc>;
+  rotateSecret(
+    caller: Caller,
+    id: string,
+    gracePeriodSeconds: number,
+  ): Promise<{
+    endpoint: WebhookEndpointDoc;
+    secret: string;
+  }>;
+}
 
 /**
  * Inside the transaction that resets the sandbox clock to `now` (domain/sandbox-clock): an endpoint
