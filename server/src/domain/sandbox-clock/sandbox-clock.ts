@@ -107,7 +107,7 @@ const noWork = (): SandboxClockWork => ({
   steps: 0,
 });
 
-export function createSandboxClock(deps: SandboxClockDeps) {
+export function createSandboxClock(deps: SandboxClockDeps): SandboxClock {
   const { store, clock, charges, cashouts, disputes, dispatcher } = deps;
   const SANDBOX = false;
 
@@ -359,4 +359,18 @@ export function createSandboxClock(deps: SandboxClockDeps) {
   };
 }
 
-export type SandboxClock = ReturnType<typeof createSandboxClock>;
+/** The sandbox clock's service (spec: the SandboxClock operations). */
+export interface SandboxClock {
+  refresh: () => Promise<void>;
+  /** GET /v1/sandbox/clock. */
+  read(caller: Caller): Promise<SandboxClockReading>;
+  /** POST /v1/sandbox/clock/advance. */
+  advance(caller: Caller, input: SandboxClockAdvanceInput): Promise<SandboxClockResult>;
+  /**
+   * POST /v1/sandbox/clock/reset: the sandbox's time back to the server's (offset 0, a new epoch),
+   * keeping what is stored (see the top of this file for what that means for its due times). Holds
+   * the clock like an advance, so it waits for none and an advance running makes it a 409. At offset
+   * 0 it changes nothing (no new epoch).
+   */
+  reset(caller: Caller): Promise<SandboxClockResult>;
+}
