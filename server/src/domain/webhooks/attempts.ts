@@ -66,7 +66,7 @@ export function attemptLog(deps: {
   store: WebhookStore;
   clock: Clock;
   settings: AttemptSettings;
-  /** [0, 1), for the retry jitter. */
+  /** [0, 1): AttemptLog, for the retry jitter. */
   random: () => number;
 }) {
   const { store, clock, settings, random } = deps;
@@ -183,4 +183,18 @@ export function attemptLog(deps: {
   }
 
   return { record };
+}
+/** The webhooks area's attempt log: each delivery attempt's outcome and the endpoint's health. */
+export interface AttemptLog {
+  record: (
+    d: WebhookDeliveryDoc,
+    endpoint: WebhookEndpointDoc,
+    at: Date,
+    number: number,
+    result: DeliveryResult,
+  ) => Promise<{
+    recorded: boolean;
+    disabled: boolean;
+    entry: WebhookAttemptRecord;
+  }>;
 }

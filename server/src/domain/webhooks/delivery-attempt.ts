@@ -4,7 +4,7 @@ import type { DomainLog } from "../kernel/log.ts";
 import type { DomainObserver } from "../kernel/observer.ts";
 import { iso } from "../kernel/time.ts";
 import type { VaultKeys } from "../vault/crypto.ts";
-import { type attemptLog, deliveryRequest } from "./attempts.ts";
+import { type AttemptLog, deliveryRequest } from "./attempts.ts";
 import { chaosOf, failedUnsent, sendsDuplicate } from "./chaos.ts";
 import type { WebhookDeliveryDoc, WebhookEndpointDoc, WebhookStore } from "./records.ts";
 import type { WebhookSender } from "./sender.ts";
@@ -31,7 +31,7 @@ export function deliveryAttempts(deps: {
   sender: WebhookSender;
   vaultKeys: VaultKeys;
   policyFor: (livemode: boolean) => AddressPolicy;
-  attempts: ReturnType<typeof attemptLog>;
+  attempts: AttemptLog;
   log: DomainLog;
   observer: DomainObserver;
   /** The dispatcher instance's name, for its log lines. */
