@@ -8,6 +8,7 @@ import { transition as machineTransition } from "../kernel/state-machine.ts";
 import { iso } from "../kernel/time.ts";
 import type { Balances } from "../ledger/balances.ts";
 import { postCashoutReversal } from "../ledger/ledger.ts";
+import type { LedgerEntryDoc, PostingDoc } from "../ledger/records.ts";
 import type { Merchants } from "../merchants/merchants.ts";
 import { openPan, type VaultKeys } from "../vault/crypto.ts";
 import type { Destination } from "./destinations.ts";
@@ -33,7 +34,7 @@ export interface CashoutsDeps {
   transitSeconds: number;
 }
 
-export function cashoutContext(deps: CashoutsDeps) {
+export function cashoutContext(deps: CashoutsDeps): CashoutContext {
   const { store, clock } = deps;
   /** `seconds` from now on the environment's clock, in the stored format. */
   const later = (livemode: boolean, seconds: number) => iso(new Date(clock.now(livemode).getTime() + seconds * 1000));
@@ -103,4 +104,19 @@ export function cashoutContext(deps: CashoutsDeps) {
   return { ...deps, later, load, payoutRequest, transition, returnFunds, failIn };
 }
 
-export type CashoutContext = ReturnType<typeof cashoutContext>;
+/** What every cashout use case works with: the area's dependencies and the steps they share (this file). */
+export interface CashoutContext extends CashoutsDeps {
+  /** `seconds` from now on the environment's clock, in the stored format. */
+  later(livemode: boolean, seconds: number): string;
+  load(livemode: boolean, id: string): Promise<CashoutDoc>;
+  payoutRequest(cashout: CashoutDoc): PayoutRequest;
+  transition(
+    tx: CashoutTx,
+    cashout: CashoutDoc,
+    to: CashoutStatus,
+    set: Partial<Omit<CashoutDoc, "status">>,
+    action: CashoutAction,
+  ): Promise<CashoutDoc>;
+  returnFunds(tx: CashoutTx, cashout: CashoutDoc): Promise<{ posting: PostingDoc; entries: LedgerEntryDoc[] }>;
+  failIn(caller: Caller | null, cashout: CashoutDoc, code: CashoutFailureCode, message: string): Promise<CashoutDoc>;
+}

@@ -13,7 +13,7 @@ import { ensureBalance, postCapture } from "../ledger/ledger.ts";
 import type { Merchants } from "../merchants/merchants.ts";
 import type { Tokens } from "../vault/tokens.ts";
 import type { FraudScreen } from "./fraud-screen.ts";
-import { acquirerIntents } from "./intents.ts";
+import { type AcquirerIntents, acquirerIntents } from "./intents.ts";
 import type { Processor } from "./processor.ts";
 import type { ChargeDoc, ChargeStatus, ChargeStore, ChargeTx } from "./records.ts";
 import { CHARGE_MACHINE, type ChargeAction, eventFields, refusal } from "./state.ts";
@@ -69,7 +69,7 @@ export interface ChargesDeps {
   log: DomainLog;
 }
 
-export function chargeContext(deps: ChargesDeps) {
+export function chargeContext(deps: ChargesDeps): ChargeContext {
   const { store, clock } = deps;
 
   async function load(livemode: boolean, id: string, param = "id"): Promise<ChargeDoc> {
@@ -186,4 +186,22 @@ export function chargeContext(deps: ChargesDeps) {
   };
 }
 
-export type ChargeContext = ReturnType<typeof chargeContext>;
+/** What every charge use case works with: the area's dependencies and the steps they share (this file). */
+export interface ChargeContext extends ChargesDeps {
+  /** The environment's acquirer, or a 503 `acquirer_not_configured` when production has none. */
+  processorFor(livemode: boolean): Processor;
+  intents: AcquirerIntents;
+  onTransition(tx: ChargeTx, from: ChargeStatus, charge: ChargeDoc): Promise<void>;
+  load(livemode: boolean, id: string, param?: string): Promise<ChargeDoc>;
+  transition(
+    tx: ChargeTx,
+    charge: ChargeDoc,
+    to: ChargeStatus,
+    set: Partial<Omit<ChargeDoc, "status">>,
+    action: ChargeAction,
+  ): Promise<ChargeDoc>;
+  reached(tx: ChargeTx, charge: ChargeDoc): void;
+  prepareCapture(charge: ChargeDoc): Promise<void>;
+  applyCapture(tx: ChargeTx, captured: ChargeDoc, amount: number): Promise<void>;
+  eraseSingleUseToken(charge: ChargeDoc): Promise<void>;
+}
