@@ -3,9 +3,9 @@ import { createSimulatorPayoutRail } from "../src/adapters/payout-rail-simulator
 import { createSimulatorProcessor } from "../src/adapters/processor-simulator.ts";
 import { domainSettings, loadConfig } from "../src/config.ts";
 import type { PayoutRail } from "../src/domain/cashouts/payout-rail.ts";
+import type { FraudScreen } from "../src/domain/charges/fraud-screen.ts";
 import type { Processor } from "../src/domain/charges/processor.ts";
 import { type AppStore, COLLECTIONS, type Docs } from "../src/domain/collections.ts";
-import type { FraudScreen } from "../src/domain/fraud/port.ts";
 import { createDomain, type DomainDeps } from "../src/domain/index.ts";
 import type { Caller } from "../src/domain/kernel/caller.ts";
 import { DomainError } from "../src/domain/kernel/errors.ts";

@@ -21,6 +21,8 @@ import { webhookCollections } from "./webhooks/records.ts";
 // shape of every object, and the indexes its queries need); a new area adds one line here. API objects
 // are serialized from these records by each area's serialize.ts, which names exactly the fields the
 // contract shows, so secrets and card data never leave through the API except by the vault's audited reveal.
+// AppStore, the whole store's type, is for the composition root (index.ts), the transport and tests: an
+// area's own code sees only its own collections and the kernel's (kernel/store.ts AreaStore).
 
 export const COLLECTIONS = {
   ...eventCollections,

@@ -2,27 +2,25 @@ import { createAcquirerNotifications } from "./acquirer-notifications/notificati
 import { createCashouts } from "./cashouts/cashouts.ts";
 import type { PayoutRail } from "./cashouts/payout-rail.ts";
 import { createCharges } from "./charges/charges.ts";
+import type { FraudScreen } from "./charges/fraud-screen.ts";
 import type { Processor } from "./charges/processor.ts";
 import { createChallengeLinks } from "./charges/three-d-secure.ts";
 import type { AppStore } from "./collections.ts";
 import { createConsoleSessions } from "./console-sessions/console-sessions.ts";
 import { createDisputes } from "./disputes/disputes.ts";
 import { createFraud } from "./fraud/index.ts";
-import type { FraudScreen } from "./fraud/port.ts";
 import { createHealth } from "./health/health.ts";
+import { domainJobs } from "./jobs.ts";
 import type { Now } from "./kernel/caller.ts";
 import { createClock } from "./kernel/clock.ts";
 import { type DomainLog, silentLog } from "./kernel/log.ts";
 import type { MoneyRules } from "./kernel/money.ts";
 import { type DomainObserver, unobserved } from "./kernel/observer.ts";
-import { iso } from "./kernel/time.ts";
 import { createBalanceTransactions } from "./ledger/balance-transactions.ts";
 import { createBalances } from "./ledger/balances.ts";
 import { createFeeSchedules } from "./ledger/fee-schedules.ts";
 import type { FeeSchedule } from "./ledger/fees.ts";
-import { settleDue } from "./ledger/ledger.ts";
-import { upgradeLedger } from "./ledger/upgrade.ts";
-import { verifyLedger } from "./ledger/verify.ts";
+import { ledgerMaintenance } from "./ledger/maintenance.ts";
 import { createMerchants } from "./merchants/merchants.ts";
 import { createPageTokens } from "./payment-links/page-token.ts";
 import { createPaymentLinks } from "./payment-links/payment-links.ts";
@@ -123,15 +121,16 @@ export function createDomain(deps: DomainDeps) {
   const serviceKeys = createServiceKeys(store, clock);
   const tokens = createTokens(store, vaultKeys, clock);
   const log = deps.log ?? silentLog;
-  const fraud = createFraud({ store, clock, tokens, merchants, money, log });
-  const disputes = createDisputes({
+  // Fraud evaluates a stored charge by id through the charges service, made below (fraud is made first:
+  // every charge passes its screen); the lookup runs only once a request comes.
+  const fraud = createFraud({
     store,
     clock,
-    fees: settings.disputeFees,
-    evidenceSeconds: settings.disputeEvidenceSeconds,
-    // Only the sandbox's simulator knows its dispute test cards in advance (disputes.ts: sandbox only).
-    processor: deps.processors.sandbox,
-    acquirers: deps.processors,
+    tokens,
+    merchants,
+    money,
+    log,
+    charges: { load: (livemode, id, param) => charges.load(livemode, id, param) },
   });
   const charges = createCharges({
     store,
@@ -152,10 +151,21 @@ export function createDomain(deps: DomainDeps) {
     intentLockSeconds: settings.acquirerIntentLockSeconds,
     log,
   });
+  const disputes = createDisputes({
+    store,
+    clock,
+    fees: settings.disputeFees,
+    evidenceSeconds: settings.disputeEvidenceSeconds,
+    // Only the sandbox's simulator knows its dispute test cards in advance (disputes.ts: sandbox only).
+    processor: deps.processors.sandbox,
+    acquirers: deps.processors,
+    charges: charges.disputed,
+  });
   const cashouts = createCashouts({
     store,
     clock,
     merchants,
+    balances,
     money,
     vaultKeys,
     rail: deps.payoutRail,
@@ -217,13 +227,7 @@ export function createDomain(deps: DomainDeps) {
     disputes,
     dispatcher: webhooks.dispatcher,
   });
-  /** A job for both environments, each on its own clock (the sandbox's read again from the store first). */
-  const inBoth = async (job: (livemode: boolean) => Promise<number>): Promise<number> => {
-    await sandboxClock.refresh();
-    return (await job(true)) + (await job(false));
-  };
-
-  return {
+  const areas = {
     merchants,
     balances,
     balanceTransactions,
@@ -244,60 +248,14 @@ export function createDomain(deps: DomainDeps) {
     streamLeases,
     health,
     sandboxClock,
-    ledger: {
-      /** Brings a database written before double entry up to date (ledger/upgrade.ts); run at open. */
-      upgrade: () => upgradeLedger(store, clock),
-      /** Adds everything up again and reports every difference (`npm run admin -- ledger verify`). */
-      verify: () => verifyLedger(store),
-    },
+  };
+  return {
+    ...areas,
+    ledger: ledgerMaintenance(store, clock, cashouts),
     /** Each environment's clock (kernel/clock.ts). */
     clock,
-    /** The background jobs' work, one pass; the server runs it every JOBS_INTERVAL_SECONDS. */
-    jobs: {
-      /** Expires unpaid local payments, and unauthenticated card charges (3-D Secure), whose next_action has run out. */
-      expire: () => inBoth((livemode) => charges.expireDue(livemode)),
-      /** Resolves calls to the acquirer left in doubt by a crash (domain/charges/intents.ts). */
-      recoverIntents: () => inBoth((livemode) => charges.recoverIntentsDue(livemode)),
-      /** Voids charges whose fraud review was left open past its window. */
-      expireReviews: () => inBoth((livemode) => charges.expireReviewsDue(livemode)),
-      /** Moves pending credits whose settlement time has come to available. */
-      settle: () => inBoth((livemode) => settleDue(store, clock, livemode)),
-      /** Sends pending cashouts whose time has come, and records the outcome of those in transit. */
-      payouts: () =>
-        inBoth(async (livemode) => {
-          const { sent, finished } = await cashouts.advance(livemode);
-          return sent + finished;
-        }),
-      /** Opens the disputes the sandbox's dispute test cards scheduled, once their time has come. */
-      openScheduledDisputes: () => inBoth((livemode) => disputes.openScheduledDue(livemode)),
-      /** Applies the acquirer's notifications a crash left unapplied, and those waiting for their object. */
-      applyNotifications: () => inBoth((livemode) => acquirerNotifications.applyPending(livemode)),
-      /** Closes disputes whose evidence deadline passed without a response (chargebacks lost, inquiries closed). */
-      expireDisputes: () => inBoth((livemode) => disputes.expireDue(livemode)),
-      /** Forgets Idempotency-Keys older than their time to live. */
-      sweepIdempotency: () => store.deleteMany("idempotency", { expires_at: { $lt: iso(now()) } }),
-      /** Deletes request-log records older than the retention period. */
-      sweepRequestLog: () => requestLog.sweep(),
-      /** Forgets velocity counts that have left every window. */
-      sweepFraudCounters: async () => {
-        await sandboxClock.refresh();
-        return fraud.sweepCounters();
-      },
-      /** Deletes events older than their retention (EVENT_RETENTION_DAYS) whose deliveries are made. */
-      sweepEvents: async () => {
-        await sandboxClock.refresh();
-        return events.sweep();
-      },
-      /** Forgets finished webhook deliveries older than the attempt log's retention. */
-      sweepWebhookLog: async () => {
-        await sandboxClock.refresh();
-        return webhooks.sweepLog();
-      },
-      /** Deletes event-stream slots whose lease ended long ago (an instance died holding them). */
-      sweepStreamLeases: () => streamLeases.sweep(),
-      /** Deletes console sessions past their end. */
-      sweepConsoleSessions: () => consoleSessions.sweep(),
-    },
+    /** The background jobs' work, one pass; the server runs it every JOBS_INTERVAL_SECONDS (jobs.ts). */
+    jobs: domainJobs({ ...areas, store, clock, now }),
   };
 }
 

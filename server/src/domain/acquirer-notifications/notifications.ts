@@ -8,13 +8,12 @@ import {
 import { DuplicateKeyError } from "../../store/port.ts";
 import type { Cashouts } from "../cashouts/cashouts.ts";
 import type { Charges } from "../charges/charges.ts";
-import type { AppStore, AppTx } from "../collections.ts";
 import type { Disputes } from "../disputes/disputes.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { DomainError } from "../kernel/errors.ts";
 import type { DomainLog } from "../kernel/log.ts";
 import { iso } from "../kernel/time.ts";
-import type { AcquirerNotificationDoc } from "./records.ts";
+import type { AcquirerNotificationDoc, AcquirerNotificationStore, AcquirerNotificationTx } from "./records.ts";
 
 // Adyen's standard notifications (receiveAdyenNotifications, spec/resources/acquirer-notifications.tsp;
 // docs/going-live-with-adyen.md "Notifications"), received and applied exactly once, in any order.
@@ -39,7 +38,7 @@ import type { AcquirerNotificationDoc } from "./records.ts";
 class AlreadyApplied extends Error {}
 
 export interface NotificationDeps {
-  store: AppStore;
+  store: AcquirerNotificationStore;
   clock: Clock;
   charges: Pick<Charges, "acquirerOutcomes">;
   disputes: Pick<Disputes, "acquirerOutcomes">;
@@ -98,7 +97,7 @@ export function createAcquirerNotifications(deps: NotificationDeps) {
   async function route(
     outcome: NotificationOutcome,
     livemode: boolean,
-    mark: (tx: AppTx) => Promise<void>,
+    mark: (tx: AcquirerNotificationTx) => Promise<void>,
   ): Promise<Result> {
     const charges = deps.charges.acquirerOutcomes;
     switch (outcome.type) {
@@ -143,7 +142,7 @@ export function createAcquirerNotifications(deps: NotificationDeps) {
   async function apply(doc: AcquirerNotificationDoc): Promise<AcquirerNotificationDoc["state"]> {
     const at = now(doc.livemode);
     let marked = false;
-    const mark = async (tx: AppTx) => {
+    const mark = async (tx: AcquirerNotificationTx) => {
       const done = await tx.update(
         "acquirer_notifications",
         doc.id,

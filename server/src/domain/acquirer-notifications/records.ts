@@ -1,6 +1,7 @@
 import type { NotificationOutcome } from "../../adapters/adyen/notifications.ts";
 import type { BaseDoc } from "../../store/port.ts";
 import { collection } from "../kernel/records.ts";
+import type { AreaStore, AreaTx } from "../kernel/store.ts";
 
 // The acquirer's notifications as stored (receiveAdyenNotifications, spec/resources/acquirer-notifications.tsp).
 
@@ -41,3 +42,6 @@ export const acquirerNotificationCollections = {
     { fields: ["livemode", "merchant_reference", "state"] },
   ]),
 };
+
+export type AcquirerNotificationStore = AreaStore<typeof acquirerNotificationCollections>;
+export type AcquirerNotificationTx = AreaTx<typeof acquirerNotificationCollections>;

@@ -8,13 +8,13 @@ import { newId } from "../kernel/ids.ts";
 import { assertMoney } from "../kernel/money.ts";
 import type { QueryParams } from "../kernel/operations.ts";
 import { iso } from "../kernel/time.ts";
-import { balanceId, postCashout } from "../ledger/ledger.ts";
+import { postCashout } from "../ledger/ledger.ts";
 import { reconcileCashout } from "../ledger/reconciliation.ts";
 import { sealPan } from "../vault/crypto.ts";
 import { type CashoutsDeps, cashoutContext } from "./context.ts";
 import { validateDestination, viewOf } from "./destinations.ts";
 import { payouts } from "./payouts.ts";
-import type { CashoutDoc } from "./records.ts";
+import type { CashoutDoc, CashoutFailureCode, CashoutTx } from "./records.ts";
 import { CASHOUT_MACHINE, eventFields, refusal } from "./state.ts";
 
 // Cashouts (spec/resources/cashouts.tsp, operations createCashout … sandboxFailCashout): a merchant takes money out of its available balance.
@@ -35,18 +35,21 @@ import { CASHOUT_MACHINE, eventFields, refusal } from "./state.ts";
 /** createCashout's body (the contract's CashoutCreate). */
 export type CashoutCreate = components["schemas"]["CashoutCreate"];
 
-export function createCashouts(deps: CashoutsDeps) {
+export function createCashouts(deps: CashoutsDeps): Cashouts {
   const ctx = cashoutContext(deps);
   const { store, clock, load, later, transition, returnFunds } = ctx;
   return {
     load,
+
+    /** A page of paid cashouts of both environments (the ledger's upgrade at open: ledger/upgrade.ts PaidCashouts). */
+    listPaid: (page: Page): Promise<PageResult<CashoutDoc>> => store.list("cashouts", { status: "paid" }, page),
 
     async create(caller: Caller, input: CashoutCreate): Promise<CashoutDoc> {
       assertMoney(input.amount, input.currency, ctx.money);
       const destination = validateDestination(input.destination, input.currency);
       const merchant = await ctx.merchants.loadActive(caller.livemode, input.merchant_id, "merchant_id", "cash out");
       // A merchant that never held this currency has nothing to cash out (and gets no empty balance row).
-      if (!(await store.get("balances", balanceId(merchant.id, input.currency)))) {
+      if (!(await ctx.balances.held(merchant.id, input.currency))) {
         throw new DomainError(
           "insufficient_balance",
           `The merchant's available ${input.currency} balance does not cover ${input.amount}.`,
@@ -134,4 +137,36 @@ export function createCashouts(deps: CashoutsDeps) {
   };
 }
 
-export type Cashouts = ReturnType<typeof createCashouts>;
+/** The cashouts area's service (spec/resources/cashouts.tsp). */
+export interface Cashouts {
+  sandboxPay(caller: Caller, id: string): Promise<CashoutDoc>;
+  sandboxFail(caller: Caller, id: string, code?: CashoutFailureCode): Promise<CashoutDoc>;
+  advance(
+    livemode: boolean,
+    limit?: number,
+  ): Promise<{
+    sent: number;
+    finished: number;
+  }>;
+  nextStep(livemode: boolean, after: Date): Promise<string | null>;
+  load: (livemode: boolean, id: string) => Promise<CashoutDoc>;
+  /** A page of paid cashouts of both environments (the ledger's upgrade at open: ledger/upgrade.ts PaidCashouts). */
+  listPaid: (page: Page) => Promise<PageResult<CashoutDoc>>;
+  create(caller: Caller, input: CashoutCreate): Promise<CashoutDoc>;
+  get: (caller: Caller, id: string) => Promise<CashoutDoc>;
+  list: (
+    caller: Caller,
+    filter: Pick<QueryParams<"listCashouts">, "merchant_id" | "status">,
+    page: Page,
+  ) => Promise<PageResult<CashoutDoc>>;
+  /** Cancels a pending cashout; its amount returns to `available`. */
+  cancel(caller: Caller, id: string): Promise<CashoutDoc>;
+  /** A payout's outcome as the acquirer reports it (payouts.ts; domain/acquirer-notifications). */
+  acquirerOutcome(
+    livemode: boolean,
+    id: string,
+    status: "paid" | "failed" | "declined" | "expired" | "returned",
+    reason: string | undefined,
+    alongside: (tx: CashoutTx) => Promise<void>,
+  ): Promise<"applied" | "waiting" | "confirmed" | "attention">;
+}

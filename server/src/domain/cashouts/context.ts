@@ -1,4 +1,3 @@
-import type { AppStore, AppTx } from "../collections.ts";
 import type { Caller } from "../kernel/caller.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { commit } from "../kernel/commit.ts";
@@ -7,21 +6,25 @@ import { recordEvent } from "../kernel/events.ts";
 import type { MoneyRules } from "../kernel/money.ts";
 import { transition as machineTransition } from "../kernel/state-machine.ts";
 import { iso } from "../kernel/time.ts";
+import type { Balances } from "../ledger/balances.ts";
 import { postCashoutReversal } from "../ledger/ledger.ts";
+import type { LedgerEntryDoc, PostingDoc } from "../ledger/records.ts";
 import type { Merchants } from "../merchants/merchants.ts";
 import { openPan, type VaultKeys } from "../vault/crypto.ts";
 import type { Destination } from "./destinations.ts";
 import { type PayoutRail, type PayoutRequest, payoutKey } from "./payout-rail.ts";
-import type { CashoutDoc, CashoutFailureCode, CashoutStatus } from "./records.ts";
+import type { CashoutDoc, CashoutFailureCode, CashoutStatus, CashoutStore, CashoutTx } from "./records.ts";
 import { CASHOUT_MACHINE, type CashoutAction, eventFields, refusal } from "./state.ts";
 
 // What every cashout operation works with (cashouts.ts, payouts.ts): its dependencies, and the steps
 // they share.
 
 export interface CashoutsDeps {
-  store: AppStore;
+  store: CashoutStore;
   clock: Clock;
   merchants: Merchants;
+  /** The ledger's balances: whether a merchant holds a currency at all (createCashout). */
+  balances: Pick<Balances, "held">;
   money: MoneyRules;
   vaultKeys: VaultKeys;
   rail: PayoutRail;
@@ -31,7 +34,7 @@ export interface CashoutsDeps {
   transitSeconds: number;
 }
 
-export function cashoutContext(deps: CashoutsDeps) {
+export function cashoutContext(deps: CashoutsDeps): CashoutContext {
   const { store, clock } = deps;
   /** `seconds` from now on the environment's clock, in the stored format. */
   const later = (livemode: boolean, seconds: number) => iso(new Date(clock.now(livemode).getTime() + seconds * 1000));
@@ -54,7 +57,7 @@ export function cashoutContext(deps: CashoutsDeps) {
 
   /** Moves a cashout through CASHOUT_MACHINE, conditionally on the status it starts from (a concurrent change: 409). */
   function transition(
-    tx: AppTx,
+    tx: CashoutTx,
     cashout: CashoutDoc,
     to: CashoutStatus,
     set: Partial<Omit<CashoutDoc, "status">>,
@@ -68,7 +71,7 @@ export function cashoutContext(deps: CashoutsDeps) {
   }
 
   /** The cashout's amount back to `available`, inside the transaction that ends it. */
-  function returnFunds(tx: AppTx, cashout: CashoutDoc) {
+  function returnFunds(tx: CashoutTx, cashout: CashoutDoc) {
     return postCashoutReversal(tx, clock, {
       livemode: cashout.livemode,
       merchantId: cashout.merchant_id,
@@ -84,7 +87,7 @@ export function cashoutContext(deps: CashoutsDeps) {
     cashout: CashoutDoc,
     code: CashoutFailureCode,
     message: string,
-    alongside?: (tx: AppTx) => Promise<void>,
+    alongside?: (tx: CashoutTx) => Promise<void>,
   ) {
     return commit(store, caller, async (tx) => {
       await alongside?.(tx);
@@ -108,4 +111,25 @@ export function cashoutContext(deps: CashoutsDeps) {
   return { ...deps, later, load, payoutRequest, transition, returnFunds, failIn };
 }
 
-export type CashoutContext = ReturnType<typeof cashoutContext>;
+/** What every cashout use case works with: the area's dependencies and the steps they share (this file). */
+export interface CashoutContext extends CashoutsDeps {
+  /** `seconds` from now on the environment's clock, in the stored format. */
+  later(livemode: boolean, seconds: number): string;
+  load(livemode: boolean, id: string): Promise<CashoutDoc>;
+  payoutRequest(cashout: CashoutDoc): PayoutRequest;
+  transition(
+    tx: CashoutTx,
+    cashout: CashoutDoc,
+    to: CashoutStatus,
+    set: Partial<Omit<CashoutDoc, "status">>,
+    action: CashoutAction,
+  ): Promise<CashoutDoc>;
+  returnFunds(tx: CashoutTx, cashout: CashoutDoc): Promise<{ posting: PostingDoc; entries: LedgerEntryDoc[] }>;
+  failIn(
+    caller: Caller | null,
+    cashout: CashoutDoc,
+    code: CashoutFailureCode,
+    message: string,
+    alongside?: (tx: CashoutTx) => Promise<void>,
+  ): Promise<CashoutDoc>;
+}

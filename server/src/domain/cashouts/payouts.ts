@@ -1,4 +1,3 @@
-import type { AppTx } from "../collections.ts";
 import type { Caller } from "../kernel/caller.ts";
 import { commit } from "../kernel/commit.ts";
 import { sandboxOnly } from "../kernel/environment.ts";
@@ -9,7 +8,7 @@ import { iso } from "../kernel/time.ts";
 import { postCashoutPaid } from "../ledger/ledger.ts";
 import type { CashoutContext } from "./context.ts";
 import { FAILURE_MESSAGES } from "./payout-rail.ts";
-import type { CashoutDoc, CashoutFailureCode } from "./records.ts";
+import type { CashoutDoc, CashoutFailureCode, CashoutTx } from "./records.ts";
 import { CASHOUT_MACHINE, eventFields, refusal } from "./state.ts";
 
 // A cashout's way out: the payout job sends pending cashouts to the payout rail (an outside call, never
@@ -39,7 +38,7 @@ export function payouts(ctx: CashoutContext) {
   }
 
   /** in_transit → paid: the money left the platform (`cashout.paid`), in one transaction. */
-  function markPaid(cashout: CashoutDoc, caller: Caller | null, alongside?: (tx: AppTx) => Promise<void>) {
+  function markPaid(cashout: CashoutDoc, caller: Caller | null, alongside?: (tx: CashoutTx) => Promise<void>) {
     return commit(store, caller, async (tx) => {
       await alongside?.(tx);
       const paid = await transition(tx, cashout, "paid", { next_step_at: null }, "process");
@@ -91,7 +90,7 @@ export function payouts(ctx: CashoutContext) {
       id: string,
       status: "paid" | "failed" | "declined" | "expired" | "returned",
       reason: string | undefined,
-      alongside: (tx: AppTx) => Promise<void>,
+      alongside: (tx: CashoutTx) => Promise<void>,
     ): Promise<"applied" | "waiting" | "confirmed" | "attention"> {
       const cashout = await store.get("cashouts", id);
       if (!cashout || cashout.livemode !== livemode || cashout.status === "pending") return "waiting";

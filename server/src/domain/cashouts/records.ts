@@ -1,6 +1,7 @@
 import type { BaseDoc } from "../../store/port.ts";
 import { collection } from "../kernel/records.ts";
 import type { Status } from "../kernel/state-machine.ts";
+import type { AreaDocs, AreaStore, AreaTx } from "../kernel/store.ts";
 import type { SealedCard } from "../vault/crypto.ts";
 
 export type CashoutStatus = "pending" | "in_transit" | "paid" | "failed" | "canceled";
@@ -55,3 +56,8 @@ export const cashoutCollections = {
     { fields: ["livemode", "status", "next_step_at"] },
   ]),
 };
+
+/** The store as the cashouts area sees it: its own collections and the kernel's (kernel/store.ts). */
+export type CashoutStore = AreaStore<typeof cashoutCollections>;
+export type CashoutTx = AreaTx<typeof cashoutCollections>;
+export type CashoutDocs = AreaDocs<typeof cashoutCollections>;

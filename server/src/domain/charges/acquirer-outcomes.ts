@@ -1,9 +1,8 @@
-import type { AppTx } from "../collections.ts";
 import { commit } from "../kernel/commit.ts";
 import { recordEvent } from "../kernel/events.ts";
 import type { ChargeContext } from "./context.ts";
 import { acquirerKey } from "./processor.ts";
-import type { ChargeDoc } from "./records.ts";
+import type { ChargeTx } from "./records.ts";
 import { eventFields } from "./state.ts";
 
 // What an acquirer reports after the fact (its notifications: domain/acquirer-notifications), applied to
@@ -21,15 +20,29 @@ import { eventFields } from "./state.ts";
 export type OutcomeApplication = "applied" | "waiting" | "confirmed" | "attention";
 
 /** Marks the notification applied inside the change's transaction (throws when it already is). */
-export type Alongside = (tx: AppTx) => Promise<void>;
+export type Alongside = (tx: ChargeTx) => Promise<void>;
 
-export function acquirerOutcomes(ctx: ChargeContext) {
+/** What the acquirer reports after the fact about charges and refunds (acquirerOutcomes). */
+export interface ChargeAcquirerOutcomes {
+  authorization(
+    livemode: boolean,
+    chargeId: string,
+    outcome: { succeeded: boolean; reference: string; reason?: string | undefined },
+    alongside: Alongside,
+  ): Promise<OutcomeApplication>;
+  modification(
+    livemode: boolean,
+    chargeId: string,
+    kind: "capture" | "cancellation",
+    succeeded: boolean,
+  ): Promise<OutcomeApplication>;
+  refund(livemode: boolean, refundId: string, succeeded: boolean): Promise<OutcomeApplication>;
+}
+
+export function acquirerOutcomes(ctx: ChargeContext): ChargeAcquirerOutcomes {
   const { store, clock } = ctx;
 
-  async function find(livemode: boolean, id: string): Promise<ChargeDoc | null> {
-    const charge = await store.get("charges", id);
-    return charge && charge.livemode === livemode ? charge : null;
-  }
+  const { find } = ctx;
 
   return {
     /**

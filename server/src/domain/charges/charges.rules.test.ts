@@ -1,11 +1,11 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { testDomain } from "../../../test-support/domain.ts";
 import { createSimulatorProcessor } from "../../adapters/processor-simulator.ts";
-import type { ChargeAttempt, FraudScreen } from "../fraud/port.ts";
 import type { Decision } from "../fraud/rules.ts";
 import { DomainError } from "../kernel/errors.ts";
 import type { EventDoc } from "../kernel/events.ts";
 import { iso } from "../kernel/time.ts";
+import type { ChargeAttempt, FraudScreen } from "./fraud-screen.ts";
 import type { ChargeDoc, ChargeStatus } from "./records.ts";
 import { CHARGE_TRANSITIONS } from "./state.ts";
 

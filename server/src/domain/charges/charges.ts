@@ -2,21 +2,25 @@ import type { Page, PageResult } from "../../store/port.ts";
 import type { Caller } from "../kernel/caller.ts";
 import { DomainError } from "../kernel/errors.ts";
 import type { QueryParams } from "../kernel/operations.ts";
-import { acquirerOutcomes } from "./acquirer-outcomes.ts";
+import { acquirerOutcomes, type ChargeAcquirerOutcomes } from "./acquirer-outcomes.ts";
 import { captureAndVoid } from "./capture.ts";
 import { type ChargesDeps, chargeContext } from "./context.ts";
+import type { ChargeCreate, ChargeCreateOptions } from "./create.ts";
 import { chargeCreation } from "./create.ts";
+import { claimForDispute, notDisputable, releaseChargeback } from "./disputed.ts";
 import { localPayments } from "./local-payments.ts";
-import type { AcquirerIntentDoc, ChargeDoc } from "./records.ts";
+import type { AcquirerIntentDoc, ChargeDoc, RefundDoc } from "./records.ts";
+import type { RefundCreate } from "./refunds.ts";
 import { refunds } from "./refunds.ts";
 import { reviews } from "./reviews.ts";
+import type { AuthenticationInput } from "./three-d-secure.ts";
 import { threeDSecure } from "./three-d-secure.ts";
 
 // Charges, refunds and their money movements (spec/resources/charges.tsp; docs/charges.md 'Charges'): the use
 // cases, one file per operation group, over one shared context (context.ts). The state machine is
 // state.ts.
 
-export function createCharges(deps: ChargesDeps) {
+export function createCharges(deps: ChargesDeps): Charges {
   const ctx = chargeContext(deps);
   const creation = chargeCreation(ctx);
   const captures = captureAndVoid(ctx);
@@ -86,7 +90,49 @@ export function createCharges(deps: ChargesDeps) {
     acquirerOutcomes: acquirerOutcomes(ctx),
     /** Intents still in doubt (tests; an operator's check after an incident). */
     unresolvedIntents: (livemode: boolean) => ctx.intents.unresolved(livemode),
+    /** A charge's side of a dispute: the disputes area's DisputedCharges port (disputed.ts). */
+    disputed: { load: ctx.load, find: ctx.find, notDisputable, claim: claimForDispute, releaseChargeback },
   };
 }
 
-export type Charges = ReturnType<typeof createCharges>;
+/** The charges area's service (spec/resources/charges.tsp): charges, refunds, reviews, 3-D Secure, local payments, recovery. */
+export interface Charges {
+  /** The recovery job for one environment: resolves every intent whose lock has run out (intents.ts). */
+  recoverIntentsDue: (livemode: boolean) => Promise<number>;
+  /** Intents still in doubt (tests; an operator's check after an incident). */
+  unresolvedIntents: (livemode: boolean) => Promise<AcquirerIntentDoc[]>;
+  /** What the acquirer reports after the fact (its notifications: domain/acquirer-notifications). */
+  acquirerOutcomes: ChargeAcquirerOutcomes;
+  /** A charge's side of a dispute: the disputes area's DisputedCharges port (disputed.ts). */
+  disputed: {
+    load: (livemode: boolean, id: string, param?: string) => Promise<ChargeDoc>;
+    find: (livemode: boolean, id: string) => Promise<ChargeDoc | null>;
+    notDisputable: typeof notDisputable;
+    claim: typeof claimForDispute;
+    releaseChargeback: typeof releaseChargeback;
+  };
+  complete(caller: Caller, id: string): Promise<ChargeDoc>;
+  expire(caller: Caller, id: string): Promise<ChargeDoc>;
+  expireDue(livemode: boolean, limit?: number): Promise<number>;
+  nextExpiry(livemode: boolean, after: Date): Promise<string | null>;
+  authenticate: (charge: ChargeDoc, input: AuthenticationInput, at: Date) => Promise<boolean>;
+  answerChallenge(caller: Caller, id: string, outcome: "complete" | "fail"): Promise<ChargeDoc>;
+  challengeOf(id: string, token: string): Promise<ChargeDoc>;
+  answerFromPage: (charge: ChargeDoc, passed: boolean) => Promise<ChargeDoc>;
+  load: (livemode: boolean, id: string, param?: string) => Promise<ChargeDoc>;
+  get: (caller: Caller, id: string) => Promise<ChargeDoc>;
+  list: (
+    caller: Caller,
+    filter: Pick<QueryParams<"listCharges">, "merchant_id" | "status" | "payment_link_id">,
+    page: Page,
+  ) => Promise<PageResult<ChargeDoc>>;
+  create: (caller: Caller, input: ChargeCreate, options?: ChargeCreateOptions) => Promise<ChargeDoc>;
+  capture: (caller: Caller, id: string, amount?: number) => Promise<ChargeDoc>;
+  void: (caller: Caller, id: string) => Promise<ChargeDoc>;
+  refund: (caller: Caller, id: string, input: RefundCreate) => Promise<RefundDoc>;
+  listRefunds: (caller: Caller, id: string, page: Page) => Promise<PageResult<RefundDoc>>;
+  approveReview: (caller: Caller, id: string) => Promise<ChargeDoc>;
+  rejectReview: (caller: Caller, id: string) => Promise<ChargeDoc>;
+  expireReviewsDue: (livemode: boolean, limit?: number) => Promise<number>;
+  nextReviewExpiry: (livemode: boolean, after: Date) => Promise<string | null>;
+}

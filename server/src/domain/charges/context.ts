@@ -1,5 +1,3 @@
-import type { AppStore, AppTx } from "../collections.ts";
-import type { FraudScreen } from "../fraud/port.ts";
 import type { Caller } from "../kernel/caller.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { inEnvironment } from "../kernel/environment.ts";
@@ -14,9 +12,10 @@ import { type FeeSchedule, feeFor } from "../ledger/fees.ts";
 import { ensureBalance, postCapture } from "../ledger/ledger.ts";
 import type { Merchants } from "../merchants/merchants.ts";
 import type { Tokens } from "../vault/tokens.ts";
-import { acquirerIntents } from "./intents.ts";
+import type { FraudScreen } from "./fraud-screen.ts";
+import { type AcquirerIntents, acquirerIntents } from "./intents.ts";
 import type { Processor } from "./processor.ts";
-import type { ChargeDoc, ChargeStatus } from "./records.ts";
+import type { ChargeDoc, ChargeStatus, ChargeStore, ChargeTx } from "./records.ts";
 import { CHARGE_MACHINE, type ChargeAction, eventFields, refusal } from "./state.ts";
 import type { ChallengeLinks } from "./three-d-secure.ts";
 
@@ -29,7 +28,7 @@ import type { ChallengeLinks } from "./three-d-secure.ts";
 // outbox) and the intent's resolution, conditional on the state it started from.
 
 export interface ChargesDeps {
-  store: AppStore;
+  store: ChargeStore;
   clock: Clock;
   merchants: Merchants;
   tokens: Tokens;
@@ -47,12 +46,12 @@ export interface ChargesDeps {
    * Runs inside the transaction of every transition (and review closing) of a charge, after the charge
    * is written: a payment link follows its charges' outcomes this way (domain/payment-links/usage.ts).
    */
-  onTransition: (tx: AppTx, from: ChargeStatus, charge: ChargeDoc) => Promise<void>;
+  onTransition: (tx: ChargeTx, from: ChargeStatus, charge: ChargeDoc) => Promise<void>;
   /**
    * Runs inside every capture's transaction, after its money is posted (applyCapture): the sandbox's
    * dispute test cards schedule their dispute this way (domain/disputes).
    */
-  onCapture?: (tx: AppTx, captured: ChargeDoc) => Promise<void>;
+  onCapture?: (tx: ChargeTx, captured: ChargeDoc) => Promise<void>;
   /** Told, once the change commits, the status each created or changed charge is left in (metrics). */
   observer: DomainObserver;
   /**
@@ -70,11 +69,17 @@ export interface ChargesDeps {
   log: DomainLog;
 }
 
-export function chargeContext(deps: ChargesDeps) {
+export function chargeContext(deps: ChargesDeps): ChargeContext {
   const { store, clock } = deps;
 
   async function load(livemode: boolean, id: string, param = "id"): Promise<ChargeDoc> {
     return inEnvironment(await store.get("charges", id), livemode, "charge", id, param);
+  }
+
+  /** The charge `id` of the environment, or null (an acquirer's report may name one not committed yet). */
+  async function find(livemode: boolean, id: string): Promise<ChargeDoc | null> {
+    const charge = await store.get("charges", id);
+    return charge && charge.livemode === livemode ? charge : null;
   }
 
   /**
@@ -82,7 +87,7 @@ export function chargeContext(deps: ChargesDeps) {
    * from (a concurrent change makes it a 409), then lets its link follow (deps.onTransition).
    */
   async function transition(
-    tx: AppTx,
+    tx: ChargeTx,
     charge: ChargeDoc,
     to: ChargeStatus,
     set: Partial<Omit<ChargeDoc, "status">>,
@@ -98,12 +103,12 @@ export function chargeContext(deps: ChargesDeps) {
   }
 
   /** Reports, once `tx` commits, the status `charge` is left in: every way a charge gets a status ends here. */
-  function reached(tx: AppTx, charge: ChargeDoc): void {
+  function reached(tx: ChargeTx, charge: ChargeDoc): void {
     tx.afterCommit(() => deps.observer.chargeStatus(charge.status, charge.livemode));
   }
 
   /** deps.onTransition, after noting the charge's new status (a review closed without one is not a change). */
-  async function onTransition(tx: AppTx, from: ChargeStatus, charge: ChargeDoc): Promise<void> {
+  async function onTransition(tx: ChargeTx, from: ChargeStatus, charge: ChargeDoc): Promise<void> {
     if (charge.status !== from) reached(tx, charge);
     await deps.onTransition(tx, from, charge);
   }
@@ -122,7 +127,7 @@ export function chargeContext(deps: ChargesDeps) {
    * `payment.captured` is recorded. Every way a charge is captured ends here: at creation, capture,
    * a local payment completed, a review approved.
    */
-  async function applyCapture(tx: AppTx, captured: ChargeDoc, amount: number): Promise<void> {
+  async function applyCapture(tx: ChargeTx, captured: ChargeDoc, amount: number): Promise<void> {
     const delay = captured.livemode ? deps.settlementDelaySeconds : deps.sandboxSettlementDelaySeconds;
     const availableOn = delay === 0 ? null : iso(new Date(clock.now(captured.livemode).getTime() + delay * 1000));
     await postCapture(tx, clock, {
@@ -179,6 +184,7 @@ export function chargeContext(deps: ChargesDeps) {
     intents,
     onTransition,
     load,
+    find,
     transition,
     reached,
     prepareCapture,
@@ -187,4 +193,24 @@ export function chargeContext(deps: ChargesDeps) {
   };
 }
 
-export type ChargeContext = ReturnType<typeof chargeContext>;
+/** What every charge use case works with: the area's dependencies and the steps they share (this file). */
+export interface ChargeContext extends ChargesDeps {
+  /** The environment's acquirer, or a 503 `acquirer_not_configured` when production has none. */
+  processorFor(livemode: boolean): Processor;
+  intents: AcquirerIntents;
+  onTransition(tx: ChargeTx, from: ChargeStatus, charge: ChargeDoc): Promise<void>;
+  load(livemode: boolean, id: string, param?: string): Promise<ChargeDoc>;
+  /** The charge `id` of the environment, or null. */
+  find(livemode: boolean, id: string): Promise<ChargeDoc | null>;
+  transition(
+    tx: ChargeTx,
+    charge: ChargeDoc,
+    to: ChargeStatus,
+    set: Partial<Omit<ChargeDoc, "status">>,
+    action: ChargeAction,
+  ): Promise<ChargeDoc>;
+  reached(tx: ChargeTx, charge: ChargeDoc): void;
+  prepareCapture(charge: ChargeDoc): Promise<void>;
+  applyCapture(tx: ChargeTx, captured: ChargeDoc, amount: number): Promise<void>;
+  eraseSingleUseToken(charge: ChargeDoc): Promise<void>;
+}

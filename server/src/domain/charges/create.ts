@@ -1,7 +1,5 @@
 import type { components } from "@payments/contract/types";
-import type { AppTx } from "../collections.ts";
 import { assertIp } from "../fraud/ip.ts";
-import type { ChargeAssessment } from "../fraud/port.ts";
 import type { Caller } from "../kernel/caller.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { commit } from "../kernel/commit.ts";
@@ -12,8 +10,9 @@ import { assertMoney } from "../kernel/money.ts";
 import { iso } from "../kernel/time.ts";
 import { type FeeSchedule, rateFor } from "../ledger/fees.ts";
 import type { ChargeContext } from "./context.ts";
+import type { ChargeAssessment } from "./fraud-screen.ts";
 import { acquirerKey, LOCAL_METHODS } from "./processor.ts";
-import type { AcquirerIntentDoc, ChargeDoc } from "./records.ts";
+import type { AcquirerIntentDoc, ChargeDoc, ChargeTx } from "./records.ts";
 import { CHARGE_MACHINE, eventFields } from "./state.ts";
 import { openReview, threeDSecure } from "./three-d-secure.ts";
 
@@ -33,7 +32,7 @@ export interface ChargeCreateOptions {
   /** The card's token was made for this charge alone (a hosted page's): 3-D Secure erases it once answered. */
   singleUseToken?: boolean | undefined;
   /** Runs inside the charge's transaction, after the charge is written: counts it against its link. */
-  inTransaction?: ((tx: AppTx, charge: ChargeDoc) => Promise<void>) | undefined;
+  inTransaction?: ((tx: ChargeTx, charge: ChargeDoc) => Promise<void>) | undefined;
 }
 
 /** A `block` decision: the charge is `blocked` and the processor is never called. */

@@ -1,11 +1,10 @@
 import { DuplicateKeyError } from "../../store/port.ts";
-import type { AppStore, AppTx } from "../collections.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { DomainError } from "../kernel/errors.ts";
 import type { DomainLog } from "../kernel/log.ts";
 import { iso } from "../kernel/time.ts";
 import { type AcquirerOperation, acquirerKey } from "./processor.ts";
-import type { AcquirerIntentDoc, IntentFinish } from "./records.ts";
+import type { AcquirerIntentDoc, ChargeStore, ChargeTx, IntentFinish } from "./records.ts";
 
 // Crash safety toward the acquirer (docs/acquirer-port.md "Intents: crash safety toward the acquirer").
 // An outside call cannot join a store transaction, so every call that moves money at the acquirer goes
@@ -26,7 +25,7 @@ import type { AcquirerIntentDoc, IntentFinish } from "./records.ts";
 // environment's clock (the sandbox clock's advance brings sandbox intents due at once).
 
 export interface IntentDeps {
-  store: AppStore;
+  store: ChargeStore;
   clock: Clock;
   /** How long an intent's request (or a recovery under way) is presumed alive: IDEMPOTENCY_LOCK_SECONDS. */
   lockSeconds: number;
@@ -52,7 +51,7 @@ export interface IntentFields {
 const conflict = () =>
   new DomainError("conflict", "The charge's call to the acquirer was settled by another request meanwhile; retry.");
 
-export function acquirerIntents(deps: IntentDeps) {
+export function acquirerIntents(deps: IntentDeps): AcquirerIntents {
   const { store, clock } = deps;
   const lockUntil = (livemode: boolean) => iso(new Date(clock.now(livemode).getTime() + deps.lockSeconds * 1000));
 
@@ -110,7 +109,7 @@ export function acquirerIntents(deps: IntentDeps) {
      * Marks the intent resolved inside the transaction that commits its outcome, conditionally on the
      * state it was taken in: a request's intent taken over by the recovery job can no longer commit.
      */
-    async resolve(tx: AppTx, intent: AcquirerIntentDoc, resolution: AcquirerIntentDoc["resolution"]): Promise<void> {
+    async resolve(tx: ChargeTx, intent: AcquirerIntentDoc, resolution: AcquirerIntentDoc["resolution"]): Promise<void> {
       const done = await tx.update(
         "acquirer_intents",
         intent.id,
@@ -215,4 +214,42 @@ export function acquirerIntents(deps: IntentDeps) {
   };
 }
 
-export type AcquirerIntents = ReturnType<typeof acquirerIntents>;
+/** The acquirer intents of the charges area (calls to the acquirer that may be left in doubt, and their recovery). */
+export interface AcquirerIntents {
+  build: (fields: IntentFields) => AcquirerIntentDoc;
+  /**
+   * Writes the intent before its call is sent (a single insert: atomic on its own). When one is
+   * already open for the same object and operation (a crashed attempt, or a retry), that one is
+   * resumed instead: its call is sent again with the same key and the same request, so the acquirer
+   * applies it once. Refused (409) when it was resolved meanwhile.
+   */
+  open(fields: IntentFields): Promise<AcquirerIntentDoc>;
+  /**
+   * Marks the intent resolved inside the transaction that commits its outcome, conditionally on the
+   * state it was taken in: a request's intent taken over by the recovery job can no longer commit.
+   */
+  resolve(tx: ChargeTx, intent: AcquirerIntentDoc, resolution: AcquirerIntentDoc["resolution"]): Promise<void>;
+  /** Resolves the intent on its own (a refund's call, after the refund's transaction; a reversal). */
+  resolveAlone(intent: AcquirerIntentDoc, resolution: AcquirerIntentDoc["resolution"]): Promise<boolean>;
+  /**
+   * Waits (at most the lock) for an intent the recovery job is completing this moment to be resolved,
+   * so a request that meets it can answer from the outcome rather than with a refusal a retry with the
+   * same Idempotency-Key would be given again. Returns the intent as it then is.
+   */
+  settled(id: string): Promise<AcquirerIntentDoc | null>;
+  /** The open authorization a retry of the same request (same Idempotency-Key) resumes, if any. */
+  resumable(livemode: boolean, requestKey: string): Promise<AcquirerIntentDoc | null>;
+  /**
+   * The recovery job's pass over one environment: every intent whose lock has run out is taken over
+   * (conditionally: one instance does it) and handed to `finish`, which sends its call again and
+   * resolves it. Returns how many were resolved; a failure leaves the intent for the next pass.
+   */
+  recoverDue(
+    livemode: boolean,
+    finish: (intent: AcquirerIntentDoc) => Promise<void>,
+    log: DomainLog,
+    limit?: number,
+  ): Promise<number>;
+  /** The environment's open or recovering intents (tests, and the operator's view). */
+  unresolved: (livemode: boolean) => Promise<AcquirerIntentDoc[]>;
+}

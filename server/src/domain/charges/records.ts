@@ -1,6 +1,7 @@
 import type { BaseDoc } from "../../store/port.ts";
 import { collection } from "../kernel/records.ts";
 import type { Status } from "../kernel/state-machine.ts";
+import type { AreaDocs, AreaStore, AreaTx } from "../kernel/store.ts";
 import type { FeeRate } from "../ledger/fees.ts";
 import type { AcquirerOperation, FailureCode, NextAction, ThreeDSecureResult } from "./processor.ts";
 
@@ -174,3 +175,8 @@ export const chargeCollections = {
     { fields: ["request_key"], sparse: true },
   ]),
 };
+
+/** The store as the charges area sees it: its own collections and the kernel's (kernel/store.ts). */
+export type ChargeStore = AreaStore<typeof chargeCollections>;
+export type ChargeTx = AreaTx<typeof chargeCollections>;
+export type ChargeDocs = AreaDocs<typeof chargeCollections>;

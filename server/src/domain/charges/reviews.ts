@@ -1,11 +1,10 @@
-import type { AppTx } from "../collections.ts";
 import type { Caller } from "../kernel/caller.ts";
 import { commit } from "../kernel/commit.ts";
 import { DomainError, notFound } from "../kernel/errors.ts";
 import { recordEvent } from "../kernel/events.ts";
 import { iso } from "../kernel/time.ts";
 import type { ChargeContext } from "./context.ts";
-import type { AcquirerIntentDoc, ChargeDoc, ChargeReviewDoc, IntentFinish } from "./records.ts";
+import type { AcquirerIntentDoc, ChargeDoc, ChargeReviewDoc, ChargeTx, IntentFinish } from "./records.ts";
 import { CHARGE_MACHINE, eventFields, REVIEW_MACHINE } from "./state.ts";
 
 // Charges held for fraud review (ChargeReview in spec/resources/charges.tsp): authorized, not captured,
@@ -31,7 +30,7 @@ export function reviews(ctx: ChargeContext) {
    * a 409 (the expiry job skips).
    */
   async function closeReview(
-    tx: AppTx,
+    tx: ChargeTx,
     charge: ChargeDoc,
     review: ChargeReviewDoc,
     outcome: "approved" | "rejected" | "expired",

@@ -63,7 +63,7 @@ const FAILED_MESSAGE: Record<string, string> = {
  * under a key derived from the vault's fingerprint key, so only the URL the charge's next_action gave
  * opens the page (and answers it). Stateless: every instance with the same vault keys accepts it.
  */
-export function createChallengeLinks(fingerprintKey: Buffer, baseUrl: () => string) {
+export function createChallengeLinks(fingerprintKey: Buffer, baseUrl: () => string): ChallengeLinks {
   const key = Buffer.from(hkdfSync("sha256", fingerprintKey, Buffer.alloc(0), "payments/3ds-challenge/v1", 32));
   const token = (chargeId: string) => createHmac("sha256", key).update(chargeId, "utf8").digest("base64url");
   return {
@@ -77,7 +77,12 @@ export function createChallengeLinks(fingerprintKey: Buffer, baseUrl: () => stri
   };
 }
 
-export type ChallengeLinks = ReturnType<typeof createChallengeLinks>;
+/** The sandbox issuer's 3-D Secure challenge page links. */
+export interface ChallengeLinks {
+  url: (chargeId: string) => string;
+  /** Whether `given` is the token of `chargeId`'s challenge link. */
+  valid(chargeId: string, given: string): boolean;
+}
 
 export function threeDSecure(ctx: ChargeContext) {
   const { store, clock } = ctx;

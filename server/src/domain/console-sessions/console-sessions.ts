@@ -1,11 +1,10 @@
 import { createHash } from "node:crypto";
-import type { AppStore } from "../collections.ts";
 import type { Now } from "../kernel/caller.ts";
 import { randomBase62 } from "../kernel/ids.ts";
 import { createdAt, iso } from "../kernel/time.ts";
 import type { ServiceKeyDoc } from "../service-keys/records.ts";
 import { hashSecret, type ServiceKeys } from "../service-keys/service-keys.ts";
-import type { ConsoleSessionDoc } from "./records.ts";
+import type { ConsoleSessionDoc, ConsoleSessionStore } from "./records.ts";
 
 // Sessions of the developer console (docs/console.md "The console"). A key holder signs in by pasting a service
 // key; the browser then holds only a random session token in an HttpOnly cookie, never the key. The
@@ -63,12 +62,12 @@ export interface SignedIn {
 export type Resolved = { session: ConsoleSessionDoc; key: ServiceKeyDoc } | { refused: string };
 
 export function createConsoleSessions(deps: {
-  store: AppStore;
+  store: ConsoleSessionStore;
   now: Now;
   serviceKeys: ServiceKeys;
   /** How long a session lasts from sign-in (CONSOLE_SESSION_TTL_SECONDS); it is never extended. */
   ttlSeconds: number;
-}) {
+}): ConsoleSessions {
   const { store, now, serviceKeys, ttlSeconds } = deps;
 
   return {
@@ -107,7 +106,7 @@ export function createConsoleSessions(deps: {
         await store.delete("console_sessions", session.id);
         return { refused: "the session expired" };
       }
-      const key = await store.get("service_keys", session.key_id);
+      const key = await serviceKeys.find(session.key_id);
       const refusal = keyRefusal(key, session.secret_hash, at);
       if (refusal !== null || !key) {
         await store.delete("console_sessions", session.id);
@@ -126,4 +125,20 @@ export function createConsoleSessions(deps: {
   };
 }
 
-export type ConsoleSessions = ReturnType<typeof createConsoleSessions>;
+/** The developer console's sessions. */
+export interface ConsoleSessions {
+  /**
+   * Exchanges a service key's secret for a new session. The secret is checked exactly as an API
+   * request's would be (401 `unauthorized` for a malformed, unknown, expired or revoked key).
+   */
+  signIn(secret: string): Promise<SignedIn>;
+  /**
+   * The session a cookie's token names and its key, re-read from the store; or why there is none.
+   * A session whose key no longer authenticates is deleted on the spot.
+   */
+  resolve(token: string): Promise<Resolved>;
+  /** Ends the session (sign-out). Ending one that does not exist is not an error. */
+  signOut(token: string): Promise<void>;
+  /** Deletes the sessions past their end (housekeeping); returns how many. */
+  sweep: () => Promise<number>;
+}

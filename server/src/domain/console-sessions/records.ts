@@ -1,5 +1,6 @@
 import type { BaseDoc } from "../../store/port.ts";
 import { collection } from "../kernel/records.ts";
+import type { AreaDocs, AreaStore, AreaTx } from "../kernel/store.ts";
 
 /**
  * A developer-console session (console-sessions.ts), stored under the SHA-256 digest of its
@@ -17,3 +18,8 @@ export interface ConsoleSessionDoc extends BaseDoc {
 export const consoleSessionCollections = {
   console_sessions: collection<ConsoleSessionDoc>([{ fields: ["expires_at"] }]),
 };
+
+/** The store as the console-sessions area sees it: its own collections and the kernel's (kernel/store.ts). */
+export type ConsoleSessionStore = AreaStore<typeof consoleSessionCollections>;
+export type ConsoleSessionTx = AreaTx<typeof consoleSessionCollections>;
+export type ConsoleSessionDocs = AreaDocs<typeof consoleSessionCollections>;

@@ -1,5 +1,5 @@
-import type { AppStore, AppTx } from "../collections.ts";
-import type { DisputeDoc, DisputeReason } from "./records.ts";
+import type { DisputedCharges } from "./disputes.ts";
+import type { DisputeDoc, DisputeReason, DisputeStore, DisputeTx } from "./records.ts";
 import { CLOSED, INQUIRY } from "./state.ts";
 
 // Disputes as the acquirer reports them (its notifications: domain/acquirer-notifications; Adyen's
@@ -30,34 +30,46 @@ export function reasonOf(code: string | undefined): DisputeReason {
 }
 
 interface Operations {
-  store: AppStore;
+  store: DisputeStore;
+  charges: Pick<DisputedCharges, "find">;
   open(
     caller: null,
     livemode: boolean,
     chargeId: string,
     input: { reason?: DisputeReason; inquiry?: boolean; acquirerRef?: string },
-    alongside?: (tx: AppTx) => Promise<void>,
+    alongside?: (tx: DisputeTx) => Promise<void>,
   ): Promise<DisputeDoc>;
   resolve(
     caller: null,
     livemode: boolean,
     id: string,
     outcome: "won" | "lost",
-    alongside?: (tx: AppTx) => Promise<void>,
+    alongside?: (tx: DisputeTx) => Promise<void>,
   ): Promise<DisputeDoc>;
 }
 
-export function acquirerDisputes({ store, open, resolve }: Operations) {
+/** Disputes as the acquirer reports them (acquirerDisputes). */
+export interface AcquirerDisputes {
+  apply(
+    livemode: boolean,
+    chargeId: string,
+    stage: DisputeStage,
+    report: { disputeReference: string; reasonCode?: string | undefined },
+    alongside: (tx: DisputeTx) => Promise<void>,
+  ): Promise<DisputeApplication>;
+}
+
+export function acquirerDisputes({ store, charges, open, resolve }: Operations): AcquirerDisputes {
   return {
     async apply(
       livemode: boolean,
       chargeId: string,
       stage: DisputeStage,
       report: { disputeReference: string; reasonCode?: string | undefined },
-      alongside: (tx: AppTx) => Promise<void>,
+      alongside: (tx: DisputeTx) => Promise<void>,
     ): Promise<DisputeApplication> {
-      const charge = await store.get("charges", chargeId);
-      if (!charge || charge.livemode !== livemode) return "waiting";
+      const charge = await charges.find(livemode, chargeId);
+      if (!charge) return "waiting";
       const dispute = charge.dispute_id ? await store.get("disputes", charge.dispute_id) : null;
       const input = { reason: reasonOf(report.reasonCode), acquirerRef: report.disputeReference };
       switch (stage) {

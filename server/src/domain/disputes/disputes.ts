@@ -1,8 +1,7 @@
 import type { components } from "@payments/contract/types";
 import type { Page, PageResult } from "../../store/port.ts";
 import type { Processor } from "../charges/processor.ts";
-import type { ChargeDoc, ChargeStatus } from "../charges/records.ts";
-import type { AppStore, AppTx } from "../collections.ts";
+import type { ChargeDoc } from "../charges/records.ts";
 import { recordFraudDispute } from "../fraud/facts.ts";
 import type { Caller } from "../kernel/caller.ts";
 import type { Clock } from "../kernel/clock.ts";
@@ -15,8 +14,8 @@ import type { QueryParams } from "../kernel/operations.ts";
 import { transition, tryTransition } from "../kernel/state-machine.ts";
 import { iso } from "../kernel/time.ts";
 import { ensureBalance, postDisputeReversal, postDisputeWithdrawal } from "../ledger/ledger.ts";
-import { acquirerDisputes } from "./acquirer-outcomes.ts";
-import type { DisputeDoc, DisputeReason, DisputeStatus } from "./records.ts";
+import { type AcquirerDisputes, acquirerDisputes } from "./acquirer-outcomes.ts";
+import type { DisputeDoc, DisputeReason, DisputeStatus, DisputeStore, DisputeTx } from "./records.ts";
 import { CLOSED, DISPUTE_MACHINE, type DisputeAction, eventFields, NEEDS_RESPONSE, refusal } from "./state.ts";
 
 // Disputes (spec/resources/disputes.tsp: getDispute, listDisputes, updateDispute, closeDispute and the
@@ -28,9 +27,9 @@ import { CLOSED, DISPUTE_MACHINE, type DisputeAction, eventFields, NEEDS_RESPONS
 //   merchant's `available`, even below zero (ledger.ts postDisputeWithdrawal); an inquiry moves nothing;
 // - winning a chargeback gives the amount back (postDisputeReversal); the fee is kept; losing keeps both;
 // - the charge is claimed by a conditional update (it has no dispute yet, is captured, and its refunded
-//   total is still what the opening read), and a refund's own conditional update requires no chargeback
-//   on the charge (charges/refunds.ts): a refund and a chargeback's opening racing never both succeed, so
-//   the cardholder is never paid back twice.
+//   total is still what the opening read; the charges area writes it: charges/disputed.ts), and a refund's
+//   own conditional update requires no chargeback on the charge (charges/refunds.ts): a refund and a
+//   chargeback's opening racing never both succeed, so the cardholder is never paid back twice.
 
 /** updateDispute's body (the contract's DisputeUpdate). */
 export type DisputeUpdate = components["schemas"]["DisputeUpdate"];
@@ -40,7 +39,7 @@ export type SandboxDisputeOpen = components["schemas"]["SandboxDisputeOpen"];
 export type DisputeOutcome = components["schemas"]["SandboxDisputeResolve"]["outcome"];
 
 export interface DisputesDeps {
-  store: AppStore;
+  store: DisputeStore;
   clock: Clock;
   /** The dispute fee per currency, in minor units (DISPUTE_FEES); a currency not listed pays none. */
   fees: Record<string, number>;
@@ -56,10 +55,27 @@ export interface DisputesDeps {
     live: Pick<Processor, "defendDispute" | "acceptDispute"> | null;
     sandbox: Pick<Processor, "defendDispute" | "acceptDispute">;
   };
+  /** The disputed charges, through the charges area (it owns the records): DisputedCharges. */
+  charges: DisputedCharges;
 }
 
-/** The charge statuses a dispute can be opened on: captured money not all refunded. */
-const DISPUTABLE: ChargeStatus[] = ["captured", "partially_refunded"];
+/**
+ * What disputes need of the charges area (this area declares the port; charges implements it:
+ * charges/charges.ts `disputed`, charges/disputed.ts). The claim and its release run inside the
+ * dispute's transaction, so the dispute, the charge's claim and the money move together or not at all.
+ */
+export interface DisputedCharges {
+  /** The charge `id` of the environment, or 404 naming `param`. */
+  load(livemode: boolean, id: string, param?: string): Promise<ChargeDoc>;
+  /** The charge `id` of the environment, or null (an acquirer's report may name one not committed yet). */
+  find(livemode: boolean, id: string): Promise<ChargeDoc | null>;
+  /** Why the charge cannot be disputed now, in words; null when it can. */
+  notDisputable(charge: ChargeDoc): DomainError | null;
+  /** Claims the charge for the dispute (conditional on what `read` saw; throws when it changed). */
+  claim(tx: DisputeTx, read: ChargeDoc, disputeId: string, chargeback: boolean, first: boolean): Promise<void>;
+  /** A won chargeback frees the charge for refunds again. */
+  releaseChargeback(tx: DisputeTx, chargeId: string, disputeId: string): Promise<void>;
+}
 
 const EMPTY_EVIDENCE: DisputeDoc["evidence"] = {
   customer_name: null,
@@ -75,8 +91,8 @@ const EMPTY_EVIDENCE: DisputeDoc["evidence"] = {
 /** Another instance's pass opened this scheduled dispute first. */
 class ClaimLost extends Error {}
 
-export function createDisputes(deps: DisputesDeps) {
-  const { store, clock } = deps;
+export function createDisputes(deps: DisputesDeps): Disputes {
+  const { store, clock, charges } = deps;
   const feeFor = (currency: string) => deps.fees[currency] ?? 0;
   const dueBy = (livemode: boolean) => iso(new Date(clock.now(livemode).getTime() + deps.evidenceSeconds * 1000));
 
@@ -116,7 +132,7 @@ export function createDisputes(deps: DisputesDeps) {
 
   /** Moves a dispute through DISPUTE_MACHINE, conditionally on the status it was read in (a concurrent change: 409). */
   function move(
-    tx: AppTx,
+    tx: DisputeTx,
     dispute: DisputeDoc,
     to: DisputeStatus,
     set: Partial<Omit<DisputeDoc, "status">>,
@@ -131,57 +147,8 @@ export function createDisputes(deps: DisputesDeps) {
     });
   }
 
-  /** Why a charge cannot be disputed now, in words; null when it can. */
-  function notDisputable(charge: ChargeDoc): DomainError | null {
-    if (charge.dispute_id) {
-      return new DomainError("invalid_state_transition", `The charge already has a dispute (${charge.dispute_id}).`);
-    }
-    if (!DISPUTABLE.includes(charge.status)) {
-      return new DomainError(
-        "invalid_state_transition",
-        charge.status === "refunded"
-          ? "The charge is fully refunded: there is nothing left to dispute."
-          : `A ${charge.status} charge cannot be disputed; only captured ones can.`,
-      );
-    }
-    return null;
-  }
-
-  /**
-   * Claims the charge for a chargeback inside `tx`: conditional on it still being captured, with the
-   * refunded total `read` saw and no chargeback, so a concurrent refund and this opening cannot both
-   * succeed (the refund's update requires `chargeback_id: null`). `first` also requires no dispute yet.
-   */
-  async function claimCharge(tx: AppTx, read: ChargeDoc, disputeId: string, chargeback: boolean, first: boolean) {
-    const claimed = await tx.update(
-      "charges",
-      read.id,
-      {
-        set: first
-          ? { dispute_id: disputeId, chargeback_id: chargeback ? disputeId : null }
-          : { chargeback_id: disputeId },
-      },
-      {
-        status: { $in: DISPUTABLE },
-        amount_refunded: read.amount_refunded,
-        chargeback_id: null,
-        ...(first ? { dispute_id: null } : {}),
-      },
-    );
-    if (claimed) return;
-    // A refund (or another dispute) got there first: say what holds now.
-    const current = (await tx.get("charges", read.id)) ?? read;
-    throw (
-      (first ? notDisputable(current) : null) ??
-      new DomainError(
-        "conflict",
-        "The charge changed while the dispute was being opened (a refund was made meanwhile); try again.",
-      )
-    );
-  }
-
   /** The chargeback's money leaves the merchant's balance; returns the dispute as it is then. */
-  async function withdraw(tx: AppTx, dispute: DisputeDoc): Promise<{ txns: string[]; fee: number }> {
+  async function withdraw(tx: DisputeTx, dispute: DisputeDoc): Promise<{ txns: string[]; fee: number }> {
     const fee = feeFor(dispute.currency);
     const txns = await postDisputeWithdrawal(tx, clock, {
       livemode: dispute.livemode,
@@ -205,10 +172,10 @@ export function createDisputes(deps: DisputesDeps) {
     livemode: boolean,
     chargeId: string,
     input: { reason?: DisputeReason; inquiry?: boolean; acquirerRef?: string },
-    alongside?: (tx: AppTx) => Promise<void>,
+    alongside?: (tx: DisputeTx) => Promise<void>,
   ): Promise<DisputeDoc> {
-    const charge = inEnvironment(await store.get("charges", chargeId), livemode, "charge", chargeId);
-    const refused = notDisputable(charge);
+    const charge = await charges.load(livemode, chargeId);
+    const refused = charges.notDisputable(charge);
     if (refused) throw refused;
     const inquiry = input.inquiry ?? false;
     const at = clock.createdAt(livemode);
@@ -237,7 +204,7 @@ export function createDisputes(deps: DisputesDeps) {
     if (!inquiry) await ensureBalance(store, livemode, charge.merchant_id, charge.currency, clock);
     return commit(store, caller, async (tx) => {
       await alongside?.(tx);
-      await claimCharge(tx, charge, id, !inquiry, true);
+      await charges.claim(tx, charge, id, !inquiry, true);
       const dispute = { ...start };
       if (!inquiry) {
         const { txns, fee } = await withdraw(tx, dispute);
@@ -268,7 +235,7 @@ export function createDisputes(deps: DisputesDeps) {
 
   /** A chargeback's end: the dispute closes as `to`; winning returns the amount and frees the charge for refunds. */
   async function decideChargeback(
-    tx: AppTx,
+    tx: DisputeTx,
     dispute: DisputeDoc,
     to: "won" | "lost",
     action: DisputeAction,
@@ -293,7 +260,7 @@ export function createDisputes(deps: DisputesDeps) {
       action,
     );
     // The cardholder's bank gave the money back to the merchant: the charge may be refunded again.
-    await tx.update("charges", dispute.charge_id, { set: { chargeback_id: null } }, { chargeback_id: dispute.id });
+    await charges.releaseChargeback(tx, dispute.charge_id, dispute.id);
     await recordEvent(tx, clock, won.livemode, "dispute.funds_reinstated", eventFields(won));
     await recordEvent(tx, clock, won.livemode, "dispute.closed", eventFields(won));
     return won;
@@ -303,14 +270,9 @@ export function createDisputes(deps: DisputesDeps) {
   async function escalate(
     caller: Caller | null,
     dispute: DisputeDoc,
-    alongside?: (tx: AppTx) => Promise<void>,
+    alongside?: (tx: DisputeTx) => Promise<void>,
   ): Promise<DisputeDoc> {
-    const charge = inEnvironment(
-      await store.get("charges", dispute.charge_id),
-      dispute.livemode,
-      "charge",
-      dispute.charge_id,
-    );
+    const charge = await charges.load(dispute.livemode, dispute.charge_id);
     const left = charge.amount_captured - charge.amount_refunded;
     if (left <= 0) {
       // The merchant refunded it all during the inquiry: nothing is left to take back.
@@ -324,7 +286,7 @@ export function createDisputes(deps: DisputesDeps) {
     await ensureBalance(store, dispute.livemode, dispute.merchant_id, dispute.currency, clock);
     return commit(store, caller, async (tx) => {
       await alongside?.(tx);
-      await claimCharge(tx, charge, dispute.id, true, false);
+      await charges.claim(tx, charge, dispute.id, true, false);
       const { txns, fee } = await withdraw(tx, { ...dispute, amount: left });
       const escalated = await move(
         tx,
@@ -355,7 +317,7 @@ export function createDisputes(deps: DisputesDeps) {
     livemode: boolean,
     id: string,
     outcome: DisputeOutcome,
-    alongside?: (tx: AppTx) => Promise<void>,
+    alongside?: (tx: DisputeTx) => Promise<void>,
   ): Promise<DisputeDoc> {
     const dispute = await load(livemode, id);
     if (CLOSED.includes(dispute.status)) throw refusal(dispute, "resolve");
@@ -382,14 +344,14 @@ export function createDisputes(deps: DisputesDeps) {
     open,
     resolve,
     /** Disputes as the acquirer reports them (its notifications: domain/acquirer-notifications). */
-    acquirerOutcomes: acquirerDisputes({ store, open, resolve }),
+    acquirerOutcomes: acquirerDisputes({ store, charges, open, resolve }),
 
     /**
      * Runs inside every capture's transaction (charges' onCapture, wired in domain/index.ts): a sandbox
      * charge captured with a dispute test card gets its dispute scheduled, to be opened by
      * openScheduledDue when the sandbox clock reaches it.
      */
-    async scheduleTestCardDispute(tx: AppTx, charge: ChargeDoc): Promise<void> {
+    async scheduleTestCardDispute(tx: DisputeTx, charge: ChargeDoc): Promise<void> {
       if (charge.livemode || !charge.processor_ref) return;
       const planned = deps.processor.disputeAfterCapture?.(charge.processor_ref) ?? null;
       if (!planned) return;
@@ -416,7 +378,7 @@ export function createDisputes(deps: DisputesDeps) {
       for (const plan of due) {
         // The schedule is claimed in the opening's own transaction, conditionally: two instances running
         // the job open it once, and a crash leaves it either opened and done or neither.
-        const claim = async (tx: AppTx) => {
+        const claim = async (tx: DisputeTx) => {
           if (!(await tx.update("scheduled_disputes", plan.id, { set: { done: true } }, { done: false }))) {
             throw new ClaimLost();
           }
@@ -562,4 +524,59 @@ export function createDisputes(deps: DisputesDeps) {
   };
 }
 
-export type Disputes = ReturnType<typeof createDisputes>;
+/** The disputes area's service (spec/resources/disputes.tsp). */
+export interface Disputes {
+  load: (livemode: boolean, id: string) => Promise<DisputeDoc>;
+  open: (
+    caller: Caller | null,
+    livemode: boolean,
+    chargeId: string,
+    input: {
+      reason?: DisputeReason;
+      inquiry?: boolean;
+      acquirerRef?: string;
+    },
+    alongside?: (tx: DisputeTx) => Promise<void>,
+  ) => Promise<DisputeDoc>;
+  resolve: (
+    caller: Caller | null,
+    livemode: boolean,
+    id: string,
+    outcome: DisputeOutcome,
+    alongside?: (tx: DisputeTx) => Promise<void>,
+  ) => Promise<DisputeDoc>;
+  /** What the acquirer reports of disputes (its notifications: domain/acquirer-notifications). */
+  acquirerOutcomes: AcquirerDisputes;
+  /**
+   * Runs inside every capture's transaction (charges' onCapture, wired in domain/index.ts): a sandbox
+   * charge captured with a dispute test card gets its dispute scheduled, to be opened by
+   * openScheduledDue when the sandbox clock reaches it.
+   */
+  scheduleTestCardDispute(tx: DisputeTx, charge: ChargeDoc): Promise<void>;
+  /** Opens every scheduled dispute of one environment whose time has come; returns how many opened. */
+  openScheduledDue(livemode: boolean, limit?: number): Promise<number>;
+  /** When the environment's next scheduled dispute opens after `after`, or null. */
+  nextScheduled(livemode: boolean, after: Date): Promise<string | null>;
+  get: (caller: Caller, id: string) => Promise<DisputeDoc>;
+  list: (
+    caller: Caller,
+    filter: Pick<QueryParams<"listDisputes">, "charge_id" | "merchant_id" | "status">,
+    page: Page,
+  ) => Promise<PageResult<DisputeDoc>>;
+  /** updateDispute: evidence kept as a draft, or submitted (`submit: true`): the dispute goes under review. */
+  update(caller: Caller, id: string, input: DisputeUpdate): Promise<DisputeDoc>;
+  /** closeDispute: the merchant accepts; a chargeback is lost (its money stays withdrawn), an inquiry closed. */
+  close(caller: Caller, id: string): Promise<DisputeDoc>;
+  /** sandboxOpenDispute. */
+  sandboxOpen(caller: Caller, chargeId: string, input: SandboxDisputeOpen): Promise<DisputeDoc>;
+  /** sandboxResolveDispute: the network's decision, whether or not evidence was submitted. */
+  sandboxResolve(caller: Caller, id: string, outcome: DisputeOutcome): Promise<DisputeDoc>;
+  /**
+   * The deadline job: every dispute of one environment still waiting for evidence past its
+   * `evidence_due_by` (on that environment's clock) closes: a chargeback as lost, an inquiry as
+   * warning_closed. Returns how many.
+   */
+  expireDue(livemode: boolean, limit?: number): Promise<number>;
+  /** When the environment's next evidence deadline passes after `after` (the sandbox clock steps to it), or null. */
+  nextDeadline(livemode: boolean, after: Date): Promise<string | null>;
+}

@@ -2,6 +2,7 @@ import type { components } from "@payments/contract/types";
 import type { BaseDoc } from "../../store/port.ts";
 import { collection } from "../kernel/records.ts";
 import type { Status } from "../kernel/state-machine.ts";
+import type { AreaDocs, AreaStore, AreaTx } from "../kernel/store.ts";
 
 // Disputes as stored (spec/resources/disputes.tsp); serialize.ts names what the API shows.
 
@@ -58,3 +59,8 @@ export const disputeCollections = {
   ]),
   scheduled_disputes: collection<ScheduledDisputeDoc>([{ fields: ["livemode", "done", "open_at"] }]),
 };
+
+/** The store as the disputes area sees it: its own collections and the kernel's (kernel/store.ts). */
+export type DisputeStore = AreaStore<typeof disputeCollections>;
+export type DisputeTx = AreaTx<typeof disputeCollections>;
+export type DisputeDocs = AreaDocs<typeof disputeCollections>;

@@ -1,8 +1,7 @@
 import { createHash } from "node:crypto";
 import { DuplicateKeyError } from "../../store/port.ts";
-import type { AppStore, AppTx } from "../collections.ts";
 import { iso } from "../kernel/time.ts";
-import type { FraudCounterDoc } from "./records.ts";
+import type { FraudCounterDoc, FraudStore, FraudTx } from "./records.ts";
 import { LIMITS, type WindowCounts } from "./rules.ts";
 
 // Velocity counters (velocity_card, velocity_ip, card_testing) live in the store, so several
@@ -55,12 +54,12 @@ function sum(docs: FraudCounterDoc[]): WindowCounts {
  * Deletes an environment's buckets of minutes after `at` (inside the sandbox clock's reset, which takes
  * the sandbox's time back: domain/sandbox-clock): they would count again when the clock reaches them.
  */
-export async function forgetCountersAfter(tx: AppTx, livemode: boolean, at: Date): Promise<number> {
+export async function forgetCountersAfter(tx: FraudTx, livemode: boolean, at: Date): Promise<number> {
   const lastKept = (minuteOf(at) + BUCKETS + 1) * BUCKET_SECONDS * 1000;
   return tx.deleteMany("fraud_counters", { livemode, expires_at: { $gt: iso(new Date(lastKept)) } });
 }
 
-export function createCounters(store: AppStore) {
+export function createCounters(store: FraudStore): Counters {
   /** The ids of the window's buckets, newest first. */
   function windowIds(livemode: boolean, kind: CounterKind, value: string, at: Date): string[] {
     const minute = minuteOf(at);
@@ -111,7 +110,7 @@ export function createCounters(store: AppStore) {
     },
 
     /** Counts a decline in the bucket its attempt went into, inside the charge's transaction. */
-    async decline(tx: AppTx, bucketId: string): Promise<void> {
+    async decline(tx: FraudTx, bucketId: string): Promise<void> {
       await tx.update("fraud_counters", bucketId, { inc: { declines: 1 } });
     },
 
@@ -121,4 +120,26 @@ export function createCounters(store: AppStore) {
   };
 }
 
-export type Counters = ReturnType<typeof createCounters>;
+/** The velocity counters the rules read (fraud_counters). */
+export interface Counters {
+  /**
+   * Counts an attempt in the current minute (atomically, see above) and returns the window's counts,
+   * this attempt included, with the id of the bucket it went into (for a later decline).
+   */
+  count(
+    livemode: boolean,
+    kind: CounterKind,
+    value: string,
+    small: boolean,
+    at: Date,
+  ): Promise<{
+    counts: WindowCounts;
+    bucketId: string;
+  }>;
+  /** The window's counts without counting anything (evaluations through the API). */
+  read(livemode: boolean, kind: CounterKind, value: string, at: Date): Promise<WindowCounts>;
+  /** Counts a decline in the bucket its attempt went into, inside the charge's transaction. */
+  decline(tx: FraudTx, bucketId: string): Promise<void>;
+  /** Deletes buckets that have left every window. */
+  sweep: (livemode: boolean, at: Date) => Promise<number>;
+}

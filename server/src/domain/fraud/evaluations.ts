@@ -1,7 +1,7 @@
 import type { components } from "@payments/contract/types";
 import { DuplicateKeyError, type Page, type PageResult } from "../../store/port.ts";
+import type { ChargeAssessment, ChargeAttempt, FraudScreen } from "../charges/fraud-screen.ts";
 import type { ChargeDoc } from "../charges/records.ts";
-import type { AppStore, AppTx } from "../collections.ts";
 import type { Caller } from "../kernel/caller.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { commit } from "../kernel/commit.ts";
@@ -18,12 +18,11 @@ import type { Counters } from "./counters.ts";
 import { evaluate } from "./engine.ts";
 import type { FactGatherer, Observed } from "./facts.ts";
 import { assertIp } from "./ip.ts";
-import type { ChargeAssessment, ChargeAttempt, FraudScreen } from "./port.ts";
-import type { FraudEvaluationDoc } from "./records.ts";
+import type { FraudEvaluationDoc, FraudStore, FraudTx } from "./records.ts";
 import type { FraudSettingsService } from "./settings.ts";
 
 // Fraud evaluations (spec: FraudEvaluation; POST/GET /v1/fraud/evaluations) and the screen charges use
-// (./port.ts). Every evaluation is stored and emits `fraud.evaluated` with exactly the fields
+// (charges/fraud-screen.ts, the port charges declare). Every evaluation is stored and emits `fraud.evaluated` with exactly the fields
 // FraudEvaluatedEvent fixes, in one transaction: the charge's own for a charge, its own for one made
 // through the API.
 
@@ -35,13 +34,13 @@ function eventPayload(e: FraudEvaluationDoc) {
   return { tx_id: e.tx_id, score: e.score, decision: e.decision, signals: e.signals };
 }
 
-async function persist(tx: AppTx, clock: Clock, evaluation: FraudEvaluationDoc): Promise<void> {
+async function persist(tx: FraudTx, clock: Clock, evaluation: FraudEvaluationDoc): Promise<void> {
   await tx.insert("fraud_evaluations", evaluation);
   await recordEvent(tx, clock, evaluation.livemode, "fraud.evaluated", eventPayload(evaluation));
 }
 
 export interface FraudEvaluationsDeps {
-  store: AppStore;
+  store: FraudStore;
   log: DomainLog;
   clock: Clock;
   tokens: Tokens;
@@ -50,9 +49,17 @@ export interface FraudEvaluationsDeps {
   settings: FraudSettingsService;
   gatherer: FactGatherer;
   counters: Counters;
+  /** The charges area's charge lookup (evaluating a stored charge by `tx_id`): ChargeLookup. */
+  charges: ChargeLookup;
 }
 
-export function createFraudEvaluations(deps: FraudEvaluationsDeps) {
+/** What fraud needs of the charges area (this area declares the port; charges' service implements it). */
+export interface ChargeLookup {
+  /** The charge `id` of the environment, or a 404 naming `param`. */
+  load(livemode: boolean, id: string, param?: string): Promise<ChargeDoc>;
+}
+
+export function createFraudEvaluations(deps: FraudEvaluationsDeps): FraudEvaluations {
   const { clock, settings, gatherer, counters } = deps;
 
   /** Runs the rules on the observed facts and builds the (unstored) evaluation. */
@@ -244,13 +251,7 @@ export function createFraudEvaluations(deps: FraudEvaluationsDeps) {
           (field) => input[field] !== undefined,
         );
         if (extra) throw invalid(extra, "send either tx_id alone or the facts of a transaction, not both");
-        const charge = inEnvironment(
-          await deps.store.get("charges", input.tx_id),
-          caller.livemode,
-          "charge",
-          input.tx_id,
-          "tx_id",
-        );
+        const charge = await deps.charges.load(caller.livemode, input.tx_id, "tx_id");
         observed = await observedCharge(charge);
         ids = { txId: charge.id, source: "transaction" };
       } else {
@@ -283,4 +284,19 @@ export function createFraudEvaluations(deps: FraudEvaluationsDeps) {
   };
 }
 
-export type FraudEvaluations = ReturnType<typeof createFraudEvaluations>;
+/** Fraud evaluations (spec: FraudEvaluation) and the screen charges call (charges/fraud-screen.ts). */
+export interface FraudEvaluations {
+  screen: FraudScreen;
+  /**
+   * POST /v1/fraud/evaluations: `tx_id` alone re-evaluates an existing charge without changing it;
+   * otherwise the facts describe a prospective transaction, which gets a `tx_id` of its own. Counts
+   * are read, never added to: an evaluation is a question, not an attempt.
+   */
+  create(caller: Caller, input: FraudEvaluationCreate): Promise<FraudEvaluationDoc>;
+  get: (caller: Caller, id: string) => Promise<FraudEvaluationDoc>;
+  list: (
+    caller: Caller,
+    filter: Pick<QueryParams<"listFraudEvaluations">, "tx_id" | "decision">,
+    page: Page,
+  ) => Promise<PageResult<FraudEvaluationDoc>>;
+}

@@ -1,11 +1,10 @@
-import type { AppStore, AppTx } from "../collections.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { currencyExponent } from "../kernel/money.ts";
 import { iso } from "../kernel/time.ts";
 import type { Counters } from "./counters.ts";
 import { networksOf, parseNetwork } from "./ip.ts";
 import { domainAndParents, emailParts, matchKey } from "./lists.ts";
-import type { FraudListItemDoc } from "./records.ts";
+import type { FraudListItemDoc, FraudStore, FraudTx } from "./records.ts";
 import type { Facts, ListKind, ListMatch, WindowCounts } from "./rules.ts";
 import { LIMITS, smallAmountLimit } from "./rules.ts";
 import { ELEVATED_RISK_TEST_CARD, SANDBOX_CARD_COUNTRIES, SANDBOX_IP_COUNTRIES, SANDBOX_LISTS } from "./sandbox.ts";
@@ -113,7 +112,7 @@ export const MERCHANT_DISPUTES_KEPT = 20;
  * merchant's disputed_merchant once it has enough of them recently (rules.ts).
  */
 export async function recordFraudDispute(
-  tx: AppTx,
+  tx: FraudTx,
   clock: Clock,
   dispute: { livemode: boolean; fingerprint: string | null; merchantId: string; disputeId: string },
 ): Promise<void> {
@@ -165,7 +164,7 @@ export function recentDisputes(opened: readonly string[], at: Date): number {
   return opened.filter((t) => t >= since && t <= now).length;
 }
 
-export function createFactGatherer(store: AppStore, counters: Counters) {
+export function createFactGatherer(store: FraudStore, counters: Counters): FactGatherer {
   return {
     /**
      * The facts of one transaction. `count`: the attempt is counted in the velocity counters first
@@ -275,4 +274,11 @@ export function createFactGatherer(store: AppStore, counters: Counters) {
   };
 }
 
-export type FactGatherer = ReturnType<typeof createFactGatherer>;
+/** The store-backed facts the fraud rules read. */
+export interface FactGatherer {
+  /**
+   * The facts of one transaction. `count`: the attempt is counted in the velocity counters first
+   * (charges); otherwise the counts are only read (evaluations through the API).
+   */
+  gather(observed: Observed, at: Date, count: boolean): Promise<Gathered>;
+}

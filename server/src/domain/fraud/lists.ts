@@ -1,6 +1,5 @@
 import type { components } from "@payments/contract/types";
 import { DuplicateKeyError, type Page, type PageResult } from "../../store/port.ts";
-import type { AppStore } from "../collections.ts";
 import type { Caller } from "../kernel/caller.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { commit } from "../kernel/commit.ts";
@@ -9,7 +8,7 @@ import { DomainError, invalid, notFound } from "../kernel/errors.ts";
 import { newId } from "../kernel/ids.ts";
 import type { QueryParams } from "../kernel/operations.ts";
 import { parseNetwork } from "./ip.ts";
-import type { FraudListDoc, FraudListItemDoc } from "./records.ts";
+import type { FraudListDoc, FraudListItemDoc, FraudStore } from "./records.ts";
 import type { ListKind } from "./rules.ts";
 
 // Value lists (spec: FraudList, FraudListItem; /v1/fraud/lists, /v1/fraud/list_items). Each item is
@@ -80,7 +79,7 @@ export const matchKey = (kind: ListKind, value: string) => `${kind}:${value}`;
 /** createFraudList's body (the contract's FraudListCreate). */
 export type FraudListCreate = components["schemas"]["FraudListCreate"];
 
-export function createFraudLists(store: AppStore, clock: Clock) {
+export function createFraudLists(store: FraudStore, clock: Clock): FraudLists {
   async function load(livemode: boolean, id: string, param = "id"): Promise<FraudListDoc> {
     return inEnvironment(await store.get("fraud_lists", id), livemode, "fraud list", id, param);
   }
@@ -190,4 +189,23 @@ export function createFraudLists(store: AppStore, clock: Clock) {
   };
 }
 
-export type FraudLists = ReturnType<typeof createFraudLists>;
+/** The fraud value lists' service (spec: FraudList, FraudListItem). */
+export interface FraudLists {
+  load: (livemode: boolean, id: string, param?: string) => Promise<FraudListDoc>;
+  create(caller: Caller, input: FraudListCreate): Promise<FraudListDoc>;
+  get: (caller: Caller, id: string) => Promise<FraudListDoc>;
+  list: (
+    caller: Caller,
+    filter: Pick<QueryParams<"listFraudLists">, "kind">,
+    page: Page,
+  ) => Promise<PageResult<FraudListDoc>>;
+  /** Deletes the list and its items in one transaction: no evaluation sees half a list. */
+  delete(caller: Caller, id: string): Promise<FraudListDoc>;
+  /**
+   * Adds a value (normalized: a range's network address, lower-case emails and domains). A value the
+   * list holds already, or a full list, is a 409; the list's count and the item change together.
+   */
+  addItem(caller: Caller, listId: string, raw: string): Promise<FraudListItemDoc>;
+  listItems(caller: Caller, listId: string, page: Page): Promise<PageResult<FraudListItemDoc>>;
+  deleteItem(caller: Caller, id: string): Promise<FraudListItemDoc>;
+}

@@ -1,5 +1,6 @@
 import type { BaseDoc } from "../../store/port.ts";
 import { collection } from "../kernel/records.ts";
+import type { AreaDocs, AreaStore, AreaTx } from "../kernel/store.ts";
 import type { Decision, Hit, ListAction, ListKind } from "./rules.ts";
 
 // Fraud evaluation's stored shapes (spec/resources/fraud): evaluations, value lists and their items, the
@@ -110,3 +111,8 @@ export const fraudCollections = {
   fraud_card_disputes: collection<FraudCardDisputesDoc>([]),
   fraud_merchant_disputes: collection<FraudMerchantDisputesDoc>([]),
 };
+
+/** The store as the fraud area sees it: its own collections and the kernel's (kernel/store.ts). */
+export type FraudStore = AreaStore<typeof fraudCollections>;
+export type FraudTx = AreaTx<typeof fraudCollections>;
+export type FraudDocs = AreaDocs<typeof fraudCollections>;

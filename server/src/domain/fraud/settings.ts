@@ -1,11 +1,10 @@
 import type { components } from "@payments/contract/types";
 import { DuplicateKeyError } from "../../store/port.ts";
-import type { AppStore } from "../collections.ts";
 import type { Caller } from "../kernel/caller.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { DomainError, invalid } from "../kernel/errors.ts";
 import { iso } from "../kernel/time.ts";
-import type { FraudSettingsDoc } from "./records.ts";
+import type { FraudSettingsDoc, FraudStore } from "./records.ts";
 
 // The fraud settings of each environment (spec: FraudSettings, GET/PATCH /v1/fraud/settings): the
 // review and block thresholds (Stripe Radar's defaults, 65 and 75) and how long a review stays open.
@@ -47,7 +46,7 @@ function fromDoc(livemode: boolean, doc: FraudSettingsDoc | null): FraudSettings
   };
 }
 
-export function createFraudSettings(store: AppStore, clock: Clock) {
+export function createFraudSettings(store: FraudStore, clock: Clock): FraudSettingsService {
   async function load(livemode: boolean): Promise<FraudSettings> {
     return fromDoc(livemode, await store.get("fraud_settings", docId(livemode)));
   }
@@ -121,4 +120,14 @@ export function createFraudSettings(store: AppStore, clock: Clock) {
   };
 }
 
-export type FraudSettingsService = ReturnType<typeof createFraudSettings>;
+/** The fraud settings' service (getFraudSettings, updateFraudSettings). */
+export interface FraudSettingsService {
+  load: (livemode: boolean) => Promise<FraudSettings>;
+  get: (caller: Caller) => Promise<FraudSettings>;
+  /**
+   * Applies the changes, refusing a review threshold that is not below the block threshold (400
+   * naming the field that was sent). Conditional on the values it read, so two concurrent changes
+   * cannot together produce a pair that neither alone would allow (409: retry).
+   */
+  update(caller: Caller, changes: FraudSettingsUpdate): Promise<FraudSettings>;
+}

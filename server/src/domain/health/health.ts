@@ -1,4 +1,4 @@
-import type { AppStore } from "../collections.ts";
+import type { StoreReadiness } from "../../store/port.ts";
 import { DomainError } from "../kernel/errors.ts";
 
 // The instance's health, for getLiveness and getReadiness (the `Health` operations of the contract,
@@ -7,7 +7,7 @@ import { DomainError } from "../kernel/errors.ts";
 /** How long readiness waits for the store before answering 503 (the contract says two seconds). */
 export const READINESS_TIMEOUT_MS = 2_000;
 
-export function createHealth(store: AppStore) {
+export function createHealth(store: StoreReadiness): Health {
   let draining = false;
   return {
     /**
@@ -46,4 +46,15 @@ export function createHealth(store: AppStore) {
   };
 }
 
-export type Health = ReturnType<typeof createHealth>;
+/** The instance's health (getLiveness, getReadiness). */
+export interface Health {
+  /**
+   * Resolves when the instance can serve requests; throws `service_unavailable` while the store
+   * cannot take writes (store/port.ts StoreReadiness: on MongoDB a majority-acknowledged write, so a
+   * replica set that lost its majority is not ready) within READINESS_TIMEOUT_MS, and once the
+   * instance is shutting down.
+   */
+  ready(): Promise<void>;
+  /** From now on readiness answers 503, so load balancers stop sending requests (graceful shutdown). */
+  drain(): void;
+}

@@ -1,11 +1,10 @@
 import type { Page, PageResult, Where } from "../../store/port.ts";
-import type { AppStore } from "../collections.ts";
 import type { Caller } from "../kernel/caller.ts";
 import { inEnvironment } from "../kernel/environment.ts";
 import type { CsvBody, QueryParams } from "../kernel/operations.ts";
 import { iso } from "../kernel/time.ts";
 import type { Line } from "./postings.ts";
-import type { BalanceTransactionDoc, BalanceTransactionType, PostingDoc, PostingType } from "./records.ts";
+import type { BalanceTransactionDoc, BalanceTransactionType, LedgerStore, PostingDoc, PostingType } from "./records.ts";
 
 // Balance transactions (spec/resources/balance-transactions.tsp, getBalanceTransaction and
 // listBalanceTransactions): the merchant's view of the ledger. One per posting that touches a merchant's
@@ -88,7 +87,7 @@ export type BalanceTransactionFilter = Pick<
   "merchant_id" | "type" | "created_gte" | "created_lt" | "source" | "cashout_id"
 >;
 
-export function createBalanceTransactions(store: AppStore) {
+export function createBalanceTransactions(store: LedgerStore): BalanceTransactions {
   return {
     /** getBalanceTransaction: one of the caller's environment (404 otherwise). */
     async get(caller: Caller, id: string): Promise<BalanceTransactionDoc> {
@@ -187,4 +186,16 @@ export function whereOf(livemode: boolean, filter: BalanceTransactionFilter): Wh
   return where;
 }
 
-export type BalanceTransactions = ReturnType<typeof createBalanceTransactions>;
+/** The ledger's balance transactions service (getBalanceTransaction, listBalanceTransactions). */
+export interface BalanceTransactions {
+  /** getBalanceTransaction: one of the caller's environment (404 otherwise). */
+  get(caller: Caller, id: string): Promise<BalanceTransactionDoc>;
+  /**
+   * listBalanceTransactions with `Accept: text/csv` (BalanceTransactionCsv): every matching transaction,
+   * newest first, read from the store one page at a time as the transport asks for lines, so memory
+   * holds one page whatever the list's length.
+   */
+  csv(caller: Caller, filter: BalanceTransactionFilter): CsvBody;
+  /** listBalanceTransactions: newest first, each filter an equality or range on an indexed field. */
+  list(caller: Caller, filter: BalanceTransactionFilter, page: Page): Promise<PageResult<BalanceTransactionDoc>>;
+}

@@ -1,12 +1,13 @@
-import type { AppStore } from "../collections.ts";
 import type { Caller } from "../kernel/caller.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { commit } from "../kernel/commit.ts";
 import { DomainError } from "../kernel/errors.ts";
 import type { Schemas } from "../kernel/operations.ts";
 import type { Merchants } from "../merchants/merchants.ts";
+import type { MerchantDoc } from "../merchants/records.ts";
+import type { MethodFee } from "./fees.ts";
 import { type FeeSchedule, scheduleProblem } from "./fees.ts";
-import type { FeeOverrideDoc } from "./records.ts";
+import type { FeeOverrideDoc, LedgerStore } from "./records.ts";
 
 // A merchant's fee override (getMerchantFeeSchedule, setMerchantFeeSchedule in
 // spec/resources/fee-schedules.tsp; scope `*`): a schedule of its own that replaces the platform's
@@ -16,7 +17,12 @@ import type { FeeOverrideDoc } from "./records.ts";
 /** The contract's FeeSchedule (the body's `override`). */
 type FeeScheduleInput = Schemas["FeeSchedule"];
 
-export function createFeeSchedules(store: AppStore, clock: Clock, merchants: Merchants, platform: FeeSchedule) {
+export function createFeeSchedules(
+  store: LedgerStore,
+  clock: Clock,
+  merchants: Merchants,
+  platform: FeeSchedule,
+): FeeSchedules {
   /** The schedule `merchantId`'s new charges pay: its override, or the platform's. */
   async function scheduleFor(merchantId: string): Promise<FeeSchedule> {
     return (await store.get("fee_overrides", merchantId))?.schedule ?? platform;
@@ -69,4 +75,26 @@ function normalized(input: FeeScheduleInput): FeeSchedule {
   return out;
 }
 
-export type FeeSchedules = ReturnType<typeof createFeeSchedules>;
+/** The ledger's fee schedules service (the platform's FEE_SCHEDULE and each merchant's override). */
+export interface FeeSchedules {
+  scheduleFor: (merchantId: string) => Promise<FeeSchedule>;
+  /** getMerchantFeeSchedule. */
+  get(
+    caller: Caller,
+    merchantId: string,
+  ): Promise<{
+    merchant: MerchantDoc;
+    override: FeeOverrideDoc | null;
+    platform: Partial<Record<"pix" | "boleto" | "oxxo" | "spei" | "sepa_debit" | "card", MethodFee>>;
+  }>;
+  /** setMerchantFeeSchedule: sets or (null) removes the override, for charges made from now on. */
+  set(
+    caller: Caller,
+    merchantId: string,
+    input: FeeScheduleInput | null,
+  ): Promise<{
+    merchant: MerchantDoc;
+    override: FeeOverrideDoc | null;
+    platform: Partial<Record<"pix" | "boleto" | "oxxo" | "spei" | "sepa_debit" | "card", MethodFee>>;
+  }>;
+}

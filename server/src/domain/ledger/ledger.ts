@@ -1,9 +1,9 @@
 import { DuplicateKeyError } from "../../store/port.ts";
-import type { AppStore, AppTx } from "../collections.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { iso } from "../kernel/time.ts";
 import { type MerchantBucket, merchantAccount, platformAccount } from "./accounts.ts";
 import { balanceId, type Line, postPosting } from "./postings.ts";
+import type { LedgerStore, LedgerTx } from "./records.ts";
 
 // Every money movement the platform makes, as a posting (postings.ts) across the accounts of accounts.ts,
 // written in the same transaction as the state change that caused it. One function per movement: the
@@ -22,7 +22,7 @@ const PAID_OUT = platformAccount("cashouts:paid_out");
  * loser of a race simply finds the winner's document.
  */
 export async function ensureBalance(
-  store: AppStore,
+  store: LedgerStore,
   livemode: boolean,
   merchantId: string,
   currency: string,
@@ -60,7 +60,7 @@ interface Owner {
  * in `pending` until `availableOn` (or in `available` at once when that is null); the fee is revenue.
  */
 export function postCapture(
-  tx: AppTx,
+  tx: LedgerTx,
   clock: Clock,
   capture: Owner & { chargeId: string; amount: number; fee: number; availableOn: string | null },
 ) {
@@ -88,7 +88,7 @@ export function postCapture(
  * `available` does not cover is refused with `insufficient_balance`); fees are not returned (docs/money.md).
  */
 export async function postRefund(
-  tx: AppTx,
+  tx: LedgerTx,
   clock: Clock,
   refund: Owner & { chargeId: string; refundId: string; amount: number },
 ) {
@@ -119,7 +119,7 @@ export async function postRefund(
 }
 
 /** A cashout (createCashout): its amount leaves `available` (refused unless covered) and is in transit. */
-export function postCashout(tx: AppTx, clock: Clock, cashout: Owner & { cashoutId: string; amount: number }) {
+export function postCashout(tx: LedgerTx, clock: Clock, cashout: Owner & { cashoutId: string; amount: number }) {
   return postPosting(tx, clock, {
     livemode: cashout.livemode,
     currency: cashout.currency,
@@ -133,7 +133,11 @@ export function postCashout(tx: AppTx, clock: Clock, cashout: Owner & { cashoutI
 }
 
 /** A cashout canceled or failed: its amount comes back from transit to `available`. */
-export function postCashoutReversal(tx: AppTx, clock: Clock, cashout: Owner & { cashoutId: string; amount: number }) {
+export function postCashoutReversal(
+  tx: LedgerTx,
+  clock: Clock,
+  cashout: Owner & { cashoutId: string; amount: number },
+) {
   return postPosting(tx, clock, {
     livemode: cashout.livemode,
     currency: cashout.currency,
@@ -148,7 +152,7 @@ export function postCashoutReversal(tx: AppTx, clock: Clock, cashout: Owner & { 
 
 /** A cashout paid: its money has left the platform. The merchant's balance does not change (it left at creation). */
 export function postCashoutPaid(
-  tx: AppTx,
+  tx: LedgerTx,
   clock: Clock,
   cashout: Owner & { cashoutId: string; amount: number; id?: string; at?: string },
 ) {
@@ -176,7 +180,7 @@ export function postCashoutPaid(
  * held (docs/disputes.md "Money"). Returns the postings' ids, oldest first.
  */
 export async function postDisputeWithdrawal(
-  tx: AppTx,
+  tx: LedgerTx,
   clock: Clock,
   dispute: Owner & { disputeId: string; amount: number; fee: number },
 ): Promise<string[]> {
@@ -210,7 +214,7 @@ export async function postDisputeWithdrawal(
  * `available`. The dispute fee is not returned (docs/disputes.md "Money"). Returns the posting's id.
  */
 export async function postDisputeReversal(
-  tx: AppTx,
+  tx: LedgerTx,
   clock: Clock,
   dispute: Owner & { disputeId: string; amount: number },
 ): Promise<string> {
@@ -234,7 +238,10 @@ export async function postDisputeReversal(
  * the credit has settled or there is none); the refund's posting debits that from `pending` and the rest
  * from `available`.
  */
-export async function drawFromPendingCredit(tx: AppTx, refund: { chargeId: string; amount: number }): Promise<number> {
+export async function drawFromPendingCredit(
+  tx: LedgerTx,
+  refund: { chargeId: string; amount: number },
+): Promise<number> {
   const credit = await tx.findOne("ledger_entries", {
     source_id: refund.chargeId,
     type: "capture",
@@ -262,7 +269,7 @@ const pendingCredits = (livemode: boolean) => ({ livemode, bucket: "pending", se
  * Moves every pending credit of one environment whose time has come (on that environment's clock) to
  * `available` (the settlement job). Returns how many.
  */
-export async function settleDue(store: AppStore, clock: Clock, livemode: boolean, limit = 500): Promise<number> {
+export async function settleDue(store: LedgerStore, clock: Clock, livemode: boolean, limit = 500): Promise<number> {
   const due = await store.findAll(
     "ledger_entries",
     { ...pendingCredits(livemode), available_on: { $lte: iso(clock.now(livemode)) } },
@@ -302,7 +309,7 @@ export async function settleDue(store: AppStore, clock: Clock, livemode: boolean
 }
 
 /** When the environment's next pending credit settles after `after` (the sandbox clock's advance steps to it), or null. */
-export async function nextSettlement(store: AppStore, livemode: boolean, after: Date): Promise<string | null> {
+export async function nextSettlement(store: LedgerStore, livemode: boolean, after: Date): Promise<string | null> {
   const [next] = await store.findAll(
     "ledger_entries",
     { ...pendingCredits(livemode), available_on: { $gt: iso(after) } },

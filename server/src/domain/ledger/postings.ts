@@ -1,11 +1,10 @@
 import type { Where } from "../../store/port.ts";
-import type { AppTx } from "../collections.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { DomainError } from "../kernel/errors.ts";
 import { newId } from "../kernel/ids.ts";
 import { type Account, accountName, type MerchantBucket } from "./accounts.ts";
 import { balanceTransactionOf } from "./balance-transactions.ts";
-import type { BalanceDoc, LedgerEntryDoc, PostingDoc, PostingType } from "./records.ts";
+import type { BalanceDoc, LedgerEntryDoc, LedgerTx, PostingDoc, PostingType } from "./records.ts";
 
 // The ledger's kernel: the one way money moves (DESIGN §8). A posting is two or more lines that add up
 // to zero; it is refused otherwise, before anything is written. Its merchant lines change the merchant's
@@ -92,7 +91,7 @@ export function assertBalanced(lines: readonly Line[]): void {
  * posting and one entry per line.
  */
 export async function postPosting(
-  tx: AppTx,
+  tx: LedgerTx,
   clock: Clock,
   input: PostingInput,
 ): Promise<{ posting: PostingDoc; entries: LedgerEntryDoc[] }> {
@@ -156,7 +155,7 @@ export async function postPosting(
 
 /** The merchant's balance changes by `change`, in one update conditional on every debited bucket covering it. */
 async function applyToBalance(
-  tx: AppTx,
+  tx: LedgerTx,
   input: PostingInput,
   merchantId: string,
   change: Partial<Record<MerchantBucket, number>>,

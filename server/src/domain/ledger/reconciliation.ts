@@ -1,7 +1,6 @@
-import type { AppTx } from "../collections.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { newId } from "../kernel/ids.ts";
-import type { BalanceTransactionDoc } from "./records.ts";
+import type { BalanceTransactionDoc, LedgerTx } from "./records.ts";
 
 // Reconciliation (issue 30; docs/money.md "Reconciling a cashout"): which balance transactions a cashout
 // paid out, so that a merchant's finance team can answer "what makes up this cashout?"
@@ -41,7 +40,7 @@ export interface CashoutToReconcile {
  * Allocates the front of the merchant's queue to `cashout`, inside `tx`. Returns how many balance
  * transactions the cashout paid out (adjustments included).
  */
-export async function reconcileCashout(tx: AppTx, clock: Clock, cashout: CashoutToReconcile): Promise<number> {
+export async function reconcileCashout(tx: LedgerTx, clock: Clock, cashout: CashoutToReconcile): Promise<number> {
   const at = cashout.at ?? clock.createdAt(cashout.livemode);
   let sum = 0;
   let count = 0;

@@ -1,6 +1,7 @@
 import type { components } from "@payments/contract/types";
 import type { BaseDoc } from "../../store/port.ts";
 import { collection } from "../kernel/records.ts";
+import type { AreaDocs, AreaStore, AreaTx } from "../kernel/store.ts";
 import type { FeeSchedule } from "./fees.ts";
 
 // The ledger's records (DESIGN §8, issue 30): double entry. Every money movement is one posting: two or
@@ -152,3 +153,8 @@ export const ledgerCollections = {
     { fields: ["merchant_id", "currency", "reconcile_at"], sparse: true },
   ]),
 };
+
+/** The store as the ledger area sees it: its own collections and the kernel's (kernel/store.ts). */
+export type LedgerStore = AreaStore<typeof ledgerCollections>;
+export type LedgerTx = AreaTx<typeof ledgerCollections>;
+export type LedgerDocs = AreaDocs<typeof ledgerCollections>;

@@ -39,7 +39,7 @@ describe("upgradeLedger (a single-entry database brought up to double entry at o
     expect(unconverted.differences.length).toBeGreaterThan(0); // entries without postings, platform accounts missing
 
     // 27 entries: 8 captures, 4 refunds, 3 settlements (pairs), 7 cashouts, 2 reversals: 24 postings, + 3 paid cashouts.
-    expect(await upgradeLedger(store, domain.clock)).toBe(27);
+    expect(await upgradeLedger(store, domain.clock, domain.cashouts)).toBe(27);
     expect(await balancesOf(store)).toEqual(before);
     const report = await verifyLedger(store);
     expect(report.differences).toEqual([]);
@@ -70,7 +70,7 @@ describe("upgradeLedger (a single-entry database brought up to double entry at o
 
   it("writes the history's balance transactions and reconciles the past cashouts in the order they were made", async () => {
     const { store, domain } = await released();
-    await upgradeLedger(store, domain.clock);
+    await upgradeLedger(store, domain.clock, domain.cashouts);
     const all = await store.findAll("balance_transactions", {}, 1000, { by: "created_at", direction: "asc" });
     // One per posting that touches a merchant (24: the 3 paid-out postings touch only the platform's
     // accounts), each with its posting's id; the rest are the reconciliation's adjustment pairs.
@@ -144,7 +144,7 @@ describe("upgradeLedger (a single-entry database brought up to double entry at o
     await store.update("balances", `${credit.merchant_id}:USD`, { inc: { pending: -4_500, available: -500 } });
     await store.update("charges", charge.id, { inc: { amount_refunded: 5_000 } });
 
-    expect(await upgradeLedger(store, domain.clock)).toBe(29);
+    expect(await upgradeLedger(store, domain.clock, domain.cashouts)).toBe(29);
     const refunds = await store.findAll("balance_transactions", { source_id: refundId });
     expect(refunds.map((x) => [x.status, x.net, x.reconcile_at !== null]).sort()).toEqual([
       ["available", -500, true],
@@ -155,8 +155,8 @@ describe("upgradeLedger (a single-entry database brought up to double entry at o
 
   it("does nothing on a database already up to date, and the ledger keeps working after it", async () => {
     const { store, domain, caller } = await released();
-    await upgradeLedger(store, domain.clock);
-    expect(await upgradeLedger(store, domain.clock)).toBe(0);
+    await upgradeLedger(store, domain.clock, domain.cashouts);
+    expect(await upgradeLedger(store, domain.clock, domain.cashouts)).toBe(0);
     // The pending credits written by the release settle, and are refunded from, as new ones would.
     expect(await domain.jobs.settle()).toBe(2);
     const [eur] = await store.findAll("balances", { currency: "EUR" });
@@ -186,7 +186,10 @@ describe("upgradeLedger (a single-entry database brought up to double entry at o
 
   it("writes each posting once when two instances upgrade at the same time", async () => {
     const { store, domain } = await released();
-    const written = await Promise.all([upgradeLedger(store, domain.clock), upgradeLedger(store, domain.clock)]);
+    const written = await Promise.all([
+      upgradeLedger(store, domain.clock, domain.cashouts),
+      upgradeLedger(store, domain.clock, domain.cashouts),
+    ]);
     expect(written[0] + written[1]).toBe(27);
     const report = await verifyLedger(store); // also: one balance transaction per posting, each cashout's contents
     expect(report.differences).toEqual([]);
@@ -212,9 +215,9 @@ describe("upgradeLedger (a single-entry database brought up to double entry at o
       if (calls > 1) throw new Error("crash");
       return found;
     }) as AppStore["findAll"];
-    await expect(upgradeLedger(partial, first.domain.clock)).rejects.toThrow();
+    await expect(upgradeLedger(partial, first.domain.clock, first.domain.cashouts)).rejects.toThrow();
     expect((await verifyLedger(store)).differences.length).toBeGreaterThan(0);
-    await upgradeLedger(store, domain.clock);
+    await upgradeLedger(store, domain.clock, domain.cashouts);
     const report = await verifyLedger(store);
     expect(report.differences).toEqual([]);
     expect(report.postings).toBe(27);
@@ -224,7 +227,7 @@ describe("upgradeLedger (a single-entry database brought up to double entry at o
     const { store, domain } = await released();
     const [half] = FIXTURE.ledger_entries.filter((e) => e.type === "settlement" && e.bucket === "available");
     await store.delete("ledger_entries", half?.id ?? "");
-    await expect(upgradeLedger(store, domain.clock)).rejects.toThrow(
+    await expect(upgradeLedger(store, domain.clock, domain.cashouts)).rejects.toThrow(
       /settlement entries of le_\w+ .* add up to -\d+, not 0/,
     );
   });

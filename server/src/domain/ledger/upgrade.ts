@@ -1,5 +1,5 @@
-import { DuplicateKeyError } from "../../store/port.ts";
-import type { AppStore, AppTx } from "../collections.ts";
+import { DuplicateKeyError, type Page, type PageResult } from "../../store/port.ts";
+import type { CashoutDoc } from "../cashouts/records.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { newId } from "../kernel/ids.ts";
 import {
@@ -13,7 +13,7 @@ import { balanceTransactionOf } from "./balance-transactions.ts";
 import { postCashoutPaid } from "./ledger.ts";
 import type { Line } from "./postings.ts";
 import { reconcileCashout } from "./reconciliation.ts";
-import type { LedgerEntryDoc, PostingDoc, PostingLine, PostingType } from "./records.ts";
+import type { LedgerEntryDoc, LedgerStore, LedgerTx, PostingDoc, PostingLine, PostingType } from "./records.ts";
 
 // Brings a database written before double entry up to date, at open (server.ts startServer and the admin
 // CLI run it before anything else). Releases up to 2026-11 kept a single-entry ledger: one entry per
@@ -55,12 +55,21 @@ class TakenMeanwhile extends Error {}
 
 const BATCH = 200;
 
+/** What the upgrade needs of the cashouts area (this area declares the port; cashouts' service implements it). */
+export interface PaidCashouts {
+  /** A page of paid cashouts of both environments, newest first. */
+  listPaid(page: Page): Promise<PageResult<PaidCashout>>;
+}
+
+/** What a paid cashout's posting is made from. */
+export type PaidCashout = Pick<CashoutDoc, "id" | "livemode" | "merchant_id" | "currency" | "amount" | "updated_at">;
+
 /** Returns how many postings it wrote (0 on an up-to-date database: one indexed query). */
-export async function upgradeLedger(store: AppStore, clock: Clock): Promise<number> {
+export async function upgradeLedger(store: LedgerStore, clock: Clock, cashouts: PaidCashouts): Promise<number> {
   if (!(await store.findOne("ledger_entries", { posting_id: null }))) return 0;
   // Paid cashouts first, while the old entries are still there to say this database needs it: a crash
   // after the entries were converted would otherwise leave them without their posting.
-  let written = await postPaidCashouts(store, clock);
+  let written = await postPaidCashouts(store, clock, cashouts);
   for (;;) {
     // Oldest first: a cashout is allocated against what came before it (the index is posting_id, created_at).
     const batch = await store.findAll("ledger_entries", { posting_id: null }, BATCH, {
@@ -90,7 +99,7 @@ export async function upgradeLedger(store: AppStore, clock: Clock): Promise<numb
 const movementKey = (e: LedgerEntryDoc) => `${e.type} ${e.source_id}${e.type === "refund" ? ` ${e.bucket}` : ""}`;
 
 /** One movement's entries → one posting and its balance transaction; false when another instance did it already. */
-async function convert(tx: AppTx, clock: Clock, first: LedgerEntryDoc): Promise<boolean> {
+async function convert(tx: LedgerTx, clock: Clock, first: LedgerEntryDoc): Promise<boolean> {
   const entries = await tx.findAll(
     "ledger_entries",
     {
@@ -165,7 +174,7 @@ async function convert(tx: AppTx, clock: Clock, first: LedgerEntryDoc): Promise<
  * balanceTransactionOf), as its movement stands now; for a past cashout, its allocation too.
  */
 async function backfillBalanceTransaction(
-  tx: AppTx,
+  tx: LedgerTx,
   clock: Clock,
   posting: PostingDoc,
   earliest: LedgerEntryDoc,
@@ -198,11 +207,11 @@ async function backfillBalanceTransaction(
 }
 
 /** A `cashout_paid` posting for every paid cashout that has none; returns how many it wrote. */
-async function postPaidCashouts(store: AppStore, clock: Clock): Promise<number> {
+async function postPaidCashouts(store: LedgerStore, clock: Clock, cashouts: PaidCashouts): Promise<number> {
   let written = 0;
   let after: string | undefined;
   for (;;) {
-    const page = await store.list("cashouts", { status: "paid" }, { limit: 100, startingAfter: after });
+    const page = await cashouts.listPaid({ limit: 100, startingAfter: after });
     for (const cashout of page.data) {
       try {
         await store.transaction(async (tx) => {

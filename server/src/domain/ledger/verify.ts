@@ -1,6 +1,9 @@
-import type { Where } from "../../store/port.ts";
-import type { AppStore, Docs } from "../collections.ts";
+import type { StoreOps, Where } from "../../store/port.ts";
+import type { CashoutDocs } from "../cashouts/records.ts";
+import type { ChargeDocs } from "../charges/records.ts";
+import type { DisputeDocs } from "../disputes/records.ts";
 import { parseMerchantAccount } from "./accounts.ts";
+import type { LedgerDocs } from "./records.ts";
 
 // `npm run admin -- ledger verify` (and the crash suites' audits): adds everything up again, from the
 // records alone, and reports every difference from what the ledger's rules say must hold:
@@ -16,6 +19,18 @@ import { parseMerchantAccount } from "./accounts.ts";
 //   reconciliation's queue) adds up to the merchant's `available`, and each cashout's transactions add up
 //   to its amount (docs/money.md "Reconciling a cashout").
 // Reads every posting and entry once, in pages; memory grows with the number of accounts and postings.
+//
+// The one declared read across areas' walls (kernel/store.ts): an audit of the ledger against the
+// charges, cashouts and disputes it stands for, read-only (`list` alone) and named here, so it cannot
+// write another area's records, nor read any other collection.
+
+type AuditDocs = LedgerDocs &
+  Pick<ChargeDocs, "charges"> &
+  Pick<CashoutDocs, "cashouts"> &
+  Pick<DisputeDocs, "disputes">;
+
+/** What the audit reads: the ledger's collections and, read-only, the three its platform accounts stand for. */
+export type LedgerAuditStore = Pick<StoreOps<AuditDocs>, "list">;
 
 export interface LedgerReport {
   postings: number;
@@ -38,10 +53,10 @@ type Scanned =
 
 /** Every document of `collection`, page by page (the store's list order, newest first). */
 async function scan<C extends Scanned>(
-  store: AppStore,
+  store: LedgerAuditStore,
   collection: C,
-  visit: (doc: Docs[C]) => void,
-  where: Where<Docs[C]> = {},
+  visit: (doc: AuditDocs[C]) => void,
+  where: Where<AuditDocs[C]> = {},
 ): Promise<void> {
   let after: string | undefined;
   for (;;) {
@@ -55,7 +70,7 @@ async function scan<C extends Scanned>(
 const env = (livemode: boolean) => (livemode ? "live" : "test");
 const add = (map: Map<string, number>, key: string, amount: number) => map.set(key, (map.get(key) ?? 0) + amount);
 
-export async function verifyLedger(store: AppStore): Promise<LedgerReport> {
+export async function verifyLedger(store: LedgerAuditStore): Promise<LedgerReport> {
   const differences: string[] = [];
   const totals = new Map<string, number>();
   /** posting id → `account amount` lines, as its entries say; compared with the posting's own lines. */

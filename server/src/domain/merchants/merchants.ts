@@ -1,6 +1,5 @@
 import type { components } from "@payments/contract/types";
-import type { Page } from "../../store/port.ts";
-import type { AppStore } from "../collections.ts";
+import type { Page, PageResult } from "../../store/port.ts";
 import type { Caller } from "../kernel/caller.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { commit } from "../kernel/commit.ts";
@@ -10,7 +9,7 @@ import { recordEvent } from "../kernel/events.ts";
 import { newId } from "../kernel/ids.ts";
 import type { QueryParams } from "../kernel/operations.ts";
 import { iso } from "../kernel/time.ts";
-import type { MerchantDoc, MerchantStatus } from "./records.ts";
+import type { MerchantDoc, MerchantStatus, MerchantStore } from "./records.ts";
 import { MERCHANT_MACHINE } from "./state.ts";
 
 export type { MerchantStatus };
@@ -21,7 +20,7 @@ export type MerchantCreate = components["schemas"]["MerchantCreate"];
 /** updateMerchant's body (the contract's MerchantUpdate). */
 export type MerchantUpdate = components["schemas"]["MerchantUpdate"];
 
-export function createMerchants(store: AppStore, clock: Clock) {
+export function createMerchants(store: MerchantStore, clock: Clock): Merchants {
   /** `param` names the request field the id came from, for the 404 problem. */
   async function load(livemode: boolean, id: string, param = "id"): Promise<MerchantDoc> {
     return inEnvironment(await store.get("merchants", id), livemode, "merchant", id, param);
@@ -29,6 +28,12 @@ export function createMerchants(store: AppStore, clock: Clock) {
 
   return {
     load,
+
+    /**
+     * The merchant `id` in either environment, or null: for what is reached by a global id without a
+     * caller (a payment link's public page and payment, payment-links/pay.ts).
+     */
+    find: (id: string): Promise<MerchantDoc | null> => store.get("merchants", id),
 
     /**
      * The merchant named in a request that moves its money (a charge, a payment link, a cashout): it must
@@ -125,4 +130,25 @@ export function createMerchants(store: AppStore, clock: Clock) {
   };
 }
 
-export type Merchants = ReturnType<typeof createMerchants>;
+/** The merchants area's service (spec/resources/merchants.tsp): what other areas and the handlers may ask of it. */
+export interface Merchants {
+  load: (livemode: boolean, id: string, param?: string) => Promise<MerchantDoc>;
+  /**
+   * The merchant `id` in either environment, or null: for what is reached by a global id without a
+   * caller (a payment link's public page and payment, payment-links/pay.ts).
+   */
+  find: (id: string) => Promise<MerchantDoc | null>;
+  /**
+   * The merchant named in a request that moves its money (a charge, a payment link, a cashout): it must
+   * exist in the caller's environment (404) and be active (409 merchant_inactive, naming the field).
+   */
+  loadActive(livemode: boolean, id: string, param: string, action: "take payments" | "cash out"): Promise<MerchantDoc>;
+  create(caller: Caller, input: MerchantCreate): Promise<MerchantDoc>;
+  get: (caller: Caller, id: string) => Promise<MerchantDoc>;
+  list: (
+    caller: Caller,
+    filter: Pick<QueryParams<"listMerchants">, "status">,
+    page: Page,
+  ) => Promise<PageResult<MerchantDoc>>;
+  update(caller: Caller, id: string, changes: MerchantUpdate): Promise<MerchantDoc>;
+}

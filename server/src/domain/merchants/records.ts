@@ -1,6 +1,7 @@
 import type { BaseDoc } from "../../store/port.ts";
 import { collection } from "../kernel/records.ts";
 import type { Status } from "../kernel/state-machine.ts";
+import type { AreaDocs, AreaStore, AreaTx } from "../kernel/store.ts";
 
 // The merchant's stored shape (spec/resources/merchants.tsp); serialize.ts names what the API shows.
 
@@ -17,3 +18,8 @@ export interface MerchantDoc extends BaseDoc {
 export const merchantCollections = {
   merchants: collection<MerchantDoc>([{ fields: ["livemode", "status"] }]),
 };
+
+/** The store as the merchants area sees it: its own collections and the kernel's (kernel/store.ts). */
+export type MerchantStore = AreaStore<typeof merchantCollections>;
+export type MerchantTx = AreaTx<typeof merchantCollections>;
+export type MerchantDocs = AreaDocs<typeof merchantCollections>;

@@ -1,14 +1,14 @@
 import type { components } from "@payments/contract/types";
 import type { Charges } from "../charges/charges.ts";
 import type { ChargeDoc } from "../charges/records.ts";
-import type { AppStore } from "../collections.ts";
 import type { Caller } from "../kernel/caller.ts";
 import type { Clock } from "../kernel/clock.ts";
 import type { OutcomeRecorder } from "../kernel/commit.ts";
 import { DomainError, invalid, notFound } from "../kernel/errors.ts";
+import type { Merchants } from "../merchants/merchants.ts";
 import type { Tokens } from "../vault/tokens.ts";
 import type { PageTokens } from "./page-token.ts";
-import type { PaymentLinkDoc } from "./records.ts";
+import type { PaymentLinkDoc, PaymentLinkStore } from "./records.ts";
 import { linkState, unavailableDetail } from "./state.ts";
 import { claimUse, linkUnavailable } from "./usage.ts";
 
@@ -50,10 +50,12 @@ const CARD_PARAMS: Record<string, string> = {
 
 /** What the public payment works with. */
 export interface PaymentDeps {
-  store: AppStore;
+  store: PaymentLinkStore;
   clock: Clock;
   tokens: Tokens;
   charges: Charges;
+  /** The link's merchant: whether it takes payments, and its name on the page. */
+  merchants: Pick<Merchants, "find">;
   pageTokens: PageTokens;
   /** The server's public address: a 3-D Secure challenge returns the payer to `<baseUrl>/pay/<id>/return`. */
   baseUrl: () => string;
@@ -98,7 +100,7 @@ export function payments(deps: PaymentDeps) {
     async page(id: string) {
       const link = await store.get("payment_links", id);
       if (!link) throw notFound("payment link", id);
-      const merchant = await store.get("merchants", link.merchant_id);
+      const merchant = await deps.merchants.find(link.merchant_id);
       // Whether the link is open is a question for its environment's clock; the page token, given to a
       // real payer's browser, lives on the server's own.
       const state = linkState(link, merchant, clock.now(link.livemode));
@@ -121,7 +123,7 @@ export function payments(deps: PaymentDeps) {
       const link = await store.get("payment_links", id);
       if (!link) throw notFound("payment link", id);
       deps.pageTokens.verify(id, input.page_token, clock.real());
-      const state = linkState(link, await store.get("merchants", link.merchant_id), clock.now(link.livemode));
+      const state = linkState(link, await deps.merchants.find(link.merchant_id), clock.now(link.livemode));
       if (state !== "open") throw linkUnavailable(unavailableDetail(state, link));
       const method = input.payment_method;
       if (!link.payment_methods.includes(method.type)) {

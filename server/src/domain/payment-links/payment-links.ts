@@ -10,8 +10,10 @@ import { assertMoney, type MoneyRules } from "../kernel/money.ts";
 import type { QueryParams } from "../kernel/operations.ts";
 import { iso } from "../kernel/time.ts";
 import type { Merchants } from "../merchants/merchants.ts";
+import type { LinkPayment, PayContext, PaymentLinkPay } from "./pay.ts";
 import { type PaymentDeps, payments } from "./pay.ts";
 import type { AfterCompletion, PaymentLinkDoc, PaymentLinkMethod } from "./records.ts";
+import type { LinkState } from "./state.ts";
 import { methodsFor } from "./state.ts";
 
 // Payment links (spec/resources/payment-links.tsp): a merchant's shareable link to the hosted payment
@@ -24,14 +26,14 @@ export type PaymentLinkCreate = components["schemas"]["PaymentLinkCreate"];
 /** updatePaymentLink's body (the contract's PaymentLinkUpdate). */
 export type PaymentLinkUpdate = components["schemas"]["PaymentLinkUpdate"];
 
-export interface PaymentLinksDeps extends PaymentDeps {
+export interface PaymentLinksDeps extends Omit<PaymentDeps, "merchants"> {
   merchants: Merchants;
   money: MoneyRules;
   /** The server's public address: a link's url is `<baseUrl>/pay/<id>`. */
   baseUrl: () => string;
 }
 
-export function createPaymentLinks(deps: PaymentLinksDeps) {
+export function createPaymentLinks(deps: PaymentLinksDeps): PaymentLinks {
   const { store, clock } = deps;
 
   async function load(livemode: boolean, id: string): Promise<PaymentLinkDoc> {
@@ -164,4 +166,31 @@ export function createPaymentLinks(deps: PaymentLinksDeps) {
   };
 }
 
-export type PaymentLinks = ReturnType<typeof createPaymentLinks>;
+/** The payment links area's service (spec/resources/payment-links.tsp), the hosted page and its payment included. */
+export interface PaymentLinks {
+  /** The hosted page's address for a link (PaymentLink.url). */
+  url: (link: PaymentLinkDoc) => string;
+  create(caller: Caller, input: PaymentLinkCreate): Promise<PaymentLinkDoc>;
+  get: (caller: Caller, id: string) => Promise<PaymentLinkDoc>;
+  list: (
+    caller: Caller,
+    filter: Pick<QueryParams<"listPaymentLinks">, "merchant_id" | "active">,
+    page: Page,
+  ) => Promise<PageResult<PaymentLinkDoc>>;
+  update(caller: Caller, id: string, changes: PaymentLinkUpdate): Promise<PaymentLinkDoc>;
+  /**
+   * How many of the environment's active links expire after `from` and by `to` (a link has no job: it
+   * is expired whenever its environment's clock is past its `expires_at`; the sandbox clock's advance
+   * reports how many it expired).
+   */
+  expiringBetween(livemode: boolean, from: Date, to: Date): Promise<number>;
+  livemodeOf(id: string): Promise<boolean | null>;
+  page(id: string): Promise<{
+    link: PaymentLinkDoc;
+    merchantName: string;
+    state: LinkState;
+    pageToken: string | null;
+  }>;
+  pay(id: string, input: PaymentLinkPay, ctx: PayContext): Promise<LinkPayment>;
+  load: (livemode: boolean, id: string) => Promise<PaymentLinkDoc>;
+}

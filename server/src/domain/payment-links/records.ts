@@ -1,5 +1,6 @@
 import type { BaseDoc } from "../../store/port.ts";
 import { collection } from "../kernel/records.ts";
+import type { AreaDocs, AreaStore, AreaTx } from "../kernel/store.ts";
 
 export type PaymentLinkMethod = "card" | "pix" | "boleto" | "oxxo" | "spei" | "sepa_debit";
 
@@ -32,3 +33,8 @@ export interface PaymentLinkDoc extends BaseDoc {
 export const paymentLinkCollections = {
   payment_links: collection<PaymentLinkDoc>([{ fields: ["livemode", "merchant_id"] }]),
 };
+
+/** The store as the payment-links area sees it: its own collections and the kernel's (kernel/store.ts). */
+export type PaymentLinkStore = AreaStore<typeof paymentLinkCollections>;
+export type PaymentLinkTx = AreaTx<typeof paymentLinkCollections>;
+export type PaymentLinkDocs = AreaDocs<typeof paymentLinkCollections>;

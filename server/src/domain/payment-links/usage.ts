@@ -1,12 +1,11 @@
 import type { Where } from "../../store/port.ts";
 import type { ChargeDoc, ChargeStatus } from "../charges/records.ts";
-import type { AppTx } from "../collections.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { DomainError } from "../kernel/errors.ts";
 import { recordEvent } from "../kernel/events.ts";
 import type { Plain } from "../kernel/state-machine.ts";
 import { iso } from "../kernel/time.ts";
-import type { PaymentLinkDoc } from "./records.ts";
+import type { PaymentLinkDoc, PaymentLinkTx } from "./records.ts";
 
 // How a payment link counts its payments (PaymentLink.uses / pending_uses / max_uses in
 // spec/resources/payment-links.tsp). Every change here runs inside the transaction that creates or
@@ -24,7 +23,7 @@ export function linkUnavailable(detail: string): DomainError {
   return new DomainError("payment_link_unavailable", detail);
 }
 
-function completedEvent(tx: AppTx, clock: Clock, link: PaymentLinkDoc, charge: Plain<ChargeDoc>) {
+function completedEvent(tx: PaymentLinkTx, clock: Clock, link: PaymentLinkDoc, charge: Plain<ChargeDoc>) {
   return recordEvent(tx, clock, charge.livemode, "payment_link.completed", {
     payment_link_id: link.id,
     tx_id: charge.id,
@@ -44,7 +43,12 @@ const HOLDING: readonly ChargeStatus[] = ["pending", "requires_action", "authori
  * (rolling the charge back) if the link was turned off, or its last use taken, since the payer's request
  * was checked.
  */
-export async function claimUse(tx: AppTx, clock: Clock, link: PaymentLinkDoc, charge: ChargeDoc): Promise<void> {
+export async function claimUse(
+  tx: PaymentLinkTx,
+  clock: Clock,
+  link: PaymentLinkDoc,
+  charge: ChargeDoc,
+): Promise<void> {
   const completed = charge.status === "captured";
   if (!completed && !HOLDING.includes(charge.status)) return;
   const expect: Where<PaymentLinkDoc> = { active: true };
@@ -71,7 +75,7 @@ export async function claimUse(tx: AppTx, clock: Clock, link: PaymentLinkDoc, ch
  * transaction: a held use becomes a use on capture, or is freed on expiry or void.
  */
 export async function followTransition(
-  tx: AppTx,
+  tx: PaymentLinkTx,
   clock: Clock,
   from: ChargeStatus,
   charge: Plain<ChargeDoc>,

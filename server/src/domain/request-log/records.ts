@@ -1,5 +1,6 @@
 import type { BaseDoc } from "../../store/port.ts";
 import { collection } from "../kernel/records.ts";
+import type { AreaDocs, AreaStore, AreaTx } from "../kernel/store.ts";
 
 /** One line of the request log (operation listRequestLog; the console shows it). Card numbers are masked. */
 export interface RequestLogDoc extends BaseDoc {
@@ -21,3 +22,8 @@ export const requestLogCollections = {
   // list(), and each index costs every request a write (its record is written per request).
   request_log: collection<RequestLogDoc>([{ fields: ["created_at"] }, { fields: ["livemode", "key_id"] }]),
 };
+
+/** The store as the request-log area sees it: its own collections and the kernel's (kernel/store.ts). */
+export type RequestLogStore = AreaStore<typeof requestLogCollections>;
+export type RequestLogTx = AreaTx<typeof requestLogCollections>;
+export type RequestLogDocs = AreaDocs<typeof requestLogCollections>;

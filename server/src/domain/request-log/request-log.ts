@@ -1,9 +1,8 @@
 import type { Page, PageResult, Where } from "../../store/port.ts";
-import type { AppStore } from "../collections.ts";
 import type { Caller, Now } from "../kernel/caller.ts";
 import type { QueryParams } from "../kernel/operations.ts";
 import { iso } from "../kernel/time.ts";
-import type { RequestLogDoc } from "./records.ts";
+import type { RequestLogDoc, RequestLogStore } from "./records.ts";
 
 // The request log (the contract's listRequestLog, spec/resources/request-log.tsp): what the HTTP layer
 // recorded for each request made with a valid key (server/src/http/observability.ts), read back
@@ -12,7 +11,7 @@ import type { RequestLogDoc } from "./records.ts";
 /** listRequestLog's filters (its query parameters in the contract). */
 export type RequestLogFilter = Pick<QueryParams<"listRequestLog">, "key_id" | "method" | "outcome">;
 
-export function createRequestLog(store: AppStore, now: Now, retentionDays: number) {
+export function createRequestLog(store: RequestLogStore, now: Now, retentionDays: number): RequestLog {
   return {
     /** Deletes records older than the retention period (REQUEST_LOG_RETENTION_DAYS); returns how many. */
     sweep: () =>
@@ -30,4 +29,9 @@ export function createRequestLog(store: AppStore, now: Now, retentionDays: numbe
   };
 }
 
-export type RequestLog = ReturnType<typeof createRequestLog>;
+/** The request log's service (the console's request log). */
+export interface RequestLog {
+  /** Deletes records older than the retention period (REQUEST_LOG_RETENTION_DAYS); returns how many. */
+  sweep: () => Promise<number>;
+  list(caller: Caller, filter: RequestLogFilter, page: Page): Promise<PageResult<RequestLogDoc>>;
+}

@@ -1,5 +1,6 @@
 import type { BaseDoc } from "../../store/port.ts";
 import { collection } from "../kernel/records.ts";
+import type { AreaDocs, AreaStore, AreaTx } from "../kernel/store.ts";
 
 /**
  * The sandbox clock of a store (SandboxClock in spec/resources/sandbox-clock.tsp): one document, id
@@ -23,3 +24,8 @@ export interface SandboxClockDoc extends BaseDoc {
 export const sandboxClockCollections = {
   sandbox_clock: collection<SandboxClockDoc>([]),
 };
+
+/** The store as the sandbox-clock area sees it: its own collections and the kernel's (kernel/store.ts). */
+export type SandboxClockStore = AreaStore<typeof sandboxClockCollections>;
+export type SandboxClockTx = AreaTx<typeof sandboxClockCollections>;
+export type SandboxClockDocs = AreaDocs<typeof sandboxClockCollections>;

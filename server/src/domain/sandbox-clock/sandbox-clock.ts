@@ -2,7 +2,6 @@ import type { components } from "@payments/contract/types";
 import { DuplicateKeyError } from "../../store/port.ts";
 import type { Cashouts } from "../cashouts/cashouts.ts";
 import type { Charges } from "../charges/charges.ts";
-import type { AppStore } from "../collections.ts";
 import type { Disputes } from "../disputes/disputes.ts";
 import { forgetCountersAfter } from "../fraud/counters.ts";
 import type { Caller } from "../kernel/caller.ts";
@@ -15,6 +14,8 @@ import { iso } from "../kernel/time.ts";
 import { nextSettlement, settleDue } from "../ledger/ledger.ts";
 import type { PaymentLinks } from "../payment-links/payment-links.ts";
 import { type Dispatcher, extendLeases, pullBackSandboxDeliveries } from "../webhooks/dispatcher.ts";
+import { restartSandboxFailureWindows } from "../webhooks/endpoints.ts";
+import type { SandboxClockStore } from "./records.ts";
 
 // The sandbox clock (spec/resources/sandbox-clock.tsp; docs/sandbox-clock.md): the sandbox's time is the
 // server's plus an offset kept in the store, one document per store, so every instance on the store
@@ -84,7 +85,7 @@ export interface SandboxClockResult {
 export type SandboxClockAdvanceInput = components["schemas"]["SandboxClockAdvanceRequest"];
 
 export interface SandboxClockDeps {
-  store: AppStore;
+  store: SandboxClockStore;
   clock: SettableClock;
   charges: Charges;
   cashouts: Cashouts;
@@ -106,7 +107,7 @@ const noWork = (): SandboxClockWork => ({
   steps: 0,
 });
 
-export function createSandboxClock(deps: SandboxClockDeps) {
+export function createSandboxClock(deps: SandboxClockDeps): SandboxClock {
   const { store, clock, charges, cashouts, disputes, dispatcher } = deps;
   const SANDBOX = false;
 
@@ -343,8 +344,7 @@ export function createSandboxClock(deps: SandboxClockDeps) {
           });
           await pullBackSandboxDeliveries(tx, offset, at);
           // An endpoint failing since a time after the new now: its failure window begins again now.
-          const failing = await tx.findAll("webhook_endpoints", { livemode: false, failing_since: { $gt: iso(at) } });
-          for (const e of failing) await tx.update("webhook_endpoints", e.id, { set: { failing_since: iso(at) } });
+          await restartSandboxFailureWindows(tx, at);
           await forgetCountersAfter(tx, SANDBOX, at);
           state = { epoch, offsetMs: 0, resets: resets.map((r) => Date.parse(r)) };
           return { from, clock: { now: at, offsetMs: 0 }, ran: noWork() };
@@ -359,4 +359,18 @@ export function createSandboxClock(deps: SandboxClockDeps) {
   };
 }
 
-export type SandboxClock = ReturnType<typeof createSandboxClock>;
+/** The sandbox clock's service (spec: the SandboxClock operations). */
+export interface SandboxClock {
+  refresh: () => Promise<void>;
+  /** GET /v1/sandbox/clock. */
+  read(caller: Caller): Promise<SandboxClockReading>;
+  /** POST /v1/sandbox/clock/advance. */
+  advance(caller: Caller, input: SandboxClockAdvanceInput): Promise<SandboxClockResult>;
+  /**
+   * POST /v1/sandbox/clock/reset: the sandbox's time back to the server's (offset 0, a new epoch),
+   * keeping what is stored (see the top of this file for what that means for its due times). Holds
+   * the clock like an advance, so it waits for none and an advance running makes it a 409. At offset
+   * 0 it changes nothing (no new epoch).
+   */
+  reset(caller: Caller): Promise<SandboxClockResult>;
+}

@@ -1,6 +1,7 @@
 import type { components } from "@payments/contract/types";
 import type { BaseDoc } from "../../store/port.ts";
 import { collection } from "../kernel/records.ts";
+import type { AreaDocs, AreaStore, AreaTx } from "../kernel/store.ts";
 
 // Service keys (spec/resources/service-keys.tsp), stored by the SHA-256 digest of their secret, and the
 // installation's one-off facts (the first start's key).
@@ -35,3 +36,8 @@ export const serviceKeyCollections = {
   ]),
   settings: collection<SettingDoc>([]),
 };
+
+/** The store as the service-keys area sees it: its own collections and the kernel's (kernel/store.ts). */
+export type ServiceKeyStore = AreaStore<typeof serviceKeyCollections>;
+export type ServiceKeyTx = AreaTx<typeof serviceKeyCollections>;
+export type ServiceKeyDocs = AreaDocs<typeof serviceKeyCollections>;

@@ -1,7 +1,6 @@
 import { createHash } from "node:crypto";
 import type { components } from "@payments/contract/types";
 import { DuplicateKeyError, type Page, type PageResult } from "../../store/port.ts";
-import type { AppStore } from "../collections.ts";
 import type { Caller } from "../kernel/caller.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { commit } from "../kernel/commit.ts";
@@ -10,7 +9,7 @@ import { DomainError, invalid } from "../kernel/errors.ts";
 import { recordEvent } from "../kernel/events.ts";
 import { newId, randomBase62 } from "../kernel/ids.ts";
 import { createdAt, iso } from "../kernel/time.ts";
-import type { ServiceKeyDoc } from "./records.ts";
+import type { ServiceKeyDoc, ServiceKeyStore } from "./records.ts";
 
 // Service keys (spec/resources/service-keys.tsp). Secrets are `key_test_` / `key_live_` + 32 base62
 // characters, stored only as SHA-256 digests and looked up by digest, so the comparison is on fixed-length
@@ -53,7 +52,7 @@ function keyEventFields(key: ServiceKeyDoc) {
   return { key_id: key.id, name: key.name, prefix: key.prefix, scopes: key.scopes };
 }
 
-export function createServiceKeys(store: AppStore, clock: Clock) {
+export function createServiceKeys(store: ServiceKeyStore, clock: Clock): ServiceKeys {
   // A key is a real credential: its creation, expiry, grace period and use are on the server's own clock,
   // whatever its environment; only the events it records are on its environment's (kernel/clock.ts).
   const now = clock.real;
@@ -152,6 +151,12 @@ export function createServiceKeys(store: AppStore, clock: Clock) {
   }
 
   return {
+    /**
+     * The key record `id` in whatever state it is (expired, revoked), or null: for a console session,
+     * which re-checks its key at every request (console-sessions keyRefusal).
+     */
+    find: (id: string): Promise<ServiceKeyDoc | null> => store.get("service_keys", id),
+
     /**
      * Resolves a presented secret to its key. 401 for a malformed, unknown, expired or revoked key, and
      * for a rotated-out secret whose grace period has ended.
@@ -280,4 +285,57 @@ export function createServiceKeys(store: AppStore, clock: Clock) {
   };
 }
 
-export type ServiceKeys = ReturnType<typeof createServiceKeys>;
+/** The service keys area's service (spec: ServiceKeys): keys, their secrets, and authentication. */
+export interface ServiceKeys {
+  /**
+   * The key record `id` in whatever state it is (expired, revoked), or null: for a console session,
+   * which re-checks its key at every request (console-sessions keyRefusal).
+   */
+  find: (id: string) => Promise<ServiceKeyDoc | null>;
+  /**
+   * Resolves a presented secret to its key. 401 for a malformed, unknown, expired or revoked key, and
+   * for a rotated-out secret whose grace period has ended.
+   */
+  authenticate(secret: string): Promise<ServiceKeyDoc>;
+  /** Records use without writing on every request. Failures here must never fail the request. */
+  touch(key: ServiceKeyDoc): Promise<void>;
+  create: (
+    caller: Caller,
+    input: CreateKeyInput,
+  ) => Promise<{
+    key: ServiceKeyDoc;
+    secret: string;
+  }>;
+  /** For the CLI and the first start, which act without a caller. */
+  issue: (
+    livemode: boolean,
+    input: CreateKeyInput,
+    caller?: Caller | null,
+  ) => Promise<{
+    key: ServiceKeyDoc;
+    secret: string;
+  }>;
+  get: (caller: Caller, id: string) => Promise<ServiceKeyDoc>;
+  list: (caller: Caller, page: Page) => Promise<PageResult<ServiceKeyDoc>>;
+  rotate(
+    caller: Caller,
+    id: string,
+    gracePeriodSeconds: number,
+  ): Promise<{
+    key: ServiceKeyDoc;
+    secret: string;
+  }>;
+  revoke(caller: Caller, id: string): Promise<ServiceKeyDoc>;
+  /** True when no key exists at all: the first start creates the sandbox key (README 'Quick start'). */
+  none: () => Promise<boolean>;
+  /**
+   * The first start's sandbox key with scope `*` (README "Quick start"), or null when this store already has a
+   * key or another instance made the first one. Two instances starting together on an empty store
+   * both see no key; each then claims the `settings` record BOOTSTRAP_SETTING in the same
+   * transaction as its key, and the record's unique id lets exactly one of them commit.
+   */
+  bootstrap(): Promise<{
+    key: ServiceKeyDoc;
+    secret: string;
+  } | null>;
+}

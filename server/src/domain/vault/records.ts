@@ -1,5 +1,6 @@
 import type { BaseDoc } from "../../store/port.ts";
 import { collection } from "../kernel/records.ts";
+import type { AreaDocs, AreaStore, AreaTx } from "../kernel/store.ts";
 import type { SealedCard } from "./crypto.ts";
 
 // The vault's stored shapes (spec/resources/tokens.tsp): tokens, whose card number is only ever stored
@@ -30,3 +31,8 @@ export const vaultCollections = {
   tokens: collection<TokenDoc>([{ fields: ["livemode", "fingerprint"] }]),
   audit_log: collection<AuditDoc>([{ fields: ["object_id"] }]),
 };
+
+/** The store as the vault area sees it: its own collections and the kernel's (kernel/store.ts). */
+export type VaultStore = AreaStore<typeof vaultCollections>;
+export type VaultTx = AreaTx<typeof vaultCollections>;
+export type VaultDocs = AreaDocs<typeof vaultCollections>;

@@ -1,6 +1,5 @@
 import { randomBytes } from "node:crypto";
 import type { components } from "@payments/contract/types";
-import type { AppStore } from "../collections.ts";
 import type { Caller } from "../kernel/caller.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { commit } from "../kernel/commit.ts";
@@ -10,7 +9,7 @@ import { newId } from "../kernel/ids.ts";
 import { iso } from "../kernel/time.ts";
 import { validateCard } from "./card.ts";
 import { fingerprintPan, openPan, sealPan, type VaultKeys } from "./crypto.ts";
-import type { TokenDoc } from "./records.ts";
+import type { TokenDoc, VaultStore } from "./records.ts";
 
 // The vault (spec/resources/tokens.tsp). The card number exists in clear only in this module's local
 // variables: it is sealed before anything is stored, the CVC is checked and dropped, and reveal is audited.
@@ -24,7 +23,7 @@ export interface Revealed {
   revealedAt: string;
 }
 
-export function createTokens(store: AppStore, keys: VaultKeys, clock: Clock) {
+export function createTokens(store: VaultStore, keys: VaultKeys, clock: Clock): Tokens {
   /** `param` names the request field the id came from, for the 404 problem. */
   async function load(livemode: boolean, id: string, param = "id"): Promise<TokenDoc> {
     const token = inEnvironment(await store.get("tokens", id), livemode, "token", id, param);
@@ -117,4 +116,25 @@ export function createTokens(store: AppStore, keys: VaultKeys, clock: Clock) {
   };
 }
 
-export type Tokens = ReturnType<typeof createTokens>;
+/** The vault's service: card tokens (spec: Tokens), the only way to a card number. */
+export interface Tokens {
+  create(caller: Caller, input: TokenCreate): Promise<TokenDoc>;
+  get: (caller: Caller, id: string) => Promise<TokenDoc>;
+  /** The card number, for internal use by charges (never serialized). */
+  pan(
+    livemode: boolean,
+    id: string,
+    param?: string,
+  ): Promise<{
+    token: TokenDoc;
+    pan: string;
+  }>;
+  /**
+   * Erases the data key and ciphertext: after this the number cannot be recovered by anyone. They are
+   * first overwritten with random bytes of the same length, so a storage engine that keeps the old
+   * version of a document keeps noise; then removed; then the store scrubs its files (store/port.ts).
+   */
+  delete(caller: Caller, id: string): Promise<TokenDoc>;
+  /** Returns the card number and writes the audit record first, in one transaction: no reveal goes unaudited. */
+  reveal(caller: Caller, id: string): Promise<Revealed>;
+}

@@ -1,11 +1,16 @@
-import type { AppStore, AppTx } from "../collections.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { type EventDoc, eventObject, recordEvent } from "../kernel/events.ts";
 import { maskSensitive } from "../kernel/mask.ts";
 import { iso } from "../kernel/time.ts";
 import type { VaultKeys } from "../vault/crypto.ts";
 import { signingSecrets } from "./endpoints.ts";
-import type { WebhookAttemptRecord, WebhookDeliveryDoc, WebhookEndpointDoc } from "./records.ts";
+import type {
+  WebhookAttemptRecord,
+  WebhookDeliveryDoc,
+  WebhookEndpointDoc,
+  WebhookStore,
+  WebhookTx,
+} from "./records.ts";
 import { retryDelayMs } from "./schedule.ts";
 import type { DeliveryResult } from "./sender.ts";
 import { signatureHeader, signatureScheme, standardWebhooksHeaders } from "./signing.ts";
@@ -58,10 +63,10 @@ export interface AttemptSettings {
 }
 
 export function attemptLog(deps: {
-  store: AppStore;
+  store: WebhookStore;
   clock: Clock;
   settings: AttemptSettings;
-  /** [0, 1), for the retry jitter. */
+  /** [0, 1): AttemptLog, for the retry jitter. */
   random: () => number;
 }) {
   const { store, clock, settings, random } = deps;
@@ -140,7 +145,7 @@ export function attemptLog(deps: {
   }
 
   /** The endpoint's health after a failed attempt. Returns true when this disabled it. */
-  async function noteFailure(tx: AppTx, endpointId: string, gone: boolean, at: Date): Promise<boolean> {
+  async function noteFailure(tx: WebhookTx, endpointId: string, gone: boolean, at: Date): Promise<boolean> {
     const endpoint = await tx.get("webhook_endpoints", endpointId);
     if (endpoint?.status !== "enabled") return false;
     if (gone) return disable(tx, endpoint, "gone");
@@ -154,7 +159,7 @@ export function attemptLog(deps: {
     return false;
   }
 
-  async function disable(tx: AppTx, endpoint: WebhookEndpointDoc, reason: "gone" | "failing"): Promise<boolean> {
+  async function disable(tx: WebhookTx, endpoint: WebhookEndpointDoc, reason: "gone" | "failing"): Promise<boolean> {
     const done = await tx.update(
       "webhook_endpoints",
       endpoint.id,
@@ -178,4 +183,18 @@ export function attemptLog(deps: {
   }
 
   return { record };
+}
+/** The webhooks area's attempt log: each delivery attempt's outcome and the endpoint's health. */
+export interface AttemptLog {
+  record: (
+    d: WebhookDeliveryDoc,
+    endpoint: WebhookEndpointDoc,
+    at: Date,
+    number: number,
+    result: DeliveryResult,
+  ) => Promise<{
+    recorded: boolean;
+    disabled: boolean;
+    entry: WebhookAttemptRecord;
+  }>;
 }

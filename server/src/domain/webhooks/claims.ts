@@ -1,10 +1,9 @@
-import type { AppStore } from "../collections.ts";
 import type { Clock } from "../kernel/clock.ts";
 import type { DomainLog } from "../kernel/log.ts";
 import { iso } from "../kernel/time.ts";
 import type { Launch } from "./delivery-attempt.ts";
 import { FANOUT_BATCH, fanOut } from "./fan-out.ts";
-import type { WebhookDeliveryDoc } from "./records.ts";
+import type { WebhookDeliveryDoc, WebhookStore } from "./records.ts";
 
 // The dispatcher's delivery claims (dispatcher.ts, steps 1 and 2): which deliveries this instance takes
 // and runs, within its concurrency (WEBHOOK_CONCURRENCY in all, and per endpoint). A claim is a
@@ -22,7 +21,7 @@ export interface DeliveryClaims {
 }
 
 export function deliveryClaims(deps: {
-  store: AppStore;
+  store: WebhookStore;
   clock: Clock;
   settings: { concurrency: number; endpointConcurrency: number };
   /** A claim's lease: the attempt's timeout plus a margin. */

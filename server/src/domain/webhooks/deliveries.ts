@@ -1,5 +1,4 @@
 import { DuplicateKeyError, type Page, type PageResult } from "../../store/port.ts";
-import type { AppStore } from "../collections.ts";
 import type { Caller } from "../kernel/caller.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { commit } from "../kernel/commit.ts";
@@ -10,7 +9,7 @@ import { newId } from "../kernel/ids.ts";
 import type { QueryParams } from "../kernel/operations.ts";
 import { iso } from "../kernel/time.ts";
 import { assertEnabled, type WebhookEndpoints } from "./endpoints.ts";
-import type { WebhookDeliveryDoc, WebhookEndpointDoc } from "./records.ts";
+import type { WebhookDeliveryDoc, WebhookEndpointDoc, WebhookStore } from "./records.ts";
 import { DELIVERY_MACHINE } from "./state.ts";
 
 // Deliveries as an integrator sees and steers them (spec/resources/webhook-endpoints.tsp and
@@ -20,7 +19,11 @@ import { DELIVERY_MACHINE } from "./state.ts";
 /** WebhookRecovery.has_more: at most this many failed deliveries are rescheduled per call. */
 export const RECOVER_BATCH = 1000;
 
-export function createWebhookDeliveries(deps: { store: AppStore; clock: Clock; endpoints: WebhookEndpoints }) {
+export function createWebhookDeliveries(deps: {
+  store: WebhookStore;
+  clock: Clock;
+  endpoints: WebhookEndpoints;
+}): WebhookDeliveries {
   const { store, clock, endpoints } = deps;
   const load = endpoints.load;
 
@@ -200,4 +203,40 @@ export function createWebhookDeliveries(deps: { store: AppStore; clock: Clock; e
   };
 }
 
-export type WebhookDeliveries = ReturnType<typeof createWebhookDeliveries>;
+/** The webhook deliveries' service (spec: WebhookDelivery, redelivery). */
+export interface WebhookDeliveries {
+  /** POST /v1/webhook_endpoints/{id}/test: a `webhook_endpoint.test` event for this endpoint alone. */
+  test(caller: Caller, id: string): Promise<WebhookDeliveryDoc>;
+  /** POST /v1/webhook_endpoints/{id}/recover: failed deliveries since a time get one more attempt. */
+  recover(
+    caller: Caller,
+    id: string,
+    since: string,
+  ): Promise<{
+    endpoint: WebhookEndpointDoc;
+    since: string;
+    scheduled: number;
+    hasMore: boolean;
+  }>;
+  /**
+   * POST /v1/events/{id}/redeliver: one manual attempt of the event to the endpoint, now. A delivery
+   * waiting for an automatic retry is attempted now instead, logged as manual (its schedule goes on
+   * if it fails); one whose attempt is running is a 409.
+   */
+  redeliver(caller: Caller, eventId: string, endpointId: string): Promise<WebhookDeliveryDoc>;
+  getDelivery(caller: Caller, id: string): Promise<WebhookDeliveryDoc>;
+  /** The attempt log of one endpoint, newest first. */
+  listDeliveries(
+    caller: Caller,
+    endpointId: string,
+    filter: Pick<QueryParams<"listWebhookEndpointDeliveries">, "status">,
+    page: Page,
+  ): Promise<PageResult<WebhookDeliveryDoc>>;
+  /** The attempt log of one event, newest first. */
+  listEventDeliveries(
+    caller: Caller,
+    eventId: string,
+    filter: Pick<QueryParams<"listEventDeliveries">, "status">,
+    page: Page,
+  ): Promise<PageResult<WebhookDeliveryDoc>>;
+}

@@ -1,13 +1,12 @@
-import type { AppStore } from "../collections.ts";
 import type { Clock } from "../kernel/clock.ts";
 import type { EventDoc } from "../kernel/events.ts";
 import type { DomainLog } from "../kernel/log.ts";
 import type { DomainObserver } from "../kernel/observer.ts";
 import { iso } from "../kernel/time.ts";
 import type { VaultKeys } from "../vault/crypto.ts";
-import { type attemptLog, deliveryRequest } from "./attempts.ts";
+import { type AttemptLog, deliveryRequest } from "./attempts.ts";
 import { chaosOf, failedUnsent, sendsDuplicate } from "./chaos.ts";
-import type { WebhookDeliveryDoc, WebhookEndpointDoc } from "./records.ts";
+import type { WebhookDeliveryDoc, WebhookEndpointDoc, WebhookStore } from "./records.ts";
 import type { WebhookSender } from "./sender.ts";
 import type { AddressPolicy } from "./ssrf.ts";
 import { DELIVERY_MACHINE } from "./state.ts";
@@ -25,14 +24,14 @@ export interface Launch {
 }
 
 export function deliveryAttempts(deps: {
-  store: AppStore;
+  store: WebhookStore;
   clock: Clock;
   /** One attempt's time limit. */
   timeoutMs: number;
   sender: WebhookSender;
   vaultKeys: VaultKeys;
   policyFor: (livemode: boolean) => AddressPolicy;
-  attempts: ReturnType<typeof attemptLog>;
+  attempts: AttemptLog;
   log: DomainLog;
   observer: DomainObserver;
   /** The dispatcher instance's name, for its log lines. */

@@ -1,4 +1,3 @@
-import type { AppStore, AppTx } from "../collections.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { randomBase62 } from "../kernel/ids.ts";
 import { type DomainLog, silentLog } from "../kernel/log.ts";
@@ -10,6 +9,7 @@ import { deliveryClaims } from "./claims.ts";
 import { deliveryAttempts } from "./delivery-attempt.ts";
 import type { OutboxSignal } from "./outbox.ts";
 import { passScheduler } from "./pass-scheduler.ts";
+import type { WebhookStore, WebhookTx } from "./records.ts";
 import type { WebhookSender } from "./sender.ts";
 import type { AddressPolicy } from "./ssrf.ts";
 
@@ -53,7 +53,7 @@ export interface WebhookSettings extends AttemptSettings {
 
 export interface DispatcherDeps {
   /** The plain store: the dispatcher's own writes must not wake it again. */
-  store: AppStore;
+  store: WebhookStore;
   clock: Clock;
   vaultKeys: VaultKeys;
   sender: WebhookSender;
@@ -179,7 +179,7 @@ export type Dispatcher = ReturnType<typeof createDispatcher>;
  * is due as long after now as it was after the sandbox's time before the reset, and never before now;
  * otherwise it would wait for the server's clock to reach the advanced time. Returns how many moved.
  */
-export async function pullBackSandboxDeliveries(tx: AppTx, byMs: number, now: Date): Promise<number> {
+export async function pullBackSandboxDeliveries(tx: WebhookTx, byMs: number, now: Date): Promise<number> {
   const waiting = await tx.findAll("webhook_deliveries", {
     livemode: false,
     status: "pending",
@@ -206,7 +206,7 @@ export async function pullBackSandboxDeliveries(tx: AppTx, byMs: number, now: Da
  * seeing it end at once on the moved clock (which would let another instance send the same attempt).
  * `now` is the sandbox's time before the move. Returns how many leases it extended.
  */
-export async function extendLeases(tx: AppTx, byMs: number, now: Date): Promise<number> {
+export async function extendLeases(tx: WebhookTx, byMs: number, now: Date): Promise<number> {
   const leased = await tx.findAll("webhook_deliveries", {
     livemode: false,
     status: "pending",

@@ -1,6 +1,5 @@
 import type { components } from "@payments/contract/types";
 import type { Page, PageResult } from "../../store/port.ts";
-import type { AppStore } from "../collections.ts";
 import type { Caller } from "../kernel/caller.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { commit } from "../kernel/commit.ts";
@@ -11,7 +10,7 @@ import { defaulted } from "../kernel/operations.ts";
 import { iso } from "../kernel/time.ts";
 import { openSecret, sealSecret, type VaultKeys } from "../vault/crypto.ts";
 import { chaosSettings } from "./chaos.ts";
-import type { EnabledEvent, WebhookEndpointDoc } from "./records.ts";
+import type { EnabledEvent, WebhookEndpointDoc, WebhookStore, WebhookTx } from "./records.ts";
 import { type AddressPolicy, checkEndpointUrl, type Resolver } from "./ssrf.ts";
 import { ENDPOINT_MACHINE } from "./state.ts";
 
@@ -56,7 +55,7 @@ export type EndpointCreate = components["schemas"]["WebhookEndpointCreate"];
 export type EndpointUpdate = components["schemas"]["WebhookEndpointUpdate"];
 
 export interface WebhookEndpointsDeps {
-  store: AppStore;
+  store: WebhookStore;
   clock: Clock;
   vaultKeys: VaultKeys;
   resolve: Resolver;
@@ -85,7 +84,7 @@ export function assertEnabled(endpoint: WebhookEndpointDoc, param: string): void
 const conflict = (what: string) =>
   new DomainError("conflict", `The ${what} changed while it was being updated; retry.`);
 
-export function createWebhookEndpoints(deps: WebhookEndpointsDeps) {
+export function createWebhookEndpoints(deps: WebhookEndpointsDeps): WebhookEndpoints {
   const { store, clock, vaultKeys } = deps;
   // A secret rotation's grace period is about a real receiver switching secrets: the server's own clock.
   const now = clock.real;
@@ -206,4 +205,36 @@ export function createWebhookEndpoints(deps: WebhookEndpointsDeps) {
   };
 }
 
-export type WebhookEndpoints = ReturnType<typeof createWebhookEndpoints>;
+/** The webhook endpoints' service (spec: WebhookEndpoint). */
+export interface WebhookEndpoints {
+  load: (livemode: boolean, id: string, param?: string) => Promise<WebhookEndpointDoc>;
+  create(
+    caller: Caller,
+    input: EndpointCreate,
+  ): Promise<{
+    endpoint: WebhookEndpointDoc;
+    secret: string;
+  }>;
+  get: (caller: Caller, id: string) => Promise<WebhookEndpointDoc>;
+  list(caller: Caller, page: Page): Promise<PageResult<WebhookEndpointDoc>>;
+  update(caller: Caller, id: string, changes: EndpointUpdate): Promise<WebhookEndpointDoc>;
+  delete(caller: Caller, id: string): Promise<WebhookEndpointDoc>;
+  rotateSecret(
+    caller: Caller,
+    id: string,
+    gracePeriodSeconds: number,
+  ): Promise<{
+    endpoint: WebhookEndpointDoc;
+    secret: string;
+  }>;
+}
+
+/**
+ * Inside the transaction that resets the sandbox clock to `now` (domain/sandbox-clock): an endpoint
+ * failing since a time after the new now has its failure window begin again now. Returns how many.
+ */
+export async function restartSandboxFailureWindows(tx: WebhookTx, now: Date): Promise<number> {
+  const failing = await tx.findAll("webhook_endpoints", { livemode: false, failing_since: { $gt: iso(now) } });
+  for (const e of failing) await tx.update("webhook_endpoints", e.id, { set: { failing_since: iso(now) } });
+  return failing.length;
+}

@@ -1,5 +1,4 @@
-import type { Page } from "../../store/port.ts";
-import type { AppStore } from "../collections.ts";
+import type { Page, PageResult } from "../../store/port.ts";
 import type { Caller } from "../kernel/caller.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { inEnvironment } from "../kernel/environment.ts";
@@ -9,6 +8,7 @@ import { idFloor, idNow, idTimeMs } from "../kernel/ids.ts";
 import type { EventStreamBody, QueryParams, StreamMessage } from "../kernel/operations.ts";
 import { iso } from "../kernel/time.ts";
 import type { OutboxSignal } from "./outbox.ts";
+import type { WebhookStore } from "./records.ts";
 
 // Reading events (getEvent, listEvents, streamEvents in spec/resources/events.tsp; scope `webhooks`).
 // Events are recorded by every area through the kernel (kernel/events.ts); this is how an integrator
@@ -35,7 +35,7 @@ export const STREAM_WAKE_GAP_MS = 50;
 const CATCH_UP_MAX = 1_000;
 
 export interface EventsDeps {
-  store: AppStore;
+  store: WebhookStore;
   clock: Clock;
   /** Wakes a stream after a commit of this instance that wrote events. */
   signal: OutboxSignal;
@@ -52,7 +52,7 @@ export interface StreamRequest {
   follow: boolean;
 }
 
-export function createEvents(deps: EventsDeps) {
+export function createEvents(deps: EventsDeps): Events {
   const { store, clock } = deps;
   const settleMs = store.kind === "mongodb" ? SETTLE_MS : 0;
   /** Ended when the server shuts down: every open stream ends with it (server.ts drainAndClose). */
@@ -263,4 +263,23 @@ export function createEvents(deps: EventsDeps) {
   };
 }
 
-export type Events = ReturnType<typeof createEvents>;
+/** The events' service (listEvents, getEvent, the event stream's reads, the retention sweep). */
+export interface Events {
+  get(caller: Caller, id: string): Promise<EventDoc>;
+  list: (caller: Caller, filter: Pick<QueryParams<"listEvents">, "type">, page: Page) => Promise<PageResult<EventDoc>>;
+  /**
+   * GET /v1/events/stream: the caller's environment's events from after `lastEventId`; without it,
+   * from now on when following, or from the oldest kept for a catch-up read (`follow: false`).
+   */
+  stream(caller: Caller, request: StreamRequest): Promise<EventStreamBody>;
+  /**
+   * Deletes the events older than the retention (EVENT_RETENTION_DAYS) on their environment's clock
+   * (or, after a sandbox clock reset, on the server's),
+   * except those whose deliveries are not made yet (`delivery_pending`, webhooks/fan-out.ts); returns
+   * how many. A delivery still retrying an event deleted here is abandoned (delivery-attempt.ts); the
+   * default retention is ten times the longest default retry schedule (about three days).
+   */
+  sweep(): Promise<number>;
+  /** Ends every open stream (graceful shutdown): their clients reconnect elsewhere with Last-Event-ID. */
+  closeStreams(): void;
+}

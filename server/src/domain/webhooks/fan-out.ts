@@ -1,11 +1,10 @@
-import type { AppStore } from "../collections.ts";
 import type { Clock } from "../kernel/clock.ts";
 import type { EventDoc } from "../kernel/events.ts";
 import { newId } from "../kernel/ids.ts";
 import { iso } from "../kernel/time.ts";
 import { chaosOf, firstAttemptDue } from "./chaos.ts";
 import type { Launch } from "./delivery-attempt.ts";
-import type { WebhookDeliveryDoc, WebhookEndpointDoc } from "./records.ts";
+import type { WebhookDeliveryDoc, WebhookEndpointDoc, WebhookStore } from "./records.ts";
 import { DELIVERY_MACHINE } from "./state.ts";
 
 // Fan-out, the dispatcher's first step (./dispatcher.ts, 1.): each event written with
@@ -28,7 +27,7 @@ export function subscribes(endpoint: WebhookEndpointDoc, event: EventDoc): boole
 
 export interface FanOutDeps {
   /** The dispatcher's plain store. */
-  store: AppStore;
+  store: WebhookStore;
   clock: Clock;
   /** Attempts in flight at once per endpoint. */
   endpointConcurrency: number;

@@ -4,8 +4,10 @@ import type { DomainLog } from "../kernel/log.ts";
 import type { DomainObserver } from "../kernel/observer.ts";
 import { iso } from "../kernel/time.ts";
 import type { VaultKeys } from "../vault/crypto.ts";
+import type { WebhookDeliveries } from "./deliveries.ts";
 import { createWebhookDeliveries } from "./deliveries.ts";
-import { createDispatcher, type WebhookSettings } from "./dispatcher.ts";
+import { createDispatcher, type Dispatcher, type WebhookSettings } from "./dispatcher.ts";
+import type { WebhookEndpoints } from "./endpoints.ts";
 import { createWebhookEndpoints } from "./endpoints.ts";
 import type { Outbox } from "./outbox.ts";
 import type { WebhookSender } from "./sender.ts";
@@ -37,7 +39,7 @@ export interface WebhookDeps {
 /** The outbox's depth counts at most this many of each (a bound on what one look reads). */
 export const OUTBOX_DEPTH_LIMIT = 1000;
 
-export function createWebhooks(deps: WebhookDeps) {
+export function createWebhooks(deps: WebhookDeps): Webhooks {
   const { options, outbox } = deps;
   const sandbox = { allowLoopback: options.sandboxAllowLoopback, allowPrivate: options.sandboxAllowPrivate };
   const policies = { live: addressPolicy(true, sandbox), sandbox: addressPolicy(false, sandbox) };
@@ -123,4 +125,26 @@ export function createWebhooks(deps: WebhookDeps) {
   };
 }
 
-export type Webhooks = ReturnType<typeof createWebhooks>;
+/** The webhooks area's service: endpoints, deliveries, the dispatcher and the outbox's depth. */
+export interface Webhooks {
+  endpoints: WebhookEndpoints;
+  deliveries: WebhookDeliveries;
+  dispatcher: Dispatcher;
+
+  sender: WebhookSender;
+  options: WebhookOptions;
+  /**
+   * The outbox's backlog, both environments together: events not yet fanned out into deliveries, and
+   * deliveries due for an attempt now on their environment's clock (leases that ran out included).
+   * Each is counted up to OUTBOX_DEPTH_LIMIT, which then means "that many or more".
+   */
+  depth(): Promise<{
+    eventsPending: number;
+    deliveriesDue: number;
+  }>;
+  /**
+   * Deletes finished deliveries (the attempt log) older than the retention period on their environment's
+   * clock (or, after a sandbox clock reset, on the server's).
+   */
+  sweepLog: () => Promise<number>;
+}

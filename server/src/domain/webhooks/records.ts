@@ -3,6 +3,7 @@ import type { BaseDoc } from "../../store/port.ts";
 import type { EventType } from "../kernel/events.ts";
 import { collection } from "../kernel/records.ts";
 import type { Status } from "../kernel/state-machine.ts";
+import type { AreaDocs, AreaStore, AreaTx } from "../kernel/store.ts";
 import type { SealedSecret } from "../vault/crypto.ts";
 
 /** An event type an endpoint subscribes to, or `*` for all (the contract's EnabledEvent). */
@@ -101,3 +102,8 @@ export const webhookCollections = {
     { fields: ["event_id", "endpoint_id"], unique: true },
   ]),
 };
+
+/** The store as the webhooks area sees it: its own collections and the kernel's (kernel/store.ts). */
+export type WebhookStore = AreaStore<typeof webhookCollections>;
+export type WebhookTx = AreaTx<typeof webhookCollections>;
+export type WebhookDocs = AreaDocs<typeof webhookCollections>;

@@ -1,8 +1,8 @@
 import { DuplicateKeyError } from "../../store/port.ts";
-import type { AppStore } from "../collections.ts";
 import type { Now } from "../kernel/caller.ts";
 import { randomBase62 } from "../kernel/ids.ts";
 import { iso } from "../kernel/time.ts";
+import type { WebhookStore } from "./records.ts";
 
 // How many event streams (GET /v1/events/stream, streamEvents in spec/resources/events.tsp) a key holds
 // open at once, counted in the store, so the cap (EVENT_STREAMS_PER_KEY) holds across the workers of a
@@ -29,7 +29,7 @@ export interface StreamLease {
   release(): Promise<void>;
 }
 
-export function createStreamLeases(deps: { store: AppStore; now: Now; leaseMs?: number }) {
+export function createStreamLeases(deps: { store: WebhookStore; now: Now; leaseMs?: number }): StreamLeases {
   const { store, now } = deps;
   const leaseMs = deps.leaseMs ?? LEASE_MS;
   const until = () => iso(new Date(now().getTime() + leaseMs));
@@ -94,4 +94,12 @@ export function createStreamLeases(deps: { store: AppStore; now: Now; leaseMs?: 
   };
 }
 
-export type StreamLeases = ReturnType<typeof createStreamLeases>;
+/** The open event streams' slots, counted per key (EVENT_STREAMS_PER_KEY). */
+export interface StreamLeases {
+  /** A slot among the key's `perKey`, or null when every one is held (the caller answers 429). */
+  acquire(keyId: string, livemode: boolean, perKey: number): Promise<StreamLease | null>;
+  /** The key's slots whose lease has not ended (for tests and diagnostics). */
+  heldFor(keyId: string): Promise<number>;
+  /** Deletes the slots whose lease ended (an instance died holding them); the housekeeping sweep runs it. */
+  sweep: () => Promise<number>;
+}

@@ -1,10 +1,10 @@
-import type { ChargeDoc } from "../charges/records.ts";
-import type { AppTx } from "../collections.ts";
-import type { Decision } from "./rules.ts";
+import type { components } from "@payments/contract/types";
+import type { ChargeDoc, ChargeTx } from "./records.ts";
 
 // The fraud-screening port charges depend on (spec: POST /v1/charges evaluates every charge before
-// authorizing it). The engine in this folder is its adapter (./evaluations.ts); tests may supply
-// another.
+// authorizing it). Charges, the consumer, declares it; the fraud area's engine implements it
+// (fraud/evaluations.ts screen), so charges imports nothing of fraud and fraud imports this port; tests
+// may supply another.
 
 /** A charge about to be authorized, as the screen sees it. */
 export interface ChargeAttempt {
@@ -21,7 +21,7 @@ export interface ChargeAttempt {
 /** The evaluation of a charge attempt, not yet stored. */
 export interface ChargeAssessment {
   evaluationId: string;
-  decision: Decision;
+  decision: components["schemas"]["FraudDecision"];
   score: number;
   signals: string[];
   /** How long a review stays open in this environment (FraudSettings.review_window_seconds). */
@@ -31,7 +31,7 @@ export interface ChargeAssessment {
    * rules (a decline; an accepted amount for the merchant's history) through the charge's own
    * transaction, so they commit with the charge or not at all.
    */
-  record(tx: AppTx, charge: ChargeDoc): Promise<void>;
+  record(tx: ChargeTx, charge: ChargeDoc): Promise<void>;
 }
 
 export interface FraudScreen {
