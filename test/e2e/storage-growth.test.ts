@@ -114,7 +114,7 @@ describe.skipIf(MONGODB_URI !== undefined)("storage per request", () => {
         }),
       );
     });
-    const delivered = () => count("webhook_deliveries", "json_extract(doc, '$.status') = 'succeeded'");
+    const delivered = () => count("webhook_deliveries", "f_status = 'succeeded'");
     const webhookTestEvent = await perRequest(
       async () => {
         unwrap(await client.POST("/v1/webhook_endpoints/{id}/test", { params: { path: { id: endpoint.id } } }));

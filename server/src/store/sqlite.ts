@@ -76,6 +76,46 @@ interface Table {
   name: string;
   /** Hot field → its column's quoted name. */
   hot: Map<string, string>;
+  /** The columns a document is read from, in decode's order: the system fields', `doc`, each hot field's. */
+  select: string;
+}
+
+/**
+ * The document as stored in the `doc` column: without what has a column of its own, so no byte is
+ * kept twice (issue 36: a captured charge's dozen rows kept ~2,000 bytes twice). Left out are the
+ * system fields, and each hot field whose value is a string or a finite number, which its column holds
+ * exactly; a hot field holding anything else (a boolean, null, an object) stays in the document too,
+ * since its column's value (1/0, NULL, JSON text) does not say which it was. decode puts them back.
+ */
+function encode(t: Table, doc: BaseDoc): string {
+  const rest: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(doc)) {
+    if (SYSTEM_COLUMNS.has(field)) continue;
+    if (t.hot.has(field) && (typeof value === "string" || (typeof value === "number" && Number.isFinite(value))))
+      continue;
+    rest[field] = value;
+  }
+  return JSON.stringify(rest);
+}
+
+/**
+ * The document from its row (the columns of Table.select, in order). The system fields come first, as
+ * inserted; a hot field the document lacks is its column's value. A document an earlier version wrote
+ * still holds every field: the duplicates carry the same values (JSON.parse keeps the last).
+ */
+function decode(t: Table, row: Param[]): BaseDoc {
+  const json = row[3] as string;
+  const doc = JSON.parse(
+    `{"id":${JSON.stringify(row[0])},"livemode":${row[1] ? "true" : "false"},"created_at":${JSON.stringify(row[2])}${
+      json.length > 2 ? `,${json.slice(1)}` : "}"
+    }`,
+  ) as Record<string, unknown>;
+  let i = 4;
+  for (const field of t.hot.keys()) {
+    const value = row[i++];
+    if (value !== null && value !== undefined && !Object.hasOwn(doc, field)) doc[field] = value;
+  }
+  return doc as unknown as BaseDoc;
 }
 
 /** A hot field's column: prefixed, so no field name can clash with id, livemode, created_at or doc. */
@@ -277,7 +317,8 @@ export interface SqliteDiagnostics {
  * - a hot field without its column (a new index, or a database from before hot columns) gets one,
  *   filled from the documents;
  * - an index of this adapter's naming that the spec no longer asks for, or asks for differently, is
- *   dropped: every index costs every write. An index over the document (json_extract) is what versions
+ *   dropped: every index costs every write. A column no index names any more is dropped too, once the
+ *   values the documents left out of themselves (encode) are back in them; An index over the document (json_extract) is what versions
  *   before hot columns made, and such a version may have written documents since their columns were
  *   filled, so the columns are filled again then.
  * Returns, per unique index, the clash SQLite reports ("table.column, …") → the fields it covers.
@@ -325,6 +366,16 @@ function createSchema(
       if (!index.name.startsWith(`${name}__`) || wanted.get(index.name) === index.sql) continue;
       if (index.sql.includes("json_extract(doc")) olderLayout = true;
       db.exec(`DROP INDEX "${index.name}"`);
+    }
+    // A column no index names any more holds values its documents left out (encode): they go back into
+    // the documents, and the column goes.
+    const hotSet = new Set(hot.values());
+    for (const stale of [...present].filter((c) => c.startsWith('"f_') && !hotSet.has(c))) {
+      const path = `'$.${stale.slice(3, -1)}'`;
+      db.exec(
+        `UPDATE "${name}" SET doc = json_set(doc, ${path}, ${stale}) WHERE ${stale} IS NOT NULL AND json_type(doc, ${path}) IS NULL`,
+      );
+      db.exec(`ALTER TABLE "${name}" DROP COLUMN ${stale}`);
     }
     const refill = olderLayout ? [...hot] : added;
     if (refill.length > 0) {
@@ -380,7 +431,8 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
     : db.transaction(() => createSchema(db, specs, hotFields)).immediate();
 
   const tables = new Map<string, Table>();
-  for (const [name, hot] of hotFields) tables.set(name, { name, hot });
+  for (const [name, hot] of hotFields)
+    tables.set(name, { name, hot, select: ["id", "livemode", "created_at", "doc", ...hot.values()].join(", ") });
 
   /** The table of a collection the specs declare; anything else is refused before it reaches SQL. */
   function table(collection: string): Table {
@@ -400,10 +452,6 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
     return error;
   }
 
-  function parse(raw: unknown): BaseDoc {
-    return JSON.parse(raw as string) as BaseDoc;
-  }
-
   /** The SELECT findOne and findAll run, and its parameters. */
   function selectSql(
     collection: string,
@@ -420,7 +468,7 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
     const orderBy = order
       ? `${expression(t, order.by)} ${order.direction.toUpperCase()}, id ${order.direction.toUpperCase()}`
       : "created_at DESC, id DESC";
-    let sql = `SELECT doc FROM "${collection}"${clause(conditions)} ORDER BY ${orderBy}`;
+    let sql = `SELECT ${t.select} FROM "${collection}"${clause(conditions)} ORDER BY ${orderBy}`;
     if (limit !== undefined) {
       sql += " LIMIT ?";
       params.push(limit);
@@ -439,8 +487,12 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
       let stmt = statements.get(sql);
       if (stmt === undefined) {
         stmt = conn.prepare<Param[]>(sql);
-        // Every query here selects one column (the document, or a cursor's created_at).
-        if (stmt.reader) stmt.pluck(true);
+        // A query selects one column (a cursor's created_at), plucked, or a document's (Table.select),
+        // as arrays for decode.
+        if (stmt.reader) {
+          if (stmt.columns().length === 1) stmt.pluck(true);
+          else stmt.raw(true);
+        }
         if (statements.size >= STATEMENT_CACHE_SIZE) {
           const oldest = statements.keys().next().value;
           if (oldest !== undefined) statements.delete(oldest);
@@ -456,7 +508,7 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
     function insertStatement(t: Table): Database.Statement<Param[]> {
       let stmt = inserts.get(t.name);
       if (stmt === undefined) {
-        const columns = ["id", "livemode", "created_at", "doc", ...t.hot.values()];
+        const columns = t.select.split(", ");
         stmt = conn.prepare<Param[]>(
           `INSERT INTO "${t.name}" (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`,
         );
@@ -467,7 +519,7 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
     function getStatement(t: Table): Database.Statement<Param[]> {
       let stmt = gets.get(t.name);
       if (stmt === undefined) {
-        stmt = conn.prepare<Param[]>(`SELECT doc FROM "${t.name}" WHERE id = ?`).pluck(true);
+        stmt = conn.prepare<Param[]>(`SELECT ${t.select} FROM "${t.name}" WHERE id = ?`).raw(true);
         gets.set(t.name, stmt);
       }
       return stmt;
@@ -480,17 +532,20 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
       order?: Order<BaseDoc>,
     ): BaseDoc[] {
       const { sql, params } = selectSql(collection, where, limit, order);
-      return statement(sql)
-        .all(...params)
-        .map(parse);
+      const t = table(collection);
+      return (statement(sql).all(...params) as Param[][]).map((row) => decode(t, row));
     }
 
-    /** The stored document `id` if it matches `expect`, unparsed. */
-    function selectById(t: Table, id: string, expect: Where<BaseDoc> | undefined): unknown {
+    /** The stored document `id` if it matches `expect`. */
+    function selectById(t: Table, id: string, expect: Where<BaseDoc> | undefined): BaseDoc | null {
       const params: Param[] = [id];
       const conditions = whereSql(t, expect, params);
-      if (conditions.length === 0) return getStatement(t).get(id);
-      return statement(`SELECT doc FROM "${t.name}"${clause(["id = ?", ...conditions])}`).get(...params);
+      const row = (
+        conditions.length === 0
+          ? getStatement(t).get(id)
+          : statement(`SELECT ${t.select} FROM "${t.name}"${clause(["id = ?", ...conditions])}`).get(...params)
+      ) as Param[] | undefined;
+      return row === undefined ? null : decode(t, row);
     }
 
     return {
@@ -499,7 +554,7 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
       insert(collection, doc) {
         const t = table(collection);
         assertDoc(doc);
-        const params: Param[] = [doc.id, doc.livemode ? 1 : 0, doc.created_at, JSON.stringify(doc)];
+        const params: Param[] = [doc.id, doc.livemode ? 1 : 0, doc.created_at, encode(t, doc)];
         for (const field of t.hot.keys()) params.push(columnValue((doc as unknown as Record<string, unknown>)[field]));
         try {
           insertStatement(t).run(...params);
@@ -509,8 +564,9 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
       },
 
       get(collection, id) {
-        const raw = getStatement(table(collection)).get(id);
-        return raw === undefined ? null : parse(raw);
+        const t = table(collection);
+        const row = getStatement(t).get(id) as Param[] | undefined;
+        return row === undefined ? null : decode(t, row);
       },
 
       findOne(collection, where) {
@@ -548,29 +604,30 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
         const direction = newerFirst ? "DESC" : "ASC";
         params.push(page.limit + 1);
         const rows = statement(
-          `SELECT doc FROM "${collection}"${clause(conditions)} ORDER BY created_at ${direction}, id ${direction} LIMIT ?`,
-        ).all(...params);
+          `SELECT ${t.select} FROM "${collection}"${clause(conditions)} ORDER BY created_at ${direction}, id ${direction} LIMIT ?`,
+        ).all(...params) as Param[][];
         const hasMore = rows.length > page.limit;
         if (hasMore) rows.pop();
         if (!newerFirst) rows.reverse();
-        return { data: rows.map(parse), hasMore };
+        return { data: rows.map((row) => decode(t, row)), hasMore };
       },
 
       update(collection, id, changes, expect) {
         const t = table(collection);
         const { set, inc } = normalizeChanges(changes);
-        const raw = selectById(t, id, expect);
-        if (raw === undefined) return null;
-        const doc = parse(raw) as unknown as Record<string, unknown>;
+        const found = selectById(t, id, expect);
+        if (found === null) return null;
+        const doc = found as unknown as Record<string, unknown>;
         if (set.length === 0 && inc.length === 0) return doc as unknown as BaseDoc;
         for (const [field, value] of set) doc[field] = value;
         for (const [field, by] of inc) doc[field] = incrementBase(id, field, doc[field]) + by;
         const updated = doc as unknown as BaseDoc;
         assertSystemFields(updated);
         const json = JSON.stringify(updated);
-        // Only the columns of the fields that changed are written, so only their indexes are rewritten.
+        // Only the columns of the fields that changed are written, so only their indexes are rewritten;
+        // an unchanged hot field stays in its column, left out of the document as before.
         const columns = ["doc = ?"];
-        const params: Param[] = [json];
+        const params: Param[] = [encode(t, updated)];
         const changed = (field: string) => {
           const column = SYSTEM_COLUMNS.has(field) ? field : t.hot.get(field);
           if (column === undefined) return;
