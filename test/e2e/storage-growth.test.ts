@@ -18,10 +18,10 @@ import { clientFor, createMerchant, createToken } from "./fixtures.ts";
 const N = 100;
 /** Bytes kept per request, at most (docs/operating.md "Storage per request"). */
 const STATED = {
-  requestLogRow: 800,
-  event: 1_000,
-  webhookTestEvent: 5_000,
-  charge: 10_500,
+  requestLogRow: 450,
+  event: 850,
+  webhookTestEvent: 3_700,
+  charge: 9_000,
 };
 
 let dir: string;
