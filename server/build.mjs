@@ -47,6 +47,10 @@ for (const [file, pkg] of Object.entries(JSON.parse(readFileSync(pagePackage, "u
   copyFileSync(createRequire(pagePackage).resolve(pkg), join(outdir, "pay-page", file));
 }
 
+// The SQLite checkpointer's thread runs a file of its own, looked up beside the code that starts it
+// (src/store/sqlite/checkpointer.ts): beside the bundle's chunks.
+copyFileSync(join(here, "src/store/sqlite/checkpointer-worker.mjs"), join(outdir, "checkpointer-worker.mjs"));
+
 // src/cli.ts and src/sandbox-main.ts start `#!/usr/bin/env -S npx tsx` (they run from source in the
 // repository); the built CLI and sandbox command run on plain Node.
 for (const name of ["cli.js", "sandbox.js"]) {

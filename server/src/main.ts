@@ -1,7 +1,10 @@
+// First: the V8 heap is sized before anything else runs (heap.ts), which may restart this process.
+
 import cluster from "node:cluster";
 import { runPrimary, SHUTDOWN_MESSAGE } from "./cluster.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { loadEnvFile } from "./env-file.ts";
+import { heapNote } from "./heap-at-start.ts";
 import { createLogger } from "./logger.ts";
 import { type RunningServer, startServer } from "./server.ts";
 import { dataLocation } from "./startup/data-dir.ts";
@@ -37,6 +40,7 @@ const logger = createLogger(config.LOG_LEVEL, undefined, {
   format: config.LOG_FORMAT,
   ...(clustered && cluster.worker ? { base: { worker: cluster.worker.id } } : {}),
 });
+logger.info({ heap: heapNote }, "V8 heap");
 if (clustered && cluster.isPrimary) {
   runPrimary({
     workers: config.WORKERS,

@@ -6,7 +6,7 @@
 // npm packages stay imports, pointed at the file each resolves to from where it is imported, so a
 // package the server has its own copy of (server/node_modules) is the one the server gets.
 
-import { mkdirSync } from "node:fs";
+import { copyFileSync, mkdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 
@@ -51,5 +51,10 @@ export async function bundleTarget(file: string, name: string): Promise<string> 
       },
     ],
   });
+  // The SQLite checkpointer's thread file, looked up beside the bundle (server/build.mjs does the same).
+  copyFileSync(
+    fileURLToPath(new URL("../../server/src/store/sqlite/checkpointer-worker.mjs", import.meta.url)),
+    `${OUT_DIR}checkpointer-worker.mjs`,
+  );
   return outfile;
 }

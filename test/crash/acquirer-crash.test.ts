@@ -218,9 +218,7 @@ describe("crash safety toward the acquirer", { timeout: 600_000 }, () => {
 
     // Every call left in doubt is resolved by the recovery job (lock 1 s + jobs every 1 s).
     const watcher = new Database(join(dataDir, "payments.sqlite"), { readonly: true });
-    const unresolved = watcher
-      .prepare(`SELECT count(*) FROM acquirer_intents WHERE json_extract(doc, '$.state') != 'resolved'`)
-      .pluck();
+    const unresolved = watcher.prepare(`SELECT count(*) FROM acquirer_intents WHERE f_state != 'resolved'`).pluck();
     const recoveryStarted = performance.now();
     await eventually(
       "every acquirer intent to be resolved",

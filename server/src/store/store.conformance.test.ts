@@ -13,7 +13,7 @@ import { MongoClient } from "mongodb";
 import { afterAll, describe, expect, it } from "vitest";
 import { type AccountDoc, describeStoreConformance, TEST_COLLECTIONS, type TestDocs } from "./conformance.ts";
 import { openMongoStore } from "./mongodb.ts";
-import type { BaseDoc, Where } from "./port.ts";
+import type { BaseDoc, CollectionSpecs, Where } from "./port.ts";
 import { openSqliteStore } from "./sqlite.ts";
 
 describeStoreConformance("sqlite :memory:", async () =>
@@ -104,6 +104,89 @@ describe("sqlite file written by an earlier version", () => {
       sql: 'CREATE INDEX "accounts__i__livemode__status" ON "accounts" (livemode, "f_status")',
     });
     expect(JSON.stringify(indexes)).not.toContain("json_extract");
+  });
+});
+
+describe("sqlite documents", () => {
+  const dir = mkdtempSync(join(tmpdir(), "store-documents-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const stored = (path: string, id: string) => {
+    const check = new Database(path, { readonly: true });
+    try {
+      return JSON.parse(check.prepare("SELECT doc FROM accounts WHERE id = ?").pluck().get(id) as string);
+    } finally {
+      check.close();
+    }
+  };
+
+  it("keep out of the document what has a column of its own, and read back whole", async () => {
+    const path = join(dir, "layout.db");
+    const store = openSqliteStore({ path, collections: TEST_COLLECTIONS });
+    const doc = { ...docOf("acc_layout"), limit: 7, closed_at: null };
+    await store.insert("accounts", doc);
+    expect(await store.get("accounts", "acc_layout")).toStrictEqual(doc);
+    await store.update("accounts", "acc_layout", { set: { status: "frozen" }, inc: { balance: 2 } });
+    await store.close();
+    // The system fields and the indexed strings and numbers (email, status, balance) live in their
+    // columns only; an indexed null (closed_at) stays, as do the fields no index names.
+    expect(stored(path, "acc_layout")).toStrictEqual({
+      owner: "o",
+      nickname: null,
+      vip: false,
+      meta: {},
+      limit: 7,
+      closed_at: null,
+    });
+    const reopened = openSqliteStore({ path, collections: TEST_COLLECTIONS });
+    expect(await reopened.get("accounts", "acc_layout")).toStrictEqual({ ...doc, status: "frozen", balance: 3 });
+    await reopened.close();
+  });
+
+  it("read documents the previous layout kept whole, and rewrite them without the copies", async () => {
+    const path = join(dir, "previous.db");
+    openSqliteStore({ path, collections: TEST_COLLECTIONS }).close();
+    // What the version before this layout wrote: the same table and columns, the whole document in doc.
+    const old = new Database(path);
+    const doc = docOf("acc_previous");
+    old
+      .prepare(
+        'INSERT INTO accounts (id, livemode, created_at, doc, "f_email", "f_status", "f_balance", "f_closed_at") VALUES (?, 0, ?, ?, ?, ?, ?, NULL)',
+      )
+      .run(doc.id, doc.created_at, JSON.stringify(doc), doc.email, doc.status, doc.balance);
+    old.close();
+    const store = openSqliteStore({ path, collections: TEST_COLLECTIONS });
+    expect(await store.get("accounts", "acc_previous")).toStrictEqual(doc);
+    expect((await store.findAll("accounts", { status: "open", balance: 1 })).map((d) => d.id)).toEqual([
+      "acc_previous",
+    ]);
+    expect(await store.update("accounts", "acc_previous", { set: { nickname: "n" } })).toStrictEqual({
+      ...doc,
+      nickname: "n",
+    });
+    await store.close();
+    expect(Object.keys(stored(path, "acc_previous")).sort()).toEqual(["meta", "nickname", "owner", "vip"]);
+  });
+
+  it("put a field back into its documents when no index names it any more", async () => {
+    const path = join(dir, "unindexed.db");
+    const store = openSqliteStore({ path, collections: TEST_COLLECTIONS });
+    const doc = docOf("acc_unindexed");
+    await store.insert("accounts", doc);
+    await store.close();
+    expect(stored(path, "acc_unindexed")).not.toHaveProperty("balance");
+    const withoutBalance: CollectionSpecs<TestDocs> = {
+      ...TEST_COLLECTIONS,
+      accounts: { indexes: TEST_COLLECTIONS.accounts.indexes.filter((i) => !i.fields.includes("balance")) },
+    };
+    const reopened = openSqliteStore({ path, collections: withoutBalance });
+    expect(await reopened.get("accounts", "acc_unindexed")).toStrictEqual(doc);
+    expect((await reopened.findAll("accounts", { balance: 1 })).map((d) => d.id)).toEqual(["acc_unindexed"]);
+    await reopened.close();
+    expect(stored(path, "acc_unindexed")).toHaveProperty("balance", 1);
+    const check = new Database(path, { readonly: true });
+    const columns = (check.pragma('table_info("accounts")') as { name: string }[]).map((c) => c.name);
+    check.close();
+    expect(columns).not.toContain("f_balance");
   });
 });
 

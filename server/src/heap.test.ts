@@ -1,0 +1,84 @@
+import { describe, expect, it } from "vitest";
+import { containerMemoryLimit, DEFAULT_OLD_SPACE_MB, decideHeap, type HeapInputs, sizeHeap } from "./heap.ts";
+
+const MB = 2 ** 20;
+
+/** The rule's inputs over a fake /sys/fs/cgroup holding `files`. */
+function inputs(files: Record<string, string>, more: Partial<HeapInputs> = {}): HeapInputs {
+  return { read: (path) => files[path], execArgv: [], nodeOptions: undefined, workers: undefined, ...more };
+}
+const V2 = "/sys/fs/cgroup/memory.max";
+const V1 = "/sys/fs/cgroup/memory/memory.limit_in_bytes";
+
+describe("the container's memory limit", () => {
+  it.each([
+    ["cgroup v2 with a limit", { [V2]: `${512 * MB}\n` }, 512 * MB],
+    ["cgroup v2 without one", { [V2]: "max\n" }, undefined],
+    ["cgroup v1 with a limit", { [V1]: `${256 * MB}\n` }, 256 * MB],
+    ["cgroup v1 without one (a number near 2^63)", { [V1]: "9223372036854771712\n" }, undefined],
+    ["v2 unlimited, v1 files left over", { [V2]: "max", [V1]: `${256 * MB}` }, 256 * MB],
+    ["no cgroup files", {}, undefined],
+    ["an unreadable value", { [V2]: "lots" }, undefined],
+  ])("%s", (_, files, expected) => {
+    expect(containerMemoryLimit(inputs(files).read)).toBe(expected);
+  });
+});
+
+describe("the heap's size", () => {
+  it("is half of a container's limit", () => {
+    expect(decideHeap(inputs({ [V2]: `${512 * MB}` })).flag).toBe("--max-old-space-size=256");
+    expect(decideHeap(inputs({ [V1]: `${300 * MB}` })).flag).toBe("--max-old-space-size=150");
+  });
+
+  it("shares that half among WORKERS processes, never below the floor", () => {
+    expect(decideHeap(inputs({ [V2]: `${1024 * MB}` }, { workers: "4" })).flag).toBe("--max-old-space-size=128");
+    expect(decideHeap(inputs({ [V2]: `${128 * MB}` }, { workers: "4" })).flag).toBe("--max-old-space-size=64");
+  });
+
+  it("is the default without a limit", () => {
+    const decision = decideHeap(inputs({ [V2]: "max" }));
+    expect(decision.flag).toBe(`--max-old-space-size=${DEFAULT_OLD_SPACE_MB}`);
+    expect(decision.reason).toContain("no container memory limit");
+  });
+
+  it.each([
+    ["on the command line", { execArgv: ["--max-old-space-size=300"] }],
+    ["in underscores", { execArgv: ["--max_old_space_size=300"] }],
+    ["in NODE_OPTIONS", { nodeOptions: "--enable-source-maps --max-old-space-size=300" }],
+  ])("is the operator's when set %s", (_, more) => {
+    expect(decideHeap(inputs({ [V2]: `${512 * MB}` }, more)).flag).toBeNull();
+  });
+});
+
+describe("sizing the running process", () => {
+  const proc = {
+    execPath: "/usr/bin/node",
+    execArgv: ["--enable-source-maps"],
+    argv: ["/usr/bin/node", "dist/main.js", "x"],
+    env: { A: "1" },
+  };
+
+  it("restarts it with the flag first, the rest of its command unchanged", () => {
+    const calls: unknown[][] = [];
+    const execve = ((...args: unknown[]) => {
+      calls.push(args);
+      throw new Error("replaced");
+    }) as never;
+    expect(() => sizeHeap(inputs({}), { ...proc, execve })).toThrow("replaced");
+    expect(calls).toEqual([
+      [
+        "/usr/bin/node",
+        ["/usr/bin/node", `--max-old-space-size=${DEFAULT_OLD_SPACE_MB}`, "--enable-source-maps", "dist/main.js", "x"],
+        { A: "1" },
+      ],
+    ]);
+  });
+
+  it("does not restart a process the operator sized, and says how where Node cannot restart", () => {
+    const execve = (() => {
+      throw new Error("must not restart");
+    }) as never;
+    expect(sizeHeap(inputs({}, { execArgv: ["--max-old-space-size=200"] }), { ...proc, execve })).toContain("operator");
+    expect(sizeHeap(inputs({}), proc)).toContain(`start node with --max-old-space-size=${DEFAULT_OLD_SPACE_MB}`);
+  });
+});

@@ -1,0 +1,123 @@
+// The V8 heap's size, set when the server process starts (issue 36, docs/operating.md "Start-up and
+// memory"). Left to V8, the old space may grow to a quarter of the machine's memory (4 GB on a 16 GB
+// host) before a full collection, and under load it does grow: peak RSS 230-270 MB with 32 MB of live
+// objects. A cap makes V8 collect sooner, at a small CPU cost, so the default footprint fits a small
+// container. The rule:
+// - an operator's own `--max-old-space-size` (on the command line or in NODE_OPTIONS) is left alone;
+// - in a container with a memory limit (cgroup v2 `memory.max`, or v1 `memory.limit_in_bytes`), each
+//   server process gets half of the limit, divided among WORKERS processes: the other half is for what
+//   lives outside V8's old space (the young generation, code, the node binary, SQLite's page cache);
+// - otherwise 96 MB: three times the 32 MB of live objects measured under saturation (the margin the
+//   docs ask of any cap), and the cap with which peak RSS at saturation was measured at 171 MB.
+// V8 fixes its heap limits when the process starts, so the flag cannot be set from inside: the process
+// replaces itself (process.execve, Node 22.15+ and 24: same pid, same stdio, nothing open yet) with
+// the same command plus the flag. On Node 20, which has no execve, the heap stays V8's and the server
+// logs the flag that would cap it: starting a second process to carry the first one's signals would
+// outlive a `kill -9` of the first.
+
+import { readFileSync } from "node:fs";
+
+/** The cap without a container limit: three times the live heap measured at saturation (32 MB). */
+export const DEFAULT_OLD_SPACE_MB = 96;
+/** The share of a container's memory limit V8's old space may take, all processes together. */
+export const CONTAINER_SHARE = 0.5;
+/** No process gets less than this, however small the limit: below it the server cannot start. */
+export const MIN_OLD_SPACE_MB = 64;
+/** cgroup v1 reports "no limit" as a number near 2^63. */
+const UNLIMITED_BYTES = 2 ** 60;
+
+const CGROUP_V2 = "/sys/fs/cgroup/memory.max";
+const CGROUP_V1 = "/sys/fs/cgroup/memory/memory.limit_in_bytes";
+
+/** What the rule reads, injectable for tests. */
+export interface HeapInputs {
+  /** A file's text, or undefined when it cannot be read. */
+  read(path: string): string | undefined;
+  execArgv: readonly string[];
+  nodeOptions: string | undefined;
+  /** The WORKERS setting as found in the environment (undefined: one process). */
+  workers: string | undefined;
+}
+
+/** The container's memory limit in bytes, or undefined when there is none (or it cannot be read). */
+export function containerMemoryLimit(read: HeapInputs["read"]): number | undefined {
+  for (const path of [CGROUP_V2, CGROUP_V1]) {
+    const text = read(path)?.trim();
+    if (text === undefined || text === "" || text === "max") continue;
+    const bytes = Number(text);
+    if (Number.isFinite(bytes) && bytes > 0 && bytes < UNLIMITED_BYTES) return bytes;
+  }
+  return undefined;
+}
+
+export interface HeapDecision {
+  /** The flag to start with, or null when the operator set one. */
+  flag: string | null;
+  /** For the start-up log: what was decided and why. */
+  reason: string;
+}
+
+const EXPLICIT = /(^|\s)--max[-_]old[-_]space[-_]size(=|\s|$)/;
+
+export function decideHeap(inputs: HeapInputs): HeapDecision {
+  if (inputs.execArgv.some((arg) => EXPLICIT.test(arg)) || EXPLICIT.test(inputs.nodeOptions ?? "")) {
+    return { flag: null, reason: "the heap is sized by the operator's --max-old-space-size" };
+  }
+  const limit = containerMemoryLimit(inputs.read);
+  if (limit === undefined) {
+    return {
+      flag: `--max-old-space-size=${DEFAULT_OLD_SPACE_MB}`,
+      reason: `no container memory limit found: V8's old space is capped at ${DEFAULT_OLD_SPACE_MB} MB`,
+    };
+  }
+  const parsed = Number(inputs.workers);
+  const workers = Number.isInteger(parsed) && parsed > 1 ? parsed : 1;
+  const limitMb = Math.floor(limit / 2 ** 20);
+  const mb = Math.max(MIN_OLD_SPACE_MB, Math.floor((limitMb * CONTAINER_SHARE) / workers));
+  return {
+    flag: `--max-old-space-size=${mb}`,
+    reason: `container memory limit ${limitMb} MB${workers > 1 ? ` for ${workers} workers` : ""}: V8's old space is capped at ${mb} MB per process`,
+  };
+}
+
+type Execve = (file: string, args: string[], env: NodeJS.ProcessEnv) => never;
+
+/**
+ * Applies the decision: replaces this process with one started with the flag, where Node can
+ * (process.execve). Returns what to log when the process goes on as it is.
+ */
+export function sizeHeap(
+  inputs: HeapInputs,
+  proc: {
+    execve?: Execve;
+    execPath: string;
+    execArgv: readonly string[];
+    argv: readonly string[];
+    env: NodeJS.ProcessEnv;
+  },
+): string {
+  const decision = decideHeap(inputs);
+  if (decision.flag === null) return decision.reason;
+  if (typeof proc.execve !== "function") {
+    return `${decision.reason}, but this Node has no process.execve to apply it: start node with ${decision.flag} (or set it in NODE_OPTIONS)`;
+  }
+  return proc.execve(proc.execPath, [proc.execPath, decision.flag, ...proc.execArgv, ...proc.argv.slice(1)], proc.env);
+}
+
+function readText(path: string): string | undefined {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return undefined;
+  }
+}
+
+/** The real process's inputs. */
+export function processHeapInputs(): HeapInputs {
+  return {
+    read: readText,
+    execArgv: process.execArgv,
+    nodeOptions: process.env.NODE_OPTIONS,
+    workers: process.env.WORKERS,
+  };
+}

@@ -1,0 +1,142 @@
+// Group commit on a SQLite file (sqlite.ts uses it for every write outside memory).
+
+import type Database from "better-sqlite3";
+import type { Mutex, txGuard } from "../common.ts";
+import { BUSY_TIMEOUT_MS, busy } from "./file.ts";
+
+/** The writer's statements a group needs. */
+export interface GroupStatements {
+  begin: Database.Statement;
+  commit: Database.Statement;
+  rollback: Database.Statement;
+  savepoint: Database.Statement;
+  releaseSavepoint: Database.Statement;
+  rollbackToSavepoint: Database.Statement;
+}
+
+export function createGroupCommit(
+  db: Database.Database,
+  { begin, commit, rollback, savepoint, releaseSavepoint, rollbackToSavepoint }: GroupStatements,
+  mutex: Mutex,
+  guard: ReturnType<typeof txGuard>,
+) {
+  // Group commit (a file). Every write, a transaction or a single operation, is a unit: a savepoint
+  // inside one outer transaction that the writer opens for the first unit and commits once the event
+  // loop has run what it had to run (setImmediate), for every unit that joined it meanwhile. A unit's
+  // caller hears of its outcome only after that commit, so whatever was acknowledged is durable (as
+  // durable as one commit: docs/operating.md "Production"); a unit that fails rolls back to its
+  // savepoint alone. Under load one commit (one write of each changed page to the log) carries many
+  // requests' writes instead of one, which is most of what a commit costs. Units run one at a time
+  // (the mutex), each in one synchronous stretch when fn awaits only tx operations.
+
+  interface Group {
+    committed: Promise<void>;
+    resolve: () => void;
+    reject: (error: unknown) => void;
+  }
+  let group: Group | null = null;
+
+  /** With the mutex held: opens the outer transaction unless one is open, waiting while another connection writes. */
+  async function lockForWriting(): Promise<Group> {
+    if (group) return group;
+    const deadline = Date.now() + BUSY_TIMEOUT_MS;
+    for (;;) {
+      try {
+        begin.run();
+        break;
+      } catch (error) {
+        if (!busy(error) || Date.now() > deadline) throw error;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    let resolve = () => {};
+    let reject: (error: unknown) => void = () => {};
+    const committed = new Promise<void>((res, rej) => {
+      resolve = res;
+      reject = rej;
+    });
+    // Rejections reach the units that wait for it; none is left unhandled when none waits.
+    committed.catch(() => {});
+    group = { committed, resolve, reject };
+    setImmediate(flush);
+    return group;
+  }
+
+  /** With the mutex held: commits the outer transaction, settling every unit in it. */
+  function commitGroup(): void {
+    const current = group;
+    if (current === null) return;
+    group = null;
+    try {
+      commit.run();
+    } catch (error) {
+      if (db.inTransaction) rollback.run();
+      current.reject(error);
+      return;
+    }
+    current.resolve();
+  }
+
+  function flush(): void {
+    void mutex.acquire().then(() => {
+      try {
+        commitGroup();
+      } finally {
+        mutex.release();
+      }
+    });
+  }
+
+  /** Runs `work` as one unit of the current group; resolves once the group has committed. */
+  async function unit<T>(work: () => T | Promise<T>): Promise<T> {
+    await mutex.acquire();
+    let joined: Group;
+    let result: T;
+    try {
+      joined = await lockForWriting();
+      savepoint.run();
+      try {
+        result = await work();
+        releaseSavepoint.run();
+      } catch (error) {
+        if (db.inTransaction) {
+          rollbackToSavepoint.run();
+          releaseSavepoint.run();
+        } else if (group === joined) {
+          // SQLite rolled the whole outer transaction back (an I/O error, a full disk): every unit
+          // in it is lost, and each of their callers hears so.
+          group = null;
+          joined.reject(new Error("the write was lost: its group commit rolled back", { cause: error }));
+        }
+        throw error;
+      }
+    } finally {
+      mutex.release();
+    }
+    await joined.committed;
+    return result;
+  }
+
+  async function write<T>(op: () => T): Promise<T> {
+    guard.assertOutside();
+    return unit(op);
+  }
+
+  /**
+   * A read outside a transaction sees committed data only: while a group is open, it waits for the
+   * group's commit (and any that follows at once), then reads in the same synchronous stretch.
+   */
+  async function read<T>(op: () => T): Promise<T> {
+    guard.assertOutside();
+    while (group !== null) {
+      try {
+        await group.committed;
+      } catch {
+        // A group that failed left nothing behind to hide; its units report the failure.
+      }
+    }
+    return op();
+  }
+
+  return { unit, read, write, commitGroup };
+}

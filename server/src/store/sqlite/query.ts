@@ -1,0 +1,84 @@
+// The SQLite store's query compilation: the port's conditions (common.ts, terms) as SQL over a table's
+// columns, a hot field's column instead of the document wherever there is one.
+
+import { assertLimit, assertOrder, type Term, terms } from "../common.ts";
+import type { BaseDoc, Order, Scalar, Where } from "../port.ts";
+import { type Param, SYSTEM_COLUMNS, type Table } from "./schema.ts";
+
+/** Field names are checked identifiers (common.ts), so inlining them into the JSON path is safe. */
+export function expression(table: Table, field: string): string {
+  if (SYSTEM_COLUMNS.has(field)) return field;
+  return table.hot.get(field) ?? `json_extract(doc, '$.${field}')`;
+}
+
+/**
+ * json_extract gives JSON true/false as 1/0 (and hot columns hold them so), so booleans are compared
+ * as 1/0 (a field must therefore not mix booleans with the numbers 0 and 1). Null is never bound: it
+ * becomes IS NULL, which also matches a missing field.
+ */
+function bind(value: Exclude<Scalar, null>): Param {
+  if (typeof value === "boolean") return value ? 1 : 0;
+  return value;
+}
+
+const COMPARISONS = { lt: "<", lte: "<=", gt: ">", gte: ">=" } as const;
+
+function termSql(table: Table, term: Term, params: Param[]): string {
+  const e = expression(table, term.field);
+  switch (term.op) {
+    case "eq":
+      if (term.value === null) return `${e} IS NULL`;
+      params.push(bind(term.value));
+      return `${e} = ?`;
+    case "ne":
+      if (term.value === null) return `${e} IS NOT NULL`;
+      // IS NOT is null-safe: a missing or null field differs from any value, as in MongoDB.
+      params.push(bind(term.value));
+      return `${e} IS NOT ?`;
+    case "in": {
+      const present = term.values.filter((v) => v !== null);
+      const parts: string[] = [];
+      if (present.length > 0) {
+        for (const v of present) params.push(bind(v));
+        parts.push(`${e} IN (${present.map(() => "?").join(", ")})`);
+      }
+      if (present.length < term.values.length) parts.push(`${e} IS NULL`);
+      if (parts.length === 0) return "0";
+      return parts.length === 1 ? (parts[0] as string) : `(${parts.join(" OR ")})`;
+    }
+    default:
+      params.push(bind(term.value as Exclude<Scalar, null>));
+      return `${e} ${COMPARISONS[term.op]} ?`;
+  }
+}
+
+export function whereSql(table: Table, where: Where<BaseDoc> | undefined, params: Param[]): string[] {
+  return terms(where).map((t) => termSql(table, t, params));
+}
+
+export function clause(conditions: string[]): string {
+  return conditions.length === 0 ? "" : ` WHERE ${conditions.join(" AND ")}`;
+}
+
+/** The SELECT findOne and findAll run on table `t`, and its parameters. */
+export function selectSql(
+  t: Table,
+  where: Where<BaseDoc>,
+  limit: number | undefined,
+  order?: Order<BaseDoc>,
+): { sql: string; params: Param[] } {
+  assertLimit(limit);
+  assertOrder(order);
+  const params: Param[] = [];
+  const conditions = whereSql(t, where, params);
+  // NULLs sort first in ascending order, as MongoDB puts null and missing fields first.
+  const orderBy = order
+    ? `${expression(t, order.by)} ${order.direction.toUpperCase()}, id ${order.direction.toUpperCase()}`
+    : "created_at DESC, id DESC";
+  let sql = `SELECT ${t.select} FROM "${t.name}"${clause(conditions)} ORDER BY ${orderBy}`;
+  if (limit !== undefined) {
+    sql += " LIMIT ?";
+    params.push(limit);
+  }
+  return { sql, params };
+}

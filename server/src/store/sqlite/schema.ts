@@ -1,0 +1,172 @@
+// The SQLite store's layout: one table per collection holding the document (encoded: what has a
+// column of its own left out) plus, as real columns, the fields every query orders or partitions by
+// (id, livemode, created_at) and every field an index names (the hot fields); and the schema's
+// creation and upgrade at open.
+
+import type Database from "better-sqlite3";
+import type { BaseDoc, IndexSpec } from "../port.ts";
+
+/** What a statement binds and a column holds. */
+export type Param = string | number | bigint | null;
+
+/** The columns every table has for the fields every document has (port.ts, BaseDoc). */
+export const SYSTEM_COLUMNS = new Set(["id", "livemode", "created_at"]);
+
+/** One collection's table: which fields have a column of their own (every field an index names, besides the system ones). */
+export interface Table {
+  name: string;
+  /** Hot field → its column's quoted name. */
+  hot: Map<string, string>;
+  /** The columns a document is read from, in decode's order: the system fields', `doc`, each hot field's. */
+  select: string;
+}
+
+/**
+ * The document as stored in the `doc` column: without what has a column of its own, so no byte is
+ * kept twice (issue 36: a captured charge's dozen rows kept ~2,000 bytes twice). Left out are the
+ * system fields, and each hot field whose value is a string or a finite number, which its column holds
+ * exactly; a hot field holding anything else (a boolean, null, an object) stays in the document too,
+ * since its column's value (1/0, NULL, JSON text) does not say which it was. decode puts them back.
+ */
+export function encode(t: Table, doc: BaseDoc): string {
+  const rest: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(doc)) {
+    if (SYSTEM_COLUMNS.has(field)) continue;
+    if (t.hot.has(field) && (typeof value === "string" || (typeof value === "number" && Number.isFinite(value))))
+      continue;
+    rest[field] = value;
+  }
+  return JSON.stringify(rest);
+}
+
+/**
+ * The document from its row (the columns of Table.select, in order). The system fields come first, as
+ * inserted; a hot field the document lacks is its column's value. A document an earlier version wrote
+ * still holds every field: the duplicates carry the same values (JSON.parse keeps the last).
+ */
+export function decode(t: Table, row: Param[]): BaseDoc {
+  const json = row[3] as string;
+  const doc = JSON.parse(
+    `{"id":${JSON.stringify(row[0])},"livemode":${row[1] ? "true" : "false"},"created_at":${JSON.stringify(row[2])}${
+      json.length > 2 ? `,${json.slice(1)}` : "}"
+    }`,
+  ) as Record<string, unknown>;
+  let i = 4;
+  for (const field of t.hot.keys()) {
+    const value = row[i++];
+    if (value !== null && value !== undefined && !Object.hasOwn(doc, field)) doc[field] = value;
+  }
+  return doc as unknown as BaseDoc;
+}
+
+/** A hot field's column: prefixed, so no field name can clash with id, livemode, created_at or doc. */
+export function columnName(field: string): string {
+  return `"f_${field}"`;
+}
+
+/**
+ * What a hot field's column holds: exactly what json_extract gives for the field in the document, so
+ * a condition on the column matches what the same condition on the document matches. Missing and null
+ * are NULL, booleans 1 and 0, numbers and strings themselves, objects and arrays their JSON text.
+ */
+export function columnValue(value: unknown): Param {
+  if (value === undefined || value === null) return null;
+  if (typeof value === "boolean") return value ? 1 : 0;
+  if (typeof value === "number" || typeof value === "string") return value;
+  return JSON.stringify(value);
+}
+
+/** Each collection's hot fields (field → column) and its Table. */
+export function layoutOf(specs: Record<string, { indexes: IndexSpec[] }>): {
+  hotFields: Map<string, Map<string, string>>;
+  tables: Map<string, Table>;
+} {
+  const hotFields = new Map<string, Map<string, string>>();
+  for (const [name, spec] of Object.entries(specs)) {
+    const hot = new Map<string, string>();
+    for (const index of spec.indexes) {
+      for (const field of index.fields) if (!SYSTEM_COLUMNS.has(field)) hot.set(field, columnName(field));
+    }
+    hotFields.set(name, hot);
+  }
+  const tables = new Map<string, Table>();
+  for (const [name, hot] of hotFields)
+    tables.set(name, { name, hot, select: ["id", "livemode", "created_at", "doc", ...hot.values()].join(", ") });
+  return { hotFields, tables };
+}
+
+/**
+ * Creates each collection's table, its hot fields' columns and its indexes, and brings a database an
+ * earlier version made up to date, in one transaction (several processes may open one file at once):
+ * - a hot field without its column (a new index, or a database from before hot columns) gets one,
+ *   filled from the documents;
+ * - an index of this adapter's naming that the spec no longer asks for, or asks for differently, is
+ *   dropped: every index costs every write. A column no index names any more is dropped too, once the
+ *   values the documents left out of themselves (encode) are back in them; An index over the document (json_extract) is what versions
+ *   before hot columns made, and such a version may have written documents since their columns were
+ *   filled, so the columns are filled again then.
+ * Returns, per unique index, the clash SQLite reports ("table.column, …") → the fields it covers.
+ */
+export function createSchema(
+  db: Database.Database,
+  specs: Record<string, { indexes: IndexSpec[] }>,
+  tables: Map<string, Map<string, string>>,
+): Map<string, string> {
+  const uniqueFields = new Map<string, string>();
+  for (const [name, spec] of Object.entries(specs)) {
+    const hot = tables.get(name) ?? new Map<string, string>();
+    const hotColumns = [...hot.values()].map((column) => `, ${column}`).join("");
+    db.exec(
+      `CREATE TABLE IF NOT EXISTS "${name}" (id TEXT PRIMARY KEY, livemode INTEGER NOT NULL, created_at TEXT NOT NULL, doc TEXT NOT NULL${hotColumns})`,
+    );
+    const present = new Set((db.pragma(`table_info("${name}")`) as { name: string }[]).map((c) => `"${c.name}"`));
+    const added = [...hot].filter(([, column]) => !present.has(column));
+    for (const [, column] of added) db.exec(`ALTER TABLE "${name}" ADD COLUMN ${column}`);
+
+    const column = (field: string) => (SYSTEM_COLUMNS.has(field) ? field : (hot.get(field) as string));
+    const wanted = new Map<string, string>([
+      [`${name}__list`, `CREATE INDEX "${name}__list" ON "${name}" (livemode, created_at, id)`],
+    ]);
+    for (const index of spec.indexes) {
+      // The name encodes the fields; the SQL compared below catches any other change of definition.
+      const indexName = `${name}__${index.unique ? "u" : "i"}__${index.fields.join("__")}`;
+      const columns = index.fields.map(column);
+      // A sparse index is partial: SQLite uses it for a query that constrains the column to a value.
+      const partial = index.sparse ? ` WHERE ${columns[columns.length - 1]} IS NOT NULL` : "";
+      wanted.set(
+        indexName,
+        `CREATE ${index.unique ? "UNIQUE " : ""}INDEX "${indexName}" ON "${name}" (${columns.join(", ")})${partial}`,
+      );
+      if (index.unique)
+        uniqueFields.set(columns.map((c) => `${name}.${c.replace(/"/g, "")}`).join(", "), index.fields.join(","));
+    }
+    const existing = db
+      .prepare<[string]>(
+        `SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL`,
+      )
+      .all(name) as { name: string; sql: string }[];
+    let olderLayout = false;
+    for (const index of existing) {
+      if (!index.name.startsWith(`${name}__`) || wanted.get(index.name) === index.sql) continue;
+      if (index.sql.includes("json_extract(doc")) olderLayout = true;
+      db.exec(`DROP INDEX "${index.name}"`);
+    }
+    // A column no index names any more holds values its documents left out (encode): they go back into
+    // the documents, and the column goes.
+    const hotSet = new Set(hot.values());
+    for (const stale of [...present].filter((c) => c.startsWith('"f_') && !hotSet.has(c))) {
+      const path = `'$.${stale.slice(3, -1)}'`;
+      db.exec(
+        `UPDATE "${name}" SET doc = json_set(doc, ${path}, ${stale}) WHERE ${stale} IS NOT NULL AND json_type(doc, ${path}) IS NULL`,
+      );
+      db.exec(`ALTER TABLE "${name}" DROP COLUMN ${stale}`);
+    }
+    const refill = olderLayout ? [...hot] : added;
+    if (refill.length > 0) {
+      const sets = refill.map(([field, column]) => `${column} = json_extract(doc, '$.${field}')`);
+      db.exec(`UPDATE "${name}" SET ${sets.join(", ")}`);
+    }
+    for (const sql of wanted.values()) db.exec(sql.replace(/INDEX "/, 'INDEX IF NOT EXISTS "'));
+  }
+  return uniqueFields;
+}
