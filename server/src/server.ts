@@ -4,9 +4,8 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join, resolve as resolvePath } from "node:path";
 import type { Logger } from "pino";
-import { acquirerProblem, processorsFor } from "./acquirers.ts";
+import { acquirerProblem, adyenInUse, payoutRailFor, processorsFor } from "./acquirers.ts";
 import { answerMetricsRequests, createMetrics, type MetricsListener, serveMetrics } from "./adapters/metrics.ts";
-import { createSimulatorPayoutRail } from "./adapters/payout-rail-simulator.ts";
 import { loadOrCreateDevVaultKeys } from "./adapters/vault-key-file.ts";
 import { createHttpWebhookSender, systemResolver } from "./adapters/webhook-sender.ts";
 import { type Config, domainSettings, moneyRules, rateLimitSettings } from "./config.ts";
@@ -95,7 +94,7 @@ export function domainFor(
     money: moneyRules(config),
     settings: domainSettings(config),
     processors: processorsFor(config),
-    payoutRail: createSimulatorPayoutRail(),
+    payoutRail: payoutRailFor(config),
     webhookSender: createHttpWebhookSender({ resolve }),
     resolve,
     random: webhooks.random,
@@ -372,6 +371,8 @@ export async function startServer(options: {
       "production payments go through the simulator: no money moves, every card is approved unless it is a test card; for demos and tests only",
     );
   }
+  const adyen = adyenInUse(config);
+  if (adyen) logger.info(adyen, "payments go through Adyen where an environment's acquirer is adyen");
   const narrowed = privateDataDir(config);
   if (narrowed !== null) {
     logger.warn(
