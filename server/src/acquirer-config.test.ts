@@ -1,15 +1,22 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { acquirerProblem, processorsFor } from "./acquirers.ts";
+import { acquirerProblem, adyenSettings, processorsFor } from "./acquirers.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { createLogger } from "./logger.ts";
 import { startServer } from "./server.ts";
-import { StartupError } from "./startup-error.ts";
 
 // PRODUCTION_ACQUIRER and SANDBOX_ACQUIRER (docs/operating.md "Configuration"; docs/acquirer-port.md):
 // production has no acquirer unless one is named, `simulator` there is said out loud at start, and
-// `adyen` is refused until its connector is wired in, never simulated in its place.
+// `adyen` wires the Adyen connector once its settings are complete, never a simulated stand-in for it.
 
-const ADYEN = { ADYEN_API_KEY: "AQE_test", ADYEN_MERCHANT_ACCOUNT: "ShopECOM", ADYEN_HMAC_KEY: "44782DEF" };
+const ADYEN = {
+  ADYEN_API_KEY: "AQE_test",
+  ADYEN_MERCHANT_ACCOUNT: "ShopECOM",
+  ADYEN_HMAC_KEYS: "44782DEF",
+  ADYEN_ENVIRONMENT: "test",
+};
 
 describe("acquirer settings", () => {
   it("gives production no acquirer by default, and the sandbox the simulator", () => {
@@ -31,11 +38,25 @@ describe("acquirer settings", () => {
       expect(err).toBeInstanceOf(ConfigError);
       message = (err as Error).message;
     }
-    for (const key of ["ADYEN_API_KEY", "ADYEN_MERCHANT_ACCOUNT", "ADYEN_HMAC_KEY", "ADYEN_LIVE_URL_PREFIX"]) {
+    for (const key of ["ADYEN_API_KEY", "ADYEN_MERCHANT_ACCOUNT", "ADYEN_HMAC_KEYS", "ADYEN_ENVIRONMENT"]) {
       expect(message).toContain(`${key}: is required when PRODUCTION_ACQUIRER`);
     }
+    expect(() => loadConfig({ PRODUCTION_ACQUIRER: "adyen", ...ADYEN, ADYEN_ENVIRONMENT: "live" })).toThrow(
+      /ADYEN_LIVE_URL_PREFIX: is required when ADYEN_ENVIRONMENT is live/,
+    );
     expect(() => loadConfig({ SANDBOX_ACQUIRER: "adyen" })).toThrow(/ADYEN_API_KEY: is required when SANDBOX_ACQUIRER/);
     expect(() => loadConfig({ SANDBOX_ACQUIRER: "adyen", ...ADYEN })).not.toThrow();
+    // The sandbox never takes real money, and a test address never stands in for Adyen's live one.
+    const live = { ...ADYEN, ADYEN_ENVIRONMENT: "live", ADYEN_LIVE_URL_PREFIX: "1797a841fbb37ca7-ShopECOM" };
+    expect(() => loadConfig({ SANDBOX_ACQUIRER: "adyen", ...live })).toThrow(
+      /SANDBOX_ACQUIRER: adyen with ADYEN_ENVIRONMENT=live/,
+    );
+    expect(() =>
+      loadConfig({ PRODUCTION_ACQUIRER: "adyen", ...live, ADYEN_CHECKOUT_URL: "http://127.0.0.1:9/" }),
+    ).toThrow(/ADYEN_CHECKOUT_URL: is for tests and staging/);
+    expect(() => loadConfig({ SANDBOX_ACQUIRER: "adyen", ...ADYEN, ADYEN_API_KEY_FILE: "/run/secrets/adyen" })).toThrow(
+      /ADYEN_API_KEY_FILE: set ADYEN_API_KEY or ADYEN_API_KEY_FILE, not both/,
+    );
   });
 
   it("refuses TEST_ACQUIRER_URL in production", () => {
@@ -46,23 +67,79 @@ describe("acquirer settings", () => {
     );
   });
 
-  it("refuses to start with adyen until the connector is wired in, before touching the store", async () => {
-    const config = loadConfig({
+  it("wires Adyen where an environment says so, on Adyen's own endpoints unless a test address is given", () => {
+    const live = loadConfig({
       PRODUCTION_ACQUIRER: "adyen",
       ...ADYEN,
+      ADYEN_ENVIRONMENT: "live",
       ADYEN_LIVE_URL_PREFIX: "1797a841fbb37ca7-ShopECOM",
-      DATA_DIR: "/nonexistent/never-made",
     });
-    const problem = acquirerProblem(config);
-    expect(problem).toBeInstanceOf(StartupError);
-    expect(problem?.message).toMatch(
-      /^PRODUCTION_ACQUIRER: adyen: the Adyen connector is not wired into this server yet/,
-    );
-    // DATA_DIR could not be made: the acquirer is refused first, so that is not what the start reports.
-    await expect(startServer({ config, logger: createLogger("silent") })).rejects.toThrow(
-      /^PRODUCTION_ACQUIRER: adyen/,
-    );
-    expect(acquirerProblem(loadConfig({}))).toBeNull();
+    expect(acquirerProblem(live)).toBeNull();
+    expect(adyenSettings(live)).toMatchObject({
+      apiKey: "AQE_test",
+      merchantAccount: "ShopECOM",
+      checkoutUrl: "https://1797a841fbb37ca7-ShopECOM-checkout-live.adyenpayments.com/checkout/v71",
+      payoutUrl: "https://1797a841fbb37ca7-ShopECOM-pal-live.adyenpayments.com/pal/servlet/Payout/v50",
+      timeoutMs: 30_000,
+    });
+    const processors = processorsFor(live);
+    expect(processors.live).not.toBeNull();
+    expect(processors.live).not.toBe(processors.sandbox);
+    const staging = loadConfig({ SANDBOX_ACQUIRER: "adyen", ...ADYEN, ADYEN_CHECKOUT_URL: "http://127.0.0.1:9/co" });
+    expect(adyenSettings(staging)).toMatchObject({
+      checkoutUrl: "http://127.0.0.1:9/co",
+      payoutUrl: "https://pal-test.adyen.com/pal/servlet/Payout/v50",
+    });
+    expect(processorsFor(staging).live).toBeNull();
+  });
+
+  it("reads the API key from ADYEN_API_KEY_FILE, naming that setting (never the contents) when it cannot", () => {
+    const dir = mkdtempSync(join(tmpdir(), "adyen-key-"));
+    const file = join(dir, "api-key");
+    writeFileSync(file, "AQE_from_file\n");
+    const { ADYEN_API_KEY: _unused, ...rest } = ADYEN;
+    const config = loadConfig({ SANDBOX_ACQUIRER: "adyen", ...rest, ADYEN_API_KEY_FILE: file });
+    expect(adyenSettings(config).apiKey).toBe("AQE_from_file");
+    writeFileSync(file, "  \n");
+    expect(acquirerProblem(config)?.message).toBe(`ADYEN_API_KEY_FILE: ${file} is empty`);
+    const missing = loadConfig({ SANDBOX_ACQUIRER: "adyen", ...rest, ADYEN_API_KEY_FILE: join(dir, "nope") });
+    expect(acquirerProblem(missing)?.message).toMatch(/^ADYEN_API_KEY_FILE: cannot read .*nope \(ENOENT\)$/);
+    rmSync(dir, { recursive: true });
+  });
+
+  it("starts with adyen and never logs or echoes its secrets", async () => {
+    const secret = "AQE_very_secret_key_0123456789";
+    const hmac = "44782DEF547AAA06C910C43932B1EB0C";
+    const lines: string[] = [];
+    const logger = createLogger("debug", { write: (line: string) => lines.push(line) });
+    const config = loadConfig({
+      PRODUCTION_ACQUIRER: "adyen",
+      SANDBOX_ACQUIRER: "adyen",
+      ...ADYEN,
+      ADYEN_API_KEY: secret,
+      ADYEN_HMAC_KEYS: hmac,
+      ADYEN_CHECKOUT_URL: "http://127.0.0.1:9/checkout",
+      DATA_DIR: ":memory:",
+      PORT: "0",
+      LOG_LEVEL: "debug",
+    });
+    const server = await startServer({ config, logger });
+    await server.close();
+    expect(lines.some((line) => line.includes("ShopECOM") && line.includes("127.0.0.1:9/checkout"))).toBe(true);
+    for (const line of lines) {
+      expect(line).not.toContain(secret);
+      expect(line).not.toContain(hmac);
+    }
+    // A configuration error lists the bad settings, never the values of the good ones.
+    let message = "";
+    try {
+      loadConfig({ PRODUCTION_ACQUIRER: "adyen", ADYEN_API_KEY: secret, ADYEN_HMAC_KEYS: hmac });
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    expect(message).toContain("ADYEN_MERCHANT_ACCOUNT");
+    expect(message).not.toContain(secret);
+    expect(message).not.toContain(hmac);
   });
 
   it("warns at start when production goes through the simulator", async () => {

@@ -210,12 +210,35 @@ export const ConfigSchema = z
     PRODUCTION_ACQUIRER: z.enum(["adyen", "simulator"]).optional(),
     /** The acquirer sandbox payments go through: `simulator` (default), or `adyen` (Adyen's test environment). */
     SANDBOX_ACQUIRER: z.enum(["simulator", "adyen"]).default("simulator"),
-    /** Adyen's API key (a secret: never logged or answered). Required wherever an acquirer is `adyen`. */
+    // The Adyen connector (adapters/adyen/; docs/going-live-with-adyen.md "Settings"), read where an
+    // acquirer is `adyen` (acquirers.ts). One account and one environment for both environments that use it.
+    /**
+     * Adyen's environment: `test` (Adyen's test platform: no real money) or `live`. Required wherever an
+     * acquirer is `adyen`, never defaulted: which money moves is said out loud. The sandbox is never `live`.
+     */
+    ADYEN_ENVIRONMENT: z.enum(["test", "live"]).optional(),
+    /**
+     * Adyen's API key (header X-API-Key; a secret: never logged or answered). This or ADYEN_API_KEY_FILE
+     * (a file holding it: a container secret) is required wherever an acquirer is `adyen`.
+     */
     ADYEN_API_KEY: z.string().min(1).optional(),
+    /** A file holding Adyen's API key (trailing whitespace ignored), instead of ADYEN_API_KEY. */
+    ADYEN_API_KEY_FILE: z.string().min(1).optional(),
     /** The Adyen merchant account payments are made under. Required wherever an acquirer is `adyen`. */
     ADYEN_MERCHANT_ACCOUNT: z.string().min(1).optional(),
-    /** The HMAC key Adyen signs its notifications with (hex; a secret). Required wherever an acquirer is `adyen`. */
-    ADYEN_HMAC_KEY: z.string().min(1).optional(),
+    /**
+     * How long one call to Adyen may take, in milliseconds; past it the call is in doubt and is sent
+     * again under the same idempotency key (by a retry or the recovery job), never under a new one.
+     */
+    ADYEN_TIMEOUT_MS: int(1000, 120_000).default(30_000),
+    /**
+     * Tests and staging only (refused with ADYEN_ENVIRONMENT=live): the base URLs of Adyen's Checkout v71,
+     * Payout v50 and Disputes v30 APIs, instead of Adyen's own: the contract-validated stand-in
+     * (test/support/adyen-stand-in/) behind Prism's proxy.
+     */
+    ADYEN_CHECKOUT_URL: z.url().optional(),
+    ADYEN_PAYOUT_URL: z.url().optional(),
+    ADYEN_DISPUTES_URL: z.url().optional(),
     // Adyen's notifications (receiveAdyenNotifications, docs/going-live-with-adyen.md "Notifications").
     /**
      * The HMAC keys Adyen signs its notifications with: hexadecimal, as the Customer Area shows them,
@@ -306,18 +329,49 @@ export const ConfigSchema = z
       ...(c.SANDBOX_ACQUIRER === "adyen" ? ["SANDBOX_ACQUIRER"] : []),
     ];
     if (adyenFor.length > 0) {
-      const needed = ["ADYEN_API_KEY", "ADYEN_MERCHANT_ACCOUNT", "ADYEN_HMAC_KEY"] as const;
-      for (const key of needed) {
-        if (!c[key]) {
-          ctx.addIssue({ code: "custom", path: [key], message: `is required when ${adyenFor.join(" or ")} is adyen` });
-        }
+      const when = `is required when ${adyenFor.join(" or ")} is adyen`;
+      if (!c.ADYEN_MERCHANT_ACCOUNT) ctx.addIssue({ code: "custom", path: ["ADYEN_MERCHANT_ACCOUNT"], message: when });
+      if (!c.ADYEN_HMAC_KEYS && !c.ADYEN_HMAC_KEYS_FILE) {
+        ctx.addIssue({ code: "custom", path: ["ADYEN_HMAC_KEYS"], message: `${when} (or ADYEN_HMAC_KEYS_FILE)` });
       }
-      if (c.PRODUCTION_ACQUIRER === "adyen" && !c.ADYEN_LIVE_URL_PREFIX) {
+      if (!c.ADYEN_ENVIRONMENT) {
+        ctx.addIssue({ code: "custom", path: ["ADYEN_ENVIRONMENT"], message: `${when} (test or live)` });
+      }
+      if (!c.ADYEN_API_KEY && !c.ADYEN_API_KEY_FILE) {
+        ctx.addIssue({ code: "custom", path: ["ADYEN_API_KEY"], message: `${when} (or ADYEN_API_KEY_FILE)` });
+      }
+      if (c.ADYEN_API_KEY && c.ADYEN_API_KEY_FILE) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["ADYEN_API_KEY_FILE"],
+          message: "set ADYEN_API_KEY or ADYEN_API_KEY_FILE, not both",
+        });
+      }
+      if (c.ADYEN_ENVIRONMENT === "live" && !c.ADYEN_LIVE_URL_PREFIX) {
         ctx.addIssue({
           code: "custom",
           path: ["ADYEN_LIVE_URL_PREFIX"],
-          message: "is required when PRODUCTION_ACQUIRER is adyen (your account's prefix, from Adyen's Customer Area)",
+          message: "is required when ADYEN_ENVIRONMENT is live (your account's prefix, from Adyen's Customer Area)",
         });
+      }
+      if (c.ADYEN_ENVIRONMENT === "live" && c.SANDBOX_ACQUIRER === "adyen") {
+        ctx.addIssue({
+          code: "custom",
+          path: ["SANDBOX_ACQUIRER"],
+          message:
+            "adyen with ADYEN_ENVIRONMENT=live would take sandbox payments in real money; the sandbox uses Adyen's test environment or the simulator",
+        });
+      }
+      if (c.ADYEN_ENVIRONMENT === "live") {
+        for (const key of ["ADYEN_CHECKOUT_URL", "ADYEN_PAYOUT_URL", "ADYEN_DISPUTES_URL"] as const) {
+          if (c[key] !== undefined) {
+            ctx.addIssue({
+              code: "custom",
+              path: [key],
+              message: "is for tests and staging; unset it with ADYEN_ENVIRONMENT=live",
+            });
+          }
+        }
       }
     }
     if (c.METRICS_PORT !== undefined && c.METRICS_PORT !== 0 && c.METRICS_PORT === c.PORT) {
@@ -426,14 +480,12 @@ function hmacKeyList(text: string): string[] | null {
 }
 
 /**
- * The HMAC keys of Adyen's notifications: ADYEN_HMAC_KEYS, or the file ADYEN_HMAC_KEYS_FILE names, or
- * the connector's single ADYEN_HMAC_KEY; none, an empty list (the endpoint answers 503). A file that
+ * The HMAC keys of Adyen's notifications: ADYEN_HMAC_KEYS, or the file ADYEN_HMAC_KEYS_FILE names;
+ * none, an empty list (the endpoint answers 503). A file that
  * cannot be read or holds anything but keys stops the start, naming the setting, never the content.
  */
-export function adyenHmacKeys(
-  config: Pick<Config, "ADYEN_HMAC_KEYS" | "ADYEN_HMAC_KEYS_FILE" | "ADYEN_HMAC_KEY">,
-): string[] {
-  let text = config.ADYEN_HMAC_KEYS ?? config.ADYEN_HMAC_KEY;
+export function adyenHmacKeys(config: Pick<Config, "ADYEN_HMAC_KEYS" | "ADYEN_HMAC_KEYS_FILE">): string[] {
+  let text = config.ADYEN_HMAC_KEYS;
   if (config.ADYEN_HMAC_KEYS_FILE !== undefined) {
     try {
       text = readFileSync(config.ADYEN_HMAC_KEYS_FILE, "utf8");
@@ -447,7 +499,7 @@ export function adyenHmacKeys(
   const keys = hmacKeyList(text);
   if (keys === null) {
     throw new ConfigError(
-      `Invalid configuration:\n  ${config.ADYEN_HMAC_KEYS_FILE !== undefined ? "ADYEN_HMAC_KEYS_FILE" : "ADYEN_HMAC_KEY"}: must hold hexadecimal keys (an even number of 0-9a-f each), comma-separated`,
+      `Invalid configuration:\n  ${config.ADYEN_HMAC_KEYS_FILE !== undefined ? "ADYEN_HMAC_KEYS_FILE" : "ADYEN_HMAC_KEYS"}: must hold hexadecimal keys (an even number of 0-9a-f each), comma-separated`,
     );
   }
   return keys;

@@ -1,6 +1,6 @@
 import type { Server } from "node:http";
 import type { Logger } from "pino";
-import { acquirerProblem } from "./acquirers.ts";
+import { acquirerProblem, adyenInUse } from "./acquirers.ts";
 import { answerMetricsRequests, createMetrics, type Metrics, serveMetrics } from "./adapters/metrics.ts";
 import { type Config, rateLimitSettings } from "./config.ts";
 import type { Domain } from "./domain/index.ts";
@@ -145,6 +145,8 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       "production payments go through the simulator: no money moves, every card is approved unless it is a test card; for demos and tests only",
     );
   }
+  const adyen = adyenInUse(config);
+  if (adyen) logger.info(adyen, "payments go through Adyen where an environment's acquirer is adyen");
   const narrowed = privateDataDir(config);
   if (narrowed !== null) {
     logger.warn(

@@ -1,5 +1,6 @@
 import { unwrap } from "@payments/client";
 import { describe, expect, it } from "vitest";
+import { ACQUIRER } from "../support/server.ts";
 import { clientFor, createCharge, createMerchant, createToken, freshCardNumber, useServer } from "./fixtures.ts";
 
 // Disputes (spec/resources/disputes.tsp) through the typed client, with response validation: a dispute
@@ -28,61 +29,68 @@ describe("disputes", () => {
       .map((e) => e.type)
       .reverse();
 
-  it("a test card's chargeback opens an hour after capture; submitted evidence and a win give the amount back, not the fee", async () => {
-    const charge = await createCharge(client, { amount: 8000, card: "4000000000000259" });
-    expect(unwrap(await client.GET("/v1/disputes", { params: { query: { charge_id: charge.id } } })).data).toEqual([]);
-    const advanced = unwrap(await client.POST("/v1/sandbox/clock/advance", { body: { seconds: 3600 } }));
-    expect(advanced.ran.disputes_opened).toBe(1);
-    const [dispute] = unwrap(await client.GET("/v1/disputes", { params: { query: { charge_id: charge.id } } })).data;
-    expect(dispute).toMatchObject({
-      object: "dispute",
-      charge_id: charge.id,
-      merchant_id: charge.merchant_id,
-      amount: 8000,
-      currency: "USD",
-      reason: "fraudulent",
-      status: "needs_response",
-      is_charge_refundable: false,
-      fee: FEE,
-    });
-    expect(dispute?.id).toMatch(/^dp_[0-9A-Za-z]{24}$/);
-    const id = dispute?.id ?? "";
-    expect(await available(charge.merchant_id)).toBe(-FEE);
+  // Only the simulator's test cards plan a dispute after capture (Processor.disputeAfterCapture); Adyen reports
+  // chargebacks as they happen, by notification (the notification endpoint's work), so this runs on the simulator.
+  it.skipIf(ACQUIRER === "adyen")(
+    "a test card's chargeback opens an hour after capture; submitted evidence and a win give the amount back, not the fee",
+    async () => {
+      const charge = await createCharge(client, { amount: 8000, card: "4000000000000259" });
+      expect(unwrap(await client.GET("/v1/disputes", { params: { query: { charge_id: charge.id } } })).data).toEqual(
+        [],
+      );
+      const advanced = unwrap(await client.POST("/v1/sandbox/clock/advance", { body: { seconds: 3600 } }));
+      expect(advanced.ran.disputes_opened).toBe(1);
+      const [dispute] = unwrap(await client.GET("/v1/disputes", { params: { query: { charge_id: charge.id } } })).data;
+      expect(dispute).toMatchObject({
+        object: "dispute",
+        charge_id: charge.id,
+        merchant_id: charge.merchant_id,
+        amount: 8000,
+        currency: "USD",
+        reason: "fraudulent",
+        status: "needs_response",
+        is_charge_refundable: false,
+        fee: FEE,
+      });
+      expect(dispute?.id).toMatch(/^dp_[0-9A-Za-z]{24}$/);
+      const id = dispute?.id ?? "";
+      expect(await available(charge.merchant_id)).toBe(-FEE);
 
-    const refund = await client.POST("/v1/charges/{id}/refunds", { params: { path: { id: charge.id } }, body: {} });
-    expect(refund.response.status).toBe(409);
-    expect(refund.error?.detail).toContain(id);
+      const refund = await client.POST("/v1/charges/{id}/refunds", { params: { path: { id: charge.id } }, body: {} });
+      expect(refund.response.status).toBe(409);
+      expect(refund.error?.detail).toContain(id);
 
-    const draft = unwrap(
-      await client.POST("/v1/disputes/{id}", {
-        params: { path: { id } },
-        body: { evidence: { product_description: "Two bags of coffee", shipping_tracking_number: "1Z999AA1" } },
-      }),
-    );
-    expect(draft.status).toBe("needs_response");
-    const submitted = unwrap(
-      await client.POST("/v1/disputes/{id}", { params: { path: { id } }, body: { submit: true } }),
-    );
-    expect(submitted).toMatchObject({
-      status: "under_review",
-      evidence: { product_description: "Two bags of coffee", shipping_tracking_number: "1Z999AA1" },
-    });
-    const won = unwrap(
-      await client.POST("/v1/sandbox/disputes/{id}/resolve", { params: { path: { id } }, body: { outcome: "won" } }),
-    );
-    expect(won).toMatchObject({ status: "won", is_charge_refundable: true });
-    expect(won.balance_transactions).toHaveLength(3);
-    expect(await available(charge.merchant_id)).toBe(8000 - FEE);
-    expect(await typesFor(id)).toEqual([
-      "dispute.created",
-      "dispute.funds_withdrawn",
-      "dispute.updated",
-      "dispute.updated",
-      "dispute.funds_reinstated",
-      "dispute.closed",
-    ]);
-    await verified();
-  });
+      const draft = unwrap(
+        await client.POST("/v1/disputes/{id}", {
+          params: { path: { id } },
+          body: { evidence: { product_description: "Two bags of coffee", shipping_tracking_number: "1Z999AA1" } },
+        }),
+      );
+      expect(draft.status).toBe("needs_response");
+      const submitted = unwrap(
+        await client.POST("/v1/disputes/{id}", { params: { path: { id } }, body: { submit: true } }),
+      );
+      expect(submitted).toMatchObject({
+        status: "under_review",
+        evidence: { product_description: "Two bags of coffee", shipping_tracking_number: "1Z999AA1" },
+      });
+      const won = unwrap(
+        await client.POST("/v1/sandbox/disputes/{id}/resolve", { params: { path: { id } }, body: { outcome: "won" } }),
+      );
+      expect(won).toMatchObject({ status: "won", is_charge_refundable: true });
+      expect(won.balance_transactions).toHaveLength(3);
+      expect(await available(charge.merchant_id)).toBe(8000 - FEE);
+      expect(await typesFor(id)).toEqual([
+        "dispute.created",
+        "dispute.funds_withdrawn",
+        "dispute.updated",
+        "dispute.updated",
+        "dispute.funds_reinstated",
+        "dispute.closed",
+      ]);
+      await verified();
+    },
+  );
 
   it("accepting keeps the money taken, and a closed dispute takes no more evidence (409)", async () => {
     const charge = await createCharge(client, { amount: 3000 });

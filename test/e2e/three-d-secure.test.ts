@@ -1,5 +1,6 @@
 import { unwrap } from "@payments/client";
 import { describe, expect, it } from "vitest";
+import { ACQUIRER } from "../support/server.ts";
 import {
   CHALLENGE_CARD,
   cardPayment,
@@ -15,6 +16,11 @@ import {
 // 3-D Secure through the API and the sandbox issuer's challenge page (docs/three-d-secure.md): a
 // challenge card's charge waits requires_action with a redirect, the page's Complete and Fail move it
 // and send the payer back to return_url, and the sandbox clock expires one left unanswered.
+
+// Under Adyen (test/vitest.adyen.config.ts) the issuer's challenge is Adyen's page and the payer's way back
+// (redirectResult, /payments/details) is not wired yet: a challenge card is declined with processing_error
+// (docs/going-live-with-adyen.md "What is not supported"), so the challenge tests run on the simulator only.
+const challenges = ACQUIRER !== "adyen";
 
 describe("3-D Secure", () => {
   const { server, client } = useServer();
@@ -46,87 +52,108 @@ describe("3-D Secure", () => {
       body: `outcome=${outcome}`,
     });
 
-  it("answers requires_action with a redirect_to_url next_action, and the sandbox helper completes it", async () => {
-    const { charge, merchant } = await challenged({ capture: false });
-    expect(charge).toMatchObject({
-      status: "requires_action",
-      amount_captured: 0,
-      three_d_secure: { result: null, version: "2.2.0", liability_shift: false, eci: null },
-    });
-    expect(charge.next_action?.type).toBe("redirect_to_url");
-    expect(charge.next_action?.url).toMatch(new RegExp(`^${server.url}/3ds/${charge.id}\\?t=`));
-    const balance = unwrap(await client.GET("/v1/merchants/{id}/balance", { params: { path: { id: merchant.id } } }));
-    expect(balance.balances).toEqual([]);
-    const answered = unwrap(
-      await client.POST("/v1/sandbox/charges/{id}/three_d_secure", {
-        params: { path: { id: charge.id } },
-        body: { outcome: "complete" },
-      }),
-    );
-    expect(answered).toMatchObject({ status: "authorized", next_action: null });
-    expect(answered.three_d_secure).toMatchObject({ result: "authenticated", liability_shift: true, eci: "05" });
-    const captured = unwrap(
-      await client.POST("/v1/charges/{id}/capture", { params: { path: { id: charge.id } }, body: { amount: 1000 } }),
-    );
-    expect(captured).toMatchObject({ status: "captured", amount_captured: 1000 });
-    expect(await eventTypesOf(client, charge.id)).toEqual(
-      expect.arrayContaining(["payment.requires_action", "payment.authorized", "payment.captured"]),
-    );
-  });
+  it.runIf(challenges)(
+    "answers requires_action with a redirect_to_url next_action, and the sandbox helper completes it",
+    async () => {
+      const { charge, merchant } = await challenged({ capture: false });
+      expect(charge).toMatchObject({
+        status: "requires_action",
+        amount_captured: 0,
+        three_d_secure: { result: null, version: "2.2.0", liability_shift: false, eci: null },
+      });
+      expect(charge.next_action?.type).toBe("redirect_to_url");
+      expect(charge.next_action?.url).toMatch(new RegExp(`^${server.url}/3ds/${charge.id}\\?t=`));
+      const balance = unwrap(await client.GET("/v1/merchants/{id}/balance", { params: { path: { id: merchant.id } } }));
+      expect(balance.balances).toEqual([]);
+      const answered = unwrap(
+        await client.POST("/v1/sandbox/charges/{id}/three_d_secure", {
+          params: { path: { id: charge.id } },
+          body: { outcome: "complete" },
+        }),
+      );
+      expect(answered).toMatchObject({ status: "authorized", next_action: null });
+      expect(answered.three_d_secure).toMatchObject({ result: "authenticated", liability_shift: true, eci: "05" });
+      const captured = unwrap(
+        await client.POST("/v1/charges/{id}/capture", { params: { path: { id: charge.id } }, body: { amount: 1000 } }),
+      );
+      expect(captured).toMatchObject({ status: "captured", amount_captured: 1000 });
+      expect(await eventTypesOf(client, charge.id)).toEqual(
+        expect.arrayContaining(["payment.requires_action", "payment.authorized", "payment.captured"]),
+      );
+    },
+  );
 
-  it("serves the challenge page with the pay page's security headers; Complete redirects to return_url", async () => {
-    const { charge } = await challenged({ returnUrl: "https://shop.example/orders/42?lang=fr" });
-    const url = charge.next_action?.url ?? "";
-    const page = await fetch(url);
-    expect(page.status).toBe(200);
-    expect(page.headers.get("content-security-policy")).toBe(
-      "default-src 'none'; base-uri 'none'; frame-ancestors 'none'; style-src 'self'; img-src 'self'; form-action 'self' https://shop.example",
-    );
-    expect(page.headers.get("x-frame-options")).toBe("DENY");
-    expect(page.headers.get("referrer-policy")).toBe("same-origin");
-    const html = await page.text();
-    expect(html).toContain("Card ending 3220");
-    expect(html).toMatch(/<button class="pay" type="submit" name="outcome" value="complete">Complete<\/button>/);
+  it.runIf(challenges)(
+    "serves the challenge page with the pay page's security headers; Complete redirects to return_url",
+    async () => {
+      const { charge } = await challenged({ returnUrl: "https://shop.example/orders/42?lang=fr" });
+      const url = charge.next_action?.url ?? "";
+      const page = await fetch(url);
+      expect(page.status).toBe(200);
+      expect(page.headers.get("content-security-policy")).toBe(
+        "default-src 'none'; base-uri 'none'; frame-ancestors 'none'; style-src 'self'; img-src 'self'; form-action 'self' https://shop.example",
+      );
+      expect(page.headers.get("x-frame-options")).toBe("DENY");
+      expect(page.headers.get("referrer-policy")).toBe("same-origin");
+      const html = await page.text();
+      expect(html).toContain("Card ending 3220");
+      expect(html).toMatch(/<button class="pay" type="submit" name="outcome" value="complete">Complete<\/button>/);
 
-    // Another site's form may not answer it.
-    const forged = await fetch(url, {
-      method: "POST",
-      redirect: "manual",
-      headers: { "content-type": "application/x-www-form-urlencoded", origin: "https://evil.example" },
-      body: "outcome=complete",
-    });
-    expect(forged.status).toBe(403);
-    // Nor a link without its token.
-    expect((await fetch(`${server.url}/3ds/${charge.id}?t=wrong`)).status).toBe(404);
+      // Another site's form may not answer it.
+      const forged = await fetch(url, {
+        method: "POST",
+        redirect: "manual",
+        headers: { "content-type": "application/x-www-form-urlencoded", origin: "https://evil.example" },
+        body: "outcome=complete",
+      });
+      expect(forged.status).toBe(403);
+      // Nor a link without its token.
+      expect((await fetch(`${server.url}/3ds/${charge.id}?t=wrong`)).status).toBe(404);
 
-    const done = await press(url, "complete");
-    expect(done.status).toBe(303);
-    expect(done.headers.get("location")).toBe(`https://shop.example/orders/42?lang=fr&tx_id=${charge.id}`);
-    const after = unwrap(await client.GET("/v1/charges/{id}", { params: { path: { id: charge.id } } }));
-    expect(after).toMatchObject({ status: "captured", amount_captured: 4200 });
-    // Pressed again (another tab): the page shows where the charge stands.
-    const again = await press(url, "fail");
-    expect(again.status).toBe(409);
-    expect(await again.text()).toContain("Payment confirmed");
-  });
+      const done = await press(url, "complete");
+      expect(done.status).toBe(303);
+      expect(done.headers.get("location")).toBe(`https://shop.example/orders/42?lang=fr&tx_id=${charge.id}`);
+      const after = unwrap(await client.GET("/v1/charges/{id}", { params: { path: { id: charge.id } } }));
+      expect(after).toMatchObject({ status: "captured", amount_captured: 4200 });
+      // Pressed again (another tab): the page shows where the charge stands.
+      const again = await press(url, "fail");
+      expect(again.status).toBe(409);
+      expect(await again.text()).toContain("Payment confirmed");
+    },
+  );
 
-  it("Fail on the page declines the charge and, without a return_url, shows the outcome", async () => {
-    const { charge } = await challenged();
-    const failed = await press(charge.next_action?.url ?? "", "fail");
-    expect(failed.status).toBe(200);
-    expect(await failed.text()).toContain("Payment not confirmed");
-    const after = unwrap(await client.GET("/v1/charges/{id}", { params: { path: { id: charge.id } } }));
-    expect(after).toMatchObject({ status: "declined", failure_code: "authentication_failed" });
-    expect(after.three_d_secure).toMatchObject({ result: "failed", liability_shift: false });
-  });
+  it.runIf(challenges)(
+    "Fail on the page declines the charge and, without a return_url, shows the outcome",
+    async () => {
+      const { charge } = await challenged();
+      const failed = await press(charge.next_action?.url ?? "", "fail");
+      expect(failed.status).toBe(200);
+      expect(await failed.text()).toContain("Payment not confirmed");
+      const after = unwrap(await client.GET("/v1/charges/{id}", { params: { path: { id: charge.id } } }));
+      expect(after).toMatchObject({ status: "declined", failure_code: "authentication_failed" });
+      expect(after.three_d_secure).toMatchObject({ result: "failed", liability_shift: false });
+    },
+  );
 
-  it("expires a charge left unanswered when the sandbox clock passes THREE_D_SECURE_EXPIRY_SECONDS", async () => {
-    const { charge } = await challenged();
-    const advanced = unwrap(await client.POST("/v1/sandbox/clock/advance", { body: { seconds: 3601 } }));
-    expect(advanced.ran.charges_expired).toBeGreaterThanOrEqual(1);
-    const after = unwrap(await client.GET("/v1/charges/{id}", { params: { path: { id: charge.id } } }));
-    expect(after).toMatchObject({ status: "expired", next_action: null });
-  });
+  it.runIf(challenges)(
+    "expires a charge left unanswered when the sandbox clock passes THREE_D_SECURE_EXPIRY_SECONDS",
+    async () => {
+      const { charge } = await challenged();
+      const advanced = unwrap(await client.POST("/v1/sandbox/clock/advance", { body: { seconds: 3601 } }));
+      expect(advanced.ran.charges_expired).toBeGreaterThanOrEqual(1);
+      const after = unwrap(await client.GET("/v1/charges/{id}", { params: { path: { id: charge.id } } }));
+      expect(after).toMatchObject({ status: "expired", next_action: null });
+    },
+  );
+
+  it.runIf(!challenges)(
+    "declines a challenge card with processing_error, saying why, and charges nothing",
+    async () => {
+      const { charge } = await challenged();
+      expect(charge).toMatchObject({ status: "declined", failure_code: "processing_error", amount_captured: 0 });
+      expect(charge.failure_message).toMatch(/3-D Secure challenge.*nothing was charged/);
+    },
+  );
 
   it("refuses the sandbox helper with a production key (404)", async () => {
     const live = clientFor(server, await server.key(["*"], { live: true }));
@@ -137,7 +164,7 @@ describe("3-D Secure", () => {
     expect(res.response.status).toBe(404);
   });
 
-  it("runs the challenge from a payment link's hosted page and shows the outcome there", async () => {
+  it.runIf(challenges)("runs the challenge from a payment link's hosted page and shows the outcome there", async () => {
     const link = await createPaymentLink(client, { amount: 1800, currency: "EUR" });
     const pay = async (card: string) =>
       (await (

@@ -22,8 +22,7 @@ const calls: Record<string, (request: never) => Promise<unknown>> = {
   reverse: simulator.reverse,
   startLocalPayment: simulator.startLocalPayment,
   authenticateCard: simulator.authenticateCard,
-  completeChallenge: (request: { reference: string; brand?: string; passed: boolean }) =>
-    simulator.completeChallenge(request.reference, request.brand, request.passed),
+  completeChallenge: simulator.completeChallenge,
 };
 let armed: { pid: number; left: number } | null = null;
 let kills = 0;

@@ -9,6 +9,7 @@ import {
   type WebhookOverrides,
 } from "@payments/server";
 import { MongoClient } from "mongodb";
+import { inject } from "vitest";
 
 // A real server on a random loopback port with response validation on: what the e2e, contract and
 // benchmark runs talk to. Each call gets its own store, so suites can run in parallel without seeing
@@ -53,6 +54,37 @@ export interface TestServer {
 /** The HMAC key the test server verifies Adyen's notifications with (ADYEN_HMAC_KEYS). */
 export const TEST_ADYEN_HMAC_KEY = "BB593909878B2D954A02AC75AF08D975CBA88DD258BF46FD87877CBDF1141D40";
 
+/**
+ * The acquirer the suites' servers use: `adyen` in the Adyen e2e run (test/vitest.adyen.config.ts: the
+ * stand-in behind Prism, for production and the sandbox), else the simulator. A test that asserts the
+ * simulator's own behaviour skips itself under `adyen`, saying why.
+ */
+const ADYEN_E2E = (() => {
+  // Outside a vitest worker (the benchmark's tsx, a globalSetup) there is nothing provided.
+  try {
+    return inject("adyenE2E");
+  } catch {
+    return undefined;
+  }
+})();
+export const ACQUIRER: "adyen" | "simulator" = ADYEN_E2E ? "adyen" : "simulator";
+
+/** The settings that point a test server's acquirers at the run's Adyen stand-in (none outside that run). */
+function adyenEnv(): Record<string, string> {
+  if (!ADYEN_E2E) return {};
+  return {
+    PRODUCTION_ACQUIRER: "adyen",
+    SANDBOX_ACQUIRER: "adyen",
+    ADYEN_ENVIRONMENT: "test",
+    ADYEN_API_KEY: ADYEN_E2E.apiKey,
+    ADYEN_MERCHANT_ACCOUNT: ADYEN_E2E.merchantAccount,
+    ADYEN_HMAC_KEYS: ADYEN_E2E.hmacKey,
+    ADYEN_CHECKOUT_URL: ADYEN_E2E.checkoutUrl,
+    ADYEN_PAYOUT_URL: ADYEN_E2E.payoutUrl,
+    ADYEN_DISPUTES_URL: ADYEN_E2E.disputesUrl,
+  };
+}
+
 /** The MongoDB deployment the suites run on instead of SQLite, when the environment names one. */
 export const MONGODB_URI = process.env.MONGODB_URI || undefined;
 
@@ -84,6 +116,7 @@ export async function startTestServer(
     PRODUCTION_ACQUIRER: "simulator",
     // Adyen's notification endpoint is on, with a key the suites sign with (recipes, test/adyen/).
     ADYEN_HMAC_KEYS: TEST_ADYEN_HMAC_KEY,
+    ...adyenEnv(),
     ...mongo,
     ...env,
   });

@@ -32,6 +32,6 @@ export function createHttpProcessor(baseUrl: string): Processor {
     startLocalPayment: (request) => call("startLocalPayment", request),
     // 3-D Secure's two questions to the issuer move no money, so they carry no idempotency key.
     authenticateCard: (request) => call("authenticateCard", request),
-    completeChallenge: (reference, brand, passed) => call("completeChallenge", { reference, brand, passed } as object),
+    completeChallenge: (request) => call("completeChallenge", request),
   };
 }

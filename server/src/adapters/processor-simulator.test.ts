@@ -50,10 +50,10 @@ describe("processor simulator", () => {
 
   it("captures, voids, refunds and reverses once per key", async () => {
     const sim = createSimulatorProcessor({ count: true });
-    const capture = { idempotencyKey: "tx_1:capture", reference: "ref", amount: 500 };
+    const capture = { idempotencyKey: "tx_1:capture", reference: "ref", amount: 500, currency: "usd" };
     expect(await sim.capture(capture)).toEqual({ status: "confirmed" });
     await sim.capture(capture);
-    const refund = { idempotencyKey: "re_1:refund", reference: "ref", amount: 200 };
+    const refund = { idempotencyKey: "re_1:refund", reference: "ref", amount: 200, currency: "usd" };
     await sim.refund(refund);
     await sim.refund(refund);
     await sim.refund({ ...refund, idempotencyKey: "re_2:refund" });

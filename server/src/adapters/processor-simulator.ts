@@ -211,7 +211,7 @@ export function createSimulatorProcessor(
             : { kind: "done", outcome: outcome(request.brand, "attempted") };
       }
     },
-    async completeChallenge(_reference, brand, passed) {
+    async completeChallenge({ brand, passed }) {
       return outcome(brand, passed ? "authenticated" : "failed");
     },
     capture({ idempotencyKey, ...request }) {

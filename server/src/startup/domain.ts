@@ -1,6 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { processorsFor } from "../acquirers.ts";
-import { createSimulatorPayoutRail } from "../adapters/payout-rail-simulator.ts";
+import { payoutRailFor, processorsFor } from "../acquirers.ts";
 import { loadOrCreateDevVaultKeys } from "../adapters/vault-key-file.ts";
 import { createHttpWebhookSender, systemResolver } from "../adapters/webhook-sender.ts";
 import { type Config, domainSettings, moneyRules } from "../config.ts";
@@ -85,7 +84,7 @@ export function domainFor(
     money: moneyRules(config),
     settings: domainSettings(config),
     processors: processorsFor(config),
-    payoutRail: createSimulatorPayoutRail(),
+    payoutRail: payoutRailFor(config),
     webhookSender: createHttpWebhookSender({ resolve }),
     resolve,
     random: webhooks.random,

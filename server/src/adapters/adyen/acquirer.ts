@@ -144,6 +144,11 @@ export interface Acquirer {
   /** Releases an authorization that was not captured (the port's `void`). */
   cancel(request: Modification): Promise<ModificationReceived>;
   refund(request: MoneyModification): Promise<ModificationReceived>;
+  /**
+   * Undoes a payment whatever became of it: cancels it if not captured, refunds it in full if it was
+   * (Adyen's reversal, confirmed by CANCEL_OR_REFUND). For an authorization our ledger never recorded.
+   */
+  reverse(request: Modification): Promise<ModificationReceived>;
   startLocalPayment(request: LocalPayment): Promise<LocalPaymentStarted>;
   /** Sends a cashout; throws AcquirerUnsupported for a destination the acquirer cannot pay. */
   payout(request: PayoutSubmission): Promise<{ reference: string }>;

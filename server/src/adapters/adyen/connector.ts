@@ -234,6 +234,15 @@ export function createAdyenConnector(settings: AdyenSettings): Acquirer {
       );
     },
 
+    reverse(request) {
+      return received("the reversal", () =>
+        checkout.POST("/payments/{paymentPspReference}/reversals", {
+          params: { path: { paymentPspReference: request.reference }, ...idempotency(request.idempotencyKey) },
+          body: { merchantAccount, reference: request.merchantReference },
+        }),
+      );
+    },
+
     refund(request) {
       return received("the refund", () =>
         checkout.POST("/payments/{paymentPspReference}/refunds", {

@@ -2,7 +2,7 @@ import type { components } from "@payments/contract/types";
 import type { Page, PageResult } from "../../store/port.ts";
 import type { Caller } from "../kernel/caller.ts";
 import { commit } from "../kernel/commit.ts";
-import { DomainError } from "../kernel/errors.ts";
+import { DomainError, invalid } from "../kernel/errors.ts";
 import { recordEvent } from "../kernel/events.ts";
 import { newId } from "../kernel/ids.ts";
 import { assertMoney } from "../kernel/money.ts";
@@ -47,6 +47,8 @@ export function createCashouts(deps: CashoutsDeps): Cashouts {
     async create(caller: Caller, input: CashoutCreate): Promise<CashoutDoc> {
       assertMoney(input.amount, input.currency, ctx.money);
       const destination = validateDestination(input.destination, input.currency);
+      const refused = deps.rail.refuses?.(caller.livemode, destination);
+      if (refused) throw invalid("destination.type", `${refused}. Nothing was debited.`);
       const merchant = await ctx.merchants.loadActive(caller.livemode, input.merchant_id, "merchant_id", "cash out");
       // A merchant that never held this currency has nothing to cash out (and gets no empty balance row).
       if (!(await ctx.balances.held(merchant.id, input.currency))) {

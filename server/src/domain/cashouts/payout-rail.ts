@@ -35,6 +35,11 @@ export interface PayoutRail {
   send(request: PayoutRequest): Promise<{ reference: string }>;
   /** What became of a payout sent earlier. */
   outcome(request: PayoutRequest & { reference: string }): Promise<PayoutOutcome>;
+  /**
+   * Why this rail cannot pay `destination` in that environment (a destination type its payout API does
+   * not cover), or null: such a cashout is refused when it is created, never sent or simulated.
+   */
+  refuses?(livemode: boolean, destination: Destination): string | null;
 }
 
 /** Why each failure code happens, in words a merchant may see. */

@@ -24,9 +24,12 @@ export function captureAndVoid(ctx: ChargeContext) {
 
   /** Sends the intent's capture (again, after a crash: same key) and commits it. `caller` is null for recovery. */
   async function finishCapture(intent: AcquirerIntentDoc, charge: ChargeDoc, caller: Caller | null) {
-    await ctx
-      .processorFor(charge.livemode)
-      .capture({ idempotencyKey: intent.id, reference: referenceOf(charge), amount: intent.amount });
+    await ctx.processorFor(charge.livemode).capture({
+      idempotencyKey: intent.id,
+      reference: referenceOf(charge),
+      amount: intent.amount,
+      currency: intent.currency,
+    });
     await ctx.prepareCapture(charge);
     return commit(store, caller, async (tx) => {
       await ctx.intents.resolve(tx, intent, "committed");

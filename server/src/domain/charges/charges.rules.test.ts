@@ -523,6 +523,7 @@ describe("capture", () => {
       idempotencyKey: `${charge.id}:capture`,
       reference: charge.processor_ref,
       amount: 600,
+      currency: "USD",
     });
     expect(await w.ledgerOf(merchant.id)).toMatchObject([{ bucket: "available", amount: 600, type: "capture" }]);
     const events = await w.eventsOf(charge.id);
@@ -538,6 +539,7 @@ describe("capture", () => {
       idempotencyKey: `${charge.id}:capture`,
       reference: charge.processor_ref,
       amount: 1000,
+      currency: "USD",
     });
   });
 
@@ -645,8 +647,8 @@ describe("refund", () => {
     expect(await w.stored(charge.id)).toMatchObject({ status: "refunded", amount_refunded: 1000 });
 
     expect(w.calls.refund.mock.calls).toEqual([
-      [{ idempotencyKey: `${first.id}:refund`, reference: charge.processor_ref, amount: 300 }],
-      [{ idempotencyKey: `${rest.id}:refund`, reference: charge.processor_ref, amount: 700 }],
+      [{ idempotencyKey: `${first.id}:refund`, reference: charge.processor_ref, amount: 300, currency: "USD" }],
+      [{ idempotencyKey: `${rest.id}:refund`, reference: charge.processor_ref, amount: 700, currency: "USD" }],
     ]);
     const refunds = (await w.ledgerOf(merchant.id)).filter((e) => e.type === "refund");
     expect(refunds.map((e) => [e.bucket, e.amount, e.source_id]).sort()).toEqual(

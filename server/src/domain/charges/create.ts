@@ -234,6 +234,7 @@ export function chargeCreation(ctx: ChargeContext) {
       currency: charge.currency,
       now: at,
       iban: method.type === "sepa_debit" ? method.iban : undefined,
+      accountHolder: method.type === "sepa_debit" ? method.account_holder : undefined,
     });
     charge.next_action = action;
     charge.expires_at = action.expires_at;

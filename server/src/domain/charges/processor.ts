@@ -61,6 +61,8 @@ export interface CaptureRequest extends AcquirerCall {
   reference: string;
   /** ≤ the authorized amount. */
   amount: number;
+  /** The charge's currency: an acquirer checks it against the authorization's (Adyen requires it). */
+  currency: string;
 }
 
 export interface ReleaseRequest extends AcquirerCall {
@@ -70,6 +72,7 @@ export interface ReleaseRequest extends AcquirerCall {
 export interface RefundRequest extends AcquirerCall {
   reference: string;
   amount: number;
+  currency: string;
 }
 
 export type LocalMethod = "pix" | "boleto" | "oxxo" | "spei" | "sepa_debit";
@@ -128,6 +131,15 @@ export type AuthenticationLookup =
   | { kind: "done"; outcome: ThreeDSecureOutcome }
   | { kind: "challenge"; reference: string; version: string };
 
+/** The payer's answer to an issuer's challenge (Processor.completeChallenge). */
+export interface ChallengeAnswer {
+  /** The challenge's reference (AuthenticationLookup `challenge`). */
+  reference: string;
+  brand: string | undefined;
+  /** Whether the payer completed the challenge. */
+  passed: boolean;
+}
+
 export interface LocalPaymentRequest extends AcquirerCall {
   chargeId: string;
   method: LocalMethod;
@@ -136,6 +148,8 @@ export interface LocalPaymentRequest extends AcquirerCall {
   now: Date;
   /** For sepa_debit: the payer's IBAN (the simulator only reads its country). */
   iban?: string | undefined;
+  /** For sepa_debit: the account holder's name (an acquirer such as Adyen requires it with the IBAN). */
+  accountHolder?: string | undefined;
 }
 
 /** A dispute the acquirer will open on a captured charge some time after its capture (issue 31). */
@@ -163,7 +177,7 @@ export interface Processor {
   /** 3-D Secure: asks the card's issuer whether (and how) the payer must authenticate. */
   authenticateCard(request: CardAuthenticationRequest): Promise<AuthenticationLookup>;
   /** 3-D Secure: the payer's answer to the issuer's challenge (`passed`: they completed it). */
-  completeChallenge(reference: string, brand: string | undefined, passed: boolean): Promise<ThreeDSecureOutcome>;
+  completeChallenge(request: ChallengeAnswer): Promise<ThreeDSecureOutcome>;
   /** Starts a payment the payer completes elsewhere; returns what the payer must do, and by when. */
   startLocalPayment(request: LocalPaymentRequest): Promise<NextAction>;
   /**

@@ -45,7 +45,12 @@ export function refunds(ctx: ChargeContext) {
   async function sendRefund(intent: AcquirerIntentDoc): Promise<void> {
     // A local payment completed before its reference was kept on the charge has none: its charge id stands in.
     const reference = intent.reference ?? intent.charge_id;
-    await ctx.processorFor(intent.livemode).refund({ idempotencyKey: intent.id, reference, amount: intent.amount });
+    await ctx.processorFor(intent.livemode).refund({
+      idempotencyKey: intent.id,
+      reference,
+      amount: intent.amount,
+      currency: intent.currency,
+    });
     await ctx.intents.resolveAlone(intent, "committed");
   }
 

@@ -109,6 +109,7 @@ export function reviews(ctx: ChargeContext) {
       idempotencyKey: intent.id,
       reference: charge.processor_ref ?? "",
       amount: intent.amount,
+      currency: intent.currency,
     });
     await ctx.prepareCapture(charge);
     return commit(store, caller, async (tx) => {

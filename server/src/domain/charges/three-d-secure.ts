@@ -154,7 +154,11 @@ export function threeDSecure(ctx: ChargeContext) {
     const pending = charge.three_d_secure;
     if (charge.status !== "requires_action" || !pending?.reference) throw refusal(charge, "authenticate");
     const processor = ctx.processorFor(charge.livemode);
-    const outcome = await processor.completeChallenge(pending.reference, charge.payment_method.brand, passed);
+    const outcome = await processor.completeChallenge({
+      reference: pending.reference,
+      brand: charge.payment_method.brand,
+      passed,
+    });
     const tds: ThreeDSecureDoc = { ...pending, ...shown(outcome) };
     const done = { three_d_secure: tds, next_action: null, expires_at: null };
     if (!PASSES.has(outcome.result)) {
