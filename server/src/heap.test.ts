@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { containerMemoryLimit, DEFAULT_OLD_SPACE_MB, decideHeap, type HeapInputs, sizeHeap } from "./heap.ts";
+import {
+  containerMemoryLimit,
+  DEFAULT_OLD_SPACE_MB,
+  decideHeap,
+  HEAP_SIZED_BY,
+  type HeapInputs,
+  sizeHeap,
+} from "./heap.ts";
 
 const MB = 2 ** 20;
 
@@ -69,9 +76,17 @@ describe("sizing the running process", () => {
       [
         "/usr/bin/node",
         ["/usr/bin/node", `--max-old-space-size=${DEFAULT_OLD_SPACE_MB}`, "--enable-source-maps", "dist/main.js", "x"],
-        { A: "1" },
+        {
+          A: "1",
+          [HEAP_SIZED_BY]: `no container memory limit found: V8's old space is capped at ${DEFAULT_OLD_SPACE_MB} MB`,
+        },
       ],
     ]);
+  });
+
+  it("says in the restarted process why it was sized, not that the operator sized it", () => {
+    const restarted = inputs({}, { execArgv: ["--max-old-space-size=96"], sizedBy: "no container memory limit found" });
+    expect(sizeHeap(restarted, proc)).toBe("no container memory limit found");
   });
 
   it("does not restart a process the operator sized, and says how where Node cannot restart", () => {

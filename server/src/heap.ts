@@ -37,7 +37,15 @@ export interface HeapInputs {
   nodeOptions: string | undefined;
   /** The WORKERS setting as found in the environment (undefined: one process). */
   workers: string | undefined;
+  /** Why the heap was sized, when this process is the one sizeHeap restarted (HEAP_SIZED_BY). */
+  sizedBy?: string | undefined;
 }
+
+/**
+ * Set in the restarted process's environment: the reason its flag was chosen, so its start-up log says
+ * that rather than crediting the operator with the flag this code added.
+ */
+export const HEAP_SIZED_BY = "PAYMENTS_HEAP_SIZED_BY";
 
 /** The container's memory limit in bytes, or undefined when there is none (or it cannot be read). */
 export function containerMemoryLimit(read: HeapInputs["read"]): number | undefined {
@@ -61,7 +69,7 @@ const EXPLICIT = /(^|\s)--max[-_]old[-_]space[-_]size(=|\s|$)/;
 
 export function decideHeap(inputs: HeapInputs): HeapDecision {
   if (inputs.execArgv.some((arg) => EXPLICIT.test(arg)) || EXPLICIT.test(inputs.nodeOptions ?? "")) {
-    return { flag: null, reason: "the heap is sized by the operator's --max-old-space-size" };
+    return { flag: null, reason: inputs.sizedBy ?? "the heap is sized by the operator's --max-old-space-size" };
   }
   const limit = containerMemoryLimit(inputs.read);
   if (limit === undefined) {
@@ -101,7 +109,8 @@ export function sizeHeap(
   if (typeof proc.execve !== "function") {
     return `${decision.reason}, but this Node has no process.execve to apply it: start node with ${decision.flag} (or set it in NODE_OPTIONS)`;
   }
-  return proc.execve(proc.execPath, [proc.execPath, decision.flag, ...proc.execArgv, ...proc.argv.slice(1)], proc.env);
+  const env = { ...proc.env, [HEAP_SIZED_BY]: decision.reason };
+  return proc.execve(proc.execPath, [proc.execPath, decision.flag, ...proc.execArgv, ...proc.argv.slice(1)], env);
 }
 
 function readText(path: string): string | undefined {
@@ -119,5 +128,6 @@ export function processHeapInputs(): HeapInputs {
     execArgv: process.execArgv,
     nodeOptions: process.env.NODE_OPTIONS,
     workers: process.env.WORKERS,
+    sizedBy: process.env[HEAP_SIZED_BY],
   };
 }
