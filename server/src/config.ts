@@ -239,7 +239,7 @@ export const ConfigSchema = z
     ADYEN_CHECKOUT_URL: z.url().optional(),
     ADYEN_PAYOUT_URL: z.url().optional(),
     ADYEN_DISPUTES_URL: z.url().optional(),
-    // Adyen's notifications (receiveAdyenNotifications, docs/going-live-with-adyen.md "Notifications").
+    // Adyen's notifications (receiveAdyenNotifications, docs/going-live-with-adyen.md "Notifications endpoint").
     /**
      * The HMAC keys Adyen signs its notifications with: hexadecimal, as the Customer Area shows them,
      * comma-separated while a key is being rotated (an item signed by any of them is accepted). Secrets:

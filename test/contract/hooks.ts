@@ -327,8 +327,9 @@ export function checkAnswer(
     errors.push(`status ${real.statusCode}, the transaction expects ${transaction.expected.statusCode}`);
   }
   let body: unknown;
-  // An event stream's or a CSV's body is text (its schema: a string); every other answer is JSON.
-  if (real.body !== undefined && /^text\/(event-stream|csv)/i.test(header(real.headers, "content-type") ?? "")) {
+  // A text answer's body (an event stream, a CSV, Adyen's `[accepted]`) is a string, as its schema says;
+  // every other answer is JSON.
+  if (real.body !== undefined && /^text\//i.test(header(real.headers, "content-type") ?? "")) {
     body = real.body;
   } else if (real.body !== undefined && real.body !== "") {
     try {

@@ -211,6 +211,27 @@ const calls: Record<string, (client: PaymentsClient) => Promise<unknown>> = {
     c.PATCH("/v1/payment_links/{id}", { params: { path: { id: ids.paymentLink } }, body: { active: false } }),
   payPaymentLink: (c) =>
     c.POST("/v1/payment_links/{id}/pay", { params: { path: { id: ids.paymentLink } }, body: payBody }),
+  // Adyen's notifications are signed per item, not by a key; the mock checks their shape only (docs/mock.md).
+  receiveAdyenNotifications: (c) =>
+    c.POST("/v1/acquirers/adyen/notifications", {
+      body: {
+        live: "false",
+        notificationItems: [
+          {
+            NotificationRequestItem: {
+              eventCode: "AUTHORISATION",
+              pspReference: "TST0000000000001ROHL",
+              merchantReference: ids.charge,
+              merchantAccountCode: "PaymentsPlatformECOM",
+              success: "true",
+              amount: { value: 5000, currency: "BRL" },
+              additionalData: { hmacSignature: "AqXCqxiG3iljAJFHmzf1iyp303xVXc8SvFUmw/3Y3iI=" },
+            },
+          },
+        ],
+      },
+      parseAs: "text",
+    }),
   createWebhookEndpoint: (c) =>
     c.POST("/v1/webhook_endpoints", {
       body: {

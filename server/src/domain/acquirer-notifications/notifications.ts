@@ -16,7 +16,7 @@ import { iso } from "../kernel/time.ts";
 import type { AcquirerNotificationDoc, AcquirerNotificationStore, AcquirerNotificationTx } from "./records.ts";
 
 // Adyen's standard notifications (receiveAdyenNotifications, spec/resources/acquirer-notifications.tsp;
-// docs/going-live-with-adyen.md "Notifications"), received and applied exactly once, in any order.
+// docs/going-live-with-adyen.md "Notifications endpoint"), received and applied exactly once, in any order.
 //
 // 1. Every item's HMAC signature is checked (adapters/adyen/notifications.ts verifyNotification:
 //    constant-time, every configured key; refused items are logged without their body).
