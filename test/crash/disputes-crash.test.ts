@@ -1,14 +1,12 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadConfig, openStore, startServer, verifyLedger } from "@payments/server";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it, onTestFinished } from "vitest";
-import { eventually } from "../support/eventually.ts";
-import { alive, children } from "../support/process.ts";
+import { exited, freePort, inheritedEnv, killGroup, pause, seeded, untilAnswering } from "../support/crash.ts";
 
 // A dispute's money across kill -9 (issue 31): the server runs as its own process on a file-backed SQLite
 // store while chargebacks are opened (POST /v1/sandbox/charges/{id}/dispute: the amount and fee withdrawn)
@@ -34,22 +32,13 @@ import { alive, children } from "../support/process.ts";
 const KILLS = Number(process.env.CRASH_KILLS ?? 6);
 const killsWith = (workers: number) => (workers === 1 ? KILLS : Math.max(3, Math.ceil(KILLS / 2)));
 const FEE = 1500;
-let seed = Number(process.env.CRASH_SEED ?? 20261127);
-function random(): number {
-  // mulberry32
-  seed = (seed + 0x6d2b79f5) | 0;
-  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-}
-const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const random = seeded(Number(process.env.CRASH_SEED ?? 20261127));
 
 const serverDir = resolve(dirname(fileURLToPath(import.meta.url)), "../../server");
 const dataDirs: string[] = [];
 afterAll(() => {
   for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
 });
-const { BASE_URL: _vite, ...env } = process.env;
 
 interface Answer {
   status: number;
@@ -63,17 +52,6 @@ interface Op {
   path: string;
   body: Record<string, unknown>;
   answer?: Answer;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 describe.each([1, 2])("a dispute's money across kill -9 with WORKERS=%i", { timeout: 600_000 }, (workers) => {
@@ -114,22 +92,9 @@ describe.each([1, 2])("a dispute's money across kill -9 with WORKERS=%i", { time
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
     let child: ChildProcess | null = null;
-    const dead = () => child === null || child.exitCode !== null || child.signalCode !== null;
+    const dead = () => exited(child);
     /** SIGKILL to the whole process group (the primary and its workers), and back once all are gone. */
-    async function kill() {
-      const c = child as ChildProcess | null;
-      if (!c || dead()) return;
-      const pid = c.pid as number;
-      const group = [pid, ...children(pid)];
-      const exited = new Promise((r) => c.once("exit", r));
-      process.kill(-pid, "SIGKILL");
-      await exited;
-      await eventually(
-        "the killed processes to be gone",
-        () => group.filter(alive),
-        (left) => left.length === 0,
-      );
-    }
+    const kill = () => killGroup(child);
     onTestFinished(kill);
     const start = async (crashAfterCommits?: number) => {
       // Whatever is left of the last run goes first: with WORKERS=2 a worker that killed itself leaves
@@ -139,7 +104,7 @@ describe.each([1, 2])("a dispute's money across kill -9 with WORKERS=%i", { time
         cwd: serverDir,
         detached: true,
         env: {
-          ...env,
+          ...inheritedEnv,
           NODE_ENV: "development",
           PORT: String(port),
           DATA_DIR: dataDir,
@@ -152,16 +117,7 @@ describe.each([1, 2])("a dispute's money across kill -9 with WORKERS=%i", { time
         },
         stdio: "ignore",
       });
-      for (let i = 0; i < 600; i++) {
-        if (dead()) throw new Error("the server exited while starting");
-        try {
-          if ((await fetch(`${url}/v1/merchants?limit=1`, { headers })).status === 200) return;
-        } catch {
-          // not listening yet
-        }
-        await pause(100);
-      }
-      throw new Error("the server did not start");
+      await untilAnswering(url, String(setup.bootstrapSecret), dead);
     };
 
     const all: Op[] = [];

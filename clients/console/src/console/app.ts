@@ -2,7 +2,7 @@ import type { PaymentsClient } from "@payments/client";
 import type { OperationId } from "@payments/contract/operations";
 import type { Session } from "./api.ts";
 import { money, shownTime, type TimeFrame } from "./format.ts";
-import { h } from "./ui.ts";
+import { announce, h } from "./ui.ts";
 
 // What every page gets, and what a page is. Pages live in ./pages/ and are listed in ./pages/index.ts.
 
@@ -23,6 +23,28 @@ export interface Ctx {
   refresh(): void;
   /** Shows a secret once, with a copy button and a warning; resolves when dismissed. */
   showSecret(title: string, secret: string, note: string): Promise<void>;
+}
+
+/**
+ * Runs a page's action (cancel, submit, accept…): on success says `done` to screen readers and shows the
+ * page again; on failure says the server's message and shows it in the page's error box.
+ */
+export async function act(
+  ctx: Pick<Ctx, "refresh">,
+  pageError: HTMLElement,
+  done: string,
+  run: () => Promise<unknown>,
+): Promise<void> {
+  try {
+    await run();
+    announce(done);
+    ctx.refresh();
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    announce(message);
+    pageError.textContent = message;
+    pageError.hidden = false;
+  }
 }
 
 export interface PageDef {

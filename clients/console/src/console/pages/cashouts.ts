@@ -1,6 +1,6 @@
 import type { components } from "@payments/client";
 import { need } from "../api.ts";
-import { amount, type Ctx, link, type PageDef, pageHeader, type Route, time } from "../app.ts";
+import { act, amount, type Ctx, link, type PageDef, pageHeader, type Route, time } from "../app.ts";
 import { money } from "../format.ts";
 import { listView } from "../list.ts";
 import {
@@ -309,19 +309,6 @@ function failCashout(ctx: Ctx, c: Cashout, pageError: HTMLElement): void {
     });
     return [form];
   });
-}
-
-async function act(ctx: Ctx, pageError: HTMLElement, done: string, run: () => Promise<unknown>): Promise<void> {
-  try {
-    await run();
-    announce(done);
-    ctx.refresh();
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    announce(message);
-    pageError.textContent = message;
-    pageError.hidden = false;
-  }
 }
 
 function cashoutActions(ctx: Ctx, c: Cashout, pageError: HTMLElement): HTMLElement {

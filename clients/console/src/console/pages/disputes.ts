@@ -1,6 +1,6 @@
 import type { components } from "@payments/client";
 import { need } from "../api.ts";
-import { amount, type Ctx, link, type PageDef, pageHeader, type Route, time } from "../app.ts";
+import { act, amount, type Ctx, link, type PageDef, pageHeader, type Route, time } from "../app.ts";
 import { money } from "../format.ts";
 import { listView, table } from "../list.ts";
 import {
@@ -99,19 +99,6 @@ const EVIDENCE: { name: keyof Evidence; label: string; long: boolean; max: numbe
     hint: "Anything else the cardholder's bank should read.",
   },
 ];
-
-async function act(ctx: Ctx, pageError: HTMLElement, done: string, run: () => Promise<unknown>): Promise<void> {
-  try {
-    await run();
-    announce(done);
-    ctx.refresh();
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    announce(message);
-    pageError.textContent = message;
-    pageError.hidden = false;
-  }
-}
 
 function disputeActions(ctx: Ctx, d: Dispute, pageError: HTMLElement): HTMLElement {
   const path = { params: { path: { id: d.id } } };
