@@ -4,9 +4,17 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadConfig, openStore, startServer, verifyLedger } from "@payments/server";
-import Database from "better-sqlite3";
 import { afterAll, describe, expect, it, onTestFinished } from "vitest";
-import { exited, freePort, inheritedEnv, killGroup, pause, seeded, untilAnswering } from "../support/crash.ts";
+import {
+  exited,
+  freePort,
+  inheritedEnv,
+  killAfterNextCommit,
+  killGroup,
+  pause,
+  seeded,
+  untilAnswering,
+} from "../support/crash.ts";
 
 // A dispute's money across kill -9 (issue 31): the server runs as its own process on a file-backed SQLite
 // store while chargebacks are opened (POST /v1/sandbox/charges/{id}/dispute: the amount and fee withdrawn)
@@ -199,18 +207,7 @@ describe.each([1, 2])("a dispute's money across kill -9 with WORKERS=%i", { time
       return ops;
     };
     /** Kills from outside right after the next change commits (or after 200 ms without one). */
-    const killAfterNextCommit = async () => {
-      const watcher = new Database(database, { readonly: true });
-      try {
-        const newest = watcher.prepare("SELECT max(rowid) FROM events").pluck();
-        const before = newest.get();
-        const deadline = performance.now() + 200;
-        while (newest.get() === before && performance.now() < deadline) await new Promise((r) => setImmediate(r));
-        await kill();
-      } finally {
-        watcher.close();
-      }
-    };
+    const killAfterCommit = () => killAfterNextCommit(database, kill);
     const kinds = { self: 0, during_opening: 0, during_resolution: 0 };
 
     for (let cycle = 0; cycle < kills; cycle++) {
@@ -238,7 +235,7 @@ describe.each([1, 2])("a dispute's money across kill -9 with WORKERS=%i", { time
         );
         const killAfter = Math.floor(random() * Math.max(1, batch.length - 1));
         while (answered < killAfter && settled < batch.length && !dead()) await pause(1);
-        await killAfterNextCommit();
+        await killAfterCommit();
         await stream;
       }
       await kill();

@@ -3,9 +3,17 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig, openStore, startServer, verifyLedger } from "@payments/server";
-import Database from "better-sqlite3";
 import { afterAll, describe, expect, it, onTestFinished } from "vitest";
-import { exited, freePort, inheritedEnv, killGroup, pause, seeded, untilAnswering } from "../support/crash.ts";
+import {
+  exited,
+  freePort,
+  inheritedEnv,
+  killAfterNextCommit,
+  killGroup,
+  pause,
+  seeded,
+  untilAnswering,
+} from "../support/crash.ts";
 import { SERVER_DIR } from "../support/process.ts";
 
 // The contract's idempotency promise across crashes (spec/main.tsp, Idempotency): a retried request never
@@ -221,16 +229,7 @@ describe.each([1, 2])("idempotency across kill -9 with WORKERS=%i", { timeout: 9
         // that timed out), kill right after the next change commits.
         const killAfter = 1 + Math.floor(random() * (batch.length - 2));
         while (answered < killAfter && settled < batch.length && !dead()) await pause(1);
-        const watcher = new Database(database, { readonly: true });
-        try {
-          const newest = watcher.prepare("SELECT max(rowid) FROM events").pluck();
-          const before = newest.get();
-          const deadline = performance.now() + 200;
-          while (newest.get() === before && performance.now() < deadline) await new Promise((r) => setImmediate(r));
-          await kill();
-        } finally {
-          watcher.close();
-        }
+        await killAfterNextCommit(database, kill);
       }
       await stream;
       await kill(); // a self-kill cycle whose n-th commit did not come: kill after the stream

@@ -1,5 +1,6 @@
 import type { ChildProcess } from "node:child_process";
 import { type AddressInfo, createServer } from "node:net";
+import Database from "better-sqlite3";
 import { eventually } from "./eventually.ts";
 import { alive, children } from "./process.ts";
 
@@ -79,4 +80,22 @@ export async function untilAnswering(url: string, key: string, dead: () => boole
     await pause(50);
   }
   throw new Error("the server did not start");
+}
+
+/**
+ * Kills from outside right after the server's next committed change, or after `withinMs` without one:
+ * every change writes an event, so a second, read-only connection to the store file sees the commit
+ * land and `kill` runs at once, while the requests around it are still in flight.
+ */
+export async function killAfterNextCommit(database: string, kill: () => Promise<void>, withinMs = 200): Promise<void> {
+  const watcher = new Database(database, { readonly: true });
+  try {
+    const newest = watcher.prepare("SELECT max(rowid) FROM events").pluck();
+    const before = newest.get();
+    const deadline = performance.now() + withinMs;
+    while (newest.get() === before && performance.now() < deadline) await new Promise((r) => setImmediate(r));
+    await kill();
+  } finally {
+    watcher.close();
+  }
 }
