@@ -12,7 +12,7 @@ const store = openSqliteStore({ path, collections: TEST_COLLECTIONS });
 const debit = (tx: StoreOps<TestDocs>) =>
   tx.update("accounts", "acc_shared", { inc: { balance: -1 } }, { balance: { $gte: 1 } });
 // Process start-up times differ; a common start makes the contenders actually overlap.
-await new Promise((resolve) => setTimeout(resolve, Number(start) - Date.now()));
+await new Promise((resolve) => setTimeout(resolve, Math.max(0, Number(start) - Date.now())));
 let succeeded = 0;
 for (let i = 0; i < Number(attempts); i++) {
   const after = i % 2 === 0 ? await debit(store) : await store.transaction(debit);

@@ -34,6 +34,10 @@ export function startCheckpointer(path: string): Worker {
       driver: createRequire(import.meta.url).resolve("better-sqlite3"),
       intervalMs: CHECKPOINT_INTERVAL_MS,
     },
+    // Plain JavaScript: none of the process's own flags. A loader the process was started with
+    // (`--import tsx`, an operator's instrumentation) would load into the thread too, and on Node 24
+    // tsx alone outgrows the limits below (ERR_WORKER_OUT_OF_MEMORY, the contender fixture in CI).
+    execArgv: [],
     // A few megabytes of heap is all it ever uses; the limits keep a thread per store small.
     resourceLimits: { maxOldGenerationSizeMb: 8, maxYoungGenerationSizeMb: 1 },
   });
