@@ -11,6 +11,13 @@ import { formatAmount, localeOf, renderTemplate } from "./pay-page.ts";
 // challenge (domain/charges/three-d-secure.ts) and send the payer to the charge's return_url with
 // `tx_id`, or show the outcome. A plain HTML form, no script: keyboard-usable and readable by a screen
 // reader as it is. Only the link the charge's next_action gave (its `t` token) opens or answers it.
+//
+// GET or POST /3ds/{tx_id}/return?t=…: where an acquirer that runs the challenge itself (Adyen) sends the
+// payer back from the issuer's page, with its `redirectResult` in the query (GET) or the form (POST). The
+// charge is finished at the acquirer (domain/charges/three-d-secure.ts returnFromIssuer) and the payer sent
+// on to the charge's return_url with `tx_id`, or shown the outcome. No origin check there: the acquirer's
+// page posts it from its own site by design; the link's token and the acquirer's check of its
+// redirectResult are its authority.
 
 /** No script at all; the hosted page's stylesheet; forms post here, or to the return_url's origin. */
 function challengeCsp(returnUrl: string | null): string {
@@ -87,7 +94,8 @@ export function threeDSecurePages(deps: { domain: Domain; publicUrl: () => strin
     const locale = localeOf(req);
     const merchant = await domain.merchants.load(charge.livemode, charge.merchant_id);
     const returnUrl = charge.three_d_secure?.return_url ?? null;
-    const open = charge.status === "requires_action";
+    // An acquirer's challenge (Adyen) is answered on the issuer's page, never with these buttons.
+    const open = charge.status === "requires_action" && !charge.three_d_secure?.acquirer_challenge;
     const { title, message } = outcomeOf(charge.status);
     pageHeaders(res, challengeCsp(returnUrl));
     // `no-referrer` (pageHeaders) makes Chromium send `Origin: null` with the page's own form post, which
@@ -127,6 +135,50 @@ export function threeDSecurePages(deps: { domain: Domain; publicUrl: () => strin
       return null;
     }
   }
+
+  /** The payer back from the acquirer's issuer page: the charge finished, then return_url or the outcome. */
+  async function back(req: Request, res: Response, redirectResult: unknown) {
+    const id = String(req.params.id);
+    const token = String(req.query.t ?? "");
+    let charge: ChargeDoc;
+    try {
+      charge = await domain.charges.returnFromIssuer(
+        id,
+        token,
+        typeof redirectResult === "string" ? redirectResult : "",
+      );
+    } catch (err) {
+      if (!(err instanceof DomainError)) throw err;
+      const found = await challengeOf(req, res);
+      if (!found) return;
+      // Finished meanwhile by another return (a reload, a second tab), or sent back without its result.
+      if (err.code !== "conflict" && err.code !== "invalid_state_transition" && err.code !== "invalid_request")
+        throw err;
+      return render(req, res, found, err.code === "invalid_request" ? 400 : 409);
+    }
+    const returnUrl = charge.three_d_secure?.return_url ?? null;
+    if (returnUrl && charge.status !== "requires_action") {
+      pageHeaders(res, challengeCsp(returnUrl));
+      return res.redirect(303, returnTo(returnUrl, charge.id));
+    }
+    return render(req, res, charge, 200);
+  }
+
+  router.get("/3ds/:id/return", async (req, res, next) => {
+    try {
+      await back(req, res, req.query.redirectResult);
+    } catch (err) {
+      next(err);
+    }
+  });
+
+  router.post("/3ds/:id/return", express.urlencoded({ extended: false, limit: "16kb" }), async (req, res, next) => {
+    try {
+      await back(req, res, (req.body as { redirectResult?: unknown } | undefined)?.redirectResult);
+    } catch (err) {
+      next(err);
+    }
+  });
 
   router.get("/3ds/:id", async (req, res, next) => {
     try {

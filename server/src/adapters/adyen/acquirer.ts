@@ -47,9 +47,26 @@ export interface RedirectAction {
   data?: Record<string, string> | undefined;
 }
 
+/**
+ * What the issuer's 3-D Secure server said of the payer, as Adyen reports it after a challenge
+ * (`threeDS2Result` of /payments/details): `transStatus` Y authenticated, A attempted, N/R failed, U
+ * could not be performed; absent when Adyen did not report it.
+ */
+export interface AuthenticationSummary {
+  transStatus?: string | undefined;
+  eci?: string | undefined;
+  version?: string | undefined;
+}
+
 export type Authorization =
-  | { status: "authorized"; reference: string }
-  | { status: "declined"; reference?: string | undefined; failureCode: FailureCode; failureMessage: string }
+  | { status: "authorized"; reference: string; authentication?: AuthenticationSummary }
+  | {
+      status: "declined";
+      reference?: string | undefined;
+      failureCode: FailureCode;
+      failureMessage: string;
+      authentication?: AuthenticationSummary;
+    }
   /** 3-D Secure: send the payer to `action`; `reference` is Adyen's when it gave one already. */
   | { status: "requires_action"; reference?: string | undefined; action: RedirectAction }
   /** Received, not decided: the AUTHORISATION notification tells. */

@@ -6,6 +6,7 @@ import {
   AcquirerInDoubt,
   AcquirerRefused,
   AcquirerUnsupported,
+  type AuthenticationSummary,
   type Authorization,
   type LocalPayment,
   type ModificationReceived,
@@ -128,10 +129,11 @@ export function createAdyenConnector(settings: AdyenSettings): Acquirer {
 
   function authorizationOf(response: PaymentResponse): Authorization {
     const reference = response.pspReference;
+    const authentication = authenticationOf(response);
     switch (response.resultCode) {
       case "Authorised":
         if (!reference) throw new AcquirerInDoubt("Adyen authorised without a pspReference");
-        return { status: "authorized", reference };
+        return { status: "authorized", reference, ...authentication };
       case "Received":
       case "Pending":
         if (!reference) throw new AcquirerInDoubt(`Adyen answered ${response.resultCode} without a pspReference`);
@@ -153,7 +155,7 @@ export function createAdyenConnector(settings: AdyenSettings): Acquirer {
       case "Cancelled":
       case "Error": {
         const failure = failureFor(response.resultCode, response.refusalReasonCode);
-        return { status: "declined", reference, ...failure };
+        return { status: "declined", reference, ...failure, ...authentication };
       }
       default:
         throw new AcquirerInDoubt(`Adyen answered an unexpected resultCode ${response.resultCode ?? "(none)"}`);
@@ -373,6 +375,15 @@ export function createAdyenConnector(settings: AdyenSettings): Acquirer {
     close() {
       transport.close();
     },
+  };
+}
+
+/** What /payments/details reports of the 3-D Secure authentication (`threeDS2Result`), when it does. */
+function authenticationOf(response: PaymentResponse): { authentication?: AuthenticationSummary } {
+  const result = "threeDS2Result" in response ? response.threeDS2Result : undefined;
+  if (!result) return {};
+  return {
+    authentication: { transStatus: result.transStatus, eci: result.eci, version: result.messageVersion },
   };
 }
 

@@ -99,18 +99,84 @@ describe("the Adyen processor", () => {
     expect(JSON.stringify(answer)).not.toContain("101");
   });
 
-  it("declines a card that needs a challenge, saying why, rather than leave it half done", async () => {
-    const { processor } = fakeAcquirer(async () => ({
-      status: "requires_action",
-      reference: "PSP3",
-      action: { type: "redirect_to_url", url: "https://issuer.example/challenge", method: "GET" },
-    }));
-    expect(await processor.authorizeCard(card())).toEqual({
+  it("answers a GET redirect challenge as the acquirer's challenge; a form-post one is declined, saying why", async () => {
+    const challenge = (method: "GET" | "POST") =>
+      fakeAcquirer(async () => ({
+        status: "requires_action",
+        reference: "PSP3",
+        action: { type: "redirect_to_url", url: "https://issuer.example/challenge", method },
+      }));
+    const { processor, calls } = challenge("GET");
+    expect(await processor.authorizeCard(card({ returnUrl: "https://pay.example/3ds/tx_1/return?t=tok" }))).toEqual({
+      approved: false,
+      challenge: { url: "https://issuer.example/challenge", reference: "PSP3", version: "2.2.0" },
+    });
+    // The return address the charges area gives (with its token) is the one Adyen is sent.
+    expect(calls[0]?.[1]).toMatchObject({ returnUrl: "https://pay.example/3ds/tx_1/return?t=tok" });
+    expect(await challenge("POST").processor.authorizeCard(card())).toEqual({
       approved: false,
       failureCode: "processing_error",
       failureMessage: CHALLENGE_NOT_SUPPORTED,
     });
     expect(await processor.authenticateCard({} as never)).toEqual({ kind: "not_needed" });
+  });
+
+  it("completes a challenge with /payments/details under the intent's key and maps the issuer's result", async () => {
+    const completing = (answer: () => Promise<Authorization>) => {
+      const details: Array<Record<string, unknown>> = [];
+      const acquirer = {
+        completeAuthentication: async (request: Record<string, unknown>) => {
+          details.push(request);
+          return answer();
+        },
+      } as unknown as Acquirer;
+      const processor = createAdyenProcessor(acquirer, { returnUrl: () => "" });
+      return { processor, details };
+    };
+    const request = { idempotencyKey: "tx_1:authenticate", chargeId: "tx_1", redirectResult: "X6Xt", capture: true };
+
+    const ok = completing(async () => ({
+      status: "authorized",
+      reference: "PSP3",
+      authentication: { transStatus: "Y", eci: "05", version: "2.2.0" },
+    }));
+    expect(await ok.processor.completeAuthentication?.(request)).toEqual({
+      authorization: { approved: true, reference: "PSP3", captured: true },
+      threeDSecure: { result: "authenticated", version: "2.2.0", liabilityShift: true, eci: "05" },
+    });
+    expect(ok.details).toEqual([{ idempotencyKey: "tx_1:authenticate", redirectResult: "X6Xt" }]);
+
+    const refused = completing(async () => ({
+      status: "declined",
+      reference: "PSP3",
+      failureCode: "authentication_failed",
+      failureMessage: "The payer did not complete 3-D Secure authentication.",
+    }));
+    expect(await refused.processor.completeAuthentication?.({ ...request, capture: false })).toEqual({
+      authorization: {
+        approved: false,
+        failureCode: "authentication_failed",
+        failureMessage: "The payer did not complete 3-D Secure authentication.",
+      },
+      threeDSecure: { result: "failed", version: "2.2.0", liabilityShift: false, eci: null },
+    });
+
+    // Adyen refused the result itself: declined, nothing charged; in doubt is left to the intent.
+    const invalid = completing(async () => {
+      throw new AcquirerRefused(
+        422,
+        "101",
+        "Adyen refused the 3-D Secure completion (HTTP 422): Invalid redirectResult",
+      );
+    });
+    expect(await invalid.processor.completeAuthentication?.(request)).toMatchObject({
+      authorization: { approved: false, failureCode: "processing_error" },
+      threeDSecure: { result: "processing_error", liabilityShift: false },
+    });
+    const doubt = completing(async () => {
+      throw new AcquirerInDoubt("Adyen the 3-D Secure completion: timed out");
+    });
+    await expect(doubt.processor.completeAuthentication?.(request)).rejects.toBeInstanceOf(AcquirerInDoubt);
   });
 
   it("leaves a call in doubt, or an undecided authorization, to the intent (it throws)", async () => {

@@ -1,12 +1,20 @@
 import type {
+  AuthenticationCompleted,
   AuthorizationResult,
   Confirmation,
   LocalMethod,
   NextAction,
   Processor,
+  ThreeDSecureOutcome,
 } from "../../domain/charges/processor.ts";
 import { invalid } from "../../domain/kernel/errors.ts";
-import { type Acquirer, AcquirerRefused, AcquirerUnsupported } from "./acquirer.ts";
+import {
+  type Acquirer,
+  AcquirerRefused,
+  AcquirerUnsupported,
+  type AuthenticationSummary,
+  type Authorization,
+} from "./acquirer.ts";
 
 // The Processor port (domain/charges/processor.ts) over the Adyen connector (./connector.ts): what the
 // server wires as an environment's acquirer when PRODUCTION_ACQUIRER or SANDBOX_ACQUIRER is `adyen`
@@ -22,9 +30,11 @@ import { type Acquirer, AcquirerRefused, AcquirerUnsupported } from "./acquirer.
 // - A call in doubt (AcquirerInDoubt: time-out, dropped connection, 5xx, 429) is thrown as is: the charge's
 //   intent stays open and is resolved by a retry or the recovery job, under the same key.
 // - 3-D Secure: Adyen runs it inside /payments, so `authenticateCard` asks nothing (not_needed). A card
-//   whose issuer asks for a challenge is declined here with `processing_error` and a message saying so:
-//   the payer's redirect back through our challenge step is not wired yet (docs/going-live-with-adyen.md
-//   "What is not supported"), and Adyen expires the unfinished payment; nothing is authorized.
+//   whose issuer asks for a challenge (RedirectShopper / ChallengeShopper / IdentifyShopper with a GET
+//   `redirect` action) answers `challenge`: the charge waits requires_action with the issuer's page as its
+//   next_action. Adyen sends the payer back to our challenge step's return address (returnUrl, with its
+//   token) with a `redirectResult`, and `completeAuthentication` finishes the payment with
+//   /payments/details under the key `tx_…:authenticate` (docs/going-live-with-adyen.md "3-D Secure").
 // - A local method Adyen does not offer (SPEI), or one whose payer data our charges do not carry yet
 //   (boleto: the payer's name, CPF/CNPJ and address), is refused with a 400 naming `payment_method.type`:
 //   never simulated.
@@ -34,10 +44,40 @@ export interface AdyenProcessorOptions {
   returnUrl: (chargeId: string) => string;
 }
 
-/** The message of a card authorization that needs a 3-D Secure challenge, which this connector cannot finish yet. */
+/**
+ * The message of a card whose issuer asks for a challenge by form post (the 3-D Secure 1 way, which card
+ * brands have retired): the connector asks for the redirect flow, whose action is a GET.
+ */
 export const CHALLENGE_NOT_SUPPORTED =
-  "The card's issuer asked for a 3-D Secure challenge, which this server cannot complete through Adyen yet; nothing was charged.";
+  "The card's issuer asked for a 3-D Secure challenge by form post, which this server does not run through Adyen; nothing was charged.";
 
+/** The version Adyen's redirect flow runs when it does not say (3-D Secure 2's current one). */
+const DEFAULT_VERSION = "2.2.0";
+
+/**
+ * What the issuer said of the payer after Adyen's challenge. Adyen's `threeDS2Result.transStatus` when it
+ * reports one (Y authenticated, A attempted, N/R failed, U could not be performed); otherwise the
+ * payment's own outcome tells: authorized after a challenge means authenticated, and a refusal for
+ * 3-D Secure (refusalReasonCode 11) failed. A challenged payment's liability shifts to the issuer when
+ * authenticated or attempted, as the simulator's does.
+ */
+function outcomeOf(answer: Authorization, summary: AuthenticationSummary | undefined): ThreeDSecureOutcome {
+  const byStatus: Record<string, ThreeDSecureOutcome["result"]> = {
+    Y: "authenticated",
+    A: "attempted",
+    N: "failed",
+    R: "failed",
+    U: "processing_error",
+  };
+  const failed = answer.status === "declined" && answer.failureCode === "authentication_failed";
+  const result = byStatus[summary?.transStatus ?? ""] ?? (failed ? "failed" : "authenticated");
+  return {
+    result,
+    version: summary?.version ?? DEFAULT_VERSION,
+    liabilityShift: result === "authenticated" || result === "attempted",
+    eci: summary?.eci ?? null,
+  };
+}
 export function createAdyenProcessor(acquirer: Acquirer, options: AdyenProcessorOptions): Processor {
   /** A modification Adyen received: settled later by its notification. */
   const received = async (send: Promise<unknown>): Promise<Confirmation> => {
@@ -52,7 +92,7 @@ export function createAdyenProcessor(acquirer: Acquirer, options: AdyenProcessor
         answer = await acquirer.authorizeCard({
           ...request,
           capture: request.capture ? "immediate" : "manual",
-          returnUrl: options.returnUrl(request.chargeId),
+          returnUrl: request.returnUrl ?? options.returnUrl(request.chargeId),
         });
       } catch (error) {
         // Adyen refused the request itself (4xx): nothing was authorized, and sending it again will not
@@ -72,7 +112,14 @@ export function createAdyenProcessor(acquirer: Acquirer, options: AdyenProcessor
         case "declined":
           return { approved: false, failureCode: answer.failureCode, failureMessage: answer.failureMessage };
         case "requires_action":
-          return { approved: false, failureCode: "processing_error", failureMessage: CHALLENGE_NOT_SUPPORTED };
+          if (answer.action.method !== "GET") {
+            return { approved: false, failureCode: "processing_error", failureMessage: CHALLENGE_NOT_SUPPORTED };
+          }
+          // Nothing is authorized yet: the payer answers the issuer's page, and their return finishes it.
+          return {
+            approved: false,
+            challenge: { url: answer.action.url, reference: answer.reference ?? null, version: DEFAULT_VERSION },
+          };
         case "pending":
           // A card authorization Adyen has not decided: in doubt until its AUTHORISATION notification. The
           // intent stays open; sending the same key again later gets Adyen's answer (docs/acquirer-port.md).
@@ -132,8 +179,61 @@ export function createAdyenProcessor(acquirer: Acquirer, options: AdyenProcessor
     },
 
     async completeChallenge() {
-      // authenticateCard never gives a challenge, so no charge of this acquirer waits for one.
-      throw new Error("Adyen's 3-D Secure challenges are not completed through this server yet");
+      // authenticateCard never gives a challenge: Adyen's are finished by completeAuthentication.
+      throw new Error("Adyen's 3-D Secure challenges are completed by the payer's return (completeAuthentication)");
+    },
+
+    async completeAuthentication(request): Promise<AuthenticationCompleted> {
+      let answer: Authorization;
+      try {
+        answer = await acquirer.completeAuthentication({
+          idempotencyKey: request.idempotencyKey,
+          redirectResult: request.redirectResult,
+        });
+      } catch (error) {
+        // Adyen refused the payer's result itself (4xx: an invalid or spent redirectResult): nothing was
+        // authorized, and sending it again will not help. An AcquirerInDoubt is thrown on: intent stays open.
+        if (error instanceof AcquirerRefused) {
+          return {
+            authorization: {
+              approved: false,
+              failureCode: "processing_error",
+              failureMessage: "The acquirer refused the payer's 3-D Secure result; nothing was charged.",
+            },
+            threeDSecure: { result: "processing_error", version: DEFAULT_VERSION, liabilityShift: false, eci: null },
+          };
+        }
+        throw error;
+      }
+      const threeDSecure = outcomeOf(answer, "authentication" in answer ? answer.authentication : undefined);
+      switch (answer.status) {
+        case "authorized":
+          return {
+            authorization: { approved: true, reference: answer.reference, captured: request.capture },
+            threeDSecure,
+          };
+        case "declined":
+          return {
+            authorization: { approved: false, failureCode: answer.failureCode, failureMessage: answer.failureMessage },
+            threeDSecure,
+          };
+        case "requires_action":
+          // A second challenge for the same payment: not a flow Adyen's redirect 3-D Secure has.
+          return {
+            authorization: {
+              approved: false,
+              failureCode: "processing_error",
+              failureMessage:
+                "The issuer asked for a second 3-D Secure step, which this server does not run; nothing was charged.",
+            },
+            threeDSecure: { ...threeDSecure, result: "processing_error", liabilityShift: false },
+          };
+        case "pending":
+          // Not decided yet: in doubt until repeated under the same key (the recovery job does).
+          throw new Error(
+            `Adyen has not decided the payment ${answer.reference} after its 3-D Secure challenge yet; its intent stays open`,
+          );
+      }
     },
 
     async startLocalPayment(request): Promise<NextAction> {

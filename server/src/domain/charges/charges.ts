@@ -37,6 +37,8 @@ export function createCharges(deps: ChargesDeps): Charges {
     // An authorization whose outcome never committed, at creation or after a 3-D Secure challenge.
     if (intent.finish === "create" || intent.finish === "authenticate") return creation.reverseUnrecorded(intent);
     if (intent.finish === "refund") return refunding.sendRefund(intent);
+    // The payer's return from an acquirer-run 3-D Secure challenge: completed (or reversed) at the acquirer.
+    if (intent.finish === "authentication_return") return tds.finishAuthenticationReturn(intent);
     const charge = await ctx.load(intent.livemode, intent.charge_id);
     try {
       if (intent.finish === "capture") await captures.finishCapture(intent, charge, null);
@@ -119,6 +121,8 @@ export interface Charges {
   answerChallenge(caller: Caller, id: string, outcome: "complete" | "fail"): Promise<ChargeDoc>;
   challengeOf(id: string, token: string): Promise<ChargeDoc>;
   answerFromPage: (charge: ChargeDoc, passed: boolean) => Promise<ChargeDoc>;
+  /** The payer's return from the acquirer's issuer page (three-d-secure.ts returnFromIssuer). */
+  returnFromIssuer(id: string, token: string, redirectResult: string): Promise<ChargeDoc>;
   load: (livemode: boolean, id: string, param?: string) => Promise<ChargeDoc>;
   get: (caller: Caller, id: string) => Promise<ChargeDoc>;
   list: (

@@ -96,7 +96,7 @@ function newCharge(
 
 export function chargeCreation(ctx: ChargeContext) {
   const { store, clock } = ctx;
-  const { authenticate } = threeDSecure(ctx);
+  const { authenticate, challengedByAcquirer } = threeDSecure(ctx);
 
   /** Every charge is evaluated before the processor is called (spec: POST /v1/charges). */
   async function assess(charge: ChargeDoc, card?: { pan: string; fingerprint: string }) {
@@ -146,23 +146,17 @@ export function chargeCreation(ctx: ChargeContext) {
       block(charge, assessment);
       return { assessment, intent: null };
     }
-    if (!resumed) {
-      const asked = input.payment_method_options?.card?.request_three_d_secure ?? "automatic";
-      const goOn = await authenticate(
-        charge,
-        {
-          pan,
-          // A fraud evaluation that decides request_3ds asks the issuer for a challenge (FraudDecision).
-          request: assessment.decision === "request_3ds" ? "challenge" : asked,
-          capture,
-          returnUrl: input.return_url ?? null,
-          reviewWindowSeconds: assessment.decision === "review" ? assessment.reviewWindowSeconds : null,
-          eraseToken: options.singleUseToken ?? false,
-        },
-        at,
-      );
-      if (!goOn) return { assessment, intent: null };
-    }
+    const asked = input.payment_method_options?.card?.request_three_d_secure ?? "automatic";
+    const authentication = {
+      pan,
+      // A fraud evaluation that decides request_3ds asks the issuer for a challenge (FraudDecision).
+      request: assessment.decision === "request_3ds" ? ("challenge" as const) : asked,
+      capture,
+      returnUrl: input.return_url ?? null,
+      reviewWindowSeconds: assessment.decision === "review" ? assessment.reviewWindowSeconds : null,
+      eraseToken: options.singleUseToken ?? false,
+    };
+    if (!resumed && !(await authenticate(charge, authentication, at))) return { assessment, intent: null };
     const intent = await ctx.intents.open({
       livemode: charge.livemode,
       chargeId: charge.id,
@@ -188,7 +182,15 @@ export function chargeCreation(ctx: ChargeContext) {
       capture: intent.capture === true,
       livemode: charge.livemode,
       now: at,
+      returnUrl: ctx.challengeLinks.returnUrl(charge.id),
     });
+    if (!auth.approved && "challenge" in auth) {
+      // The acquirer runs 3-D Secure itself and the issuer asks for a challenge (Adyen): the charge waits
+      // requires_action; the intent resolves with it (its call's outcome, the challenge, is recorded), and
+      // the payer's return sends the completion under its own intent (three-d-secure.ts returnFromIssuer).
+      challengedByAcquirer(charge, authentication, auth.challenge, at);
+      return { assessment, intent };
+    }
     if (!auth.approved) {
       charge.status = CHARGE_MACHINE.start("declined");
       charge.failure_code = auth.failureCode;
@@ -297,7 +299,9 @@ export function chargeCreation(ctx: ChargeContext) {
         capture: intent.capture === true,
         livemode: intent.livemode,
         now: clock.now(intent.livemode),
+        returnUrl: ctx.challengeLinks.returnUrl(intent.charge_id),
       });
+      // A challenge answered again holds nothing: the acquirer authorizes only after the payer's return.
       if (auth.approved) {
         await processor.reverse({
           idempotencyKey: acquirerKey(intent.charge_id, "reverse"),

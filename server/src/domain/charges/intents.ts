@@ -46,6 +46,8 @@ export interface IntentFields {
   requestKey?: string | undefined;
   token?: string | null;
   capture?: boolean | null;
+  /** For an acquirer-run 3-D Secure completion: the payer's `redirectResult` (AcquirerIntentDoc). */
+  redirectResult?: string | undefined;
 }
 
 const conflict = () =>
@@ -70,6 +72,7 @@ export function acquirerIntents(deps: IntentDeps): AcquirerIntents {
       state: "open",
       resolution: null,
       ...(fields.requestKey ? { request_key: fields.requestKey } : {}),
+      ...(fields.redirectResult === undefined ? {} : { redirect_result: fields.redirectResult }),
       locked_until: lockUntil(fields.livemode),
       resolved_at: null,
       token: fields.token ?? null,

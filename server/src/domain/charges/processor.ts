@@ -20,7 +20,15 @@ export type FailureCode =
   | "authentication_failed";
 
 /** The operations sent to the acquirer, each once per object of ours (acquirerKey). */
-export type AcquirerOperation = "authorize" | "capture" | "void" | "refund" | "reverse" | "start_local";
+export type AcquirerOperation =
+  | "authorize"
+  /** Finishing an authorization the acquirer's 3-D Secure challenge held (Adyen's /payments/details). */
+  | "authenticate"
+  | "capture"
+  | "void"
+  | "refund"
+  | "reverse"
+  | "start_local";
 
 /**
  * The idempotency key of `operation` on our object `objectId` (a charge's `tx_…`, a refund's `re_…`): the
@@ -47,11 +55,49 @@ export interface CardAuthorizationRequest extends AcquirerCall {
   capture: boolean;
   livemode: boolean;
   now: Date;
+  /**
+   * Our challenge step's return address for this charge (/3ds/{tx_id}/return?t=…): where an acquirer
+   * that runs 3-D Secure itself (Adyen) sends the payer back from the issuer's page. The same on every
+   * attempt, like the rest of the request. The charges area always gives it; the simulator ignores it.
+   */
+  returnUrl?: string | undefined;
+}
+
+/**
+ * The acquirer ran 3-D Secure inside the authorization and the issuer asks the payer for a challenge
+ * (Adyen: resultCode RedirectShopper with a `redirect` action). Nothing is authorized until the payer
+ * comes back through `returnUrl` and completeAuthentication finishes it.
+ */
+export interface AcquirerChallenge {
+  /** The issuer's page the payer is sent to (GET). */
+  url: string;
+  /** The acquirer's reference of the payment waiting for the challenge, when it gave one. */
+  reference: string | null;
+  /** The 3-D Secure protocol version asked for. */
+  version: string;
 }
 
 export type AuthorizationResult =
   | { approved: true; reference: string /** Whether the amount was captured in the same call. */; captured: boolean }
-  | { approved: false; failureCode: FailureCode; failureMessage: string };
+  | { approved: false; failureCode: FailureCode; failureMessage: string }
+  /** Not decided: the payer must answer the issuer's challenge first (an acquirer-run 3-D Secure). */
+  | { approved: false; challenge: AcquirerChallenge };
+
+/** The payer's return from an acquirer-run challenge (Processor.completeAuthentication). */
+export interface AuthenticationReturn extends AcquirerCall {
+  chargeId: string;
+  /** What the payer brought back from the issuer's page (Adyen's `redirectResult`), sent as is. */
+  redirectResult: string;
+  /** Whether the authorization was sent to capture in the same call (its intent's `capture`). */
+  capture: boolean;
+}
+
+/** The authorization an acquirer-run challenge held, now decided, and what the issuer said of the payer. */
+export interface AuthenticationCompleted {
+  /** Approved or declined; never another challenge. */
+  authorization: Exclude<AuthorizationResult, { challenge: AcquirerChallenge }>;
+  threeDSecure: ThreeDSecureOutcome;
+}
 
 /** A capture, void or refund the acquirer took: done now, or confirmed later by its notification. */
 export type Confirmation = { status: "confirmed" } | { status: "pending" };
@@ -178,6 +224,14 @@ export interface Processor {
   authenticateCard(request: CardAuthenticationRequest): Promise<AuthenticationLookup>;
   /** 3-D Secure: the payer's answer to the issuer's challenge (`passed`: they completed it). */
   completeChallenge(request: ChallengeAnswer): Promise<ThreeDSecureOutcome>;
+  /**
+   * 3-D Secure run by the acquirer inside authorizeCard (a `challenge` answer): the payer came back from
+   * the issuer's page, and the held authorization is decided (Adyen's /payments/details). Keyed
+   * (acquirerKey(tx, "authenticate")): sent again after a crash or a time-out, it answers as the first
+   * time. Only acquirers that can answer `challenge` implement it; the simulator challenges beforehand
+   * (authenticateCard) and leaves it out.
+   */
+  completeAuthentication?(request: AuthenticationReturn): Promise<AuthenticationCompleted>;
   /** Starts a payment the payer completes elsewhere; returns what the payer must do, and by when. */
   startLocalPayment(request: LocalPaymentRequest): Promise<NextAction>;
   /**

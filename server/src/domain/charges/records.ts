@@ -49,6 +49,12 @@ export interface ThreeDSecureDoc {
   review_window_seconds: number | null;
   /** The card's token was made for this charge alone (a hosted page's): erased once the challenge ends. */
   erase_token?: boolean;
+  /**
+   * The challenge is the acquirer's (Adyen's issuer page, asked for inside the authorization): the payer's
+   * return to /3ds/{tx_id}/return completes it (Processor.completeAuthentication), never the sandbox
+   * helper or our own issuer page. Absent for the simulator's challenges. Never shown.
+   */
+  acquirer_challenge?: boolean;
 }
 
 export interface ChargeDoc extends BaseDoc {
@@ -126,7 +132,9 @@ export type IntentFinish =
   | "approve_review"
   | "reject_review"
   | "expire_review"
-  | "refund";
+  | "refund"
+  /** The payer's return from an acquirer-run 3-D Secure challenge (three-d-secure.ts returnFromIssuer). */
+  | "authentication_return";
 
 /**
  * A call to the acquirer, recorded before it is sent (intents.ts). Its id is the call's idempotency key
@@ -157,6 +165,12 @@ export interface AcquirerIntentDoc extends BaseDoc {
   capture: boolean | null;
   /** How many times the call was sent (the first attempt, retries, recovery). */
   attempts: number;
+  /**
+   * For an acquirer-run 3-D Secure completion (operation `authenticate`): what the payer brought back from
+   * the issuer's page (Adyen's `redirectResult`), all Adyen needs to finish the payment, so the recovery
+   * job can send the same call again. No card data.
+   */
+  redirect_result?: string;
 }
 
 export const chargeCollections = {
