@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type NotificationItem, signItem } from "@payments/server/adyen";
+import { serveIssuerPage } from "./issuer-page.ts";
 
 // A stateful stand-in for the Adyen endpoints the connector uses (server/src/adapters/adyen/): Checkout v71
 // payments, 3-D Secure details, captures, cancels, refunds, reversals, Payout v50 third-party payouts and
@@ -46,6 +47,10 @@ interface Payment {
   status: "authorised" | "refused" | "challenge" | "pending" | "cancelled";
   captured: number;
   refunded: number;
+  /** Where the payer goes back after a 3-D Secure challenge (the request's returnUrl). */
+  returnUrl?: string;
+  /** Authorised only (additionalData.manualCapture): a challenge's authorisation does not capture. */
+  manualCapture?: boolean;
 }
 
 export interface NotificationRequestBody {
@@ -161,6 +166,8 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
       status: "authorised",
       captured: 0,
       refunded: 0,
+      returnUrl: String(body.returnUrl ?? ""),
+      manualCapture: ((body.additionalData ?? {}) as Record<string, string>).manualCapture === "true",
     };
     payments.set(psp, payment);
     count("authorisation", reference);
@@ -246,17 +253,34 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
       merchantReference: payment.merchantReference,
       amount: { value: payment.amount, currency: payment.currency },
     };
+    // What the issuer's 3-D Secure server said (Adyen's threeDS2Result): Y authenticated, N not.
+    const threeDS2Result = (transStatus: "Y" | "N") => ({
+      transStatus,
+      messageVersion: "2.2.0",
+      ...(transStatus === "Y" ? { eci: "05" } : {}),
+    });
+    if (payment.status !== "challenge") {
+      // Answered already under another key: Adyen refuses a second completion of the same payment.
+      return serviceError(422, "167", "Original pspReference required for this operation");
+    }
     if (challenge.outcome === "refused") {
       payment.status = "refused";
       notify(authorisation(payment, false, "3D Not Authenticated"));
       return {
         status: 200,
-        body: { ...base, resultCode: "Refused", refusalReasonCode: "11", refusalReason: "3D Not Authenticated" },
+        body: {
+          ...base,
+          resultCode: "Refused",
+          refusalReasonCode: "11",
+          refusalReason: "3D Not Authenticated",
+          threeDS2Result: threeDS2Result("N"),
+        },
       };
     }
     payment.status = "authorised";
+    if (!payment.manualCapture) payment.captured = payment.amount;
     notify(authorisation(payment, true));
-    return { status: 200, body: { ...base, resultCode: "Authorised" } };
+    return { status: 200, body: { ...base, resultCode: "Authorised", threeDS2Result: threeDS2Result("Y") } };
   }
 
   function modify(operation: "capture" | "cancel" | "refund" | "reversal", psp: string, body: Body): Answer {
@@ -399,12 +423,18 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
 
   async function handle(request: IncomingMessage, response: ServerResponse) {
     const path = new URL(request.url ?? "/", "http://stand-in").pathname;
-    if (request.method === "GET" && path === "/3ds/challenge") {
-      // The issuer's challenge page: a test completes it with completeChallenge() instead of a browser.
-      response.writeHead(200, { "content-type": "text/html" }).end("<!doctype html><title>3-D Secure</title>");
+    const raw = await readBody(request);
+    if (path === "/3ds/challenge") {
+      // The issuer's challenge page (./issuer-page.ts), or a test's completeChallenge() without a browser.
+      serveIssuerPage(request, response, raw, {
+        returnUrlOf: (psp) => {
+          const payment = payments.get(psp);
+          return payment?.status === "challenge" ? payment.returnUrl : undefined;
+        },
+        answer: answerChallenge,
+      });
       return;
     }
-    const raw = await readBody(request);
     const reply = (answer: Answer) => {
       response.writeHead(answer.status, { "content-type": "application/json" }).end(JSON.stringify(answer.body));
     };
@@ -455,6 +485,13 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
     reply(answer);
   }
 
+  /** The payer answered the issuer's challenge: the redirectResult they carry back to returnUrl. */
+  function answerChallenge(psp: string, outcome: "authorised" | "refused"): string {
+    const redirectResult = `X6XtfGC3!${createHash("sha256").update(psp).digest("base64url").slice(0, 24)}`;
+    challenges.set(redirectResult, { pspReference: psp, outcome });
+    return redirectResult;
+  }
+
   const server: Server = createServer((request, response) => {
     handle(request, response).catch((error: unknown) => {
       response.writeHead(500).end(String(error));
@@ -474,11 +511,7 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
     takeNotifications() {
       return queue.splice(0).map((item) => ({ live: "false", notificationItems: [{ NotificationRequestItem: item }] }));
     },
-    completeChallenge(psp, outcome) {
-      const redirectResult = `X6XtfGC3!${createHash("sha256").update(psp).digest("base64url").slice(0, 24)}`;
-      challenges.set(redirectResult, { pspReference: psp, outcome });
-      return redirectResult;
-    },
+    completeChallenge: answerChallenge,
     settleLocal(psp, paid) {
       const payment = payments.get(psp);
       if (!payment) throw new Error(`the stand-in has no payment ${psp}`);
