@@ -129,11 +129,10 @@ export function createAdyenConnector(settings: AdyenSettings): Acquirer {
 
   function authorizationOf(response: PaymentResponse): Authorization {
     const reference = response.pspReference;
-    const authentication = authenticationOf(response);
     switch (response.resultCode) {
       case "Authorised":
         if (!reference) throw new AcquirerInDoubt("Adyen authorised without a pspReference");
-        return { status: "authorized", reference, ...authentication };
+        return { status: "authorized", reference, ...authenticationOf(response) };
       case "Received":
       case "Pending":
         if (!reference) throw new AcquirerInDoubt(`Adyen answered ${response.resultCode} without a pspReference`);
@@ -155,7 +154,7 @@ export function createAdyenConnector(settings: AdyenSettings): Acquirer {
       case "Cancelled":
       case "Error": {
         const failure = failureFor(response.resultCode, response.refusalReasonCode);
-        return { status: "declined", reference, ...failure, ...authentication };
+        return { status: "declined", reference, ...failure, ...authenticationOf(response) };
       }
       default:
         throw new AcquirerInDoubt(`Adyen answered an unexpected resultCode ${response.resultCode ?? "(none)"}`);

@@ -1,5 +1,6 @@
 import type {
   AuthenticationCompleted,
+  AuthenticationReturn,
   AuthorizationResult,
   Confirmation,
   LocalMethod,
@@ -183,58 +184,7 @@ export function createAdyenProcessor(acquirer: Acquirer, options: AdyenProcessor
       throw new Error("Adyen's 3-D Secure challenges are completed by the payer's return (completeAuthentication)");
     },
 
-    async completeAuthentication(request): Promise<AuthenticationCompleted> {
-      let answer: Authorization;
-      try {
-        answer = await acquirer.completeAuthentication({
-          idempotencyKey: request.idempotencyKey,
-          redirectResult: request.redirectResult,
-        });
-      } catch (error) {
-        // Adyen refused the payer's result itself (4xx: an invalid or spent redirectResult): nothing was
-        // authorized, and sending it again will not help. An AcquirerInDoubt is thrown on: intent stays open.
-        if (error instanceof AcquirerRefused) {
-          return {
-            authorization: {
-              approved: false,
-              failureCode: "processing_error",
-              failureMessage: "The acquirer refused the payer's 3-D Secure result; nothing was charged.",
-            },
-            threeDSecure: { result: "processing_error", version: DEFAULT_VERSION, liabilityShift: false, eci: null },
-          };
-        }
-        throw error;
-      }
-      const threeDSecure = outcomeOf(answer, "authentication" in answer ? answer.authentication : undefined);
-      switch (answer.status) {
-        case "authorized":
-          return {
-            authorization: { approved: true, reference: answer.reference, captured: request.capture },
-            threeDSecure,
-          };
-        case "declined":
-          return {
-            authorization: { approved: false, failureCode: answer.failureCode, failureMessage: answer.failureMessage },
-            threeDSecure,
-          };
-        case "requires_action":
-          // A second challenge for the same payment: not a flow Adyen's redirect 3-D Secure has.
-          return {
-            authorization: {
-              approved: false,
-              failureCode: "processing_error",
-              failureMessage:
-                "The issuer asked for a second 3-D Secure step, which this server does not run; nothing was charged.",
-            },
-            threeDSecure: { ...threeDSecure, result: "processing_error", liabilityShift: false },
-          };
-        case "pending":
-          // Not decided yet: in doubt until repeated under the same key (the recovery job does).
-          throw new Error(
-            `Adyen has not decided the payment ${answer.reference} after its 3-D Secure challenge yet; its intent stays open`,
-          );
-      }
-    },
+    completeAuthentication: (request) => completeAuthentication(acquirer, request),
 
     async startLocalPayment(request): Promise<NextAction> {
       try {
@@ -262,4 +212,64 @@ function unsupportedMethod(method: LocalMethod, why: string) {
     "payment_method.type",
     `${method} payments are not available through this server's acquirer (Adyen): ${why}. Nothing was charged.`,
   );
+}
+
+/**
+ * The payer is back from the issuer's page: Adyen's /payments/details with their redirectResult, under the
+ * intent's key (`tx_…:authenticate`), and what it answered as the port's outcome and three_d_secure.
+ */
+async function completeAuthentication(
+  acquirer: Acquirer,
+  request: AuthenticationReturn,
+): Promise<AuthenticationCompleted> {
+  let answer: Authorization;
+  try {
+    answer = await acquirer.completeAuthentication({
+      idempotencyKey: request.idempotencyKey,
+      redirectResult: request.redirectResult,
+    });
+  } catch (error) {
+    // Adyen refused the payer's result itself (4xx: an invalid or spent redirectResult): nothing was
+    // authorized, and sending it again will not help. An AcquirerInDoubt is thrown on: intent stays open.
+    if (error instanceof AcquirerRefused) {
+      return {
+        authorization: {
+          approved: false,
+          failureCode: "processing_error",
+          failureMessage: "The acquirer refused the payer's 3-D Secure result; nothing was charged.",
+        },
+        threeDSecure: { result: "processing_error", version: DEFAULT_VERSION, liabilityShift: false, eci: null },
+      };
+    }
+    throw error;
+  }
+  const threeDSecure = outcomeOf(answer, "authentication" in answer ? answer.authentication : undefined);
+  switch (answer.status) {
+    case "authorized":
+      return {
+        authorization: { approved: true, reference: answer.reference, captured: request.capture },
+        threeDSecure,
+      };
+    case "declined":
+      return {
+        authorization: { approved: false, failureCode: answer.failureCode, failureMessage: answer.failureMessage },
+        threeDSecure,
+      };
+    case "requires_action":
+      // A second challenge for the same payment: not a flow Adyen's redirect 3-D Secure has.
+      return {
+        authorization: {
+          approved: false,
+          failureCode: "processing_error",
+          failureMessage:
+            "The issuer asked for a second 3-D Secure step, which this server does not run; nothing was charged.",
+        },
+        threeDSecure: { ...threeDSecure, result: "processing_error", liabilityShift: false },
+      };
+    case "pending":
+      // Not decided yet: in doubt until repeated under the same key (the recovery job does).
+      throw new Error(
+        `Adyen has not decided the payment ${answer.reference} after its 3-D Secure challenge yet; its intent stays open`,
+      );
+  }
 }

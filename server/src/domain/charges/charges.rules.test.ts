@@ -363,6 +363,10 @@ describe("create: card charges", () => {
       capture: true,
       livemode: false,
       now: new Date("2026-11-21T10:00:00Z"),
+      // Where an acquirer that runs 3-D Secure itself sends the payer back: our challenge step, with its token.
+      returnUrl: expect.stringMatching(
+        new RegExp(`^https://pay\\.example\\.com/3ds/${charge.id}/return\\?t=[\\w-]{43}$`),
+      ),
     });
     expect(charge.processor_ref).toMatch(/^sim_auth_/);
     expect(w.calls.capture).not.toHaveBeenCalled();

@@ -14,7 +14,7 @@ import type { ChargeAssessment } from "./fraud-screen.ts";
 import { acquirerKey, LOCAL_METHODS } from "./processor.ts";
 import type { AcquirerIntentDoc, ChargeDoc, ChargeTx } from "./records.ts";
 import { CHARGE_MACHINE, eventFields } from "./state.ts";
-import { openReview, threeDSecure } from "./three-d-secure.ts";
+import { type AuthenticationInput, openReview, threeDSecure } from "./three-d-secure.ts";
 
 // createCharge (POST /v1/charges, spec/resources/charges.tsp): checks, fraud evaluation, then the
 // processor (a card is authorized and, unless held or `capture: false`, captured in the same call, under
@@ -94,6 +94,25 @@ function newCharge(
   return charge;
 }
 
+/** What 3-D Secure needs of a card charge: asked by the issuer first (the simulator), or by the acquirer (Adyen). */
+function authenticationInput(
+  pan: string,
+  input: ChargeCreate,
+  assessment: ChargeAssessment,
+  options: ChargeCreateOptions,
+): AuthenticationInput {
+  const asked = input.payment_method_options?.card?.request_three_d_secure ?? "automatic";
+  return {
+    pan,
+    // A fraud evaluation that decides request_3ds asks the issuer for a challenge (FraudDecision).
+    request: assessment.decision === "request_3ds" ? "challenge" : asked,
+    capture: input.capture ?? true,
+    returnUrl: input.return_url ?? null,
+    reviewWindowSeconds: assessment.decision === "review" ? assessment.reviewWindowSeconds : null,
+    eraseToken: options.singleUseToken ?? false,
+  };
+}
+
 export function chargeCreation(ctx: ChargeContext) {
   const { store, clock } = ctx;
   const { authenticate, challengedByAcquirer } = threeDSecure(ctx);
@@ -146,16 +165,7 @@ export function chargeCreation(ctx: ChargeContext) {
       block(charge, assessment);
       return { assessment, intent: null };
     }
-    const asked = input.payment_method_options?.card?.request_three_d_secure ?? "automatic";
-    const authentication = {
-      pan,
-      // A fraud evaluation that decides request_3ds asks the issuer for a challenge (FraudDecision).
-      request: assessment.decision === "request_3ds" ? ("challenge" as const) : asked,
-      capture,
-      returnUrl: input.return_url ?? null,
-      reviewWindowSeconds: assessment.decision === "review" ? assessment.reviewWindowSeconds : null,
-      eraseToken: options.singleUseToken ?? false,
-    };
+    const authentication = authenticationInput(pan, input, assessment, options);
     if (!resumed && !(await authenticate(charge, authentication, at))) return { assessment, intent: null };
     const intent = await ctx.intents.open({
       livemode: charge.livemode,

@@ -53,6 +53,12 @@ export interface IntentFields {
 const conflict = () =>
   new DomainError("conflict", "The charge's call to the acquirer was settled by another request meanwhile; retry.");
 
+/** The intent's fields absent unless given (request_key is indexed sparse: absent, not null). */
+const optionalFields = (fields: IntentFields) => ({
+  ...(fields.requestKey ? { request_key: fields.requestKey } : {}),
+  ...(fields.redirectResult === undefined ? {} : { redirect_result: fields.redirectResult }),
+});
+
 export function acquirerIntents(deps: IntentDeps): AcquirerIntents {
   const { store, clock } = deps;
   const lockUntil = (livemode: boolean) => iso(new Date(clock.now(livemode).getTime() + deps.lockSeconds * 1000));
@@ -71,8 +77,7 @@ export function acquirerIntents(deps: IntentDeps): AcquirerIntents {
       reference: fields.reference,
       state: "open",
       resolution: null,
-      ...(fields.requestKey ? { request_key: fields.requestKey } : {}),
-      ...(fields.redirectResult === undefined ? {} : { redirect_result: fields.redirectResult }),
+      ...optionalFields(fields),
       locked_until: lockUntil(fields.livemode),
       resolved_at: null,
       token: fields.token ?? null,
