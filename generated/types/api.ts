@@ -2351,7 +2351,9 @@ export interface components {
          * @description The status of a cashout. `pending` (funds already taken from the available balance; it can still be
          *     canceled) → `in_transit` (sent to the destination's bank) → `paid`; or `failed` (the bank refused it:
          *     the funds return to the available balance, see `failure_code`) or `canceled` (only while `pending`:
-         *     the funds return too). `paid`, `failed` and `canceled` are final.
+         *     the funds return too). A `paid` cashout becomes `failed` only if the destination's bank sends it back
+         *     later (an acquirer's payout returned, e.g. the account was closed): the funds return to the available
+         *     balance and `cashout.failed` is sent. `failed` and `canceled` are final.
          * @enum {string}
          */
         CashoutStatus: "pending" | "in_transit" | "paid" | "failed" | "canceled";

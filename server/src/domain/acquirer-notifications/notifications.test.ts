@@ -314,6 +314,74 @@ describe("payout outcomes as cashouts", () => {
   });
 });
 
+describe("money reversed after the fact", () => {
+  const bank = {
+    type: "us_bank_account" as const,
+    routing_number: "110000000",
+    account_number: "000123456789",
+    account_holder: "Acme",
+  };
+
+  it("fails a paid cashout the bank sent back (PAIDOUT_REVERSED) once, in any order, its money back in available", async () => {
+    const w = await world();
+    await w.card(10_000);
+    const make = () =>
+      w.domain.cashouts.create(w.caller, {
+        merchant_id: w.merchant.id,
+        amount: 1000,
+        currency: "USD",
+        destination: bank,
+      });
+    const inOrder = await make();
+    const early = await make();
+    w.advance(7 * 86_400);
+    await w.domain.jobs.payouts();
+    const paid = (id: string) => w.item({ eventCode: "PAYOUT_THIRDPARTY", merchantReference: id });
+    const returned = (id: string) =>
+      w.item({ eventCode: "PAIDOUT_REVERSED", merchantReference: id, reason: "Account closed" });
+    const returnedInOrder = returned(inOrder.id);
+    const returnedEarly = returned(early.id);
+    const paidEarly = paid(early.id);
+    await w.receive(paid(inOrder.id), returnedInOrder, returnedInOrder);
+    // Out of order: the return before the payment it takes back waits for it, then applies.
+    await w.receive(returnedEarly);
+    expect(await w.domain.acquirerNotifications.inState(false, "waiting")).toHaveLength(1);
+    await w.receive(paidEarly, returnedEarly, paidEarly);
+    for (const id of [inOrder.id, early.id]) {
+      expect(await w.domain.cashouts.get(w.caller, id)).toMatchObject({
+        status: "failed",
+        failure_code: "account_closed",
+        failure_message: expect.stringMatching(/sent the paid cashout back.*Account closed/),
+      });
+      expect(await w.store.findAll("postings", { source_id: id, type: "cashout_reversal" }, 10)).toHaveLength(1);
+    }
+    const failedEvents = await w.store.findAll("events", { livemode: false, type: "cashout.failed" }, 100);
+    expect(failedEvents).toHaveLength(2);
+    expect(await w.available("USD")).toBe(10_000);
+    expect(await w.domain.acquirerNotifications.inState(false, "waiting")).toHaveLength(0);
+    expect(w.errors).toEqual([]);
+    await w.verified();
+  });
+
+  it("logs a return of a cashout that never paid for a person, changing nothing", async () => {
+    const w = await world();
+    await w.card(10_000);
+    const cashout = await w.domain.cashouts.create(w.caller, {
+      merchant_id: w.merchant.id,
+      amount: 1000,
+      currency: "USD",
+      destination: bank,
+    });
+    w.advance(7 * 86_400);
+    await w.domain.jobs.payouts();
+    await w.receive(w.item({ eventCode: "PAYOUT_DECLINE", merchantReference: cashout.id }));
+    await w.receive(w.item({ eventCode: "PAIDOUT_REVERSED", merchantReference: cashout.id }));
+    expect(w.errors).toHaveLength(1);
+    expect(await w.available("USD")).toBe(10_000);
+    await w.verified();
+  });
+});
+
 describe("refused requests", () => {
   it("refuses unsigned and tampered items, storing only the valid ones, and accepts a rotated key's signature", async () => {
     const w = await world();

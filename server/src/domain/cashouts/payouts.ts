@@ -5,7 +5,7 @@ import { DomainError } from "../kernel/errors.ts";
 import { recordEvent } from "../kernel/events.ts";
 import { tryTransition } from "../kernel/state-machine.ts";
 import { iso } from "../kernel/time.ts";
-import { postCashoutPaid } from "../ledger/ledger.ts";
+import { postCashoutPaid, postCashoutReturn } from "../ledger/ledger.ts";
 import type { CashoutContext } from "./context.ts";
 import { FAILURE_MESSAGES } from "./payout-rail.ts";
 import type { CashoutDoc, CashoutFailureCode, CashoutTx } from "./records.ts";
@@ -14,6 +14,18 @@ import { CASHOUT_MACHINE, eventFields, refusal } from "./state.ts";
 // A cashout's way out: the payout job sends pending cashouts to the payout rail (an outside call, never
 // inside a store transaction) once their pending time is over, and later records what became of them;
 // in the sandbox, sandboxPayCashout and sandboxFailCashout (spec/resources/cashouts.tsp) do it at once.
+
+/**
+ * The failure code a returned payout is shown with: what the bank's reason says when it says it (Adyen's
+ * `reason` is free text), else `declined` (the bank refused the credit).
+ */
+export function returnCode(reason: string | undefined): CashoutFailureCode {
+  if (reason && /closed/i.test(reason)) return "account_closed";
+  if (reason && /(no|unknown|invalid) (such )?account|account (not found|unknown|does not exist)/i.test(reason)) {
+    return "no_account";
+  }
+  return "declined";
+}
 
 export function payouts(ctx: CashoutContext) {
   const { store, clock, rail, later, payoutRequest, transition, failIn } = ctx;
@@ -54,6 +66,43 @@ export function payouts(ctx: CashoutContext) {
     });
   }
 
+  /**
+   * paid → failed: the destination's bank sent a paid cashout back (PAIDOUT_REVERSED). Its amount leaves
+   * `cashouts:paid_out` for the merchant's `available` and `cashout.failed` says why, in one transaction.
+   */
+  function markReturned(cashout: CashoutDoc, reason: string | undefined, alongside: (tx: CashoutTx) => Promise<void>) {
+    const code = returnCode(reason);
+    const message = `The destination's bank sent the paid cashout back; its amount is available again${reason ? ` (${reason})` : ""}. ${FAILURE_MESSAGES[code]}`;
+    return commit(store, null, async (tx) => {
+      await alongside(tx);
+      const failed = await transition(
+        tx,
+        cashout,
+        "failed",
+        {
+          failure_code: code,
+          failure_message: message,
+          next_step_at: null,
+          returned_at: iso(clock.now(cashout.livemode)),
+        },
+        "process",
+      );
+      await postCashoutReturn(tx, clock, {
+        livemode: failed.livemode,
+        merchantId: failed.merchant_id,
+        currency: failed.currency,
+        cashoutId: failed.id,
+        amount: failed.amount,
+      });
+      await recordEvent(tx, clock, failed.livemode, "cashout.failed", {
+        ...eventFields(failed),
+        failure_code: code,
+        failure_message: message,
+      });
+      return failed;
+    });
+  }
+
   /** Asks the rail what became of an in_transit cashout and records it: paid, failed (funds back), or later. */
   async function settle(cashout: CashoutDoc, caller: Caller | null): Promise<CashoutDoc> {
     const request = payoutRequest(cashout);
@@ -83,7 +132,9 @@ export function payouts(ctx: CashoutContext) {
      * PAYOUT_EXPIRE, PAIDOUT_REVERSED: domain/acquirer-notifications), applied once: `alongside` marks the
      * notification applied first inside the change's transaction. An in_transit cashout is paid, or fails
      * with its amount back in `available`; a pending one has not been sent yet (out of order: waits); a
-     * paid one returned by the bank has no way back in our machine (a person reconciles it).
+     * paid one returned by the bank (PAIDOUT_REVERSED) fails, its amount back in `available` too. A return
+     * that arrives before the payout's own outcome waits for it; one for a cashout that never paid
+     * contradicts what is recorded (a person reconciles it).
      */
     async acquirerOutcome(
       livemode: boolean,
@@ -105,7 +156,13 @@ export function payouts(ctx: CashoutContext) {
         }
         return "applied";
       }
-      if (status === "returned") return "attention";
+      if (status === "returned") {
+        if (cashout.status !== "paid") return "attention";
+        await markReturned(cashout, reason, alongside);
+        return "applied";
+      }
+      // It was paid, then returned: a late confirmation of the payment confirms what is recorded.
+      if (paid && cashout.status === "failed" && cashout.returned_at) return "confirmed";
       return (cashout.status === "paid") === paid ? "confirmed" : "attention";
     },
 

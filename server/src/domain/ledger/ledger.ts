@@ -150,6 +150,24 @@ export function postCashoutReversal(
   });
 }
 
+/**
+ * A paid cashout the destination's bank sent back (Adyen's PAIDOUT_REVERSED: the account was closed or
+ * refused the credit after the payout left): its amount comes back from `cashouts:paid_out` to the
+ * merchant's `available`, shown as a `cashout_reversal` like a failed cashout's.
+ */
+export function postCashoutReturn(tx: LedgerTx, clock: Clock, cashout: Owner & { cashoutId: string; amount: number }) {
+  return postPosting(tx, clock, {
+    livemode: cashout.livemode,
+    currency: cashout.currency,
+    type: "cashout_reversal",
+    sourceId: cashout.cashoutId,
+    lines: [
+      { account: PAID_OUT, amount: -cashout.amount },
+      { account: merchantAccount(cashout.merchantId, "available"), amount: cashout.amount },
+    ],
+  });
+}
+
 /** A cashout paid: its money has left the platform. The merchant's balance does not change (it left at creation). */
 export function postCashoutPaid(
   tx: LedgerTx,
