@@ -2786,7 +2786,12 @@ export interface components {
          *     starts `needs_response` (its amount and the dispute fee already taken from the merchant's balance),
          *     moves to `under_review` when evidence is submitted, and ends `won` (the amount comes back) or `lost`
          *     (it stays taken); accepting it, or letting `evidence_due_by` pass without submitting evidence, loses
-         *     it. `won`, `lost` and `warning_closed` are final.
+         *     it. `warning_closed` is final; `won` and `lost` are final for the merchant, but the card networks can
+         *     decide a chargeback again (reported by a real acquirer in production, never in the sandbox): the
+         *     issuer's second chargeback (pre-arbitration) turns `won` into `lost`, the amount taken again (no second
+         *     fee; `dispute.funds_withdrawn`, `dispute.closed`), and a chargeback reversed after it was lost turns
+         *     `lost` into `won`, the amount back (`dispute.funds_reinstated`, `dispute.closed`). The same dispute
+         *     changes: a charge is disputed once.
          * @enum {string}
          */
         DisputeStatus: "warning_needs_response" | "warning_under_review" | "warning_closed" | "needs_response" | "under_review" | "won" | "lost";

@@ -220,6 +220,91 @@ describe("chargebacks as disputes", () => {
   });
 });
 
+describe("chargebacks decided twice", () => {
+  const orders = [
+    ["CHARGEBACK", "CHARGEBACK_REVERSED", "SECOND_CHARGEBACK"],
+    ["CHARGEBACK", "SECOND_CHARGEBACK", "CHARGEBACK_REVERSED"],
+    ["CHARGEBACK_REVERSED", "CHARGEBACK", "SECOND_CHARGEBACK"],
+    ["CHARGEBACK_REVERSED", "SECOND_CHARGEBACK", "CHARGEBACK"],
+    ["SECOND_CHARGEBACK", "CHARGEBACK", "CHARGEBACK_REVERSED"],
+    ["SECOND_CHARGEBACK", "CHARGEBACK_REVERSED", "CHARGEBACK"],
+  ] as const;
+
+  it.each(orders)(
+    "ends lost, the amount withdrawn once on balance, for %s, %s, %s each delivered twice",
+    async (...codes) => {
+      const w = await world();
+      const charge = await w.card(10_000);
+      const items = codes.map((eventCode) =>
+        w.item({ eventCode, pspReference: "DSPTWICE", merchantReference: charge.id, originalReference: "PAY" }),
+      );
+      for (const item of items) await w.receive(item, item);
+      const after = await w.domain.charges.load(false, charge.id);
+      const dispute = await w.domain.disputes.load(false, after.dispute_id ?? "");
+      expect(dispute).toMatchObject({ status: "lost", amount: 10_000, second_chargeback: true });
+      // Refunds stay refused: the cardholder has the money back.
+      expect(after.chargeback_id).toBe(dispute.id);
+      const fee = dispute.fee;
+      expect(await w.available("USD")).toBe(10_000 - 10_000 - fee);
+      expect(await w.domain.acquirerNotifications.inState(false, "waiting")).toHaveLength(0);
+      expect(w.errors).toEqual([]);
+      await w.verified();
+    },
+  );
+
+  it("a second chargeback after a win takes what the charge has left (the merchant refunded part meanwhile); with nothing left, a person looks", async () => {
+    const w = await world();
+    const part = await w.card(10_000);
+    const all = await w.card(10_000);
+    for (const charge of [part, all]) {
+      await w.receive(
+        w.item({ eventCode: "CHARGEBACK", pspReference: `DSP${charge.id}`, merchantReference: charge.id }),
+        w.item({ eventCode: "CHARGEBACK_REVERSED", pspReference: `DSP${charge.id}`, merchantReference: charge.id }),
+      );
+    }
+    await w.domain.charges.refund(w.caller, part.id, { amount: 4000 });
+    await w.domain.charges.refund(w.caller, all.id, {});
+    const before = (await w.available("USD")) ?? 0;
+    for (const charge of [part, all]) {
+      const second = w.item({
+        eventCode: "SECOND_CHARGEBACK",
+        pspReference: `DSP${charge.id}`,
+        merchantReference: charge.id,
+      });
+      await w.receive(second, second);
+    }
+    const disputeOf = async (id: string) =>
+      w.domain.disputes.load(false, (await w.domain.charges.load(false, id)).dispute_id ?? "");
+    expect(await disputeOf(part.id)).toMatchObject({ status: "lost", amount: 6000 });
+    expect(await disputeOf(all.id)).toMatchObject({ status: "won" });
+    expect(await w.available("USD")).toBe(before - 6000);
+    expect(w.errors).toHaveLength(1);
+    await w.verified();
+  });
+
+  it("a chargeback reversed after it was lost is won after all: the money comes back once", async () => {
+    const processor: Processor = { ...createSimulatorProcessor(), acceptDispute: async () => {} };
+    const w = await world(processor);
+    const charge = await w.card(10_000);
+    await w.receive(w.item({ eventCode: "CHARGEBACK", pspReference: "DSPLATE", merchantReference: charge.id }));
+    const id = (await w.domain.charges.load(false, charge.id)).dispute_id ?? "";
+    expect((await w.domain.disputes.close(w.caller, id)).status).toBe("lost");
+    const fee = (await w.domain.disputes.load(false, id)).fee;
+    const reversed = w.item({
+      eventCode: "CHARGEBACK_REVERSED",
+      pspReference: "DSPLATE",
+      merchantReference: charge.id,
+    });
+    await w.receive(reversed, reversed);
+    expect(await w.domain.disputes.load(false, id)).toMatchObject({ status: "won" });
+    expect((await w.domain.charges.load(false, charge.id)).chargeback_id).toBeNull();
+    expect(await w.available("USD")).toBe(10_000 - fee);
+    const reinstated = await w.store.findAll("events", { livemode: false, type: "dispute.funds_reinstated" }, 10);
+    expect(reinstated).toHaveLength(1);
+    await w.verified();
+  });
+});
+
 describe("answering a dispute the acquirer reported", () => {
   /** The simulator, with the Disputes API calls an Adyen acquirer makes, recorded (or refused). */
   function acquirerWithDisputes(refuse = false) {

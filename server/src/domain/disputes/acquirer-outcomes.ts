@@ -1,3 +1,4 @@
+import { commit } from "../kernel/commit.ts";
 import type { DisputedCharges } from "./disputes.ts";
 import type { DisputeDoc, DisputeReason, DisputeStore, DisputeTx } from "./records.ts";
 import { CLOSED, INQUIRY } from "./state.ts";
@@ -9,10 +10,19 @@ import { CLOSED, INQUIRY } from "./state.ts";
 // wins it (the amount comes back); a second chargeback loses it. Each is applied once: `alongside` marks
 // the notification applied first inside the change's transaction.
 //
+// Decided twice (issue 32): the issuer may answer a won chargeback with a second chargeback
+// (pre-arbitration), and a lost one may be reversed after all. The dispute is reopened rather than a new
+// one made (a charge is disputed once, Charge.dispute_id): `won` → `lost` withdraws the money again,
+// `lost` → `won` gives it back (disputes.ts redecide). Adyen names every stage of one dispute by its
+// pspReference, so each event code is applied at most once per dispute (the notification's dedupe key),
+// and the outcome does not depend on the order they arrive in: CHARGEBACK, CHARGEBACK_REVERSED and
+// SECOND_CHARGEBACK end `lost` in any order, because a reversal that arrives after the second chargeback
+// (which records `second_chargeback`) is the earlier event delivered late, and only confirms.
+//
 // Answers as charges/acquirer-outcomes.ts does: `applied`, `waiting` (out of order: a reversal before the
 // chargeback it reverses; kept and tried again), `confirmed` (already recorded), `attention` (the acquirer
-// contradicts what is recorded, e.g. a second chargeback after a win: our machine has no way back from
-// `won`, so a person reconciles it).
+// contradicts what is recorded, e.g. a chargeback on an inquiry closed for the merchant, or a second
+// chargeback with nothing left of the charge to take: a person reconciles it).
 
 export type DisputeStage = "notified" | "chargeback" | "second_chargeback" | "reversed";
 export type DisputeApplication = "applied" | "waiting" | "confirmed" | "attention";
@@ -46,6 +56,12 @@ interface Operations {
     outcome: "won" | "lost",
     alongside?: (tx: DisputeTx) => Promise<void>,
   ): Promise<DisputeDoc>;
+  redecide(
+    livemode: boolean,
+    id: string,
+    outcome: "won" | "lost",
+    alongside: (tx: DisputeTx) => Promise<void>,
+  ): Promise<DisputeDoc | null>;
 }
 
 /** Disputes as the acquirer reports them (acquirerDisputes). */
@@ -59,7 +75,7 @@ export interface AcquirerDisputes {
   ): Promise<DisputeApplication>;
 }
 
-export function acquirerDisputes({ store, charges, open, resolve }: Operations): AcquirerDisputes {
+export function acquirerDisputes({ store, charges, open, resolve, redecide }: Operations): AcquirerDisputes {
   return {
     async apply(
       livemode: boolean,
@@ -91,10 +107,35 @@ export function acquirerDisputes({ store, charges, open, resolve }: Operations):
         case "second_chargeback": {
           // Out of order: the chargeback this decides has not arrived (or not been applied) yet.
           if (!dispute || INQUIRY.includes(dispute.status)) return "waiting";
-          const outcome = stage === "reversed" ? "won" : "lost";
-          if (CLOSED.includes(dispute.status)) return dispute.status === outcome ? "confirmed" : "attention";
-          await resolve(null, livemode, dispute.id, outcome, alongside);
-          return "applied";
+          const second = stage === "second_chargeback";
+          // A second chargeback is recorded with the change it makes, so that a late reversal only confirms.
+          const mark = second
+            ? async (tx: DisputeTx) => {
+                await alongside(tx);
+                await tx.update("disputes", dispute.id, { set: { second_chargeback: true } });
+              }
+            : alongside;
+          if (!CLOSED.includes(dispute.status)) {
+            await resolve(null, livemode, dispute.id, second ? "lost" : "won", mark);
+            return "applied";
+          }
+          if (dispute.status === "lost") {
+            if (!second) {
+              // The reversal the second chargeback answered, delivered after it: already accounted for.
+              if (dispute.second_chargeback) return "confirmed";
+              await redecide(livemode, dispute.id, "won", alongside);
+              return "applied";
+            }
+            if (dispute.second_chargeback) return "confirmed";
+            // Lost already (accepted, or its deadline passed): nothing moves; a late reversal must not win it.
+            await commit(store, null, mark);
+            return "applied";
+          }
+          if (dispute.status === "won") {
+            if (!second) return "confirmed";
+            return (await redecide(livemode, dispute.id, "lost", mark)) ? "applied" : "attention";
+          }
+          return "attention";
         }
       }
     },
