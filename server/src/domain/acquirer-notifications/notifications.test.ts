@@ -407,6 +407,80 @@ describe("money reversed after the fact", () => {
     account_holder: "Acme",
   };
 
+  it("undoes a capture the acquirer reports failed (CAPTURE_FAILED) once: declined, capture_failed, its money and fee taken back", async () => {
+    const w = await world();
+    const kept = await w.card(1000);
+    const charge = await w.card(2500);
+    const failed = w.item({ eventCode: "CAPTURE_FAILED", merchantReference: charge.id, originalReference: "PAY" });
+    await w.receive(failed, failed);
+    await w.receive(failed);
+    expect(await w.domain.charges.load(false, charge.id)).toMatchObject({
+      status: "declined",
+      amount_captured: 0,
+      failure_code: "capture_failed",
+      failure_message: expect.stringMatching(/capture failed/),
+    });
+    const events = await w.store.findAll("events", { livemode: false, type: "payment.failed" }, 10);
+    expect(events).toHaveLength(1);
+    expect(events[0]?.payload).toMatchObject({ tx_id: charge.id, failure_code: "capture_failed" });
+    const reversals = await w.store.findAll(
+      "balance_transactions",
+      { source_id: charge.id, type: "charge_failure" },
+      10,
+    );
+    expect(reversals).toHaveLength(1);
+    expect(reversals[0]?.net).toBeLessThan(0);
+    // What the first charge earned stays; the failed one's credit is gone.
+    const [keptCapture] = await w.store.findAll("balance_transactions", { source_id: kept.id, type: "charge" }, 10);
+    expect(await w.available("USD")).toBe(keptCapture?.net);
+    expect(w.errors).toEqual([]);
+    await w.verified();
+  });
+
+  it("keeps a CAPTURE_FAILED that comes before our capture committed waiting, and undoes the capture once it has", async () => {
+    const w = await world();
+    const authorized = await w.card(2500, false);
+    const { acquirerIntents } = await import("../charges/intents.ts");
+    await w.store.insert(
+      "acquirer_intents",
+      acquirerIntents({ store: w.store, clock: w.domain.clock, lockSeconds: 60 }).build({
+        livemode: false,
+        chargeId: authorized.id,
+        objectId: authorized.id,
+        operation: "capture",
+        finish: "capture",
+        amount: 2500,
+        currency: "USD",
+        reference: authorized.processor_ref,
+      }),
+    );
+    await w.receive(w.item({ eventCode: "CAPTURE_FAILED", merchantReference: authorized.id }));
+    expect(await w.domain.acquirerNotifications.inState(false, "waiting")).toHaveLength(1);
+    await w.store.delete("acquirer_intents", `${authorized.id}:capture`);
+    await w.domain.charges.capture(w.caller, authorized.id);
+    expect(await w.domain.jobs.applyNotifications()).toBe(1);
+    expect(await w.domain.charges.load(false, authorized.id)).toMatchObject({ status: "declined", amount_captured: 0 });
+    expect(await w.available("USD")).toBe(0);
+    await w.verified();
+  });
+
+  it("never takes a failed capture's money below zero: when the balance no longer covers it, a person looks", async () => {
+    const w = await world();
+    const charge = await w.card(10_000);
+    const net = (await w.available("USD")) ?? 0;
+    await w.domain.cashouts.create(w.caller, {
+      merchant_id: w.merchant.id,
+      amount: net,
+      currency: "USD",
+      destination: bank,
+    });
+    await w.receive(w.item({ eventCode: "CAPTURE_FAILED", merchantReference: charge.id }));
+    expect(await w.domain.charges.load(false, charge.id)).toMatchObject({ status: "captured" });
+    expect(w.errors).toHaveLength(1);
+    expect(await w.available("USD")).toBe(0);
+    await w.verified();
+  });
+
   it("fails a paid cashout the bank sent back (PAIDOUT_REVERSED) once, in any order, its money back in available", async () => {
     const w = await world();
     await w.card(10_000);

@@ -110,7 +110,7 @@ export function createAcquirerNotifications(deps: NotificationDeps) {
         );
       case "capture":
       case "cancellation":
-        return charges.modification(livemode, outcome.merchantReference, outcome.type, outcome.succeeded);
+        return charges.modification(livemode, outcome.merchantReference, outcome.type, outcome.succeeded, mark);
       case "refund":
         // The connector sends the refund's id as its reference; a refund made before that carried the charge's.
         if (outcome.merchantReference.startsWith("re_")) {

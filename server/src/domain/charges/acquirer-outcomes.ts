@@ -1,8 +1,10 @@
 import { commit } from "../kernel/commit.ts";
+import { DomainError } from "../kernel/errors.ts";
 import { recordEvent } from "../kernel/events.ts";
+import { postCaptureReversal } from "../ledger/ledger.ts";
 import type { ChargeContext } from "./context.ts";
 import { acquirerKey } from "./processor.ts";
-import type { ChargeTx } from "./records.ts";
+import type { ChargeDoc, ChargeTx } from "./records.ts";
 import { eventFields } from "./state.ts";
 
 // What an acquirer reports after the fact (its notifications: domain/acquirer-notifications), applied to
@@ -35,6 +37,7 @@ export interface ChargeAcquirerOutcomes {
     chargeId: string,
     kind: "capture" | "cancellation",
     succeeded: boolean,
+    alongside: Alongside,
   ): Promise<OutcomeApplication>;
   refund(livemode: boolean, refundId: string, succeeded: boolean): Promise<OutcomeApplication>;
 }
@@ -43,6 +46,47 @@ export function acquirerOutcomes(ctx: ChargeContext): ChargeAcquirerOutcomes {
   const { store, clock } = ctx;
 
   const { find } = ctx;
+
+  /**
+   * A recorded capture the acquirer did not make (CAPTURE_FAILED, CAPTURE false): the charge goes
+   * `captured` → `declined` with `failure_code: capture_failed`, nothing captured, its money taken back
+   * (ledger.ts postCaptureReversal) and `payment.failed` sent, in one transaction. Only a charge with
+   * nothing refunded or disputed is undone here: a refund or a chargeback on money the acquirer never
+   * took is for a person to reconcile with it, as is a merchant whose balance no longer covers the credit
+   * (balances never go below zero for this).
+   */
+  async function captureFailed(charge: ChargeDoc, alongside: Alongside): Promise<OutcomeApplication> {
+    if (charge.status !== "captured" || charge.amount_refunded !== 0 || charge.dispute_id) return "attention";
+    const failure_message =
+      "The acquirer reported that the capture failed after it was accepted: the payment was not collected, and its amount was taken back from the merchant's balance.";
+    try {
+      await commit(store, null, async (tx) => {
+        await alongside(tx);
+        const failed = await ctx.transition(
+          tx,
+          charge,
+          "declined",
+          { amount_captured: 0, failure_code: "capture_failed", failure_message },
+          "capture",
+        );
+        await postCaptureReversal(tx, clock, {
+          livemode: failed.livemode,
+          merchantId: failed.merchant_id,
+          currency: failed.currency,
+          chargeId: failed.id,
+        });
+        await recordEvent(tx, clock, failed.livemode, "payment.failed", {
+          ...eventFields(failed),
+          failure_code: "capture_failed",
+          failure_message,
+        });
+      });
+    } catch (err) {
+      if (err instanceof DomainError && err.code === "insufficient_balance") return "attention";
+      throw err;
+    }
+    return "applied";
+  }
 
   return {
     /**
@@ -107,15 +151,18 @@ export function acquirerOutcomes(ctx: ChargeContext): ChargeAcquirerOutcomes {
 
     /**
      * A capture or a cancellation confirmed (or refused) by the acquirer. Ours was recorded when the
-     * acquirer received it (a Confirmation `pending`): a success confirms it; one that arrives while our
-     * transaction has not committed waits for it. A refusal (CAPTURE false, CAPTURE_FAILED, CANCELLATION
-     * false) contradicts a recorded capture or void: a person reconciles it.
+     * acquirer received it (a Confirmation `pending`): a success confirms it; an outcome that arrives
+     * while our transaction has not committed waits for it. A capture refused after we recorded it
+     * (CAPTURE false, or CAPTURE_FAILED: the scheme rejected it later) is undone: the charge is
+     * `declined` with `capture_failed` and the capture's money taken back (captureFailed). A refused
+     * cancellation of a recorded void contradicts it: a person reconciles it.
      */
     async modification(
       livemode: boolean,
       chargeId: string,
       kind: "capture" | "cancellation",
       succeeded: boolean,
+      alongside: Alongside,
     ): Promise<OutcomeApplication> {
       const charge = await find(livemode, chargeId);
       if (!charge) return "waiting";
@@ -123,14 +170,19 @@ export function acquirerOutcomes(ctx: ChargeContext): ChargeAcquirerOutcomes {
         kind === "capture"
           ? charge.status === "captured" || charge.status === "partially_refunded" || charge.status === "refunded"
           : charge.status === "voided";
-      if (done) return succeeded ? "confirmed" : "attention";
+      if (done) {
+        if (succeeded) return "confirmed";
+        return kind === "capture" ? captureFailed(charge, alongside) : "attention";
+      }
+      // A capture undone already (its failure applied): a late confirmation or failure has nothing to add.
+      if (kind === "capture" && charge.failure_code === "capture_failed") return "confirmed";
       if (charge.status === "authorized") {
         // Our call is on its way (its intent still open): its transaction has not committed yet.
         const intent = await store.get(
           "acquirer_intents",
           acquirerKey(charge.id, kind === "capture" ? "capture" : "void"),
         );
-        if (intent && intent.state !== "resolved") return succeeded ? "waiting" : "confirmed";
+        if (intent && intent.state !== "resolved") return "waiting";
       }
       return succeeded ? "attention" : "confirmed";
     },

@@ -69,7 +69,8 @@ export interface ChargeDoc extends BaseDoc {
   next_action: NextAction | null;
   /** next_action.expires_at, top-level so the expiry job can query it. */
   expires_at: string | null;
-  failure_code: FailureCode | "fraud_blocked" | null;
+  /** An authorization's failure, fraud's block, or a capture the acquirer reported failed (acquirer-outcomes.ts). */
+  failure_code: FailureCode | "fraud_blocked" | "capture_failed" | null;
   failure_message: string | null;
   description: string | null;
   metadata: Record<string, string>;

@@ -23,6 +23,8 @@ describe("the charge state machine", () => {
       ["authorized", "voided"],
       ["captured", "partially_refunded"],
       ["captured", "refunded"],
+      // The acquirer reports the capture failed after it was recorded (acquirer-outcomes.ts).
+      ["captured", "declined"],
       ["partially_refunded", "partially_refunded"],
       ["partially_refunded", "refunded"],
     ],

@@ -21,7 +21,8 @@ export const CHARGE_MACHINE = stateMachine<"charge", ChargeStatus>("charge", {
     // charge; no answer in time expires it.
     requires_action: ["authorized", "captured", "declined", "expired"],
     authorized: ["captured", "voided"],
-    captured: ["partially_refunded", "refunded"],
+    // A capture the acquirer reports failed after it was recorded is undone (acquirer-outcomes.ts).
+    captured: ["partially_refunded", "refunded", "declined"],
     partially_refunded: ["partially_refunded", "refunded"],
     refunded: [],
     declined: [],

@@ -13,6 +13,7 @@ import type { BalanceTransactionDoc, BalanceTransactionType, LedgerStore, Postin
 
 const TYPE_OF: Record<PostingType, BalanceTransactionType | null> = {
   capture: "charge",
+  capture_reversal: "charge_failure",
   refund: "refund",
   settlement: "settlement",
   cashout: "cashout",

@@ -82,6 +82,62 @@ export function postCapture(
 }
 
 /**
+ * A capture the acquirer reports failed after it was recorded (Adyen's CAPTURE_FAILED, or a CAPTURE
+ * refused: charges/acquirer-outcomes.ts): the capture's posting is undone. The acquirer owes nothing for
+ * it (`acquirer:clearing` debited back), the fee is not earned, and the merchant's credit is taken back,
+ * first from what is still unsettled in `pending`, then from `available`. Never below zero: when the
+ * balance no longer covers it, `insufficient_balance` rolls the whole change back (a person reconciles).
+ * One posting per bucket, as for a refund (balance transactions move one bucket each).
+ */
+export async function postCaptureReversal(tx: LedgerTx, clock: Clock, capture: Owner & { chargeId: string }) {
+  const original = await tx.findOne("postings", { source_id: capture.chargeId, type: "capture" });
+  if (!original) throw new Error(`charge ${capture.chargeId} has no capture posting to reverse`);
+  const amount = -(original.lines.find((l) => l.account === "acquirer:clearing")?.amount ?? 0);
+  const fee = original.fee;
+  const net = amount - fee;
+  const fromPending = net > 0 ? await drawFromPendingCredit(tx, { chargeId: capture.chargeId, amount: net }) : 0;
+  const parts: [MerchantBucket, number][] = [
+    ["pending", fromPending],
+    ["available", net - fromPending],
+  ];
+  // The fee comes back from revenue in the first posting (the merchant never had it).
+  let feeLeft = fee;
+  const postings: string[] = [];
+  for (const [bucket, part] of parts) {
+    if (part <= 0) continue;
+    const lines: Line[] = [
+      { account: merchantAccount(capture.merchantId, bucket), amount: -part },
+      { account: CLEARING, amount: part + feeLeft },
+    ];
+    if (feeLeft !== 0) lines.push({ account: FEE_REVENUE, amount: -feeLeft });
+    feeLeft = 0;
+    const { posting } = await postPosting(tx, clock, {
+      livemode: capture.livemode,
+      currency: capture.currency,
+      type: "capture_reversal",
+      sourceId: capture.chargeId,
+      lines,
+    });
+    postings.push(posting.id);
+  }
+  if (feeLeft !== 0) {
+    // All of it was the fee: only the platform's accounts move.
+    const { posting } = await postPosting(tx, clock, {
+      livemode: capture.livemode,
+      currency: capture.currency,
+      type: "capture_reversal",
+      sourceId: capture.chargeId,
+      lines: [
+        { account: FEE_REVENUE, amount: -feeLeft },
+        { account: CLEARING, amount: feeLeft },
+      ],
+    });
+    postings.push(posting.id);
+  }
+  return postings;
+}
+
+/**
  * A refund (createRefund): the platform owes the acquirer the refunded amount, taken from the merchant.
  * The money comes first from this charge's own capture credit if it has not settled yet (production),
  * then from `available`: a merchant can refund a same-day order. A refund never overdraws (a debit
