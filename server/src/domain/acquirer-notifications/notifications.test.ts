@@ -437,6 +437,44 @@ describe("money reversed after the fact", () => {
     await w.verified();
   });
 
+  it("fails a refund the acquirer reports failed (REFUND_FAILED) once, in any order: money back, charge restored, payment.refund_failed", async () => {
+    const w = await world();
+    const charge = await w.card(3000);
+    const net = (await w.available("USD")) ?? 0;
+    const first = await w.domain.charges.refund(w.caller, charge.id, { amount: 1000 });
+    const second = await w.domain.charges.refund(w.caller, charge.id, {});
+    expect((await w.domain.charges.load(false, charge.id)).status).toBe("refunded");
+    const failedItem = (id: string) =>
+      w.item({ eventCode: "REFUND_FAILED", merchantReference: id, reason: "Account closed" });
+    const refundedItem = (id: string) => w.item({ eventCode: "REFUND", merchantReference: id });
+    const failSecond = failedItem(second.id);
+    // The failure first, twice, then the earlier confirmation, late.
+    await w.receive(failSecond, failSecond);
+    await w.receive(refundedItem(second.id), failSecond);
+    expect(await w.domain.charges.load(false, charge.id)).toMatchObject({
+      status: "partially_refunded",
+      amount_refunded: 1000,
+    });
+    const refunds = await w.domain.charges.listRefunds(w.caller, charge.id, { limit: 10 });
+    expect(refunds.data.find((r) => r.id === second.id)?.status).toBe("failed");
+    expect(refunds.data.find((r) => r.id === first.id)?.status).toBe("succeeded");
+    expect(await w.available("USD")).toBe(net - 1000);
+    // A REFUND refused outright fails the other: the charge is back to captured.
+    const refused = w.item({ eventCode: "REFUND", merchantReference: first.id, success: "false" });
+    await w.receive(refused, refused, failedItem(first.id));
+    expect(await w.domain.charges.load(false, charge.id)).toMatchObject({ status: "captured", amount_refunded: 0 });
+    expect(await w.available("USD")).toBe(net);
+    const events = await w.store.findAll("events", { livemode: false, type: "payment.refund_failed" }, 10);
+    expect(events.map((e) => e.payload.refund_id).sort()).toEqual([first.id, second.id].sort());
+    expect(
+      await w.store.findAll("balance_transactions", { type: "refund_failure", merchant_id: w.merchant.id }, 10),
+    ).toHaveLength(2);
+    // The money can be refunded again.
+    await w.domain.charges.refund(w.caller, charge.id, { amount: 3000 });
+    expect(w.errors).toEqual([]);
+    await w.verified();
+  });
+
   it("keeps a CAPTURE_FAILED that comes before our capture committed waiting, and undoes the capture once it has", async () => {
     const w = await world();
     const authorized = await w.card(2500, false);

@@ -114,7 +114,7 @@ export function createAcquirerNotifications(deps: NotificationDeps) {
       case "refund":
         // The connector sends the refund's id as its reference; a refund made before that carried the charge's.
         if (outcome.merchantReference.startsWith("re_")) {
-          return charges.refund(livemode, outcome.merchantReference, outcome.succeeded);
+          return charges.refund(livemode, outcome.merchantReference, outcome.succeeded, mark);
         }
         return outcome.succeeded ? "confirmed" : "attention";
       case "cancel_or_refund":

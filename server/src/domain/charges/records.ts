@@ -101,8 +101,11 @@ export interface ChargeDoc extends BaseDoc {
   updated_at: string;
 }
 
-/** A refund succeeds or is not made: the simulator never fails one (refunds.ts). */
-export type RefundStatus = "succeeded";
+/**
+ * A refund succeeds or is not made; a real acquirer may report one it accepted failed afterwards
+ * (acquirer-outcomes.ts: Adyen's REFUND_FAILED). The simulator never fails one.
+ */
+export type RefundStatus = "succeeded" | "failed";
 
 export interface RefundDoc extends BaseDoc {
   charge_id: string;

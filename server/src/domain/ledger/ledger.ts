@@ -174,6 +174,25 @@ export async function postRefund(
   return last;
 }
 
+/**
+ * A refund the acquirer reports failed after it was made (charges/acquirer-outcomes.ts, Adyen's
+ * REFUND_FAILED): the money never left, so the platform owes the acquirer nothing for it and the merchant
+ * has it back, in `available` (what the refund drew from an unsettled capture credit comes back available
+ * too: it was the merchant's, and the credit's settlement no longer counts it).
+ */
+export function postRefundReversal(tx: LedgerTx, clock: Clock, refund: Owner & { refundId: string; amount: number }) {
+  return postPosting(tx, clock, {
+    livemode: refund.livemode,
+    currency: refund.currency,
+    type: "refund_reversal",
+    sourceId: refund.refundId,
+    lines: [
+      { account: CLEARING, amount: -refund.amount },
+      { account: merchantAccount(refund.merchantId, "available"), amount: refund.amount },
+    ],
+  });
+}
+
 /** A cashout (createCashout): its amount leaves `available` (refused unless covered) and is in transit. */
 export function postCashout(tx: LedgerTx, clock: Clock, cashout: Owner & { cashoutId: string; amount: number }) {
   return postPosting(tx, clock, {
