@@ -475,6 +475,31 @@ describe("money reversed after the fact", () => {
     await w.verified();
   });
 
+  it("fails a refund of the sandbox's refund-failure test card (4000000000005126) after it is made, once", async () => {
+    const w = await world();
+    const token = await w.domain.tokens.create(w.caller, {
+      card: "4000000000005126",
+      holder: "Ada",
+      exp_month: 12,
+      exp_year: 2031,
+    });
+    const charge = await w.domain.charges.create(w.caller, {
+      merchant_id: w.merchant.id,
+      amount: 2000,
+      currency: "USD",
+      payment_method: { type: "card", token: token.id },
+    });
+    const net = (await w.available("USD")) ?? 0;
+    const refund = await w.domain.charges.refund(w.caller, charge.id, {});
+    const [stored] = (await w.domain.charges.listRefunds(w.caller, charge.id, { limit: 10 })).data;
+    expect(stored).toMatchObject({ id: refund.id, status: "failed" });
+    expect(await w.domain.charges.load(false, charge.id)).toMatchObject({ status: "captured", amount_refunded: 0 });
+    expect(await w.available("USD")).toBe(net);
+    const events = await w.store.findAll("events", { livemode: false, type: "payment.refund_failed" }, 10);
+    expect(events.map((e) => e.payload.failure_message)).toEqual([expect.stringMatching(/test card 4000000000005126/)]);
+    await w.verified();
+  });
+
   it("keeps a CAPTURE_FAILED that comes before our capture committed waiting, and undoes the capture once it has", async () => {
     const w = await world();
     const authorized = await w.card(2500, false);

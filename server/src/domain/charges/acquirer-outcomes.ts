@@ -43,6 +43,66 @@ export interface ChargeAcquirerOutcomes {
   refund(livemode: boolean, refundId: string, succeeded: boolean, alongside: Alongside): Promise<OutcomeApplication>;
 }
 
+/**
+ * A refund the acquirer did not make after all: the refund `failed`, the charge's refunded total
+ * lowered by its amount (conditionally: never below zero) and its status back to what that total says
+ * (CHARGE_MACHINE: refunded or partially_refunded → partially_refunded or captured), the money back in
+ * the merchant's `available` (ledger.ts postRefundReversal) and `payment.refund_failed`, in one
+ * transaction.
+ */
+export async function refundFailed(
+  ctx: ChargeContext,
+  refund: RefundDoc,
+  reason: string | undefined,
+  alongside: Alongside,
+): Promise<void> {
+  const { store, clock } = ctx;
+  const failure_message = `The acquirer reported that the refund failed after it was accepted${reason ? ` (${reason})` : ""}: the money did not reach the cardholder, and its amount is back in the merchant's available balance.`;
+  await commit(store, null, async (tx) => {
+    await alongside(tx);
+    // Conditional on the status read: the notification's mark already makes this once; this is the last guard.
+    const failed = await tx.update(
+      "refunds",
+      refund.id,
+      { set: { status: REFUND_MACHINE.step(refund.status, "failed") } },
+      { status: refund.status },
+    );
+    if (!failed) throw new DomainError("conflict", `Refund ${refund.id} changed meanwhile; applied again later.`);
+    const lowered = await tx.update(
+      "charges",
+      refund.charge_id,
+      { inc: { amount_refunded: -refund.amount }, set: { updated_at: iso(clock.now(refund.livemode)) } },
+      { amount_refunded: { $gte: refund.amount } },
+    );
+    if (!lowered) throw new Error(`charge ${refund.charge_id} has less refunded than its refund ${refund.id}`);
+    const status: ChargeStatus = lowered.amount_refunded === 0 ? "captured" : "partially_refunded";
+    const after =
+      lowered.status === status
+        ? lowered
+        : ((await tx.update(
+            "charges",
+            lowered.id,
+            { set: { status: CHARGE_MACHINE.step(lowered.status, status) } },
+            { status: lowered.status },
+          )) ?? lowered);
+    if (after.status !== lowered.status) ctx.reached(tx, after);
+    await postRefundReversal(tx, clock, {
+      livemode: refund.livemode,
+      merchantId: refund.merchant_id,
+      currency: refund.currency,
+      refundId: refund.id,
+      amount: refund.amount,
+    });
+    await recordEvent(tx, clock, refund.livemode, "payment.refund_failed", {
+      ...eventFields(after),
+      refund_id: refund.id,
+      refund_amount: refund.amount,
+      amount_refunded: after.amount_refunded,
+      failure_message,
+    });
+  });
+}
+
 export function acquirerOutcomes(ctx: ChargeContext): ChargeAcquirerOutcomes {
   const { store, clock } = ctx;
 
@@ -87,61 +147,6 @@ export function acquirerOutcomes(ctx: ChargeContext): ChargeAcquirerOutcomes {
       throw err;
     }
     return "applied";
-  }
-
-  /**
-   * A refund the acquirer did not make after all: the refund `failed`, the charge's refunded total
-   * lowered by its amount (conditionally: never below zero) and its status back to what that total says
-   * (CHARGE_MACHINE: refunded or partially_refunded → partially_refunded or captured), the money back in
-   * the merchant's `available` (ledger.ts postRefundReversal) and `payment.refund_failed`, in one
-   * transaction.
-   */
-  async function refundFailed(refund: RefundDoc, alongside: Alongside): Promise<void> {
-    const failure_message =
-      "The acquirer reported that the refund failed after it was accepted: the money did not reach the cardholder, and its amount is back in the merchant's available balance.";
-    await commit(store, null, async (tx) => {
-      await alongside(tx);
-      // Conditional on the status read: the notification's mark already makes this once; this is the last guard.
-      const failed = await tx.update(
-        "refunds",
-        refund.id,
-        { set: { status: REFUND_MACHINE.step(refund.status, "failed") } },
-        { status: refund.status },
-      );
-      if (!failed) throw new DomainError("conflict", `Refund ${refund.id} changed meanwhile; applied again later.`);
-      const lowered = await tx.update(
-        "charges",
-        refund.charge_id,
-        { inc: { amount_refunded: -refund.amount }, set: { updated_at: iso(clock.now(refund.livemode)) } },
-        { amount_refunded: { $gte: refund.amount } },
-      );
-      if (!lowered) throw new Error(`charge ${refund.charge_id} has less refunded than its refund ${refund.id}`);
-      const status: ChargeStatus = lowered.amount_refunded === 0 ? "captured" : "partially_refunded";
-      const after =
-        lowered.status === status
-          ? lowered
-          : ((await tx.update(
-              "charges",
-              lowered.id,
-              { set: { status: CHARGE_MACHINE.step(lowered.status, status) } },
-              { status: lowered.status },
-            )) ?? lowered);
-      if (after.status !== lowered.status) ctx.reached(tx, after);
-      await postRefundReversal(tx, clock, {
-        livemode: refund.livemode,
-        merchantId: refund.merchant_id,
-        currency: refund.currency,
-        refundId: refund.id,
-        amount: refund.amount,
-      });
-      await recordEvent(tx, clock, refund.livemode, "payment.refund_failed", {
-        ...eventFields(after),
-        refund_id: refund.id,
-        refund_amount: refund.amount,
-        amount_refunded: after.amount_refunded,
-        failure_message,
-      });
-    });
   }
 
   return {
@@ -257,7 +262,7 @@ export function acquirerOutcomes(ctx: ChargeContext): ChargeAcquirerOutcomes {
       const refund = await store.get("refunds", refundId);
       if (!refund || refund.livemode !== livemode) return "waiting";
       if (succeeded || refund.status === "failed") return "confirmed";
-      await refundFailed(refund, alongside);
+      await refundFailed(ctx, refund, undefined, alongside);
       return "applied";
     },
   };
