@@ -103,51 +103,52 @@ export async function refundFailed(
   });
 }
 
+/**
+ * A recorded capture the acquirer did not make (CAPTURE_FAILED, CAPTURE false): the charge goes
+ * `captured` → `declined` with `failure_code: capture_failed`, nothing captured, its money taken back
+ * (ledger.ts postCaptureReversal) and `payment.failed` sent, in one transaction. Only a charge with
+ * nothing refunded or disputed is undone here: a refund or a chargeback on money the acquirer never
+ * took is for a person to reconcile with it, as is a merchant whose balance no longer covers the credit
+ * (balances never go below zero for this).
+ */
+async function captureFailed(ctx: ChargeContext, charge: ChargeDoc, alongside: Alongside): Promise<OutcomeApplication> {
+  const { store, clock } = ctx;
+  if (charge.status !== "captured" || charge.amount_refunded !== 0 || charge.dispute_id) return "attention";
+  const failure_message =
+    "The acquirer reported that the capture failed after it was accepted: the payment was not collected, and its amount was taken back from the merchant's balance.";
+  try {
+    await commit(store, null, async (tx) => {
+      await alongside(tx);
+      const failed = await ctx.transition(
+        tx,
+        charge,
+        "declined",
+        { amount_captured: 0, failure_code: "capture_failed", failure_message },
+        "capture",
+      );
+      await postCaptureReversal(tx, clock, {
+        livemode: failed.livemode,
+        merchantId: failed.merchant_id,
+        currency: failed.currency,
+        chargeId: failed.id,
+      });
+      await recordEvent(tx, clock, failed.livemode, "payment.failed", {
+        ...eventFields(failed),
+        failure_code: "capture_failed",
+        failure_message,
+      });
+    });
+  } catch (err) {
+    if (err instanceof DomainError && err.code === "insufficient_balance") return "attention";
+    throw err;
+  }
+  return "applied";
+}
+
 export function acquirerOutcomes(ctx: ChargeContext): ChargeAcquirerOutcomes {
   const { store, clock } = ctx;
 
   const { find } = ctx;
-
-  /**
-   * A recorded capture the acquirer did not make (CAPTURE_FAILED, CAPTURE false): the charge goes
-   * `captured` → `declined` with `failure_code: capture_failed`, nothing captured, its money taken back
-   * (ledger.ts postCaptureReversal) and `payment.failed` sent, in one transaction. Only a charge with
-   * nothing refunded or disputed is undone here: a refund or a chargeback on money the acquirer never
-   * took is for a person to reconcile with it, as is a merchant whose balance no longer covers the credit
-   * (balances never go below zero for this).
-   */
-  async function captureFailed(charge: ChargeDoc, alongside: Alongside): Promise<OutcomeApplication> {
-    if (charge.status !== "captured" || charge.amount_refunded !== 0 || charge.dispute_id) return "attention";
-    const failure_message =
-      "The acquirer reported that the capture failed after it was accepted: the payment was not collected, and its amount was taken back from the merchant's balance.";
-    try {
-      await commit(store, null, async (tx) => {
-        await alongside(tx);
-        const failed = await ctx.transition(
-          tx,
-          charge,
-          "declined",
-          { amount_captured: 0, failure_code: "capture_failed", failure_message },
-          "capture",
-        );
-        await postCaptureReversal(tx, clock, {
-          livemode: failed.livemode,
-          merchantId: failed.merchant_id,
-          currency: failed.currency,
-          chargeId: failed.id,
-        });
-        await recordEvent(tx, clock, failed.livemode, "payment.failed", {
-          ...eventFields(failed),
-          failure_code: "capture_failed",
-          failure_message,
-        });
-      });
-    } catch (err) {
-      if (err instanceof DomainError && err.code === "insufficient_balance") return "attention";
-      throw err;
-    }
-    return "applied";
-  }
 
   return {
     /**
@@ -233,7 +234,7 @@ export function acquirerOutcomes(ctx: ChargeContext): ChargeAcquirerOutcomes {
           : charge.status === "voided";
       if (done) {
         if (succeeded) return "confirmed";
-        return kind === "capture" ? captureFailed(charge, alongside) : "attention";
+        return kind === "capture" ? captureFailed(ctx, charge, alongside) : "attention";
       }
       // A capture undone already (its failure applied): a late confirmation or failure has nothing to add.
       if (kind === "capture" && charge.failure_code === "capture_failed") return "confirmed";

@@ -336,58 +336,6 @@ export function createDisputes(deps: DisputesDeps): Disputes {
     });
   }
 
-  /**
-   * A decided chargeback the card networks decide again, as the acquirer reports it (acquirer-outcomes.ts):
-   * a won one lost to the issuer's second chargeback (pre-arbitration: what the charge has left, up to the
-   * dispute's amount, is withdrawn again, without a second fee), or a lost one won after all (its
-   * reversal: the amount comes back, the charge may be refunded again). The only ways out of `won` and
-   * `lost` (DISPUTE_MACHINE). Returns null when a second chargeback finds nothing left to take (the
-   * merchant refunded the charge after winning): a person reconciles that with the acquirer.
-   */
-  async function redecide(
-    livemode: boolean,
-    id: string,
-    outcome: "won" | "lost",
-    alongside: (tx: DisputeTx) => Promise<void>,
-  ): Promise<DisputeDoc | null> {
-    const dispute = await load(livemode, id);
-    const from = outcome === "lost" ? "won" : "lost";
-    if (dispute.status !== from) throw refusal(dispute, "resolve");
-    if (outcome === "won") {
-      return commit(store, null, async (tx) => {
-        await alongside(tx);
-        return decideChargeback(tx, dispute, "won", "resolve");
-      });
-    }
-    const charge = await charges.load(livemode, dispute.charge_id);
-    const amount = Math.min(dispute.amount, charge.amount_captured - charge.amount_refunded);
-    if (amount <= 0) return null;
-    await ensureBalance(store, livemode, dispute.merchant_id, dispute.currency, clock);
-    return commit(store, null, async (tx) => {
-      await alongside(tx);
-      // The chargeback holds the charge again: no refund may pay the cardholder a second time.
-      await charges.claim(tx, charge, dispute.id, true, false);
-      const txns = await postDisputeWithdrawal(tx, clock, {
-        livemode,
-        merchantId: dispute.merchant_id,
-        currency: dispute.currency,
-        disputeId: dispute.id,
-        amount,
-        fee: 0,
-      });
-      const lost = await move(
-        tx,
-        dispute,
-        "lost",
-        { amount, second_chargeback: true, balance_transactions: [...dispute.balance_transactions, ...txns] },
-        "resolve",
-      );
-      await recordEvent(tx, clock, lost.livemode, "dispute.funds_withdrawn", { ...eventFields(lost), fee: 0 });
-      await recordEvent(tx, clock, lost.livemode, "dispute.closed", eventFields(lost));
-      return lost;
-    });
-  }
-
   /** One environment's scheduled disputes not yet opened (the test cards' job and the sandbox clock). */
   const scheduled = (livemode: boolean) => ({ livemode, done: false }) as const;
 
@@ -396,7 +344,7 @@ export function createDisputes(deps: DisputesDeps): Disputes {
     open,
     resolve,
     /** Disputes as the acquirer reports them (its notifications: domain/acquirer-notifications). */
-    acquirerOutcomes: acquirerDisputes({ store, charges, open, resolve, redecide }),
+    acquirerOutcomes: acquirerDisputes({ store, clock, charges, open, resolve, load, move, decideChargeback }),
 
     /**
      * Runs inside every capture's transaction (charges' onCapture, wired in domain/index.ts): a sandbox
