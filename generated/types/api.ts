@@ -1772,6 +1772,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "payment.refund_failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment.refund_failed
+         * @description A refund the acquirer accepted failed afterwards: its amount is back in the merchant's balance.
+         */
+        post: operations["paymentRefundFailed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "payment.refunded": {
         parameters: {
             query?: never;
@@ -2110,11 +2130,13 @@ export interface components {
          *     account; `cashout_reversal`: a canceled or failed cashout's money came back; `adjustment`: one part of a
          *     transaction moved from one cashout's reconciliation to the next (moves no money: see docs/money.md);
          *     `dispute`: a chargeback took the disputed amount; `dispute_reversal`: a won dispute gave it back; `fee`: a
-         *     dispute's fee (docs/disputes.md "Money"; a charge's own fee is the `fee` of its `charge` transaction). New
-         *     types may be added within v1.
+         *     dispute's fee (docs/disputes.md "Money"; a charge's own fee is the `fee` of its `charge` transaction);
+         *     `charge_failure`: the acquirer reported a capture failed after it was recorded, and the charge's credit
+         *     was taken back (its fee is not charged); `refund_failure`: a refund failed at the acquirer after it was
+         *     made, and its amount came back. New types may be added within v1.
          * @enum {string}
          */
-        BalanceTransactionType: "charge" | "refund" | "settlement" | "cashout" | "cashout_reversal" | "dispute" | "dispute_reversal" | "fee" | "adjustment";
+        BalanceTransactionType: "charge" | "charge_failure" | "refund_failure" | "refund" | "settlement" | "cashout" | "cashout_reversal" | "dispute" | "dispute_reversal" | "fee" | "adjustment";
         /** @description Card brands the vault recognises. Extensible: brands may be added within v1. */
         CardBrand: "visa" | "mastercard" | "amex" | "discover" | "diners" | "jcb" | "unionpay" | "maestro" | "elo" | "hipercard" | "mir" | "unknown";
         /** @description Pay with a card from the vault. */
@@ -2351,7 +2373,9 @@ export interface components {
          * @description The status of a cashout. `pending` (funds already taken from the available balance; it can still be
          *     canceled) → `in_transit` (sent to the destination's bank) → `paid`; or `failed` (the bank refused it:
          *     the funds return to the available balance, see `failure_code`) or `canceled` (only while `pending`:
-         *     the funds return too). `paid`, `failed` and `canceled` are final.
+         *     the funds return too). A `paid` cashout becomes `failed` only if the destination's bank sends it back
+         *     later (an acquirer's payout returned, e.g. the account was closed): the funds return to the available
+         *     balance and `cashout.failed` is sent. `failed` and `canceled` are final.
          * @enum {string}
          */
         CashoutStatus: "pending" | "in_transit" | "paid" | "failed" | "canceled";
@@ -2491,7 +2515,11 @@ export interface components {
          *     capture). A card charge whose evaluation decided `review` stays `authorized`, held (see `review`),
          *     until it is approved (captured) or rejected (voided). Local payment methods start `pending` (awaiting the
          *     payer, see `next_action`) and become `captured` when paid or `expired` when not.
-         *     `declined`, `blocked`, `voided`, `expired` and `refunded` are final. Extensible: statuses may be added
+         *     `declined`, `blocked`, `voided`, `expired` and `refunded` are final, with two exceptions in production
+         *     with a real acquirer: a `captured` charge whose capture the acquirer reports failed afterwards becomes
+         *     `declined` (`failure_code: capture_failed`, `payment.failed`), and a refund that fails afterwards gives
+         *     its amount back to the charge (`refunded` or `partially_refunded` back to `partially_refunded` or
+         *     `captured`; `payment.refund_failed`). Extensible: statuses may be added
          *     within v1.
          */
         ChargeStatus: "pending" | "requires_action" | "authorized" | "captured" | "partially_refunded" | "refunded" | "declined" | "blocked" | "voided" | "expired";
@@ -2784,7 +2812,12 @@ export interface components {
          *     starts `needs_response` (its amount and the dispute fee already taken from the merchant's balance),
          *     moves to `under_review` when evidence is submitted, and ends `won` (the amount comes back) or `lost`
          *     (it stays taken); accepting it, or letting `evidence_due_by` pass without submitting evidence, loses
-         *     it. `won`, `lost` and `warning_closed` are final.
+         *     it. `warning_closed` is final; `won` and `lost` are final for the merchant, but the card networks can
+         *     decide a chargeback again (reported by a real acquirer in production, never in the sandbox): the
+         *     issuer's second chargeback (pre-arbitration) turns `won` into `lost`, the amount taken again (no second
+         *     fee; `dispute.funds_withdrawn`, `dispute.closed`), and a chargeback reversed after it was lost turns
+         *     `lost` into `won`, the amount back (`dispute.funds_reinstated`, `dispute.closed`). The same dispute
+         *     changes: a charge is disputed once.
          * @enum {string}
          */
         DisputeStatus: "warning_needs_response" | "warning_under_review" | "warning_closed" | "needs_response" | "under_review" | "won" | "lost";
@@ -2834,7 +2867,7 @@ export interface components {
          */
         ErrorCode: "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "invalid_state_transition" | "refund_exceeds_remaining" | "idempotency_key_reused" | "idempotency_request_in_progress" | "idempotency_replay_unavailable" | "payload_too_large" | "unsupported_media_type" | "method_not_allowed" | "invalid_card" | "card_number_in_text" | "secret_in_text" | "insufficient_balance" | "merchant_inactive" | "card_declined" | "payment_link_unavailable" | "rate_limited" | "internal_error" | "service_unavailable" | "acquirer_not_configured";
         /** @description Any event; `type` says which. */
-        Event: components["schemas"]["CashoutCanceledEvent"] | components["schemas"]["CashoutCreatedEvent"] | components["schemas"]["CashoutFailedEvent"] | components["schemas"]["CashoutPaidEvent"] | components["schemas"]["CashoutReconciledEvent"] | components["schemas"]["DisputeClosedEvent"] | components["schemas"]["DisputeCreatedEvent"] | components["schemas"]["DisputeFundsReinstatedEvent"] | components["schemas"]["DisputeFundsWithdrawnEvent"] | components["schemas"]["DisputeUpdatedEvent"] | components["schemas"]["FraudEvaluatedEvent"] | components["schemas"]["MerchantCreatedEvent"] | components["schemas"]["MerchantUpdatedEvent"] | components["schemas"]["PaymentAuthorizedEvent"] | components["schemas"]["PaymentCapturedEvent"] | components["schemas"]["PaymentExpiredEvent"] | components["schemas"]["PaymentFailedEvent"] | components["schemas"]["PaymentRefundedEvent"] | components["schemas"]["PaymentRequiresActionEvent"] | components["schemas"]["PaymentVoidedEvent"] | components["schemas"]["PaymentLinkCompletedEvent"] | components["schemas"]["ServiceKeyCreatedEvent"] | components["schemas"]["ServiceKeyRevokedEvent"] | components["schemas"]["ServiceKeyRotatedEvent"] | components["schemas"]["WebhookEndpointDisabledEvent"] | components["schemas"]["WebhookEndpointTestEvent"];
+        Event: components["schemas"]["CashoutCanceledEvent"] | components["schemas"]["CashoutCreatedEvent"] | components["schemas"]["CashoutFailedEvent"] | components["schemas"]["CashoutPaidEvent"] | components["schemas"]["CashoutReconciledEvent"] | components["schemas"]["DisputeClosedEvent"] | components["schemas"]["DisputeCreatedEvent"] | components["schemas"]["DisputeFundsReinstatedEvent"] | components["schemas"]["DisputeFundsWithdrawnEvent"] | components["schemas"]["DisputeUpdatedEvent"] | components["schemas"]["FraudEvaluatedEvent"] | components["schemas"]["MerchantCreatedEvent"] | components["schemas"]["MerchantUpdatedEvent"] | components["schemas"]["PaymentAuthorizedEvent"] | components["schemas"]["PaymentCapturedEvent"] | components["schemas"]["PaymentExpiredEvent"] | components["schemas"]["PaymentFailedEvent"] | components["schemas"]["PaymentRefundFailedEvent"] | components["schemas"]["PaymentRefundedEvent"] | components["schemas"]["PaymentRequiresActionEvent"] | components["schemas"]["PaymentVoidedEvent"] | components["schemas"]["PaymentLinkCompletedEvent"] | components["schemas"]["ServiceKeyCreatedEvent"] | components["schemas"]["ServiceKeyRevokedEvent"] | components["schemas"]["ServiceKeyRotatedEvent"] | components["schemas"]["WebhookEndpointDisabledEvent"] | components["schemas"]["WebhookEndpointTestEvent"];
         /**
          * @description An event id: `evt_` and 24 base62 characters.
          * @example evt_5Tg7YhUj9IkOl2PzXc4VbNm6
@@ -2854,9 +2887,9 @@ export interface components {
             endpoint_id: components["schemas"]["WebhookEndpointId"];
         };
         /** @description The types of event. Extensible: new types are added within v1; ignore the ones you do not handle. */
-        EventType: "cashout.canceled" | "cashout.created" | "cashout.failed" | "cashout.paid" | "cashout.reconciled" | "dispute.closed" | "dispute.created" | "dispute.funds_reinstated" | "dispute.funds_withdrawn" | "dispute.updated" | "fraud.evaluated" | "merchant.created" | "merchant.updated" | "payment.authorized" | "payment.captured" | "payment.expired" | "payment.failed" | "payment.refunded" | "payment.requires_action" | "payment.voided" | "payment_link.completed" | "service_key.created" | "service_key.revoked" | "service_key.rotated" | "webhook_endpoint.disabled" | "webhook_endpoint.test";
+        EventType: "cashout.canceled" | "cashout.created" | "cashout.failed" | "cashout.paid" | "cashout.reconciled" | "dispute.closed" | "dispute.created" | "dispute.funds_reinstated" | "dispute.funds_withdrawn" | "dispute.updated" | "fraud.evaluated" | "merchant.created" | "merchant.updated" | "payment.authorized" | "payment.captured" | "payment.expired" | "payment.failed" | "payment.refund_failed" | "payment.refunded" | "payment.requires_action" | "payment.voided" | "payment_link.completed" | "service_key.created" | "service_key.revoked" | "service_key.rotated" | "webhook_endpoint.disabled" | "webhook_endpoint.test";
         /** @description Why a charge was declined (sandbox: see the test cards in docs/charges.md). Extensible: codes may be added within v1. */
-        FailureCode: "card_declined" | "insufficient_funds" | "expired_card" | "processing_error" | "authentication_failed" | "fraud_blocked";
+        FailureCode: "card_declined" | "insufficient_funds" | "expired_card" | "processing_error" | "authentication_failed" | "fraud_blocked" | "capture_failed";
         /** @description A fee schedule: a payment method not listed costs nothing. */
         FeeSchedule: {
             card?: components["schemas"]["MethodFee"];
@@ -3723,6 +3756,46 @@ export interface components {
         PaymentMethodOptions: {
             card?: components["schemas"]["CardPaymentMethodOptions"];
         };
+        /**
+         * @description `payment.refund_failed`: a refund the acquirer accepted failed afterwards (production, a real acquirer:
+         *     the card's account could not take the money back). The refund is `failed`, its amount is back in the
+         *     merchant's available balance (a `refund_failure` balance transaction), and the charge's refunded total
+         *     and status are what they were before it.
+         */
+        PaymentRefundFailedEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * Format: date-time
+             * @description When the event happened.
+             */
+            created_at: string;
+            /** @description `false` for sandbox events, `true` for production ones. */
+            livemode: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "payment.refund_failed";
+            tx_id: components["schemas"]["TransactionId"];
+            merchant_id: components["schemas"]["MerchantId"];
+            /** @description The charge's amount, in minor units of `currency`. */
+            amount: components["schemas"]["MinorUnits"];
+            currency: components["schemas"]["CurrencyCode"];
+            /** @description The charge's status after the change. */
+            status: components["schemas"]["ChargeStatus"];
+            /** @description The payment method type (`card`, `pix`, ...). */
+            payment_method_type: string;
+            refund_id: components["schemas"]["RefundId"];
+            /** @description The failed refund's amount. */
+            refund_amount: components["schemas"]["MinorUnits"];
+            /**
+             * Format: int64
+             * @description The charge's refunded total without this refund.
+             */
+            amount_refunded: number;
+            /** @description Why it failed, as the acquirer said it, for a person. */
+            failure_message: string;
+        };
         /** @description `payment.refunded`: part or all of a captured charge was refunded. */
         PaymentRefundedEvent: {
             id: components["schemas"]["EventId"];
@@ -3879,7 +3952,6 @@ export interface components {
              */
             store: "ok";
         };
-        /** @description A refund of part or all of a captured charge. */
         Refund: {
             id: components["schemas"]["RefundId"];
             /** @enum {string} */
@@ -3887,8 +3959,7 @@ export interface components {
             charge_id: components["schemas"]["TransactionId"];
             amount: components["schemas"]["MinorUnits"];
             currency: components["schemas"]["CurrencyCode"];
-            /** @enum {string} */
-            status: "succeeded";
+            status: components["schemas"]["RefundStatus"];
             reason: components["schemas"]["RefundReason"] | null;
             metadata: components["schemas"]["Metadata"];
             livemode: boolean;
@@ -3920,6 +3991,14 @@ export interface components {
          * @enum {string}
          */
         RefundReason: "requested_by_customer" | "duplicate" | "fraudulent";
+        /**
+         * @description A refund of part or all of a captured charge.The status of a refund: `succeeded` once made. In production with a real acquirer, a refund the acquirer
+         *     accepted can fail afterwards (`failed`: its amount is back in the merchant's available balance, the
+         *     charge's `amount_refunded` and status are what they were before it; `payment.refund_failed`).
+         *     Statuses may be added within v1.
+         * @enum {string}
+         */
+        RefundStatus: "succeeded" | "failed";
         /**
          * @description The id the server gives each request: `req_` and 24 base62 characters.
          * @example req_6YhTg5RfEd4WsQa3ZxCv2BnM
@@ -16502,6 +16581,70 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["PaymentFailedEvent"];
+            };
+        };
+        responses: {
+            /** @description The receiver acknowledges the delivery with 200 (any 2xx counts as delivered). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The receiver refuses a delivery whose signature does not verify with 401 (a fixed fact of this API). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    paymentRefundFailed: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The signature of an endpoint whose `signature_scheme` is `x_service_signature` (the default), in
+                 *     a format fixed by this API: `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>`.
+                 *     To verify: split the header on `,`; in each part take the text after `=`, giving the timestamp and
+                 *     the signature(s); compute HMAC-SHA256 of `<timestamp>.<raw request body>` keyed with the endpoint's
+                 *     signing secret (the whole `whsec_…` string), as lowercase hex; compare in constant time with each
+                 *     `v1` value (two are sent, new secret first, while a secret rotation is in its grace period); refuse
+                 *     a timestamp more than 300 seconds from your clock. Answer 401 when verification fails, 2xx to
+                 *     acknowledge.
+                 *     Byte-compatible with Stripe's scheme, so Stripe's libraries verify it too.
+                 */
+                "X-Service-Signature"?: components["parameters"]["WebhookDeliveryHeaders.signature"];
+                /**
+                 * @description Standard Webhooks (an endpoint whose `signature_scheme` is `standard_webhooks`, instead of
+                 *     `X-Service-Signature`): the event's id, the same on every attempt.
+                 */
+                "webhook-id"?: components["parameters"]["WebhookDeliveryHeaders.webhookId"];
+                /** @description Standard Webhooks: when the attempt was signed, in Unix seconds. */
+                "webhook-timestamp"?: components["parameters"]["WebhookDeliveryHeaders.webhookTimestamp"];
+                /**
+                 * @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`,
+                 *     keyed with the bytes the base64 after the secret's `whsec_` decodes to; two, separated by a space,
+                 *     while a secret rotation is in its grace period. Verify with a Standard Webhooks library
+                 *     (`new Webhook(secret).verify(body, headers)` in the `standardwebhooks` npm package).
+                 */
+                "webhook-signature"?: components["parameters"]["WebhookDeliveryHeaders.webhookSignature"];
+                /** @description The event's id, the same on every attempt: the key to deduplicate on. */
+                "X-Service-Event-Id": components["parameters"]["WebhookDeliveryHeaders.eventId"];
+                /** @description The delivery's id (this event to this endpoint), as in the attempt log. */
+                "X-Service-Delivery-Id": components["parameters"]["WebhookDeliveryHeaders.deliveryId"];
+                /** @description The attempt's number within the delivery: 1, then 2, 3, ... on retries and redeliveries. */
+                "X-Service-Delivery-Attempt": components["parameters"]["WebhookDeliveryHeaders.attempt"];
+                /** @description `PaymentsWebhooks/1.0`. */
+                "User-Agent": components["parameters"]["WebhookDeliveryHeaders.userAgent"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PaymentRefundFailedEvent"];
             };
         };
         responses: {

@@ -965,6 +965,6 @@ export const SCOPES = ["*","merchants","tokenization","vault","charges","payment
 export type Scope = (typeof SCOPES)[number];
 
 /** The event types delivered by webhook (the document's `webhooks` section). */
-export const WEBHOOK_EVENT_TYPES = ["cashout.canceled","cashout.created","cashout.failed","cashout.paid","cashout.reconciled","dispute.closed","dispute.created","dispute.funds_reinstated","dispute.funds_withdrawn","dispute.updated","fraud.evaluated","merchant.created","merchant.updated","payment.authorized","payment.captured","payment.expired","payment.failed","payment.refunded","payment.requires_action","payment.voided","payment_link.completed","service_key.created","service_key.revoked","service_key.rotated","webhook_endpoint.disabled","webhook_endpoint.test"] as const;
+export const WEBHOOK_EVENT_TYPES = ["cashout.canceled","cashout.created","cashout.failed","cashout.paid","cashout.reconciled","dispute.closed","dispute.created","dispute.funds_reinstated","dispute.funds_withdrawn","dispute.updated","fraud.evaluated","merchant.created","merchant.updated","payment.authorized","payment.captured","payment.expired","payment.failed","payment.refund_failed","payment.refunded","payment.requires_action","payment.voided","payment_link.completed","service_key.created","service_key.revoked","service_key.rotated","webhook_endpoint.disabled","webhook_endpoint.test"] as const;
 
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];

@@ -365,6 +365,21 @@ export const TRIGGERS: { [K in WebhookEventType]: Trigger } = {
       ctx.made("refund", refund.id, `${refund.amount} ${refund.currency} of ${charge.id}`);
     },
   },
+  "payment.refund_failed": {
+    description:
+      "charges the sandbox card whose refunds fail (4000000000005126), then refunds it: the refund fails after it is made",
+    objects: ["refund", "charge", "merchant", "token"],
+    async run(ctx) {
+      const charge = await cardCharge(ctx, { capture: true, card: "4000000000005126" });
+      const refund = unwrap(
+        await ctx.payments.POST("/v1/charges/{id}/refunds", {
+          params: { path: { id: charge.id } },
+          body: ctx.body("refund", { amount: charge.amount }),
+        }),
+      );
+      ctx.made("refund", refund.id, `${refund.amount} ${refund.currency} of ${charge.id}`);
+    },
+  },
   "payment.requires_action": {
     description: "charges the sandbox card that needs a 3-D Secure challenge (4000000000003220)",
     objects: ["charge", "merchant", "token"],

@@ -8,6 +8,7 @@ import {
   LOCAL_METHODS,
   type NextAction,
   type Processor,
+  type RefundConfirmation,
   type ThreeDSecureOutcome,
   type ThreeDSecureResult,
 } from "../domain/charges/processor.ts";
@@ -32,6 +33,14 @@ export const TEST_CARD_OUTCOMES: Record<string, { failureCode: FailureCode; fail
   // Stripe's "3DS required, declined": the payer authenticates, then the issuer declines the charge.
   "4000008400001629": { failureCode: "card_declined", failureMessage: "The card was declined." },
 };
+
+/**
+ * The refund-failure test card (Stripe's number for the same behaviour; docs/charges.md 'Test cards
+ * (sandbox)'): approved and captured like any other, but every refund of it fails after it is made, as
+ * a real acquirer's REFUND_FAILED does (the refund `failed`, its amount back, `payment.refund_failed`).
+ * Its authorization's reference says so (`sim_rfl_…`), so the simulator stays stateless.
+ */
+export const REFUND_FAILS_CARD = "4000000000005126";
 
 /** How long after capture a dispute test card's dispute opens: the sandbox clock's advance reaches it. */
 export const TEST_CARD_DISPUTE_AFTER_SECONDS = 3600;
@@ -160,8 +169,8 @@ export function createSimulatorProcessor(
     applied[kind][object] = (applied[kind][object] ?? 0) + 1;
   };
   /** A reference the same for the same key, across restarts of the simulator too. */
-  const referenceFor = (key: string, disputeCard: string | null) =>
-    `${disputeCard ? `sim_dsp${disputeCard}` : "sim_auth"}_${createHash("sha256").update(key).digest("hex").slice(0, 16)}`;
+  const referenceFor = (key: string, disputeCard: string | null, refundFails = false) =>
+    `${disputeCard ? `sim_dsp${disputeCard}` : refundFails ? "sim_rfl" : "sim_auth"}_${createHash("sha256").update(key).digest("hex").slice(0, 16)}`;
   const confirmed: Confirmation = { status: "confirmed" };
 
   return {
@@ -176,7 +185,11 @@ export function createSimulatorProcessor(
         count("authorize", request.chargeId);
         // A dispute test card's reference carries its last four digits (disputeAfterCapture below).
         const last4 = request.pan.slice(-4);
-        const reference = referenceFor(idempotencyKey, TEST_CARD_DISPUTES[last4]?.pan === request.pan ? last4 : null);
+        const reference = referenceFor(
+          idempotencyKey,
+          TEST_CARD_DISPUTES[last4]?.pan === request.pan ? last4 : null,
+          request.pan === REFUND_FAILS_CARD,
+        );
         if (request.capture) count("capture", reference);
         return { approved: true, reference, captured: request.capture };
       });
@@ -227,7 +240,10 @@ export function createSimulatorProcessor(
       });
     },
     refund({ idempotencyKey, ...request }) {
-      return once(idempotencyKey, request, () => {
+      return once(idempotencyKey, request, (): RefundConfirmation => {
+        if (request.reference.startsWith("sim_rfl_")) {
+          return { status: "failed", reason: `the card's account refused the money (test card ${REFUND_FAILS_CARD})` };
+        }
         count("refund", idempotencyKey);
         return confirmed;
       });

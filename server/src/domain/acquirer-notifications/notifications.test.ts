@@ -220,6 +220,91 @@ describe("chargebacks as disputes", () => {
   });
 });
 
+describe("chargebacks decided twice", () => {
+  const orders = [
+    ["CHARGEBACK", "CHARGEBACK_REVERSED", "SECOND_CHARGEBACK"],
+    ["CHARGEBACK", "SECOND_CHARGEBACK", "CHARGEBACK_REVERSED"],
+    ["CHARGEBACK_REVERSED", "CHARGEBACK", "SECOND_CHARGEBACK"],
+    ["CHARGEBACK_REVERSED", "SECOND_CHARGEBACK", "CHARGEBACK"],
+    ["SECOND_CHARGEBACK", "CHARGEBACK", "CHARGEBACK_REVERSED"],
+    ["SECOND_CHARGEBACK", "CHARGEBACK_REVERSED", "CHARGEBACK"],
+  ] as const;
+
+  it.each(orders)(
+    "ends lost, the amount withdrawn once on balance, for %s, %s, %s each delivered twice",
+    async (...codes) => {
+      const w = await world();
+      const charge = await w.card(10_000);
+      const items = codes.map((eventCode) =>
+        w.item({ eventCode, pspReference: "DSPTWICE", merchantReference: charge.id, originalReference: "PAY" }),
+      );
+      for (const item of items) await w.receive(item, item);
+      const after = await w.domain.charges.load(false, charge.id);
+      const dispute = await w.domain.disputes.load(false, after.dispute_id ?? "");
+      expect(dispute).toMatchObject({ status: "lost", amount: 10_000, second_chargeback: true });
+      // Refunds stay refused: the cardholder has the money back.
+      expect(after.chargeback_id).toBe(dispute.id);
+      const fee = dispute.fee;
+      expect(await w.available("USD")).toBe(10_000 - 10_000 - fee);
+      expect(await w.domain.acquirerNotifications.inState(false, "waiting")).toHaveLength(0);
+      expect(w.errors).toEqual([]);
+      await w.verified();
+    },
+  );
+
+  it("a second chargeback after a win takes what the charge has left (the merchant refunded part meanwhile); with nothing left, a person looks", async () => {
+    const w = await world();
+    const part = await w.card(10_000);
+    const all = await w.card(10_000);
+    for (const charge of [part, all]) {
+      await w.receive(
+        w.item({ eventCode: "CHARGEBACK", pspReference: `DSP${charge.id}`, merchantReference: charge.id }),
+        w.item({ eventCode: "CHARGEBACK_REVERSED", pspReference: `DSP${charge.id}`, merchantReference: charge.id }),
+      );
+    }
+    await w.domain.charges.refund(w.caller, part.id, { amount: 4000 });
+    await w.domain.charges.refund(w.caller, all.id, {});
+    const before = (await w.available("USD")) ?? 0;
+    for (const charge of [part, all]) {
+      const second = w.item({
+        eventCode: "SECOND_CHARGEBACK",
+        pspReference: `DSP${charge.id}`,
+        merchantReference: charge.id,
+      });
+      await w.receive(second, second);
+    }
+    const disputeOf = async (id: string) =>
+      w.domain.disputes.load(false, (await w.domain.charges.load(false, id)).dispute_id ?? "");
+    expect(await disputeOf(part.id)).toMatchObject({ status: "lost", amount: 6000 });
+    expect(await disputeOf(all.id)).toMatchObject({ status: "won" });
+    expect(await w.available("USD")).toBe(before - 6000);
+    expect(w.errors).toHaveLength(1);
+    await w.verified();
+  });
+
+  it("a chargeback reversed after it was lost is won after all: the money comes back once", async () => {
+    const processor: Processor = { ...createSimulatorProcessor(), acceptDispute: async () => {} };
+    const w = await world(processor);
+    const charge = await w.card(10_000);
+    await w.receive(w.item({ eventCode: "CHARGEBACK", pspReference: "DSPLATE", merchantReference: charge.id }));
+    const id = (await w.domain.charges.load(false, charge.id)).dispute_id ?? "";
+    expect((await w.domain.disputes.close(w.caller, id)).status).toBe("lost");
+    const fee = (await w.domain.disputes.load(false, id)).fee;
+    const reversed = w.item({
+      eventCode: "CHARGEBACK_REVERSED",
+      pspReference: "DSPLATE",
+      merchantReference: charge.id,
+    });
+    await w.receive(reversed, reversed);
+    expect(await w.domain.disputes.load(false, id)).toMatchObject({ status: "won" });
+    expect((await w.domain.charges.load(false, charge.id)).chargeback_id).toBeNull();
+    expect(await w.available("USD")).toBe(10_000 - fee);
+    const reinstated = await w.store.findAll("events", { livemode: false, type: "dispute.funds_reinstated" }, 10);
+    expect(reinstated).toHaveLength(1);
+    await w.verified();
+  });
+});
+
 describe("answering a dispute the acquirer reported", () => {
   /** The simulator, with the Disputes API calls an Adyen acquirer makes, recorded (or refused). */
   function acquirerWithDisputes(refuse = false) {
@@ -310,6 +395,211 @@ describe("payout outcomes as cashouts", () => {
     });
     expect(await w.domain.acquirerNotifications.inState(false, "waiting")).toHaveLength(1);
     expect(await w.available("USD")).toBe(10_000 - 1000 - 1000);
+    await w.verified();
+  });
+});
+
+describe("money reversed after the fact", () => {
+  const bank = {
+    type: "us_bank_account" as const,
+    routing_number: "110000000",
+    account_number: "000123456789",
+    account_holder: "Acme",
+  };
+
+  it("undoes a capture the acquirer reports failed (CAPTURE_FAILED) once: declined, capture_failed, its money and fee taken back", async () => {
+    const w = await world();
+    const kept = await w.card(1000);
+    const charge = await w.card(2500);
+    const failed = w.item({ eventCode: "CAPTURE_FAILED", merchantReference: charge.id, originalReference: "PAY" });
+    await w.receive(failed, failed);
+    await w.receive(failed);
+    expect(await w.domain.charges.load(false, charge.id)).toMatchObject({
+      status: "declined",
+      amount_captured: 0,
+      failure_code: "capture_failed",
+      failure_message: expect.stringMatching(/capture failed/),
+    });
+    const events = await w.store.findAll("events", { livemode: false, type: "payment.failed" }, 10);
+    expect(events).toHaveLength(1);
+    expect(events[0]?.payload).toMatchObject({ tx_id: charge.id, failure_code: "capture_failed" });
+    const reversals = await w.store.findAll(
+      "balance_transactions",
+      { source_id: charge.id, type: "charge_failure" },
+      10,
+    );
+    expect(reversals).toHaveLength(1);
+    expect(reversals[0]?.net).toBeLessThan(0);
+    // What the first charge earned stays; the failed one's credit is gone.
+    const [keptCapture] = await w.store.findAll("balance_transactions", { source_id: kept.id, type: "charge" }, 10);
+    expect(await w.available("USD")).toBe(keptCapture?.net);
+    expect(w.errors).toEqual([]);
+    await w.verified();
+  });
+
+  it("fails a refund the acquirer reports failed (REFUND_FAILED) once, in any order: money back, charge restored, payment.refund_failed", async () => {
+    const w = await world();
+    const charge = await w.card(3000);
+    const net = (await w.available("USD")) ?? 0;
+    const first = await w.domain.charges.refund(w.caller, charge.id, { amount: 1000 });
+    const second = await w.domain.charges.refund(w.caller, charge.id, {});
+    expect((await w.domain.charges.load(false, charge.id)).status).toBe("refunded");
+    const failedItem = (id: string) =>
+      w.item({ eventCode: "REFUND_FAILED", merchantReference: id, reason: "Account closed" });
+    const refundedItem = (id: string) => w.item({ eventCode: "REFUND", merchantReference: id });
+    const failSecond = failedItem(second.id);
+    // The failure first, twice, then the earlier confirmation, late.
+    await w.receive(failSecond, failSecond);
+    await w.receive(refundedItem(second.id), failSecond);
+    expect(await w.domain.charges.load(false, charge.id)).toMatchObject({
+      status: "partially_refunded",
+      amount_refunded: 1000,
+    });
+    const refunds = await w.domain.charges.listRefunds(w.caller, charge.id, { limit: 10 });
+    expect(refunds.data.find((r) => r.id === second.id)?.status).toBe("failed");
+    expect(refunds.data.find((r) => r.id === first.id)?.status).toBe("succeeded");
+    expect(await w.available("USD")).toBe(net - 1000);
+    // A REFUND refused outright fails the other: the charge is back to captured.
+    const refused = w.item({ eventCode: "REFUND", merchantReference: first.id, success: "false" });
+    await w.receive(refused, refused, failedItem(first.id));
+    expect(await w.domain.charges.load(false, charge.id)).toMatchObject({ status: "captured", amount_refunded: 0 });
+    expect(await w.available("USD")).toBe(net);
+    const events = await w.store.findAll("events", { livemode: false, type: "payment.refund_failed" }, 10);
+    expect(events.map((e) => e.payload.refund_id).sort()).toEqual([first.id, second.id].sort());
+    expect(
+      await w.store.findAll("balance_transactions", { type: "refund_failure", merchant_id: w.merchant.id }, 10),
+    ).toHaveLength(2);
+    // The money can be refunded again.
+    await w.domain.charges.refund(w.caller, charge.id, { amount: 3000 });
+    expect(w.errors).toEqual([]);
+    await w.verified();
+  });
+
+  it("fails a refund of the sandbox's refund-failure test card (4000000000005126) after it is made, once", async () => {
+    const w = await world();
+    const token = await w.domain.tokens.create(w.caller, {
+      card: "4000000000005126",
+      holder: "Ada",
+      exp_month: 12,
+      exp_year: 2031,
+    });
+    const charge = await w.domain.charges.create(w.caller, {
+      merchant_id: w.merchant.id,
+      amount: 2000,
+      currency: "USD",
+      payment_method: { type: "card", token: token.id },
+    });
+    const net = (await w.available("USD")) ?? 0;
+    const refund = await w.domain.charges.refund(w.caller, charge.id, {});
+    const [stored] = (await w.domain.charges.listRefunds(w.caller, charge.id, { limit: 10 })).data;
+    expect(stored).toMatchObject({ id: refund.id, status: "failed" });
+    expect(await w.domain.charges.load(false, charge.id)).toMatchObject({ status: "captured", amount_refunded: 0 });
+    expect(await w.available("USD")).toBe(net);
+    const events = await w.store.findAll("events", { livemode: false, type: "payment.refund_failed" }, 10);
+    expect(events.map((e) => e.payload.failure_message)).toEqual([expect.stringMatching(/test card 4000000000005126/)]);
+    await w.verified();
+  });
+
+  it("keeps a CAPTURE_FAILED that comes before our capture committed waiting, and undoes the capture once it has", async () => {
+    const w = await world();
+    const authorized = await w.card(2500, false);
+    const { acquirerIntents } = await import("../charges/intents.ts");
+    await w.store.insert(
+      "acquirer_intents",
+      acquirerIntents({ store: w.store, clock: w.domain.clock, lockSeconds: 60 }).build({
+        livemode: false,
+        chargeId: authorized.id,
+        objectId: authorized.id,
+        operation: "capture",
+        finish: "capture",
+        amount: 2500,
+        currency: "USD",
+        reference: authorized.processor_ref,
+      }),
+    );
+    await w.receive(w.item({ eventCode: "CAPTURE_FAILED", merchantReference: authorized.id }));
+    expect(await w.domain.acquirerNotifications.inState(false, "waiting")).toHaveLength(1);
+    await w.store.delete("acquirer_intents", `${authorized.id}:capture`);
+    await w.domain.charges.capture(w.caller, authorized.id);
+    expect(await w.domain.jobs.applyNotifications()).toBe(1);
+    expect(await w.domain.charges.load(false, authorized.id)).toMatchObject({ status: "declined", amount_captured: 0 });
+    expect(await w.available("USD")).toBe(0);
+    await w.verified();
+  });
+
+  it("never takes a failed capture's money below zero: when the balance no longer covers it, a person looks", async () => {
+    const w = await world();
+    const charge = await w.card(10_000);
+    const net = (await w.available("USD")) ?? 0;
+    await w.domain.cashouts.create(w.caller, {
+      merchant_id: w.merchant.id,
+      amount: net,
+      currency: "USD",
+      destination: bank,
+    });
+    await w.receive(w.item({ eventCode: "CAPTURE_FAILED", merchantReference: charge.id }));
+    expect(await w.domain.charges.load(false, charge.id)).toMatchObject({ status: "captured" });
+    expect(w.errors).toHaveLength(1);
+    expect(await w.available("USD")).toBe(0);
+    await w.verified();
+  });
+
+  it("fails a paid cashout the bank sent back (PAIDOUT_REVERSED) once, in any order, its money back in available", async () => {
+    const w = await world();
+    await w.card(10_000);
+    const make = () =>
+      w.domain.cashouts.create(w.caller, {
+        merchant_id: w.merchant.id,
+        amount: 1000,
+        currency: "USD",
+        destination: bank,
+      });
+    const inOrder = await make();
+    const early = await make();
+    w.advance(7 * 86_400);
+    await w.domain.jobs.payouts();
+    const paid = (id: string) => w.item({ eventCode: "PAYOUT_THIRDPARTY", merchantReference: id });
+    const returned = (id: string) =>
+      w.item({ eventCode: "PAIDOUT_REVERSED", merchantReference: id, reason: "Account closed" });
+    const returnedInOrder = returned(inOrder.id);
+    const returnedEarly = returned(early.id);
+    const paidEarly = paid(early.id);
+    await w.receive(paid(inOrder.id), returnedInOrder, returnedInOrder);
+    // Out of order: the return before the payment it takes back waits for it, then applies.
+    await w.receive(returnedEarly);
+    expect(await w.domain.acquirerNotifications.inState(false, "waiting")).toHaveLength(1);
+    await w.receive(paidEarly, returnedEarly, paidEarly);
+    for (const id of [inOrder.id, early.id]) {
+      expect(await w.domain.cashouts.get(w.caller, id)).toMatchObject({
+        status: "failed",
+        failure_code: "account_closed",
+        failure_message: expect.stringMatching(/sent the paid cashout back.*Account closed/),
+      });
+      expect(await w.store.findAll("postings", { source_id: id, type: "cashout_reversal" }, 10)).toHaveLength(1);
+    }
+    const failedEvents = await w.store.findAll("events", { livemode: false, type: "cashout.failed" }, 100);
+    expect(failedEvents).toHaveLength(2);
+    expect(await w.available("USD")).toBe(10_000);
+    expect(await w.domain.acquirerNotifications.inState(false, "waiting")).toHaveLength(0);
+    expect(w.errors).toEqual([]);
+    await w.verified();
+  });
+
+  it("logs a return of a cashout that never paid for a person, changing nothing", async () => {
+    const w = await world();
+    await w.card(10_000);
+    const cashout = await w.domain.cashouts.create(w.caller, {
+      merchant_id: w.merchant.id,
+      amount: 1000,
+      currency: "USD",
+      destination: bank,
+    });
+    w.advance(7 * 86_400);
+    await w.domain.jobs.payouts();
+    await w.receive(w.item({ eventCode: "PAYOUT_DECLINE", merchantReference: cashout.id }));
+    await w.receive(w.item({ eventCode: "PAIDOUT_REVERSED", merchantReference: cashout.id }));
+    expect(w.errors).toHaveLength(1);
+    expect(await w.available("USD")).toBe(10_000);
     await w.verified();
   });
 });

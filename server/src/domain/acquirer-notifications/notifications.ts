@@ -110,11 +110,11 @@ export function createAcquirerNotifications(deps: NotificationDeps) {
         );
       case "capture":
       case "cancellation":
-        return charges.modification(livemode, outcome.merchantReference, outcome.type, outcome.succeeded);
+        return charges.modification(livemode, outcome.merchantReference, outcome.type, outcome.succeeded, mark);
       case "refund":
         // The connector sends the refund's id as its reference; a refund made before that carried the charge's.
         if (outcome.merchantReference.startsWith("re_")) {
-          return charges.refund(livemode, outcome.merchantReference, outcome.succeeded);
+          return charges.refund(livemode, outcome.merchantReference, outcome.succeeded, mark);
         }
         return outcome.succeeded ? "confirmed" : "attention";
       case "cancel_or_refund":

@@ -5,7 +5,7 @@ import { DomainError } from "../kernel/errors.ts";
 import { recordEvent } from "../kernel/events.ts";
 import { tryTransition } from "../kernel/state-machine.ts";
 import { iso } from "../kernel/time.ts";
-import { postCashoutPaid } from "../ledger/ledger.ts";
+import { postCashoutPaid, postCashoutReturn } from "../ledger/ledger.ts";
 import type { CashoutContext } from "./context.ts";
 import { FAILURE_MESSAGES } from "./payout-rail.ts";
 import type { CashoutDoc, CashoutFailureCode, CashoutTx } from "./records.ts";
@@ -14,6 +14,83 @@ import { CASHOUT_MACHINE, eventFields, refusal } from "./state.ts";
 // A cashout's way out: the payout job sends pending cashouts to the payout rail (an outside call, never
 // inside a store transaction) once their pending time is over, and later records what became of them;
 // in the sandbox, sandboxPayCashout and sandboxFailCashout (spec/resources/cashouts.tsp) do it at once.
+
+/**
+ * The failure code a returned payout is shown with: what the bank's reason says when it says it (Adyen's
+ * `reason` is free text), else `declined` (the bank refused the credit).
+ */
+export function returnCode(reason: string | undefined): CashoutFailureCode {
+  if (reason && /closed/i.test(reason)) return "account_closed";
+  if (reason && /(no|unknown|invalid) (such )?account|account (not found|unknown|does not exist)/i.test(reason)) {
+    return "no_account";
+  }
+  return "declined";
+}
+
+/**
+ * paid → failed: the destination's bank sent a paid cashout back (PAIDOUT_REVERSED). Its amount leaves
+ * `cashouts:paid_out` for the merchant's `available` and `cashout.failed` says why, in one transaction.
+ */
+function markReturned(
+  ctx: CashoutContext,
+  cashout: CashoutDoc,
+  reason: string | undefined,
+  alongside: (tx: CashoutTx) => Promise<void>,
+) {
+  const { store, clock, transition } = ctx;
+  const code = returnCode(reason);
+  const message = `The destination's bank sent the paid cashout back; its amount is available again${reason ? ` (${reason})` : ""}. ${FAILURE_MESSAGES[code]}`;
+  return commit(store, null, async (tx) => {
+    await alongside(tx);
+    const failed = await transition(
+      tx,
+      cashout,
+      "failed",
+      {
+        failure_code: code,
+        failure_message: message,
+        next_step_at: null,
+        returned_at: iso(clock.now(cashout.livemode)),
+      },
+      "process",
+    );
+    await postCashoutReturn(tx, clock, {
+      livemode: failed.livemode,
+      merchantId: failed.merchant_id,
+      currency: failed.currency,
+      cashoutId: failed.id,
+      amount: failed.amount,
+    });
+    await recordEvent(tx, clock, failed.livemode, "cashout.failed", {
+      ...eventFields(failed),
+      failure_code: code,
+      failure_message: message,
+    });
+    return failed;
+  });
+}
+
+/**
+ * A payout outcome for a cashout no longer in transit (acquirerOutcome): a return of a paid one fails it
+ * (markReturned); anything else confirms what is recorded or contradicts it (a person reconciles it).
+ */
+async function afterTransit(
+  ctx: CashoutContext,
+  cashout: CashoutDoc,
+  status: "paid" | "failed" | "declined" | "expired" | "returned",
+  reason: string | undefined,
+  alongside: (tx: CashoutTx) => Promise<void>,
+): Promise<"applied" | "confirmed" | "attention"> {
+  if (status === "returned") {
+    if (cashout.status !== "paid") return "attention";
+    await markReturned(ctx, cashout, reason, alongside);
+    return "applied";
+  }
+  const paid = status === "paid";
+  // It was paid, then returned: a late confirmation of the payment confirms what is recorded.
+  if (paid && cashout.status === "failed" && cashout.returned_at) return "confirmed";
+  return (cashout.status === "paid") === paid ? "confirmed" : "attention";
+}
 
 export function payouts(ctx: CashoutContext) {
   const { store, clock, rail, later, payoutRequest, transition, failIn } = ctx;
@@ -82,8 +159,8 @@ export function payouts(ctx: CashoutContext) {
      * A payout's outcome as the acquirer reports it (Adyen's PAYOUT_THIRDPARTY, PAYOUT_DECLINE,
      * PAYOUT_EXPIRE, PAIDOUT_REVERSED: domain/acquirer-notifications), applied once: `alongside` marks the
      * notification applied first inside the change's transaction. An in_transit cashout is paid, or fails
-     * with its amount back in `available`; a pending one has not been sent yet (out of order: waits); a
-     * paid one returned by the bank has no way back in our machine (a person reconciles it).
+     * with its amount back in `available`; a pending one has not been sent yet (out of order: waits);
+     * one no longer in transit: afterTransit (a paid one returned by the bank fails).
      */
     async acquirerOutcome(
       livemode: boolean,
@@ -105,8 +182,7 @@ export function payouts(ctx: CashoutContext) {
         }
         return "applied";
       }
-      if (status === "returned") return "attention";
-      return (cashout.status === "paid") === paid ? "confirmed" : "attention";
+      return afterTransit(ctx, cashout, status, reason, alongside);
     },
 
     /** Sandbox: the destination's bank processes the cashout now (paid, or failed for a magic destination). */

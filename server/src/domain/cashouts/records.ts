@@ -44,6 +44,11 @@ export interface CashoutDoc extends BaseDoc {
   metadata: Record<string, string>;
   /** The payout rail's reference, once the cashout was handed to it. */
   payout_ref: string | null;
+  /**
+   * When the destination's bank sent the paid cashout back (PAIDOUT_REVERSED: paid → failed); absent
+   * otherwise. A late confirmation that it was paid then confirms what is recorded. Never shown.
+   */
+  returned_at?: string | null;
   /** When the payout job next acts on it (sends a pending one, asks about an in_transit one); null when final. */
   next_step_at: string | null;
   updated_at: string;

@@ -14,6 +14,8 @@ describe("the cashout state machine", () => {
       ["pending", "failed"],
       ["in_transit", "paid"],
       ["in_transit", "failed"],
+      // The destination's bank sent a paid cashout back (PAIDOUT_REVERSED).
+      ["paid", "failed"],
     ],
   });
 });

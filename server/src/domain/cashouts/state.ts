@@ -7,14 +7,16 @@ import type { CashoutDoc, CashoutStatus } from "./records.ts";
 /**
  * The cashout state machine, the whole truth of a cashout's status: created pending; sent (in_transit) by
  * the payout job once its pending time is over; paid or failed by the rail; canceled only while pending.
- * Anything else is a 409 invalid_state_transition.
+ * A paid cashout fails later only when the destination's bank sends it back (the acquirer's report:
+ * Adyen's PAIDOUT_REVERSED, payouts.ts acquirerOutcome); its amount returns to `available`. Anything else
+ * is a 409 invalid_state_transition.
  */
 export const CASHOUT_MACHINE = stateMachine<"cashout", CashoutStatus>("cashout", {
   initial: ["pending"],
   transitions: {
     pending: ["in_transit", "canceled", "failed"],
     in_transit: ["paid", "failed"],
-    paid: [],
+    paid: ["failed"],
     failed: [],
     canceled: [],
   },

@@ -1,9 +1,12 @@
 import { commit } from "../kernel/commit.ts";
+import { DomainError } from "../kernel/errors.ts";
 import { recordEvent } from "../kernel/events.ts";
+import { iso } from "../kernel/time.ts";
+import { postCaptureReversal, postRefundReversal } from "../ledger/ledger.ts";
 import type { ChargeContext } from "./context.ts";
 import { acquirerKey } from "./processor.ts";
-import type { ChargeTx } from "./records.ts";
-import { eventFields } from "./state.ts";
+import type { ChargeDoc, ChargeStatus, ChargeTx, RefundDoc } from "./records.ts";
+import { CHARGE_MACHINE, eventFields, REFUND_MACHINE } from "./state.ts";
 
 // What an acquirer reports after the fact (its notifications: domain/acquirer-notifications), applied to
 // charges and refunds. Each outcome is applied by the notification area exactly once: `alongside` marks its
@@ -35,8 +38,111 @@ export interface ChargeAcquirerOutcomes {
     chargeId: string,
     kind: "capture" | "cancellation",
     succeeded: boolean,
+    alongside: Alongside,
   ): Promise<OutcomeApplication>;
-  refund(livemode: boolean, refundId: string, succeeded: boolean): Promise<OutcomeApplication>;
+  refund(livemode: boolean, refundId: string, succeeded: boolean, alongside: Alongside): Promise<OutcomeApplication>;
+}
+
+/**
+ * A refund the acquirer did not make after all: the refund `failed`, the charge's refunded total
+ * lowered by its amount (conditionally: never below zero) and its status back to what that total says
+ * (CHARGE_MACHINE: refunded or partially_refunded → partially_refunded or captured), the money back in
+ * the merchant's `available` (ledger.ts postRefundReversal) and `payment.refund_failed`, in one
+ * transaction.
+ */
+export async function refundFailed(
+  ctx: ChargeContext,
+  refund: RefundDoc,
+  reason: string | undefined,
+  alongside: Alongside,
+): Promise<void> {
+  const { store, clock } = ctx;
+  const failure_message = `The acquirer reported that the refund failed after it was accepted${reason ? ` (${reason})` : ""}: the money did not reach the cardholder, and its amount is back in the merchant's available balance.`;
+  await commit(store, null, async (tx) => {
+    await alongside(tx);
+    // Conditional on the status read: the notification's mark already makes this once; this is the last guard.
+    const failed = await tx.update(
+      "refunds",
+      refund.id,
+      { set: { status: REFUND_MACHINE.step(refund.status, "failed") } },
+      { status: refund.status },
+    );
+    if (!failed) throw new DomainError("conflict", `Refund ${refund.id} changed meanwhile; applied again later.`);
+    const lowered = await tx.update(
+      "charges",
+      refund.charge_id,
+      { inc: { amount_refunded: -refund.amount }, set: { updated_at: iso(clock.now(refund.livemode)) } },
+      { amount_refunded: { $gte: refund.amount } },
+    );
+    if (!lowered) throw new Error(`charge ${refund.charge_id} has less refunded than its refund ${refund.id}`);
+    const status: ChargeStatus = lowered.amount_refunded === 0 ? "captured" : "partially_refunded";
+    const after =
+      lowered.status === status
+        ? lowered
+        : ((await tx.update(
+            "charges",
+            lowered.id,
+            { set: { status: CHARGE_MACHINE.step(lowered.status, status) } },
+            { status: lowered.status },
+          )) ?? lowered);
+    if (after.status !== lowered.status) ctx.reached(tx, after);
+    await postRefundReversal(tx, clock, {
+      livemode: refund.livemode,
+      merchantId: refund.merchant_id,
+      currency: refund.currency,
+      refundId: refund.id,
+      amount: refund.amount,
+    });
+    await recordEvent(tx, clock, refund.livemode, "payment.refund_failed", {
+      ...eventFields(after),
+      refund_id: refund.id,
+      refund_amount: refund.amount,
+      amount_refunded: after.amount_refunded,
+      failure_message,
+    });
+  });
+}
+
+/**
+ * A recorded capture the acquirer did not make (CAPTURE_FAILED, CAPTURE false): the charge goes
+ * `captured` → `declined` with `failure_code: capture_failed`, nothing captured, its money taken back
+ * (ledger.ts postCaptureReversal) and `payment.failed` sent, in one transaction. Only a charge with
+ * nothing refunded or disputed is undone here: a refund or a chargeback on money the acquirer never
+ * took is for a person to reconcile with it, as is a merchant whose balance no longer covers the credit
+ * (balances never go below zero for this).
+ */
+async function captureFailed(ctx: ChargeContext, charge: ChargeDoc, alongside: Alongside): Promise<OutcomeApplication> {
+  const { store, clock } = ctx;
+  if (charge.status !== "captured" || charge.amount_refunded !== 0 || charge.dispute_id) return "attention";
+  const failure_message =
+    "The acquirer reported that the capture failed after it was accepted: the payment was not collected, and its amount was taken back from the merchant's balance.";
+  try {
+    await commit(store, null, async (tx) => {
+      await alongside(tx);
+      const failed = await ctx.transition(
+        tx,
+        charge,
+        "declined",
+        { amount_captured: 0, failure_code: "capture_failed", failure_message },
+        "capture",
+      );
+      await postCaptureReversal(tx, clock, {
+        livemode: failed.livemode,
+        merchantId: failed.merchant_id,
+        currency: failed.currency,
+        chargeId: failed.id,
+      });
+      await recordEvent(tx, clock, failed.livemode, "payment.failed", {
+        ...eventFields(failed),
+        failure_code: "capture_failed",
+        failure_message,
+      });
+    });
+  } catch (err) {
+    if (err instanceof DomainError && err.code === "insufficient_balance") return "attention";
+    throw err;
+  }
+  return "applied";
 }
 
 export function acquirerOutcomes(ctx: ChargeContext): ChargeAcquirerOutcomes {
@@ -107,15 +213,18 @@ export function acquirerOutcomes(ctx: ChargeContext): ChargeAcquirerOutcomes {
 
     /**
      * A capture or a cancellation confirmed (or refused) by the acquirer. Ours was recorded when the
-     * acquirer received it (a Confirmation `pending`): a success confirms it; one that arrives while our
-     * transaction has not committed waits for it. A refusal (CAPTURE false, CAPTURE_FAILED, CANCELLATION
-     * false) contradicts a recorded capture or void: a person reconciles it.
+     * acquirer received it (a Confirmation `pending`): a success confirms it; an outcome that arrives
+     * while our transaction has not committed waits for it. A capture refused after we recorded it
+     * (CAPTURE false, or CAPTURE_FAILED: the scheme rejected it later) is undone: the charge is
+     * `declined` with `capture_failed` and the capture's money taken back (captureFailed). A refused
+     * cancellation of a recorded void contradicts it: a person reconciles it.
      */
     async modification(
       livemode: boolean,
       chargeId: string,
       kind: "capture" | "cancellation",
       succeeded: boolean,
+      alongside: Alongside,
     ): Promise<OutcomeApplication> {
       const charge = await find(livemode, chargeId);
       if (!charge) return "waiting";
@@ -123,23 +232,39 @@ export function acquirerOutcomes(ctx: ChargeContext): ChargeAcquirerOutcomes {
         kind === "capture"
           ? charge.status === "captured" || charge.status === "partially_refunded" || charge.status === "refunded"
           : charge.status === "voided";
-      if (done) return succeeded ? "confirmed" : "attention";
+      if (done) {
+        if (succeeded) return "confirmed";
+        return kind === "capture" ? captureFailed(ctx, charge, alongside) : "attention";
+      }
+      // A capture undone already (its failure applied): a late confirmation or failure has nothing to add.
+      if (kind === "capture" && charge.failure_code === "capture_failed") return "confirmed";
       if (charge.status === "authorized") {
         // Our call is on its way (its intent still open): its transaction has not committed yet.
         const intent = await store.get(
           "acquirer_intents",
           acquirerKey(charge.id, kind === "capture" ? "capture" : "void"),
         );
-        if (intent && intent.state !== "resolved") return succeeded ? "waiting" : "confirmed";
+        if (intent && intent.state !== "resolved") return "waiting";
       }
       return succeeded ? "attention" : "confirmed";
     },
 
-    /** A refund confirmed by the acquirer: ours was recorded before the call; it confirms it. */
-    async refund(livemode: boolean, refundId: string, succeeded: boolean): Promise<OutcomeApplication> {
+    /**
+     * A refund confirmed by the acquirer: ours was recorded before the call; a success confirms it. One
+     * refused (REFUND false) or failed afterwards (REFUND_FAILED) is undone (refundFailed); the other of
+     * those two, or a late success after it, then has nothing to add.
+     */
+    async refund(
+      livemode: boolean,
+      refundId: string,
+      succeeded: boolean,
+      alongside: Alongside,
+    ): Promise<OutcomeApplication> {
       const refund = await store.get("refunds", refundId);
       if (!refund || refund.livemode !== livemode) return "waiting";
-      return succeeded ? "confirmed" : "attention";
+      if (succeeded || refund.status === "failed") return "confirmed";
+      await refundFailed(ctx, refund, undefined, alongside);
+      return "applied";
     },
   };
 }

@@ -102,6 +102,13 @@ export interface AuthenticationCompleted {
 /** A capture, void or refund the acquirer took: done now, or confirmed later by its notification. */
 export type Confirmation = { status: "confirmed" } | { status: "pending" };
 
+/**
+ * A refund's answer: a Confirmation, or `failed` when the acquirer took it and then could not pay it back
+ * (what a real acquirer reports later by notification, acquirer-outcomes.ts; the sandbox's refund-failure
+ * test card answers it at once). The refund stays made, then fails, as it does after a notification.
+ */
+export type RefundConfirmation = Confirmation | { status: "failed"; reason: string };
+
 export interface CaptureRequest extends AcquirerCall {
   /** The authorization's reference (the charge's processor_ref). */
   reference: string;
@@ -214,7 +221,7 @@ export interface Processor {
   capture(request: CaptureRequest): Promise<Confirmation>;
   /** Releases an authorization. */
   void(request: ReleaseRequest): Promise<Confirmation>;
-  refund(request: RefundRequest): Promise<Confirmation>;
+  refund(request: RefundRequest): Promise<RefundConfirmation>;
   /**
    * Undoes a payment whatever became of it (Adyen's "reversal"): releases an authorization, or refunds a
    * capture in full. Used by recovery for an authorization our ledger never recorded (intents.ts).

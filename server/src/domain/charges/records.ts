@@ -75,7 +75,8 @@ export interface ChargeDoc extends BaseDoc {
   next_action: NextAction | null;
   /** next_action.expires_at, top-level so the expiry job can query it. */
   expires_at: string | null;
-  failure_code: FailureCode | "fraud_blocked" | null;
+  /** An authorization's failure, fraud's block, or a capture the acquirer reported failed (acquirer-outcomes.ts). */
+  failure_code: FailureCode | "fraud_blocked" | "capture_failed" | null;
   failure_message: string | null;
   description: string | null;
   metadata: Record<string, string>;
@@ -106,8 +107,11 @@ export interface ChargeDoc extends BaseDoc {
   updated_at: string;
 }
 
-/** A refund succeeds or is not made: the simulator never fails one (refunds.ts). */
-export type RefundStatus = "succeeded";
+/**
+ * A refund succeeds or is not made; a real acquirer may report one it accepted failed afterwards
+ * (acquirer-outcomes.ts: Adyen's REFUND_FAILED). The simulator never fails one.
+ */
+export type RefundStatus = "succeeded" | "failed";
 
 export interface RefundDoc extends BaseDoc {
   charge_id: string;

@@ -7,6 +7,7 @@ import { recordEvent } from "../kernel/events.ts";
 import { newId } from "../kernel/ids.ts";
 import { assertMinorUnits } from "../kernel/money.ts";
 import { postRefund } from "../ledger/ledger.ts";
+import { refundFailed } from "./acquirer-outcomes.ts";
 import type { ChargeContext } from "./context.ts";
 import type { AcquirerIntentDoc, ChargeDoc, ChargeStatus, RefundDoc } from "./records.ts";
 import { CHARGE_MACHINE, eventFields, REFUND_MACHINE, refusal } from "./state.ts";
@@ -39,19 +40,25 @@ export function refunds(ctx: ChargeContext) {
 
   /**
    * Sends a committed refund's call (again, after a crash: same key) and resolves its intent. A refund
-   * the acquirer takes is `succeeded` at once; a real acquirer's refund failure (confirmed later by its
-   * notification) would need a `failed` refund state, which the contract does not have yet.
+   * the acquirer takes is `succeeded` at once; one it reports failed (later by notification, or at once
+   * for the sandbox's refund-failure test card) becomes `failed` (acquirer-outcomes.ts refundFailed).
    */
   async function sendRefund(intent: AcquirerIntentDoc): Promise<void> {
     // A local payment completed before its reference was kept on the charge has none: its charge id stands in.
     const reference = intent.reference ?? intent.charge_id;
-    await ctx.processorFor(intent.livemode).refund({
+    const answer = await ctx.processorFor(intent.livemode).refund({
       idempotencyKey: intent.id,
       reference,
       amount: intent.amount,
       currency: intent.currency,
     });
     await ctx.intents.resolveAlone(intent, "committed");
+    // Taken, then failed (the sandbox's refund-failure test card): undone as a REFUND_FAILED would be,
+    // once (the refund's conditional status change; a resend after a crash finds it failed).
+    if (answer.status === "failed" && intent.refund_id) {
+      const refund = await store.get("refunds", intent.refund_id);
+      if (refund?.status === "succeeded") await refundFailed(ctx, refund, answer.reason, async () => {});
+    }
   }
 
   return {

@@ -23,8 +23,14 @@ describe("the charge state machine", () => {
       ["authorized", "voided"],
       ["captured", "partially_refunded"],
       ["captured", "refunded"],
+      // The acquirer reports the capture failed after it was recorded (acquirer-outcomes.ts).
+      ["captured", "declined"],
       ["partially_refunded", "partially_refunded"],
       ["partially_refunded", "refunded"],
+      // A refund the acquirer reports failed gives its amount back (acquirer-outcomes.ts).
+      ["partially_refunded", "captured"],
+      ["refunded", "partially_refunded"],
+      ["refunded", "captured"],
     ],
   });
 });
@@ -41,5 +47,5 @@ describe("the review state machine", () => {
 });
 
 describe("the refund state machine", () => {
-  itHoldsTheTable(REFUND_MACHINE, { initial: ["succeeded"], edges: [] });
+  itHoldsTheTable(REFUND_MACHINE, { initial: ["succeeded"], edges: [["succeeded", "failed"]] });
 });

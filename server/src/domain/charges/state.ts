@@ -21,9 +21,11 @@ export const CHARGE_MACHINE = stateMachine<"charge", ChargeStatus>("charge", {
     // charge; no answer in time expires it.
     requires_action: ["authorized", "captured", "declined", "expired"],
     authorized: ["captured", "voided"],
-    captured: ["partially_refunded", "refunded"],
-    partially_refunded: ["partially_refunded", "refunded"],
-    refunded: [],
+    // A capture the acquirer reports failed after it was recorded is undone (acquirer-outcomes.ts).
+    captured: ["partially_refunded", "refunded", "declined"],
+    // A refund the acquirer reports failed gives its amount back to the charge (acquirer-outcomes.ts).
+    partially_refunded: ["partially_refunded", "refunded", "captured"],
+    refunded: ["partially_refunded", "captured"],
     declined: [],
     blocked: [],
     voided: [],
@@ -37,10 +39,13 @@ export const REVIEW_MACHINE = stateMachine<"review", ReviewStatus>("review", {
   transitions: { open: ["approved", "rejected", "expired"], approved: [], rejected: [], expired: [] },
 });
 
-/** A refund (Refund in spec/resources/charges.tsp) is recorded once it succeeded, and never changes. */
+/**
+ * A refund (Refund in spec/resources/charges.tsp) is recorded once it succeeded; it changes only when the
+ * acquirer reports it failed afterwards (acquirer-outcomes.ts), and then never again.
+ */
 export const REFUND_MACHINE = stateMachine<"refund", RefundStatus>("refund", {
   initial: ["succeeded"],
-  transitions: { succeeded: [] },
+  transitions: { succeeded: ["failed"], failed: [] },
 });
 
 /** Every allowed transition of a charge. */

@@ -344,7 +344,7 @@ export function createDisputes(deps: DisputesDeps): Disputes {
     open,
     resolve,
     /** Disputes as the acquirer reports them (its notifications: domain/acquirer-notifications). */
-    acquirerOutcomes: acquirerDisputes({ store, charges, open, resolve }),
+    acquirerOutcomes: acquirerDisputes({ store, clock, charges, open, resolve, load, move, decideChargeback }),
 
     /**
      * Runs inside every capture's transaction (charges' onCapture, wired in domain/index.ts): a sandbox

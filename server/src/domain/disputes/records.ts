@@ -37,6 +37,12 @@ export interface DisputeDoc extends BaseDoc {
    * (domain/acquirer-notifications): what its defense or acceptance is sent under. Never shown.
    */
   acquirer_ref?: string | null;
+  /**
+   * The acquirer reported the issuer's second chargeback (Adyen's SECOND_CHARGEBACK, acquirer-outcomes.ts):
+   * the dispute ends lost, and a reversal of the first chargeback that arrives after it is the earlier
+   * event delivered late, not a new decision. Never shown.
+   */
+  second_chargeback?: boolean;
 }
 
 /**

@@ -19,6 +19,9 @@ describe("the dispute state machine", () => {
       ["needs_response", "lost"],
       ["under_review", "won"],
       ["under_review", "lost"],
+      // Decided again by the networks, as the acquirer reports it: a second chargeback, a late reversal.
+      ["won", "lost"],
+      ["lost", "won"],
     ],
   });
 

@@ -10,7 +10,10 @@ import type { DisputeDoc, DisputeStatus } from "./records.ts";
  * `warning_closed` (accepted, deadline passed, or decided for the merchant) unless the bank escalates it
  * into a chargeback (`needs_response`). A chargeback starts `needs_response`; submitting evidence moves it
  * to `under_review`; it ends `won` or `lost` (accepting it or letting its deadline pass loses it; the
- * sandbox's bank may decide before evidence arrives). Anything else is a 409 invalid_state_transition.
+ * sandbox's bank may decide before evidence arrives). A decided chargeback is decided again only by the
+ * card networks, as the acquirer reports it (acquirer-outcomes.ts): `won` → `lost` (the issuer's second
+ * chargeback, pre-arbitration) and `lost` → `won` (the chargeback reversed after all). Anything else is a
+ * 409 invalid_state_transition.
  */
 export const DISPUTE_MACHINE = stateMachine<"dispute", DisputeStatus>("dispute", {
   initial: ["warning_needs_response", "needs_response"],
@@ -20,8 +23,8 @@ export const DISPUTE_MACHINE = stateMachine<"dispute", DisputeStatus>("dispute",
     warning_closed: [],
     needs_response: ["under_review", "won", "lost"],
     under_review: ["won", "lost"],
-    won: [],
-    lost: [],
+    won: ["lost"],
+    lost: ["won"],
   },
 });
 

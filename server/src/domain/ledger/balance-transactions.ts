@@ -13,7 +13,9 @@ import type { BalanceTransactionDoc, BalanceTransactionType, LedgerStore, Postin
 
 const TYPE_OF: Record<PostingType, BalanceTransactionType | null> = {
   capture: "charge",
+  capture_reversal: "charge_failure",
   refund: "refund",
+  refund_reversal: "refund_failure",
   settlement: "settlement",
   cashout: "cashout",
   cashout_reversal: "cashout_reversal",

@@ -82,6 +82,62 @@ export function postCapture(
 }
 
 /**
+ * A capture the acquirer reports failed after it was recorded (Adyen's CAPTURE_FAILED, or a CAPTURE
+ * refused: charges/acquirer-outcomes.ts): the capture's posting is undone. The acquirer owes nothing for
+ * it (`acquirer:clearing` debited back), the fee is not earned, and the merchant's credit is taken back,
+ * first from what is still unsettled in `pending`, then from `available`. Never below zero: when the
+ * balance no longer covers it, `insufficient_balance` rolls the whole change back (a person reconciles).
+ * One posting per bucket, as for a refund (balance transactions move one bucket each).
+ */
+export async function postCaptureReversal(tx: LedgerTx, clock: Clock, capture: Owner & { chargeId: string }) {
+  const original = await tx.findOne("postings", { source_id: capture.chargeId, type: "capture" });
+  if (!original) throw new Error(`charge ${capture.chargeId} has no capture posting to reverse`);
+  const amount = -(original.lines.find((l) => l.account === "acquirer:clearing")?.amount ?? 0);
+  const fee = original.fee;
+  const net = amount - fee;
+  const fromPending = net > 0 ? await drawFromPendingCredit(tx, { chargeId: capture.chargeId, amount: net }) : 0;
+  const parts: [MerchantBucket, number][] = [
+    ["pending", fromPending],
+    ["available", net - fromPending],
+  ];
+  // The fee comes back from revenue in the first posting (the merchant never had it).
+  let feeLeft = fee;
+  const postings: string[] = [];
+  for (const [bucket, part] of parts) {
+    if (part <= 0) continue;
+    const lines: Line[] = [
+      { account: merchantAccount(capture.merchantId, bucket), amount: -part },
+      { account: CLEARING, amount: part + feeLeft },
+    ];
+    if (feeLeft !== 0) lines.push({ account: FEE_REVENUE, amount: -feeLeft });
+    feeLeft = 0;
+    const { posting } = await postPosting(tx, clock, {
+      livemode: capture.livemode,
+      currency: capture.currency,
+      type: "capture_reversal",
+      sourceId: capture.chargeId,
+      lines,
+    });
+    postings.push(posting.id);
+  }
+  if (feeLeft !== 0) {
+    // All of it was the fee: only the platform's accounts move.
+    const { posting } = await postPosting(tx, clock, {
+      livemode: capture.livemode,
+      currency: capture.currency,
+      type: "capture_reversal",
+      sourceId: capture.chargeId,
+      lines: [
+        { account: FEE_REVENUE, amount: -feeLeft },
+        { account: CLEARING, amount: feeLeft },
+      ],
+    });
+    postings.push(posting.id);
+  }
+  return postings;
+}
+
+/**
  * A refund (createRefund): the platform owes the acquirer the refunded amount, taken from the merchant.
  * The money comes first from this charge's own capture credit if it has not settled yet (production),
  * then from `available`: a merchant can refund a same-day order. A refund never overdraws (a debit
@@ -118,6 +174,25 @@ export async function postRefund(
   return last;
 }
 
+/**
+ * A refund the acquirer reports failed after it was made (charges/acquirer-outcomes.ts, Adyen's
+ * REFUND_FAILED): the money never left, so the platform owes the acquirer nothing for it and the merchant
+ * has it back, in `available` (what the refund drew from an unsettled capture credit comes back available
+ * too: it was the merchant's, and the credit's settlement no longer counts it).
+ */
+export function postRefundReversal(tx: LedgerTx, clock: Clock, refund: Owner & { refundId: string; amount: number }) {
+  return postPosting(tx, clock, {
+    livemode: refund.livemode,
+    currency: refund.currency,
+    type: "refund_reversal",
+    sourceId: refund.refundId,
+    lines: [
+      { account: CLEARING, amount: -refund.amount },
+      { account: merchantAccount(refund.merchantId, "available"), amount: refund.amount },
+    ],
+  });
+}
+
 /** A cashout (createCashout): its amount leaves `available` (refused unless covered) and is in transit. */
 export function postCashout(tx: LedgerTx, clock: Clock, cashout: Owner & { cashoutId: string; amount: number }) {
   return postPosting(tx, clock, {
@@ -145,6 +220,24 @@ export function postCashoutReversal(
     sourceId: cashout.cashoutId,
     lines: [
       { account: IN_TRANSIT, amount: -cashout.amount },
+      { account: merchantAccount(cashout.merchantId, "available"), amount: cashout.amount },
+    ],
+  });
+}
+
+/**
+ * A paid cashout the destination's bank sent back (Adyen's PAIDOUT_REVERSED: the account was closed or
+ * refused the credit after the payout left): its amount comes back from `cashouts:paid_out` to the
+ * merchant's `available`, shown as a `cashout_reversal` like a failed cashout's.
+ */
+export function postCashoutReturn(tx: LedgerTx, clock: Clock, cashout: Owner & { cashoutId: string; amount: number }) {
+  return postPosting(tx, clock, {
+    livemode: cashout.livemode,
+    currency: cashout.currency,
+    type: "cashout_reversal",
+    sourceId: cashout.cashoutId,
+    lines: [
+      { account: PAID_OUT, amount: -cashout.amount },
       { account: merchantAccount(cashout.merchantId, "available"), amount: cashout.amount },
     ],
   });

@@ -10,13 +10,15 @@ import type { FeeSchedule } from "./fees.ts";
 
 /**
  * What a posting records. The first five are every movement the platform makes today; `cashout_paid`
- * closes a cashout's money in transit; `dispute`, `fee` (a dispute's fee) and `dispute_reversal` are a
+ * closes a cashout's money in transit; `capture_reversal` undoes a capture the acquirer reports failed, `refund_reversal` a refund; `dispute`, `fee` (a dispute's fee) and `dispute_reversal` are a
  * chargeback's (disputes/, issue 31); `adjustment` is named for corrections an operator may have to make,
  * and no code posts it yet.
  */
 export type PostingType =
   | "capture"
+  | "capture_reversal"
   | "refund"
+  | "refund_reversal"
   | "settlement"
   | "cashout"
   | "cashout_reversal"
