@@ -13,6 +13,7 @@ import { createHealth } from "./health/health.ts";
 import { domainJobs } from "./jobs.ts";
 import type { Now } from "./kernel/caller.ts";
 import { createClock } from "./kernel/clock.ts";
+import { withCommitHooks } from "./kernel/commit-hooks.ts";
 import { type DomainLog, silentLog } from "./kernel/log.ts";
 import type { MoneyRules } from "./kernel/money.ts";
 import { type DomainObserver, unobserved } from "./kernel/observer.ts";
@@ -32,7 +33,7 @@ import type { VaultKeys } from "./vault/crypto.ts";
 import { createTokens } from "./vault/tokens.ts";
 import { createEvents } from "./webhooks/events.ts";
 import { createWebhooks, type WebhookOptions } from "./webhooks/index.ts";
-import { createOutbox } from "./webhooks/outbox.ts";
+import { outboxOver } from "./webhooks/outbox.ts";
 import type { WebhookSender } from "./webhooks/sender.ts";
 import type { Resolver } from "./webhooks/ssrf.ts";
 import { createStreamLeases } from "./webhooks/stream-leases.ts";
@@ -109,10 +110,11 @@ export function createDomain(deps: DomainDeps) {
   const { now, settings, money, vaultKeys } = deps;
   const observer = deps.observer ?? unobserved;
   const clock = createClock(now);
-  // Every area writes through the outbox's store, which wakes the webhook dispatcher after each commit
-  // that recorded an event (or made a delivery due).
-  const outbox = createOutbox(deps.store);
-  const { store } = outbox;
+  // Every area writes through the kernel's hooked store; the webhooks area's outbox watches its commits
+  // for events and deliveries (kernel/commit-hooks.ts), which wake the dispatcher.
+  const hooked = withCommitHooks(deps.store);
+  const { store } = hooked;
+  const outbox = outboxOver(hooked);
 
   const merchants = createMerchants(store, clock);
   const balances = createBalances(store, merchants);

@@ -70,8 +70,6 @@ const DOMAIN = new URL("..", import.meta.url).pathname;
  * (collections.ts: only the composition root, index.ts, builds from it), or another area's store type.
  */
 const ALLOWED: Record<string, string> = {
-  // The outbox wraps the one store every area is handed, before the areas are made (index.ts).
-  "webhooks/outbox.ts": "collections.ts",
   // The ledger's audit reads, read-only, what its platform accounts stand for (verify.ts LedgerAuditStore).
   "ledger/verify.ts": "cashouts charges disputes",
 };
