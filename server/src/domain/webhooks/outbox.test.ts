@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { openSqliteStore } from "../../store/sqlite.ts";
-import { type AppStore, COLLECTIONS, type Docs } from "../collections.ts";
+import { type AppStore, COLLECTIONS, type Docs } from "../areas.ts";
 import { createClock } from "../kernel/clock.ts";
 import { withCommitHooks } from "../kernel/commit-hooks.ts";
 import { recordEvent } from "../kernel/events.ts";
