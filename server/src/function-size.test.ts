@@ -34,7 +34,6 @@ const BIG_FACTORIES: Record<string, number> = {
   "domain/charges/three-d-secure.ts#threeDSecure": 197,
   "domain/disputes/disputes.ts#createDisputes": 434,
   "domain/fraud/evaluations.ts#createFraudEvaluations": 230,
-  "domain/index.ts#createDomain": 153,
   "domain/sandbox-clock/sandbox-clock.ts#createSandboxClock": 252,
   "domain/service-keys/service-keys.ts#createServiceKeys": 232,
   "domain/webhooks/deliveries.ts#createWebhookDeliveries": 183,

@@ -5,7 +5,7 @@ export {
   type SimulatorProcessor,
 } from "./adapters/processor-simulator.ts";
 export { type Config, ConfigError, loadConfig } from "./config.ts";
-export { COLLECTIONS } from "./domain/collections.ts";
+export { COLLECTIONS } from "./domain/areas.ts";
 export { createDomain, type Domain } from "./domain/index.ts";
 export type { Caller } from "./domain/kernel/caller.ts";
 export { recordEvent } from "./domain/kernel/events.ts";

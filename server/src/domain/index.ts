@@ -1,45 +1,24 @@
-import { createAcquirerNotifications } from "./acquirer-notifications/notifications.ts";
-import { createCashouts } from "./cashouts/cashouts.ts";
+import { type AppStore, AREAS, type Jobs, type Services } from "./areas.ts";
 import type { PayoutRail } from "./cashouts/payout-rail.ts";
-import { createCharges } from "./charges/charges.ts";
 import type { FraudScreen } from "./charges/fraud-screen.ts";
 import type { Processor } from "./charges/processor.ts";
-import { createChallengeLinks } from "./charges/three-d-secure.ts";
-import type { AppStore } from "./collections.ts";
-import { createConsoleSessions } from "./console-sessions/console-sessions.ts";
-import { createDisputes } from "./disputes/disputes.ts";
-import { createFraud } from "./fraud/index.ts";
-import { createHealth } from "./health/health.ts";
-import { domainJobs } from "./jobs.ts";
+import type { AreaContext } from "./kernel/area.ts";
 import type { Now } from "./kernel/caller.ts";
-import { createClock } from "./kernel/clock.ts";
+import { createClock, type SettableClock } from "./kernel/clock.ts";
+import { withCommitHooks } from "./kernel/commit-hooks.ts";
 import { type DomainLog, silentLog } from "./kernel/log.ts";
 import type { MoneyRules } from "./kernel/money.ts";
 import { type DomainObserver, unobserved } from "./kernel/observer.ts";
-import { createBalanceTransactions } from "./ledger/balance-transactions.ts";
-import { createBalances } from "./ledger/balances.ts";
-import { createFeeSchedules } from "./ledger/fee-schedules.ts";
 import type { FeeSchedule } from "./ledger/fees.ts";
-import { ledgerMaintenance } from "./ledger/maintenance.ts";
-import { createMerchants } from "./merchants/merchants.ts";
-import { createPageTokens } from "./payment-links/page-token.ts";
-import { createPaymentLinks } from "./payment-links/payment-links.ts";
-import { followTransition } from "./payment-links/usage.ts";
-import { createRequestLog } from "./request-log/request-log.ts";
-import { createSandboxClock } from "./sandbox-clock/sandbox-clock.ts";
-import { createServiceKeys } from "./service-keys/service-keys.ts";
 import type { VaultKeys } from "./vault/crypto.ts";
-import { createTokens } from "./vault/tokens.ts";
-import { createEvents } from "./webhooks/events.ts";
-import { createWebhooks, type WebhookOptions } from "./webhooks/index.ts";
-import { createOutbox } from "./webhooks/outbox.ts";
+import type { WebhookOptions } from "./webhooks/index.ts";
 import type { WebhookSender } from "./webhooks/sender.ts";
 import type { Resolver } from "./webhooks/ssrf.ts";
-import { createStreamLeases } from "./webhooks/stream-leases.ts";
 
-// The registry of the domain's use cases: every area, wired to one store. Knows nothing of HTTP or of
-// which database is behind the store. A new area adds one line here (and one in collections.ts and in
-// handlers.ts); docs/contributing.md "Adding a resource, end to end" walks through it.
+// The domain: every area of the one list (areas.ts), made over one store. Knows nothing of HTTP or of which
+// database is behind the store. createDomain is the one way to build a domain from a store (the server,
+// the CLI, the tests; a sandbox of its own would call it with its own store); docs/contributing.md
+// "Adding a resource, end to end" walks through adding an area.
 
 /** The domain's settings: each comes from the configuration schema (config.ts domainSettings), their one home. */
 export interface DomainSettings {
@@ -105,158 +84,68 @@ export interface DomainDeps {
   observer?: DomainObserver | undefined;
 }
 
-export function createDomain(deps: DomainDeps) {
-  const { now, settings, money, vaultKeys } = deps;
-  const observer = deps.observer ?? unobserved;
-  const clock = createClock(now);
-  // Every area writes through the outbox's store, which wakes the webhook dispatcher after each commit
-  // that recorded an event (or made a delivery due).
-  const outbox = createOutbox(deps.store);
-  const { store } = outbox;
+/** What an area's make() declares it uses of the deps (settings and ports). */
+type DepsOf<A> = A extends { make(ctx: infer C): unknown } ? (C extends { deps: infer D } ? D : unknown) : unknown;
+/** Areas whose declared settings or ports DomainDeps does not give. */
+type UnmetDeps = {
+  [K in keyof typeof AREAS & `${number}`]: DomainDeps extends DepsOf<(typeof AREAS)[K]>
+    ? never
+    : (typeof AREAS)[K]["name"];
+}[keyof typeof AREAS & `${number}`];
+/** Fails `tsc` when an area of the list declares a setting or port that DomainDeps lacks. */
+export const DEPS_ARE_GIVEN: [UnmetDeps] extends [never] ? true : UnmetDeps = true;
 
-  const merchants = createMerchants(store, clock);
-  const balances = createBalances(store, merchants);
-  const balanceTransactions = createBalanceTransactions(store);
-  const feeSchedules = createFeeSchedules(store, clock, merchants, settings.fees);
-  const serviceKeys = createServiceKeys(store, clock);
-  const tokens = createTokens(store, vaultKeys, clock);
-  const log = deps.log ?? silentLog;
-  // Fraud evaluates a stored charge by id through the charges service, made below (fraud is made first:
-  // every charge passes its screen); the lookup runs only once a request comes.
-  const fraud = createFraud({
-    store,
-    clock,
-    tokens,
-    merchants,
-    money,
-    log,
-    charges: { load: (livemode, id, param) => charges.load(livemode, id, param) },
+/** The domain: every area's services (areas.ts Services), each environment's clock, and the jobs. */
+export type Domain = Services & {
+  /** Each environment's clock (kernel/clock.ts). */
+  clock: SettableClock;
+  /** The background jobs' work, one pass each; the server runs them every JOBS_INTERVAL_SECONDS (startup/jobs.ts). */
+  jobs: Jobs;
+};
+
+/**
+ * Makes every area of the list (areas.ts), in its order, over `deps.store`. Each area is handed the
+ * kernel's hooked store (kernel/commit-hooks.ts), the clocks, its settings and ports, and the services of
+ * the others; areas.ts checks at compile time that the list gives each what it declares it needs.
+ */
+export function createDomain(deps: DomainDeps): Domain {
+  const hooked = withCommitHooks(deps.store);
+  const made: Record<string, unknown> = {};
+  // An area reads another's service here while it is made only if that one is above it in the list; a
+  // read of one below it is a mistake in the list's order, said at once rather than as an `undefined`.
+  const needs = new Proxy(made, {
+    get(target, name) {
+      if (typeof name === "string" && !(name in target)) {
+        throw new Error(`domain/areas.ts: "${name}" is used before the area that makes it; move that area up the list`);
+      }
+      return Reflect.get(target, name);
+    },
   });
-  const charges = createCharges({
-    store,
-    clock,
-    merchants,
-    tokens,
-    money,
-    processors: deps.processors,
-    fraud: deps.fraudScreen ?? fraud.screen,
-    settlementDelaySeconds: settings.settlementDelaySeconds,
-    sandboxSettlementDelaySeconds: settings.sandboxSettlementDelaySeconds,
-    onTransition: (tx, from, charge) => followTransition(tx, clock, from, charge),
-    onCapture: (tx, captured) => disputes.scheduleTestCardDispute(tx, captured),
-    observer,
-    fees: feeSchedules.scheduleFor,
-    threeDSecureExpirySeconds: settings.threeDSecureExpirySeconds,
-    challengeLinks: createChallengeLinks(vaultKeys.fingerprintKey, deps.baseUrl),
-    intentLockSeconds: settings.acquirerIntentLockSeconds,
-    log,
-  });
-  const disputes = createDisputes({
-    store,
-    clock,
-    fees: settings.disputeFees,
-    evidenceSeconds: settings.disputeEvidenceSeconds,
-    // Only the sandbox's simulator knows its dispute test cards in advance (disputes.ts: sandbox only).
-    processor: deps.processors.sandbox,
-    acquirers: deps.processors,
-    charges: charges.disputed,
-  });
-  const cashouts = createCashouts({
-    store,
-    clock,
-    merchants,
-    balances,
-    money,
-    vaultKeys,
-    rail: deps.payoutRail,
-    pendingSeconds: settings.cashoutPendingSeconds,
-    transitSeconds: settings.cashoutTransitSeconds,
-  });
-  const acquirerNotifications = createAcquirerNotifications({
-    store,
-    clock,
-    charges,
-    disputes,
-    cashouts,
-    adyenHmacKeys: settings.adyenHmacKeys ?? [],
-    log,
-  });
-  const paymentLinks = createPaymentLinks({
-    store,
-    clock,
-    merchants,
-    tokens,
-    charges,
-    money,
-    baseUrl: deps.baseUrl,
-    pageTokens: createPageTokens(vaultKeys.fingerprintKey, settings.paymentPageTokenTtlSeconds),
-  });
-  const webhooks = createWebhooks({
-    outbox,
-    clock,
-    vaultKeys,
-    options: settings.webhooks,
-    sender: deps.webhookSender,
-    resolve: deps.resolve,
-    random: deps.random,
-    log,
-    observer,
-  });
-  const consoleSessions = createConsoleSessions({
-    store,
-    now,
-    serviceKeys,
-    ttlSeconds: settings.consoleSessionTtlSeconds,
-  });
-  const requestLog = createRequestLog(store, now, settings.requestLogRetentionDays);
-  const events = createEvents({
-    store,
-    clock,
-    retentionDays: settings.eventRetentionDays,
-    signal: outbox,
-    pollIntervalMs: settings.webhooks.pollIntervalMs,
-  });
-  const streamLeases = createStreamLeases({ store, now });
-  const health = createHealth(store);
-  const sandboxClock = createSandboxClock({
-    store,
-    clock,
-    charges,
-    cashouts,
-    paymentLinks,
-    disputes,
-    dispatcher: webhooks.dispatcher,
-  });
-  const areas = {
-    merchants,
-    balances,
-    balanceTransactions,
-    feeSchedules,
-    serviceKeys,
-    tokens,
-    fraud,
-    charges,
-    cashouts,
-    disputes,
-    acquirerNotifications,
-    paymentLinks,
-    webhooks,
-    consoleSessions,
-    requestLog,
-    events,
-    /** The open event streams' slots, counted per key in the store (EVENT_STREAMS_PER_KEY). */
-    streamLeases,
-    health,
-    sandboxClock,
+  const ctx: AreaContext<unknown, unknown, DomainDeps> = {
+    store: hooked.store,
+    quietStore: hooked.quiet,
+    hooks: hooked,
+    clock: createClock(deps.now),
+    now: deps.now,
+    log: deps.log ?? silentLog,
+    observer: deps.observer ?? unobserved,
+    needs,
+    deps,
   };
-  return {
-    ...areas,
-    ledger: ledgerMaintenance(store, clock, cashouts),
-    /** Each environment's clock (kernel/clock.ts). */
-    clock,
-    /** The background jobs' work, one pass; the server runs it every JOBS_INTERVAL_SECONDS (jobs.ts). */
-    jobs: domainJobs({ ...areas, store, clock, now }),
-  };
+  // Each area's make() declares its own context type; areas.ts LIST_IS_COMPLETE checks that the services
+  // and deps given here satisfy it. The union of the areas' make functions takes no argument TypeScript
+  // could name, hence the cast.
+  type Make = (c: typeof ctx) => object;
+  type MakeJobs = (c: typeof ctx, own: object) => Record<string, unknown>;
+  const own = AREAS.map((area) => {
+    const services = (area.make as Make)(ctx);
+    Object.assign(made, services);
+    return services;
+  });
+  const jobs = Object.assign(
+    {},
+    ...AREAS.map((area, i) => ("jobs" in area ? (area.jobs as MakeJobs)(ctx, own[i] ?? {}) : {})),
+  );
+  // `made` holds every area's services (Services is their merge), and `jobs` every area's jobs.
+  return { ...(made as unknown as Services), clock: ctx.clock, jobs: jobs as Jobs };
 }
-
-export type Domain = ReturnType<typeof createDomain>;

@@ -1,8 +1,8 @@
 import express, { type Express, type RequestHandler } from "express";
 import type { Logger } from "pino";
 import { type Config, rateLimitSettings } from "../config.ts";
-import type { AppStore } from "../domain/collections.ts";
-import { createHandlers } from "../domain/handlers.ts";
+import type { AppStore } from "../domain/areas.ts";
+import { createHandlers } from "../domain/areas.ts";
 import type { Domain } from "../domain/index.ts";
 import type { Now } from "../domain/kernel/caller.ts";
 import { authenticate, scopeCheck } from "./auth.ts";

@@ -12,7 +12,7 @@ import {
 import { isCsv, writeCsv } from "./csv.ts";
 import { type EventStreams, isEventStream } from "./event-stream.ts";
 
-// Express glue for the areas' handlers (domain/handlers.ts): the validator has already checked body,
+// Express glue for the areas' handlers (domain/areas.ts createHandlers): the validator has already checked body,
 // path and query against the contract; the handler's reply becomes the answer.
 
 /** `streams`: where an operation that answers with an event stream writes it (event-stream.ts). */

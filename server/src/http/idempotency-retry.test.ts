@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import express, { type NextFunction, type Request, type Response } from "express";
 import { pino } from "pino";
 import { afterEach, expect, it } from "vitest";
-import { type AppStore, COLLECTIONS, type Docs } from "../domain/collections.ts";
+import { type AppStore, COLLECTIONS, type Docs } from "../domain/areas.ts";
 import type { Caller } from "../domain/kernel/caller.ts";
 import { commit, type IdempotencyScope } from "../domain/kernel/commit.ts";
 import { DomainError } from "../domain/kernel/errors.ts";

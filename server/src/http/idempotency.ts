@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { NextFunction, Request, Response } from "express";
 import type { Logger } from "pino";
-import type { AppStore } from "../domain/collections.ts";
+import type { AppStore } from "../domain/areas.ts";
 import type { Caller, Now } from "../domain/kernel/caller.ts";
 import type { IdempotencyDoc, IdempotencyScope } from "../domain/kernel/commit.ts";
 import { DomainError } from "../domain/kernel/errors.ts";

@@ -1,7 +1,7 @@
 import type { Request } from "express";
 import { pino } from "pino";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { type AppStore, COLLECTIONS, type Docs } from "../domain/collections.ts";
+import { type AppStore, COLLECTIONS, type Docs } from "../domain/areas.ts";
 import type { RequestLogDoc } from "../domain/request-log/records.ts";
 import { openSqliteStore } from "../store/sqlite.ts";
 import { contractOperations } from "./contract.ts";

@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response } from "express";
 import type { Logger } from "pino";
-import type { AppStore } from "../domain/collections.ts";
+import type { AppStore } from "../domain/areas.ts";
 import type { Caller, Now } from "../domain/kernel/caller.ts";
 import { newId } from "../domain/kernel/ids.ts";
 import { displayUrl } from "../domain/kernel/mask.ts";

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import type { Config } from "../config.ts";
-import { COLLECTIONS } from "../domain/collections.ts";
+import { COLLECTIONS } from "../domain/areas.ts";
 import type { DocsOf } from "../domain/kernel/records.ts";
 import { rateLimitCollections } from "../http/rate-limits.ts";
 import { messageOf, StartupError } from "../startup-error.ts";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { recordingObserver, refusal, testDomain } from "../../../test-support/domain.ts";
 import { openSqliteStore } from "../../store/sqlite.ts";
-import { type AppStore, COLLECTIONS, type Docs } from "../collections.ts";
+import { type AppStore, COLLECTIONS, type Docs } from "../areas.ts";
 
 // Charge outcomes as the domain reports them to its observer (kernel/observer.ts; the metrics'
 // payments_charge_outcomes_total, docs/operating.md "Metrics"): once per committed change, with the

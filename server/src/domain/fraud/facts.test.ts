@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { BaseDoc, Order, Where } from "../../store/port.ts";
 import { openSqliteStore } from "../../store/sqlite.ts";
-import { type AppStore, COLLECTIONS, type Docs } from "../collections.ts";
+import { type AppStore, COLLECTIONS, type Docs } from "../areas.ts";
 import { createCounters } from "./counters.ts";
 import { createFactGatherer } from "./facts.ts";
 import { matchKey } from "./lists.ts";

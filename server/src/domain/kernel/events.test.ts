@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { openSqliteStore } from "../../store/sqlite.ts";
-import { COLLECTIONS, type Docs } from "../collections.ts";
+import { COLLECTIONS, type Docs } from "../areas.ts";
 import { createClock } from "./clock.ts";
 import { type EventDoc, eventObject, recordEvent } from "./events.ts";
 

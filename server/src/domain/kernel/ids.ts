@@ -1,4 +1,5 @@
 import { randomFillSync } from "node:crypto";
+import type { IdPrefix } from "../areas.ts";
 
 // Every id is a prefix, an underscore and 24 base62 characters: 8 that encode the millisecond it was
 // made, then 16 random ones (about 95 bits from the CSPRNG, so an id is still unguessable). The spec
@@ -13,28 +14,9 @@ import { randomFillSync } from "node:crypto";
 
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
-export const ID_PREFIXES = {
-  merchant: "mch",
-  token: "tok",
-  transaction: "tx",
-  refund: "re",
-  serviceKey: "kid",
-  event: "evt",
-  request: "req",
-  paymentLink: "plink",
-  cashout: "co",
-  dispute: "dp",
-  fraudEvaluation: "fe",
-  fraudList: "fl",
-  fraudListItem: "fli",
-  webhookEndpoint: "we",
-  webhookDelivery: "whd",
-  ledgerEntry: "le",
-  posting: "txn",
-  audit: "aud",
-} as const;
-
-export type IdPrefix = (typeof ID_PREFIXES)[keyof typeof ID_PREFIXES];
+// Each area declares the prefixes of the ids it makes (its area.ts `idPrefixes`); the list of areas
+// (../areas.ts) derives IdPrefix from them, so newId takes no prefix an area has not declared.
+export type { IdPrefix };
 
 /** Random bytes drawn ahead in one call: an id needs about 17, and a call per id would cost more than the id. */
 const pool = Buffer.alloc(4096);

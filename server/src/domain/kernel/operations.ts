@@ -126,7 +126,7 @@ export interface OperationInput<K extends OperationId> {
 
 export type OperationHandler<K extends OperationId> = (input: OperationInput<K>) => Promise<Reply<K>>;
 
-/** Every operation of the contract with its handler: domain/handlers.ts combines the areas' fragments into it. */
+/** Every operation of the contract with its handler: domain/areas.ts createHandlers merges the areas' fragments into it. */
 export type Handlers = { [K in OperationId]: OperationHandler<K> };
 
 /** What every area's handler fragment is built with. */

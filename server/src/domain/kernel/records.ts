@@ -1,7 +1,7 @@
 import type { BaseDoc, IndexSpec } from "../../store/port.ts";
 
 // How an area declares the collections it owns: `collection<Doc>(indexes)` gives the store its index spec
-// and carries the document type, so the registry (../collections.ts) derives the whole store's type from
+// and carries the document type, so the list of areas (../areas.ts) derives the whole store's type from
 // one line per area instead of a second hand-kept list of types.
 
 /** A collection's indexes, typed by the document it holds (`doc` is never set: it carries the type). */

@@ -1,8 +1,8 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
+import type { AppTx } from "../areas.ts";
 import { CHARGE_MACHINE } from "../charges/state.ts";
-import type { AppTx } from "../collections.ts";
 
 // A status written outside its state machine does not compile: each `@ts-expect-error` below is a raw
 // write `tsc` must refuse (were it accepted, the directive itself would fail `tsc -p server`). The

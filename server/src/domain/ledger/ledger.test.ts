@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { testDomain } from "../../../test-support/domain.ts";
 import { DuplicateKeyError } from "../../store/port.ts";
-import type { AppStore } from "../collections.ts";
+import type { AppStore } from "../areas.ts";
 import { createClock } from "../kernel/clock.ts";
 import { DomainError } from "../kernel/errors.ts";
 import { iso } from "../kernel/time.ts";

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { testDomain } from "../../../test-support/domain.ts";
-import type { AppStore, Docs } from "../collections.ts";
+import type { AppStore, Docs } from "../areas.ts";
 import { upgradeLedger } from "./upgrade.ts";
 import { verifyLedger } from "./verify.ts";
 

@@ -1,11 +1,10 @@
-import type { Domain } from "../index.ts";
 import type { HandlerKit, Handlers } from "../kernel/operations.ts";
-import type { SandboxClockResult } from "./sandbox-clock.ts";
+import type { SandboxClock, SandboxClockResult } from "./sandbox-clock.ts";
 import * as serialize from "./serialize.ts";
 
 // The sandbox clock (spec/resources/sandbox-clock.tsp; scope `*`).
 
-export function sandboxClockHandlers({ sandboxClock }: Domain, { answer }: HandlerKit) {
+export function sandboxClockHandlers({ sandboxClock }: { sandboxClock: SandboxClock }, { answer }: HandlerKit) {
   return {
     getSandboxClock: async ({ caller }) => ({
       status: 200,

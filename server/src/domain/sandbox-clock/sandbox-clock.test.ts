@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { refusal, testDomain } from "../../../test-support/domain.ts";
-import { COLLECTIONS } from "../collections.ts";
+import { COLLECTIONS } from "../areas.ts";
 import type { Caller } from "../kernel/caller.ts";
 import { recordEvent } from "../kernel/events.ts";
 import { iso } from "../kernel/time.ts";

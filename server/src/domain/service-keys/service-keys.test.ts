@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { openSqliteStore } from "../../store/sqlite.ts";
-import { COLLECTIONS, type Docs } from "../collections.ts";
+import { COLLECTIONS, type Docs } from "../areas.ts";
 import type { Caller } from "../kernel/caller.ts";
 import { createClock } from "../kernel/clock.ts";
 import { DomainError } from "../kernel/errors.ts";

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { testDomain } from "../../../test-support/domain.ts";
 import { openSqliteStore } from "../../store/sqlite.ts";
-import { COLLECTIONS, type Docs } from "../collections.ts";
+import { COLLECTIONS, type Docs } from "../areas.ts";
 import type { Caller } from "../kernel/caller.ts";
 import { DomainError } from "../kernel/errors.ts";
 import type { EventDoc, EventPayload, EventType } from "../kernel/events.ts";

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { testDomain } from "../../../test-support/domain.ts";
-import type { AppStore } from "../collections.ts";
+import type { AppStore } from "../areas.ts";
 import { createEvents, STREAM_WAKE_GAP_MS } from "./events.ts";
 import type { OutboxSignal } from "./outbox.ts";
 

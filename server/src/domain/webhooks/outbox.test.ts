@@ -1,15 +1,17 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { openSqliteStore } from "../../store/sqlite.ts";
-import { type AppStore, COLLECTIONS, type Docs } from "../collections.ts";
+import { type AppStore, COLLECTIONS, type Docs } from "../areas.ts";
 import { createClock } from "../kernel/clock.ts";
+import { withCommitHooks } from "../kernel/commit-hooks.ts";
 import { recordEvent } from "../kernel/events.ts";
-import { createOutbox } from "./outbox.ts";
+import { outboxOver } from "./outbox.ts";
 import type { WebhookDeliveryDoc } from "./records.ts";
 import { DELIVERY_MACHINE } from "./state.ts";
 
-// The outbox's watched store (./outbox.ts): every use case writes through it, and it tells the
-// dispatcher after each commit that wrote an event or a delivery, so work starts at once on this
-// instance. Nothing else wakes it: other collections, reads, a transaction that rolled back.
+// The outbox (./outbox.ts) over the kernel's commit hooks (kernel/commit-hooks.ts): every use case writes
+// through the hooked store, and the outbox tells the dispatcher after each commit that wrote an event or
+// a delivery, so work starts at once on this instance. Nothing else wakes it: other collections, reads,
+// a transaction that rolled back.
 
 const stores: AppStore[] = [];
 afterEach(async () => {
@@ -19,7 +21,8 @@ afterEach(async () => {
 function setup() {
   const raw = openSqliteStore<Docs>({ path: ":memory:", collections: COLLECTIONS });
   stores.push(raw);
-  const outbox = createOutbox(raw);
+  const hooked = withCommitHooks(raw);
+  const outbox = outboxOver(hooked);
   let signals = 0;
   const unsubscribe = outbox.subscribe(() => {
     signals++;
@@ -38,7 +41,8 @@ function setup() {
   return {
     raw,
     outbox,
-    store: outbox.store,
+    store: hooked.store,
+    hooked,
     clock,
     merchant: merchant as (id: string) => never,
     unsubscribe,
@@ -171,5 +175,23 @@ describe("the outbox's watched store", () => {
       recordEvent(tx, s.clock, false, "payment.captured", { tx_id: "tx_1" } as never),
     );
     expect(s.signals).toBe(0);
+  });
+
+  it("calls each watcher once per commit, and only for the collections it watches (the kernel's hooks)", async () => {
+    const s = setup();
+    let merchants = 0;
+    s.hooked.afterCommitTo(["merchants"], () => {
+      merchants++;
+    });
+    await s.store.transaction(async (tx) => {
+      await recordEvent(tx, s.clock, false, "payment.captured", { tx_id: "tx_1" } as never);
+      await tx.insert("webhook_deliveries", delivery("whd_1"));
+    });
+    expect([s.signals, merchants]).toEqual([1, 0]);
+    await s.store.transaction(async (tx) => {
+      await tx.insert("merchants", s.merchant("mch_1"));
+      await tx.update("merchants", "mch_1", { set: { name: "N" } });
+    });
+    expect([s.signals, merchants]).toEqual([1, 1]);
   });
 });

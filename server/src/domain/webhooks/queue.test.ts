@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { recordingObserver, testDomain } from "../../../test-support/domain.ts";
 import type { Changes } from "../../store/port.ts";
 import { openSqliteStore } from "../../store/sqlite.ts";
-import { type AppStore, type AppTx, COLLECTIONS, type Docs } from "../collections.ts";
+import { type AppStore, type AppTx, COLLECTIONS, type Docs } from "../areas.ts";
 import { type EventType, recordEvent } from "../kernel/events.ts";
 import { createDispatcher, LEASE_MARGIN_MS } from "./dispatcher.ts";
 import type { DeliveryRequest, DeliveryResult, WebhookSender } from "./sender.ts";

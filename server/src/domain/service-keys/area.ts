@@ -1,0 +1,17 @@
+import type { AreaContext, AreaDeclaration } from "../kernel/area.ts";
+import { serviceKeyHandlers } from "./handlers.ts";
+import { serviceKeyCollections } from "./records.ts";
+import { createServiceKeys, type ServiceKeys } from "./service-keys.ts";
+
+// Service keys (spec/resources/service-keys.tsp), as the list of areas sees them (domain/areas.ts).
+
+export const serviceKeysArea = {
+  name: "service-keys",
+  collections: serviceKeyCollections,
+  idPrefixes: ["kid"],
+  machines: [],
+  make: ({ store, clock }: AreaContext<typeof serviceKeyCollections>): { serviceKeys: ServiceKeys } => ({
+    serviceKeys: createServiceKeys(store, clock),
+  }),
+  handlers: serviceKeyHandlers,
+} as const satisfies AreaDeclaration;
