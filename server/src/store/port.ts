@@ -116,6 +116,19 @@ export class DuplicateKeyError extends Error {
   }
 }
 
+/**
+ * Thrown when the store stayed busy for longer than a request may wait: another connection (another
+ * instance or process on the same SQLite file) held the write lock throughout. Nothing of the operation
+ * was written; the HTTP layer answers 503 with Retry-After (spec/common/problems.tsp, StoreBusy), never
+ * a 500, because trying again shortly is all the caller has to do.
+ */
+export class StoreBusyError extends Error {
+  constructor(options?: { cause?: unknown }) {
+    super("the store is busy: another connection held it for longer than an operation waits", options);
+    this.name = "StoreBusyError";
+  }
+}
+
 /** Operations available inside and outside a transaction. */
 export interface StoreOps<Docs extends Record<string, BaseDoc>> {
   insert<C extends keyof Docs & string>(collection: C, doc: Docs[C]): Promise<void>;

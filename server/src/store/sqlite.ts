@@ -33,7 +33,7 @@ import {
   type Where,
 } from "./port.ts";
 import { startCheckpointer, WAL_AUTOCHECKPOINT_PAGES } from "./sqlite/checkpointer.ts";
-import { busy, ownerOnly, SCRUB_TIMEOUT_MS, useWal } from "./sqlite/file.ts";
+import { BUSY_TIMEOUT_MS, busy, ownerOnly, SCRUB_TIMEOUT_MS, useWal, writerTurns } from "./sqlite/file.ts";
 import { createGroupCommit } from "./sqlite/group-commit.ts";
 import { connectionOps, type SyncOps } from "./sqlite/operations.ts";
 import { selectSql } from "./sqlite/query.ts";
@@ -57,6 +57,8 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
    * turns it off in production, where it costs every promise a hook.
    */
   guard?: boolean;
+  /** How long a write waits for another connection on the file to leave the write lock free (tests shorten it). */
+  busyTimeoutMs?: number;
 }): Store<Docs> & StoreReadiness & SqliteDiagnostics {
   const names = collectionNames(options.collections);
   const specs = options.collections as Record<string, { indexes: IndexSpec[] }>;
@@ -154,6 +156,8 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
     { begin, commit, rollback, savepoint, releaseSavepoint, rollbackToSavepoint },
     mutex,
     guard,
+    writerTurns(options.path),
+    options.busyTimeoutMs ?? BUSY_TIMEOUT_MS,
   );
   const { unit, read, write, commitGroup } = groups;
 
