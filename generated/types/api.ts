@@ -5125,14 +5125,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server has no HMAC key for Adyen's notifications (`acquirer_not_configured`: its operator sets ADYEN_HMAC_KEYS or ADYEN_HMAC_KEYS_FILE). Nothing was stored; Adyen retries later. */
+            /** @description The server has no HMAC key for Adyen's notifications (`acquirer_not_configured`: its operator sets ADYEN_HMAC_KEYS or ADYEN_HMAC_KEYS_FILE). Nothing was stored; Adyen retries later. Also answered (`service_unavailable`, with `Retry-After`) when the store stayed busy for longer than a request waits: nothing was changed; Adyen retries later. */
             503: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["Problem"];
                 };
             };
         };
@@ -5255,6 +5257,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getBalanceTransaction: {
@@ -5343,6 +5357,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5454,6 +5480,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5629,6 +5667,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getCashout: {
@@ -5717,6 +5767,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5884,6 +5946,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     listCharges: {
@@ -5991,6 +6065,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6165,14 +6251,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Production payments are off: this server has no acquirer configured (`acquirer_not_configured`; its operator sets `PRODUCTION_ACQUIRER`). Nothing was charged or stored; the sandbox is unaffected. */
+            /** @description Production payments are off: this server has no acquirer configured (`acquirer_not_configured`; its operator sets `PRODUCTION_ACQUIRER`). Nothing was charged or stored; the sandbox is unaffected. Also answered (`service_unavailable`, with `Retry-After`) when the store stayed busy for longer than a request waits: nothing was changed; send the request again after those seconds. */
             503: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["Problem"];
                 };
             };
         };
@@ -6263,6 +6351,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6439,14 +6539,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Production payments are off: this server has no acquirer configured (`acquirer_not_configured`; its operator sets `PRODUCTION_ACQUIRER`). Nothing was charged or stored; the sandbox is unaffected. */
+            /** @description Production payments are off: this server has no acquirer configured (`acquirer_not_configured`; its operator sets `PRODUCTION_ACQUIRER`). Nothing was charged or stored; the sandbox is unaffected. Also answered (`service_unavailable`, with `Retry-After`) when the store stayed busy for longer than a request waits: nothing was changed; send the request again after those seconds. */
             503: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["Problem"];
                 };
             };
         };
@@ -6562,6 +6664,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6733,14 +6847,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Production payments are off: this server has no acquirer configured (`acquirer_not_configured`; its operator sets `PRODUCTION_ACQUIRER`). Nothing was charged or stored; the sandbox is unaffected. */
+            /** @description Production payments are off: this server has no acquirer configured (`acquirer_not_configured`; its operator sets `PRODUCTION_ACQUIRER`). Nothing was charged or stored; the sandbox is unaffected. Also answered (`service_unavailable`, with `Retry-After`) when the store stayed busy for longer than a request waits: nothing was changed; send the request again after those seconds. */
             503: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["Problem"];
                 };
             };
         };
@@ -6904,14 +7020,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Production payments are off: this server has no acquirer configured (`acquirer_not_configured`; its operator sets `PRODUCTION_ACQUIRER`). Nothing was charged or stored; the sandbox is unaffected. */
+            /** @description Production payments are off: this server has no acquirer configured (`acquirer_not_configured`; its operator sets `PRODUCTION_ACQUIRER`). Nothing was charged or stored; the sandbox is unaffected. Also answered (`service_unavailable`, with `Retry-After`) when the store stayed busy for longer than a request waits: nothing was changed; send the request again after those seconds. */
             503: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["Problem"];
                 };
             };
         };
@@ -7075,14 +7193,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Production payments are off: this server has no acquirer configured (`acquirer_not_configured`; its operator sets `PRODUCTION_ACQUIRER`). Nothing was charged or stored; the sandbox is unaffected. */
+            /** @description Production payments are off: this server has no acquirer configured (`acquirer_not_configured`; its operator sets `PRODUCTION_ACQUIRER`). Nothing was charged or stored; the sandbox is unaffected. Also answered (`service_unavailable`, with `Retry-After`) when the store stayed busy for longer than a request waits: nothing was changed; send the request again after those seconds. */
             503: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["Problem"];
                 };
             };
         };
@@ -7246,14 +7366,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Production payments are off: this server has no acquirer configured (`acquirer_not_configured`; its operator sets `PRODUCTION_ACQUIRER`). Nothing was charged or stored; the sandbox is unaffected. */
+            /** @description Production payments are off: this server has no acquirer configured (`acquirer_not_configured`; its operator sets `PRODUCTION_ACQUIRER`). Nothing was charged or stored; the sandbox is unaffected. Also answered (`service_unavailable`, with `Retry-After`) when the store stayed busy for longer than a request waits: nothing was changed; send the request again after those seconds. */
             503: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["Problem"];
                 };
             };
         };
@@ -7369,6 +7491,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getDispute: {
@@ -7457,6 +7591,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7628,6 +7774,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     closeDispute: {
@@ -7789,6 +7947,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     listEvents: {
@@ -7892,6 +8062,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8004,6 +8186,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getEvent: {
@@ -8092,6 +8286,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8213,6 +8419,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8384,6 +8602,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     listFraudEvaluations: {
@@ -8489,6 +8719,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8663,6 +8905,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getFraudEvaluation: {
@@ -8757,6 +9011,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     deleteFraudListItem: {
@@ -8845,6 +9111,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8954,6 +9232,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9113,6 +9403,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getFraudList: {
@@ -9207,6 +9509,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     deleteFraudList: {
@@ -9295,6 +9609,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9414,6 +9740,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9585,6 +9923,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getFraudSettings: {
@@ -9661,6 +10011,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9779,6 +10141,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     listMerchants: {
@@ -9882,6 +10256,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10041,6 +10427,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getMerchant: {
@@ -10129,6 +10527,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10263,6 +10673,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getMerchantBalance: {
@@ -10357,6 +10779,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getMerchantFeeSchedule: {
@@ -10445,6 +10879,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10621,6 +11067,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     listPaymentLinks: {
@@ -10726,6 +11184,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10900,6 +11370,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getPaymentLink: {
@@ -10988,6 +11470,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11106,6 +11600,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11272,14 +11778,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Production payments are off: this server has no acquirer configured (`acquirer_not_configured`; its operator sets `PRODUCTION_ACQUIRER`). Nothing was charged or stored; the sandbox is unaffected. */
+            /** @description Production payments are off: this server has no acquirer configured (`acquirer_not_configured`; its operator sets `PRODUCTION_ACQUIRER`). Nothing was charged or stored; the sandbox is unaffected. Also answered (`service_unavailable`, with `Retry-After`) when the store stayed busy for longer than a request waits: nothing was changed; send the request again after those seconds. */
             503: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["Problem"];
                 };
             };
         };
@@ -11389,6 +11897,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11560,6 +12080,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     sandboxPayCashout: {
@@ -11721,6 +12253,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     sandboxCompleteCharge: {
@@ -11876,6 +12420,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12047,6 +12603,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     sandboxExpireCharge: {
@@ -12202,6 +12770,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12373,6 +12953,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getSandboxClock: {
@@ -12459,6 +13051,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12633,6 +13237,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     resetSandboxClock: {
@@ -12786,6 +13402,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12957,6 +13585,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     listServiceKeys: {
@@ -13058,6 +13698,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13222,6 +13874,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getServiceKey: {
@@ -13310,6 +13974,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13471,6 +14147,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13642,6 +14330,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     createToken: {
@@ -13795,6 +14495,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getToken: {
@@ -13889,6 +14601,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     deleteToken: {
@@ -13977,6 +14701,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14144,6 +14880,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getWebhookDelivery: {
@@ -14232,6 +14980,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14339,6 +15099,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14503,6 +15275,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getWebhookEndpoint: {
@@ -14597,6 +15381,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     deleteWebhookEndpoint: {
@@ -14685,6 +15481,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14819,6 +15627,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     listWebhookEndpointDeliveries: {
@@ -14934,6 +15754,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15105,6 +15937,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     rotateWebhookEndpointSecret: {
@@ -15270,6 +16114,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     testWebhookEndpoint: {
@@ -15425,6 +16281,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
