@@ -22,10 +22,11 @@ import Database from "better-sqlite3";
 import { assertCollection, collectionNames, Mutex, TxRun, txGuard } from "./common.ts";
 import {
   type BaseDoc,
+  type CollectionSpec,
   type CollectionSpecs,
   DuplicateKeyError,
-  type IndexSpec,
   type Order,
+  refuseUnlisted,
   type Store,
   type StoreOps,
   type StoreReadiness,
@@ -61,7 +62,7 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
   busyTimeoutMs?: number;
 }): Store<Docs> & StoreReadiness & SqliteDiagnostics {
   const names = collectionNames(options.collections);
-  const specs = options.collections as Record<string, { indexes: IndexSpec[] }>;
+  const specs = options.collections as Record<string, CollectionSpec>;
   const memory = options.path === ":memory:";
   if (!memory) ownerOnly(options.path);
   const db = new Database(options.path);
@@ -124,7 +125,10 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
       get: (collection, id) => read(() => reads.get(collection, id)),
       findOne: (collection, where) => read(() => reads.findOne(collection, where)),
       findAll: (collection, where, limit, order) => read(() => reads.findAll(collection, where, limit, order)),
-      list: (collection, where, page) => read(() => reads.list(collection, where, page)),
+      list: async (collection, where, page) => {
+        if (specs[collection]?.unlisted) refuseUnlisted(collection);
+        return read(() => reads.list(collection, where, page));
+      },
       update: (collection, id, changes, expect) => write(() => writer.update(collection, id, changes, expect)),
       delete: (collection, id, expect) => write(() => writer.delete(collection, id, expect)),
       deleteMany: (collection, where) => write(() => writer.deleteMany(collection, where)),
