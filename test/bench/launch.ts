@@ -173,11 +173,22 @@ export function childPids(pid: number): number[] {
 }
 
 async function post(url: string, key: string, path: string, body: unknown, status: number): Promise<{ id: string }> {
-  const res = await fetch(`${url}${path}`, {
-    method: "POST",
-    headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
-    body: JSON.stringify(body),
-  });
+  const send = () =>
+    fetch(`${url}${path}`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+    });
+  let res: Response;
+  try {
+    res = await send();
+  } catch (error) {
+    // fetch pools keep-alive connections per origin: a server started on the port of one stopped before
+    // (the start-up probes, freePort) can meet a connection to the dead one ("other side closed"), which
+    // the pool then drops. Nothing reached a server, so the fixture is asked for once more.
+    if (!(error instanceof TypeError)) throw error;
+    res = await send();
+  }
   if (res.status !== status)
     throw new Error(`creating the ${path} fixture answered ${res.status}: ${await res.text()}`);
   return (await res.json()) as { id: string };
