@@ -5204,14 +5204,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server has no HMAC key for Adyen's notifications (`acquirer_not_configured`: its operator sets ADYEN_HMAC_KEYS or ADYEN_HMAC_KEYS_FILE). Nothing was stored; Adyen retries later. */
+            /** @description The server has no HMAC key for Adyen's notifications (`acquirer_not_configured`: its operator sets ADYEN_HMAC_KEYS or ADYEN_HMAC_KEYS_FILE). Nothing was stored; Adyen retries later. Also answered (`service_unavailable`, with `Retry-After`) when the store stayed busy for longer than a request waits: nothing was changed; Adyen retries later. */
             503: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["Problem"];
                 };
             };
         };
@@ -5334,6 +5336,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getBalanceTransaction: {
@@ -5422,6 +5436,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5533,6 +5559,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5708,6 +5746,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getCashout: {
@@ -5796,6 +5846,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5963,6 +6025,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     listCharges: {
@@ -6070,6 +6144,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6244,14 +6330,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Production payments are off: this server has no acquirer configured (`acquirer_not_configured`; its operator sets `PRODUCTION_ACQUIRER`). Nothing was charged or stored; the sandbox is unaffected. */
+            /** @description Production payments are off: this server has no acquirer configured (`acquirer_not_configured`; its operator sets `PRODUCTION_ACQUIRER`). Nothing was charged or stored; the sandbox is unaffected. Also answered (`service_unavailable`, with `Retry-After`) when the store stayed busy for longer than a request waits: nothing was changed; send the request again after those seconds. */
             503: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["Problem"];
                 };
             };
         };
@@ -6342,6 +6430,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6518,14 +6618,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Production payments are off: this server has no acquirer configured (`acquirer_not_configured`; its operator sets `PRODUCTION_ACQUIRER`). Nothing was charged or stored; the sandbox is unaffected. */
+            /** @description Production payments are off: this server has no acquirer configured (`acquirer_not_configured`; its operator sets `PRODUCTION_ACQUIRER`). Nothing was charged or stored; the sandbox is unaffected. Also answered (`service_unavailable`, with `Retry-After`) when the store stayed busy for longer than a request waits: nothing was changed; send the request again after those seconds. */
             503: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["Problem"];
                 };
             };
         };
@@ -6641,6 +6743,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6812,14 +6926,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Production payments are off: this server has no acquirer configured (`acquirer_not_configured`; its operator sets `PRODUCTION_ACQUIRER`). Nothing was charged or stored; the sandbox is unaffected. */
+            /** @description Production payments are off: this server has no acquirer configured (`acquirer_not_configured`; its operator sets `PRODUCTION_ACQUIRER`). Nothing was charged or stored; the sandbox is unaffected. Also answered (`service_unavailable`, with `Retry-After`) when the store stayed busy for longer than a request waits: nothing was changed; send the request again after those seconds. */
             503: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["Problem"];
                 };
             };
         };
@@ -6983,14 +7099,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Production payments are off: this server has no acquirer configured (`acquirer_not_configured`; its operator sets `PRODUCTION_ACQUIRER`). Nothing was charged or stored; the sandbox is unaffected. */
+            /** @description Production payments are off: this server has no acquirer configured (`acquirer_not_configured`; its operator sets `PRODUCTION_ACQUIRER`). Nothing was charged or stored; the sandbox is unaffected. Also answered (`service_unavailable`, with `Retry-After`) when the store stayed busy for longer than a request waits: nothing was changed; send the request again after those seconds. */
             503: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["Problem"];
                 };
             };
         };
@@ -7154,14 +7272,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Production payments are off: this server has no acquirer configured (`acquirer_not_configured`; its operator sets `PRODUCTION_ACQUIRER`). Nothing was charged or stored; the sandbox is unaffected. */
+            /** @description Production payments are off: this server has no acquirer configured (`acquirer_not_configured`; its operator sets `PRODUCTION_ACQUIRER`). Nothing was charged or stored; the sandbox is unaffected. Also answered (`service_unavailable`, with `Retry-After`) when the store stayed busy for longer than a request waits: nothing was changed; send the request again after those seconds. */
             503: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["Problem"];
                 };
             };
         };
@@ -7325,14 +7445,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Production payments are off: this server has no acquirer configured (`acquirer_not_configured`; its operator sets `PRODUCTION_ACQUIRER`). Nothing was charged or stored; the sandbox is unaffected. */
+            /** @description Production payments are off: this server has no acquirer configured (`acquirer_not_configured`; its operator sets `PRODUCTION_ACQUIRER`). Nothing was charged or stored; the sandbox is unaffected. Also answered (`service_unavailable`, with `Retry-After`) when the store stayed busy for longer than a request waits: nothing was changed; send the request again after those seconds. */
             503: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["Problem"];
                 };
             };
         };
@@ -7448,6 +7570,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getDispute: {
@@ -7536,6 +7670,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7707,6 +7853,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     closeDispute: {
@@ -7868,6 +8026,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     listEvents: {
@@ -7971,6 +8141,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8083,6 +8265,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getEvent: {
@@ -8171,6 +8365,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8292,6 +8498,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8463,6 +8681,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     listFraudEvaluations: {
@@ -8568,6 +8798,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8742,6 +8984,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getFraudEvaluation: {
@@ -8836,6 +9090,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     deleteFraudListItem: {
@@ -8924,6 +9190,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9033,6 +9311,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9192,6 +9482,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getFraudList: {
@@ -9286,6 +9588,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     deleteFraudList: {
@@ -9374,6 +9688,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9493,6 +9819,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9664,6 +10002,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getFraudSettings: {
@@ -9740,6 +10090,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9858,6 +10220,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     listMerchants: {
@@ -9961,6 +10335,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10120,6 +10506,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getMerchant: {
@@ -10208,6 +10606,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10342,6 +10752,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getMerchantBalance: {
@@ -10436,6 +10858,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getMerchantFeeSchedule: {
@@ -10524,6 +10958,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10700,6 +11146,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     listPaymentLinks: {
@@ -10805,6 +11263,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10979,6 +11449,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getPaymentLink: {
@@ -11067,6 +11549,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11185,6 +11679,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11351,14 +11857,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Production payments are off: this server has no acquirer configured (`acquirer_not_configured`; its operator sets `PRODUCTION_ACQUIRER`). Nothing was charged or stored; the sandbox is unaffected. */
+            /** @description Production payments are off: this server has no acquirer configured (`acquirer_not_configured`; its operator sets `PRODUCTION_ACQUIRER`). Nothing was charged or stored; the sandbox is unaffected. Also answered (`service_unavailable`, with `Retry-After`) when the store stayed busy for longer than a request waits: nothing was changed; send the request again after those seconds. */
             503: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["Problem"];
                 };
             };
         };
@@ -11468,6 +11976,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11639,6 +12159,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     sandboxPayCashout: {
@@ -11800,6 +12332,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     sandboxCompleteCharge: {
@@ -11955,6 +12499,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12126,6 +12682,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     sandboxExpireCharge: {
@@ -12281,6 +12849,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12452,6 +13032,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getSandboxClock: {
@@ -12538,6 +13130,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12712,6 +13316,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     resetSandboxClock: {
@@ -12865,6 +13481,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13036,6 +13664,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     listServiceKeys: {
@@ -13137,6 +13777,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13301,6 +13953,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getServiceKey: {
@@ -13389,6 +14053,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13550,6 +14226,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13721,6 +14409,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     createToken: {
@@ -13874,6 +14574,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getToken: {
@@ -13968,6 +14680,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     deleteToken: {
@@ -14056,6 +14780,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14223,6 +14959,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getWebhookDelivery: {
@@ -14311,6 +15059,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14418,6 +15178,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14582,6 +15354,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getWebhookEndpoint: {
@@ -14676,6 +15460,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     deleteWebhookEndpoint: {
@@ -14764,6 +15560,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14898,6 +15706,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     listWebhookEndpointDeliveries: {
@@ -15013,6 +15833,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15184,6 +16016,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     rotateWebhookEndpointSecret: {
@@ -15349,6 +16193,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     testWebhookEndpoint: {
@@ -15504,6 +16360,18 @@ export interface operations {
             500: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {

@@ -8,10 +8,11 @@ import { chargeBody, evaluationBody, type ReadyMessage, TOKEN_BODY } from "./tar
 /**
  * Where a scenario runs: the payments server (`payments`, in-memory store), bare Express (`bare`), Express +
  * express-openapi-validator with no-work handlers (`validated`, the stack's ceiling), the Prism mock
- * (`prism`), the production build run like production (`built`, `built2`: one and two workers), and a
- * bare node:http echo (`echo`, the floor of a steady-rate scenario's latency).
+ * (`prism`), the production build run like production (`built`, `built2`: one and two workers), the
+ * same build charging through the Adyen connector against the Adyen stand-in (`adyen`), and a bare
+ * node:http echo (`echo`, the floor of a steady-rate scenario's latency).
  */
-export type TargetName = "payments" | "bare" | "validated" | "prism" | "built" | "built2" | "echo";
+export type TargetName = "payments" | "bare" | "validated" | "prism" | "built" | "built2" | "adyen" | "echo";
 export type Kind = "GET" | "POST";
 
 export interface Scenario {
@@ -264,6 +265,23 @@ export const SCENARIOS: Scenario[] = [
     target: "built",
     kind: "GET",
     options: getToken,
+  },
+  {
+    // Issue 36, "overhead over the acquirer": a production charge through the simulator (built-live-charges)
+    // and through the Adyen connector against the Adyen stand-in answering at once, in-process in the
+    // bench, no Prism (adyen-charges). The server's CPU per charge of the two is the connector's cost.
+    id: "built-live-charges",
+    name: "built, 1 worker: POST /v1/charges in production (simulator)",
+    target: "built",
+    kind: "POST",
+    options: postLiveCharge,
+  },
+  {
+    id: "adyen-charges",
+    name: "built, 1 worker: POST /v1/charges in production (Adyen connector, stand-in)",
+    target: "adyen",
+    kind: "POST",
+    options: postLiveCharge,
   },
   {
     id: "built2-charges",

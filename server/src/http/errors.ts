@@ -2,7 +2,7 @@ import type { NextFunction, Request, Response } from "express";
 import type { Logger } from "pino";
 import { DomainError, type ErrorCode, type FieldIssue } from "../domain/kernel/errors.ts";
 import { displayUrl, maskSensitive } from "../domain/kernel/mask.ts";
-import { UnknownCursorError } from "../store/port.ts";
+import { StoreBusyError, UnknownCursorError } from "../store/port.ts";
 import { UNAUTHORIZED_DETAIL } from "./auth.ts";
 import { loadContract, type OpenApiDocument } from "./contract.ts";
 import { type ProblemBody, problem, problemTypeUri } from "./problems.ts";
@@ -112,6 +112,9 @@ const VALIDATOR_CODES: Record<number, ErrorCode> = {
   415: "unsupported_media_type",
 };
 
+/** Retry-After of a 503 for a busy store: the other connection's turn is milliseconds (store/sqlite/file.ts, writerTurns). */
+export const STORE_BUSY_RETRY_AFTER_SECONDS = 1;
+
 /**
  * `request`: what the request sent, where validation findings point (errorMiddleware passes it); without
  * it, findings are reported in the validator's words.
@@ -126,6 +129,16 @@ export function toProblem(err: unknown, requestId: string, logger: Logger, reque
       requestId,
       errors: domainIssues(err),
     });
+  }
+  if (err instanceof StoreBusyError) {
+    // Another instance held the store for longer than a write waits (StoreBusy in spec/common/problems.tsp):
+    // an outage of a moment, not a bug, so 503 with Retry-After (errorMiddleware) and a warning, never a 500.
+    logger.warn({ err, request_id: requestId }, "store busy: answered 503 with Retry-After");
+    return problem(
+      "service_unavailable",
+      "The store is busy: another instance held it for longer than a request waits. Nothing was changed; send the request again after the number of seconds in Retry-After.",
+      { requestId },
+    );
   }
   if (err instanceof UnknownCursorError) {
     // A list's cursor that names nothing there (ListParameters in spec/common/pagination.tsp): an empty
@@ -255,6 +268,7 @@ export function errorMiddleware(logger: Logger, allowedMethods: (path: string) =
         ? unknownRoute(req, requestId)
         : toProblem(err, requestId, logger, requestParts(req));
     if (body.status === 405) res.setHeader("Allow", allowedMethods(req.path).join(", "));
+    if (err instanceof StoreBusyError) res.setHeader("Retry-After", String(STORE_BUSY_RETRY_AFTER_SECONDS));
     sendProblem(res, body);
   };
 }

@@ -147,7 +147,7 @@ export const PROBLEM_TYPES: Record<ErrorCode, ProblemType> = {
     status: 503,
     title: "Service unavailable",
     meaning:
-      "The instance cannot serve requests now (its store does not answer, or it is shutting down). Retry shortly.",
+      "The instance cannot serve requests now: its store does not answer, it is shutting down, or the store stayed busy for longer than a request waits (another instance on the same database held it). Nothing was changed, and a POST's Idempotency-Key is forgotten. Retry shortly: after the seconds in `Retry-After` when the answer has it.",
   },
   acquirer_not_configured: {
     status: 503,

@@ -203,6 +203,21 @@ describe("indexes", () => {
     ]);
   });
 
+  it("leave out the listing index of an unlisted collection, and cover a queue only with `where` (issue 36)", () => {
+    const definitions = indexesFor(
+      [{ fields: ["delivery_pending", "created_at"], where: { delivery_pending: true } }],
+      { unlisted: true },
+    );
+    expect(definitions).toEqual([
+      {
+        name: "store:index:delivery_pending_1,created_at_1,_id_1:where:delivery_pending=true",
+        key: { delivery_pending: 1, created_at: 1, _id: 1 },
+        unique: false,
+        partial: { delivery_pending: true },
+      },
+    ]);
+  });
+
   it("are created with one createIndexes call per collection", async () => {
     const server = await fake(PRIMARY);
     const store = await open(server);

@@ -36,9 +36,11 @@ import {
 } from "./common.ts";
 import {
   type BaseDoc,
+  type CollectionSpec,
   type CollectionSpecs,
   DuplicateKeyError,
   type IndexSpec,
+  refuseUnlisted,
   type Store,
   type StoreOps,
   type StoreReadiness,
@@ -165,6 +167,8 @@ export interface IndexDefinition {
   name: string;
   key: Record<string, 1 | -1>;
   unique: boolean;
+  /** The documents it covers (IndexSpec.where), as a partialFilterExpression; all when absent. */
+  partial?: Record<string, boolean>;
 }
 
 /** Names of the indexes this adapter creates start with this; see indexName. */
@@ -198,8 +202,12 @@ const LIST_KEY: Record<string, 1 | -1> = { livemode: 1, created_at: -1, _id: -1 
  * index instead of sorting the whole backlog in memory. A unique index keeps exactly its fields, or it
  * would no longer refuse duplicates.
  */
-export function indexesFor(indexes: IndexSpec[]): IndexDefinition[] {
-  const keys: { key: Record<string, 1 | -1>; unique: boolean }[] = [{ key: LIST_KEY, unique: false }];
+export function indexesFor(indexes: IndexSpec[], options: { unlisted?: boolean } = {}): IndexDefinition[] {
+  // No listing index for a collection nothing lists (port.ts, CollectionSpec); ensureIndexes drops one
+  // an earlier version made, as it drops every index of this adapter's that is no longer wanted.
+  const keys: { key: Record<string, 1 | -1>; unique: boolean; partial?: Record<string, boolean> }[] = options.unlisted
+    ? []
+    : [{ key: LIST_KEY, unique: false }];
   for (const index of indexes) {
     const key: Record<string, 1 | -1> = {};
     for (const field of index.fields) key[fieldKey(field)] = 1;
@@ -207,10 +215,20 @@ export function indexesFor(indexes: IndexSpec[]): IndexDefinition[] {
     if (!unique && !("_id" in key)) key._id = 1;
     // The collection's own _id index already covers an index on the id alone.
     if (Object.keys(key).length === 1 && "_id" in key) continue;
-    keys.push({ key, unique });
+    const partial = index.where && Object.fromEntries(Object.entries(index.where).map(([f, v]) => [fieldKey(f), v]));
+    keys.push(partial ? { key, unique, partial } : { key, unique });
   }
   const byName = new Map<string, IndexDefinition>();
-  for (const { key, unique } of keys) byName.set(indexName(key, unique), { name: indexName(key, unique), key, unique });
+  for (const definition of keys) {
+    // A partial index's name says what it covers, so making an index partial asks for a new name too.
+    const covers = definition.partial
+      ? `:where:${Object.entries(definition.partial)
+          .map(([f, v]) => `${f}=${v}`)
+          .join(",")}`
+      : "";
+    const name = indexName(definition.key, definition.unique) + covers;
+    byName.set(name, { name, ...definition });
+  }
   return [...byName.values()];
 }
 
@@ -269,7 +287,12 @@ async function ensureIndexes(
   };
   await Promise.all(clashing.map(drop));
   await collection.createIndexes(
-    wanted.map((index) => ({ key: index.key, name: index.name, ...(index.unique ? { unique: true } : {}) })),
+    wanted.map((index) => ({
+      key: index.key,
+      name: index.name,
+      ...(index.unique ? { unique: true } : {}),
+      ...(index.partial ? { partialFilterExpression: index.partial } : {}),
+    })),
   );
   await Promise.all(stale.map(drop));
 }
@@ -496,13 +519,18 @@ export async function openMongoStore<Docs extends Record<string, BaseDoc>>(optio
   guard?: boolean;
 }): Promise<Store<Docs> & StoreReadiness> {
   const names = collectionNames(options.collections);
+  const unlisted = new Set(
+    Object.entries<CollectionSpec>(options.collections)
+      .filter(([, spec]) => spec.unlisted)
+      .map(([name]) => name),
+  );
   const client = await connect(options.uri);
   const db = client.db(options.dbName);
   try {
     // One createIndexes call per collection, all collections at once.
     await Promise.all(
-      Object.entries<{ indexes: IndexSpec[] }>(options.collections).map(([name, spec]) =>
-        ensureIndexes(db.collection<MongoDoc>(name), spec.indexes, indexesFor(spec.indexes)),
+      Object.entries<CollectionSpec>(options.collections).map(([name, spec]) =>
+        ensureIndexes(db.collection<MongoDoc>(name), spec.indexes, indexesFor(spec.indexes, spec)),
       ),
     );
   } catch (error) {
@@ -563,6 +591,7 @@ export async function openMongoStore<Docs extends Record<string, BaseDoc>>(optio
 
       list: (name, where, page) =>
         run(async () => {
+          if (unlisted.has(name)) refuseUnlisted(name);
           const collection = collectionOf(name);
           assertPage(page);
           const filter = filterOf(where);

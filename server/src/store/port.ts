@@ -116,6 +116,19 @@ export class DuplicateKeyError extends Error {
   }
 }
 
+/**
+ * Thrown when the store stayed busy for longer than a request may wait: another connection (another
+ * instance or process on the same SQLite file) held the write lock throughout. Nothing of the operation
+ * was written; the HTTP layer answers 503 with Retry-After (spec/common/problems.tsp, StoreBusy), never
+ * a 500, because trying again shortly is all the caller has to do.
+ */
+export class StoreBusyError extends Error {
+  constructor(options?: { cause?: unknown }) {
+    super("the store is busy: another connection held it for longer than an operation waits", options);
+    this.name = "StoreBusyError";
+  }
+}
+
 /** Operations available inside and outside a transaction. */
 export interface StoreOps<Docs extends Record<string, BaseDoc>> {
   insert<C extends keyof Docs & string>(collection: C, doc: Docs[C]): Promise<void>;
@@ -220,6 +233,36 @@ export interface IndexSpec {
    * filter word for word).
    */
   sparse?: boolean;
+  /**
+   * Indexes only the documents whose fields hold exactly these values: for a queue most documents have
+   * left (the outbox: events whose `delivery_pending` is true, a handful at any moment among millions
+   * delivered), so a document leaves the index when it leaves the queue, and the index stays the size
+   * of the queue (issue 36: the outbox index was 150 bytes per charge). Queries must ask for these
+   * values (equality), or the index cannot serve them: SQLite makes it a partial index (`WHERE col =
+   * value`), which its planner uses for a query binding that value; MongoDB a partialFilterExpression,
+   * which serves queries whose filter has the same equality.
+   */
+  where?: Record<string, boolean>;
 }
 
-export type CollectionSpecs<Docs> = { [C in keyof Docs]: { indexes: IndexSpec[] } };
+/** One collection's spec: its indexes, and whether it is listed. */
+export interface CollectionSpec {
+  indexes: IndexSpec[];
+  /**
+   * Nothing lists this collection (no list(), no findAll in the listing order over a whole environment):
+   * it is read by id or through its own indexes only. It then has no listing index (livemode,
+   * created_at, id), which every write would otherwise keep up (issue 36: 70 to 150 bytes per row, for
+   * the per-charge records nobody pages through: idempotency keys, acquirer intents, postings, ledger
+   * entries), and list() refuses it, so a new list cannot quietly scan the table.
+   */
+  unlisted?: boolean;
+}
+
+export type CollectionSpecs<Docs> = { [C in keyof Docs]: CollectionSpec };
+
+/** Thrown by list on a collection its spec declares unlisted (CollectionSpec). */
+export function refuseUnlisted(collection: string): never {
+  throw new TypeError(
+    `${collection} is declared unlisted (its collection spec), so it has no listing index: declare it listed to list it`,
+  );
+}

@@ -3,7 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { useWal } from "./sqlite.ts";
+import { TEST_COLLECTIONS } from "./conformance.ts";
+import { StoreBusyError } from "./port.ts";
+import { openSqliteStore, useWal } from "./sqlite.ts";
 
 /** A connection whose journal_mode pragma answers as `answers` say, in turn (the last one repeats). */
 function connection(answers: (string | Error)[]) {
@@ -54,4 +56,79 @@ describe("useWal", () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+});
+
+// Two connections on one file, as two instances (processes) have: each store here has its own connection,
+// mutex and group commit, exactly as a second process would (issue 36: SQLITE_BUSY reached a caller as a 500).
+describe("two connections on one file", () => {
+  const entry = (id: string) => ({
+    id,
+    livemode: false,
+    created_at: "2026-11-28T00:00:00.000Z",
+    account_id: "acc_1",
+    amount: 1,
+  });
+
+  function withFile(run: (path: string) => Promise<void>) {
+    return async () => {
+      const dir = mkdtempSync(join(tmpdir(), "two-connections-"));
+      try {
+        await run(join(dir, "store.db"));
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    };
+  }
+
+  it(
+    "a writer waiting for the lock gets it while the other writes without pause",
+    withFile(async (path) => {
+      const busy = openSqliteStore({ path, collections: TEST_COLLECTIONS });
+      // Two seconds: long enough for any fair turn, and a hog that never leaves the lock free fails the test.
+      const waiter = openSqliteStore({ path, collections: TEST_COLLECTIONS, busyTimeoutMs: 2000 });
+      let stop = false;
+      let written = 0;
+      // Four callers that always have a write queued: the busy store takes the lock again within
+      // microseconds of each commit, so the waiter never finds it free unless the busy one steps aside.
+      const hog = Promise.all(
+        [1, 2, 3, 4].map(async (caller) => {
+          while (!stop) await busy.insert("entries", entry(`busy_${caller}_${written++}`));
+        }),
+      );
+      try {
+        while (written < 20) await new Promise((resolve) => setImmediate(resolve));
+        await waiter.insert("entries", entry("waiter_1"));
+        await waiter.transaction((tx) => tx.insert("entries", entry("waiter_2")));
+        const countBefore = written;
+        // The busy store went on afterwards: stepping aside is a pause, not a stop.
+        while (written < countBefore + 20) await new Promise((resolve) => setImmediate(resolve));
+      } finally {
+        stop = true;
+        await hog;
+      }
+      expect(await busy.get("entries", "waiter_2")).toMatchObject({ id: "waiter_2" });
+      await waiter.close();
+      await busy.close();
+    }),
+  );
+
+  it(
+    "a write that cannot get the lock in time fails with StoreBusyError, and nothing of it is written",
+    withFile(async (path) => {
+      const store = openSqliteStore({ path, collections: TEST_COLLECTIONS, busyTimeoutMs: 50 });
+      const other = new Database(path);
+      other.exec("BEGIN IMMEDIATE");
+      try {
+        await expect(store.insert("entries", entry("refused"))).rejects.toBeInstanceOf(StoreBusyError);
+      } finally {
+        other.exec("COMMIT");
+        other.close();
+      }
+      expect(await store.get("entries", "refused")).toBeNull();
+      // Once the other connection is done, writing works again.
+      await store.insert("entries", entry("accepted"));
+      expect(await store.get("entries", "accepted")).toMatchObject({ id: "accepted" });
+      await store.close();
+    }),
+  );
 });

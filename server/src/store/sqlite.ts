@@ -22,10 +22,11 @@ import Database from "better-sqlite3";
 import { assertCollection, collectionNames, Mutex, TxRun, txGuard } from "./common.ts";
 import {
   type BaseDoc,
+  type CollectionSpec,
   type CollectionSpecs,
   DuplicateKeyError,
-  type IndexSpec,
   type Order,
+  refuseUnlisted,
   type Store,
   type StoreOps,
   type StoreReadiness,
@@ -33,7 +34,7 @@ import {
   type Where,
 } from "./port.ts";
 import { startCheckpointer, WAL_AUTOCHECKPOINT_PAGES } from "./sqlite/checkpointer.ts";
-import { busy, ownerOnly, SCRUB_TIMEOUT_MS, useWal } from "./sqlite/file.ts";
+import { BUSY_TIMEOUT_MS, busy, ownerOnly, SCRUB_TIMEOUT_MS, useWal, writerTurns } from "./sqlite/file.ts";
 import { createGroupCommit } from "./sqlite/group-commit.ts";
 import { connectionOps, type SyncOps } from "./sqlite/operations.ts";
 import { selectSql } from "./sqlite/query.ts";
@@ -57,9 +58,11 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
    * turns it off in production, where it costs every promise a hook.
    */
   guard?: boolean;
+  /** How long a write waits for another connection on the file to leave the write lock free (tests shorten it). */
+  busyTimeoutMs?: number;
 }): Store<Docs> & StoreReadiness & SqliteDiagnostics {
   const names = collectionNames(options.collections);
-  const specs = options.collections as Record<string, { indexes: IndexSpec[] }>;
+  const specs = options.collections as Record<string, CollectionSpec>;
   const memory = options.path === ":memory:";
   if (!memory) ownerOnly(options.path);
   const db = new Database(options.path);
@@ -122,7 +125,10 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
       get: (collection, id) => read(() => reads.get(collection, id)),
       findOne: (collection, where) => read(() => reads.findOne(collection, where)),
       findAll: (collection, where, limit, order) => read(() => reads.findAll(collection, where, limit, order)),
-      list: (collection, where, page) => read(() => reads.list(collection, where, page)),
+      list: async (collection, where, page) => {
+        if (specs[collection]?.unlisted) refuseUnlisted(collection);
+        return read(() => reads.list(collection, where, page));
+      },
       update: (collection, id, changes, expect) => write(() => writer.update(collection, id, changes, expect)),
       delete: (collection, id, expect) => write(() => writer.delete(collection, id, expect)),
       deleteMany: (collection, where) => write(() => writer.deleteMany(collection, where)),
@@ -154,6 +160,8 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
     { begin, commit, rollback, savepoint, releaseSavepoint, rollbackToSavepoint },
     mutex,
     guard,
+    writerTurns(options.path),
+    options.busyTimeoutMs ?? BUSY_TIMEOUT_MS,
   );
   const { unit, read, write, commitGroup } = groups;
 

@@ -200,6 +200,89 @@ describe("sqlite indexes", () => {
     expect(explain({ status: "closed", closed_at: null })).not.toContain("accounts__i__status__closed_at");
     await store.close();
   });
+
+  // Issue 36, bytes per charge: a queue's index covers only the queue (IndexSpec.where), and a collection
+  // nothing lists has no listing index (CollectionSpec.unlisted); a store made before upgrades at open.
+  const account = (id: string, vip: boolean) => ({
+    id,
+    livemode: false,
+    created_at: `2026-11-28T00:00:0${id.slice(-1)}.000000Z`,
+    owner: "o",
+    status: "open" as const,
+    balance: 1,
+    email: `${id}@example.com`,
+    nickname: null,
+    vip,
+    meta: {},
+  });
+  const before: CollectionSpecs<TestDocs> = {
+    accounts: { indexes: [{ fields: ["vip", "created_at"] }] },
+    entries: { indexes: [{ fields: ["account_id"] }] },
+  };
+  const after: CollectionSpecs<TestDocs> = {
+    accounts: { indexes: [{ fields: ["vip", "created_at"], where: { vip: true } }] },
+    entries: { indexes: [{ fields: ["account_id"] }], unlisted: true },
+  };
+
+  it("index only a queue's documents with `where`, and serve the queue's query from that index", async () => {
+    const store = openSqliteStore({ path: ":memory:", collections: after });
+    for (const [id, vip] of [
+      ["acc_1", true],
+      ["acc_2", false],
+      ["acc_3", true],
+    ] as const)
+      await store.insert("accounts", account(id, vip));
+    const queue = { by: "created_at", direction: "asc" } as const;
+    expect(store.explain("accounts", { vip: true } as Where<BaseDoc>, 10, queue).join(" | ")).toContain(
+      "USING INDEX accounts__i__vip__created_at",
+    );
+    // A query for the documents the index leaves out cannot use it (and still finds them).
+    expect(store.explain("accounts", { vip: false } as Where<BaseDoc>, 10, queue).join(" | ")).not.toContain(
+      "accounts__i__vip",
+    );
+    expect((await store.findAll("accounts", { vip: true }, 10, queue)).map((a) => a.id)).toEqual(["acc_1", "acc_3"]);
+    expect((await store.findAll("accounts", { vip: false }, 10, queue)).map((a) => a.id)).toEqual(["acc_2"]);
+    await store.close();
+  });
+
+  it("drop the listing index of an unlisted collection and make an index partial when a store made before opens", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "store-upgrade-indexes-"));
+    const path = join(dir, "store.db");
+    const indexes = () => {
+      const db = new Database(path, { readonly: true });
+      const rows = db.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL").all();
+      db.close();
+      return new Map((rows as { name: string; sql: string }[]).map((r) => [r.name, r.sql]));
+    };
+    try {
+      const old = openSqliteStore({ path, collections: before });
+      await old.insert("accounts", account("acc_1", true));
+      await old.insert("accounts", account("acc_2", false));
+      await old.insert("entries", { id: "ent_1", livemode: false, created_at: "2026", account_id: "acc_1", amount: 5 });
+      await old.close();
+      expect(indexes().has("entries__list")).toBe(true);
+      expect(indexes().get("accounts__i__vip__created_at")).not.toContain("WHERE");
+
+      const upgraded = openSqliteStore({ path, collections: after });
+      expect(indexes().has("entries__list")).toBe(false);
+      expect(indexes().has("accounts__list")).toBe(true);
+      expect(indexes().get("accounts__i__vip__created_at")).toContain("WHERE");
+      // The data is all there, and read through what is left.
+      expect(await upgraded.findAll("entries", { account_id: "acc_1" })).toHaveLength(1);
+      expect((await upgraded.findAll("accounts", { vip: true })).map((a) => a.id)).toEqual(["acc_1"]);
+      // list() refuses an unlisted collection rather than scanning it.
+      await expect(upgraded.list("entries", { livemode: false }, { limit: 10 })).rejects.toThrow(/unlisted/);
+      await upgraded.close();
+
+      // And back: a collection declared listed again gets its listing index again.
+      const again = openSqliteStore({ path, collections: before });
+      expect(indexes().has("entries__list")).toBe(true);
+      expect((await again.list("entries", { livemode: false }, { limit: 10 })).data).toHaveLength(1);
+      await again.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe("sqlite file at rest", () => {

@@ -188,10 +188,11 @@ export const chargeCollections = {
     { fields: ["livemode", "payment_link_id"], sparse: true },
   ]),
   refunds: collection<RefundDoc>([{ fields: ["charge_id"] }]),
-  acquirer_intents: collection<AcquirerIntentDoc>([
-    { fields: ["livemode", "state", "locked_until"] },
-    { fields: ["request_key"], sparse: true },
-  ]),
+  // Read by id, request key and the recovery job's queue only: unlisted (no listing index, issue 36).
+  acquirer_intents: collection<AcquirerIntentDoc>(
+    [{ fields: ["livemode", "state", "locked_until"] }, { fields: ["request_key"], sparse: true }],
+    { unlisted: true },
+  ),
 };
 
 /** The store as the charges area sees it: its own collections and the kernel's (kernel/store.ts). */

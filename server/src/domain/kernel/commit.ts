@@ -34,7 +34,8 @@ export interface IdempotencyDoc extends BaseDoc {
 }
 
 export const idempotencyCollections = {
-  idempotency: collection<IdempotencyDoc>([{ fields: ["expires_at"] }]),
+  // Read by key only, swept by expiry: unlisted, so no listing index (issue 36, bytes per charge).
+  idempotency: collection<IdempotencyDoc>([{ fields: ["expires_at"] }], { unlisted: true }),
 };
 
 /** The transaction as an outcome recorder sees it: it writes the request's idempotency record. */

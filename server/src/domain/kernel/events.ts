@@ -42,7 +42,12 @@ export const eventCollections = {
   // a created range) need no index of their own: every collection has one on (livemode, created_at, id)
   // (store/sqlite.ts; MongoDB's adapter likewise), and a second on (livemode, created_at) cost every
   // event ~120 bytes on disk for nothing (issue 36).
-  events: collection<EventDoc>([{ fields: ["livemode", "type"] }, { fields: ["delivery_pending", "created_at"] }]),
+  // The outbox index covers only the events still to fan out (IndexSpec.where): it stays the size of
+  // the queue, not of the event history (issue 36).
+  events: collection<EventDoc>([
+    { fields: ["livemode", "type"] },
+    { fields: ["delivery_pending", "created_at"], where: { delivery_pending: true } },
+  ]),
 };
 
 /** The one write recordEvent makes, through whatever transaction the change runs in. */

@@ -7,11 +7,13 @@ import type { BaseDoc, IndexSpec } from "../../store/port.ts";
 /** A collection's indexes, typed by the document it holds (`doc` is never set: it carries the type). */
 export interface Collection<T extends BaseDoc> {
   indexes: IndexSpec[];
+  /** Nothing lists it: no listing index (store/port.ts, CollectionSpec). */
+  unlisted?: boolean;
   readonly doc?: T;
 }
 
-export function collection<T extends BaseDoc>(indexes: IndexSpec[]): Collection<T> {
-  return { indexes };
+export function collection<T extends BaseDoc>(indexes: IndexSpec[], options?: { unlisted: true }): Collection<T> {
+  return options?.unlisted ? { indexes, unlisted: true } : { indexes };
 }
 
 /** The document type of each collection in a registry of `collection()`s. */

@@ -134,14 +134,19 @@ export interface FeeOverrideDoc extends BaseDoc {
 export const ledgerCollections = {
   // By source only (the upgrade's check for a paid cashout's posting): every index is written by every
   // capture, so the balance transactions list adds its own when it lands.
-  postings: collection<PostingDoc>([{ fields: ["source_id"] }]),
-  ledger_entries: collection<LedgerEntryDoc>([
-    { fields: ["merchant_id", "currency"] },
-    { fields: ["livemode", "bucket", "settled", "available_on"] },
-    { fields: ["source_id"] },
-    // The upgrade at open looks for entries written before postings existed, oldest first (upgrade.ts).
-    { fields: ["posting_id", "created_at"] },
-  ]),
+  // Postings and entries are never listed (the API lists balance transactions; the audit, verify.ts,
+  // walks them by id): unlisted, so no listing index (issue 36, bytes per charge).
+  postings: collection<PostingDoc>([{ fields: ["source_id"] }], { unlisted: true }),
+  ledger_entries: collection<LedgerEntryDoc>(
+    [
+      { fields: ["merchant_id", "currency"] },
+      { fields: ["livemode", "bucket", "settled", "available_on"] },
+      { fields: ["source_id"] },
+      // The upgrade at open looks for entries written before postings existed, oldest first (upgrade.ts).
+      { fields: ["posting_id", "created_at"] },
+    ],
+    { unlisted: true },
+  ),
   balances: collection<BalanceDoc>([{ fields: ["merchant_id"] }]),
   // listBalanceTransactions: every filter is served by an index (issue 36 measures them): the merchant's
   // page and time range, the environment's by type, by source, by cashout (sparse: only once allocated);

@@ -30,7 +30,7 @@ type AuditDocs = LedgerDocs &
   Pick<DisputeDocs, "disputes">;
 
 /** What the audit reads: the ledger's collections and, read-only, the three its platform accounts stand for. */
-export type LedgerAuditStore = Pick<StoreOps<AuditDocs>, "list">;
+export type LedgerAuditStore = Pick<StoreOps<AuditDocs>, "findAll">;
 
 export interface LedgerReport {
   postings: number;
@@ -51,7 +51,12 @@ type Scanned =
   | "disputes"
   | "balance_transactions";
 
-/** Every document of `collection`, page by page (the store's list order, newest first). */
+const SCAN_PAGE = 500;
+
+/**
+ * Every document of `collection`, page by page in id order: the primary key's order, which every
+ * collection has, listed or not (postings and ledger entries are unlisted: port.ts, CollectionSpec).
+ */
 async function scan<C extends Scanned>(
   store: LedgerAuditStore,
   collection: C,
@@ -60,10 +65,12 @@ async function scan<C extends Scanned>(
 ): Promise<void> {
   let after: string | undefined;
   for (;;) {
-    const page = await store.list(collection, where, { limit: 100, startingAfter: after });
-    for (const doc of page.data) visit(doc);
-    if (!page.hasMore) return;
-    after = page.data.at(-1)?.id;
+    // The id condition is added to the caller's own conditions (none of them is on the id).
+    const page: Where<AuditDocs[C]> = after === undefined ? where : { ...where, id: { $gt: after } };
+    const docs = await store.findAll(collection, page, SCAN_PAGE, { by: "id", direction: "asc" });
+    for (const doc of docs) visit(doc);
+    if (docs.length < SCAN_PAGE) return;
+    after = docs.at(-1)?.id;
   }
 }
 

@@ -1,11 +1,18 @@
 // Opening the SQLite file: who may read it, WAL mode, and telling a busy file from any other failure.
 
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from "node:fs";
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync, utimesSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
 
 /** How long a write waits for another connection (another process on the file) to finish its own. */
 export const BUSY_TIMEOUT_MS = 5000;
+/**
+ * How recent another connection's announcement that it waits for the write lock must be for a writer
+ * to step aside (writerTurns, below): a waiter announces itself at every try, about once a millisecond.
+ */
+const WAITING_FRESH_MS = 50;
+/** How long a writer that saw another connection waiting leaves the write lock free before taking it again. */
+export const STEP_ASIDE_MS = 5;
 /** How long scrub() tries to truncate the write-ahead log while other connections keep it busy. */
 export const SCRUB_TIMEOUT_MS = 10_000;
 
@@ -54,4 +61,45 @@ export function ownerOnly(path: string): void {
     const mode = statSync(file, { throwIfNoEntry: false })?.mode;
     if (mode !== undefined && (mode & 0o077) !== 0) chmodSync(file, mode & 0o700);
   }
+}
+
+/** Turn-taking for the write lock between the connections (processes) on one file (writerTurns). */
+export interface WriterTurns {
+  /** After a try to begin writing found the file busy: tells the other connections that this one waits. */
+  waiting(): void;
+  /** Whether another connection has announced, just now, that it waits for the write lock. */
+  othersWaiting(): boolean;
+}
+
+/**
+ * SQLite's write lock is not fair: a connection that waits for it tries again every millisecond or so
+ * (SQLite's own busy handler does the same, asleep), and takes it only if it happens to be free at that
+ * moment. A busy instance group-commits (group-commit.ts) and so holds the lock from its first write of
+ * an event-loop turn to the end of that turn, then takes it again within microseconds: another instance
+ * on the same file under load could miss every free moment for seconds, and one of its writes then gave
+ * up with SQLITE_BUSY (issue 36: a 500 "database is locked" with two instances at 300 events,
+ * test/crash/webhooks-two-instances.test.ts). So a waiter announces itself by touching a marker file
+ * beside the database (`<file>-waiting`; its modification time is the announcement), and a writer that
+ * finds a fresh announcement when it commits leaves the lock free for STEP_ASIDE_MS before taking it
+ * again: the waiter's next try gets it. One stat per commit when nobody waits.
+ */
+export function writerTurns(path: string): WriterTurns {
+  const marker = `${path}-waiting`;
+  /** This connection's last announcement (ms, with a random fraction), so it never takes its own for another's. */
+  let mine = 0;
+  return {
+    waiting() {
+      mine = Date.now() + 0.1 + Math.random() * 0.8;
+      try {
+        utimesSync(marker, mine / 1000, mine / 1000);
+      } catch {
+        closeSync(openSync(marker, "a", 0o600));
+        utimesSync(marker, mine / 1000, mine / 1000);
+      }
+    },
+    othersWaiting() {
+      const at = statSync(marker, { throwIfNoEntry: false })?.mtimeMs;
+      return at !== undefined && Math.abs(at - mine) > 0.01 && Date.now() - at < WAITING_FRESH_MS;
+    },
+  };
 }

@@ -2,7 +2,8 @@
 
 import type Database from "better-sqlite3";
 import type { Mutex, txGuard } from "../common.ts";
-import { BUSY_TIMEOUT_MS, busy } from "./file.ts";
+import { StoreBusyError } from "../port.ts";
+import { busy, STEP_ASIDE_MS, type WriterTurns } from "./file.ts";
 
 /** The writer's statements a group needs. */
 export interface GroupStatements {
@@ -19,6 +20,10 @@ export function createGroupCommit(
   { begin, commit, rollback, savepoint, releaseSavepoint, rollbackToSavepoint }: GroupStatements,
   mutex: Mutex,
   guard: ReturnType<typeof txGuard>,
+  /** Turn-taking with the other connections on the file (file.ts, writerTurns). */
+  turns: WriterTurns,
+  /** How long a write waits for another connection to leave the write lock free before StoreBusyError. */
+  busyTimeoutMs: number,
 ) {
   // Group commit (a file). Every write, a transaction or a single operation, is a unit: a savepoint
   // inside one outer transaction that the writer opens for the first unit and commits once the event
@@ -36,16 +41,30 @@ export function createGroupCommit(
   }
   let group: Group | null = null;
 
-  /** With the mutex held: opens the outer transaction unless one is open, waiting while another connection writes. */
+  /** Until when this connection leaves the write lock free for another that waits for it (writerTurns). */
+  let stepAsideUntil = 0;
+
+  /**
+   * With the mutex held: opens the outer transaction unless one is open, waiting while another connection
+   * writes. BEGIN IMMEDIATE takes the write lock at once: a transaction that began as a reader and wrote
+   * later could not wait for it (SQLITE_BUSY_SNAPSHOT once another connection has committed meanwhile).
+   * SQLite's busy_timeout is 0 on this connection, so the wait is here, asleep between tries, without
+   * blocking the event loop; past busyTimeoutMs the write fails with StoreBusyError (503, never a 500).
+   */
   async function lockForWriting(): Promise<Group> {
     if (group) return group;
-    const deadline = Date.now() + BUSY_TIMEOUT_MS;
+    const pause = stepAsideUntil - Date.now();
+    stepAsideUntil = 0;
+    if (pause > 0) await new Promise((resolve) => setTimeout(resolve, pause));
+    const deadline = Date.now() + busyTimeoutMs;
     for (;;) {
       try {
         begin.run();
         break;
       } catch (error) {
-        if (!busy(error) || Date.now() > deadline) throw error;
+        if (!busy(error)) throw error;
+        if (Date.now() > deadline) throw new StoreBusyError({ cause: error });
+        turns.waiting();
       }
       await new Promise((resolve) => setTimeout(resolve, 1));
     }
@@ -74,6 +93,8 @@ export function createGroupCommit(
       current.reject(error);
       return;
     }
+    // Another connection waited for the lock meanwhile: the next group lets it go first (writerTurns).
+    if (turns.othersWaiting()) stepAsideUntil = Date.now() + STEP_ASIDE_MS;
     current.resolve();
   }
 
@@ -135,7 +156,14 @@ export function createGroupCommit(
         // A group that failed left nothing behind to hide; its units report the failure.
       }
     }
-    return op();
+    try {
+      return op();
+    } catch (error) {
+      // A read in WAL mode is hardly ever refused, but when it is (another connection recovering the
+      // log), it is the same outage to the caller as a write that could not get the lock.
+      if (busy(error)) throw new StoreBusyError({ cause: error });
+      throw error;
+    }
   }
 
   return { unit, read, write, commitGroup };

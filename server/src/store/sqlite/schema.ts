@@ -4,7 +4,7 @@
 // creation and upgrade at open.
 
 import type Database from "better-sqlite3";
-import type { BaseDoc, IndexSpec } from "../port.ts";
+import type { BaseDoc, CollectionSpec } from "../port.ts";
 
 /** What a statement binds and a column holds. */
 export type Param = string | number | bigint | null;
@@ -77,7 +77,7 @@ export function columnValue(value: unknown): Param {
 }
 
 /** Each collection's hot fields (field → column) and its Table. */
-export function layoutOf(specs: Record<string, { indexes: IndexSpec[] }>): {
+export function layoutOf(specs: Record<string, CollectionSpec>): {
   hotFields: Map<string, Map<string, string>>;
   tables: Map<string, Table>;
 } {
@@ -85,7 +85,8 @@ export function layoutOf(specs: Record<string, { indexes: IndexSpec[] }>): {
   for (const [name, spec] of Object.entries(specs)) {
     const hot = new Map<string, string>();
     for (const index of spec.indexes) {
-      for (const field of index.fields) if (!SYSTEM_COLUMNS.has(field)) hot.set(field, columnName(field));
+      for (const field of [...index.fields, ...Object.keys(index.where ?? {})])
+        if (!SYSTEM_COLUMNS.has(field)) hot.set(field, columnName(field));
     }
     hotFields.set(name, hot);
   }
@@ -109,7 +110,7 @@ export function layoutOf(specs: Record<string, { indexes: IndexSpec[] }>): {
  */
 export function createSchema(
   db: Database.Database,
-  specs: Record<string, { indexes: IndexSpec[] }>,
+  specs: Record<string, CollectionSpec>,
   tables: Map<string, Map<string, string>>,
 ): Map<string, string> {
   const uniqueFields = new Map<string, string>();
@@ -124,15 +125,22 @@ export function createSchema(
     for (const [, column] of added) db.exec(`ALTER TABLE "${name}" ADD COLUMN ${column}`);
 
     const column = (field: string) => (SYSTEM_COLUMNS.has(field) ? field : (hot.get(field) as string));
-    const wanted = new Map<string, string>([
-      [`${name}__list`, `CREATE INDEX "${name}__list" ON "${name}" (livemode, created_at, id)`],
-    ]);
+    // The listing index, unless nothing lists the collection (port.ts, CollectionSpec): a store made
+    // before has one, which the loop below drops as no longer wanted.
+    const wanted = new Map<string, string>(
+      spec.unlisted ? [] : [[`${name}__list`, `CREATE INDEX "${name}__list" ON "${name}" (livemode, created_at, id)`]],
+    );
     for (const index of spec.indexes) {
       // The name encodes the fields; the SQL compared below catches any other change of definition.
       const indexName = `${name}__${index.unique ? "u" : "i"}__${index.fields.join("__")}`;
       const columns = index.fields.map(column);
-      // A sparse index is partial: SQLite uses it for a query that constrains the column to a value.
-      const partial = index.sparse ? ` WHERE ${columns[columns.length - 1]} IS NOT NULL` : "";
+      // A sparse index is partial: SQLite uses it for a query that constrains the column to a value. So
+      // is one with `where`: SQLite uses it for a query that binds the same value (IndexSpec.where).
+      const terms = [
+        ...(index.sparse ? [`${columns[columns.length - 1]} IS NOT NULL`] : []),
+        ...Object.entries(index.where ?? {}).map(([field, value]) => `${column(field)} = ${value ? 1 : 0}`),
+      ];
+      const partial = terms.length > 0 ? ` WHERE ${terms.join(" AND ")}` : "";
       wanted.set(
         indexName,
         `CREATE ${index.unique ? "UNIQUE " : ""}INDEX "${indexName}" ON "${name}" (${columns.join(", ")})${partial}`,
