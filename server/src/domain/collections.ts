@@ -13,6 +13,7 @@ import { merchantCollections } from "./merchants/records.ts";
 import { paymentLinkCollections } from "./payment-links/records.ts";
 import { requestLogCollections } from "./request-log/records.ts";
 import { sandboxClockCollections } from "./sandbox-clock/records.ts";
+import { sandboxCollections } from "./sandboxes/records.ts";
 import { serviceKeyCollections } from "./service-keys/records.ts";
 import { vaultCollections } from "./vault/records.ts";
 import { webhookCollections } from "./webhooks/records.ts";
@@ -41,6 +42,7 @@ export const COLLECTIONS = {
   ...paymentLinkCollections,
   ...consoleSessionCollections,
   ...sandboxClockCollections,
+  ...sandboxCollections,
 };
 
 export type Docs = DocsOf<typeof COLLECTIONS>;

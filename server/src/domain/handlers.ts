@@ -11,6 +11,7 @@ import { merchantHandlers } from "./merchants/handlers.ts";
 import { paymentLinkHandlers } from "./payment-links/handlers.ts";
 import { requestLogHandlers } from "./request-log/handlers.ts";
 import { sandboxClockHandlers } from "./sandbox-clock/handlers.ts";
+import { sandboxHandlers } from "./sandboxes/handlers.ts";
 import { serviceKeyHandlers } from "./service-keys/handlers.ts";
 import { vaultHandlers } from "./vault/handlers.ts";
 import { webhookHandlers } from "./webhooks/handlers.ts";
@@ -42,5 +43,6 @@ export function createHandlers(domain: Domain, options: HandlerOptions = {}): Ha
     ...requestLogHandlers(domain),
     ...healthHandlers(domain),
     ...sandboxClockHandlers(domain, kit),
+    ...sandboxHandlers(domain, kit),
   };
 }

@@ -27,6 +27,7 @@ import { createPaymentLinks } from "./payment-links/payment-links.ts";
 import { followTransition } from "./payment-links/usage.ts";
 import { createRequestLog } from "./request-log/request-log.ts";
 import { createSandboxClock } from "./sandbox-clock/sandbox-clock.ts";
+import { createSandboxes, type SandboxHost } from "./sandboxes/sandboxes.ts";
 import { createServiceKeys } from "./service-keys/service-keys.ts";
 import type { VaultKeys } from "./vault/crypto.ts";
 import { createTokens } from "./vault/tokens.ts";
@@ -103,6 +104,13 @@ export interface DomainDeps {
   log?: DomainLog | undefined;
   /** Told what the domain does, for the operators' metrics (adapters/metrics.ts); default: nobody. */
   observer?: DomainObserver | undefined;
+  /**
+   * Where sandboxes on demand are made, opened and erased (server/src/sandboxes/host.ts); absent: this
+   * domain hosts none (spec/resources/sandboxes.tsp answers 403).
+   */
+  sandboxHost?: SandboxHost | undefined;
+  /** Set when this domain serves one sandbox on demand, on that sandbox's own store: its id and keys' tag. */
+  sandbox?: { id: string; keyTag: string } | undefined;
 }
 
 export function createDomain(deps: DomainDeps) {
@@ -118,7 +126,7 @@ export function createDomain(deps: DomainDeps) {
   const balances = createBalances(store, merchants);
   const balanceTransactions = createBalanceTransactions(store);
   const feeSchedules = createFeeSchedules(store, clock, merchants, settings.fees);
-  const serviceKeys = createServiceKeys(store, clock);
+  const serviceKeys = createServiceKeys(store, clock, deps.sandbox?.keyTag);
   const tokens = createTokens(store, vaultKeys, clock);
   const log = deps.log ?? silentLog;
   // Fraud evaluates a stored charge by id through the charges service, made below (fraud is made first:
@@ -248,6 +256,13 @@ export function createDomain(deps: DomainDeps) {
     streamLeases,
     health,
     sandboxClock,
+    sandboxes: createSandboxes({
+      store,
+      clock,
+      vaultKeys,
+      host: deps.sandboxHost ?? null,
+      inside: deps.sandbox?.id ?? null,
+    }),
   };
   return {
     ...areas,

@@ -32,6 +32,7 @@ export const ID_PREFIXES = {
   ledgerEntry: "le",
   posting: "txn",
   audit: "aud",
+  sandbox: "sbx",
 } as const;
 
 export type IdPrefix = (typeof ID_PREFIXES)[keyof typeof ID_PREFIXES];
