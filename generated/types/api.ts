@@ -1124,7 +1124,8 @@ export interface paths {
         };
         /**
          * List sandboxes
-         * @description Lists the account's sandboxes, newest first (not the default sandbox, which is always there).
+         * @description Lists the sandboxes the caller's environment manages, newest first (not the default sandbox, which is
+         *     always there).
          */
         get: operations["listSandboxes"];
         put?: never;
@@ -3272,7 +3273,8 @@ export interface components {
          *     sandbox, from the account's default sandbox or from production (an id of another sandbox answers 404,
          *     as an id of the other environment does). Its keys are `key_test_` keys: send one and every request is
          *     served inside the sandbox. Sandboxes are managed (created, listed, deleted) with a `*` key of the
-         *     account's default sandbox or of production, never with a key of a sandbox.
+         *     account's default sandbox or of production, never with a key of a sandbox; each environment manages
+         *     the sandboxes its keys created.
          */
         IsolatedSandbox: {
             id: components["schemas"]["SandboxId"];
@@ -3280,6 +3282,12 @@ export interface components {
             object: "sandbox";
             /** @description A label for people ("CI job 4512", "QA: Ana"). */
             name: string;
+            /**
+             * @description The environment whose keys manage the sandbox: `false` when a key of the default sandbox created it,
+             *     `true` for production's. As for every object, the other environment's keys get 404 for it. (The
+             *     sandbox's own keys are `key_test_` keys either way.)
+             */
+            livemode: boolean;
             /** Format: date-time */
             created_at: string;
         };
@@ -4222,6 +4230,12 @@ export interface components {
             object: "sandbox";
             /** @description A label for people ("CI job 4512", "QA: Ana"). */
             name: string;
+            /**
+             * @description The environment whose keys manage the sandbox: `false` when a key of the default sandbox created it,
+             *     `true` for production's. As for every object, the other environment's keys get 404 for it. (The
+             *     sandbox's own keys are `key_test_` keys either way.)
+             */
+            livemode: boolean;
             /** Format: date-time */
             created_at: string;
             /** @description The sandbox's first service key, with scope `*`. Store its secret now; it is not shown again. */

@@ -37,16 +37,27 @@ describe("sandboxes on demand", () => {
     const merchants = unwrap(await client.GET("/v1/merchants"));
     expect(merchants.data).toEqual([]);
     const got = unwrap(await admin.GET("/v1/sandboxes/{id}", { params: { path: { id: made.id } } }));
-    expect(got).toEqual({ id: made.id, object: "sandbox", name: "CI job 1", created_at: made.created_at });
+    expect(got).toEqual({
+      id: made.id,
+      object: "sandbox",
+      name: "CI job 1",
+      livemode: false,
+      created_at: made.created_at,
+    });
     const listed = unwrap(await admin.GET("/v1/sandboxes", { params: { query: { limit: 100 } } }));
     expect(listed.data.map((s) => s.id)).toContain(made.id);
     expect(JSON.stringify(listed)).not.toContain(made.key.secret);
   });
 
-  it("is managed by `*` keys of the default sandbox and of production, never by a sandbox's own key", async () => {
+  it("is managed by `*` keys of the environment that made it, never by a sandbox's own key", async () => {
     const live = clientFor(server, await server.key(["*"], { live: true }));
-    const { id, client } = await sandbox("made from production", live);
-    expect((await admin.GET("/v1/sandboxes/{id}", { params: { path: { id } } })).response.status).toBe(200);
+    const { id, client, made } = await sandbox("made from production", live);
+    expect(made.livemode).toBe(true);
+    expect((await live.GET("/v1/sandboxes/{id}", { params: { path: { id } } })).response.status).toBe(200);
+    // As for every object, the other environment's keys do not see it.
+    expect((await admin.GET("/v1/sandboxes/{id}", { params: { path: { id } } })).response.status).toBe(404);
+    const listed = unwrap(await admin.GET("/v1/sandboxes", { params: { query: { limit: 100 } } }));
+    expect(listed.data.map((s) => s.id)).not.toContain(id);
     const refused = await client.POST("/v1/sandboxes", { body: { name: "nested" } });
     expect(refused.response.status).toBe(403);
     expect(refused.error?.detail).toContain(id);

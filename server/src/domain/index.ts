@@ -225,7 +225,6 @@ export function createDomain(deps: DomainDeps) {
     pollIntervalMs: settings.webhooks.pollIntervalMs,
   });
   const streamLeases = createStreamLeases({ store, now });
-  const health = createHealth(store);
   const sandboxClock = createSandboxClock({
     store,
     clock,
@@ -254,15 +253,9 @@ export function createDomain(deps: DomainDeps) {
     events,
     /** The open event streams' slots, counted per key in the store (EVENT_STREAMS_PER_KEY). */
     streamLeases,
-    health,
+    health: createHealth(store),
     sandboxClock,
-    sandboxes: createSandboxes({
-      store,
-      clock,
-      vaultKeys,
-      host: deps.sandboxHost ?? null,
-      inside: deps.sandbox?.id ?? null,
-    }),
+    sandboxes: createSandboxes({ store, clock, vaultKeys }, deps),
   };
   return {
     ...areas,

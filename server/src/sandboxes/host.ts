@@ -78,8 +78,85 @@ function placeOf(config: Config, id: string) {
 /** How long a looked-up key tag (found or not) is reused before the account's store is asked again. */
 const TAG_CACHE_MS = 1_000;
 
-export function createSandboxHost(options: SandboxHostOptions): SandboxHosting {
+/** Opens a sandbox's store and starts its domain, app, jobs and webhook dispatcher. */
+async function startSandbox(
+  options: SandboxHostOptions,
+  identity: SandboxIdentity,
+  validation: RequestHandler[],
+): Promise<OpenSandbox> {
   const { config, now } = options;
+  if (!config.MONGODB_URI && config.DATA_DIR !== IN_MEMORY) {
+    mkdirSync(join(config.DATA_DIR, "sandboxes"), { recursive: true, mode: 0o700 });
+  }
+  const logger = options.logger.child({ sandbox: identity.id });
+  return ResourceStack.unwindOnFailure(async (stack) => {
+    const store = await openStoreAt(config, placeOf(config, identity.id));
+    stack.defer("the sandbox's store", () => store.close());
+    const domain = domainFor(config, store, now, { ...options.webhooks, log: logger }, options.publicUrl, undefined, {
+      vaultKeys: identity.vaultKeys,
+      sandbox: { id: identity.id, keyTag: identity.keyTag },
+    });
+    stack.defer("the sandbox's webhook sender", () => domain.webhooks.sender.close?.());
+    const requestLog = requestLogWriter({ store, logger });
+    const limits = rateLimits({ store, now, logger, settings: rateLimitSettings(config) });
+    stack.defer("the sandbox's request log and rate limits", () => Promise.all([requestLog.close(), limits.flush()]));
+    const app = createApp({
+      config,
+      domain,
+      store,
+      logger,
+      now,
+      requestLog,
+      limits,
+      publicUrl: options.publicUrl,
+      validation,
+    });
+    const jobs: Scheduled[] = startJobs(config, domain, limits, logger);
+    stack.defer("the sandbox's jobs", () => Promise.all(jobs.map((job) => job.stop())));
+    stack.defer("the sandbox's webhook dispatcher", () => domain.webhooks.dispatcher.stop());
+    stack.defer("the sandbox's event streams", () => domain.events.closeStreams());
+    if (config.WEBHOOK_DISPATCHER) domain.webhooks.dispatcher.start();
+    let closing: Promise<void> | null = null;
+    const sandbox: OpenSandbox = {
+      id: identity.id,
+      keyTag: identity.keyTag,
+      store,
+      domain,
+      app,
+      inFlight: 0,
+      idle: null,
+      close() {
+        closing ??= (async () => {
+          if (sandbox.idle) clearTimeout(sandbox.idle);
+          await stack.disposeAsync();
+        })();
+        return closing;
+      },
+    };
+    return sandbox;
+  });
+}
+
+/** Erases a closed sandbox's store: its SQLite files, or its MongoDB database. */
+async function eraseStore(config: Config, id: string): Promise<void> {
+  if (config.MONGODB_URI) {
+    // Loaded only when used, like the store's own driver (startup/store.ts).
+    const { MongoClient } = await import("mongodb");
+    const client = new MongoClient(config.MONGODB_URI);
+    try {
+      await client.db(placeOf(config, id).database).dropDatabase();
+    } finally {
+      await client.close();
+    }
+    return;
+  }
+  if (config.DATA_DIR === IN_MEMORY) return; // closing an in-memory database erased it
+  const file = join(config.DATA_DIR, placeOf(config, id).file);
+  for (const suffix of ["", "-wal", "-shm"]) rmSync(`${file}${suffix}`, { force: true });
+}
+
+export function createSandboxHost(options: SandboxHostOptions): SandboxHosting {
+  const { config } = options;
   const open = new Map<string, Promise<OpenSandbox>>();
   const tags = new Map<string, { identity: SandboxIdentity | null; until: number }>();
   /** Which open sandbox each key seen by the router belongs to: the shared scope check records its use there. */
@@ -100,63 +177,10 @@ export function createSandboxHost(options: SandboxHostOptions): SandboxHosting {
     return validation;
   };
 
-  async function start(identity: SandboxIdentity): Promise<OpenSandbox> {
-    if (!config.MONGODB_URI && config.DATA_DIR !== IN_MEMORY) {
-      mkdirSync(join(config.DATA_DIR, "sandboxes"), { recursive: true, mode: 0o700 });
-    }
-    const logger = options.logger.child({ sandbox: identity.id });
-    return ResourceStack.unwindOnFailure(async (stack) => {
-      const store = await openStoreAt(config, placeOf(config, identity.id));
-      stack.defer("the sandbox's store", () => store.close());
-      const domain = domainFor(config, store, now, { ...options.webhooks, log: logger }, options.publicUrl, undefined, {
-        vaultKeys: identity.vaultKeys,
-        sandbox: { id: identity.id, keyTag: identity.keyTag },
-      });
-      stack.defer("the sandbox's webhook sender", () => domain.webhooks.sender.close?.());
-      const requestLog = requestLogWriter({ store, logger });
-      const limits = rateLimits({ store, now, logger, settings: rateLimitSettings(config) });
-      stack.defer("the sandbox's request log and rate limits", () => Promise.all([requestLog.close(), limits.flush()]));
-      const app = createApp({
-        config,
-        domain,
-        store,
-        logger,
-        now,
-        requestLog,
-        limits,
-        publicUrl: options.publicUrl,
-        validation: sharedValidation(),
-      });
-      const jobs: Scheduled[] = startJobs(config, domain, limits, logger);
-      stack.defer("the sandbox's jobs", () => Promise.all(jobs.map((job) => job.stop())));
-      stack.defer("the sandbox's webhook dispatcher", () => domain.webhooks.dispatcher.stop());
-      stack.defer("the sandbox's event streams", () => domain.events.closeStreams());
-      if (config.WEBHOOK_DISPATCHER) domain.webhooks.dispatcher.start();
-      let closing: Promise<void> | null = null;
-      const sandbox: OpenSandbox = {
-        id: identity.id,
-        keyTag: identity.keyTag,
-        store,
-        domain,
-        app,
-        inFlight: 0,
-        idle: null,
-        close() {
-          closing ??= (async () => {
-            if (sandbox.idle) clearTimeout(sandbox.idle);
-            await stack.disposeAsync();
-          })();
-          return closing;
-        },
-      };
-      return sandbox;
-    });
-  }
-
   function opened(identity: SandboxIdentity): Promise<OpenSandbox> {
     let found = open.get(identity.id);
     if (!found) {
-      found = start(identity);
+      found = startSandbox(options, identity, sharedValidation());
       open.set(identity.id, found);
       // A start that failed is forgotten, so the next request tries again.
       found.catch(() => open.delete(identity.id));
@@ -236,20 +260,7 @@ export function createSandboxHost(options: SandboxHostOptions): SandboxHosting {
 
     async erase(id) {
       await shut(id);
-      if (config.MONGODB_URI) {
-        // Loaded only when used, like the store's own driver (startup/store.ts).
-        const { MongoClient } = await import("mongodb");
-        const client = new MongoClient(config.MONGODB_URI);
-        try {
-          await client.db(placeOf(config, id).database).dropDatabase();
-        } finally {
-          await client.close();
-        }
-        return;
-      }
-      if (config.DATA_DIR === IN_MEMORY) return; // closing an in-memory database erased it
-      const file = join(config.DATA_DIR, placeOf(config, id).file);
-      for (const suffix of ["", "-wal", "-shm"]) rmSync(`${file}${suffix}`, { force: true });
+      await eraseStore(config, id);
     },
 
     router(lookup) {

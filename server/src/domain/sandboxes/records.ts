@@ -20,7 +20,7 @@ export interface SandboxDoc extends BaseDoc {
 }
 
 export const sandboxCollections = {
-  sandboxes: collection<SandboxDoc>([{ fields: ["key_tag"], unique: true }]),
+  sandboxes: collection<SandboxDoc>([{ fields: ["key_tag"], unique: true }, { fields: ["livemode"] }]),
 };
 
 /** The store as the sandboxes area sees it: its own collection and the kernel's (kernel/store.ts). */

@@ -4,7 +4,8 @@ import type { Page, PageResult } from "../../store/port.ts";
 import type { Caller } from "../kernel/caller.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { commit } from "../kernel/commit.ts";
-import { DomainError, notFound } from "../kernel/errors.ts";
+import { inEnvironment } from "../kernel/environment.ts";
+import { DomainError } from "../kernel/errors.ts";
 import { newId, randomBase62 } from "../kernel/ids.ts";
 import { createdAt } from "../kernel/time.ts";
 import type { ServiceKeyDoc } from "../service-keys/records.ts";
@@ -60,17 +61,16 @@ export interface Sandboxes {
 /** The context a sandbox's vault keys are sealed under, so a sealed copy on another record does not open. */
 const sealContext = (id: string) => `sandbox:${id}`;
 
-export function createSandboxes(deps: {
-  store: SandboxStore;
-  clock: Clock;
-  /** The account's vault keys, which seal each sandbox's own. */
-  vaultKeys: VaultKeys;
-  /** Null inside a sandbox, and where nothing can host sandboxes (tests of other areas). */
-  host: SandboxHost | null;
-  /** The sandbox this domain serves, or null for the account's (default sandbox and production). */
-  inside: string | null;
-}): Sandboxes {
-  const { store, clock, vaultKeys } = deps;
+/**
+ * `vaultKeys` are the account's, which seal each sandbox's own. `sandboxHost`: who makes the sandboxes'
+ * stores (absent where nothing hosts sandboxes: tests of other areas); `sandbox`: set when this domain
+ * serves one sandbox (its keys may not manage sandboxes).
+ */
+export function createSandboxes(
+  { store, clock, vaultKeys }: { store: SandboxStore; clock: Clock; vaultKeys: VaultKeys },
+  where: { sandboxHost?: SandboxHost | undefined; sandbox?: { id: string } | undefined },
+): Sandboxes {
+  const deps = { host: where.sandboxHost ?? null, inside: where.sandbox?.id ?? null };
 
   /** Sandboxes are the account's to manage: a key of a sandbox may not make or see its siblings. */
   function managing(): SandboxHost {
@@ -84,11 +84,9 @@ export function createSandboxes(deps: {
     return deps.host;
   }
 
-  async function load(id: string): Promise<SandboxDoc> {
-    const found = await store.get("sandboxes", id);
-    if (!found) throw notFound("sandbox", id);
-    return found;
-  }
+  /** A sandbox is managed by the environment whose key created it; the other's keys get 404. */
+  const load = async (caller: Caller, id: string): Promise<SandboxDoc> =>
+    inEnvironment(await store.get("sandboxes", id), caller.livemode, "sandbox", id);
 
   function identityOf(doc: SandboxDoc): SandboxIdentity {
     const keys = JSON.parse(openSecret(doc.vault_keys, sealContext(doc.id), vaultKeys)) as {
@@ -116,7 +114,7 @@ export function createSandboxes(deps: {
       await refuseOverLimit(store, host.limit);
       const doc: SandboxDoc = {
         id,
-        livemode: false,
+        livemode: caller.livemode,
         // The account's record, on the server's own clock (no sandbox clock moves it).
         created_at: createdAt(clock.real()),
         name: input.name,
@@ -138,19 +136,19 @@ export function createSandboxes(deps: {
       }
     },
 
-    list: (_caller, page) => {
+    list: (caller, page) => {
       managing();
-      return store.list("sandboxes", {}, page);
+      return store.list("sandboxes", { livemode: caller.livemode }, page);
     },
 
-    get: (_caller, id) => {
+    get: (caller, id) => {
       managing();
-      return load(id);
+      return load(caller, id);
     },
 
-    async remove(_caller, id) {
+    async remove(caller, id) {
       const host = managing();
-      const doc = await load(id);
+      const doc = await load(caller, id);
       // The record goes first: with it the sandbox's vault keys (its cards can no longer be read from any
       // copy of its store) and the route of its keys (they answer 401 from now on).
       await store.delete("sandboxes", id);

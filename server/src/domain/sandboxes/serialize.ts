@@ -9,6 +9,7 @@ export const sandbox = (s: SandboxDoc): Schemas["IsolatedSandbox"] => ({
   id: s.id,
   object: "sandbox",
   name: s.name,
+  livemode: s.livemode,
   created_at: s.created_at,
 });
 
