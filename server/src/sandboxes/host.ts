@@ -66,6 +66,8 @@ export interface SandboxHosting extends SandboxHost {
   validation(accountKeys: Pick<ServiceKeys, "touch">): RequestHandler[];
   /** The sandboxes open in this process now (tests and the idle close). */
   openIds(): string[];
+  /** An open sandbox's domain and store, or null when it is not open here (tests make fixtures with it). */
+  inspect(id: string): Promise<{ domain: Domain; store: ServerStore } | null>;
   /** Closes every open sandbox (the server's close). */
   close(): Promise<void>;
 }
@@ -290,6 +292,11 @@ export function createSandboxHost(options: SandboxHostOptions): SandboxHosting {
     },
 
     openIds: () => [...open.keys()],
+
+    async inspect(id) {
+      const found = await open.get(id)?.catch(() => null);
+      return found ? { domain: found.domain, store: found.store } : null;
+    },
 
     async close() {
       await Promise.all([...open.keys()].map((id) => shut(id)));
