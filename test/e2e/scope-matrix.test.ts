@@ -202,5 +202,6 @@ describe("cross-sandbox matrix (every operation on an object by id)", () => {
         leaks.push(`${op.operationId}: the default's object answered ${response.status} in A`);
     }
     expect(leaks).toEqual([]);
-  });
+    // Every operation's fixture twice, one at a time: minutes on a busy machine.
+  }, 600_000);
 });
