@@ -185,7 +185,10 @@ describe("cross-sandbox matrix (every operation on an object by id)", () => {
     };
     const b = (await make("matrix B")).client;
     const leaks: string[] = [];
-    for (const op of OPERATIONS.filter((o) => !o.public && o.path.includes("{id}"))) {
+    // Sandboxes themselves are managed only with the account's keys (a sandbox's key gets 403 for them:
+    // e2e/sandboxes.test.ts), so they cannot be made inside one.
+    const managing = new Set(["getSandbox", "deleteSandbox"]);
+    for (const op of OPERATIONS.filter((o) => !o.public && o.path.includes("{id}") && !managing.has(o.operationId))) {
       // Made in sandbox A, asked from sandbox B and from the default sandbox.
       const inA = await RECIPES[op.operationId](a);
       for (const [who, other] of [

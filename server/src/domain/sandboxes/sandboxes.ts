@@ -136,12 +136,12 @@ export function createSandboxes(
       }
     },
 
-    list: (caller, page) => {
+    list: async (caller, page) => {
       managing();
       return store.list("sandboxes", { livemode: caller.livemode }, page);
     },
 
-    get: (caller, id) => {
+    get: async (caller, id) => {
       managing();
       return load(caller, id);
     },
