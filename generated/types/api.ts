@@ -1115,6 +1115,60 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sandboxes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List sandboxes
+         * @description Lists the sandboxes the caller's environment manages, newest first (not the default sandbox, which is
+         *     always there).
+         */
+        get: operations["listSandboxes"];
+        put?: never;
+        /**
+         * Create a sandbox
+         * @description Creates an isolated sandbox and returns it with its first `*` key, whose secret is shown once. Needs
+         *     scope `*` on a key of the account's default sandbox or of production (a key of a sandbox gets 403).
+         *     A store holds at most SANDBOX_LIMIT sandboxes (default 100): one more answers 409
+         *     `sandbox_limit_reached`; delete one first.
+         */
+        post: operations["createSandbox"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sandboxes/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Retrieve a sandbox
+         * @description Returns one sandbox.
+         */
+        get: operations["getSandbox"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a sandbox
+         * @description Deletes a sandbox: its keys stop working at once (401), its store is erased (every object, event,
+         *     webhook endpoint and delivery in it) and its vault key is destroyed, so its vaulted cards cannot be
+         *     read from any copy of its data. Pending webhook deliveries of the sandbox are not sent.
+         */
+        delete: operations["deleteSandbox"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/service_keys": {
         parameters: {
             query?: never;
@@ -2592,6 +2646,14 @@ export interface components {
             /** @enum {boolean} */
             deleted: true;
         };
+        /** @description The answer of DELETE /v1/sandboxes/{id}. */
+        DeletedSandbox: {
+            id: components["schemas"]["SandboxId"];
+            /** @enum {string} */
+            object: "sandbox";
+            /** @enum {boolean} */
+            deleted: true;
+        };
         /** @description The answer to DELETE /v1/tokens/{id}. */
         DeletedToken: {
             id: components["schemas"]["TokenId"];
@@ -2865,7 +2927,7 @@ export interface components {
          * @description Stable, machine-readable error codes. Extensible: new codes may be added within v1; handle an unknown
          *     one by its HTTP status.
          */
-        ErrorCode: "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "invalid_state_transition" | "refund_exceeds_remaining" | "idempotency_key_reused" | "idempotency_request_in_progress" | "idempotency_replay_unavailable" | "payload_too_large" | "unsupported_media_type" | "method_not_allowed" | "invalid_card" | "card_number_in_text" | "secret_in_text" | "insufficient_balance" | "merchant_inactive" | "card_declined" | "payment_link_unavailable" | "rate_limited" | "internal_error" | "service_unavailable" | "acquirer_not_configured";
+        ErrorCode: "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "invalid_state_transition" | "refund_exceeds_remaining" | "idempotency_key_reused" | "idempotency_request_in_progress" | "idempotency_replay_unavailable" | "payload_too_large" | "unsupported_media_type" | "method_not_allowed" | "invalid_card" | "card_number_in_text" | "secret_in_text" | "insufficient_balance" | "merchant_inactive" | "card_declined" | "payment_link_unavailable" | "rate_limited" | "internal_error" | "service_unavailable" | "acquirer_not_configured" | "sandbox_limit_reached";
         /** @description Any event; `type` says which. */
         Event: components["schemas"]["CashoutCanceledEvent"] | components["schemas"]["CashoutCreatedEvent"] | components["schemas"]["CashoutFailedEvent"] | components["schemas"]["CashoutPaidEvent"] | components["schemas"]["CashoutReconciledEvent"] | components["schemas"]["DisputeClosedEvent"] | components["schemas"]["DisputeCreatedEvent"] | components["schemas"]["DisputeFundsReinstatedEvent"] | components["schemas"]["DisputeFundsWithdrawnEvent"] | components["schemas"]["DisputeUpdatedEvent"] | components["schemas"]["FraudEvaluatedEvent"] | components["schemas"]["MerchantCreatedEvent"] | components["schemas"]["MerchantUpdatedEvent"] | components["schemas"]["PaymentAuthorizedEvent"] | components["schemas"]["PaymentCapturedEvent"] | components["schemas"]["PaymentExpiredEvent"] | components["schemas"]["PaymentFailedEvent"] | components["schemas"]["PaymentRefundFailedEvent"] | components["schemas"]["PaymentRefundedEvent"] | components["schemas"]["PaymentRequiresActionEvent"] | components["schemas"]["PaymentVoidedEvent"] | components["schemas"]["PaymentLinkCompletedEvent"] | components["schemas"]["ServiceKeyCreatedEvent"] | components["schemas"]["ServiceKeyRevokedEvent"] | components["schemas"]["ServiceKeyRotatedEvent"] | components["schemas"]["WebhookEndpointDisabledEvent"] | components["schemas"]["WebhookEndpointTestEvent"];
         /**
@@ -3237,6 +3299,38 @@ export interface components {
             /** @description The IBAN, e.g. `DE89 3704 0044 0532 0130 00`; upper or lower case, spaces allowed. */
             iban: string;
             account_holder: string;
+        };
+        /**
+         * @description An isolated sandbox. It has its own objects (merchants, tokens, charges, refunds, cashouts, ...), its
+         *     own service keys, events, webhook endpoints and sandbox clock; nothing of it is visible from another
+         *     sandbox, from the account's default sandbox or from production (an id of another sandbox answers 404,
+         *     as an id of the other environment does). Its keys are `key_test_` keys: send one and every request is
+         *     served inside the sandbox. Sandboxes are managed (created, listed, deleted) with a `*` key of the
+         *     account's default sandbox or of production, never with a key of a sandbox; each environment manages
+         *     the sandboxes its keys created.
+         */
+        IsolatedSandbox: {
+            id: components["schemas"]["SandboxId"];
+            /** @enum {string} */
+            object: "sandbox";
+            /** @description A label for people ("CI job 4512", "QA: Ana"). */
+            name: string;
+            /**
+             * @description The environment whose keys manage the sandbox: `false` when a key of the default sandbox created it,
+             *     `true` for production's. As for every object, the other environment's keys get 404 for it. (The
+             *     sandbox's own keys are `key_test_` keys either way.)
+             */
+            livemode: boolean;
+            /** Format: date-time */
+            created_at: string;
+        };
+        /** @description A page of objects, newest first. */
+        IsolatedSandboxList: {
+            /** @enum {string} */
+            object: "list";
+            data: components["schemas"]["IsolatedSandbox"][];
+            /** @description Whether more objects follow in the direction of the cursor. */
+            has_more: boolean;
         };
         /** @description The process is up and serving HTTP. */
         Liveness: {
@@ -4176,6 +4270,10 @@ export interface components {
              */
             steps: number;
         };
+        /** @description The body of POST /v1/sandboxes. */
+        SandboxCreate: {
+            name: string;
+        };
         /** @description The body of POST /v1/sandbox/charges/{id}/dispute. */
         SandboxDisputeOpen: {
             /** @description The reason the cardholder gives; default `fraudulent`. */
@@ -4195,6 +4293,32 @@ export interface components {
              * @enum {string}
              */
             outcome: "won" | "lost";
+        };
+        /**
+         * @description A sandbox id: `sbx_` and 24 base62 characters.
+         * @example sbx_4Kd8Lm2Nq6Rt1Vx5Zb9Cf3Hj
+         */
+        SandboxId: string;
+        /**
+         * @description A new sandbox with its first key (scope `*`) and that key's secret, shown once: the answer of
+         *     POST /v1/sandboxes. Never stored for idempotent replay (`x-sensitive`).
+         */
+        SandboxWithKey: {
+            id: components["schemas"]["SandboxId"];
+            /** @enum {string} */
+            object: "sandbox";
+            /** @description A label for people ("CI job 4512", "QA: Ana"). */
+            name: string;
+            /**
+             * @description The environment whose keys manage the sandbox: `false` when a key of the default sandbox created it,
+             *     `true` for production's. As for every object, the other environment's keys get 404 for it. (The
+             *     sandbox's own keys are `key_test_` keys either way.)
+             */
+            livemode: boolean;
+            /** Format: date-time */
+            created_at: string;
+            /** @description The sandbox's first service key, with scope `*`. Store its secret now; it is not shown again. */
+            key: components["schemas"]["ServiceKeyWithSecret"];
         };
         /**
          * @description The scopes a service key can hold, one per area of the API. Every operation that takes a key needs
@@ -13630,6 +13754,502 @@ export interface operations {
             };
             /** @description The Idempotency-Key was already used with a different request, or the request is well-formed but cannot be processed. */
             422: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listSandboxes: {
+        parameters: {
+            query?: {
+                /**
+                 * @description How many objects to return, 1 to 100, written in decimal digits without a leading zero (`20`; `020`,
+                 *     `2e1`, `20.0` and `+20` are a 400 naming `limit`).
+                 */
+                limit?: components["parameters"]["ListParameters.limit"];
+                /**
+                 * @description An object id: return the objects after it (older ones). Not together with `ending_before`. It must be
+                 *     the id of an object of this list in the caller's environment (one a page returned); any other value
+                 *     (an unknown id, another resource's, the other environment's) is a 400 naming `starting_after`, never
+                 *     an empty page. An object that has since left the list's filter (a charge whose status changed) still
+                 *     marks the place.
+                 */
+                starting_after?: components["parameters"]["ListParameters.starting_after"];
+                /**
+                 * @description An object id: return the objects before it (newer ones). Not together with `starting_after`. The same
+                 *     rule as `starting_after`: an id that names no object of this list in the caller's environment is a
+                 *     400 naming `ending_before`.
+                 */
+                ending_before?: components["parameters"]["ListParameters.ending_before"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IsolatedSandboxList"];
+                };
+            };
+            /**
+             * @description The request is malformed or a field is invalid; `param` and `errors` say which.
+             *
+             *     Beyond its schema, this operation refuses with a 400 naming the field:
+             *     - `starting_after` and `ending_before` together: send at most one cursor.
+             */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createSandbox: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (at most 255 characters) that makes a retried POST safe: the same key with the same
+                 *     body within 24 hours replays the first response.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+                /**
+                 * @description Sandbox only: makes this request fail in a chosen way, to rehearse what an integration does then
+                 *     (docs/testing-your-integration.md "Failure injection"). A production key sending it gets 400
+                 *     `invalid_request` naming `Sandbox-Simulate`; nothing is done.
+                 *
+                 *     - `timeout_after_commit`: the request runs and commits, then the server closes the connection
+                 *     without answering, as a time-out after the commit would. Retried with the same `Idempotency-Key`,
+                 *     it replays the committed answer (`Idempotent-Replayed: true`), with or without the header (an
+                 *     answer that carries a secret is never kept: that retry gets 409 `idempotency_replay_unavailable`
+                 *     naming the object); retried without a key, it runs again. A request that fails (4xx, 5xx) answers
+                 *     normally.
+                 *     - `acquirer_error`: a card charge (`POST /v1/charges`, a payment link's pay) is `declined` with
+                 *     `failure_code` `processing_error`, as when the acquirer errs; the fraud evaluation still runs. Other
+                 *     operations refuse it (400 naming `Sandbox-Simulate`).
+                 *     - `rate_limited`: 429 `rate_limited` with `Retry-After: 1`, before anything runs; a retry with the
+                 *     same `Idempotency-Key` and without the header runs normally.
+                 *     - `latency=<ms>`: the server waits that many milliseconds (at most 9999) before it runs the request.
+                 */
+                "Sandbox-Simulate"?: components["parameters"]["SandboxSimulateHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SandboxCreate"];
+            };
+        };
+        responses: {
+            /** @description The request has succeeded and a new resource has been created as a result. */
+            201: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    /** @description `true` when this response is a replay of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SandboxWithKey"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The object's state does not allow this change; or a request with the same Idempotency-Key is still running; or it finished but its answer carried a secret or a card number, which is never kept for replay (`idempotency_replay_unavailable`). */
+            409: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is not `application/json` (or an `application/*+json` type). */
+            415: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request, or the request is well-formed but cannot be processed. */
+            422: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getSandbox: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["schemas"]["SandboxId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IsolatedSandbox"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object in the caller's environment. */
+            404: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key (per second) or, without a valid key, from this address (per minute). Wait the seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; the body never carries internals. */
+            500: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store stayed busy for longer than a request waits (`service_unavailable`): another instance on the same database held it throughout. Nothing was changed, and a POST's Idempotency-Key is forgotten: send the request again after the seconds in `Retry-After`. */
+            503: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description Seconds to wait before retrying (sent with a busy store; other 503 answers of an operation may omit it). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteSandbox: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["schemas"]["SandboxId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description The id of this request; quote it when you report a problem. */
+                    "Request-Id": components["schemas"]["RequestId"];
+                    /** @description The quota: `"<limit>-in-1sec"; q=<limit>; w=1; pk=:<partition>:` (per key, a one-second window). */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left: `"<limit>-in-1sec"; r=<remaining>; t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedSandbox"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid; `param` and `errors` say which. */
+            400: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No service key, or an unknown, expired or revoked one. */
+            401: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is valid but lacks the scope this operation needs. */
+            403: {
+                headers: {
+                    "Request-Id": components["schemas"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object in the caller's environment. */
+            404: {
                 headers: {
                     "Request-Id": components["schemas"]["RequestId"];
                     [name: string]: unknown;

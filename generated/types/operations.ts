@@ -737,6 +737,52 @@ export const OPERATIONS = [
     "freeText": []
   },
   {
+    "operationId": "listSandboxes",
+    "method": "get",
+    "path": "/v1/sandboxes",
+    "scopes": [
+      "*"
+    ],
+    "sensitive": false,
+    "public": false,
+    "freeText": []
+  },
+  {
+    "operationId": "createSandbox",
+    "method": "post",
+    "path": "/v1/sandboxes",
+    "scopes": [
+      "*"
+    ],
+    "sensitive": true,
+    "public": false,
+    "freeText": [
+      "name"
+    ]
+  },
+  {
+    "operationId": "getSandbox",
+    "method": "get",
+    "path": "/v1/sandboxes/{id}",
+    "scopes": [
+      "*"
+    ],
+    "sensitive": false,
+    "public": false,
+    "freeText": []
+  },
+  {
+    "operationId": "deleteSandbox",
+    "method": "delete",
+    "path": "/v1/sandboxes/{id}",
+    "scopes": [
+      "*"
+    ],
+    "sensitive": false,
+    "public": false,
+    "freeText": []
+  },
+  {
     "operationId": "listServiceKeys",
     "method": "get",
     "path": "/v1/service_keys",

@@ -122,6 +122,16 @@ export const ConfigSchema = z
      * `pending` until the sandbox clock reaches it (docs/sandbox-clock.md "Settlement in the sandbox").
      */
     SANDBOX_SETTLEMENT_DELAY_SECONDS: int(0, 30 * 86400).default(0),
+    /**
+     * Sandboxes on demand (POST /v1/sandboxes, spec/resources/sandboxes.tsp): how many one store may hold;
+     * one more answers 409 `sandbox_limit_reached`.
+     */
+    SANDBOX_LIMIT: int(1, 10_000).default(100),
+    /**
+     * How long a sandbox on demand's store stays open in this process after its last request; its
+     * background jobs and webhook deliveries run while it is open (server/src/sandboxes/host.ts).
+     */
+    SANDBOX_IDLE_SECONDS: int(1, 86400).default(900),
     /** How often the background jobs run: expiring unpaid local payments, settling pending funds, moving cashouts. */
     JOBS_INTERVAL_SECONDS: int(1, 86400).default(60),
     /**

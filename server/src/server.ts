@@ -9,6 +9,7 @@ import { createApp } from "./http/app.ts";
 import { requestLogWriter } from "./http/observability.ts";
 import { rateLimits } from "./http/rate-limits.ts";
 import { createLogger } from "./logger.ts";
+import { createSandboxHost, type SandboxHosting } from "./sandboxes/host.ts";
 import { dataLocation, privateDataDir } from "./startup/data-dir.ts";
 import { domainFor, type WebhookOverrides } from "./startup/domain.ts";
 import { drain } from "./startup/drain.ts";
@@ -32,6 +33,8 @@ export interface RunningServer {
   server: Server;
   store: ServerStore;
   domain: Domain;
+  /** The sandboxes on demand open in this process (server/src/sandboxes/host.ts). */
+  sandboxes: SandboxHosting;
   /**
    * Where this server's metrics are served (METRICS_PORT), or null: not collected, or (in a cluster's
    * worker) served by the primary.
@@ -172,7 +175,19 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     const metrics = metricsFor(config, logger, () =>
       domain ? domain.webhooks.depth() : Promise.reject(new Error("not started")),
     );
-    domain = domainFor(config, store, now, { ...options.webhooks, log: logger }, () => publicUrl, metrics?.observer);
+    // Sandboxes on demand: each a store and domain of its own, opened on its first request and closed
+    // (before the account's store) with the server.
+    const sandboxes = createSandboxHost({
+      config,
+      logger,
+      now,
+      publicUrl: () => publicUrl,
+      ...(options.webhooks ? { webhooks: options.webhooks } : {}),
+    });
+    stack.defer("the sandboxes on demand", () => sandboxes.close());
+    domain = domainFor(config, store, now, { ...options.webhooks, log: logger }, () => publicUrl, metrics?.observer, {
+      sandboxHost: sandboxes,
+    });
     const { dispatcher, sender } = domain.webhooks;
     stack.defer("the webhook sender", () => sender.close?.());
     opened.domain = domain;
@@ -197,6 +212,8 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       requestLog,
       limits,
       publicUrl: () => publicUrl,
+      front: sandboxes.router(domain.sandboxes.byTag),
+      validation: sandboxes.validation(domain.serviceKeys),
       ...(metrics ? { metrics: metrics.requests } : {}),
     });
     await done("http");
@@ -239,6 +256,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       server,
       store,
       domain,
+      sandboxes,
       metricsUrl,
       bootstrapSecret,
       close() {

@@ -161,3 +161,50 @@ describe("scope matrix (every operation in the contract)", () => {
     });
   }
 });
+
+// Sandboxes on demand (spec/resources/sandboxes.tsp): for every operation on an object by id, an object
+// made in one sandbox answers 404 to a key of another sandbox and to a key of the default sandbox, and one
+// of the default sandbox answers 404 inside a sandbox: 0 answers that leak across.
+describe("cross-sandbox matrix (every operation on an object by id)", () => {
+  const { server, client } = useServer();
+  it("answers 404 for every object of another sandbox and of the default sandbox", async () => {
+    const make = async (name: string) => {
+      const made = await client.POST("/v1/sandboxes", { body: { name } });
+      const inside = clientFor(server, made.data?.key.secret ?? "");
+      await inside.GET("/v1/merchants"); // opens it
+      return { id: made.data?.id ?? "", client: inside };
+    };
+    const made = await make("matrix A");
+    const opened = await server.running.sandboxes.inspect(made.id);
+    if (!opened) throw new Error("sandbox A is not open");
+    // The recipes that make their fixture through the server's domain or read its store make it in A's.
+    const a: Env = {
+      server: { ...server, running: { ...server.running, domain: opened.domain, store: opened.store } },
+      client: made.client,
+      live: false,
+    };
+    const b = (await make("matrix B")).client;
+    const leaks: string[] = [];
+    // Sandboxes themselves are managed only with the account's keys (a sandbox's key gets 403 for them:
+    // e2e/sandboxes.test.ts), so they cannot be made inside one.
+    const managing = new Set(["getSandbox", "deleteSandbox"]);
+    for (const op of OPERATIONS.filter((o) => !o.public && o.path.includes("{id}") && !managing.has(o.operationId))) {
+      // Made in sandbox A, asked from sandbox B and from the default sandbox.
+      const inA = await RECIPES[op.operationId](a);
+      for (const [who, other] of [
+        ["sandbox B", b],
+        ["default sandbox", client],
+      ] as const) {
+        const { response } = await call(other, op, inA.path, inA.body, undefined, inA.query);
+        if (response.status !== 404) leaks.push(`${op.operationId}: A's object answered ${response.status} to ${who}`);
+      }
+      // Made in the default sandbox, asked from sandbox A.
+      const inDefault = await RECIPES[op.operationId]({ server, client, live: false });
+      const { response } = await call(a.client, op, inDefault.path, inDefault.body, undefined, inDefault.query);
+      if (response.status !== 404)
+        leaks.push(`${op.operationId}: the default's object answered ${response.status} in A`);
+    }
+    expect(leaks).toEqual([]);
+    // Every operation's fixture twice, one at a time: minutes on a busy machine.
+  }, 600_000);
+});

@@ -169,6 +169,11 @@ export const RECIPES: Record<(typeof OPERATIONS)[number]["operationId"], Recipe>
     path: { id: (await createPaymentLink(client)).id },
     body: { description: "Renamed" },
   }),
+  // Sandboxes on demand: each recipe that needs one makes a fresh sandbox in the caller's environment.
+  createSandbox: async () => ({ path: {}, body: { name: "matrix" } }),
+  listSandboxes: async () => ({ path: {} }),
+  getSandbox: async ({ client }) => ({ path: { id: await sandboxId(client) } }),
+  deleteSandbox: async ({ client }) => ({ path: { id: await sandboxId(client) } }),
   getSandboxClock: async () => ({ path: {} }),
   // A minute: the matrix's other sandbox objects barely notice.
   advanceSandboxClock: async () => ({ path: {}, body: { seconds: 60 } }),
@@ -235,6 +240,10 @@ async function balanceTransactionId(env: Env): Promise<string> {
   const found = await env.server.running.store.findOne("balance_transactions", { source_id: source });
   if (!found) throw new Error(`no balance transaction for cashout ${source}`);
   return found.id;
+}
+
+async function sandboxId(client: PaymentsClient): Promise<string> {
+  return unwrap(await client.POST("/v1/sandboxes", { body: { name: "fixture" } })).id;
 }
 
 async function keyId(server: TestServer, live: boolean): Promise<string> {

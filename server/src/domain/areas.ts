@@ -15,6 +15,7 @@ import { merchantsArea } from "./merchants/area.ts";
 import { paymentLinksArea } from "./payment-links/area.ts";
 import { requestLogArea } from "./request-log/area.ts";
 import { sandboxClockArea } from "./sandbox-clock/area.ts";
+import { sandboxesArea } from "./sandboxes/area.ts";
 import { serviceKeysArea } from "./service-keys/area.ts";
 import { vaultArea } from "./vault/area.ts";
 import { webhooksArea } from "./webhooks/area.ts";
@@ -44,6 +45,7 @@ export const AREAS = [
   requestLogArea,
   healthArea,
   sandboxClockArea,
+  sandboxesArea,
 ] as const satisfies readonly AreaDeclaration[];
 
 type Area = (typeof AREAS)[number];

@@ -10,6 +10,7 @@ import { type DomainLog, silentLog } from "./kernel/log.ts";
 import type { MoneyRules } from "./kernel/money.ts";
 import { type DomainObserver, unobserved } from "./kernel/observer.ts";
 import type { FeeSchedule } from "./ledger/fees.ts";
+import type { SandboxHost } from "./sandboxes/sandboxes.ts";
 import type { VaultKeys } from "./vault/crypto.ts";
 import type { WebhookOptions } from "./webhooks/index.ts";
 import type { WebhookSender } from "./webhooks/sender.ts";
@@ -82,6 +83,13 @@ export interface DomainDeps {
   log?: DomainLog | undefined;
   /** Told what the domain does, for the operators' metrics (adapters/metrics.ts); default: nobody. */
   observer?: DomainObserver | undefined;
+  /**
+   * Where sandboxes on demand are made, opened and erased (server/src/sandboxes/host.ts); absent: this
+   * domain hosts none (spec/resources/sandboxes.tsp answers 403).
+   */
+  sandboxHost?: SandboxHost | undefined;
+  /** Set when this domain serves one sandbox on demand, on that sandbox's own store: its id and keys' tag. */
+  sandbox?: { id: string; keyTag: string } | undefined;
 }
 
 /** What an area's make() declares it uses of the deps (settings and ports). */

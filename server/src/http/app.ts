@@ -67,6 +67,17 @@ export interface AppDeps {
   metrics?: RequestMetrics;
   /** How the Sandbox-Simulate header's `latency=<ms>` waits (tests pass their own). */
   simulate?: SandboxSimulateOptions;
+  /**
+   * Runs before everything else: hands a request whose key belongs to a sandbox on demand to that
+   * sandbox's own app (server/src/sandboxes/host.ts), which logs, limits and answers it itself.
+   */
+  front?: RequestHandler;
+  /**
+   * The contract's validation chain (front.ts contractValidation), when one is shared by several apps: the
+   * sandboxes on demand's apps share one, so the validator compiles each operation's schemas once per
+   * process, not once per sandbox. Default: this app's own, with the domain's scope check.
+   */
+  validation?: RequestHandler[];
 }
 
 /**
@@ -123,6 +134,7 @@ export function createApp(deps: AppDeps): Express {
   app.set("etag", false);
   app.set("query parser", "simple");
   app.set("trust proxy", config.TRUST_PROXY);
+  if (deps.front) app.use(deps.front);
 
   const requestLog = config.REQUEST_LOG ? (deps.requestLog ?? requestLogWriter({ store, logger })) : null;
   const limits = deps.limits ?? rateLimits({ store, now, logger, settings: rateLimitSettings(config) });
@@ -174,10 +186,11 @@ export function createApp(deps: AppDeps): Express {
   // The contract's validation (front.ts, shared with the sandbox mock's front): exact paths, then the
   // validator, with the key's scopes checked against each operation's.
   app.use(
-    ...contractValidation(doc, {
-      security: scopeCheck(domain.serviceKeys, logger),
-      validateResponses: config.VALIDATE_RESPONSES,
-    }),
+    ...(deps.validation ??
+      contractValidation(doc, {
+        security: scopeCheck(domain.serviceKeys, logger),
+        validateResponses: config.VALIDATE_RESPONSES,
+      })),
   );
 
   const keys = {

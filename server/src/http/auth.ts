@@ -24,6 +24,9 @@ export function grants(keyScopes: readonly string[], required: readonly string[]
   return keyScopes.includes("*") || required.some((s) => keyScopes.includes(s));
 }
 
+/** The secret of an `Authorization: Bearer <secret>` header, or undefined for any other credential. */
+export const bearerSecret = (header: string): string | undefined => /^bearer\s+(\S+)\s*$/i.exec(header)?.[1];
+
 /** What authentication needs of a key: the service keys' own (the mock's front has a stateless stand-in). */
 export type KeyAuthenticator = Pick<ServiceKeys, "authenticate">;
 
@@ -34,7 +37,7 @@ export function authenticate(serviceKeys: KeyAuthenticator) {
     if (res.locals.console) return next();
     const header = req.headers.authorization;
     if (header === undefined) return next();
-    const secret = /^bearer\s+(\S+)\s*$/i.exec(header)?.[1];
+    const secret = bearerSecret(header);
     if (secret === undefined) {
       res.locals.authFailure = "not a Bearer credential";
       return next();

@@ -149,6 +149,12 @@ export const PROBLEM_TYPES: Record<ErrorCode, ProblemType> = {
     meaning:
       "The instance cannot serve requests now: its store does not answer, it is shutting down, or the store stayed busy for longer than a request waits (another instance on the same database held it). Nothing was changed, and a POST's Idempotency-Key is forgotten. Retry shortly: after the seconds in `Retry-After` when the answer has it.",
   },
+  sandbox_limit_reached: {
+    status: 409,
+    title: "Sandbox limit reached",
+    meaning:
+      "The server already holds as many sandboxes as its operator allows (`SANDBOX_LIMIT`, default 100). Delete one you no longer need (`DELETE /v1/sandboxes/{id}`), then create the new one.",
+  },
   acquirer_not_configured: {
     status: 503,
     title: "No acquirer configured",

@@ -3,7 +3,7 @@ import { payoutRailFor, processorsFor } from "../acquirers.ts";
 import { loadOrCreateDevVaultKeys } from "../adapters/vault-key-file.ts";
 import { createHttpWebhookSender, systemResolver } from "../adapters/webhook-sender.ts";
 import { type Config, domainSettings, moneyRules } from "../config.ts";
-import { createDomain, type Domain } from "../domain/index.ts";
+import { createDomain, type Domain, type DomainDeps } from "../domain/index.ts";
 import type { Now } from "../domain/kernel/caller.ts";
 import type { DomainLog } from "../domain/kernel/log.ts";
 import type { DomainObserver } from "../domain/kernel/observer.ts";
@@ -67,6 +67,8 @@ export interface WebhookOverrides {
  * The domain as the configuration describes it (the server and the CLI). `baseUrl` gives the server's
  * public address (payment links' `url`); by default BASE_URL. A vault key or key file that cannot be
  * used fails as a StartupError naming its setting (vaultKeysFor); nothing else is blamed on a setting.
+ * `sandboxes`: who hosts sandboxes on demand (the account's domain), or which one this domain serves,
+ * with that sandbox's own vault keys (server/src/sandboxes/host.ts).
  */
 export function domainFor(
   config: Config,
@@ -75,11 +77,12 @@ export function domainFor(
   webhooks: WebhookOverrides & { log?: DomainLog } = {},
   baseUrl: () => string = () => config.BASE_URL,
   observer?: DomainObserver,
+  sandboxes: Pick<DomainDeps, "sandboxHost" | "sandbox"> & { vaultKeys?: VaultKeys } = {},
 ): Domain {
   const resolve = webhooks.resolve ?? systemResolver;
   return createDomain({
     store,
-    vaultKeys: vaultKeysFor(config),
+    vaultKeys: sandboxes.vaultKeys ?? vaultKeysFor(config),
     now,
     money: moneyRules(config),
     settings: domainSettings(config),
@@ -91,5 +94,7 @@ export function domainFor(
     log: webhooks.log,
     baseUrl,
     observer,
+    sandboxHost: sandboxes.sandboxHost,
+    sandbox: sandboxes.sandbox,
   });
 }

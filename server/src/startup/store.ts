@@ -13,6 +13,18 @@ const STORE_COLLECTIONS = { ...COLLECTIONS, ...rateLimitCollections };
 export type ServerStore = Store<DocsOf<typeof STORE_COLLECTIONS>>;
 
 export async function openStore(config: Config): Promise<ServerStore> {
+  return openStoreAt(config, { file: "payments.sqlite", database: config.MONGODB_DB });
+}
+
+/**
+ * The store named `place`: on MongoDB the database `place.database`, on SQLite the file `place.file` under
+ * DATA_DIR (a new in-memory database when DATA_DIR is ":memory:"). The server's own store, and each
+ * sandbox on demand's (server/src/sandboxes/host.ts).
+ */
+export async function openStoreAt(
+  config: Config,
+  place: { file: string; database: string | undefined },
+): Promise<ServerStore> {
   // The transaction-misuse guard catches a programming mistake in development and tests, and costs a
   // hook on every promise where it runs (store/common.ts, txGuard): production goes without it.
   const guard = config.NODE_ENV !== "production";
@@ -22,12 +34,12 @@ export async function openStore(config: Config): Promise<ServerStore> {
     const { openMongoStore } = await import("../store/mongodb.ts");
     return openMongoStore({
       uri: config.MONGODB_URI,
-      dbName: config.MONGODB_DB,
+      dbName: place.database,
       collections: STORE_COLLECTIONS,
       guard,
     });
   }
-  const path = config.DATA_DIR === IN_MEMORY ? IN_MEMORY : join(config.DATA_DIR, "payments.sqlite");
+  const path = config.DATA_DIR === IN_MEMORY ? IN_MEMORY : join(config.DATA_DIR, place.file);
   return openSqliteStore({ path, collections: STORE_COLLECTIONS, guard });
 }
 

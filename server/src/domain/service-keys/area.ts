@@ -10,8 +10,15 @@ export const serviceKeysArea = {
   collections: serviceKeyCollections,
   idPrefixes: ["kid"],
   machines: [],
-  make: ({ store, clock }: AreaContext<typeof serviceKeyCollections>): { serviceKeys: ServiceKeys } => ({
-    serviceKeys: createServiceKeys(store, clock),
+  make: ({
+    store,
+    clock,
+    deps,
+  }: AreaContext<typeof serviceKeyCollections, unknown, { sandbox?: { keyTag: string } | undefined }>): {
+    serviceKeys: ServiceKeys;
+  } => ({
+    // A sandbox on demand's keys end with its tag (domain/sandboxes): how a request is routed to it.
+    serviceKeys: createServiceKeys(store, clock, deps.sandbox?.keyTag),
   }),
   handlers: serviceKeyHandlers,
 } as const satisfies AreaDeclaration;

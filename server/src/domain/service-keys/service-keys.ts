@@ -25,8 +25,12 @@ export const AUTH_CACHE_TTL_MS = 1_000;
 const AUTH_CACHE_MAX_KEYS = 10_000;
 export const hashSecret = (secret: string) => createHash("sha256").update(secret).digest("hex");
 
-function newSecret(livemode: boolean): string {
-  return `key_${livemode ? "live" : "test"}_${randomBase62(SECRET_RANDOM_LENGTH)}`;
+/**
+ * A new secret. A sandbox on demand's keys end with its tag (`tag`, domain/sandboxes: how a request is
+ * routed to the sandbox's store); the account's keys are random throughout.
+ */
+function newSecret(livemode: boolean, tag = ""): string {
+  return `key_${livemode ? "live" : "test"}_${randomBase62(SECRET_RANDOM_LENGTH - tag.length)}${tag}`;
 }
 
 /** The part of a secret shown to people (ServiceKey.prefix): `key_test_` and its first random characters. */
@@ -52,7 +56,8 @@ function keyEventFields(key: ServiceKeyDoc) {
   return { key_id: key.id, name: key.name, prefix: key.prefix, scopes: key.scopes };
 }
 
-export function createServiceKeys(store: ServiceKeyStore, clock: Clock): ServiceKeys {
+/** `keyTag`: the tag every secret ends with, in a sandbox on demand (domain/sandboxes); none elsewhere. */
+export function createServiceKeys(store: ServiceKeyStore, clock: Clock, keyTag = ""): ServiceKeys {
   // A key is a real credential: its creation, expiry, grace period and use are on the server's own clock,
   // whatever its environment; only the events it records are on its environment's (kernel/clock.ts).
   const now = clock.real;
@@ -63,7 +68,7 @@ export function createServiceKeys(store: ServiceKeyStore, clock: Clock): Service
     if (input.expires_at !== undefined && Date.parse(input.expires_at) <= at.getTime()) {
       throw invalid("expires_at", "must be in the future");
     }
-    const secret = newSecret(livemode);
+    const secret = newSecret(livemode, keyTag);
     const key: ServiceKeyDoc = {
       id: newId("kid"),
       livemode,
@@ -207,7 +212,7 @@ export function createServiceKeys(store: ServiceKeyStore, clock: Clock): Service
       if (key.expires_at && Date.parse(key.expires_at) <= at.getTime()) {
         throw new DomainError("invalid_state_transition", "An expired key cannot be rotated.");
       }
-      const secret = newSecret(key.livemode);
+      const secret = newSecret(key.livemode, keyTag);
       // Conditional on the current digest, so two concurrent rotations cannot both keep "their" old secret.
       const updated = await commit(store, caller, async (tx) => {
         const rotated = await tx.update(

@@ -1,0 +1,305 @@
+import { mkdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import type { Express, NextFunction, Request, RequestHandler, Response } from "express";
+import type { Logger } from "pino";
+import { type Config, rateLimitSettings } from "../config.ts";
+import type { Domain } from "../domain/index.ts";
+import type { Now } from "../domain/kernel/caller.ts";
+import { DomainError } from "../domain/kernel/errors.ts";
+import { KEY_TAG_LENGTH, type SandboxHost, type SandboxIdentity } from "../domain/sandboxes/sandboxes.ts";
+import { isWellFormedSecret, type ServiceKeys } from "../domain/service-keys/service-keys.ts";
+import { createApp } from "../http/app.ts";
+import { bearerSecret, scopeCheck } from "../http/auth.ts";
+import { loadContract } from "../http/contract.ts";
+import { contractValidation } from "../http/front.ts";
+import { requestLogWriter } from "../http/observability.ts";
+import { rateLimits } from "../http/rate-limits.ts";
+import { IN_MEMORY } from "../startup/data-dir.ts";
+import { domainFor, type WebhookOverrides } from "../startup/domain.ts";
+import { type Scheduled, startJobs } from "../startup/jobs.ts";
+import { ResourceStack } from "../startup/resource-stack.ts";
+import { openStoreAt, type ServerStore } from "../startup/store.ts";
+
+// Sandboxes on demand (spec/resources/sandboxes.tsp): the composition root's side. Each sandbox is a
+// store of its own (SQLite: DATA_DIR/sandboxes/<id>.sqlite, or an in-memory database; MongoDB: the
+// database <MONGODB_DB>_<id>) served by a domain of its own (its vault keys, its sandbox clock, its
+// webhook dispatcher and jobs) behind an app of its own. The account's store only keeps the list of
+// sandboxes (domain/sandboxes), which tells which sandbox a key belongs to by the tag its secret ends
+// with. Isolation is structural: a request with a sandbox's key never reaches any other store, so no
+// query needs a sandbox filter and none can forget one.
+//
+// A sandbox is opened on its first request in a process and closed after SANDBOX_IDLE_SECONDS without
+// one; its background jobs and webhook deliveries run while it is open.
+
+/** One open sandbox: its store, domain and app, and what closes them. */
+interface OpenSandbox {
+  readonly id: string;
+  readonly keyTag: string;
+  readonly store: ServerStore;
+  readonly domain: Domain;
+  readonly app: Express;
+  /** Requests being served now; the idle timer runs only while there are none. */
+  inFlight: number;
+  idle: NodeJS.Timeout | null;
+  close(): Promise<void>;
+}
+
+export interface SandboxHostOptions {
+  config: Config;
+  logger: Logger;
+  now: Now;
+  webhooks?: WebhookOverrides;
+  /** The server's public address (payment links' `url`, problem types), known once it listens. */
+  publicUrl: () => string;
+}
+
+export interface SandboxHosting extends SandboxHost {
+  /**
+   * The front of the account's app: a request whose `Bearer` key belongs to a sandbox is served by that
+   * sandbox's app; every other request goes on to the account's (`lookup` is domain/sandboxes byTag).
+   */
+  router(lookup: (tag: string) => Promise<SandboxIdentity | null>): RequestHandler;
+  /**
+   * The contract's validation chain every app of this process shares (the account's and each sandbox's);
+   * `accountKeys` records the use of the account's keys.
+   */
+  validation(accountKeys: Pick<ServiceKeys, "touch">): RequestHandler[];
+  /** The sandboxes open in this process now (tests and the idle close). */
+  openIds(): string[];
+  /** An open sandbox's domain and store, or null when it is not open here (tests make fixtures with it). */
+  inspect(id: string): Promise<{ domain: Domain; store: ServerStore } | null>;
+  /** Closes every open sandbox (the server's close). */
+  close(): Promise<void>;
+}
+
+/** Where a sandbox's store lives: a file under DATA_DIR/sandboxes, or a database beside MONGODB_DB. */
+function placeOf(config: Config, id: string) {
+  return { file: join("sandboxes", `${id}.sqlite`), database: `${config.MONGODB_DB}_${id}` };
+}
+
+/** How long a looked-up key tag (found or not) is reused before the account's store is asked again. */
+const TAG_CACHE_MS = 1_000;
+
+/** Opens a sandbox's store and starts its domain, app, jobs and webhook dispatcher. */
+async function startSandbox(
+  options: SandboxHostOptions,
+  identity: SandboxIdentity,
+  validation: RequestHandler[],
+): Promise<OpenSandbox> {
+  const { config, now } = options;
+  if (!config.MONGODB_URI && config.DATA_DIR !== IN_MEMORY) {
+    mkdirSync(join(config.DATA_DIR, "sandboxes"), { recursive: true, mode: 0o700 });
+  }
+  const logger = options.logger.child({ sandbox: identity.id });
+  return ResourceStack.unwindOnFailure(async (stack) => {
+    const store = await openStoreAt(config, placeOf(config, identity.id));
+    stack.defer("the sandbox's store", () => store.close());
+    const domain = domainFor(config, store, now, { ...options.webhooks, log: logger }, options.publicUrl, undefined, {
+      vaultKeys: identity.vaultKeys,
+      sandbox: { id: identity.id, keyTag: identity.keyTag },
+    });
+    stack.defer("the sandbox's webhook sender", () => domain.webhooks.sender.close?.());
+    const requestLog = requestLogWriter({ store, logger });
+    const limits = rateLimits({ store, now, logger, settings: rateLimitSettings(config) });
+    stack.defer("the sandbox's request log and rate limits", () => Promise.all([requestLog.close(), limits.flush()]));
+    const app = createApp({
+      config,
+      domain,
+      store,
+      logger,
+      now,
+      requestLog,
+      limits,
+      publicUrl: options.publicUrl,
+      validation,
+    });
+    const jobs: Scheduled[] = startJobs(config, domain, limits, logger);
+    stack.defer("the sandbox's jobs", () => Promise.all(jobs.map((job) => job.stop())));
+    stack.defer("the sandbox's webhook dispatcher", () => domain.webhooks.dispatcher.stop());
+    stack.defer("the sandbox's event streams", () => domain.events.closeStreams());
+    if (config.WEBHOOK_DISPATCHER) domain.webhooks.dispatcher.start();
+    let closing: Promise<void> | null = null;
+    const sandbox: OpenSandbox = {
+      id: identity.id,
+      keyTag: identity.keyTag,
+      store,
+      domain,
+      app,
+      inFlight: 0,
+      idle: null,
+      close() {
+        closing ??= (async () => {
+          if (sandbox.idle) clearTimeout(sandbox.idle);
+          await stack.disposeAsync();
+        })();
+        return closing;
+      },
+    };
+    return sandbox;
+  });
+}
+
+/** Erases a closed sandbox's store: its SQLite files, or its MongoDB database. */
+async function eraseStore(config: Config, id: string): Promise<void> {
+  if (config.MONGODB_URI) {
+    // Loaded only when used, like the store's own driver (startup/store.ts).
+    const { MongoClient } = await import("mongodb");
+    const client = new MongoClient(config.MONGODB_URI);
+    try {
+      await client.db(placeOf(config, id).database).dropDatabase();
+    } finally {
+      await client.close();
+    }
+    return;
+  }
+  if (config.DATA_DIR === IN_MEMORY) return; // closing an in-memory database erased it
+  const file = join(config.DATA_DIR, placeOf(config, id).file);
+  for (const suffix of ["", "-wal", "-shm"]) rmSync(`${file}${suffix}`, { force: true });
+}
+
+export function createSandboxHost(options: SandboxHostOptions): SandboxHosting {
+  const { config } = options;
+  const open = new Map<string, Promise<OpenSandbox>>();
+  const tags = new Map<string, { identity: SandboxIdentity | null; until: number }>();
+  /** Which open sandbox each key seen by the router belongs to: the shared scope check records its use there. */
+  const keyHome = new Map<string, OpenSandbox>();
+  // One validation chain for every sandbox's app: the validator compiles an operation's schemas on its
+  // first request, which costs as much as a sandbox's whole start; compiled once, it serves them all.
+  // The account's app shares it too (`account`: its keys' use is recorded in the account's store).
+  let validation: RequestHandler[] | undefined;
+  let account: Pick<ServiceKeys, "touch"> | null = null;
+  const sharedValidation = () => {
+    validation ??= contractValidation(loadContract(), {
+      security: scopeCheck(
+        { touch: (key) => (keyHome.get(key.id)?.domain.serviceKeys ?? account)?.touch(key) ?? Promise.resolve() },
+        options.logger,
+      ),
+      validateResponses: config.VALIDATE_RESPONSES,
+    });
+    return validation;
+  };
+
+  function opened(identity: SandboxIdentity): Promise<OpenSandbox> {
+    let found = open.get(identity.id);
+    if (!found) {
+      found = startSandbox(options, identity, sharedValidation());
+      open.set(identity.id, found);
+      // A start that failed is forgotten, so the next request tries again.
+      found.catch(() => open.delete(identity.id));
+    }
+    return found;
+  }
+
+  /** Closes the sandbox in this process (if open) and forgets it. */
+  async function shut(id: string): Promise<void> {
+    const found = open.get(id);
+    open.delete(id);
+    for (const [tag, entry] of tags) if (entry.identity?.id === id) tags.delete(tag);
+    for (const [keyId, home] of keyHome) if (home.id === id) keyHome.delete(keyId);
+    if (found) await (await found.catch(() => null))?.close();
+  }
+
+  /** Counts a request in, and starts the idle timer when the last one under way ends. */
+  function track(sandbox: OpenSandbox, res: Response): void {
+    sandbox.inFlight++;
+    if (sandbox.idle) clearTimeout(sandbox.idle);
+    sandbox.idle = null;
+    res.once("close", () => {
+      sandbox.inFlight--;
+      if (sandbox.inFlight > 0) return;
+      sandbox.idle = setTimeout(() => {
+        if (sandbox.inFlight === 0 && open.has(sandbox.id)) {
+          shut(sandbox.id).catch((err: unknown) =>
+            options.logger.warn({ err, sandbox: sandbox.id }, "could not close an idle sandbox"),
+          );
+        }
+      }, config.SANDBOX_IDLE_SECONDS * 1000);
+      sandbox.idle.unref();
+    });
+  }
+
+  async function identityFor(
+    tag: string,
+    lookup: (tag: string) => Promise<SandboxIdentity | null>,
+  ): Promise<SandboxIdentity | null> {
+    const at = Date.now();
+    const cached = tags.get(tag);
+    if (cached && cached.until > at) return cached.identity;
+    const identity = await lookup(tag);
+    tags.set(tag, { identity, until: at + TAG_CACHE_MS });
+    // Bounded: at most the sandboxes plus the default sandbox's keys seen in the last second.
+    if (tags.size > 10_000) tags.delete(tags.keys().next().value ?? tag);
+    if (identity === null) {
+      // Deleted (by another instance, or the CLI): a copy still open here closes.
+      for (const [id, found] of open) {
+        const sandbox = await found.catch(() => null);
+        if (sandbox?.keyTag === tag) await shut(id);
+      }
+    }
+    return identity;
+  }
+
+  /** Whether `secret` is a live key of the sandbox; any other failure than "unauthorized" is thrown. */
+  const knows = (sandbox: OpenSandbox, secret: string) =>
+    sandbox.domain.serviceKeys.authenticate(secret).then(
+      (key) => {
+        keyHome.set(key.id, sandbox);
+        return true;
+      },
+      (err: unknown) => {
+        if (err instanceof DomainError && err.code === "unauthorized") return false;
+        throw err;
+      },
+    );
+
+  return {
+    limit: config.SANDBOX_LIMIT,
+
+    async provision(identity, keyName) {
+      const sandbox = await opened(identity);
+      return sandbox.domain.serviceKeys.issue(false, { name: keyName, scopes: ["*"] });
+    },
+
+    async erase(id) {
+      await shut(id);
+      await eraseStore(config, id);
+    },
+
+    router(lookup) {
+      return async (req: Request, res: Response, next: NextFunction) => {
+        const header = req.headers.authorization;
+        const secret = header === undefined ? undefined : bearerSecret(header);
+        // Only a sandbox key (`key_test_`) can belong to a sandbox on demand.
+        if (secret === undefined || !secret.startsWith("key_test_") || !isWellFormedSecret(secret)) return next();
+        try {
+          const identity = await identityFor(secret.slice(-KEY_TAG_LENGTH), lookup);
+          if (identity === null) return next();
+          const sandbox = await opened(identity);
+          // A key of the default sandbox whose last characters happen to be a sandbox's tag stays the
+          // default sandbox's: only a key the sandbox itself knows is served there.
+          if (!(await knows(sandbox, secret))) return next();
+          track(sandbox, res);
+          sandbox.app(req, res, next);
+        } catch (err) {
+          next(err);
+        }
+      };
+    },
+
+    validation(accountKeys) {
+      account = accountKeys;
+      return sharedValidation();
+    },
+
+    openIds: () => [...open.keys()],
+
+    async inspect(id) {
+      const found = await open.get(id)?.catch(() => null);
+      return found ? { domain: found.domain, store: found.store } : null;
+    },
+
+    async close() {
+      await Promise.all([...open.keys()].map((id) => shut(id)));
+    },
+  };
+}
