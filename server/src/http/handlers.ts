@@ -1,4 +1,5 @@
 import type { Request, Response } from "express";
+import type { Caller } from "../domain/kernel/caller.ts";
 import {
   isText,
   type OperationHandler,
@@ -9,7 +10,7 @@ import {
 } from "../domain/kernel/operations.ts";
 import { isCsv, writeCsv } from "./csv.ts";
 import { type EventStreams, isEventStream } from "./event-stream.ts";
-import { authenticatedCaller, locals } from "./locals.ts";
+import { locals } from "./locals.ts";
 
 // Express glue for the areas' handlers (domain/handlers.ts): the validator has already checked body,
 // path and query against the contract; the handler's reply becomes the answer.
@@ -22,7 +23,9 @@ export function toExpress<K extends OperationId>(handler: OperationHandler<K>, s
       body: req.body as RequestBody<K>,
       path: req.params as PathParams<K>, // cast: as above
       query: req.query as QueryParams<K>, // cast: as above
-      caller: authenticatedCaller(res),
+      // A public operation (no security in the contract: a payment page, an acquirer's notification) has
+      // no caller and its handler reads none; every other one ran auth.ts, which set one: hence the cast.
+      caller: locals(res).caller as Caller,
       requestId: String(locals(res).requestId),
       ip: req.ip,
       header: (name) => req.get(name),
