@@ -14,6 +14,7 @@ import { withSimulatedAcquirerErrors } from "./adapters/simulated-acquirer.ts";
 import type { Config } from "./config.ts";
 import type { PayoutRail } from "./domain/cashouts/payout-rail.ts";
 import type { Processor } from "./domain/charges/processor.ts";
+import { errorCode } from "./guards.ts";
 import { StartupError } from "./startup-error.ts";
 
 // Each environment's acquirer and payout rail, as PRODUCTION_ACQUIRER and SANDBOX_ACQUIRER say
@@ -34,7 +35,7 @@ function adyenApiKey(config: Config): string {
     key = readFileSync(config.ADYEN_API_KEY_FILE, "utf8").trim();
   } catch (err) {
     // The error's code (ENOENT, EACCES) and the path only: never the file's contents.
-    const code = (err as NodeJS.ErrnoException).code ?? "unreadable";
+    const code = errorCode(err) ?? "unreadable";
     throw new StartupError("ADYEN_API_KEY_FILE", `cannot read ${config.ADYEN_API_KEY_FILE} (${code})`);
   }
   if (key === "") throw new StartupError("ADYEN_API_KEY_FILE", `${config.ADYEN_API_KEY_FILE} is empty`);

@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import { OPERATIONS, SCOPES, type Scope } from "@payments/contract/operations";
+import { messageOf } from "./guards.ts";
 
 // The admin CLI's command line (server/src/cli.ts): usage, scopes offered, and what is wrong with
 // an argument, in words. Kept apart from cli.ts, which runs on import, so it can be unit-tested.
@@ -37,7 +38,7 @@ function parseOptions(argv: string[]) {
     return parseArgs({ args: argv, allowPositionals: true, options: OPTIONS });
   } catch (err) {
     // node:util's messages name the option ("Unknown option '--nmae'"); keep them, drop the error type.
-    throw new UsageError((err as Error).message);
+    throw new UsageError(messageOf(err));
   }
 }
 

@@ -7,6 +7,7 @@ import type { DomainSettings } from "./domain/index.ts";
 import { type MoneyRules, parseCurrencyList } from "./domain/kernel/money.ts";
 import { type FeeSchedule, scheduleProblem } from "./domain/ledger/fees.ts";
 import { DEFAULT_LIVE_SCHEDULE, DEFAULT_SANDBOX_SCHEDULE, parseSchedule } from "./domain/webhooks/schedule.ts";
+import { errorCode, messageOf } from "./guards.ts";
 import type { RateLimitSettings } from "./http/rate-limits.ts";
 
 // The one configuration schema: every setting comes from the environment, is validated here at start-up and
@@ -30,7 +31,7 @@ const schedule = (fallback: string) =>
       try {
         parseSchedule(list);
       } catch (err) {
-        ctx.addIssue({ code: "custom", message: (err as Error).message });
+        ctx.addIssue({ code: "custom", message: messageOf(err) });
       }
     });
 
@@ -110,7 +111,7 @@ export const ConfigSchema = z
         try {
           parseCurrencyList(list);
         } catch (err) {
-          ctx.addIssue({ code: "custom", message: (err as Error).message });
+          ctx.addIssue({ code: "custom", message: messageOf(err) });
         }
       }),
     /** The largest amount of one charge, in major units of its currency (so JPY 999999, USD 999999.00). */
@@ -501,7 +502,7 @@ export function adyenHmacKeys(config: Pick<Config, "ADYEN_HMAC_KEYS" | "ADYEN_HM
       text = readFileSync(config.ADYEN_HMAC_KEYS_FILE, "utf8");
     } catch (err) {
       throw new ConfigError(
-        `Invalid configuration:\n  ADYEN_HMAC_KEYS_FILE: cannot be read (${(err as NodeJS.ErrnoException).code ?? "error"})`,
+        `Invalid configuration:\n  ADYEN_HMAC_KEYS_FILE: cannot be read (${errorCode(err) ?? "error"})`,
       );
     }
   }

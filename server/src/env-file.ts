@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { ConfigError } from "./config.ts";
+import { messageOf } from "./guards.ts";
 
 /**
  * Reads the `.env` file of the directory the operator started from, if there is one, into
@@ -21,7 +22,7 @@ export function loadEnvFile(env: NodeJS.ProcessEnv = process.env): string | null
   try {
     process.loadEnvFile(file);
   } catch (err) {
-    throw new ConfigError(`${file}: cannot be read (${(err as Error).message})`);
+    throw new ConfigError(`${file}: cannot be read (${messageOf(err)})`);
   }
   return file;
 }

@@ -1,6 +1,5 @@
 import cluster, { type Worker } from "node:cluster";
 import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import {
   AggregatorRegistry,
   Counter,
@@ -12,6 +11,7 @@ import {
   Registry,
 } from "prom-client";
 import type { DomainObserver } from "../domain/kernel/observer.ts";
+import { boundPort } from "../guards.ts";
 import type { RequestMetrics } from "../http/observability.ts";
 
 // The operators' metrics in Prometheus's text format (docs/operating.md "Metrics"): what the HTTP layer
@@ -194,7 +194,7 @@ export function serveMetrics(options: {
     server.once("error", reject);
     server.listen(options.port, options.host, () => {
       server.off("error", reject);
-      const { port } = server.address() as AddressInfo;
+      const port = boundPort(server);
       const host = options.host.includes(":") ? `[${options.host}]` : options.host;
       resolve({
         url: `http://${host}:${port}/metrics`,

@@ -160,7 +160,8 @@ export function createSimulatorProcessor(
     }
     const answer = run();
     answers.set(key, { request: fingerprint, answer });
-    if (answers.size > limit) answers.delete(answers.keys().next().value as string);
+    const oldest = answers.keys().next();
+    if (answers.size > limit && !oldest.done) answers.delete(oldest.value);
     return answer;
   }
 
@@ -256,7 +257,7 @@ export function createSimulatorProcessor(
     },
     disputeAfterCapture(reference) {
       const match = /^sim_dsp(\d{4})_/.exec(reference);
-      const card = match ? TEST_CARD_DISPUTES[match[1] as string] : undefined;
+      const card = match?.[1] === undefined ? undefined : TEST_CARD_DISPUTES[match[1]];
       if (!card) return null;
       return { reason: card.reason, inquiry: card.inquiry, afterSeconds: TEST_CARD_DISPUTE_AFTER_SECONDS };
     },

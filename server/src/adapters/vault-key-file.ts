@@ -13,6 +13,7 @@ import {
 import { join } from "node:path";
 import type { VaultKeys } from "../domain/vault/crypto.ts";
 import { KEY_BYTES, parseVaultKeys } from "../domain/vault/keys.ts";
+import { isRecord } from "../guards.ts";
 
 // Development mode's vault keys: a key file under DATA_DIR, so `npm start` works on a fresh machine
 // without VAULT_MASTER_KEY (production refuses to start without it: config.ts). The file holds two
@@ -52,7 +53,7 @@ function readKeyFile(path: string, fd: number): VaultKeys {
     // JSON.parse's own message quotes the text, which here is key material.
     throw new Error(`${path} is not valid JSON.`);
   }
-  const { masterKey, fingerprintKey } = (parsed ?? {}) as Record<string, unknown>;
+  const { masterKey, fingerprintKey } = isRecord(parsed) ? parsed : {};
   if (typeof masterKey !== "string" || typeof fingerprintKey !== "string") {
     throw new Error(`${path} must be a JSON object with string fields masterKey and fingerprintKey.`);
   }

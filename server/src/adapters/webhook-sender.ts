@@ -10,6 +10,7 @@ import {
   type WebhookSender,
 } from "../domain/webhooks/sender.ts";
 import { type AddressPolicy, ipLiteral, type Resolver, refusal } from "../domain/webhooks/ssrf.ts";
+import { isRecord } from "../guards.ts";
 
 // The webhook sender over HTTP (the port: domain/webhooks/sender.ts). What it guarantees:
 // - The address policy holds on the connection itself: names are resolved through a custom `lookup`
@@ -62,7 +63,7 @@ function checkedLookup(resolve: Resolver, policy: AddressPolicy): LookupFunction
 }
 
 function classify(err: unknown): DeliveryErrorCode {
-  const code = String((err as { code?: unknown })?.code ?? "");
+  const code = isRecord(err) ? String(err.code ?? "") : "";
   if (code === ADDRESS_REFUSED) return "address_refused";
   if (code === "ENOTFOUND" || code === "EAI_AGAIN" || code === "EAI_NODATA" || code === "EAI_FAIL") return "dns_error";
   if (

@@ -13,6 +13,7 @@ import { contractValidation, dispatch, jsonBody, operationChecks, problemAnswers
 import { securityHeaders } from "./guards.ts";
 import { toExpress } from "./handlers.ts";
 import { idempotency } from "./idempotency.ts";
+import { locals } from "./locals.ts";
 import {
   observability,
   operationResolver,
@@ -169,7 +170,7 @@ export function createApp(deps: AppDeps): Express {
   // (a hosted payment page and its payment, whose link may be the sandbox's); production requests and the
   // health probes need no sandbox time.
   app.use((req, res, next) => {
-    const caller = res.locals.caller as { livemode: boolean } | undefined;
+    const caller = locals(res).caller;
     if (caller?.livemode || quietPaths.has(req.path)) return next();
     domain.sandboxClock.refresh().then(() => next(), next);
   });

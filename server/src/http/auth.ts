@@ -3,10 +3,11 @@ import type { Logger } from "pino";
 import type { Caller } from "../domain/kernel/caller.ts";
 import { DomainError } from "../domain/kernel/errors.ts";
 import type { ServiceKeys } from "../domain/service-keys/service-keys.ts";
+import { locals } from "./locals.ts";
 
 // Service keys (spec/common/auth.tsp). Authentication runs first, before rate limits and validation, so
 // every later step knows the caller: `authenticate` turns `Authorization: Bearer <secret>` into
-// `res.locals.caller`, or notes why it could not. The scope check is express-openapi-validator's security
+// `locals(res).caller`, or notes why it could not. The scope check is express-openapi-validator's security
 // handler, called with the scopes each operation's security requirement lists in the generated
 // document, so the contract is the only scope table. A thrown error's `status` becomes the response.
 
@@ -34,12 +35,12 @@ export type KeyAuthenticator = Pick<ServiceKeys, "authenticate">;
 export function authenticate(serviceKeys: KeyAuthenticator) {
   return async (req: Request, res: Response, next: NextFunction) => {
     // The console's requests already have their caller, from the session (./console.ts).
-    if (res.locals.console) return next();
+    if (locals(res).console) return next();
     const header = req.headers.authorization;
     if (header === undefined) return next();
     const secret = bearerSecret(header);
     if (secret === undefined) {
-      res.locals.authFailure = "not a Bearer credential";
+      locals(res).authFailure = "not a Bearer credential";
       return next();
     }
     try {
@@ -49,13 +50,13 @@ export function authenticate(serviceKeys: KeyAuthenticator) {
         livemode: key.livemode,
         scopes: key.scopes,
         keyPrefix: key.prefix,
-        requestId: String(res.locals.requestId),
+        requestId: String(locals(res).requestId),
       };
-      res.locals.caller = caller;
-      res.locals.serviceKey = key;
+      locals(res).caller = caller;
+      locals(res).serviceKey = key;
       // For a request that lasts (an event stream, event-stream.ts): whether this secret still
       // authenticates, by the same rules, as the next request with it would be asked.
-      res.locals.stillAuthorized = () =>
+      locals(res).stillAuthorized = () =>
         serviceKeys.authenticate(secret).then(
           () => true,
           (err: unknown) => {
@@ -66,7 +67,7 @@ export function authenticate(serviceKeys: KeyAuthenticator) {
       next();
     } catch (err) {
       if (err instanceof DomainError && err.code === "unauthorized") {
-        res.locals.authFailure = err.message;
+        locals(res).authFailure = err.message;
         return next();
       }
       next(err);
@@ -79,7 +80,7 @@ export function scopeCheck(serviceKeys: Pick<ServiceKeys, "touch">, logger: Logg
   return async (req: Request, scopes: string[]): Promise<boolean> => {
     const res = req.res;
     if (!res) throw new Error("express request without response");
-    const caller = res.locals.caller as Caller | undefined;
+    const caller = locals(res).caller;
     if (!caller) throw httpError(401, UNAUTHORIZED_DETAIL);
     if (!grants(caller.scopes, scopes)) {
       throw httpError(
@@ -87,7 +88,8 @@ export function scopeCheck(serviceKeys: Pick<ServiceKeys, "touch">, logger: Logg
         `This operation needs the scope ${scopes.map((s) => `'${s}'`).join(" or ")}; this key has ${caller.scopes.map((s) => `'${s}'`).join(", ")}.`,
       );
     }
-    const key = res.locals.serviceKey as Parameters<ServiceKeys["touch"]>[0];
+    const key = locals(res).serviceKey;
+    if (key === undefined) throw new Error("a caller without its service key: auth.ts sets both");
     serviceKeys.touch(key).catch((err: unknown) => logger.warn({ err, key_id: key.id }, "could not record key use"));
     return true;
   };

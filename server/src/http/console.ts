@@ -4,7 +4,9 @@ import { type ConsoleSessions, csrfTokenFor } from "../domain/console-sessions/c
 import type { Caller } from "../domain/kernel/caller.ts";
 import { DomainError } from "../domain/kernel/errors.ts";
 import type { ServiceKeyDoc } from "../domain/service-keys/records.ts";
+import { isRecord } from "../guards.ts";
 import { sendProblem } from "./errors.ts";
+import { locals } from "./locals.ts";
 import { crossSiteRefusal } from "./page-security.ts";
 import { problem } from "./problems.ts";
 
@@ -99,7 +101,7 @@ export interface ConsoleHttpDeps {
 const publicUrlOf = (res: Response) => String(res.app.locals.publicUrl);
 
 function refuse(res: Response, code: "unauthorized" | "forbidden", detail: string): void {
-  sendProblem(res, problem(code, detail, { requestId: String(res.locals.requestId ?? "") }));
+  sendProblem(res, problem(code, detail, { requestId: String(locals(res).requestId ?? "") }));
 }
 
 interface Refusal {
@@ -113,7 +115,7 @@ interface Refusal {
  */
 export function consoleRefusals() {
   return (_req: Request, res: Response, next: NextFunction) => {
-    const refusal = res.locals.consoleRefusal as Refusal | undefined;
+    const refusal = locals(res).consoleRefusal;
     if (refusal) return refuse(res, refusal.code, refusal.detail);
     next();
   };
@@ -133,7 +135,7 @@ export function consoleApi(deps: ConsoleHttpDeps) {
     if (!req.path.startsWith(`${CONSOLE_API_PREFIX}/`)) return next();
     const apiUrl = req.url.slice(CONSOLE_API_PREFIX.length);
     if (!apiUrl.startsWith("/v1/")) return next();
-    res.locals.console = true;
+    locals(res).console = true;
     // The request now reads as the API request it stands for: the validator, the idempotency record
     // (its request hash), the routes and the request log all see `/v1/...`.
     req.url = apiUrl;
@@ -141,8 +143,8 @@ export function consoleApi(deps: ConsoleHttpDeps) {
 
     // A refusal is answered after the rate limiters (consoleRefusals), so it counts per address.
     const refused = (why: string, refusal: Refusal) => {
-      res.locals.authFailure = `console: ${why}`;
-      res.locals.consoleRefusal = refusal;
+      locals(res).authFailure = `console: ${why}`;
+      locals(res).consoleRefusal = refusal;
       next();
     };
     const crossSite = crossSiteRefusal(req, publicUrlOf(res), { requireOrigin: true });
@@ -163,11 +165,11 @@ export function consoleApi(deps: ConsoleHttpDeps) {
     try {
       const resolved = await sessions.resolve(token);
       if ("refused" in resolved) return refused(resolved.refused, { code: "unauthorized", detail: SESSION_ENDED });
-      res.locals.caller = callerOf(resolved.key, String(res.locals.requestId));
-      res.locals.serviceKey = resolved.key;
+      locals(res).caller = callerOf(resolved.key, String(locals(res).requestId));
+      locals(res).serviceKey = resolved.key;
       // For a request that lasts (an event stream): whether the session still resolves (not signed
       // out, expired, or its key revoked, expired or rotated), as the next request would be asked.
-      res.locals.stillAuthorized = async () => !("refused" in (await sessions.resolve(token)));
+      locals(res).stillAuthorized = async () => !("refused" in (await sessions.resolve(token)));
       // express-openapi-validator refuses a bearer-secured operation before calling the scope check
       // when no Authorization header is present; this marker satisfies that presence test. It is
       // never read as a key: authentication skips console requests, whose caller is set above.
@@ -191,7 +193,7 @@ export function sessionRoutes(deps: ConsoleHttpDeps) {
     try {
       const crossSite = crossSiteRefusal(req, publicUrlOf(res), { requireOrigin: true });
       if (crossSite) {
-        res.locals.authFailure = `console: ${crossSite}`;
+        locals(res).authFailure = `console: ${crossSite}`;
         return refuse(res, "forbidden", "Cross-site request refused: sign in from the console's own page.");
       }
       const token = readCookie(req, cookie.name);
@@ -200,7 +202,7 @@ export function sessionRoutes(deps: ConsoleHttpDeps) {
         if (!req.is("application/json")) {
           throw new DomainError("unsupported_media_type", 'Send the key as JSON: {"key": "key_test_…"}.');
         }
-        const secret = (req.body as { key?: unknown } | undefined)?.key;
+        const secret = isRecord(req.body) ? req.body.key : undefined;
         if (typeof secret !== "string" || secret.length === 0) {
           throw new DomainError("invalid_request", "key: a service key secret is required", {
             param: "key",
@@ -214,16 +216,16 @@ export function sessionRoutes(deps: ConsoleHttpDeps) {
           signedIn = await sessions.signIn(secret);
         } catch (err) {
           if (err instanceof DomainError && err.code === "unauthorized")
-            res.locals.authFailure = `console sign-in: ${err.message}`;
+            locals(res).authFailure = `console sign-in: ${err.message}`;
           throw err;
         }
         const { key, session } = signedIn;
         // The cookie lives as long as the session (shorter than the setting when the key expires first).
         setCookie(res, cookie, signedIn.token, Math.min(signedIn.lifetimeSeconds, cookie.maxAgeSeconds));
         // The key's prefix, never its secret, in the log; the caller is set so the request log keeps it.
-        res.locals.caller = callerOf(key, String(res.locals.requestId));
-        res.locals.console = true;
-        logger.info({ key_id: key.id, key_prefix: key.prefix, request_id: res.locals.requestId }, "console sign-in");
+        locals(res).caller = callerOf(key, String(locals(res).requestId));
+        locals(res).console = true;
+        logger.info({ key_id: key.id, key_prefix: key.prefix, request_id: locals(res).requestId }, "console sign-in");
         return res.status(200).json(sessionBody(key, session.expires_at, signedIn.csrfToken));
       }
 

@@ -1,6 +1,7 @@
 import { once } from "node:events";
 import type { Request, Response } from "express";
 import type { CsvBody } from "../domain/kernel/operations.ts";
+import { isRecord } from "../guards.ts";
 
 // The transport of a CSV answer (listBalanceTransactions with `Accept: text/csv`, the contract's
 // BalanceTransactionCsv): the domain's lines (kernel/operations.ts CsvBody) written as they come, waiting
@@ -8,7 +9,7 @@ import type { CsvBody } from "../domain/kernel/operations.ts";
 // The response validator sees only res.json answers: a CSV goes out as the contract's string, unvalidated.
 
 export function isCsv(body: unknown): body is CsvBody {
-  return typeof body === "object" && body !== null && (body as { kind?: unknown }).kind === "csv";
+  return isRecord(body) && body.kind === "csv";
 }
 
 export async function writeCsv(req: Request, res: Response, status: number, body: CsvBody): Promise<void> {

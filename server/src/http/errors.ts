@@ -2,9 +2,11 @@ import type { NextFunction, Request, Response } from "express";
 import type { Logger } from "pino";
 import { DomainError, type ErrorCode, type FieldIssue } from "../domain/kernel/errors.ts";
 import { displayUrl, maskSensitive } from "../domain/kernel/mask.ts";
+import { isRecord } from "../guards.ts";
 import { StoreBusyError, UnknownCursorError } from "../store/port.ts";
 import { UNAUTHORIZED_DETAIL } from "./auth.ts";
 import { loadContract, type OpenApiDocument } from "./contract.ts";
+import { isOpenApiRequest, locals } from "./locals.ts";
 import { type ProblemBody, problem, problemTypeUri } from "./problems.ts";
 import {
   explainFindings,
@@ -192,11 +194,12 @@ export function toProblem(err: unknown, requestId: string, logger: Logger, reque
     );
   }
   // express-openapi-validator
-  if (status !== undefined && status < 500 && VALIDATOR_CODES[status]) {
-    const code = VALIDATOR_CODES[status] as ErrorCode;
+  const code = status !== undefined && status < 500 ? VALIDATOR_CODES[status] : undefined;
+  if (code !== undefined) {
     if (code === "unauthorized") return problem(code, UNAUTHORIZED_DETAIL, { requestId });
     if (code === "unsupported_media_type") {
-      return problem(code, unsupportedMediaType(request?.headers["content-type"] as string | undefined), { requestId });
+      const sent = request?.headers["content-type"];
+      return problem(code, unsupportedMediaType(typeof sent === "string" ? sent : undefined), { requestId });
     }
     // Only request-validation failures name a field; for 404/405 the validator's "path" is the URL.
     if (code !== "invalid_request") return problem(code, maskSensitive(e.message ?? "") || undefined, { requestId });
@@ -241,15 +244,14 @@ export function sendProblem(res: Response, body: ProblemBody): void {
 
 /** What a request sent, for explaining validation findings: the operation the validator matched, and its parts. */
 function requestParts(req: Request): RequestParts {
-  const openapi = (req as Request & { openapi?: { openApiRoute?: string; pathParams?: Record<string, unknown> } })
-    .openapi;
+  const openapi = isOpenApiRequest(req) ? req.openapi : undefined;
   return {
     method: req.method.toLowerCase(),
     route: openapi?.openApiRoute ?? "",
     body: req.body,
-    query: (req.query ?? {}) as Record<string, unknown>,
+    query: req.query ?? {},
     params: openapi?.pathParams ?? req.params ?? {},
-    headers: req.headers as Record<string, unknown>,
+    headers: req.headers,
   };
 }
 
@@ -260,9 +262,9 @@ function requestParts(req: Request): RequestParts {
 export function errorMiddleware(logger: Logger, allowedMethods: (path: string) => string[] = () => []) {
   return (err: unknown, req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent) return next(err);
-    const requestId = String(res.locals.requestId ?? "");
+    const requestId = String(locals(res).requestId ?? "");
     // The validator's 404 for a path the contract lacks says only "not found": the path is named here.
-    const status = (err as HttpLikeError | undefined)?.status;
+    const status = isRecord(err) ? err.status : undefined;
     const body =
       status === 404 && !(err instanceof DomainError)
         ? unknownRoute(req, requestId)
@@ -296,6 +298,6 @@ function unknownRoute(req: Request, requestId: string): ProblemBody {
 
 export function notFoundMiddleware() {
   return (req: Request, res: Response) => {
-    sendProblem(res, unknownRoute(req, String(res.locals.requestId ?? "")));
+    sendProblem(res, unknownRoute(req, String(locals(res).requestId ?? "")));
   };
 }

@@ -1,9 +1,10 @@
 import type { Request, Response } from "express";
-import type { Caller } from "../domain/kernel/caller.ts";
 import type { EventStreamBody } from "../domain/kernel/operations.ts";
 import { AUTH_CACHE_TTL_MS } from "../domain/service-keys/service-keys.ts";
 import { RENEW_MS, type StreamLeases } from "../domain/webhooks/stream-leases.ts";
+import { isRecord } from "../guards.ts";
 import { sendProblem } from "./errors.ts";
+import { authenticatedCaller, locals } from "./locals.ts";
 import { problem } from "./problems.ts";
 
 // The transport of a streaming operation (GET /v1/events/stream, the contract's EventStream): server-sent
@@ -25,7 +26,7 @@ import { problem } from "./problems.ts";
 export const HEARTBEAT_MS = 15_000;
 
 export function isEventStream(body: unknown): body is EventStreamBody {
-  return typeof body === "object" && body !== null && (body as { kind?: unknown }).kind === "event-stream";
+  return isRecord(body) && body.kind === "event-stream";
 }
 
 /** `text` as the lines of one SSE field: a value with newlines becomes one field line per line. */
@@ -39,7 +40,7 @@ function field(name: string, text: string): string {
 /** Retry-After of a stream refused for the number already open: a moment, not a window to wait out. */
 export const STREAMS_RETRY_AFTER_SECONDS = 5;
 
-/** Whether the credential a request was made with is still good (res.locals.stillAuthorized, auth.ts). */
+/** Whether the credential a request was made with is still good (locals(res).stillAuthorized, auth.ts). */
 export type CredentialCheck = () => Promise<boolean>;
 
 export interface StreamSettings {
@@ -63,17 +64,17 @@ export function eventStreams(settings: StreamSettings) {
   const renewMs = settings.renewMs ?? RENEW_MS;
   return {
     async write(req: Request, res: Response, status: number, body: EventStreamBody): Promise<void> {
-      const caller = res.locals.caller as Caller;
+      const caller = authenticatedCaller(res);
       const lease = await settings.leases.acquire(caller.keyId, caller.livemode, settings.perKey);
       if (lease === null) {
-        res.locals.rateLimited = "event_streams";
+        locals(res).rateLimited = "event_streams";
         res.setHeader("Retry-After", String(STREAMS_RETRY_AFTER_SECONDS));
         sendProblem(
           res,
           problem(
             "rate_limited",
             `This key already has ${settings.perKey} event streams open, the most it may have at once (EVENT_STREAMS_PER_KEY): close one, or retry after the number of seconds in Retry-After.`,
-            { requestId: String(res.locals.requestId ?? "") },
+            { requestId: String(locals(res).requestId ?? "") },
           ),
         );
         return;
@@ -93,7 +94,7 @@ export function eventStreams(settings: StreamSettings) {
         await writeEventStream(req, res, status, body, {
           heartbeatMs: settings.heartbeatMs,
           recheckMs,
-          stillAuthorized: res.locals.stillAuthorized as CredentialCheck | undefined,
+          stillAuthorized: locals(res).stillAuthorized,
           signal: lost.signal,
         });
       } finally {

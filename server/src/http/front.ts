@@ -1,4 +1,4 @@
-import express, { type ErrorRequestHandler, type Express, type Request, type RequestHandler } from "express";
+import express, { type ErrorRequestHandler, type Express, type RequestHandler } from "express";
 import * as OpenApiValidator from "express-openapi-validator";
 import type { Logger } from "pino";
 import { DomainError } from "../domain/kernel/errors.ts";
@@ -23,6 +23,7 @@ import {
   securityHeaders,
   strictIntegers,
 } from "./guards.ts";
+import { isOpenApiRequest } from "./locals.ts";
 import { observability } from "./observability.ts";
 import { mountPages } from "./pages.ts";
 import { publicRequestGuards } from "./public-operations.ts";
@@ -124,8 +125,7 @@ export function operationChecks(
  */
 export function dispatch(chains: ReadonlyMap<string, RequestHandler[]>): RequestHandler {
   return (req, res, next) => {
-    const openapi = (req as Request & { openapi?: { openApiRoute: string; pathParams: Record<string, string> } })
-      .openapi;
+    const openapi = isOpenApiRequest(req) ? req.openapi : undefined;
     const chain = openapi ? chains.get(`${req.method} ${openapi.openApiRoute}`) : undefined;
     if (!openapi || !chain) return next();
     req.params = openapi.pathParams;

@@ -2,11 +2,12 @@ import { createHash } from "node:crypto";
 import type { NextFunction, Request, Response } from "express";
 import type { Logger } from "pino";
 import type { AppStore } from "../domain/areas.ts";
-import type { Caller, Now } from "../domain/kernel/caller.ts";
+import type { Now } from "../domain/kernel/caller.ts";
 import type { IdempotencyDoc, IdempotencyScope } from "../domain/kernel/commit.ts";
 import { DomainError } from "../domain/kernel/errors.ts";
 import { iso } from "../domain/kernel/time.ts";
 import { DuplicateKeyError } from "../store/port.ts";
+import { authenticatedCaller, locals } from "./locals.ts";
 
 // Idempotency-Key on every POST (the contract's rules: spec/main.tsp). The record lives in the store, so
 // it holds across instances, and it goes through three moments:
@@ -65,8 +66,8 @@ export const PUBLIC_LIVEMODE = "publicLivemode";
 
 /** A request's key space: its caller's environment, or for a public operation its object's and its path. */
 function keySpace(req: Request, res: Response, isPublic: boolean): { livemode: boolean; namespace?: string } {
-  if (!isPublic) return { livemode: (res.locals.caller as Caller).livemode };
-  const livemode = res.locals[PUBLIC_LIVEMODE];
+  if (!isPublic) return { livemode: authenticatedCaller(res).livemode };
+  const livemode = locals(res)[PUBLIC_LIVEMODE];
   if (typeof livemode !== "boolean") throw new Error(`public operation ${req.path} set no ${PUBLIC_LIVEMODE}`);
   return { livemode, namespace: publicKeyNamespace(req.path) };
 }
@@ -185,7 +186,7 @@ export function idempotency(options: IdempotencyOptions, operation: { sensitive:
   return async function idempotencyMiddleware(req: Request, res: Response, next: NextFunction) {
     const key = req.get("Idempotency-Key");
     if (key === undefined) return next();
-    const owner = String(res.locals.requestId);
+    const owner = String(locals(res).requestId);
     let id: string | null;
     try {
       id = await claim(req, res, key, owner);
@@ -227,7 +228,7 @@ export function idempotency(options: IdempotencyOptions, operation: { sensitive:
         },
       }),
     };
-    res.locals.idempotency = scope;
+    locals(res).idempotency = scope;
 
     // Answers no transaction recorded (refusals, failures) are stored or forgotten at res.send, before
     // the bytes go out, so an immediate retry already sees the finished record.

@@ -1,11 +1,12 @@
 import type { NextFunction, Request, Response } from "express";
 import type { Logger } from "pino";
 import type { AppStore } from "../domain/areas.ts";
-import type { Caller, Now } from "../domain/kernel/caller.ts";
+import type { Now } from "../domain/kernel/caller.ts";
 import { newId } from "../domain/kernel/ids.ts";
 import { displayUrl } from "../domain/kernel/mask.ts";
 import { createdAt } from "../domain/kernel/time.ts";
 import type { RequestLogDoc } from "../domain/request-log/records.ts";
+import { isOpenApiRequest, locals } from "./locals.ts";
 
 /** How long a request-log record may wait in memory before it is written. */
 export const REQUEST_LOG_FLUSH_MS = 200;
@@ -127,8 +128,7 @@ export function operationResolver(
     operationId: op.operationId,
   }));
   return (req) => {
-    const matched = (req as Request & { openapi?: { schema?: { operationId?: unknown } } }).openapi?.schema
-      ?.operationId;
+    const matched = isOpenApiRequest(req) ? req.openapi?.schema?.operationId : undefined;
     if (typeof matched === "string") return matched;
     const method = req.method === "HEAD" ? "GET" : req.method;
     const path = req.path.startsWith("/console/api/") ? req.path.slice("/console/api".length) : req.path;
@@ -181,7 +181,7 @@ export function observability(deps: {
   return (req: Request, res: Response, next: NextFunction) => {
     const started = process.hrtime.bigint();
     const requestId = newId("req");
-    res.locals.requestId = requestId;
+    locals(res).requestId = requestId;
     res.setHeader("Request-Id", requestId);
     serverTiming(res, started);
     // Once per request: when the answer is finished, or when the connection closes first (a client that
@@ -195,10 +195,10 @@ export function observability(deps: {
         const operation = metrics.operationOf(req);
         metrics.record.request(operation, res.statusCode, latencyMs / 1000);
         if (res.getHeader("Idempotent-Replayed") === "true") metrics.record.replayed(operation);
-        const limit = res.locals.rateLimited as string | undefined;
+        const limit = locals(res).rateLimited;
         if (limit !== undefined) metrics.record.rateLimited(limit);
       }
-      const caller = res.locals.caller as Caller | undefined;
+      const caller = locals(res).caller;
       const path = displayUrl(req.originalUrl, MAX_LOGGED_URL);
       const line = {
         request_id: requestId,
@@ -213,10 +213,10 @@ export function observability(deps: {
         return;
       }
       // Why a presented key was refused goes to the log only; the caller gets one 401 for every reason.
-      const authFailure = res.locals.authFailure as string | undefined;
+      const authFailure = locals(res).authFailure;
       // A Sandbox-Simulate `timeout_after_commit` (http/sandbox-simulate.ts): the status is what committed,
       // and the line says the answer was not sent.
-      const simulated = res.locals.simulated as string | undefined;
+      const simulated = locals(res).simulated;
       const extra = { ...(authFailure ? { auth_failure: authFailure } : {}), ...(simulated ? { simulated } : {}) };
       logger.info(authFailure || simulated ? { ...line, ...extra } : line, "request");
       if (caller) {
@@ -226,7 +226,7 @@ export function observability(deps: {
           created_at: createdAt(now()),
           ...line,
           key_id: caller.keyId,
-          source: res.locals.console ? "console" : "api",
+          source: locals(res).console ? "console" : "api",
         });
       }
     };

@@ -3,7 +3,9 @@ import type { NextFunction, Request, RequestHandler, Response } from "express";
 import type { Domain } from "../domain/index.ts";
 import { DomainError } from "../domain/kernel/errors.ts";
 import type { OperationId } from "../domain/kernel/operations.ts";
+import { isRecord } from "../guards.ts";
 import { PUBLIC_LIVEMODE } from "./idempotency.ts";
+import { locals } from "./locals.ts";
 import { crossSiteRefusal } from "./page-security.ts";
 
 // The public operations (`security: []` in the contract), which take no key, and how the transport
@@ -51,7 +53,7 @@ export function sameOriginOnly(publicUrl: () => string) {
 export function paymentLinkEnvironment(domain: Domain) {
   return async (req: Request, res: Response, next: NextFunction) => {
     try {
-      res.locals[PUBLIC_LIVEMODE] = (await domain.paymentLinks.livemodeOf(String(req.params.id))) ?? false;
+      locals(res)[PUBLIC_LIVEMODE] = (await domain.paymentLinks.livemodeOf(String(req.params.id))) ?? false;
       next();
     } catch (err) {
       next(err);
@@ -65,7 +67,7 @@ export function paymentLinkEnvironment(domain: Domain) {
  * dedupe key makes it exactly-once), but a client that adds one must not meet a 500.
  */
 function adyenNotificationEnvironment(req: Request, res: Response, next: NextFunction) {
-  res.locals[PUBLIC_LIVEMODE] = (req.body as { live?: unknown } | undefined)?.live === "true";
+  locals(res)[PUBLIC_LIVEMODE] = isRecord(req.body) && req.body.live === "true";
   next();
 }
 

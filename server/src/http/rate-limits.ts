@@ -1,11 +1,12 @@
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import { type Options, rateLimit, type Store } from "express-rate-limit";
 import type { Logger } from "pino";
-import type { Caller, Now } from "../domain/kernel/caller.ts";
+import type { Now } from "../domain/kernel/caller.ts";
 import { collection } from "../domain/kernel/records.ts";
 import { iso } from "../domain/kernel/time.ts";
 import { type BaseDoc, DuplicateKeyError, type Store as StorePort } from "../store/port.ts";
 import { sendProblem } from "./errors.ts";
+import { locals } from "./locals.ts";
 import { problem } from "./problems.ts";
 import { payPath } from "./public-operations.ts";
 
@@ -259,7 +260,7 @@ export interface RateLimits {
   flush(): Promise<void>;
 }
 
-const callerOf = (res: Response) => res.locals.caller as Caller | undefined;
+const callerOf = (res: Response) => locals(res).caller;
 
 export function rateLimits(deps: {
   store: RateLimitStore;
@@ -281,8 +282,8 @@ export function rateLimits(deps: {
   // `limit` names the limiter for the request metrics (http/observability.ts): key, address,
   // payment_link or payment_address.
   const refuse = (limit: string, detail: string) => (_req: Request, res: Response, _next: NextFunction) => {
-    res.locals.rateLimited = limit;
-    sendProblem(res, problem("rate_limited", detail, { requestId: String(res.locals.requestId ?? "") }));
+    locals(res).rateLimited = limit;
+    sendProblem(res, problem("rate_limited", detail, { requestId: String(locals(res).requestId ?? "") }));
   };
 
   const perKeyLimiter = rateLimit({

@@ -1,10 +1,10 @@
 import type { NextFunction, Request, Response } from "express";
 import { simulatingAcquirerError } from "../adapters/simulated-acquirer.ts";
-import type { Caller } from "../domain/kernel/caller.ts";
 import { DomainError } from "../domain/kernel/errors.ts";
 import type { OperationId } from "./contract.ts";
 import { sendProblem } from "./errors.ts";
 import { PUBLIC_LIVEMODE } from "./idempotency.ts";
+import { locals } from "./locals.ts";
 import { problem } from "./problems.ts";
 import type { FieldErrorCode } from "./validator-errors.ts";
 
@@ -57,7 +57,7 @@ function dropTheAnswerAfterCommit(res: Response): void {
     const committed =
       res.statusCode >= 200 && res.statusCode < 300 && res.getHeader("Idempotent-Replayed") === undefined;
     if (!committed) return end(...args);
-    res.locals.simulated = "timeout_after_commit";
+    locals(res).simulated = "timeout_after_commit";
     res.socket?.destroy();
     return res;
   }) as Response["end"];
@@ -79,9 +79,7 @@ export function sandboxSimulate(
   return async (req: Request, res: Response, next: NextFunction) => {
     const value = req.get(SANDBOX_SIMULATE);
     if (value === undefined) return next();
-    const livemode = operation.public
-      ? (res.locals[PUBLIC_LIVEMODE] as boolean | undefined)
-      : (res.locals.caller as Caller | undefined)?.livemode;
+    const livemode = operation.public ? locals(res)[PUBLIC_LIVEMODE] : locals(res).caller?.livemode;
     if (livemode !== false) {
       return next(
         refuse(
@@ -107,7 +105,7 @@ export function sandboxSimulate(
             "rate_limited",
             "Too many requests (simulated by the Sandbox-Simulate header). Retry after the number of seconds in Retry-After.",
             {
-              requestId: String(res.locals.requestId ?? ""),
+              requestId: String(locals(res).requestId ?? ""),
             },
           ),
         );

@@ -2,6 +2,7 @@ import express, { type Request, type Response, Router } from "express";
 import type { ChargeDoc } from "../domain/charges/records.ts";
 import type { Domain } from "../domain/index.ts";
 import { DomainError } from "../domain/kernel/errors.ts";
+import { isRecord } from "../guards.ts";
 import { CSP_BASE, crossSiteRefusal, pageHeaders } from "./page-security.ts";
 import { formatAmount, localeOf, renderTemplate } from "./pay-page.ts";
 
@@ -199,7 +200,7 @@ export function threeDSecurePages(deps: { domain: Domain; publicUrl: () => strin
       }
       const charge = await challengeOf(req, res);
       if (!charge) return;
-      const outcome = (req.body as { outcome?: unknown } | undefined)?.outcome;
+      const outcome = isRecord(req.body) ? req.body.outcome : undefined;
       if (outcome !== "complete" && outcome !== "fail") return render(req, res, charge, 400);
       let answered: ChargeDoc;
       try {

@@ -1,6 +1,6 @@
 import { createServer, type RequestListener, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import type { Config } from "../config.ts";
+import { boundPort } from "../guards.ts";
 import { codeOf, StartupError } from "../startup-error.ts";
 
 /** A listener that cannot start, as a StartupError naming the port or host setting to change. */
@@ -53,7 +53,7 @@ export async function listen(config: Config, app: RequestListener): Promise<{ se
     s.once("listening", () => resolve(s));
     s.once("error", (err) => reject(listenProblem({ port: "PORT", host: "HOST" }, config.PORT, config.HOST, err)));
   });
-  const { port } = server.address() as AddressInfo;
+  const port = boundPort(server);
   return { server, url: `http://${config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST}:${port}` };
 }
 

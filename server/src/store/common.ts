@@ -2,6 +2,7 @@
 // and translate the same normalized conditions.
 
 import { AsyncLocalStorage } from "node:async_hooks";
+import { isRecord } from "../guards.ts";
 import type { BaseDoc, Changes, CollectionSpecs, Order, Page, Scalar, Where } from "./port.ts";
 
 /**
@@ -67,10 +68,10 @@ export function assertStorable(value: unknown, path: string): void {
     });
     return;
   }
-  if (typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype) {
+  if (isRecord(value) && Object.getPrototypeOf(value) === Object.prototype) {
     // Keys, not entries, and the member's path built only when it is not a string: every document of
     // every write passes through here, so what this allocates is paid per request.
-    const record = value as Record<string, unknown>;
+    const record = value;
     for (const key of Object.keys(record)) {
       const reason = unstorableKeyReason(key);
       if (reason !== null) throw new TypeError(`key ${JSON.stringify(key)} in ${path} ${reason}`);
@@ -133,12 +134,12 @@ function scalar(field: string, value: unknown): Scalar {
 export function terms(where: Where<BaseDoc> | undefined): Term[] {
   const out: Term[] = [];
   if (where === undefined) return out;
-  const conditions = where as Record<string, unknown>;
+  const conditions: Record<string, unknown> = where;
   for (const field of Object.keys(conditions)) {
     const condition = conditions[field];
     if (condition === undefined) continue;
     assertIdentifier("field", field);
-    if (condition === null || typeof condition !== "object") {
+    if (!isRecord(condition)) {
       out.push({ field, op: "eq", value: scalar(field, condition) });
       continue;
     }
@@ -146,7 +147,7 @@ export function terms(where: Where<BaseDoc> | undefined): Term[] {
     if (keys.length === 2 && keys.includes("$gte") && keys.includes("$lt")) {
       // A half-open range: two terms on the field, both of which must hold.
       for (const key of ["$gte", "$lt"] as const) {
-        const value = scalar(field, (condition as Record<string, unknown>)[key]);
+        const value = scalar(field, condition[key]);
         if (typeof value !== "string" && typeof value !== "number") {
           throw new TypeError(`${key} on ${field} needs a string or a number`);
         }
@@ -154,12 +155,13 @@ export function terms(where: Where<BaseDoc> | undefined): Term[] {
       }
       continue;
     }
-    const op = keys.length === 1 && keys[0] !== undefined ? OPERATORS.get(keys[0]) : undefined;
-    if (op === undefined)
+    const [key] = keys;
+    const op = keys.length === 1 && key !== undefined ? OPERATORS.get(key) : undefined;
+    if (op === undefined || key === undefined)
       throw new TypeError(
         `condition on ${field} must be a scalar or one of $in, $ne, $lt, $lte, $gt, $gte (or $gte with $lt)`,
       );
-    const operand = (condition as Record<string, unknown>)[keys[0] as string];
+    const operand = condition[key];
     if (op === "in") {
       if (!Array.isArray(operand)) throw new TypeError(`$in on ${field} needs an array`);
       out.push({ field, op, values: operand.map((v) => scalar(field, v)) });
@@ -167,7 +169,7 @@ export function terms(where: Where<BaseDoc> | undefined): Term[] {
     }
     const value = scalar(field, operand);
     if (op !== "ne" && typeof value !== "string" && typeof value !== "number") {
-      throw new TypeError(`${keys[0]} on ${field} needs a string or a number`);
+      throw new TypeError(`${key} on ${field} needs a string or a number`);
     }
     out.push({ field, op, value });
   }
@@ -191,7 +193,7 @@ const SYSTEM_FIELDS: Record<string, "string" | "boolean"> = { id: "string", live
 export function normalizeChanges(changes: Changes<BaseDoc>): NormalizedChanges {
   const set: [string, unknown][] = [];
   const inc: [string, number][] = [];
-  const sets = (changes.set ?? {}) as Record<string, unknown>;
+  const sets: Record<string, unknown> = changes.set ?? {};
   for (const field of Object.keys(sets)) {
     const value = sets[field];
     if (value === undefined) continue;
@@ -202,7 +204,7 @@ export function normalizeChanges(changes: Changes<BaseDoc>): NormalizedChanges {
     assertStorable(value, field);
     set.push([field, value]);
   }
-  const incs = (changes.inc ?? {}) as Record<string, unknown>;
+  const incs: Record<string, unknown> = changes.inc ?? {};
   for (const field of Object.keys(incs)) {
     const by = incs[field];
     if (by === undefined) continue;
@@ -230,6 +232,24 @@ export function nonNumericIncrement(id: string, field: string, found: string): T
   return new TypeError(`cannot increment ${field} of ${id}: it holds ${found}, not a number`);
 }
 
+/** A document as an adapter reads it back: the fields every document has, checked, and the rest by name. */
+export type StoredDoc = BaseDoc & Record<string, unknown>;
+
+/**
+ * A document read back from storage (parsed JSON, a driver's result), its system fields checked, so
+ * that no adapter takes what it reads on trust. The check is three `typeof`s: cheap on every read.
+ */
+export function storedDoc(value: unknown): StoredDoc {
+  if (isStoredDoc(value)) return value;
+  throw new TypeError("a stored document lacks its id, livemode or created_at");
+}
+
+const isStoredDoc = (value: unknown): value is StoredDoc =>
+  isRecord(value) &&
+  typeof value.id === "string" &&
+  typeof value.livemode === "boolean" &&
+  typeof value.created_at === "string";
+
 /** Checks the fields every document has, and their types (port.ts, BaseDoc). */
 export function assertSystemFields(doc: BaseDoc): void {
   if (doc === null || typeof doc !== "object" || Array.isArray(doc))
@@ -241,17 +261,19 @@ export function assertSystemFields(doc: BaseDoc): void {
 
 /**
  * Checks a document before it is inserted: its system fields (assertSystemFields), identifier field
- * names, and storable values (assertStorable).
+ * names, and storable values (assertStorable). Gives back the document as fields read by name.
  */
-export function assertDoc(doc: BaseDoc): void {
+export function assertDoc(doc: BaseDoc): Record<string, unknown> {
   assertSystemFields(doc);
-  const fields = doc as unknown as Record<string, unknown>;
+  if (!isRecord(doc)) throw new TypeError("a document must be an object");
+  const fields = doc;
   for (const field of Object.keys(fields)) {
     const value = fields[field];
     if (value === undefined) continue;
     assertIdentifier("field", field);
     if (typeof value !== "string") assertStorable(value, field);
   }
+  return fields;
 }
 
 export function assertPage(page: Page): void {

@@ -20,6 +20,7 @@ import {
   type UpdateFilter,
   WriteConcern,
 } from "mongodb";
+import { isRecord } from "../guards.ts";
 import {
   assertCollection,
   assertDoc,
@@ -30,6 +31,7 @@ import {
   Mutex,
   nonNumericIncrement,
   normalizeChanges,
+  storedDoc,
   TxRun,
   terms,
   txGuard,
@@ -113,7 +115,10 @@ function filterOf(where: Where<BaseDoc> | undefined): Document {
     if (term.op === "eq") filter[key] = term.value;
     else if (term.op === "in") filter[key] = { $in: term.values };
     // Two range terms on one field (a `{ $gte, $lt }` range) go into one operator object.
-    else filter[key] = { ...(filter[key] as Document | undefined), [`$${term.op}`]: term.value };
+    else {
+      const prior: unknown = filter[key];
+      filter[key] = { ...(isRecord(prior) ? prior : {}), [`$${term.op}`]: term.value };
+    }
   }
   return filter;
 }
@@ -121,7 +126,8 @@ function filterOf(where: Where<BaseDoc> | undefined): Document {
 function and(...filters: Document[]): Filter<MongoDoc> {
   const nonEmpty = filters.filter((f) => Object.keys(f).length > 0);
   if (nonEmpty.length === 0) return {};
-  return nonEmpty.length === 1 ? (nonEmpty[0] as Filter<MongoDoc>) : { $and: nonEmpty };
+  const [only] = nonEmpty;
+  return nonEmpty.length === 1 && only !== undefined ? only : { $and: nonEmpty };
 }
 
 /** MongoDB's code for an update operator applied to a value of the wrong type ($inc on null or a string). */
@@ -152,11 +158,11 @@ function isTransient(error: unknown): boolean {
 
 /** Results are read with `_id` projected away, leaving the document as inserted. */
 function plain(doc: Document | null): BaseDoc | null {
-  return doc as BaseDoc | null;
+  return doc === null ? null : storedDoc(doc);
 }
 
 function plainAll(docs: Document[]): BaseDoc[] {
-  return docs as BaseDoc[];
+  return docs.map(storedDoc);
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -309,7 +315,7 @@ export interface Heartbeat {
 /** A network error's code (ECONNREFUSED, ENOTFOUND, ...), looked for along the cause chain. */
 function networkCode(error: unknown): string | undefined {
   for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
-    const code = (e as { code?: unknown }).code;
+    const code = "code" in e ? e.code : undefined;
     if (typeof code === "string" && /^E[A-Z_]+$/.test(code)) return code;
     const named = /\b(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|ECONNRESET|ETIMEDOUT)\b/.exec(
       e.message,
@@ -755,6 +761,6 @@ export async function openMongoStore<Docs extends Record<string, BaseDoc>>(optio
       await client.close();
     },
   };
-  // The operations only depend on each collection's documents being BaseDocs, which Docs guarantees.
+  // cast: the operations only depend on each collection's documents being BaseDocs, which Docs guarantees.
   return store as unknown as Store<Docs> & StoreReadiness;
 }

@@ -62,7 +62,7 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
   busyTimeoutMs?: number;
 }): Store<Docs> & StoreReadiness & SqliteDiagnostics {
   const names = collectionNames(options.collections);
-  const specs = options.collections as Record<string, CollectionSpec>;
+  const specs = Object.fromEntries(Object.entries<CollectionSpec>(options.collections));
   const memory = options.path === ":memory:";
   if (!memory) ownerOnly(options.path);
   const db = new Database(options.path);
@@ -173,7 +173,10 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
 
     explain(collection, where, limit, order) {
       const { sql, params } = selectSql(table(collection), where, limit, order);
-      return (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((row) => row.detail);
+      return db
+        .prepare<unknown[], { detail: string }>(`EXPLAIN QUERY PLAN ${sql}`)
+        .all(...params)
+        .map((row) => row.detail);
     },
 
     async transaction(fn) {
@@ -232,6 +235,7 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
           // What the writer has yet to commit is committed first: the log can only be emptied after.
           commitGroup();
           try {
+            // cast: better-sqlite3 types a pragma's rows as unknown; wal_checkpoint's are documented (busy, log, checkpointed)
             const [result] = db.pragma("wal_checkpoint(TRUNCATE)") as { busy: number }[];
             done = result?.busy === 0;
           } catch (error) {
@@ -266,6 +270,6 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
       }
     },
   };
-  // The operations only depend on each collection's documents being BaseDocs, which Docs guarantees.
+  // cast: the operations only depend on each collection's documents being BaseDocs, which Docs guarantees.
   return store as unknown as Store<Docs> & StoreReadiness & SqliteDiagnostics;
 }

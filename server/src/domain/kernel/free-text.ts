@@ -1,3 +1,4 @@
+import { isRecord } from "../../guards.ts";
 import { holdsCardNumber } from "./card-number.ts";
 import { holdsCredential } from "./credentials.ts";
 import { DomainError, type FieldIssue } from "./errors.ts";
@@ -18,9 +19,6 @@ interface FoundText {
   /** Whether the text is a key of the map at `param` (then `param` names the map). */
   isKey: boolean;
 }
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
 
 /**
  * The strings a body holds at one free-text field of the operation table (`a.b`, `map.*` for every

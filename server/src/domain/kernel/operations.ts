@@ -1,5 +1,6 @@
 import type { OperationId } from "@payments/contract/operations";
 import type { components, operations } from "@payments/contract/types";
+import { isRecord } from "../../guards.ts";
 import type { Page, PageResult } from "../../store/port.ts";
 import type { Caller } from "./caller.ts";
 import type { IdempotencyScope } from "./commit.ts";
@@ -86,7 +87,7 @@ export const plainText = (text: string): TextBody => ({ kind: "text", text });
 
 /** Whether a reply's body is plain text. */
 export function isText(body: unknown): body is TextBody {
-  return typeof body === "object" && body !== null && (body as { kind?: unknown }).kind === "text";
+  return isRecord(body) && body.kind === "text";
 }
 
 /** Whether a request's Accept header asks for CSV (`text/csv` among its types; JSON stays the default). */

@@ -1,10 +1,11 @@
 import { looksLikeCardNumber } from "../../domain/kernel/card-number.ts";
+import { isRecord } from "../../guards.ts";
 
 // The words the validator's messages are made of (http/validator-errors.ts): what a type or format is,
 // lists of values, names as a message repeats them, and "did you mean".
 
-export const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
+/** A JSON object (server/src/guards.ts, isRecord), under the name the validator's modules read it by. */
+export const isObject = isRecord;
 
 /** A card number sent where a token's id belongs. */
 export const TOKEN_MESSAGE =

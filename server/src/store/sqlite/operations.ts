@@ -1,7 +1,15 @@
 // The SQLite store's operations as synchronous calls on one connection (sqlite.ts makes them async).
 
 import type Database from "better-sqlite3";
-import { assertDoc, assertPage, assertSystemFields, incrementBase, normalizeChanges } from "../common.ts";
+import {
+  assertDoc,
+  assertPage,
+  assertSystemFields,
+  incrementBase,
+  normalizeChanges,
+  type StoredDoc,
+  storedDoc,
+} from "../common.ts";
 import {
   type BaseDoc,
   type Changes,
@@ -26,6 +34,14 @@ export interface SyncOps {
   deleteMany(collection: string, where: Where<BaseDoc>): number;
 }
 
+/**
+ * A prepared statement as this module runs it: positional parameters, and rows as arrays of column
+ * values (`raw`), a document's in Table.select's order — or one value where a query selects one column
+ * (`pluck`: a cursor's created_at), which its caller reads as unknown and checks.
+ */
+type Statement = Database.Statement<Param[], Row>;
+type Row = Param[];
+
 /** Prepared statements kept per SQL text; $in lists of varying length make the set open-ended, hence the bound. */
 const STATEMENT_CACHE_SIZE = 500;
 
@@ -38,12 +54,12 @@ export function connectionOps(
   conn: Database.Database,
   table: (collection: string) => Table,
   duplicateKey: (collection: string, error: unknown) => unknown,
-): SyncOps & { statement(sql: string): Database.Statement<Param[]> } {
-  const statements = new Map<string, Database.Statement<Param[]>>();
-  function statement(sql: string): Database.Statement<Param[]> {
+): SyncOps & { statement(sql: string): Statement } {
+  const statements = new Map<string, Statement>();
+  function statement(sql: string): Statement {
     let stmt = statements.get(sql);
     if (stmt === undefined) {
-      stmt = conn.prepare<Param[]>(sql);
+      stmt = conn.prepare<Param[], Row>(sql);
       // A query selects one column (a cursor's created_at), plucked, or a document's (Table.select),
       // as arrays for decode.
       if (stmt.reader) {
@@ -60,23 +76,23 @@ export function connectionOps(
   }
 
   // The statements every call of insert and get runs, per table, prepared at first use.
-  const inserts = new Map<string, Database.Statement<Param[]>>();
-  const gets = new Map<string, Database.Statement<Param[]>>();
-  function insertStatement(t: Table): Database.Statement<Param[]> {
+  const inserts = new Map<string, Statement>();
+  const gets = new Map<string, Statement>();
+  function insertStatement(t: Table): Statement {
     let stmt = inserts.get(t.name);
     if (stmt === undefined) {
       const columns = t.select.split(", ");
-      stmt = conn.prepare<Param[]>(
+      stmt = conn.prepare<Param[], Row>(
         `INSERT INTO "${t.name}" (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`,
       );
       inserts.set(t.name, stmt);
     }
     return stmt;
   }
-  function getStatement(t: Table): Database.Statement<Param[]> {
+  function getStatement(t: Table): Statement {
     let stmt = gets.get(t.name);
     if (stmt === undefined) {
-      stmt = conn.prepare<Param[]>(`SELECT ${t.select} FROM "${t.name}" WHERE id = ?`).raw(true);
+      stmt = conn.prepare<Param[], Row>(`SELECT ${t.select} FROM "${t.name}" WHERE id = ?`).raw(true);
       gets.set(t.name, stmt);
     }
     return stmt;
@@ -90,18 +106,19 @@ export function connectionOps(
   ): BaseDoc[] {
     const { sql, params } = selectSql(table(collection), where, limit, order);
     const t = table(collection);
-    return (statement(sql).all(...params) as Param[][]).map((row) => decode(t, row));
+    return statement(sql)
+      .all(...params)
+      .map((row) => decode(t, row));
   }
 
   /** The stored document `id` if it matches `expect`. */
-  function selectById(t: Table, id: string, expect: Where<BaseDoc> | undefined): BaseDoc | null {
+  function selectById(t: Table, id: string, expect: Where<BaseDoc> | undefined): StoredDoc | null {
     const params: Param[] = [id];
     const conditions = whereSql(t, expect, params);
-    const row = (
+    const row =
       conditions.length === 0
         ? getStatement(t).get(id)
-        : statement(`SELECT ${t.select} FROM "${t.name}"${clause(["id = ?", ...conditions])}`).get(...params)
-    ) as Param[] | undefined;
+        : statement(`SELECT ${t.select} FROM "${t.name}"${clause(["id = ?", ...conditions])}`).get(...params);
     return row === undefined ? null : decode(t, row);
   }
 
@@ -110,9 +127,9 @@ export function connectionOps(
 
     insert(collection, doc) {
       const t = table(collection);
-      assertDoc(doc);
+      const fields = assertDoc(doc);
       const params: Param[] = [doc.id, doc.livemode ? 1 : 0, doc.created_at, encode(t, doc)];
-      for (const field of t.hot.keys()) params.push(columnValue((doc as unknown as Record<string, unknown>)[field]));
+      for (const field of t.hot.keys()) params.push(columnValue(fields[field]));
       try {
         insertStatement(t).run(...params);
       } catch (error) {
@@ -122,7 +139,7 @@ export function connectionOps(
 
     get(collection, id) {
       const t = table(collection);
-      const row = getStatement(t).get(id) as Param[] | undefined;
+      const row = getStatement(t).get(id);
       return row === undefined ? null : decode(t, row);
     },
 
@@ -146,8 +163,9 @@ export function connectionOps(
         const cursorParams: Param[] = [cursor];
         const environment = where.livemode === undefined ? {} : { livemode: where.livemode };
         const located = clause(["id = ?", ...whereSql(t, environment, cursorParams)]);
-        const createdAt = statement(`SELECT created_at FROM "${collection}"${located}`).get(...cursorParams);
-        if (createdAt === undefined) {
+        // One column, plucked: the value itself (a TEXT NOT NULL column, so a string when the row exists).
+        const createdAt: unknown = statement(`SELECT created_at FROM "${collection}"${located}`).get(...cursorParams);
+        if (typeof createdAt !== "string") {
           throw new UnknownCursorError(
             collection,
             page.startingAfter === undefined ? "endingBefore" : "startingAfter",
@@ -156,13 +174,13 @@ export function connectionOps(
         }
         // Row values compare (created_at, id) lexicographically, which is exactly the listing order.
         conditions.push(newerFirst ? "(created_at, id) < (?, ?)" : "(created_at, id) > (?, ?)");
-        params.push(createdAt as string, cursor);
+        params.push(createdAt, cursor);
       }
       const direction = newerFirst ? "DESC" : "ASC";
       params.push(page.limit + 1);
       const rows = statement(
         `SELECT ${t.select} FROM "${collection}"${clause(conditions)} ORDER BY created_at ${direction}, id ${direction} LIMIT ?`,
-      ).all(...params) as Param[][];
+      ).all(...params);
       const hasMore = rows.length > page.limit;
       if (hasMore) rows.pop();
       if (!newerFirst) rows.reverse();
@@ -174,11 +192,11 @@ export function connectionOps(
       const { set, inc } = normalizeChanges(changes);
       const found = selectById(t, id, expect);
       if (found === null) return null;
-      const doc = found as unknown as Record<string, unknown>;
-      if (set.length === 0 && inc.length === 0) return doc as unknown as BaseDoc;
+      const doc = found;
+      if (set.length === 0 && inc.length === 0) return doc;
       for (const [field, value] of set) doc[field] = value;
       for (const [field, by] of inc) doc[field] = incrementBase(id, field, doc[field]) + by;
-      const updated = doc as unknown as BaseDoc;
+      const updated = doc;
       assertSystemFields(updated);
       const json = JSON.stringify(updated);
       // Only the columns of the fields that changed are written, so only their indexes are rewritten;
@@ -200,7 +218,7 @@ export function connectionOps(
         throw duplicateKey(collection, error);
       }
       // Reparsed so the caller gets exactly what is stored, sharing no objects with `changes`.
-      return JSON.parse(json) as BaseDoc;
+      return storedDoc(JSON.parse(json));
     },
 
     delete(collection, id, expect) {

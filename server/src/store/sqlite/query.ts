@@ -44,10 +44,13 @@ function termSql(table: Table, term: Term, params: Param[]): string {
       }
       if (present.length < term.values.length) parts.push(`${e} IS NULL`);
       if (parts.length === 0) return "0";
-      return parts.length === 1 ? (parts[0] as string) : `(${parts.join(" OR ")})`;
+      const [only] = parts;
+      return parts.length === 1 && only !== undefined ? only : `(${parts.join(" OR ")})`;
     }
     default:
-      params.push(bind(term.value as Exclude<Scalar, null>));
+      // terms() gives a range a string or a number, never null
+      if (term.value === null) throw new TypeError(`${term.op} on ${term.field} needs a string or a number`);
+      params.push(bind(term.value));
       return `${e} ${COMPARISONS[term.op]} ?`;
   }
 }

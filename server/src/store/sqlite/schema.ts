@@ -4,6 +4,7 @@
 // creation and upgrade at open.
 
 import type Database from "better-sqlite3";
+import { type StoredDoc, storedDoc } from "../common.ts";
 import type { BaseDoc, CollectionSpec } from "../port.ts";
 
 /** What a statement binds and a column holds. */
@@ -44,19 +45,22 @@ export function encode(t: Table, doc: BaseDoc): string {
  * inserted; a hot field the document lacks is its column's value. A document an earlier version wrote
  * still holds every field: the duplicates carry the same values (JSON.parse keeps the last).
  */
-export function decode(t: Table, row: Param[]): BaseDoc {
-  const json = row[3] as string;
-  const doc = JSON.parse(
-    `{"id":${JSON.stringify(row[0])},"livemode":${row[1] ? "true" : "false"},"created_at":${JSON.stringify(row[2])}${
-      json.length > 2 ? `,${json.slice(1)}` : "}"
-    }`,
-  ) as Record<string, unknown>;
+export function decode(t: Table, row: Param[]): StoredDoc {
+  const json = row[3];
+  if (typeof json !== "string") throw new TypeError(`a row of ${t.name} has no doc column`);
+  const doc = storedDoc(
+    JSON.parse(
+      `{"id":${JSON.stringify(row[0])},"livemode":${row[1] ? "true" : "false"},"created_at":${JSON.stringify(row[2])}${
+        json.length > 2 ? `,${json.slice(1)}` : "}"
+      }`,
+    ),
+  );
   let i = 4;
   for (const field of t.hot.keys()) {
     const value = row[i++];
     if (value !== null && value !== undefined && !Object.hasOwn(doc, field)) doc[field] = value;
   }
-  return doc as unknown as BaseDoc;
+  return doc;
 }
 
 /** A hot field's column: prefixed, so no field name can clash with id, livemode, created_at or doc. */
@@ -120,11 +124,17 @@ export function createSchema(
     db.exec(
       `CREATE TABLE IF NOT EXISTS "${name}" (id TEXT PRIMARY KEY, livemode INTEGER NOT NULL, created_at TEXT NOT NULL, doc TEXT NOT NULL${hotColumns})`,
     );
+    // cast: better-sqlite3 types a pragma's rows as unknown; table_info's are documented (cid, name, type, …)
     const present = new Set((db.pragma(`table_info("${name}")`) as { name: string }[]).map((c) => `"${c.name}"`));
     const added = [...hot].filter(([, column]) => !present.has(column));
     for (const [, column] of added) db.exec(`ALTER TABLE "${name}" ADD COLUMN ${column}`);
 
-    const column = (field: string) => (SYSTEM_COLUMNS.has(field) ? field : (hot.get(field) as string));
+    // Every field an index names is a system field or a hot one (layoutOf makes it so).
+    const column = (field: string): string => {
+      const found = SYSTEM_COLUMNS.has(field) ? field : hot.get(field);
+      if (found === undefined) throw new TypeError(`${name}.${field} is indexed but has no column`);
+      return found;
+    };
     // The listing index, unless nothing lists the collection (port.ts, CollectionSpec): a store made
     // before has one, which the loop below drops as no longer wanted.
     const wanted = new Map<string, string>(
@@ -149,10 +159,10 @@ export function createSchema(
         uniqueFields.set(columns.map((c) => `${name}.${c.replace(/"/g, "")}`).join(", "), index.fields.join(","));
     }
     const existing = db
-      .prepare<[string]>(
+      .prepare<[string], { name: string; sql: string }>(
         `SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL`,
       )
-      .all(name) as { name: string; sql: string }[];
+      .all(name);
     let olderLayout = false;
     for (const index of existing) {
       if (!index.name.startsWith(`${name}__`) || wanted.get(index.name) === index.sql) continue;
