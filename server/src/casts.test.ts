@@ -60,7 +60,6 @@ const UNEXPLAINED: Record<string, number> = {
   "domain/stateless-checks.ts": 2,
   "domain/vault/serialize.ts": 1,
   "domain/webhooks/events.ts": 2,
-  "domain/webhooks/outbox.ts": 1,
   "heap-at-start.ts": 1,
   "http/app.ts": 1,
   "http/body-bounds.ts": 5,

@@ -60,7 +60,8 @@ export type Collections = UnionToIntersection<Area["collections"]>;
  * whole store's type, is for the composition root (index.ts), the transport and tests: an area's own code
  * sees only its own collections and the kernel's (kernel/store.ts AreaStore).
  */
-// The merge of every area's `collections` object is, key for key, the intersection its type names.
+// The merge of every area's `collections` object is, key for key, the intersection its type names (a
+// cast: Object.assign over a list types its result as any).
 export const COLLECTIONS = Object.assign({}, ...AREAS.map((area) => area.collections)) as Collections;
 
 export type Docs = DocsOf<Collections>;
@@ -133,9 +134,13 @@ export function createHandlers(services: Services, options: HandlerOptions = {})
   const kit = handlerKit(options.afterCommit);
   // Each fragment is called with the whole of `services` (UnmetHandlerNeeds checks it has what each asks
   // for): the union of the areas' handler functions takes no argument TypeScript could name, hence the cast.
-  const fragments = AREAS.map((area) =>
-    "handlers" in area ? (area.handlers as (s: Services, k: typeof kit) => Partial<Handlers>)(services, kit) : {},
-  );
-  // Every operation has its fragment (Unhandled above): the merge is the whole map.
+  type Fragment = (s: Services, k: typeof kit) => Partial<Handlers>;
+  const fragments = AREAS.map((area) => {
+    if (!("handlers" in area)) return {};
+    // The cast: see above.
+    const fragment = area.handlers as Fragment;
+    return fragment(services, kit);
+  });
+  // Every operation has its fragment (Unhandled above): the merge is the whole map, hence the cast.
   return Object.assign({}, ...fragments) as Handlers;
 }

@@ -140,20 +140,29 @@ export function createDomain(deps: DomainDeps): Domain {
     needs,
     deps,
   };
-  // Each area's make() declares its own context type; areas.ts LIST_IS_COMPLETE checks that the services
-  // and deps given here satisfy it. The union of the areas' make functions takes no argument TypeScript
-  // could name, hence the cast.
   type Make = (c: typeof ctx) => object;
   type MakeJobs = (c: typeof ctx, own: object) => Record<string, unknown>;
   const own = AREAS.map((area) => {
+    // Each area's make() declares its own context type; areas.ts LIST_IS_COMPLETE checks that the
+    // services and deps given here satisfy it. The union of the areas' make functions takes no argument
+    // TypeScript could name, hence the cast.
     const services = (area.make as Make)(ctx);
     Object.assign(made, services);
     return services;
   });
   const jobs = Object.assign(
     {},
-    ...AREAS.map((area, i) => ("jobs" in area ? (area.jobs as MakeJobs)(ctx, own[i] ?? {}) : {})),
+    ...AREAS.map((area, i) => {
+      if (!("jobs" in area)) return {};
+      // The cast: as for make() above.
+      const makeJobs = area.jobs as MakeJobs;
+      return makeJobs(ctx, own[i] ?? {});
+    }),
   );
-  // `made` holds every area's services (Services is their merge), and `jobs` every area's jobs.
-  return { ...(made as unknown as Services), clock: ctx.clock, jobs: jobs as Jobs };
+  // `made` holds every area's services (Services is their merge), and `jobs` every area's jobs: the
+  // casts say so, which the compiler cannot follow through the loop above.
+  const services = made as unknown as Services;
+  // The same cast for the jobs.
+  const allJobs = jobs as Jobs;
+  return { ...services, clock: ctx.clock, jobs: allJobs };
 }

@@ -175,7 +175,7 @@ export function threeDSecurePages(deps: { domain: Domain; publicUrl: () => strin
 
   router.post("/3ds/:id/return", express.urlencoded({ extended: false, limit: "16kb" }), async (req, res, next) => {
     try {
-      await back(req, res, (req.body as { redirectResult?: unknown } | undefined)?.redirectResult);
+      await back(req, res, isRecord(req.body) ? req.body.redirectResult : undefined);
     } catch (err) {
       next(err);
     }

@@ -89,10 +89,11 @@ export function createSandboxes(
     inEnvironment(await store.get("sandboxes", id), caller.livemode, "sandbox", id);
 
   function identityOf(doc: SandboxDoc): SandboxIdentity {
+    // A cast: create() below seals exactly this shape, and parseVaultKeys checks each key.
     const keys = JSON.parse(openSecret(doc.vault_keys, sealContext(doc.id), vaultKeys)) as {
       masterKey: string;
       fingerprintKey: string;
-    }; // sealed by create() below from exactly this shape
+    };
     return { id: doc.id, keyTag: doc.key_tag, vaultKeys: parseVaultKeys(keys) };
   }
 
