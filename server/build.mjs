@@ -8,13 +8,19 @@
 // built server looks for them (src/http/pages.ts).
 import { copyFileSync, cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
 import { build } from "esbuild";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const pkg = JSON.parse(readFileSync(join(here, "package.json"), "utf8"));
-const outdir = join(here, "dist");
+// `--outdir <dir>` builds somewhere else than dist/: the crash suites (test/support/crash.ts
+// builtServer) build a copy of their own, which ops/build.test.ts's rebuild of dist/ cannot take away
+// while they run. The bundle imports its npm dependencies, so the directory must lie inside this
+// package (under node_modules/ for a throwaway one), where Node finds them.
+const { values: args } = parseArgs({ options: { outdir: { type: "string" } } });
+const outdir = args.outdir === undefined ? join(here, "dist") : resolve(args.outdir);
 
 rmSync(outdir, { recursive: true, force: true });
 await build({

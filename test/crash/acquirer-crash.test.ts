@@ -6,7 +6,16 @@ import { join, resolve } from "node:path";
 import { loadConfig, openStore, type SimulatorCounts, startServer, verifyLedger } from "@payments/server";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it, onTestFinished } from "vitest";
-import { exited, freePort, inheritedEnv, killGroup, pause, seeded, untilAnswering } from "../support/crash.ts";
+import {
+  bundlePerFile,
+  exited,
+  freePort,
+  inheritedEnv,
+  killGroup,
+  pause,
+  seeded,
+  untilAnswering,
+} from "../support/crash.ts";
 import { eventually } from "../support/eventually.ts";
 import { ROOT, SERVER_DIR } from "../support/process.ts";
 
@@ -29,6 +38,8 @@ const random = seeded(Number(process.env.CRASH_SEED ?? 20261127));
 const testDir = resolve(ROOT, "test");
 const dataDir = mkdtempSync(join(tmpdir(), "payments-acquirer-crash-"));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+/** The server every restart runs: its production bundle, built once for this file (support/crash.ts). */
+const serverMain = bundlePerFile();
 
 type Kind = "charge" | "capture" | "refund";
 interface Op {
@@ -91,7 +102,7 @@ describe("crash safety toward the acquirer", { timeout: 600_000 }, () => {
     const dead = () => exited(child);
     const start = async () => {
       await killGroup(child);
-      child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+      child = spawn(process.execPath, [serverMain()], {
         cwd: SERVER_DIR,
         detached: true,
         env: {

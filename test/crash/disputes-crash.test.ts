@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import { loadConfig, openStore, startServer, verifyLedger } from "@payments/server";
 import { afterAll, describe, expect, it, onTestFinished } from "vitest";
 import {
+  bundlePerFile,
   exited,
   freePort,
   inheritedEnv,
@@ -43,6 +44,8 @@ const FEE = 1500;
 const random = seeded(Number(process.env.CRASH_SEED ?? 20261127));
 
 const serverDir = resolve(dirname(fileURLToPath(import.meta.url)), "../../server");
+/** The server every restart runs: its production bundle, built once for this file (support/crash.ts). */
+const serverMain = bundlePerFile();
 const dataDirs: string[] = [];
 afterAll(() => {
   for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
@@ -108,7 +111,7 @@ describe.each([1, 2])("a dispute's money across kill -9 with WORKERS=%i", { time
       // Whatever is left of the last run goes first: with WORKERS=2 a worker that killed itself leaves
       // the primary and the other worker serving on the port.
       await kill();
-      child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+      child = spawn(process.execPath, [serverMain()], {
         cwd: serverDir,
         detached: true,
         env: {

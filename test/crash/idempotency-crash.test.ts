@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { loadConfig, openStore, startServer, verifyLedger } from "@payments/server";
 import { afterAll, describe, expect, it, onTestFinished } from "vitest";
 import {
+  bundlePerFile,
   exited,
   freePort,
   inheritedEnv,
@@ -47,6 +48,8 @@ const random = seeded(Number(process.env.CRASH_SEED ?? 20261122));
 
 const dataDirs = mkdtempSync(join(tmpdir(), "payments-crash-"));
 afterAll(() => rmSync(dataDirs, { recursive: true, force: true }));
+/** The server every restart runs: its production bundle, built once for this file (support/crash.ts). */
+const serverMain = bundlePerFile();
 
 type Kind = "charge" | "capture" | "void" | "refund";
 interface Answer {
@@ -94,7 +97,7 @@ describe.each([1, 2])("idempotency across kill -9 with WORKERS=%i", { timeout: 9
       // Whatever is left of the last run goes first: with WORKERS=2 a worker that killed itself leaves
       // the primary and the other worker serving on the port.
       await kill();
-      child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+      child = spawn(process.execPath, [serverMain()], {
         cwd: SERVER_DIR,
         // A process group of its own, so a kill takes the primary and its workers together.
         detached: true,

@@ -8,8 +8,8 @@ import { SERVER_DIR } from "../support/process.ts";
 
 export { freePort, pause, seeded } from "../support/crash.ts";
 
-// What the webhook reliability tests share: a server run as its own process (`node --import tsx
-// src/main.ts`, as test/crash/idempotency-crash.test.ts does) on a file-backed store, so it can be
+// What the webhook reliability tests share: a server run as its own process (its built bundle, as
+// test/crash/idempotency-crash.test.ts runs it) on a file-backed store, so it can be
 // killed with SIGKILL and restarted on the same data; and a receiver on 127.0.0.1 that verifies every
 // delivery and counts what arrived.
 
@@ -25,14 +25,18 @@ export interface ServerProcess {
   stop(): Promise<void>;
 }
 
-/** Starts `npm start`'s entry point on `port` and `dataDir`, and waits until it answers with `key`. */
+/**
+ * Starts the server's bundle (`main`, from support/crash.ts bundlePerFile) on `port` and `dataDir`, and
+ * waits until it answers with `key`.
+ */
 export async function startServerProcess(options: {
+  main: string;
   port: number;
   dataDir: string;
   key: string;
   env?: Record<string, string>;
 }): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+  const child = spawn(process.execPath, [options.main], {
     cwd: SERVER_DIR,
     env: {
       ...inheritedEnv,

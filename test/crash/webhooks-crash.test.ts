@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig, openStore, verifyLedger } from "@payments/server";
 import { afterAll, describe, expect, it } from "vitest";
+import { bundlePerFile } from "../support/crash.ts";
 import { eventually } from "../support/eventually.ts";
 import {
   CountingReceiver,
@@ -31,6 +32,8 @@ const KILLS = Number(process.env.CRASH_KILLS ?? 10);
 const EVENTS = Number(process.env.CRASH_WEBHOOK_EVENTS ?? 500);
 const random = seeded(Number(process.env.CRASH_SEED ?? 20261122));
 
+/** The server every start runs: its production bundle, built once for this file (support/crash.ts). */
+const serverMain = bundlePerFile();
 const dataDir = mkdtempSync(join(tmpdir(), "payments-webhook-crash-"));
 const receiver = new CountingReceiver(random);
 let server: ServerProcess | null = null;
@@ -56,7 +59,7 @@ describe("webhook delivery across kill -9", { timeout: 600_000 }, () => {
       WEBHOOK_SANDBOX_RETRY_SCHEDULE: "1,1,2,2,4,4,8",
     };
     const start = async () => {
-      server = await startServerProcess({ port, dataDir, key, env });
+      server = await startServerProcess({ main: serverMain(), port, dataDir, key, env });
       return server;
     };
     const charge = {

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig, openStore, verifyLedger } from "@payments/server";
 import { afterAll, describe, expect, it } from "vitest";
+import { bundlePerFile } from "../support/crash.ts";
 import {
   CountingReceiver,
   deliveryFixture,
@@ -24,6 +25,8 @@ import {
 const EVENTS = Number(process.env.TWO_INSTANCE_EVENTS ?? 1000);
 const random = seeded(Number(process.env.CRASH_SEED ?? 20261123));
 
+/** The server every start runs: its production bundle, built once for this file (support/crash.ts). */
+const serverMain = bundlePerFile();
 const dataDir = mkdtempSync(join(tmpdir(), "payments-webhook-two-"));
 const receiver = new CountingReceiver(random);
 const servers: ServerProcess[] = [];
@@ -52,7 +55,7 @@ describe("two instances on one store", { timeout: 300_000 }, () => {
 
     const env = { LOG_LEVEL: "debug", REQUEST_LOG: "false", WEBHOOK_POLL_INTERVAL_MS: "50" };
     for (const port of [await freePort(), await freePort()]) {
-      servers.push(await startServerProcess({ port, dataDir, key, env }));
+      servers.push(await startServerProcess({ main: serverMain(), port, dataDir, key, env }));
     }
     const charge = {
       merchant_id: merchantId,

@@ -1,19 +1,63 @@
-import type { ChildProcess } from "node:child_process";
+import { type ChildProcess, execFile } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { type AddressInfo, createServer } from "node:net";
+import { join } from "node:path";
+import { promisify } from "node:util";
 import Database from "better-sqlite3";
+import { afterAll, beforeAll } from "vitest";
 import { eventually } from "./eventually.ts";
-import { alive, children } from "./process.ts";
+import { alive, children, SERVER_DIR } from "./process.ts";
 
 // What the crash suites (test/crash/) share: a seeded generator, so a failing run can be reproduced with
 // its CRASH_SEED; a free loopback port, so every restart of a killed server comes back on the same
 // address; the kill -9 of a server's whole process group (a cluster's primary and its workers, as a
-// service manager kills them); and the wait until a restarted server answers.
+// service manager kills them); the wait until a restarted server answers; and the server's built bundle,
+// which every restart runs.
 
 const { BASE_URL: _vite, ...inherited } = process.env;
 /** The environment a crash suite's server process inherits: Vitest's BASE_URL ("/") is no setting of the server's. */
 export const inheritedEnv: NodeJS.ProcessEnv = inherited;
 
 export const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export interface BuiltServer {
+  /** The bundle's entry point: `node <main>` in server/ starts the server, as `node dist/main.js` does. */
+  main: string;
+  /** Deletes the build. */
+  remove(): void;
+}
+
+/**
+ * The production bundle of the server (`server/build.mjs --outdir`), built once for a suite file: the
+ * crash suites restart the server dozens of times, and plain Node on the bundle starts it in less time
+ * than tsx's loader on the sources (which transpiles and resolves some two hundred modules per start, per
+ * cluster worker). It is the same code, the form production runs (docs/operating.md "Production"). Each
+ * file builds its own copy, because ops/build.test.ts rebuilds server/dist while other files run; inside
+ * server/node_modules, where the bundle's imports of the server's npm dependencies resolve.
+ */
+export async function buildServer(): Promise<BuiltServer> {
+  const parent = join(SERVER_DIR, "node_modules", ".cache", "payments-crash-builds");
+  mkdirSync(parent, { recursive: true });
+  const outdir = mkdtempSync(join(parent, "build-"));
+  await promisify(execFile)(process.execPath, ["build.mjs", "--outdir", outdir], { cwd: SERVER_DIR });
+  return { main: join(outdir, "main.js"), remove: () => rmSync(outdir, { recursive: true, force: true }) };
+}
+
+/**
+ * For a suite file: builds the bundle before the file's tests (buildServer) and deletes it after them.
+ * Returns the entry point to start, `node <main()>` in server/.
+ */
+export function bundlePerFile(): () => string {
+  let built: BuiltServer | undefined;
+  beforeAll(async () => {
+    built = await buildServer();
+  });
+  afterAll(() => built?.remove());
+  return () => {
+    if (!built) throw new Error("the server's bundle was not built: see the beforeAll hook's error");
+    return built.main;
+  };
+}
 
 /** A seeded generator (mulberry32): the same seed gives the same kills and the same interleavings. */
 export function seeded(seed: number): () => number {
