@@ -9,6 +9,7 @@ import { type CallLedger, type Interception, startCallLedger } from "../support/
 import {
   ADYEN_DOCUMENTS,
   ADYEN_TEST_CREDENTIALS,
+  deliverNotifications,
   startAdyenStandIn,
   startPrismProxy,
 } from "../support/adyen-stand-in/index.ts";
@@ -62,7 +63,7 @@ interface Op {
 
 const FAULTS = ["drop", "error_after", "error_before", "drop", "error_after", "timeout"] as const;
 
-describe("crash safety toward Adyen (the stand-in)", { timeout: 300_000 }, () => {
+describe("crash safety toward Adyen (the stand-in)", { timeout: 900_000 }, () => {
   it(`moves no money twice at Adyen across ${KILLS} kills around its calls`, async () => {
     // Stand-in <- call ledger <- Prism (Checkout v71) <- the server. No payout or dispute is made here.
     const standIn = await startAdyenStandIn(ADYEN_TEST_CREDENTIALS);
@@ -288,6 +289,15 @@ describe("crash safety toward Adyen (the stand-in)", { timeout: 300_000 }, () =>
     );
     const recoverySeconds = (performance.now() - recoveryStarted) / 1000;
     watcher.close();
+
+    // Adyen then sends what it did (AUTHORISATION, CAPTURE, CANCELLATION, REFUND, CANCEL_OR_REFUND for the
+    // recovery's reversals), each item twice and shuffled, as production's: `live` says the environment,
+    // and sits outside the signed fields. Applied or not, nothing may move our money away from Adyen's.
+    const notifications = standIn.takeNotifications().map((body) => ({ ...body, live: "true" as const }));
+    const delivered = await deliverNotifications(`${url}/v1/acquirers/adyen/notifications`, notifications, {
+      times: 2,
+      seed: 20261128,
+    });
     await killGroup(child);
 
     const store = await openStore(loadConfig({ DATA_DIR: dataDir }));
@@ -295,22 +305,18 @@ describe("crash safety toward Adyen (the stand-in)", { timeout: 300_000 }, () =>
       const charges = await store.findAll("charges", { merchant_id: merchant.id }, 100_000);
       const refunds = await store.findAll("refunds", { merchant_id: merchant.id }, 100_000);
       const intents = await store.findAll("acquirer_intents", { livemode: true }, 100_000);
+      const stored1 = await store.findAll("acquirer_notifications", { livemode: true }, 100_000);
+      const byState = (state: string, effect?: string) =>
+        stored1.filter((d) => d.state === state && (effect === undefined || d.effect === effect)).length;
       const byPsp = new Map(charges.flatMap((c) => (c.processor_ref ? [[c.processor_ref, c] as const] : [])));
       const stored = new Set(charges.map((c) => c.id));
 
-      // Counted at the stand-in: the calls it answered (processed or replayed), grouped.
-      const answered = ledger.calls.filter((c) => c.status !== null && c.status < 300 && c.pspReference);
-      /** How many groups got more than one distinct PSP reference. */
-      const twice = (operation: string, group: (c: (typeof answered)[number]) => string | undefined) => {
-        const seen = new Map<string, Set<string>>();
-        for (const call of answered.filter((c) => c.operation === operation)) {
-          const name = group(call) ?? "?";
-          seen.set(name, (seen.get(name) ?? new Set()).add(call.pspReference as string));
-        }
-        return [...seen.values()].filter((s) => s.size > 1).length;
-      };
+      // Counted at the stand-in: what it answered per key, charge, payment and refund (call-ledger.ts), and
+      // what it applied per reference (replays excluded).
+      const doubles = ledger.doubles();
       const performedTwice = (operation: keyof typeof standIn.performed) =>
         [...standIn.performed[operation].values()].filter((count) => count > 1).length;
+      const answered = ledger.calls.filter((c) => c.status !== null && c.status < 300);
       const reversed = new Set(answered.filter((c) => c.operation === "reversal").map((c) => c.paymentPspReference));
       const payments = [...standIn.payments.values()];
       const opId = (o: Op) => (o.body.metadata as { op?: string } | undefined)?.op;
@@ -330,15 +336,12 @@ describe("crash safety toward Adyen (the stand-in)", { timeout: 300_000 }, () =>
         reversed_by_recovery: intents.filter((i) => i.resolution === "reversed").length,
         completed_by_recovery: intents.filter((i) => i.resolution === "committed" && i.attempts > 1).length,
         recovery_seconds_after_last_start: Number(recoverySeconds.toFixed(1)),
-        keys_with_two_psp_references: ["payment", "capture", "cancel", "refund", "reversal"].reduce(
-          (sum, operation) => sum + twice(operation, (c) => c.idempotencyKey),
-          0,
-        ),
-        double_authorizations: twice("payment", (c) => c.merchantReference) + performedTwice("authorisation"),
-        double_captures: twice("capture", (c) => c.paymentPspReference) + performedTwice("capture"),
-        double_refunds: twice("refund", (c) => c.merchantReference) + performedTwice("refund"),
-        double_cancels: twice("cancel", (c) => c.paymentPspReference) + performedTwice("cancel"),
-        double_reversals: twice("reversal", (c) => c.paymentPspReference) + performedTwice("reversal"),
+        keys_with_two_psp_references: doubles.keys_with_two_psp_references,
+        double_authorizations: doubles.authorizations + performedTwice("authorisation"),
+        double_captures: doubles.captures + performedTwice("capture"),
+        double_refunds: doubles.refunds + performedTwice("refund"),
+        double_cancels: doubles.cancels + performedTwice("cancel"),
+        double_reversals: doubles.reversals + performedTwice("reversal"),
         calls_without_idempotency_key: ledger.calls.filter((c) => !c.idempotencyKey).length,
         // An authorisation standing at Adyen must be a stored charge, or reversed: never both, never neither.
         authorizations_unknown_to_the_ledger: payments.filter(
@@ -370,6 +373,13 @@ describe("crash safety toward Adyen (the stand-in)", { timeout: 300_000 }, () =>
         unresolved_intents: intents.filter((i) => i.state !== "resolved").length,
         conflicting_intents: intents.filter((i) => i.resolution === "conflict").length,
         contract_violations: prism.violations().length,
+        notifications_sent_twice: notifications.length,
+        notifications_not_accepted: delivered.filter((d) => d.status !== 200).length,
+        notifications_stored: stored1.length,
+        notifications_applied: byState("applied"),
+        notifications_confirming: byState("noted", "confirmed"),
+        notifications_for_attention: byState("noted", "attention"),
+        notifications_waiting: byState("waiting"),
       };
       console.log(`adyen crash figures: ${JSON.stringify(figures)}`);
       expect(prism.violations()).toEqual([]);
@@ -391,6 +401,8 @@ describe("crash safety toward Adyen (the stand-in)", { timeout: 300_000 }, () =>
         keyed_requests_without_one_stored_result: 0,
         unresolved_intents: 0,
         conflicting_intents: 0,
+        notifications_not_accepted: 0,
+        notifications_stored: notifications.length,
       });
       // The kills did land around Adyen's calls, faults were met, and recovery had work to do.
       expect(figures.killed_before_adyen_call + figures.killed_after_adyen_processed).toBeGreaterThanOrEqual(

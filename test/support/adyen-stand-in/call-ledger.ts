@@ -50,6 +50,8 @@ export interface CallLedger {
   clearPlans(): number;
   /** How many interceptions were met, by kind. */
   met: Record<Interception["kind"], number>;
+  /** What moved twice, counted over the calls the stand-in answered (see `doubles`). */
+  doubles(): Doubles;
   stop(): Promise<void>;
 }
 
@@ -73,6 +75,43 @@ const INTERNAL_ERROR = JSON.stringify({
   message: "Internal error",
   errorType: "internal",
 });
+
+/**
+ * What moved twice at the acquirer, from the calls it answered with a 2xx (processed, or replayed under
+ * their key): an idempotency key answered with two PSP references; a charge (Adyen's `reference` on
+ * /payments) with two payments; a payment captured, cancelled or reversed twice (every capture here is
+ * in full); a refund (its intent's reference) made twice.
+ */
+export interface Doubles {
+  keys_with_two_psp_references: number;
+  authorizations: number;
+  captures: number;
+  cancels: number;
+  refunds: number;
+  reversals: number;
+}
+
+export function doublesOf(calls: readonly LedgerCall[]): Doubles {
+  const answered = calls.filter((c) => c.status !== null && c.status < 300 && c.pspReference !== undefined);
+  /** How many groups of `operation`'s calls got more than one distinct PSP reference. */
+  const twice = (operation: CallOperation | null, group: (call: LedgerCall) => string | undefined) => {
+    const seen = new Map<string, Set<string | undefined>>();
+    for (const call of answered) {
+      if (operation !== null && call.operation !== operation) continue;
+      const name = `${call.operation}:${group(call) ?? "(none)"}`;
+      seen.set(name, (seen.get(name) ?? new Set()).add(call.pspReference));
+    }
+    return [...seen.values()].filter((references) => references.size > 1).length;
+  };
+  return {
+    keys_with_two_psp_references: twice(null, (c) => c.idempotencyKey),
+    authorizations: twice("payment", (c) => c.merchantReference),
+    captures: twice("capture", (c) => c.paymentPspReference),
+    cancels: twice("cancel", (c) => c.paymentPspReference),
+    refunds: twice("refund", (c) => c.merchantReference),
+    reversals: twice("reversal", (c) => c.paymentPspReference),
+  };
+}
 
 export async function startCallLedger(upstream: string): Promise<CallLedger> {
   const calls: LedgerCall[] = [];
@@ -186,6 +225,7 @@ export async function startCallLedger(upstream: string): Promise<CallLedger> {
     url: `http://127.0.0.1:${port}`,
     calls,
     met,
+    doubles: () => doublesOf(calls),
     plan(nth, interception) {
       plans.set(seen + nth, interception);
     },
