@@ -203,18 +203,36 @@ describe("crash safety toward Adyen (the stand-in)", { timeout: 900_000 }, () =>
       if (answer) o.answer = answer;
       return false;
     };
+    /** The charge's stored state and intents, for a failure's message. */
+    const stateOf = (o: Op) => {
+      const id = /\/v1\/charges\/([^/]+)/.exec(o.path)?.[1];
+      if (!id) return "";
+      const db = new Database(join(dataDir, "payments.sqlite"), { readonly: true });
+      try {
+        const rows = (table: string, where: string) =>
+          JSON.stringify(db.prepare(`SELECT doc FROM ${table} WHERE ${where}`).all(id));
+        return `charge ${rows("charges", "id = ?")}; intents ${rows("acquirer_intents", "json_extract(doc, '$.charge_id') = ?")}`;
+      } finally {
+        db.close();
+      }
+    };
     /** Retries every keyed request without a final answer, until each has one or the server dies again. */
     const retryPending = async () => {
       let waits = 0;
       while (pending.length > 0) {
-        if (++waits > 500) throw new Error(`no final answer for ${pending[0]?.kind} ${pending[0]?.key}`);
         const o = pending[0] as Op;
+        if (++waits > 300) {
+          throw new Error(
+            `no final answer for ${o.kind} ${o.key} ${o.path}: ${JSON.stringify(o.answer)}; ${stateOf(o)}`,
+          );
+        }
         const answer = await send(o);
         if (!answer) return false;
         // Still locked by the dead request (its lock runs out within a second), its call to Adyen is
         // being completed by the recovery job this moment, or the call is in doubt again: retry shortly.
         const busy =
           answer.status === 409 && ["idempotency_request_in_progress", "conflict"].includes(String(answer.body.code));
+        if (busy) o.answer = answer;
         if (busy || !settle(o, answer)) {
           await pause(200);
           continue;
