@@ -38,7 +38,11 @@ import { SERVER_DIR } from "../support/process.ts";
 // ledger does not know; what the stand-in holds captured and refunded per payment equals our charge's
 // amounts; every intent resolved; the ledger verifies; Prism saw 0 contract violations.
 
-/** Kills per run; CRASH_ADYEN_KILLS for bigger runs, CRASH_SEED for other interleavings. */
+/**
+ * Kills per run; CRASH_ADYEN_KILLS for bigger runs, CRASH_SEED for other interleavings. CRASH_TRACE=1
+ * prints each cycle (its requests, answers and the interceptions met) and appends the server's warnings
+ * and errors to <tmpdir>/adyen-crash-server.log.
+ */
 const KILLS = Number(process.env.CRASH_ADYEN_KILLS ?? 30);
 const random = seeded(Number(process.env.CRASH_SEED ?? 20261128));
 /**
