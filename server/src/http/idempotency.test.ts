@@ -31,6 +31,7 @@ let clock = new Date("2026-11-22T10:00:00Z");
 /** Set by a test to hold the use case until released, so a second request can arrive meanwhile. */
 let gate: Promise<void> | null = null;
 
+let racedRuns = 0;
 function app() {
   const a = express();
   a.use(express.json());
@@ -85,6 +86,11 @@ function app() {
   a.post("/secrets", idempotency(options, { sensitive: true }), wrap(handler(true)));
   a.post("/secret-refusal", idempotency(options, { sensitive: true }), (_req: Request, res: Response) => {
     // A sensitive operation's refusal carries no secret: stored and replayed like any refusal.
+    res.status(409).type("application/problem+json").send('{"code":"invalid_state_transition"}');
+  });
+  a.post("/raced", idempotency(options, { sensitive: false }), (_req: Request, res: Response) => {
+    // A race with another request (domain/charges/intents.ts `conflict`): nothing changed; "retry".
+    racedRuns++;
     res.status(409).type("application/problem+json").send('{"code":"conflict"}');
   });
   a.post("/secret-without-id", idempotency(options, { sensitive: true }), async (_req: Request, res: Response) => {
@@ -336,11 +342,25 @@ describe("idempotency middleware", () => {
   it("stores a sensitive operation's refusal (it holds no secret) and replays it", async () => {
     expect((await post("k13", {}, { path: "/secret-refusal" }))?.status).toBe(409);
     const record = await store.get("idempotency", recordId(false, "k13"));
-    expect(record).toMatchObject({ state: "done", withheld: false, status: 409, body: '{"code":"conflict"}' });
+    expect(record).toMatchObject({
+      state: "done",
+      withheld: false,
+      status: 409,
+      body: '{"code":"invalid_state_transition"}',
+    });
     const replay = await post("k13", {}, { path: "/secret-refusal" });
     expect(replay?.status).toBe(409);
     expect(replay?.replayed).toBe("true");
-    expect(replay?.text).toBe('{"code":"conflict"}');
+    expect(replay?.text).toBe('{"code":"invalid_state_transition"}');
+  });
+
+  it("forgets a 409 conflict (a race that says to retry), so the retry runs again instead of replaying it", async () => {
+    expect((await post("k13b", {}, { path: "/raced" }))?.status).toBe(409);
+    expect(await store.get("idempotency", recordId(false, "k13b"))).toBeNull();
+    const retry = await post("k13b", {}, { path: "/raced" });
+    expect(retry?.status).toBe(409);
+    expect(retry?.replayed).not.toBe("true");
+    expect(racedRuns).toBe(2);
   });
 
   it("withholds a secret-bearing answer without an id, naming no object", async () => {

@@ -20,7 +20,8 @@ import { authenticatedCaller, locals } from "./locals.ts";
 //    (atomic phases). The write is conditional on still owning the key, so of a slow first request and a
 //    retry that took its key over, at most one can commit.
 // 3. After the answer, only for answers no transaction produced (a refusal such as 409 or 422, which
-//    changed nothing): the answer is stored then. 5xx answers forget the key, so a retry runs again.
+//    changed nothing): the answer is stored then. 5xx answers forget the key, so a retry runs again, and so
+//    do 409 `conflict` answers (a race whose message says to retry: `raced`).
 //
 // A crash can leave a record in flight only when nothing was committed; once its lock runs out a retry
 // takes the key over and runs the request again, which is then safe. Answers that carry a secret or a
@@ -36,6 +37,22 @@ export interface IdempotencyOptions {
   /** How long an in-flight record blocks retries before a retry may take it over (its owner died). */
   lockSeconds: number;
   logger: Logger;
+}
+
+/**
+ * A 409 `conflict` refusal: the object changed under the request (a race, e.g. the recovery job completing
+ * the charge's call to the acquirer: domain/charges/intents.ts), and its message says to retry. It changed
+ * nothing and is not the request's outcome, so it is forgotten like a 5xx: stored, it would be replayed to
+ * the very retry it asks for, forever (found by test/crash/adyen-crash.test.ts: a capture the recovery job
+ * completed answered its client's retries with the stored 409).
+ */
+function raced(status: number, body: string): boolean {
+  if (status !== 409) return false;
+  try {
+    return (JSON.parse(body) as { code?: unknown }).code === "conflict";
+  } catch {
+    return false;
+  }
 }
 
 /** res.json's Content-Type, stored with every answer so a replay carries the same one. */
@@ -242,7 +259,7 @@ export function idempotency(options: IdempotencyOptions, operation: { sensitive:
         logger.error({ path: req.path, status }, "idempotent answer stored after its change, not with it");
       }
       let settle: Promise<unknown>;
-      if (status >= 500) {
+      if (status >= 500 || raced(status, text)) {
         // Forgotten so a retry runs again; if a transaction did commit, the record is `done` and stays.
         settle = store.delete("idempotency", owned, stillOwned);
       } else {

@@ -54,7 +54,8 @@ interface Payment {
 }
 
 export interface NotificationRequestBody {
-  live: "false";
+  /** "true" from Adyen's live environment (the stand-in queues "false": its test environment). */
+  live: "false" | "true";
   notificationItems: Array<{ NotificationRequestItem: NotificationItem }>;
 }
 
