@@ -213,16 +213,7 @@ export function postCashoutReversal(
   clock: Clock,
   cashout: Owner & { cashoutId: string; amount: number },
 ) {
-  return postPosting(tx, clock, {
-    livemode: cashout.livemode,
-    currency: cashout.currency,
-    type: "cashout_reversal",
-    sourceId: cashout.cashoutId,
-    lines: [
-      { account: IN_TRANSIT, amount: -cashout.amount },
-      { account: merchantAccount(cashout.merchantId, "available"), amount: cashout.amount },
-    ],
-  });
+  return postCashoutBack(tx, clock, cashout, IN_TRANSIT);
 }
 
 /**
@@ -231,13 +222,23 @@ export function postCashoutReversal(
  * merchant's `available`, shown as a `cashout_reversal` like a failed cashout's.
  */
 export function postCashoutReturn(tx: LedgerTx, clock: Clock, cashout: Owner & { cashoutId: string; amount: number }) {
+  return postCashoutBack(tx, clock, cashout, PAID_OUT);
+}
+
+/** A cashout's amount back to the merchant's `available` from where it stood (in transit, or paid out). */
+function postCashoutBack(
+  tx: LedgerTx,
+  clock: Clock,
+  cashout: Owner & { cashoutId: string; amount: number },
+  from: typeof IN_TRANSIT | typeof PAID_OUT,
+) {
   return postPosting(tx, clock, {
     livemode: cashout.livemode,
     currency: cashout.currency,
     type: "cashout_reversal",
     sourceId: cashout.cashoutId,
     lines: [
-      { account: PAID_OUT, amount: -cashout.amount },
+      { account: from, amount: -cashout.amount },
       { account: merchantAccount(cashout.merchantId, "available"), amount: cashout.amount },
     ],
   });
