@@ -578,7 +578,32 @@ function businessRules(doc) {
   }
 }
 
+/**
+ * Two responses of one status with the same body (a 503 for a missing acquirer and StoreBusy's 503, both
+ * a Problem) compile to `anyOf: [Problem, Problem]`, which says nothing more than `Problem` and which
+ * Redocly's no-illogical-composition-keywords rule flags: the repeated members are dropped, and an anyOf
+ * of one member becomes that member.
+ */
+function dedupeAnyOf(doc) {
+  walk(doc, (node) => {
+    if (!Array.isArray(node.anyOf)) return;
+    const seen = new Set();
+    node.anyOf = node.anyOf.filter((member) => {
+      const key = JSON.stringify(member);
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    });
+    if (node.anyOf.length === 1 && Object.keys(node).length === 1) {
+      const [only] = node.anyOf;
+      delete node.anyOf;
+      Object.assign(node, only);
+    }
+  });
+}
+
 function finish(doc, version) {
+  dedupeAnyOf(doc);
   businessRules(doc);
   jsonSchemaKeywords(doc);
   openEnums(doc);
