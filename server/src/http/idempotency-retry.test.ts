@@ -78,8 +78,9 @@ it("stores the refusal of a transaction's last run, not the outcome of a run tha
       };
       const made = await commit(retrying, caller, async () => {
         runs++;
-        // The second run finds the world changed (another request got there first): a refusal.
-        if (runs === 2) throw new DomainError("conflict", "Someone else got there first.");
+        // The second run finds the world changed (another request got there first): a refusal. Not a
+        // `conflict`, which says "retry" and is never stored (idempotency.ts raced).
+        if (runs === 2) throw new DomainError("invalid_state_transition", "Someone else got there first.");
         return { id: "thing_1", name: String(req.body.name) };
       });
       res.status(201).json(made);

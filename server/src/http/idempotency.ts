@@ -6,6 +6,7 @@ import type { Now } from "../domain/kernel/caller.ts";
 import type { IdempotencyDoc, IdempotencyScope } from "../domain/kernel/commit.ts";
 import { DomainError } from "../domain/kernel/errors.ts";
 import { iso } from "../domain/kernel/time.ts";
+import { isRecord } from "../guards.ts";
 import { DuplicateKeyError } from "../store/port.ts";
 import { authenticatedCaller, locals } from "./locals.ts";
 
@@ -49,7 +50,8 @@ export interface IdempotencyOptions {
 function raced(status: number, body: string): boolean {
   if (status !== 409) return false;
   try {
-    return (JSON.parse(body) as { code?: unknown }).code === "conflict";
+    const parsed: unknown = JSON.parse(body);
+    return isRecord(parsed) && parsed.code === "conflict";
   } catch {
     return false;
   }

@@ -113,8 +113,12 @@ async function refused(promise: Promise<unknown>): Promise<DomainError> {
 }
 
 describe("the state machine's final states", () => {
-  it.each(["refunded", "declined", "blocked", "voided", "expired"] as ChargeStatus[])("%s leads nowhere", (status) => {
+  it.each(["declined", "blocked", "voided", "expired"] as ChargeStatus[])("%s leads nowhere", (status) => {
     expect(CHARGE_TRANSITIONS[status]).toEqual([]);
+  });
+
+  it("refunded leads back only where a refund the acquirer reports failed returns it", () => {
+    expect(CHARGE_TRANSITIONS.refunded).toEqual(["partially_refunded", "captured"]);
   });
 });
 
