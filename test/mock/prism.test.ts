@@ -30,6 +30,7 @@ const ids = {
   balanceTransaction: "txn_8Jk2Lm4Np6Qr8St0Uv2Wx4Yz",
   paymentLink: "plink_3Xc5Vb7Nm9Qw2Er4Ty6Ui8Op",
   dispute: "dp_5Rt7Yu9Io2Pa4Sd6Fg8Hj1Kl",
+  sandbox: "sbx_4Df6Gh8Jk1Lz3Xc5Vb7Nm9Qw",
 };
 
 /** The public pay operation's body, as the hosted page sends it. */
@@ -115,6 +116,10 @@ const calls: Record<string, (client: PaymentsClient) => Promise<unknown>> = {
   getSandboxClock: (c) => c.GET("/v1/sandbox/clock"),
   advanceSandboxClock: (c) => c.POST("/v1/sandbox/clock/advance", { body: { seconds: 172800 } }),
   resetSandboxClock: (c) => c.POST("/v1/sandbox/clock/reset", {}),
+  createSandbox: (c) => c.POST("/v1/sandboxes", { body: { name: "Checkout team CI" } }),
+  listSandboxes: (c) => c.GET("/v1/sandboxes", { params: { query: { limit: 10 } } }),
+  getSandbox: (c) => c.GET("/v1/sandboxes/{id}", { params: { path: { id: ids.sandbox } } }),
+  deleteSandbox: (c) => c.DELETE("/v1/sandboxes/{id}", { params: { path: { id: ids.sandbox } } }),
   getEvent: (c) => c.GET("/v1/events/{id}", { params: { path: { id: ids.event } } }),
   createMerchant: (c) =>
     c.POST("/v1/merchants", { body: { name: "Acme Coffee Roasters", status: "active", metadata: { crm_id: "A-1" } } }),
