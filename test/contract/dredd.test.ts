@@ -169,6 +169,9 @@ async function createFixtures(server: TestServer): Promise<Fixtures> {
   const disputeToClose = await dispute("6011111111111117");
   const disputeToResolve = await dispute("5200828282828210");
   const toDispute = await disputable("3566002020360505");
+  // Sandboxes on demand: one to read, one to delete (each a store of its own).
+  const sandboxToGet = await api(server, "POST", "/v1/sandboxes", { name: "dredd fixture" });
+  const sandboxToDelete = await api(server, "POST", "/v1/sandboxes", { name: "dredd fixture, deleted" });
 
   // Local payments start pending, the only state the sandbox helpers act on.
   const toComplete = await charge("pending", pixCharge);
@@ -263,6 +266,8 @@ async function createFixtures(server: TestServer): Promise<Fixtures> {
       closeDispute: disputeToClose.id,
       sandboxResolveDispute: disputeToResolve.id,
       sandboxOpenDispute: toDispute.id,
+      getSandbox: sandboxToGet.id,
+      deleteSandbox: sandboxToDelete.id,
       getFraudEvaluation: evaluation.id,
       getFraudList: list.id,
       deleteFraudList: listToDelete.id,
