@@ -8,21 +8,21 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { SourceMap } from "node:module";
 import { fileURLToPath } from "node:url";
 
-interface CallFrame {
+export interface CallFrame {
   functionName: string;
   url: string;
   lineNumber: number;
   columnNumber: number;
 }
 
-interface ProfileNode {
+export interface ProfileNode {
   id: number;
   callFrame: CallFrame;
   hitCount?: number;
   children?: number[];
 }
 
-interface CpuProfile {
+export interface CpuProfile {
   nodes: ProfileNode[];
   startTime: number;
   endTime: number;
@@ -65,7 +65,7 @@ export function moduleOf(url: string, functionName: string): string {
   return path;
 }
 
-function shortFile(url: string): string {
+export function shortFile(url: string): string {
   const path = url.replace(/^file:\/\//, "");
   const pkg = /.*node_modules\/(.*)$/.exec(path);
   if (pkg?.[1]) return pkg[1];
@@ -94,7 +94,8 @@ function sourceMapOf(url: string): SourceMap | null {
 }
 
 function original(frame: CallFrame): CallFrame {
-  const map = frame.url.endsWith(".mjs") ? sourceMapOf(frame.url) : null;
+  // The bench's own bundles are .mjs; the production build's chunks (server/dist) are .js beside their maps.
+  const map = /\.m?js$/.test(frame.url) && !frame.url.includes("/node_modules/") ? sourceMapOf(frame.url) : null;
   if (!map) return frame;
   const entry = map.findEntry(frame.lineNumber, frame.columnNumber) as {
     originalSource?: string;
@@ -114,10 +115,16 @@ export function mapToSources(file: string): void {
   writeFileSync(file, JSON.stringify(profile));
 }
 
-/** Self time per function and per module, largest first. */
-export function summarize(file: string, top = 15): ProfileSummary & { allFunctions: SelfTime[] } {
+/** A profile with its bundle frames mapped to their source files and lines (see `original`). */
+export function readProfile(file: string): CpuProfile {
   const profile = JSON.parse(readFileSync(file, "utf8")) as CpuProfile;
   for (const node of profile.nodes) node.callFrame = original(node.callFrame);
+  return profile;
+}
+
+/** Self time per function and per module, largest first. */
+export function summarize(file: string, top = 15): ProfileSummary & { allFunctions: SelfTime[] } {
+  const profile = readProfile(file);
   const byFunction = new Map<string, SelfTime>();
   const byModule = new Map<string, SelfTime>();
   let idle = 0;

@@ -34,6 +34,18 @@ export interface OpenLoopResult {
   maxSendDelayMs: number;
   /** Connections open at the end: how many requests were in flight at once at the worst. */
   connections: number;
+  /**
+   * Each answered request's window on the machine's monotonic clock, in µs (the clock V8's CPU
+   * profiles use): from when it was due to its last byte. Only when asked (`windows: true`), for
+   * `npm run bench:stalls`, which lines them up with the server's profile.
+   */
+  windows?: { dueUs: number; endUs: number }[];
+}
+
+/** performance.now() (ms from this process's start) → the machine's monotonic clock in µs. */
+function monotonicUs(): (nowMs: number) => number {
+  const offsetUs = Number(process.hrtime.bigint() / 1000n) - performance.now() * 1000;
+  return (nowMs) => offsetUs + nowMs * 1000;
 }
 
 /** A request not answered within this is a failure (and the run still ends on time). */
@@ -45,8 +57,15 @@ function percentile(sorted: Float64Array, p: number): number {
 }
 
 /** Sends `req` `rate` times a second for `seconds`, then waits for the last answers. */
-export async function openLoop(req: OpenLoopRequest, rate: number, seconds: number): Promise<OpenLoopResult> {
+export async function openLoop(
+  req: OpenLoopRequest,
+  rate: number,
+  seconds: number,
+  options: { windows?: boolean } = {},
+): Promise<OpenLoopResult> {
   const url = new URL(req.url);
+  const toUs = monotonicUs();
+  const windows: { dueUs: number; endUs: number }[] | undefined = options.windows ? [] : undefined;
   const agent = new Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY });
   const total = Math.round(rate * seconds);
   const latencies = new Float64Array(total);
@@ -67,7 +86,9 @@ export async function openLoop(req: OpenLoopRequest, rate: number, seconds: numb
         settled = true;
         statusCodes[status] = (statusCodes[status] ?? 0) + 1;
         if (success) {
-          latencies[answered++] = performance.now() - due;
+          const end = performance.now();
+          latencies[answered++] = end - due;
+          windows?.push({ dueUs: toUs(due), endUs: toUs(end) });
           ok++;
         } else {
           failed++;
@@ -130,5 +151,6 @@ export async function openLoop(req: OpenLoopRequest, rate: number, seconds: numb
     maxMs: sorted.length === 0 ? Number.NaN : (sorted[sorted.length - 1] as number),
     maxSendDelayMs,
     connections,
+    ...(windows ? { windows } : {}),
   };
 }
