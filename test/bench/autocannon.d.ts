@@ -22,6 +22,8 @@ declare module "autocannon" {
     body?: string;
     /** Called before every request when present; returns the request to send. */
     setupRequest?: (request: Request, context: Record<string, unknown>) => Request;
+    /** Called with every response of this request: its status and body. */
+    onResponse?: (status: number, body: string, context: Record<string, unknown>) => void;
   }
 
   export interface Options {
@@ -29,6 +31,8 @@ declare module "autocannon" {
     connections?: number;
     /** Seconds. */
     duration?: number;
+    /** Stop after this many requests instead of after `duration`. */
+    amount?: number;
     /** Requests per second across all connections (a fixed rate); latencies are corrected for coordinated omission. */
     overallRate?: number;
     /** Seconds to wait for each response. */

@@ -35,6 +35,8 @@ export interface Target {
   child?: ChildProcess;
   /** Start-up time of the production build: from the spawn to the first answered request. */
   startupMs?: number;
+  /** The production build's fresh directory (its store is under `data/`): bench:growth weighs it. */
+  dataDir?: string;
   stderr(): string;
   stop(): Promise<void>;
 }
@@ -311,6 +313,7 @@ export async function startBuiltTarget(
     },
     pids: () => [pid, ...childPids(pid)],
     startupMs,
+    dataDir,
     stderr,
     async stop() {
       await stopChild(child);
