@@ -39,7 +39,6 @@ const UNEXPLAINED: Record<string, number> = {
   "domain/fraud/counters.ts": 1,
   "domain/fraud/ip.ts": 2,
   "domain/fraud/rules.ts": 1,
-  "domain/kernel/card-number.ts": 27,
   "domain/kernel/credentials.ts": 1,
   "domain/kernel/events.ts": 2,
   "domain/kernel/hostile-writings.ts": 1,
