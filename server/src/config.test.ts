@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { ConfigError, ConfigSchema, domainSettings, loadConfig } from "./config.ts";
+import { CONFIG_GROUPS, ConfigError, ConfigSchema, domainSettings, loadConfig } from "./config.ts";
 
 describe("configuration (one schema, validated at start-up)", () => {
   it("has working defaults for development", () => {
@@ -85,9 +85,9 @@ describe("configuration (one schema, validated at start-up)", () => {
 
 describe("fee schedule", () => {
   it("defaults to no fees; a schedule is handed to the domain; a bad one names FEE_SCHEDULE and what is wrong", () => {
-    expect(domainSettings(loadConfig({})).fees).toEqual({});
+    expect(domainSettings(loadConfig({})).ledger.fees).toEqual({});
     const card = { card: { percent_bps: 290, fixed: { USD: 30 } } };
-    expect(domainSettings(loadConfig({ FEE_SCHEDULE: JSON.stringify(card) })).fees).toEqual(card);
+    expect(domainSettings(loadConfig({ FEE_SCHEDULE: JSON.stringify(card) })).ledger.fees).toEqual(card);
     expect(() => loadConfig({ FEE_SCHEDULE: "{card" })).toThrow(/FEE_SCHEDULE: must be JSON/);
     expect(() => loadConfig({ FEE_SCHEDULE: '{"cash":{"percent_bps":1}}' })).toThrow(
       /FEE_SCHEDULE: "cash" is not a payment method/,
@@ -182,4 +182,47 @@ describe("documentation of the settings", () => {
     );
     expect([...new Set(named)].sort()).toEqual(keys);
   });
+
+  it("has each setting in one group only, with its meaning written out", () => {
+    const declared = CONFIG_GROUPS.flatMap((g) => Object.keys(g.settings));
+    expect(declared.sort()).toEqual(keys);
+    for (const g of CONFIG_GROUPS) {
+      for (const [key, s] of Object.entries(g.settings)) expect(s.doc.length, key).toBeGreaterThan(20);
+    }
+  });
+
+  it("gives in .env.example the declared default of every setting it sets, and never a secret's value", () => {
+    expect(envExampleProblems(readFileSync(new URL(".env.example", root), "utf8"))).toEqual([]);
+  });
+
+  it("would see a wrong default, a setting without one, and a secret's value (fixture)", () => {
+    expect(
+      envExampleProblems("PORT=3001\nHOST=127.0.0.1\n# VAULT_MASTER_KEY=abc\nWORKERS=2\n# METRICS_PORT=9464"),
+    ).toEqual([
+      "PORT=3001 is not its default",
+      'VAULT_MASTER_KEY: a secret, only ever "# VAULT_MASTER_KEY="',
+      "WORKERS=2 is not its default",
+    ]);
+  });
 });
+
+/**
+ * What is wrong in an .env.example: a setting given (uncommented) with other than its declared default,
+ * one with no default given at all, or a secret with a value (even commented out: copied, it would be used).
+ */
+function envExampleProblems(text: string): string[] {
+  const settings = new Map(CONFIG_GROUPS.flatMap((g) => Object.entries(g.settings)));
+  const problems: string[] = [];
+  for (const [, commented, key = "", value = ""] of text.matchAll(/^(# ?)?([A-Z][A-Z0-9_]+)=(.*)$/gm)) {
+    const s = settings.get(key);
+    if (!s) continue;
+    if (s.secret && (!commented || value !== "")) problems.push(`${key}: a secret, only ever "# ${key}="`);
+    if (commented) continue;
+    const given = s.schema.safeParse(value);
+    const fallback = s.schema.safeParse(undefined);
+    if (!given.success || !fallback.success || JSON.stringify(given.data) !== JSON.stringify(fallback.data)) {
+      problems.push(`${key}=${value} is not its default`);
+    }
+  }
+  return problems;
+}

@@ -20,3 +20,12 @@ export function boundPort(server: { address(): string | AddressInfo | null }): n
   if (address === null || typeof address === "string") throw new Error("the server is not listening on a TCP port");
   return address.port;
 }
+
+/**
+ * The entries of a literal table (a `Record<Kind, ...>` constant, a stored schedule keyed by payment
+ * method), typed by its keys. Object.entries types every key as a string, since a value of a wider type
+ * may hold more keys than its type names; the tables this is used on hold only their own: hence the cast.
+ */
+export const entriesOf = <K extends string, V>(table: Readonly<Partial<Record<K, V>>>): [K, V][] =>
+  // cast: see above (the keys are the table's own).
+  Object.entries(table) as [K, V][];

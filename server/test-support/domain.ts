@@ -95,14 +95,20 @@ export function testDomain(
     money: { supportedCurrencies: new Set(["USD", "EUR", "BRL", "MXN", "JPY", "KWD"]), maxAmountMajor: 999_999 },
     settings: {
       ...DEFAULTS,
-      settlementDelaySeconds: options.settlementDelaySeconds ?? 0,
-      sandboxSettlementDelaySeconds: options.sandboxSettlementDelaySeconds ?? DEFAULTS.sandboxSettlementDelaySeconds,
-      cashoutPendingSeconds: options.cashoutPendingSeconds ?? DEFAULTS.cashoutPendingSeconds,
-      cashoutTransitSeconds: options.cashoutTransitSeconds ?? DEFAULTS.cashoutTransitSeconds,
+      charges: {
+        ...DEFAULTS.charges,
+        settlementDelaySeconds: options.settlementDelaySeconds ?? 0,
+        sandboxSettlementDelaySeconds:
+          options.sandboxSettlementDelaySeconds ?? DEFAULTS.charges.sandboxSettlementDelaySeconds,
+      },
+      cashouts: {
+        pendingSeconds: options.cashoutPendingSeconds ?? DEFAULTS.cashouts.pendingSeconds,
+        transitSeconds: options.cashoutTransitSeconds ?? DEFAULTS.cashouts.transitSeconds,
+      },
       webhooks: { ...DEFAULTS.webhooks, ...options.webhooks?.options },
-      fees: options.fees ?? DEFAULTS.fees,
-      disputeFees: options.disputeFees ?? DEFAULTS.disputeFees,
-      adyenHmacKeys: options.adyenHmacKeys ?? DEFAULTS.adyenHmacKeys,
+      ledger: { fees: options.fees ?? DEFAULTS.ledger.fees },
+      disputes: { ...DEFAULTS.disputes, fees: options.disputeFees ?? DEFAULTS.disputes.fees },
+      acquirerNotifications: { adyenHmacKeys: options.adyenHmacKeys ?? DEFAULTS.acquirerNotifications.adyenHmacKeys },
     },
     processors: (() => {
       const sandbox = options.processor ?? createSimulatorProcessor();

@@ -9,10 +9,9 @@ import { withCommitHooks } from "./kernel/commit-hooks.ts";
 import { type DomainLog, silentLog } from "./kernel/log.ts";
 import type { MoneyRules } from "./kernel/money.ts";
 import { type DomainObserver, unobserved } from "./kernel/observer.ts";
-import type { FeeSchedule } from "./ledger/fees.ts";
+import type { DomainSettings } from "./kernel/settings.ts";
 import type { SandboxHost } from "./sandboxes/sandboxes.ts";
 import type { VaultKeys } from "./vault/crypto.ts";
-import type { WebhookOptions } from "./webhooks/index.ts";
 import type { WebhookSender } from "./webhooks/sender.ts";
 import type { Resolver } from "./webhooks/ssrf.ts";
 
@@ -21,47 +20,13 @@ import type { Resolver } from "./webhooks/ssrf.ts";
 // the CLI, the tests; a sandbox of its own would call it with its own store); docs/contributing.md
 // "Adding a resource, end to end" walks through adding an area.
 
-/** The domain's settings: each comes from the configuration schema (config.ts domainSettings), their one home. */
-export interface DomainSettings {
-  /** Production captures wait this long in `pending` before they are `available`. */
-  settlementDelaySeconds: number;
-  /** The same in the sandbox (default 0: available at once); the sandbox clock moves it along. */
-  sandboxSettlementDelaySeconds: number;
-  /** How long request-log records are kept (the console's request log). */
-  requestLogRetentionDays: number;
-  /** How many days events are kept (on their environment's clock); older ones are deleted by the sweep. */
-  eventRetentionDays: number;
-  /** How long a developer-console session lasts from sign-in. */
-  consoleSessionTtlSeconds: number;
-  /** Cashout schedule: seconds pending (cancelable) before sending, and in transit before the outcome. */
-  cashoutPendingSeconds: number;
-  cashoutTransitSeconds: number;
-  /** How long a hosted payment page's token stays valid. */
-  paymentPageTokenTtlSeconds: number;
-  /** How long a card charge waits for the payer's 3-D Secure answer before it expires (requires_action). */
-  threeDSecureExpirySeconds: number;
-  /** The platform's fees per payment method (FEE_SCHEDULE; default none). */
-  fees: FeeSchedule;
-  /** The dispute fee per currency, in minor units (DISPUTE_FEES; default none). */
-  disputeFees: Record<string, number>;
-  /** How long a merchant has to answer a dispute (DISPUTE_EVIDENCE_SECONDS). */
-  disputeEvidenceSeconds: number;
-  /**
-   * How long a call to the acquirer left in doubt waits for its own request before the recovery job
-   * resolves it (IDEMPOTENCY_LOCK_SECONDS: no request outlasts it; domain/charges/intents.ts).
-   */
-  acquirerIntentLockSeconds: number;
-  webhooks: WebhookOptions;
-  /** The HMAC keys Adyen signs its notifications with (ADYEN_HMAC_KEYS); none: the endpoint answers 503. */
-  adyenHmacKeys?: readonly string[];
-}
-
 export interface DomainDeps {
   store: AppStore;
   /** The server's own clock; each environment's is made from it (kernel/clock.ts). */
   now: Now;
   vaultKeys: VaultKeys;
   money: MoneyRules;
+  /** Each area's slice of the configuration (config/domain-settings.ts), by the name its area.ts uses. */
   settings: DomainSettings;
   /**
    * The acquirer of each environment (the shipped one: adapters/processor-simulator.ts). Production's is
@@ -94,11 +59,9 @@ export interface DomainDeps {
 
 /** What an area's make() declares it uses of the deps (settings and ports). */
 type DepsOf<A> = A extends { make(ctx: infer C): unknown } ? (C extends { deps: infer D } ? D : unknown) : unknown;
-/** Areas whose declared settings or ports DomainDeps does not give. */
-type UnmetDeps = {
-  [K in keyof typeof AREAS & `${number}`]: DomainDeps extends DepsOf<(typeof AREAS)[K]>
-    ? never
-    : (typeof AREAS)[K]["name"];
+/** Areas whose declared settings or ports `Given` (the domain's deps) does not give. */
+export type UnmetDeps<Given = DomainDeps> = {
+  [K in keyof typeof AREAS & `${number}`]: Given extends DepsOf<(typeof AREAS)[K]> ? never : (typeof AREAS)[K]["name"];
 }[keyof typeof AREAS & `${number}`];
 /** Fails `tsc` when an area of the list declares a setting or port that DomainDeps lacks. */
 export const DEPS_ARE_GIVEN: [UnmetDeps] extends [never] ? true : UnmetDeps = true;

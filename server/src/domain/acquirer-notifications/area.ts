@@ -3,6 +3,7 @@ import type { Charges } from "../charges/charges.ts";
 import type { Disputes } from "../disputes/disputes.ts";
 import type { AreaContext, AreaDeclaration } from "../kernel/area.ts";
 import { inBothEnvironments } from "../kernel/area.ts";
+import type { SettingsOf } from "../kernel/settings.ts";
 import type { SandboxClock } from "../sandbox-clock/sandbox-clock.ts";
 import { acquirerNotificationHandlers } from "./handlers.ts";
 import { type AcquirerNotifications, createAcquirerNotifications } from "./notifications.ts";
@@ -17,7 +18,7 @@ type Needs = {
   sandboxClock: Pick<SandboxClock, "refresh">;
 };
 /** The HMAC keys Adyen signs its notifications with (ADYEN_HMAC_KEYS); none: the endpoint answers 503. */
-type Deps = { settings: { adyenHmacKeys?: readonly string[] | undefined } };
+type Deps = { settings: SettingsOf<"acquirerNotifications"> };
 type Context = AreaContext<typeof acquirerNotificationCollections, Needs, Deps>;
 
 export const acquirerNotificationsArea = {
@@ -32,7 +33,7 @@ export const acquirerNotificationsArea = {
       charges: needs.charges,
       disputes: needs.disputes,
       cashouts: needs.cashouts,
-      adyenHmacKeys: deps.settings.adyenHmacKeys ?? [],
+      adyenHmacKeys: deps.settings.acquirerNotifications.adyenHmacKeys,
       log,
     }),
   }),

@@ -1,6 +1,7 @@
 import type { AreaContext, AreaDeclaration } from "../kernel/area.ts";
 import { inBothEnvironments } from "../kernel/area.ts";
 import type { MoneyRules } from "../kernel/money.ts";
+import type { SettingsOf } from "../kernel/settings.ts";
 import type { Balances } from "../ledger/balances.ts";
 import type { Merchants } from "../merchants/merchants.ts";
 import type { SandboxClock } from "../sandbox-clock/sandbox-clock.ts";
@@ -19,7 +20,7 @@ type Deps = {
   vaultKeys: VaultKeys;
   /** The payout rail cashouts are sent through (adapters/payout-rail-simulator.ts). */
   payoutRail: PayoutRail;
-  settings: { cashoutPendingSeconds: number; cashoutTransitSeconds: number };
+  settings: SettingsOf<"cashouts">;
 };
 type Context = AreaContext<typeof cashoutCollections, Needs, Deps>;
 
@@ -37,8 +38,8 @@ export const cashoutsArea = {
       money: deps.money,
       vaultKeys: deps.vaultKeys,
       rail: deps.payoutRail,
-      pendingSeconds: deps.settings.cashoutPendingSeconds,
-      transitSeconds: deps.settings.cashoutTransitSeconds,
+      pendingSeconds: deps.settings.cashouts.pendingSeconds,
+      transitSeconds: deps.settings.cashouts.transitSeconds,
     }),
   }),
   handlers: cashoutHandlers,

@@ -2,6 +2,7 @@ import type { Disputes } from "../disputes/disputes.ts";
 import type { AreaContext, AreaDeclaration } from "../kernel/area.ts";
 import { inBothEnvironments } from "../kernel/area.ts";
 import type { MoneyRules } from "../kernel/money.ts";
+import type { SettingsOf } from "../kernel/settings.ts";
 import type { FeeSchedules } from "../ledger/fee-schedules.ts";
 import type { Merchants } from "../merchants/merchants.ts";
 import type { SandboxClock } from "../sandbox-clock/sandbox-clock.ts";
@@ -38,12 +39,7 @@ type Deps = {
   /** Replaces the fraud engine as the screen every charge passes (tests of other rules). */
   fraudScreen?: FraudScreen | undefined;
   baseUrl: () => string;
-  settings: {
-    settlementDelaySeconds: number;
-    sandboxSettlementDelaySeconds: number;
-    threeDSecureExpirySeconds: number;
-    acquirerIntentLockSeconds: number;
-  };
+  settings: SettingsOf<"charges">;
 };
 
 type Context = AreaContext<typeof chargeCollections, Needs, Deps>;
@@ -62,16 +58,16 @@ export const chargesArea = {
       money: deps.money,
       processors: deps.processors,
       fraud: deps.fraudScreen ?? needs.fraud.screen,
-      settlementDelaySeconds: deps.settings.settlementDelaySeconds,
-      sandboxSettlementDelaySeconds: deps.settings.sandboxSettlementDelaySeconds,
+      settlementDelaySeconds: deps.settings.charges.settlementDelaySeconds,
+      sandboxSettlementDelaySeconds: deps.settings.charges.sandboxSettlementDelaySeconds,
       // Payment links and disputes are made after charges: both are called only once a request comes.
       onTransition: (tx, from, charge) => needs.chargeFollower.follow(tx, from, charge),
       onCapture: (tx, captured) => needs.disputes.scheduleTestCardDispute(tx, captured),
       observer,
       fees: needs.feeSchedules.scheduleFor,
-      threeDSecureExpirySeconds: deps.settings.threeDSecureExpirySeconds,
+      threeDSecureExpirySeconds: deps.settings.charges.threeDSecureExpirySeconds,
       challengeLinks: createChallengeLinks(deps.vaultKeys.fingerprintKey, deps.baseUrl),
-      intentLockSeconds: deps.settings.acquirerIntentLockSeconds,
+      intentLockSeconds: deps.settings.charges.intentLockSeconds,
       log,
     }),
   }),

@@ -1,4 +1,5 @@
 import type { BaseDoc } from "../../store/port.ts";
+import type { Schemas } from "../kernel/operations.ts";
 import { collection } from "../kernel/records.ts";
 import type { Status } from "../kernel/state-machine.ts";
 import type { AreaDocs, AreaStore, AreaTx } from "../kernel/store.ts";
@@ -68,7 +69,7 @@ export interface ChargeDoc extends BaseDoc {
   payment_method: {
     type: "card" | "pix" | "boleto" | "oxxo" | "spei" | "sepa_debit";
     token?: string;
-    brand?: string;
+    brand?: Schemas["CardBrand"];
     last4?: string;
     fingerprint?: string;
   };

@@ -18,7 +18,7 @@ export const charge = (c: ChargeDoc): Schemas["Charge"] => ({
   // same number the capture's posting took.
   fee: feeFor(c.fee_rate, c.amount_captured),
   net: c.amount_captured - feeFor(c.fee_rate, c.amount_captured),
-  payment_method: c.payment_method as Schemas["ChargePaymentMethod"],
+  payment_method: c.payment_method,
   next_action: c.next_action,
   failure_code: c.failure_code,
   failure_message: c.failure_message,

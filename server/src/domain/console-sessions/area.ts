@@ -1,4 +1,5 @@
 import type { AreaContext, AreaDeclaration } from "../kernel/area.ts";
+import type { SettingsOf } from "../kernel/settings.ts";
 import type { ServiceKeys } from "../service-keys/service-keys.ts";
 import { type ConsoleSessions, createConsoleSessions } from "./console-sessions.ts";
 import { consoleSessionCollections } from "./records.ts";
@@ -6,7 +7,7 @@ import { consoleSessionCollections } from "./records.ts";
 // Developer-console sessions (the console's sign-in), as the list of areas sees them (domain/areas.ts).
 
 type Needs = { serviceKeys: ServiceKeys };
-type Deps = { settings: { consoleSessionTtlSeconds: number } };
+type Deps = { settings: SettingsOf<"consoleSessions"> };
 
 export const consoleSessionsArea = {
   name: "console-sessions",
@@ -25,7 +26,7 @@ export const consoleSessionsArea = {
       store,
       now,
       serviceKeys: needs.serviceKeys,
-      ttlSeconds: deps.settings.consoleSessionTtlSeconds,
+      ttlSeconds: deps.settings.consoleSessions.ttlSeconds,
     }),
   }),
   jobs: (_ctx: unknown, { consoleSessions }: { consoleSessions: ConsoleSessions }) => ({

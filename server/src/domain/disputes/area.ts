@@ -1,6 +1,7 @@
 import type { Processor } from "../charges/processor.ts";
 import type { AreaContext, AreaDeclaration } from "../kernel/area.ts";
 import { inBothEnvironments } from "../kernel/area.ts";
+import type { SettingsOf } from "../kernel/settings.ts";
 import type { SandboxClock } from "../sandbox-clock/sandbox-clock.ts";
 import { createDisputes, type Disputes, type DisputesDeps } from "./disputes.ts";
 import { disputeHandlers } from "./handlers.ts";
@@ -12,7 +13,7 @@ import { DISPUTE_MACHINE } from "./state.ts";
 type Needs = { charges: { disputed: DisputesDeps["charges"] }; sandboxClock: Pick<SandboxClock, "refresh"> };
 type Deps = {
   processors: { live: Processor | null; sandbox: Processor };
-  settings: { disputeFees: Record<string, number>; disputeEvidenceSeconds: number };
+  settings: SettingsOf<"disputes">;
 };
 type Context = AreaContext<typeof disputeCollections, Needs, Deps>;
 
@@ -25,8 +26,8 @@ export const disputesArea = {
     disputes: createDisputes({
       store,
       clock,
-      fees: deps.settings.disputeFees,
-      evidenceSeconds: deps.settings.disputeEvidenceSeconds,
+      fees: deps.settings.disputes.fees,
+      evidenceSeconds: deps.settings.disputes.evidenceSeconds,
       // Only the sandbox's simulator knows its dispute test cards in advance (disputes.ts: sandbox only).
       processor: deps.processors.sandbox,
       acquirers: deps.processors,

@@ -61,10 +61,11 @@ export async function forgetCountersAfter(tx: FraudTx, livemode: boolean, at: Da
 
 export function createCounters(store: FraudStore): Counters {
   /** The ids of the window's buckets, newest first. */
-  function windowIds(livemode: boolean, kind: CounterKind, value: string, at: Date): string[] {
+  function windowIds(livemode: boolean, kind: CounterKind, value: string, at: Date): [string, ...string[]] {
     const minute = minuteOf(at);
     const prefix = counterPrefix(livemode, kind, value);
-    return Array.from({ length: BUCKETS }, (_, i) => `${prefix}${minute - i}`);
+    // The current minute's first, typed so: count() adds to it.
+    return [`${prefix}${minute}`, ...Array.from({ length: BUCKETS - 1 }, (_, i) => `${prefix}${minute - 1 - i}`)];
   }
 
   return {
@@ -80,7 +81,7 @@ export function createCounters(store: FraudStore): Counters {
       at: Date,
     ): Promise<{ counts: WindowCounts; bucketId: string }> {
       const ids = windowIds(livemode, kind, value, at);
-      const bucketId = ids[0] as string;
+      const [bucketId] = ids;
       const inc = { attempts: 1, small: small ? 1 : 0 };
       if (!(await store.update("fraud_counters", bucketId, { inc }))) {
         try {

@@ -23,9 +23,7 @@ function bytesOf(text: string): number[] | null {
   const trimmed = text.trim();
   if (isIP(trimmed) === 0 || trimmed.includes("%")) return null;
   const parsed = ipaddr.parse(trimmed);
-  if (parsed.kind() === "ipv6" && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) {
-    return (parsed as ipaddr.IPv6).toIPv4Address().toByteArray();
-  }
+  if (parsed instanceof ipaddr.IPv6 && parsed.isIPv4MappedAddress()) return parsed.toIPv4Address().toByteArray();
   return parsed.toByteArray();
 }
 

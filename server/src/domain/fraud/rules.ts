@@ -1,3 +1,4 @@
+import { entriesOf } from "../../guards.ts";
 // The fraud rules (spec: the FraudEvaluation model names every signal, its points and what triggers
 // it). Each rule is a pure, deterministic function of the facts gathered for one transaction: it
 // returns the signal it raises, the points it adds and why, or null. Nothing here reads the store or
@@ -292,9 +293,7 @@ export const elevatedRiskTestCard: Rule = (facts, thresholds) =>
 export const RULES: readonly Rule[] = [
   listRule("blocklist_match", (m) => m.action === "block"),
   listRule("allowlist_match", (m) => m.action === "allow", "allow"),
-  ...(Object.entries(FLAG_SIGNALS) as [ListKind, keyof typeof POINTS][]).map(([kind, signal]) =>
-    listRule(signal, (m) => m.action === "flag" && m.kind === kind),
-  ),
+  ...entriesOf(FLAG_SIGNALS).map(([kind, signal]) => listRule(signal, (m) => m.action === "flag" && m.kind === kind)),
   velocityCard,
   velocityIp,
   cardTesting,

@@ -97,7 +97,7 @@ function foldCodePoint(cp: number): string {
   if (known !== undefined) return known;
   let out = "";
   for (const ch of String.fromCodePoint(cp).normalize("NFKC")) {
-    const code = ch.codePointAt(0) as number;
+    const code = ch.codePointAt(0) ?? 0;
     if (code < 128) out += ch;
     else if (IGNORABLE.test(ch)) continue;
     else if (DECIMAL.test(ch)) out += String(digitValue(code));
@@ -115,7 +115,7 @@ function escapeAt(text: string, i: number): { byte: number; end: number } | null
   ESCAPE.lastIndex = i;
   const match = ESCAPE.exec(text);
   if (!match) return null;
-  return { byte: Number.parseInt(match[1] as string, 16), end: ESCAPE.lastIndex };
+  return { byte: Number.parseInt(match[1] ?? "", 16), end: ESCAPE.lastIndex };
 }
 
 /**
@@ -235,9 +235,9 @@ function scan(
     const code = text.charCodeAt(i);
     if (code < 128) {
       const kind = ASCII_KIND[code];
-      if (kind === DIGIT) scanner.digit(text[i] as string, i, i + 1);
+      if (kind === DIGIT) scanner.digit(text.charAt(i), i, i + 1);
       else if (kind === LETTER) scanner.letter();
-      else if (kind === SEPARATOR) scanner.separator(text[i] as string);
+      else if (kind === SEPARATOR) scanner.separator(text.charAt(i));
       else {
         const escaped = foldEscape(text, i);
         if (escaped) {
@@ -250,7 +250,7 @@ function scan(
       i++;
       continue;
     }
-    const cp = text.codePointAt(i) as number;
+    const cp = text.codePointAt(i) ?? code;
     const width = cp > 0xffff ? 2 : 1;
     for (const ch of foldCodePoint(cp)) scanner.folded(ch, i, i + width);
     i += width;
@@ -381,37 +381,46 @@ function segmentsOf(run: Run): [number, number][] {
  * one-digit groups costs a few milliseconds, not a Luhn check of each window's string.
  */
 function cardInSegment(groups: string[], from: number, to: number): boolean {
-  const ends: number[] = [];
-  const values: number[] = [];
+  let n = 0;
+  for (let g = from; g < to; g++) n += groups[g]?.length ?? 0;
+  // Where each group ends, in digits from the segment's start; and the prefix sums, for each parity of
+  // place, of the digits plain and doubled (Luhn's doubling: 2d, less 9 past 9). Every index read below
+  // is in range by construction (the loops' bounds); `?? 0` only tells the compiler so, without a cast
+  // and without leaving the typed arrays' fast path.
+  const ends = new Int32Array(to - from);
+  const plain = [new Int32Array(n + 1), new Int32Array(n + 1)] as const;
+  const doubled = [new Int32Array(n + 1), new Int32Array(n + 1)] as const;
+  let [plainEven, plainOdd, doubledEven, doubledOdd] = [0, 0, 0, 0];
+  let i = 0;
   for (let g = from; g < to; g++) {
-    const group = groups[g] as string;
-    for (let i = 0; i < group.length; i++) values.push(group.charCodeAt(i) - 48);
-    ends.push(values.length);
-  }
-  const n = values.length;
-  // sums[parity][kind][i]: the sum over digits before i at places of that parity, plain (0) or doubled (1).
-  const plain = [new Int32Array(n + 1), new Int32Array(n + 1)];
-  const doubled = [new Int32Array(n + 1), new Int32Array(n + 1)];
-  for (let i = 0; i < n; i++) {
-    const d = values[i] as number;
-    for (const p of [0, 1]) {
-      (plain[p] as Int32Array)[i + 1] = ((plain[p] as Int32Array)[i] as number) + (i % 2 === p ? d : 0);
-      (doubled[p] as Int32Array)[i + 1] =
-        ((doubled[p] as Int32Array)[i] as number) + (i % 2 === p ? (d * 2 > 9 ? d * 2 - 9 : d * 2) : 0);
+    const group = groups[g] ?? "";
+    for (let k = 0; k < group.length; k++, i++) {
+      const d = group.charCodeAt(k) - 48;
+      const twice = d * 2 > 9 ? d * 2 - 9 : d * 2;
+      if (i % 2 === 0) {
+        plainEven += d;
+        doubledEven += twice;
+      } else {
+        plainOdd += d;
+        doubledOdd += twice;
+      }
+      plain[0][i + 1] = plainEven;
+      plain[1][i + 1] = plainOdd;
+      doubled[0][i + 1] = doubledEven;
+      doubled[1][i + 1] = doubledOdd;
     }
+    ends[g - from] = i;
   }
   const sum = (a: number, b: number) => {
     // The last digit (b - 1) is not doubled; nor is every second one before it.
-    const kept = (b - 1) % 2;
-    const twice = 1 - kept;
-    const p = plain[kept] as Int32Array;
-    const q = doubled[twice] as Int32Array;
-    return (p[b] as number) - (p[a] as number) + (q[b] as number) - (q[a] as number);
+    const p = (b - 1) % 2 === 0 ? plain[0] : plain[1];
+    const q = (b - 1) % 2 === 0 ? doubled[1] : doubled[0];
+    return (p[b] ?? 0) - (p[a] ?? 0) + (q[b] ?? 0) - (q[a] ?? 0);
   };
   for (let first = 0; first < ends.length; first++) {
-    const a = first === 0 ? 0 : (ends[first - 1] as number);
+    const a = first === 0 ? 0 : (ends[first - 1] ?? 0);
     for (let last = first; last < ends.length; last++) {
-      const b = ends[last] as number;
+      const b = ends[last] ?? 0;
       if (b - a > MAX_CARD_DIGITS) break;
       if (b - a >= MIN_CARD_DIGITS && sum(a, b) % 10 === 0) return true;
     }
@@ -488,9 +497,10 @@ function hiddenSpans(text: string, whole: boolean): number[] {
     for (let d = first; d < last; d++) {
       const seen = d - first;
       if (!hideAll && (seen < VISIBLE_HEAD || seen >= count - VISIBLE_TAIL)) continue;
-      const start = run.starts[d] as number;
+      // d is within [first, last), a range of the run's digits: `?? 0` is never taken (no cast needed).
+      const start = run.starts[d] ?? 0;
       if (spans.length > 0 && spans[spans.length - 2] === start) continue;
-      spans.push(start, run.ends[d] as number);
+      spans.push(start, run.ends[d] ?? start);
     }
   };
   if (whole) {
@@ -505,11 +515,16 @@ function hiddenSpans(text: string, whole: boolean): number[] {
     return spans;
   }
   scanRuns(text, MIN_MASKED_DIGITS, (run) => {
+    // Where each group starts, in digits from the run's start (and where the last one ends).
     const offsets = [0];
-    for (const group of run.groups) offsets.push((offsets.at(-1) as number) + group.length);
+    let total = 0;
+    for (const group of run.groups) {
+      total += group.length;
+      offsets.push(total);
+    }
     for (const [from, to] of segmentsOf(run)) {
-      const first = offsets[from] as number;
-      const last = offsets[to] as number;
+      const first = offsets[from] ?? 0;
+      const last = offsets[to] ?? total;
       if (last - first >= MIN_MASKED_DIGITS) hide(run, first, last);
     }
     return false;
@@ -524,7 +539,7 @@ function star(text: string, spans: number[]): string {
   let at = 0;
   for (let k = 0; k < spans.length; k += 2) {
     out += `${text.slice(at, spans[k])}*`;
-    at = spans[k + 1] as number;
+    at = spans[k + 1] ?? text.length;
   }
   return out + text.slice(at);
 }

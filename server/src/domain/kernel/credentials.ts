@@ -70,9 +70,12 @@ const CREDENTIAL_IN_TEXT = new RegExp(
  */
 function encodedCores(marker: string): string[] {
   const cores: string[] = [];
-  for (const offset of [0, 1, 2]) {
+  for (const [offset, first] of [
+    [0, 0],
+    [1, 2],
+    [2, 3],
+  ] as const) {
     const encoded = btoa("\0".repeat(offset) + marker);
-    const first = [0, 2, 3][offset] as number;
     const last = Math.floor((8 * (offset + marker.length)) / 6);
     const core = encoded.slice(first, last);
     cores.push(core, core.replaceAll("+", "-").replaceAll("/", "_"));

@@ -110,7 +110,7 @@ const writers: [string, (pan: string) => string][] = [
 /** Every writing, each with one of the test numbers (in turn). */
 export const CARD_WRITINGS: Writing[] = writers.map(([name, write], i) => ({
   name,
-  text: write(TEST_PANS[i % TEST_PANS.length] as string),
+  text: write(TEST_PANS[i % TEST_PANS.length] ?? ""),
 }));
 
 /** One test number written one way, by the writing's name. */

@@ -27,7 +27,8 @@ function randomByte(): number {
     randomFillSync(pool);
     poolAt = 0;
   }
-  return pool[poolAt++] as number;
+  // poolAt < pool.length here (refilled above): `?? 0` is never taken.
+  return pool[poolAt++] ?? 0;
 }
 
 /**

@@ -41,7 +41,8 @@ const MERCHANT_ACCOUNT = /^merchant:([A-Za-z0-9_]+):(available|pending|disputed)
 
 /** The merchant and bucket an account name stands for, or null for the platform's accounts. */
 export function parseMerchantAccount(name: string): { merchantId: string; bucket: MerchantBucket | "disputed" } | null {
-  const match = MERCHANT_ACCOUNT.exec(name);
-  if (!match) return null;
-  return { merchantId: match[1] as string, bucket: match[2] as MerchantBucket | "disputed" };
+  const [, merchantId, bucket] = MERCHANT_ACCOUNT.exec(name) ?? [];
+  if (merchantId === undefined || (bucket !== "available" && bucket !== "pending" && bucket !== "disputed"))
+    return null;
+  return { merchantId, bucket };
 }

@@ -1,11 +1,11 @@
 import type { AreaContext, AreaDeclaration } from "../kernel/area.ts";
 import { inBothEnvironments } from "../kernel/area.ts";
+import type { SettingsOf } from "../kernel/settings.ts";
 import type { Merchants } from "../merchants/merchants.ts";
 import type { SandboxClock } from "../sandbox-clock/sandbox-clock.ts";
 import { type BalanceTransactions, createBalanceTransactions } from "./balance-transactions.ts";
 import { type Balances, createBalances } from "./balances.ts";
 import { createFeeSchedules, type FeeSchedules } from "./fee-schedules.ts";
-import type { FeeSchedule } from "./fees.ts";
 import { ledgerHandlers } from "./handlers.ts";
 import { settleDue } from "./ledger.ts";
 import { type LedgerMaintenance, ledgerMaintenance } from "./maintenance.ts";
@@ -16,7 +16,7 @@ import type { PaidCashouts } from "./upgrade.ts";
 // transactions, fee schedules and the ledger's upkeep, as the list of areas sees it (domain/areas.ts).
 
 type Needs = { merchants: Merchants; cashouts: PaidCashouts; sandboxClock: Pick<SandboxClock, "refresh"> };
-type Deps = { settings: { fees: FeeSchedule } };
+type Deps = { settings: SettingsOf<"ledger"> };
 
 export interface LedgerServices {
   balances: Balances;
@@ -36,7 +36,7 @@ export const ledgerArea = {
   make: ({ store, clock, needs, deps }: Context): LedgerServices => ({
     balances: createBalances(store, needs.merchants),
     balanceTransactions: createBalanceTransactions(store),
-    feeSchedules: createFeeSchedules(store, clock, needs.merchants, deps.settings.fees),
+    feeSchedules: createFeeSchedules(store, clock, needs.merchants, deps.settings.ledger.fees),
     // Cashouts are made after the ledger (they ask its balances): the upgrade reads them once it runs.
     ledger: ledgerMaintenance(store, clock, { listPaid: (page) => needs.cashouts.listPaid(page) }),
   }),

@@ -6,7 +6,7 @@ import type { Schemas } from "../kernel/operations.ts";
 import type { Merchants } from "../merchants/merchants.ts";
 import type { MerchantDoc } from "../merchants/records.ts";
 import type { MethodFee } from "./fees.ts";
-import { type FeeSchedule, scheduleProblem } from "./fees.ts";
+import { type FeeSchedule, readFeeSchedule } from "./fees.ts";
 import type { FeeOverrideDoc, LedgerStore } from "./records.ts";
 
 // A merchant's fee override (getMerchantFeeSchedule, setMerchantFeeSchedule in
@@ -64,15 +64,11 @@ export function createFeeSchedules(
 
 /** The body's schedule in the stored shape (`fixed` always present), checked as FEE_SCHEDULE is (400 naming it). */
 function normalized(input: FeeScheduleInput): FeeSchedule {
-  const problem = scheduleProblem(input);
-  if (problem !== null) {
-    throw new DomainError("invalid_request", `override: ${problem}`, { param: "override" });
+  const schedule = readFeeSchedule(input);
+  if (typeof schedule === "string") {
+    throw new DomainError("invalid_request", `override: ${schedule}`, { param: "override" });
   }
-  const out: FeeSchedule = {};
-  for (const [method, fee] of Object.entries(input) as [keyof FeeSchedule, Schemas["MethodFee"]][]) {
-    out[method] = { percent_bps: fee.percent_bps, fixed: { ...(fee.fixed ?? {}) } };
-  }
-  return out;
+  return schedule;
 }
 
 /** The ledger's fee schedules service (the platform's FEE_SCHEDULE and each merchant's override). */

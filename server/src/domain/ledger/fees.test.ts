@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { feeFor, NO_FEE, rateFor, scheduleProblem } from "./fees.ts";
+import { feeFor, NO_FEE, rateFor, readFeeSchedule } from "./fees.ts";
+
+/** Why `value` is not a fee schedule, or null. */
+const scheduleProblem = (value: unknown) => {
+  const read = readFeeSchedule(value);
+  return typeof read === "string" ? read : null;
+};
 
 // The fee arithmetic (docs/money.md "Fees"): whole minor units, half up, never more than the amount.
 
@@ -41,5 +47,12 @@ describe("fees", () => {
     expect(scheduleProblem({ card: { percent_bps: 1, fixed: { usd: 30 } } })).toMatch(/"usd" is not an ISO 4217 code/);
     expect(scheduleProblem({ card: { percent_bps: 1, fixed: { USD: -1 } } })).toMatch(/card.fixed.USD must be/);
     expect(scheduleProblem({ card: { percent_bps: 1, percent: 2 } })).toMatch(/unknown field\(s\) percent/);
+  });
+
+  it("reads a schedule in the stored shape: a method without `fixed` has an empty one", () => {
+    expect(readFeeSchedule({ pix: { percent_bps: 100 }, card: { percent_bps: 290, fixed: { USD: 30 } } })).toEqual({
+      pix: { percent_bps: 100, fixed: {} },
+      card: { percent_bps: 290, fixed: { USD: 30 } },
+    });
   });
 });

@@ -1,3 +1,5 @@
+import { isRecord } from "../../guards.ts";
+
 // The platform's fees (issue 30; docs/money.md "Fees"): a schedule gives each payment method a percentage,
 // in basis points, and a fixed amount per currency. A charge takes the rate of its method and currency
 // when it is created (FeeRate, kept on the charge), so a schedule changed later applies only to new
@@ -44,30 +46,40 @@ export function feeFor(rate: FeeRate | null | undefined, amount: number): number
   return Math.min(amount, percentage + rate.fixed);
 }
 
-/** Why `schedule` is not a fee schedule, or null when it is (the configuration's check). */
-export function scheduleProblem(schedule: unknown): string | null {
-  if (schedule === null || typeof schedule !== "object" || Array.isArray(schedule)) {
+const isPaymentMethod = (name: string): name is PaymentMethodType =>
+  PAYMENT_METHOD_TYPES.some((method) => method === name);
+
+/**
+ * `value` read as a fee schedule, in the stored shape (`fixed` always present), or why it is not one: the
+ * configuration's check of FEE_SCHEDULE and setMerchantFeeSchedule's of its body (400 naming it).
+ */
+export function readFeeSchedule(value: unknown): FeeSchedule | string {
+  if (!isRecord(value)) {
     return 'must be a JSON object of payment methods, e.g. {"card":{"percent_bps":290,"fixed":{"USD":30}}}';
   }
-  for (const [method, fee] of Object.entries(schedule)) {
-    if (!(PAYMENT_METHOD_TYPES as readonly string[]).includes(method)) {
+  const schedule: FeeSchedule = {};
+  for (const [method, fee] of Object.entries(value)) {
+    if (!isPaymentMethod(method)) {
       return `${JSON.stringify(method)} is not a payment method; the methods are ${PAYMENT_METHOD_TYPES.join(", ")}`;
     }
-    if (fee === null || typeof fee !== "object" || Array.isArray(fee)) return `${method}: must be an object`;
-    const { percent_bps: bps, fixed = {}, ...rest } = fee as Record<string, unknown>;
+    if (!isRecord(fee)) return `${method}: must be an object`;
+    const { percent_bps: bps, fixed = {}, ...rest } = fee;
     const unknown = Object.keys(rest);
     if (unknown.length > 0)
       return `${method}: unknown field(s) ${unknown.join(", ")}; the fields are percent_bps and fixed`;
-    if (!Number.isSafeInteger(bps) || (bps as number) < 0 || (bps as number) > 10_000) {
+    if (typeof bps !== "number" || !Number.isSafeInteger(bps) || bps < 0 || bps > 10_000) {
       return `${method}.percent_bps must be a whole number of basis points from 0 to 10000 (290 is 2.9 %)`;
     }
-    if (fixed === null || typeof fixed !== "object" || Array.isArray(fixed)) return `${method}.fixed must be an object`;
+    if (!isRecord(fixed)) return `${method}.fixed must be an object`;
+    const amounts: Record<string, number> = {};
     for (const [currency, amount] of Object.entries(fixed)) {
       if (!/^[A-Z]{3}$/.test(currency)) return `${method}.fixed: ${JSON.stringify(currency)} is not an ISO 4217 code`;
-      if (!Number.isSafeInteger(amount) || (amount as number) < 0) {
+      if (typeof amount !== "number" || !Number.isSafeInteger(amount) || amount < 0) {
         return `${method}.fixed.${currency} must be a whole number of minor units, 0 or more`;
       }
+      amounts[currency] = amount;
     }
+    schedule[method] = { percent_bps: bps, fixed: amounts };
   }
-  return null;
+  return schedule;
 }

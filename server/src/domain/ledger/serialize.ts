@@ -1,3 +1,4 @@
+import { entriesOf } from "../../guards.ts";
 import type { Schemas } from "../kernel/operations.ts";
 import type { FeeSchedule } from "./fees.ts";
 import type { BalanceDoc, BalanceTransactionDoc, FeeOverrideDoc } from "./records.ts";
@@ -42,7 +43,7 @@ export const balanceTransaction = (t: BalanceTransactionDoc): Schemas["BalanceTr
 /** A stored schedule → the contract's FeeSchedule (the methods in a fixed order). */
 const feeSchedule = (schedule: FeeSchedule): Schemas["FeeSchedule"] => {
   const out: Schemas["FeeSchedule"] = {};
-  for (const [method, fee] of Object.entries(schedule) as [keyof FeeSchedule, FeeSchedule["card"]][]) {
+  for (const [method, fee] of entriesOf(schedule)) {
     if (fee) out[method] = { percent_bps: fee.percent_bps, fixed: { ...fee.fixed } };
   }
   return out;

@@ -164,7 +164,7 @@ export async function verifyLedger(store: LedgerAuditStore): Promise<LedgerRepor
   });
   const zero = new Map<string, number>();
   for (const [key, total] of totals) {
-    const [livemode, currency, account] = key.split(" ") as [string, string, string];
+    const [livemode = "", currency = "", account = ""] = key.split(" ");
     add(zero, `${livemode} ${currency}`, total);
     const merchant = parseMerchantAccount(account);
     if (merchant && merchant.bucket !== "disputed" && !seen.has(key) && total !== 0) {

@@ -2,6 +2,7 @@ import type { Charges } from "../charges/charges.ts";
 import type { ChargesDeps } from "../charges/context.ts";
 import type { AreaContext, AreaDeclaration } from "../kernel/area.ts";
 import type { MoneyRules } from "../kernel/money.ts";
+import type { SettingsOf } from "../kernel/settings.ts";
 import type { Merchants } from "../merchants/merchants.ts";
 import type { VaultKeys } from "../vault/crypto.ts";
 import type { Tokens } from "../vault/tokens.ts";
@@ -20,7 +21,7 @@ type Deps = {
   vaultKeys: VaultKeys;
   /** The server's public address, for payment links' `url` (a function: known once the server listens). */
   baseUrl: () => string;
-  settings: { paymentPageTokenTtlSeconds: number };
+  settings: SettingsOf<"paymentLinks">;
 };
 
 export interface PaymentLinkServices {
@@ -48,7 +49,7 @@ export const paymentLinksArea = {
       charges: needs.charges,
       money: deps.money,
       baseUrl: deps.baseUrl,
-      pageTokens: createPageTokens(deps.vaultKeys.fingerprintKey, deps.settings.paymentPageTokenTtlSeconds),
+      pageTokens: createPageTokens(deps.vaultKeys.fingerprintKey, deps.settings.paymentLinks.pageTokenTtlSeconds),
     }),
     chargeFollower: { follow: (tx, from, charge) => followTransition(tx, clock, from, charge) },
   }),

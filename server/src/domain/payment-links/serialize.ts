@@ -41,7 +41,7 @@ export const paymentLinkPayment = ({ link, charge: c }: LinkPayment): Schemas["P
     currency: c.currency,
     payment_method: {
       type: c.payment_method.type,
-      ...(c.payment_method.brand ? { brand: c.payment_method.brand as Schemas["CardBrand"] } : {}),
+      ...(c.payment_method.brand ? { brand: c.payment_method.brand } : {}),
       ...(c.payment_method.last4 ? { last4: c.payment_method.last4 } : {}),
     },
     next_action: c.next_action,

@@ -1,4 +1,5 @@
-import { LOCAL_METHODS, type LocalMethod } from "../charges/processor.ts";
+import { entriesOf } from "../../guards.ts";
+import { LOCAL_METHODS } from "../charges/processor.ts";
 import type { Plain } from "../kernel/state-machine.ts";
 import { iso } from "../kernel/time.ts";
 import type { MerchantDoc } from "../merchants/records.ts";
@@ -31,6 +32,6 @@ export function unavailableDetail(state: Exclude<LinkState, "open">, link: Payme
 
 /** The methods a link may offer in `currency`: a card, and the local methods paid in that currency. */
 export function methodsFor(currency: string): PaymentLinkMethod[] {
-  const local = (Object.keys(LOCAL_METHODS) as LocalMethod[]).filter((m) => LOCAL_METHODS[m].currency === currency);
-  return ["card", ...local];
+  const local = entriesOf(LOCAL_METHODS).filter(([, m]) => m.currency === currency);
+  return ["card", ...local.map(([method]) => method)];
 }

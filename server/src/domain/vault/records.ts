@@ -1,6 +1,7 @@
 import type { BaseDoc } from "../../store/port.ts";
 import { collection } from "../kernel/records.ts";
 import type { AreaDocs, AreaStore, AreaTx } from "../kernel/store.ts";
+import type { CardBrand } from "./card.ts";
 import type { SealedCard } from "./crypto.ts";
 
 // The vault's stored shapes (spec/resources/tokens.tsp): tokens, whose card number is only ever stored
@@ -8,7 +9,7 @@ import type { SealedCard } from "./crypto.ts";
 
 export interface TokenDoc extends BaseDoc {
   holder: string;
-  brand: string;
+  brand: CardBrand;
   first4: string;
   last4: string;
   exp_month: number;

@@ -9,7 +9,7 @@ export const token = (t: TokenDoc): Schemas["Token"] => ({
   id: t.id,
   object: "token",
   card: {
-    brand: t.brand as Schemas["CardBrand"],
+    brand: t.brand,
     first4: t.first4,
     last4: t.last4,
     exp_month: t.exp_month,

@@ -1,9 +1,10 @@
 import type { AreaContext, AreaDeclaration } from "../kernel/area.ts";
+import type { SettingsOf } from "../kernel/settings.ts";
 import type { SandboxClock } from "../sandbox-clock/sandbox-clock.ts";
 import type { VaultKeys } from "../vault/crypto.ts";
 import { createEvents, type Events } from "./events.ts";
 import { webhookHandlers } from "./handlers.ts";
-import { createWebhooks, type WebhookOptions, type Webhooks } from "./index.ts";
+import { createWebhooks, type Webhooks } from "./index.ts";
 import { outboxOver } from "./outbox.ts";
 import { webhookCollections } from "./records.ts";
 import type { WebhookSender } from "./sender.ts";
@@ -23,7 +24,7 @@ type Deps = {
   resolve: Resolver;
   /** [0, 1), the webhook retries' jitter (tests fix it). */
   random?: (() => number) | undefined;
-  settings: { webhooks: WebhookOptions; eventRetentionDays: number };
+  settings: SettingsOf<"webhooks" | "events">;
 };
 type Context = AreaContext<typeof webhookCollections, Needs, Deps>;
 
@@ -56,7 +57,7 @@ export const webhooksArea = {
       events: createEvents({
         store,
         clock,
-        retentionDays: deps.settings.eventRetentionDays,
+        retentionDays: deps.settings.events.retentionDays,
         signal: outbox,
         pollIntervalMs: deps.settings.webhooks.pollIntervalMs,
       }),

@@ -110,8 +110,10 @@ export function createEvents(deps: EventsDeps): Events {
    */
   function epochBounds(livemode: boolean, k: number): { from: string | null; until: string | null } {
     const resets = clock.resets(livemode);
-    const from = k === 0 ? null : idFloor("evt", resets[k - 1] as number);
-    const until = k < resets.length ? idFloor("evt", resets[k] as number) : null;
+    const start = k === 0 ? undefined : resets[k - 1];
+    const end = resets[k];
+    const from = start === undefined ? null : idFloor("evt", start);
+    const until = end === undefined ? null : idFloor("evt", end);
     return { from, until };
   }
 
