@@ -36,6 +36,8 @@ export interface Target {
   /** Start-up time of the production build: from the spawn to the first answered request. */
   startupMs?: number;
   stderr(): string;
+  /** The production build's stdout so far (its JSON log, and V8's `--trace-gc` lines when asked for). */
+  stdout?(): string;
   stop(): Promise<void>;
 }
 
@@ -312,6 +314,7 @@ export async function startBuiltTarget(
     pids: () => [pid, ...childPids(pid)],
     startupMs,
     stderr,
+    stdout: () => (existsSync(logFile) ? readFileSync(logFile, "utf8") : ""),
     async stop() {
       await stopChild(child);
       rmSync(dataDir, { recursive: true, force: true });
