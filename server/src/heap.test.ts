@@ -5,6 +5,7 @@ import {
   decideHeap,
   HEAP_SIZED_BY,
   type HeapInputs,
+  SEMI_SPACE_MB,
   sizeHeap,
 } from "./heap.ts";
 
@@ -33,18 +34,21 @@ describe("the container's memory limit", () => {
 
 describe("the heap's size", () => {
   it("is half of a container's limit", () => {
-    expect(decideHeap(inputs({ [V2]: `${512 * MB}` })).flag).toBe("--max-old-space-size=256");
-    expect(decideHeap(inputs({ [V1]: `${300 * MB}` })).flag).toBe("--max-old-space-size=150");
+    expect(decideHeap(inputs({ [V2]: `${512 * MB}` })).flags[0]).toBe("--max-old-space-size=256");
+    expect(decideHeap(inputs({ [V1]: `${300 * MB}` })).flags[0]).toBe("--max-old-space-size=150");
   });
 
   it("shares that half among WORKERS processes, never below the floor", () => {
-    expect(decideHeap(inputs({ [V2]: `${1024 * MB}` }, { workers: "4" })).flag).toBe("--max-old-space-size=128");
-    expect(decideHeap(inputs({ [V2]: `${128 * MB}` }, { workers: "4" })).flag).toBe("--max-old-space-size=64");
+    expect(decideHeap(inputs({ [V2]: `${1024 * MB}` }, { workers: "4" })).flags[0]).toBe("--max-old-space-size=128");
+    expect(decideHeap(inputs({ [V2]: `${128 * MB}` }, { workers: "4" })).flags[0]).toBe("--max-old-space-size=64");
   });
 
   it("is the default without a limit", () => {
     const decision = decideHeap(inputs({ [V2]: "max" }));
-    expect(decision.flag).toBe(`--max-old-space-size=${DEFAULT_OLD_SPACE_MB}`);
+    expect(decision.flags).toEqual([
+      `--max-old-space-size=${DEFAULT_OLD_SPACE_MB}`,
+      `--max-semi-space-size=${SEMI_SPACE_MB}`,
+    ]);
     expect(decision.reason).toContain("no container memory limit");
   });
 
@@ -53,7 +57,18 @@ describe("the heap's size", () => {
     ["in underscores", { execArgv: ["--max_old_space_size=300"] }],
     ["in NODE_OPTIONS", { nodeOptions: "--enable-source-maps --max-old-space-size=300" }],
   ])("is the operator's when set %s", (_, more) => {
-    expect(decideHeap(inputs({ [V2]: `${512 * MB}` }, more)).flag).toBeNull();
+    expect(decideHeap(inputs({ [V2]: `${512 * MB}` }, more)).flags).toEqual([]);
+  });
+
+  it("caps the young generation too (Node 24's V8 lets it grow to 4 × Node 20's), unless the operator did", () => {
+    expect(decideHeap(inputs({ [V2]: `${512 * MB}` })).flags).toEqual([
+      "--max-old-space-size=256",
+      `--max-semi-space-size=${SEMI_SPACE_MB}`,
+    ]);
+    expect(decideHeap(inputs({}, { nodeOptions: "--max-semi-space-size=32" })).flags).toEqual([
+      `--max-old-space-size=${DEFAULT_OLD_SPACE_MB}`,
+    ]);
+    expect(decideHeap(inputs({}, { execArgv: ["--max_semi_space_size=8"] })).reason).not.toContain("young");
   });
 });
 
@@ -75,10 +90,17 @@ describe("sizing the running process", () => {
     expect(calls).toEqual([
       [
         "/usr/bin/node",
-        ["/usr/bin/node", `--max-old-space-size=${DEFAULT_OLD_SPACE_MB}`, "--enable-source-maps", "dist/main.js", "x"],
+        [
+          "/usr/bin/node",
+          `--max-old-space-size=${DEFAULT_OLD_SPACE_MB}`,
+          `--max-semi-space-size=${SEMI_SPACE_MB}`,
+          "--enable-source-maps",
+          "dist/main.js",
+          "x",
+        ],
         {
           A: "1",
-          [HEAP_SIZED_BY]: `no container memory limit found: V8's old space is capped at ${DEFAULT_OLD_SPACE_MB} MB`,
+          [HEAP_SIZED_BY]: `no container memory limit found: V8's old space is capped at ${DEFAULT_OLD_SPACE_MB} MB, the young generation's semi-spaces at ${SEMI_SPACE_MB} MB`,
         },
       ],
     ]);
@@ -94,6 +116,8 @@ describe("sizing the running process", () => {
       throw new Error("must not restart");
     }) as never;
     expect(sizeHeap(inputs({}, { execArgv: ["--max-old-space-size=200"] }), { ...proc, execve })).toContain("operator");
-    expect(sizeHeap(inputs({}), proc)).toContain(`start node with --max-old-space-size=${DEFAULT_OLD_SPACE_MB}`);
+    expect(sizeHeap(inputs({}), proc)).toContain(
+      `start node with --max-old-space-size=${DEFAULT_OLD_SPACE_MB} --max-semi-space-size=${SEMI_SPACE_MB}`,
+    );
   });
 });

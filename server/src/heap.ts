@@ -9,6 +9,11 @@
 //   lives outside V8's old space (the young generation, code, the node binary, SQLite's page cache);
 // - otherwise 96 MB: three times the 32 MB of live objects measured under saturation (the margin the
 //   docs ask of any cap), and the cap with which peak RSS at saturation was measured at 171 MB.
+// With it, the young generation's semi-spaces are capped at 16 MB each (--max-semi-space-size), unless
+// the operator set that too: Node 20's V8 uses 16 MB, the size every figure of the benchmark was
+// measured with, but Node 24's lets them grow to 64 MB, so with the same old space its heap may reach
+// 288 MB instead of 144 (v8.getHeapStatistics().heap_size_limit) and it held 64 MB of young generation
+// at rest, 169 MB resident before any request (issue 36).
 // V8 fixes its heap limits when the process starts, so the flag cannot be set from inside: the process
 // replaces itself (process.execve, Node 22.15+ and 24: same pid, same stdio, nothing open yet) with
 // the same command plus the flag. On Node 20, which has no execve, the heap stays V8's and the server
@@ -21,6 +26,8 @@ import { readFileSync } from "node:fs";
 export const DEFAULT_OLD_SPACE_MB = 96;
 /** The share of a container's memory limit V8's old space may take, all processes together. */
 export const CONTAINER_SHARE = 0.5;
+/** Each of the young generation's two semi-spaces at most (Node 20's V8 default; Node 24's is 64). */
+export const SEMI_SPACE_MB = 16;
 /** No process gets less than this, however small the limit: below it the server cannot start. */
 export const MIN_OLD_SPACE_MB = 64;
 /** cgroup v1 reports "no limit" as a number near 2^63. */
@@ -59,23 +66,29 @@ export function containerMemoryLimit(read: HeapInputs["read"]): number | undefin
 }
 
 export interface HeapDecision {
-  /** The flag to start with, or null when the operator set one. */
-  flag: string | null;
+  /** The flags to start with; none when the operator sized the heap. */
+  flags: string[];
   /** For the start-up log: what was decided and why. */
   reason: string;
 }
 
 const EXPLICIT = /(^|\s)--max[-_]old[-_]space[-_]size(=|\s|$)/;
+const EXPLICIT_SEMI = /(^|\s)--max[-_]semi[-_]space[-_]size(=|\s|$)/;
+
+const setByOperator = (inputs: HeapInputs, flag: RegExp) =>
+  inputs.execArgv.some((arg) => flag.test(arg)) || flag.test(inputs.nodeOptions ?? "");
 
 export function decideHeap(inputs: HeapInputs): HeapDecision {
-  if (inputs.execArgv.some((arg) => EXPLICIT.test(arg)) || EXPLICIT.test(inputs.nodeOptions ?? "")) {
-    return { flag: null, reason: inputs.sizedBy ?? "the heap is sized by the operator's --max-old-space-size" };
+  if (setByOperator(inputs, EXPLICIT)) {
+    return { flags: [], reason: inputs.sizedBy ?? "the heap is sized by the operator's --max-old-space-size" };
   }
+  const young = setByOperator(inputs, EXPLICIT_SEMI) ? [] : [`--max-semi-space-size=${SEMI_SPACE_MB}`];
+  const youngNote = young.length > 0 ? `, the young generation's semi-spaces at ${SEMI_SPACE_MB} MB` : "";
   const limit = containerMemoryLimit(inputs.read);
   if (limit === undefined) {
     return {
-      flag: `--max-old-space-size=${DEFAULT_OLD_SPACE_MB}`,
-      reason: `no container memory limit found: V8's old space is capped at ${DEFAULT_OLD_SPACE_MB} MB`,
+      flags: [`--max-old-space-size=${DEFAULT_OLD_SPACE_MB}`, ...young],
+      reason: `no container memory limit found: V8's old space is capped at ${DEFAULT_OLD_SPACE_MB} MB${youngNote}`,
     };
   }
   const parsed = Number(inputs.workers);
@@ -83,8 +96,8 @@ export function decideHeap(inputs: HeapInputs): HeapDecision {
   const limitMb = Math.floor(limit / 2 ** 20);
   const mb = Math.max(MIN_OLD_SPACE_MB, Math.floor((limitMb * CONTAINER_SHARE) / workers));
   return {
-    flag: `--max-old-space-size=${mb}`,
-    reason: `container memory limit ${limitMb} MB${workers > 1 ? ` for ${workers} workers` : ""}: V8's old space is capped at ${mb} MB per process`,
+    flags: [`--max-old-space-size=${mb}`, ...young],
+    reason: `container memory limit ${limitMb} MB${workers > 1 ? ` for ${workers} workers` : ""}: V8's old space is capped at ${mb} MB per process${youngNote}`,
   };
 }
 
@@ -105,12 +118,12 @@ export function sizeHeap(
   },
 ): string {
   const decision = decideHeap(inputs);
-  if (decision.flag === null) return decision.reason;
+  if (decision.flags.length === 0) return decision.reason;
   if (typeof proc.execve !== "function") {
-    return `${decision.reason}, but this Node has no process.execve to apply it: start node with ${decision.flag} (or set it in NODE_OPTIONS)`;
+    return `${decision.reason}, but this Node has no process.execve to apply it: start node with ${decision.flags.join(" ")} (or set it in NODE_OPTIONS)`;
   }
   const env = { ...proc.env, [HEAP_SIZED_BY]: decision.reason };
-  return proc.execve(proc.execPath, [proc.execPath, decision.flag, ...proc.execArgv, ...proc.argv.slice(1)], env);
+  return proc.execve(proc.execPath, [proc.execPath, ...decision.flags, ...proc.execArgv, ...proc.argv.slice(1)], env);
 }
 
 function readText(path: string): string | undefined {

@@ -38,6 +38,8 @@ export interface Target {
   /** The production build's fresh directory (its store is under `data/`): bench:growth weighs it. */
   dataDir?: string;
   stderr(): string;
+  /** The production build's stdout so far (its JSON log, and V8's `--trace-gc` lines when asked for). */
+  stdout?(): string;
   stop(): Promise<void>;
 }
 
@@ -315,6 +317,7 @@ export async function startBuiltTarget(
     startupMs,
     dataDir,
     stderr,
+    stdout: () => (existsSync(logFile) ? readFileSync(logFile, "utf8") : ""),
     async stop() {
       await stopChild(child);
       rmSync(dataDir, { recursive: true, force: true });

@@ -18,7 +18,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type CpuProfile, moduleOf, readProfile, shortFile } from "./cpuprofile.ts";
-import { startBuiltTarget, startScriptTarget } from "./launch.ts";
+import { builtNodeFlags, startBuiltTarget, startScriptTarget } from "./launch.ts";
 import { preflight, steadyRequest } from "./load.ts";
 import { type OpenLoopResult, openLoop } from "./open-loop.ts";
 import { SCENARIOS } from "./scenarios.ts";
@@ -41,6 +41,13 @@ function scenario(id: string) {
   if (!found) throw new Error(`no scenario ${id} in ./scenarios.ts`);
   return found;
 }
+
+/**
+ * Our frames that say only how work is run, not what asked for it: the store, the HTTP handler glue, and
+ * the kernel's wrappers (commit hooks, the unit of work, the observer), which every use case and job goes
+ * through. Skipping them names the use case, job or timer behind a sample.
+ */
+const PLUMBING = /\/server\/src\/(store\/|http\/handlers\.ts|domain\/kernel\/)/;
 
 interface Sample {
   us: number;
@@ -67,7 +74,7 @@ function samplesOf(profile: CpuProfile): { samples: Sample[]; idleUs: number[] }
     let ours = category;
     for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
       const f = byId.get(at)?.callFrame;
-      if (f && /\/server\/src\//.test(f.url) && !/\/server\/src\/(store\/|http\/handlers\.ts)/.test(f.url)) {
+      if (f && /\/server\/src\//.test(f.url) && !PLUMBING.test(f.url)) {
         ours = `${f.functionName || "(anonymous)"} (${shortFile(f.url)}:${f.lineNumber + 1})`;
         break;
       }
@@ -150,6 +157,46 @@ function within(samples: Sample[], windows: { dueUs: number; endUs: number }[]):
   return out;
 }
 
+/** One collection from V8's `--trace-gc` line: its kind and its pause of the main thread. */
+interface GcEvent {
+  /** Start, on the profile's clock (µs): the line's time since the isolate started, plus the profile's start. */
+  us: number;
+  kind: string;
+  pauseMs: number;
+}
+
+// `[pid:0x…]     1234 ms: Scavenge 20.1 (30.2) -> 19.5 (30.2) MB, 1.20 / 0.00 ms  (average mu = …) allocation failure;`
+// (Node 24 adds "pooled: … MB, " before the pause). The time is whole milliseconds since the isolate
+// started, which is when the CPU profile starts too: lined up to within about a millisecond.
+const GC_LINE =
+  /^\[\d+:0x[0-9a-f]+\]\s+(\d+) ms: (.+?) [\d.]+ \([\d.]+\) -> [\d.]+ \([\d.]+\) MB, (?:pooled: [\d.]+ MB, )?([\d.]+) \/ [\d.]+ ms/;
+
+function gcEventsOf(stdout: string, profileStartUs: number): GcEvent[] {
+  const events: GcEvent[] = [];
+  for (const line of stdout.split("\n")) {
+    const m = GC_LINE.exec(line);
+    if (m) events.push({ us: profileStartUs + Number(m[1]) * 1000, kind: m[2] ?? "?", pauseMs: Number(m[3]) });
+  }
+  return events;
+}
+
+/** Per kind: how many, their pauses' sum and longest. */
+function gcByKind(events: GcEvent[], runS: number): string[] {
+  const kinds = new Map<string, GcEvent[]>();
+  for (const e of events) kinds.set(e.kind, [...(kinds.get(e.kind) ?? []), e]);
+  return [...kinds.entries()]
+    .sort((a, b) => b[1].length - a[1].length)
+    .map(([kind, list]) => {
+      const pauses = list.map((e) => e.pauseMs);
+      const sum = pauses.reduce((a, b) => a + b, 0);
+      return `${kind}: ${list.length} (${(list.length / runS).toFixed(1)}/s), pauses ${sum.toFixed(0)} ms in all, mean ${(sum / list.length).toFixed(2)} ms, longest ${Math.max(...pauses).toFixed(1)} ms`;
+    });
+}
+
+/** The collections that overlap [fromUs, toUs] (1 ms of slack for the trace's whole milliseconds). */
+const gcIn = (events: GcEvent[], fromUs: number, toUs: number) =>
+  events.filter((e) => e.us - 1000 <= toUs && e.us + e.pauseMs * 1000 + 1000 >= fromUs);
+
 const latencies = (r: OpenLoopResult) =>
   `p50 ${r.p50Ms.toFixed(1)} ms, p99 ${r.p99Ms.toFixed(1)} ms, p99.9 ${r.p99_9Ms.toFixed(1)} ms, longest ${r.maxMs.toFixed(1)} ms (${r.failed} failed)`;
 
@@ -167,18 +214,23 @@ try {
 }
 
 const dir = mkdtempSync(join(tmpdir(), "payments-stalls-"));
+// BENCH_NODE_FLAGS applies here as in `npm run bench`, so a heap setting can be compared on the stalls.
 const built = await startBuiltTarget("built", [
+  ...builtNodeFlags(),
+  "--trace-gc",
   "--cpu-prof",
   `--cpu-prof-dir=${dir}`,
   `--cpu-prof-interval=${INTERVAL_US}`,
 ]);
 let result: OpenLoopResult;
 let profileFile: string;
+let stdout = "";
 try {
   await preflight(chargeScenario, built);
   const request = steadyRequest(chargeScenario, built);
   await openLoop(request, RATE, WARMUP_SECONDS);
   result = await openLoop(request, RATE, SECONDS, { windows: true });
+  stdout = built.stdout?.() ?? "";
   await built.stop();
   const written = readdirSync(dir).find((f) => f.endsWith(".cpuprofile"));
   if (!written) throw new Error(`the production build wrote no profile in ${dir}`);
@@ -193,7 +245,9 @@ try {
 const windows = result.windows ?? [];
 const firstDue = Math.min(...windows.map((w) => w.dueUs));
 const lastEnd = Math.max(...windows.map((w) => w.endUs));
-const all = samplesOf(readProfile(profileFile));
+const profile = readProfile(profileFile);
+const all = samplesOf(profile);
+const gcAll = gcEventsOf(stdout, profile.startTime).filter((e) => e.us >= firstDue && e.us <= lastEnd);
 // Only the measured run: the profile also holds start-up and warm-up.
 const samples = all.samples.filter((s) => s.us >= firstDue && s.us <= lastEnd);
 const idleUs = all.idleUs.filter((us) => us >= firstDue && us <= lastEnd);
@@ -208,6 +262,8 @@ const slowInStall = slowest.filter((w) => stalls.some((s) => s.startUs <= w.endU
 const runUs = lastEnd - firstDue;
 const stallLengths = stalls.map((s) => (s.endUs - s.startUs) / 1000).sort((a, b) => b - a);
 
+const gcInSlow = new Set(slowest.flatMap((w) => gcIn(gcAll, w.dueUs, w.endUs)));
+const gcInStalls = new Set(stalls.flatMap((s) => gcIn(gcAll, s.startUs, s.endUs)));
 const ratio = (a: number, b: number) => `${(a / b).toFixed(1)}×`;
 const lines = [
   `bench:stalls: POST /v1/charges at ${RATE}/s open loop for ${SECONDS} s on the production build (1 worker, SQLite file, live key), CPU profile every ${INTERVAL_US} µs`,
@@ -220,6 +276,12 @@ const lines = [
     .map((ms) => ms.toFixed(1))
     .join(", ")} ms`,
   `  the slowest 1 % (${slowest.length} requests, ≥ ${((slowest[slowest.length - 1]?.endUs ?? 0) - (slowest[slowest.length - 1]?.dueUs ?? 0)) / 1000} ms): ${slowInStall} overlap a stall`,
+  `  garbage collections (--trace-gc) during the run: ${gcAll.length}`,
+  ...gcByKind(gcAll, runUs / 1e6).map((l) => `    ${l}`),
+  `  … overlapping a stall: ${gcInStalls.size}`,
+  ...gcByKind([...gcInStalls], runUs / 1e6).map((l) => `    ${l}`),
+  `  … overlapping one of the slowest 1 %'s windows: ${gcInSlow.size}`,
+  ...gcByKind([...gcInSlow], runUs / 1e6).map((l) => `    ${l}`),
   "  what the stalls were made of (top of stack):",
   ...shares(stallSamples, (s) => s.category).map((l) => `    ${l}`),
   "  what of ours was running in the stalls:",
@@ -241,11 +303,13 @@ writeFileSync(
       seconds: SECONDS,
       echo: { ...echoResult, windows: undefined },
       charges: { ...result, windows: undefined },
+      gc: gcByKind(gcAll, runUs / 1e6),
       stalls: stalls.map((s) => ({
         ms: (s.endUs - s.startUs) / 1000,
         atS: (s.startUs - firstDue) / 1e6,
         made: shares(s.samples, (x) => x.category, 3),
         ours: shares(s.samples, (x) => x.ours, 3),
+        gc: gcIn(gcAll, s.startUs, s.endUs).map((e) => `${e.kind} ${e.pauseMs} ms`),
       })),
     },
     null,

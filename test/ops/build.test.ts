@@ -39,6 +39,21 @@ describe("the production build", { timeout: 120_000 }, () => {
     }
   });
 
+  it("sizes the heap before it loads the server: main.js imports the sizing alone, then the rest dynamically", () => {
+    // server/src/main.ts (issue 36): a static import of the server would be loaded before the heap's
+    // sizing runs, and on Node 24 loaded again after process.execve restarts the process.
+    const dist = resolve(SERVER_DIR, "dist");
+    const main = readFileSync(join(dist, "main.js"), "utf8");
+    const statics = [...main.matchAll(/^import\s+(?:[^"']*\s+from\s+)?["'](\.\/[^"']+)["']/gm)].map((m) => m[1] ?? "");
+    expect(statics.length).toBeGreaterThan(0);
+    for (const file of statics) {
+      const code = readFileSync(join(dist, file), "utf8");
+      expect(code, file).toMatch(/max-old-space-size/);
+      expect(code, file).not.toMatch(/^import .* from ["'](?!node:)/m);
+    }
+    expect(main).toMatch(/await import\(["']\.\/server-main[^"']*\.js["']\)/);
+  });
+
   it("starts with plain node in production and answers readiness, health and the API", async () => {
     const server = spawnServer(production, { mode: "built" });
     try {
