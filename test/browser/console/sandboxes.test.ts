@@ -19,7 +19,7 @@ import {
 } from "../support.ts";
 
 // The console's sandboxes page (clients/console/src/console/pages/sandboxes.ts;
-// docs/testing-your-integration.md "The console"): a sandbox created from the console shows its first
+// docs/testing-your-integration.md "In the console"): a sandbox created from the console shows its first
 // key once; opening it signs the browser in to it (the banner names it); a charge made there through the
 // API shows in that session and not in the default sandbox's; deleting it ends its session and its key.
 
