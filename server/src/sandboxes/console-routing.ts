@@ -1,7 +1,9 @@
 import type { NextFunction, Request, RequestHandler, Response } from "express";
-import { isWellFormedToken } from "../domain/console-sessions/console-sessions.ts";
+import { type ConsoleSessions, isWellFormedToken } from "../domain/console-sessions/console-sessions.ts";
+import { DomainError } from "../domain/kernel/errors.ts";
 import { KEY_TAG_LENGTH } from "../domain/sandboxes/sandboxes.ts";
-import { isWellFormedSecret } from "../domain/service-keys/service-keys.ts";
+import type { ServiceKeyDoc } from "../domain/service-keys/records.ts";
+import { isWellFormedSecret, type ServiceKeys } from "../domain/service-keys/service-keys.ts";
 import { isRecord } from "../guards.ts";
 import { bearerSecret } from "../http/auth.ts";
 import { CONSOLE_API_PREFIX, readCookie, SESSION_PATH } from "../http/console.ts";
@@ -75,4 +77,23 @@ export function credentialOf(options: {
     }
     return undefined;
   };
+}
+
+/**
+ * Whether a sandbox's domain owns the credential: a live key of it (`key`: its record, so that the router
+ * records its use in the sandbox), or a console session its store holds. A key of the default sandbox (or
+ * its session) whose last characters happen to be a sandbox's tag is not that sandbox's. Any other failure
+ * than "unauthorized" is thrown.
+ */
+export async function ownedBy(
+  domain: { serviceKeys: Pick<ServiceKeys, "authenticate">; consoleSessions: Pick<ConsoleSessions, "holds"> },
+  credential: Credential,
+): Promise<{ owned: boolean; key?: ServiceKeyDoc }> {
+  if (credential.kind === "session") return { owned: await domain.consoleSessions.holds(credential.token) };
+  try {
+    return { owned: true, key: await domain.serviceKeys.authenticate(credential.secret) };
+  } catch (err) {
+    if (err instanceof DomainError && err.code === "unauthorized") return { owned: false };
+    throw err;
+  }
 }

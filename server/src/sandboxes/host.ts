@@ -5,7 +5,6 @@ import type { Logger } from "pino";
 import { type Config, rateLimitSettings } from "../config.ts";
 import type { Domain } from "../domain/index.ts";
 import type { Now } from "../domain/kernel/caller.ts";
-import { DomainError } from "../domain/kernel/errors.ts";
 import type { SandboxHost, SandboxIdentity } from "../domain/sandboxes/sandboxes.ts";
 import type { ServiceKeys } from "../domain/service-keys/service-keys.ts";
 import { createApp } from "../http/app.ts";
@@ -20,7 +19,7 @@ import { domainFor, type WebhookOverrides } from "../startup/domain.ts";
 import { type Scheduled, startJobs } from "../startup/jobs.ts";
 import { ResourceStack } from "../startup/resource-stack.ts";
 import { openStoreAt, type ServerStore } from "../startup/store.ts";
-import { type Credential, credentialOf, tagOf } from "./console-routing.ts";
+import { type Credential, credentialOf, ownedBy, tagOf } from "./console-routing.ts";
 
 // Sandboxes on demand (spec/resources/sandboxes.tsp): the composition root's side. Each sandbox is a
 // store of its own (SQLite: DATA_DIR/sandboxes/<id>.sqlite, or an in-memory database; MongoDB: the
@@ -241,22 +240,11 @@ export function createSandboxHost(options: SandboxHostOptions): SandboxHosting {
     return identity;
   }
 
-  /**
-   * Whether the credential is the sandbox's own: a live key of it (any other failure than "unauthorized"
-   * is thrown), or a console session its store holds.
-   */
-  const knows = (sandbox: OpenSandbox, credential: Credential) => {
-    if (credential.kind === "session") return sandbox.domain.consoleSessions.holds(credential.token);
-    return sandbox.domain.serviceKeys.authenticate(credential.secret).then(
-      (key) => {
-        keyHome.set(key.id, sandbox);
-        return true;
-      },
-      (err: unknown) => {
-        if (err instanceof DomainError && err.code === "unauthorized") return false;
-        throw err;
-      },
-    );
+  /** Whether the credential is the sandbox's own (./console-routing.ts); a key's use is then recorded there. */
+  const knows = async (sandbox: OpenSandbox, credential: Credential) => {
+    const owned = await ownedBy(sandbox.domain, credential);
+    if (owned.key) keyHome.set(owned.key.id, sandbox);
+    return owned.owned;
   };
 
   return {
