@@ -55,7 +55,7 @@ describe("console: sandboxes on demand", { timeout: 180_000 }, () => {
 
   it("creates a sandbox and shows its key once, with a copy button and a warning", async () => {
     await signIn(page, server.url, server.sandboxKey);
-    expect(await banner(page)).toContain("the default sandbox's test data");
+    expect(await banner(page)).toContain("test data of the default sandbox");
     await openConsole(page, server.url, "sandboxes", "Sandboxes");
     await page.getByText("No sandboxes yet.").waitFor();
     await page.getByRole("button", { name: "Create sandbox" }).click();
@@ -92,6 +92,12 @@ describe("console: sandboxes on demand", { timeout: 180_000 }, () => {
     expect(await banner(page)).toContain(sandboxId);
     expect(await banner(page)).toContain("not the default sandbox's");
     expect(await page.title()).toContain("Sandbox QA: browser");
+    // Its own colour: not the default sandbox's amber (rgb(255, 241, 194)) nor production's red.
+    const colour = await page
+      .getByRole("note", { name: "Environment" })
+      .evaluate((el) => getComputedStyle(el).backgroundColor);
+    expect(colour).toBe("rgb(223, 243, 241)");
+    expect(await page.evaluate(() => document.body.className)).toBe("sandbox sandbox-on-demand");
     // Inside a sandbox, sandboxes are not managed: the page says why.
     await openConsole(page, server.url, "sandboxes", "Sandboxes");
     expect(await page.locator("#sandboxes-unavailable").textContent()).toContain("managed from the account");
@@ -110,7 +116,7 @@ describe("console: sandboxes on demand", { timeout: 180_000 }, () => {
     await openConsole(other, server.url, "charges", "Charges");
     await other.getByRole("link", { name: inDefault.id }).waitFor();
     expect(await other.getByRole("link", { name: inSandbox.id }).count()).toBe(0);
-    expect(await banner(other)).toContain("the default sandbox's test data");
+    expect(await banner(other)).toContain("test data of the default sandbox");
   });
 
   it("deletes it after a confirmation naming what is erased; its session and key stop working", async () => {

@@ -40,7 +40,7 @@ export function environmentOf(session: SessionPlace): Environment {
   return {
     kind: "sandbox",
     label: "Sandbox",
-    detail: " — the default sandbox's test data: nothing here moves real money.",
+    detail: " — test data of the default sandbox: nothing here moves real money.",
     title: "Sandbox",
   };
 }
