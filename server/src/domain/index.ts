@@ -53,8 +53,11 @@ export interface DomainDeps {
    * domain hosts none (spec/resources/sandboxes.tsp answers 403).
    */
   sandboxHost?: SandboxHost | undefined;
-  /** Set when this domain serves one sandbox on demand, on that sandbox's own store: its id and keys' tag. */
-  sandbox?: { id: string; keyTag: string } | undefined;
+  /**
+   * Set when this domain serves one sandbox on demand, on that sandbox's own store: its id, its keys' tag
+   * and its name (what the console shows a session in it).
+   */
+  sandbox?: { id: string; keyTag: string; name: string } | undefined;
 }
 
 /** What an area's make() declares it uses of the deps (settings and ports). */

@@ -1,6 +1,10 @@
 import type { NextFunction, Request, Response } from "express";
 import type { Logger } from "pino";
-import { type ConsoleSessions, csrfTokenFor } from "../domain/console-sessions/console-sessions.ts";
+import {
+  type ConsoleSessions,
+  csrfTokenFor,
+  type SessionSandbox,
+} from "../domain/console-sessions/console-sessions.ts";
 import type { Caller } from "../domain/kernel/caller.ts";
 import { DomainError } from "../domain/kernel/errors.ts";
 import type { ServiceKeyDoc } from "../domain/service-keys/records.ts";
@@ -62,7 +66,8 @@ function setCookie(res: Response, cookie: ConsoleCookie, value: string, maxAge: 
   res.append("Set-Cookie", parts.join("; "));
 }
 
-function readCookie(req: Request, name: string): string | undefined {
+/** A cookie's value from the request, or undefined (also read by the sandboxes' router: sandboxes/console-routing.ts). */
+export function readCookie(req: Request, name: string): string | undefined {
   for (const part of (req.headers.cookie ?? "").split(";")) {
     const eq = part.indexOf("=");
     if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
@@ -75,10 +80,14 @@ function callerOf(key: ServiceKeyDoc, requestId: string): Caller {
   return { keyId: key.id, livemode: key.livemode, scopes: key.scopes, keyPrefix: key.prefix, requestId };
 }
 
-/** What the console learns about its session: who it acts as, until when, and its CSRF token. */
-function sessionBody(key: ServiceKeyDoc, expiresAt: string, csrfToken: string) {
+/**
+ * What the console learns about its session: who it acts as, in which sandbox on demand (null: the
+ * account's production or default sandbox, which `key.livemode` tells apart), until when, and its CSRF token.
+ */
+function sessionBody(key: ServiceKeyDoc, expiresAt: string, csrfToken: string, sandbox: SessionSandbox | null) {
   return {
     object: "console_session",
+    sandbox,
     key: {
       id: key.id,
       name: key.name,
@@ -226,14 +235,16 @@ export function sessionRoutes(deps: ConsoleHttpDeps) {
         locals(res).caller = callerOf(key, String(locals(res).requestId));
         locals(res).console = true;
         logger.info({ key_id: key.id, key_prefix: key.prefix, request_id: locals(res).requestId }, "console sign-in");
-        return res.status(200).json(sessionBody(key, session.expires_at, signedIn.csrfToken));
+        return res.status(200).json(sessionBody(key, session.expires_at, signedIn.csrfToken, sessions.sandbox));
       }
 
       if (req.method === "GET") {
         // No session is an answer, not a failure: 204, so the sign-in page loads without an error.
         const resolved = token ? await sessions.resolve(token) : { refused: "no session cookie" };
         if (!token || "refused" in resolved) return res.status(204).end();
-        return res.status(200).json(sessionBody(resolved.key, resolved.session.expires_at, csrfTokenFor(token)));
+        return res
+          .status(200)
+          .json(sessionBody(resolved.key, resolved.session.expires_at, csrfTokenFor(token), sessions.sandbox));
       }
 
       if (req.method === "DELETE") {

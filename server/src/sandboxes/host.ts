@@ -5,11 +5,11 @@ import type { Logger } from "pino";
 import { type Config, rateLimitSettings } from "../config.ts";
 import type { Domain } from "../domain/index.ts";
 import type { Now } from "../domain/kernel/caller.ts";
-import { DomainError } from "../domain/kernel/errors.ts";
-import { KEY_TAG_LENGTH, type SandboxHost, type SandboxIdentity } from "../domain/sandboxes/sandboxes.ts";
-import { isWellFormedSecret, type ServiceKeys } from "../domain/service-keys/service-keys.ts";
+import type { SandboxHost, SandboxIdentity } from "../domain/sandboxes/sandboxes.ts";
+import type { ServiceKeys } from "../domain/service-keys/service-keys.ts";
 import { createApp } from "../http/app.ts";
-import { bearerSecret, scopeCheck } from "../http/auth.ts";
+import { scopeCheck } from "../http/auth.ts";
+import { consoleCookie } from "../http/console.ts";
 import { loadContract } from "../http/contract.ts";
 import { contractValidation } from "../http/front.ts";
 import { requestLogWriter } from "../http/observability.ts";
@@ -19,6 +19,7 @@ import { domainFor, type WebhookOverrides } from "../startup/domain.ts";
 import { type Scheduled, startJobs } from "../startup/jobs.ts";
 import { ResourceStack } from "../startup/resource-stack.ts";
 import { openStoreAt, type ServerStore } from "../startup/store.ts";
+import { type Credential, credentialOf, ownedBy, tagOf } from "./console-routing.ts";
 
 // Sandboxes on demand (spec/resources/sandboxes.tsp): the composition root's side. Each sandbox is a
 // store of its own (SQLite: DATA_DIR/sandboxes/<id>.sqlite, or an in-memory database; MongoDB: the
@@ -96,7 +97,7 @@ async function startSandbox(
     stack.defer("the sandbox's store", () => store.close());
     const domain = domainFor(config, store, now, { ...options.webhooks, log: logger }, options.publicUrl, undefined, {
       vaultKeys: identity.vaultKeys,
-      sandbox: { id: identity.id, keyTag: identity.keyTag },
+      sandbox: { id: identity.id, keyTag: identity.keyTag, name: identity.name },
     });
     stack.defer("the sandbox's webhook sender", () => domain.webhooks.sender.close?.());
     const requestLog = requestLogWriter({ store, logger });
@@ -239,18 +240,12 @@ export function createSandboxHost(options: SandboxHostOptions): SandboxHosting {
     return identity;
   }
 
-  /** Whether `secret` is a live key of the sandbox; any other failure than "unauthorized" is thrown. */
-  const knows = (sandbox: OpenSandbox, secret: string) =>
-    sandbox.domain.serviceKeys.authenticate(secret).then(
-      (key) => {
-        keyHome.set(key.id, sandbox);
-        return true;
-      },
-      (err: unknown) => {
-        if (err instanceof DomainError && err.code === "unauthorized") return false;
-        throw err;
-      },
-    );
+  /** Whether the credential is the sandbox's own (./console-routing.ts); a key's use is then recorded there. */
+  const knows = async (sandbox: OpenSandbox, credential: Credential) => {
+    const owned = await ownedBy(sandbox.domain, credential);
+    if (owned.key) keyHome.set(owned.key.id, sandbox);
+    return owned.owned;
+  };
 
   return {
     limit: config.SANDBOX_LIMIT,
@@ -266,18 +261,23 @@ export function createSandboxHost(options: SandboxHostOptions): SandboxHosting {
     },
 
     router(lookup) {
+      // A Bearer key, or the console's sign-in key or session cookie (./console-routing.ts).
+      const credentialFor = credentialOf({
+        cookieName: consoleCookie(config.BASE_URL, config.CONSOLE_SESSION_TTL_SECONDS).name,
+        bodyLimitBytes: config.BODY_LIMIT_BYTES,
+        console: config.CONSOLE_ENABLED,
+      });
       return async (req: Request, res: Response, next: NextFunction) => {
-        const header = req.headers.authorization;
-        const secret = header === undefined ? undefined : bearerSecret(header);
-        // Only a sandbox key (`key_test_`) can belong to a sandbox on demand.
-        if (secret === undefined || !secret.startsWith("key_test_") || !isWellFormedSecret(secret)) return next();
         try {
-          const identity = await identityFor(secret.slice(-KEY_TAG_LENGTH), lookup);
+          // Only a sandbox key (`key_test_`) or a session token can belong to a sandbox on demand.
+          const credential = await credentialFor(req, res);
+          if (credential === undefined) return next();
+          const identity = await identityFor(tagOf(credential), lookup);
           if (identity === null) return next();
           const sandbox = await opened(identity);
-          // A key of the default sandbox whose last characters happen to be a sandbox's tag stays the
-          // default sandbox's: only a key the sandbox itself knows is served there.
-          if (!(await knows(sandbox, secret))) return next();
+          // A key (or session) of the default sandbox whose last characters happen to be a sandbox's tag
+          // stays the default sandbox's: only a credential the sandbox itself knows is served there.
+          if (!(await knows(sandbox, credential))) return next();
           track(sandbox, res);
           sandbox.app(req, res, next);
         } catch (err) {

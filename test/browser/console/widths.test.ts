@@ -87,6 +87,11 @@ describe("console pages at phone and desktop widths", { timeout: 480_000 }, () =
         },
       }),
     );
+    unwrap(
+      await api.POST("/v1/sandboxes", {
+        body: { name: "QA regression run for the Acme Coffee Roasters & Bakery International checkout, nightly" },
+      }),
+    );
     const funded = await fundedMerchant(api, 500_000);
     const cashout = unwrap(
       await api.POST("/v1/cashouts", {
@@ -146,6 +151,7 @@ describe("console pages at phone and desktop widths", { timeout: 480_000 }, () =
       { route: "fraud/settings", what: "the fraud settings" },
       { route: "requests", what: "the request log" },
       { route: "clock", what: "the sandbox clock" },
+      { route: "sandboxes", what: "the sandboxes on demand" },
     );
 
     browser = await launch();

@@ -18,6 +18,11 @@ export interface SessionKey {
 
 export interface Session {
   key: SessionKey;
+  /**
+   * The sandbox on demand the session is in (signed in with one of its keys: every request acts on its
+   * objects); null for the account's own production or default sandbox (server/src/http/console.ts).
+   */
+  sandbox: { id: string; name: string } | null;
   expires_at: string;
   csrf_token: string;
 }

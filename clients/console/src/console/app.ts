@@ -21,8 +21,16 @@ export interface Ctx {
   go(path: string, query?: Record<string, string>): void;
   /** Renders the current address again (after a change). */
   refresh(): void;
-  /** Shows a secret once, with a copy button and a warning; resolves when dismissed. */
-  showSecret(title: string, secret: string, note: string): Promise<void>;
+  /**
+   * Shows a secret once, with a copy button and a warning; resolves when dismissed. `then`: one more
+   * button (the new sandbox's "Open"), which closes the dialog and runs.
+   */
+  showSecret(title: string, secret: string, note: string, then?: { label: string; run: () => void }): Promise<void>;
+  /**
+   * Ends this session and signs in with another key (the sandboxes page's "open"): the browser has one
+   * session cookie, so the new session replaces this one. A refused key lands on the sign-in page, saying why.
+   */
+  signInWith(secret: string): Promise<void>;
 }
 
 /**
@@ -55,6 +63,11 @@ export interface PageDef {
   needs: OperationId[];
   /** Shown to sandbox keys only (its operations answer 404 in production). */
   sandboxOnly?: boolean;
+  /**
+   * Opens at its address for every session, also one whose key `needs` does not allow (then it is not in
+   * the navigation): the page itself explains why this session cannot use it (the sandboxes page).
+   */
+  explainsWhenUnavailable?: boolean;
   render(ctx: Ctx, route: Route): HTMLElement | Promise<HTMLElement>;
 }
 

@@ -1,6 +1,7 @@
 import type { OperationId } from "@payments/contract/operations";
 import { allows, apiFor, currentSession, type Session, signIn, signOut } from "./api.ts";
 import { type Ctx, type PageDef, type Route, setEnvironment, setSandboxNow, tickTimes } from "./app.ts";
+import { environmentOf } from "./environment.ts";
 import { truncatedPrefix } from "./format.ts";
 import { PAGES } from "./pages/index.ts";
 import { announce, button, h, openDialog } from "./ui.ts";
@@ -25,7 +26,13 @@ function go(path: string, query: Record<string, string> = {}): void {
 }
 
 /** The secret dialog: shown once, with a copy button and a warning; the secret leaves the page when it closes. */
-function showSecret(title: string, secret: string, note: string): Promise<void> {
+function showSecret(
+  title: string,
+  secret: string,
+  note: string,
+  then?: { label: string; run: () => void },
+): Promise<void> {
+  let chosen = false;
   return new Promise((resolve) => {
     const status = h("p", { class: "hint", role: "status" });
     const code = h("code", { class: "secret", id: "new-secret" }, secret);
@@ -60,17 +67,24 @@ function showSecret(title: string, secret: string, note: string): Promise<void> 
           "primary",
         ),
         button("I have stored it", close),
+        then
+          ? button(then.label, () => {
+              chosen = true;
+              close();
+            })
+          : null,
       ),
     ]);
     dialog.addEventListener("close", () => {
       code.textContent = "";
       resolve();
+      if (chosen) then?.run();
     });
   });
 }
 
 function signInView(message?: string): void {
-  document.body.classList.remove("sandbox", "production");
+  document.body.classList.remove("sandbox", "production", "sandbox-on-demand");
   const error = h("p", { class: "error-box", role: "alert", id: "signin-error", hidden: !message }, message ?? "");
   const input = h("input", {
     id: "key",
@@ -143,22 +157,38 @@ function start(session: Session): void {
     go,
     refresh: () => render(),
     showSecret,
+    async signInWith(secret: string) {
+      ended = true;
+      stop();
+      // Signed out first: the new session's cookie replaces this one's, which could then not be ended.
+      await signOut(session).catch(() => undefined);
+      try {
+        await signIn(secret);
+        const next = await currentSession();
+        if (next) return start(next);
+        signInView("Signed in, but the browser did not keep the session cookie. Sign in again.");
+      } catch (err) {
+        signInView(err instanceof Error ? err.message : String(err));
+      }
+    },
   };
   const live = session.key.livemode;
+  const env = environmentOf(session);
   setEnvironment(live);
   const visible = PAGES.filter((p) => p.needs.some((op) => ctx.can(op)) && !(p.sandboxOnly && live));
+  /** The pages that open for this session: those in the navigation, and those that explain why not. */
+  const reachable = PAGES.filter((p) => visible.includes(p) || p.explainsWhenUnavailable);
   document.body.classList.toggle("production", live);
   document.body.classList.toggle("sandbox", !live);
+  document.body.classList.toggle("sandbox-on-demand", env.kind === "sandbox-on-demand");
 
   const main = h("main", { id: "main", tabindex: -1 });
   const navLinks = visible.map((p) => h("a", { href: `#/${p.path}`, "data-page": p.path }, p.title));
   const banner = h(
     "div",
-    { class: `env-banner ${live ? "production" : "sandbox"}`, role: "note", "aria-label": "Environment" },
-    h("strong", null, live ? "Production" : "Sandbox"),
-    live
-      ? " — live data: changes here move real money and affect real customers."
-      : " — test data: nothing here moves real money.",
+    { class: `env-banner ${env.kind}`, role: "note", "aria-label": "Environment", id: "environment" },
+    h("strong", null, env.label),
+    env.detail,
   );
   const header = h(
     "header",
@@ -232,7 +262,7 @@ function start(session: Session): void {
   let renderCount = 0;
   async function render(): Promise<void> {
     const route = parseRoute();
-    const page: PageDef | undefined = visible.find((p) => p.path === route.segments[0]);
+    const page: PageDef | undefined = reachable.find((p) => p.path === route.segments[0]);
     if (!page) {
       // The first page this key may see (the keys page for a `*` key).
       if (visible[0]) go(visible[0].path);
@@ -265,7 +295,7 @@ function start(session: Session): void {
     } finally {
       main.removeAttribute("aria-busy");
     }
-    document.title = `${page.title} · ${live ? "Production" : "Sandbox"} · Payments console`;
+    document.title = `${page.title} · ${env.title} · Payments console`;
     announce(`${page.title} loaded`);
   }
 

@@ -7,7 +7,11 @@ import { consoleSessionCollections } from "./records.ts";
 // Developer-console sessions (the console's sign-in), as the list of areas sees them (domain/areas.ts).
 
 type Needs = { serviceKeys: ServiceKeys };
-type Deps = { settings: SettingsOf<"consoleSessions"> };
+type Deps = {
+  settings: SettingsOf<"consoleSessions">;
+  /** In a sandbox on demand's domain: its sessions live in its store, their tokens end with its tag. */
+  sandbox?: { id: string; name: string; keyTag: string } | undefined;
+};
 
 export const consoleSessionsArea = {
   name: "console-sessions",
@@ -27,6 +31,7 @@ export const consoleSessionsArea = {
       now,
       serviceKeys: needs.serviceKeys,
       ttlSeconds: deps.settings.consoleSessions.ttlSeconds,
+      sandbox: deps.sandbox,
     }),
   }),
   jobs: (_ctx: unknown, { consoleSessions }: { consoleSessions: ConsoleSessions }) => ({

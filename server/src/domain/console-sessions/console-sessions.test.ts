@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { testDomain } from "../../../test-support/domain.ts";
-import { csrfTokenFor, sessionDigest } from "./console-sessions.ts";
+import { createClock } from "../kernel/clock.ts";
+import { createServiceKeys } from "../service-keys/service-keys.ts";
+import { createConsoleSessions, csrfTokenFor, isWellFormedToken, sessionDigest } from "./console-sessions.ts";
 
 // Console sessions (docs/console.md "Console and API reference"): what the store keeps, and when a session ends.
 
@@ -77,5 +79,37 @@ describe("console sessions", () => {
     t.advance(3601);
     expect(await t.domain.jobs.sweepConsoleSessions()).toBe(1);
     expect(await t.store.findAll("console_sessions", {}, 10)).toEqual([]);
+  });
+
+  it("in a sandbox on demand: say which sandbox, and end their tokens with its tag, as its keys' secrets do", async () => {
+    const t = testDomain();
+    const sandbox = { id: "sbx_4Kd8Lm2Nq6Rt1Vx5Zb9Cf3Hj", name: "QA: Ana", keyTag: "Tg5Rx8Qa" };
+    // The sandbox's own store holds its keys and its sessions (server/src/sandboxes/host.ts).
+    const keys = createServiceKeys(t.store, createClock(t.now), sandbox.keyTag);
+    const sessions = createConsoleSessions({ store: t.store, now: t.now, serviceKeys: keys, ttlSeconds: 600, sandbox });
+    expect(sessions.sandbox).toEqual({ id: sandbox.id, name: "QA: Ana" });
+    const { secret } = await keys.issue(false, { name: "first", scopes: ["*"] });
+    const signedIn = await sessions.signIn(secret);
+    expect(isWellFormedToken(signedIn.token)).toBe(true);
+    expect(signedIn.token.endsWith(sandbox.keyTag)).toBe(true);
+    expect(await sessions.holds(signedIn.token)).toBe(true);
+    // The account's sessions say no sandbox, and their tokens are random throughout.
+    expect(t.domain.consoleSessions.sandbox).toBeNull();
+    const other = `csess_${"A".repeat(35)}${sandbox.keyTag}`;
+    expect(await sessions.holds(other)).toBe(false);
+    await sessions.signOut(signedIn.token);
+    expect(await sessions.holds(signedIn.token)).toBe(false);
+  });
+
+  it("recognise a token by its shape only: `csess_` and 43 letters and digits", () => {
+    expect(isWellFormedToken(`csess_${"a1B".repeat(14)}c`)).toBe(true);
+    for (const bad of [
+      `csess_${"a".repeat(42)}`,
+      `csess_${"a".repeat(44)}`,
+      `csess_${"a".repeat(42)}-`,
+      "key_test_x",
+    ]) {
+      expect(isWellFormedToken(bad), bad).toBe(false);
+    }
   });
 });

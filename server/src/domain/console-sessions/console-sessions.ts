@@ -20,9 +20,24 @@ import type { ConsoleSessionDoc, ConsoleSessionStore } from "./records.ts";
  * A session token: `csess_` and 43 base62 characters (256 bits). The marker lets the masker recognise a
  * token wherever one ends up (a URL, a header echoed into a log: kernel/mask.ts, maskCredentials), as
  * it recognises service-key and webhook secrets.
+ *
+ * In a sandbox on demand the session lives in the sandbox's own store, beside the key that opened it, and
+ * its token ends with the sandbox's key tag, as that key's secret does (domain/sandboxes KEY_TAG_LENGTH):
+ * the tag routes the console's requests to the sandbox (server/src/sandboxes/console-routing.ts) without
+ * the account's store knowing the session. The remaining 35 random characters still carry 208 bits.
  */
 const TOKEN_PREFIX = "csess_";
-const TOKEN_RANDOM_LENGTH = 43;
+const TOKEN_LENGTH = 43;
+const TOKEN_SHAPE = /^csess_[0-9A-Za-z]{43}$/;
+
+/** Whether a presented token has the shape of a session token (nothing else is looked up or routed). */
+export const isWellFormedToken = (token: string) => TOKEN_SHAPE.test(token);
+
+/** The sandbox on demand a domain's console sessions are in (DomainDeps.sandbox), as the console shows it. */
+export interface SessionSandbox {
+  id: string;
+  name: string;
+}
 
 export const sessionDigest = (token: string) => createHash("sha256").update(token).digest("hex");
 
@@ -67,10 +82,15 @@ export function createConsoleSessions(deps: {
   serviceKeys: ServiceKeys;
   /** How long a session lasts from sign-in (CONSOLE_SESSION_TTL_SECONDS); it is never extended. */
   ttlSeconds: number;
+  /** Set when this domain serves a sandbox on demand: its id, its name, and the tag its tokens end with. */
+  sandbox?: { id: string; name: string; keyTag: string } | undefined;
 }): ConsoleSessions {
   const { store, now, serviceKeys, ttlSeconds } = deps;
+  const tag = deps.sandbox?.keyTag ?? "";
 
   return {
+    sandbox: deps.sandbox ? { id: deps.sandbox.id, name: deps.sandbox.name } : null,
+
     /**
      * Exchanges a service key's secret for a new session. The secret is checked exactly as an API
      * request's would be (401 `unauthorized` for a malformed, unknown, expired or revoked key).
@@ -78,7 +98,7 @@ export function createConsoleSessions(deps: {
     async signIn(secret: string): Promise<SignedIn> {
       const key = await serviceKeys.authenticate(secret);
       const at = now();
-      const token = `${TOKEN_PREFIX}${randomBase62(TOKEN_RANDOM_LENGTH)}`;
+      const token = `${TOKEN_PREFIX}${randomBase62(TOKEN_LENGTH - tag.length)}${tag}`;
       let expires = at.getTime() + ttlSeconds * 1000;
       if (key.expires_at) expires = Math.min(expires, Date.parse(key.expires_at));
       const session: ConsoleSessionDoc = {
@@ -115,6 +135,11 @@ export function createConsoleSessions(deps: {
       return { session, key };
     },
 
+    /** Whether this store has the session (routing: a token ending with a sandbox's tag by chance is not its). */
+    async holds(token: string): Promise<boolean> {
+      return (await store.get("console_sessions", sessionDigest(token))) !== null;
+    },
+
     /** Ends the session (sign-out). Ending one that does not exist is not an error. */
     async signOut(token: string): Promise<void> {
       await store.delete("console_sessions", sessionDigest(token));
@@ -127,6 +152,8 @@ export function createConsoleSessions(deps: {
 
 /** The developer console's sessions. */
 export interface ConsoleSessions {
+  /** The sandbox on demand these sessions act in, or null for the account's (production, the default sandbox). */
+  readonly sandbox: SessionSandbox | null;
   /**
    * Exchanges a service key's secret for a new session. The secret is checked exactly as an API
    * request's would be (401 `unauthorized` for a malformed, unknown, expired or revoked key).
@@ -137,6 +164,8 @@ export interface ConsoleSessions {
    * A session whose key no longer authenticates is deleted on the spot.
    */
   resolve(token: string): Promise<Resolved>;
+  /** Whether this store has the session (routing: a token ending with a sandbox's tag by chance is not its). */
+  holds(token: string): Promise<boolean>;
   /** Ends the session (sign-out). Ending one that does not exist is not an error. */
   signOut(token: string): Promise<void>;
   /** Deletes the sessions past their end (housekeeping); returns how many. */

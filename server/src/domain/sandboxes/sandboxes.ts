@@ -22,10 +22,12 @@ import type { SandboxDoc, SandboxStore } from "./records.ts";
 /** How many characters end every secret of a sandbox's keys and name its sandbox (SandboxDoc.key_tag). */
 export const KEY_TAG_LENGTH = 8;
 
-/** What a sandbox's store is opened with: its id, its keys' tag and its own vault keys. */
+/** What a sandbox's store is opened with: its id, its keys' tag, its own vault keys, and its name. */
 export interface SandboxIdentity {
   id: string;
   keyTag: string;
+  /** IsolatedSandbox.name: the console shows it on a session in the sandbox. */
+  name: string;
   vaultKeys: VaultKeys;
 }
 
@@ -94,7 +96,7 @@ export function createSandboxes(
       masterKey: string;
       fingerprintKey: string;
     };
-    return { id: doc.id, keyTag: doc.key_tag, vaultKeys: parseVaultKeys(keys) };
+    return { id: doc.id, keyTag: doc.key_tag, name: doc.name, vaultKeys: parseVaultKeys(keys) };
   }
 
   return {
@@ -108,6 +110,7 @@ export function createSandboxes(
       const identity: SandboxIdentity = {
         id,
         keyTag: randomBase62(KEY_TAG_LENGTH),
+        name: input.name,
         vaultKeys: parseVaultKeys(material),
       };
       // The refusal over the limit comes before anything is made, and is checked again in the transaction

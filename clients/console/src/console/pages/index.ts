@@ -10,6 +10,7 @@ import { merchantsPage } from "./merchants.ts";
 import { paymentLinksPage } from "./payment-links.ts";
 import { requestLogPage } from "./request-log.ts";
 import { sandboxClockPage } from "./sandbox-clock.ts";
+import { sandboxesPage } from "./sandboxes.ts";
 import { tokensPage } from "./tokens.ts";
 import { webhooksPage } from "./webhooks.ts";
 
@@ -32,4 +33,5 @@ export const PAGES: PageDef[] = [
   fraudPage,
   requestLogPage,
   sandboxClockPage,
+  sandboxesPage,
 ];
