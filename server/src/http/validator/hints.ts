@@ -28,7 +28,7 @@ const NOTHING: ValidationHint = {};
 const NO_OPERATION: OperationHints = { parameters: [] };
 
 /** The hint at an index (every index the generated data gives is one of its hints). */
-const hintAt = (index: number): ValidationHint => HINTS[index] ?? NOTHING;
+export const hintAt = (index: number): ValidationHint => HINTS[index] ?? NOTHING;
 
 /** One operation's parameters, body and token path (`method` lower case, `route` the contract's path template). */
 export const operationHints = (method: string, route: string): OperationHints =>
