@@ -4,6 +4,8 @@
 //   2. post-process -> webhooks section, per-operation scopes, JSON Schema dialect, example order,
 //                      OpenAPI 3.0 fixes (see below)
 //   3. openapi-typescript -> TypeScript types of the 3.1 document
+//   4. the operation table (types/operations.ts) and what the validator's messages read of the schemas
+//      (types/validation-hints.ts, spec/scripts/validation-hints.mjs)
 // With --check it writes nothing and exits 1 when the committed files differ from a fresh run,
 // which is how the test command catches a spec edited without regenerating.
 import { execFileSync } from "node:child_process";
@@ -12,6 +14,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import openapiTS, { astToString, tsLiteral, tsUnion } from "openapi-typescript";
+import { validationHintsModule } from "./validation-hints.mjs";
 
 const specDir = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const outDir = resolve(specDir, "../generated");
@@ -790,6 +793,7 @@ const files = {
   "openapi/openapi.3.0.json": postProcess30(raw.v30),
   "types/api.ts": await types(JSON.parse(v31)),
   "types/operations.ts": operationTable(JSON.parse(v31)),
+  "types/validation-hints.ts": validationHintsModule(JSON.parse(v31), BANNER),
 };
 
 if (check) {

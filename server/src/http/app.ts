@@ -205,8 +205,8 @@ export function createApp(deps: AppDeps): Express {
   const streams = eventStreams({ perKey: config.EVENT_STREAMS_PER_KEY, leases: domain.streamLeases });
   const guardsOfPublic = publicGuards(domain, publicUrl);
   for (const op of operations) {
-    // biome-ignore lint/suspicious/noExplicitAny: each handler is typed by its own operation id
-    const handler = toExpress(handlers[op.operationId] as any, streams);
+    // biome-ignore lint/suspicious/noExplicitAny: the cast: each handler is typed by its own operation id, which `op` is
+    const handler = toExpress(handlers[op.operationId] as any, op, streams);
     // The checks that need no stored data (front.ts), then Sandbox-Simulate (failure injection, every
     // POST) before the key is claimed, so a simulated 429 or a refusal of the header is not stored as the
     // key's answer, then the Idempotency-Key, then the operation.

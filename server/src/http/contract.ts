@@ -26,6 +26,7 @@ export type ContractOperation = (typeof OPERATIONS)[number];
 /** A fresh copy each call: express-openapi-validator mutates the document it is given. */
 export function loadContract(): OpenApiDocument {
   // A static import, so the production build (esbuild, server/build.mjs) carries the document inside dist/ (docs/operating.md "Production").
+  // cast: the JSON module's type is the document's literal shape; OpenApiDocument is the view the server reads of it.
   return structuredClone(document as unknown as OpenApiDocument);
 }
 

@@ -205,7 +205,7 @@ export function toProblem(err: unknown, requestId: string, logger: Logger, reque
     if (code !== "invalid_request") return problem(code, maskSensitive(e.message ?? "") || undefined, { requestId });
     const findings = e.errors ?? [];
     const read = findings.slice(0, FINDINGS_READ);
-    const explained = request ? explainFindings(theContract(), request, read) : [];
+    const explained = request ? explainFindings(request, read) : [];
     const all = explained.length > 0 ? explained : read.map(inValidatorWords);
     const errors = all.slice(0, FINDINGS_LISTED).map((x) => ({
       ...x,

@@ -8,13 +8,7 @@ import { listCheck, STATELESS_CHECKS, type StatelessCheck } from "../domain/stat
 import { isRecord } from "../guards.ts";
 import { authenticate, type KeyAuthenticator, scopeCheck } from "./auth.ts";
 import { refuseUnboundedJson } from "./body-bounds.ts";
-import {
-  type ContractOperation,
-  contractOperations,
-  loadContract,
-  type OpenApiDocument,
-  type OpenApiOperation,
-} from "./contract.ts";
+import { type ContractOperation, contractOperations, loadContract, type OpenApiDocument } from "./contract.ts";
 import { errorMiddleware, notFoundMiddleware } from "./errors.ts";
 import {
   emptyBodyAsObject,
@@ -28,6 +22,7 @@ import { isOpenApiRequest } from "./locals.ts";
 import { observability } from "./observability.ts";
 import { mountPages } from "./pages.ts";
 import { publicRequestGuards } from "./public-operations.ts";
+import { hintAt, operationHints } from "./validator/hints.ts";
 
 // The server's front: every check of a request that needs no stored data — how the body is read and
 // bounded, the contract's validation and its problems, exact paths, the unknown route's answer, the
@@ -38,23 +33,20 @@ import { publicRequestGuards } from "./public-operations.ts";
 // server refuses, with the same status, code, `param` and words (issue 34: "the mock's errors are the
 // server's"). Nothing here is written twice: each piece is the one both use.
 
+/** An operation's query parameters, as the contract's generated hints list them (validator/hints.ts). */
+const queryParameters = (op: ContractOperation) =>
+  operationHints(op.method, op.path).parameters.filter((p) => p.in === "query");
+
 /** The names of an operation's query parameters whose schema is an integer. */
-function integerQueryParameters(doc: OpenApiDocument, op: OpenApiOperation | undefined): string[] {
-  const params = (op?.parameters ?? []) as { $ref?: string; in?: string; name?: string; schema?: { type?: unknown } }[];
-  const components = (doc.components.parameters ?? {}) as Record<string, (typeof params)[number]>;
-  return params
-    .map((p) => (p.$ref ? components[p.$ref.split("/").pop() ?? ""] : p))
-    .filter((p) => p?.in === "query" && p.schema?.type === "integer")
-    .map((p) => p?.name ?? "");
+function integerQueryParameters(op: ContractOperation): string[] {
+  return queryParameters(op)
+    .filter((p) => hintAt(p.hint).types?.includes("integer"))
+    .map((p) => p.name);
 }
 
 /** Whether an operation is a list (ListParameters, spec/common/pagination.tsp: it takes the `starting_after` cursor). */
-function isList(doc: OpenApiDocument, op: ContractOperation): boolean {
-  const params = (doc.paths[op.path]?.[op.method]?.parameters ?? []) as { $ref?: string; name?: string; in?: string }[];
-  const components = (doc.components.parameters ?? {}) as Record<string, (typeof params)[number]>;
-  return params
-    .map((p) => (p.$ref ? components[p.$ref.split("/").pop() ?? ""] : p))
-    .some((p) => p?.in === "query" && p.name === "starting_after");
+function isList(op: ContractOperation): boolean {
+  return queryParameters(op).some((p) => p.name === "starting_after");
 }
 
 /** Reads a JSON body, bounded before it is parsed (body-bounds.ts), and reads an empty one as `{}`. */
@@ -108,7 +100,7 @@ export function contractValidation(
   return [
     exactPaths(),
     ...(OpenApiValidator.middleware({
-      // biome-ignore lint/suspicious/noExplicitAny: the validator's document type is stricter than our JSON view of it
+      // biome-ignore lint/suspicious/noExplicitAny: the cast: the validator's document type is stricter than our JSON view of it
       apiSpec: doc as any,
       validateApiSpec: false, // linted at build time (Spectral); skipping saves start-up time
       validateRequests: { allErrors: true, allowUnknownQueryParameters: false },
@@ -117,6 +109,7 @@ export function contractValidation(
       // "full": dates are checked against the calendar (no 30 February), not only their shape.
       validateFormats: true,
       ajvFormats: { mode: "full" },
+      // cast: the validator's handlers take its OpenApiRequest, an Express Request it extends with `openapi`.
     }) as RequestHandler[]),
   ];
 }
@@ -135,7 +128,7 @@ export function operationChecks(
   const spec = doc.paths[op.path]?.[op.method];
   // An operation the contract gives no request body refuses one, rather than ignore what was sent.
   const checks: RequestHandler[] = spec?.requestBody === undefined ? [noBody()] : [];
-  const integers = integerQueryParameters(doc, spec);
+  const integers = integerQueryParameters(op);
   if (integers.length > 0) checks.push(strictIntegers(integers));
   if (op.public) checks.push(...publicGuards);
   if (op.freeText.length > 0) checks.push(noCardNumbersInText(op.freeText));
@@ -188,6 +181,9 @@ export function problemAnswers(
   ];
 }
 
+/** When the mock's stand-in key was made: no time in particular (nothing reads it). */
+const MOCK_KEY_CREATED = "2026-01-01T00:00:00.000Z";
+
 /**
  * Keys as a front without a store sees them: any well-formed secret (`key_test_…`/`key_live_…` and 32
  * base62 characters) is taken, with every scope, since whether it exists, and what it may do, is
@@ -196,12 +192,22 @@ export function problemAnswers(
 export const wellFormedKeys: KeyAuthenticator & Parameters<typeof scopeCheck>[0] = {
   async authenticate(secret: string) {
     if (!isWellFormedSecret(secret)) throw new DomainError("unauthorized", "The service key is malformed.");
-    return {
+    const key: ServiceKeyDoc = {
       id: "kid_mock",
       livemode: secret.startsWith("key_live_"),
+      created_at: MOCK_KEY_CREATED,
+      name: "Any well-formed key (mock)",
       scopes: ["*"],
       prefix: prefixOf(secret),
-    } as ServiceKeyDoc;
+      // Never compared: a front without a store takes every well-formed secret.
+      secret_hash: "",
+      previous_secret_hash: null,
+      previous_expires_at: null,
+      last_used_at: null,
+      expires_at: null,
+      revoked_at: null,
+    };
+    return key;
   },
   async touch() {},
 };
@@ -213,7 +219,7 @@ export { DomainError };
 function statelessCheck(check: StatelessCheck): RequestHandler {
   return (req, _res, next) => {
     try {
-      check({ body: req.body, query: req.query as Record<string, unknown> }, new Date());
+      check({ body: req.body, query: isRecord(req.query) ? req.query : {} }, new Date());
     } catch (err) {
       return next(err);
     }
@@ -255,7 +261,7 @@ export function createStatelessFront(options: StatelessFrontOptions): Express {
   const chains = new Map<string, RequestHandler[]>();
   for (const op of operations) {
     // The use case's own rules that need no store (domain/stateless-checks.ts), where the server runs them.
-    const checks = [STATELESS_CHECKS[op.operationId], isList(doc, op) ? listCheck : undefined].filter(
+    const checks = [STATELESS_CHECKS[op.operationId], isList(op) ? listCheck : undefined].filter(
       (check): check is StatelessCheck => check !== undefined,
     );
     chains.set(`${op.method.toUpperCase()} ${op.path}`, [

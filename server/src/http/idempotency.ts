@@ -105,8 +105,8 @@ function outcome(status: number, body: string, sensitive: boolean, atomic: boole
   if (sensitive && status < 300) {
     let objectId: string | null = null;
     try {
-      const id = (JSON.parse(body) as { id?: unknown }).id;
-      if (typeof id === "string") objectId = id;
+      const parsed: unknown = JSON.parse(body);
+      if (isRecord(parsed) && typeof parsed.id === "string") objectId = parsed.id;
     } catch {
       // Not JSON: nothing to name.
     }

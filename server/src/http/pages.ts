@@ -3,9 +3,10 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import express, { type Express, type Request, type Response } from "express";
 import type { ErrorCode } from "../domain/kernel/errors.ts";
+import { isRecord } from "../guards.ts";
 import { loadContract, type OpenApiDocument } from "./contract.ts";
 import { CSP_BASE, escapeHtml, pageHeaders } from "./page-security.ts";
-import { ERROR_REFERENCE_PATH, PROBLEM_TYPES, problemTypeUri } from "./problems.ts";
+import { ERROR_CODES, ERROR_REFERENCE_PATH, isErrorCode, PROBLEM_TYPES, problemTypeUri } from "./problems.ts";
 import { rebaseExamples } from "./served-document.mjs";
 
 // The pages people open (docs/console.md "Console and API reference"): the developer console at /console,
@@ -60,10 +61,11 @@ export const CSP = {
 /** `code` spans in the table's prose become <code>. */
 const prose = (s: string) => escapeHtml(s).replace(/`([^`]+)`/g, "<code>$1</code>");
 
-interface ResponseLike {
-  description?: string;
-  content?: Record<string, { examples?: Record<string, { value?: unknown }> }>;
-}
+/** A member of a document's object that is itself an object (`responses`, `content`, `examples`), or an empty one. */
+const recordAt = (node: unknown, name: string): Record<string, unknown> => {
+  const value = isRecord(node) ? node[name] : undefined;
+  return isRecord(value) ? value : {};
+};
 
 /**
  * The HTTP statuses the contract answers each error code with, for the error reference: every status
@@ -74,23 +76,23 @@ interface ResponseLike {
  * no operation gives (card_declined was listed as 402: a declined card is a charge's `failure_code`).
  */
 export function contractStatuses(document: OpenApiDocument): Map<ErrorCode, number[]> {
-  const codes = Object.keys(PROBLEM_TYPES) as ErrorCode[];
+  const codes = ERROR_CODES;
   const named = new Map<ErrorCode, Set<number>>(codes.map((code) => [code, new Set()]));
   const declared = new Set<number>();
   for (const operations of Object.values(document.paths)) {
     for (const operation of Object.values(operations)) {
-      const responses = (operation as { responses?: Record<string, ResponseLike> }).responses ?? {};
-      for (const [key, response] of Object.entries(responses)) {
+      for (const [key, response] of Object.entries(recordAt(operation, "responses"))) {
         const status = Number(key);
         if (!Number.isInteger(status) || status < 400) continue;
         declared.add(status);
-        for (const media of Object.values(response.content ?? {})) {
-          for (const example of Object.values(media.examples ?? {})) {
-            const code = (example.value as { code?: unknown } | undefined)?.code;
-            named.get(code as ErrorCode)?.add(status);
+        for (const media of Object.values(recordAt(response, "content"))) {
+          for (const example of Object.values(recordAt(media, "examples"))) {
+            const code = recordAt(example, "value").code;
+            if (isErrorCode(code)) named.get(code)?.add(status);
           }
         }
-        for (const code of codes) if (response.description?.includes(`\`${code}\``)) named.get(code)?.add(status);
+        const description = isRecord(response) && typeof response.description === "string" ? response.description : "";
+        for (const code of codes) if (description.includes(`\`${code}\``)) named.get(code)?.add(status);
       }
     }
   }
@@ -121,9 +123,7 @@ export function errorReferenceHtml(publicUrl: string, document: OpenApiDocument 
       </section>`;
   };
   const first = (code: ErrorCode) => statuses.get(code)?.[0] ?? 0;
-  const byStatus = (Object.keys(PROBLEM_TYPES) as ErrorCode[]).sort(
-    (a, b) => first(a) - first(b) || a.localeCompare(b),
-  );
+  const byStatus = [...ERROR_CODES].sort((a, b) => first(a) - first(b) || a.localeCompare(b));
   const answered = byStatus.filter((code) => first(code) > 0).map(entry);
   const unanswered = byStatus.filter((code) => first(code) === 0).map(entry);
   const outside =

@@ -8,6 +8,7 @@ import { DomainError } from "../domain/kernel/errors.ts";
 import { currencyExponent } from "../domain/kernel/money.ts";
 import type { PaymentLinkDoc } from "../domain/payment-links/records.ts";
 import type { LinkState } from "../domain/payment-links/state.ts";
+import { isRecord } from "../guards.ts";
 import { CSP_BASE, escapeHtml, pageHeaders } from "./page-security.ts";
 import { payPath } from "./public-operations.ts";
 
@@ -47,6 +48,15 @@ export interface PageAssets {
  * The page's sources: beside the bundle in the production build (server/build.mjs copies them to
  * dist/pay-page/), else from the @payments/pay-page workspace.
  */
+/** The workspace package's `vendoredAssets` (asset name → npm package), its entries that are text. */
+function vendoredAssets(pkg: unknown): Record<string, string> {
+  const listed = isRecord(pkg) ? pkg.vendoredAssets : undefined;
+  if (!isRecord(listed)) return {};
+  return Object.fromEntries(
+    Object.entries(listed).filter((entry): entry is [string, string] => typeof entry[1] === "string"),
+  );
+}
+
 export function loadPageAssets(): PageAssets {
   const bundled = fileURLToPath(new URL("./pay-page/", import.meta.url));
   const inBuild = existsSync(join(bundled, "pay.html"));
@@ -55,10 +65,7 @@ export function loadPageAssets(): PageAssets {
   // Browser libraries the page imports (`vendoredAssets`: asset name → npm package), served from the
   // workspace's node_modules as they are installed, never from a CDN; the production build copies
   // them beside the page's own files.
-  const vendored: Record<string, string> = inBuild
-    ? {}
-    : ((JSON.parse(readFileSync(workspace, "utf8")) as { vendoredAssets?: Record<string, string> }).vendoredAssets ??
-      {});
+  const vendored: Record<string, string> = inBuild ? {} : vendoredAssets(JSON.parse(readFileSync(workspace, "utf8")));
   const read = (name: string) => {
     const pkg = vendored[name];
     const path = pkg ? createRequire(workspace).resolve(pkg) : join(dir, name);

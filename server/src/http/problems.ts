@@ -164,6 +164,13 @@ export const PROBLEM_TYPES: Record<ErrorCode, ProblemType> = {
 };
 
 /** Where the error reference is served; a problem's `type` is `<BASE_URL><this>#<code>`. */
+/** Whether a value is one of the API's error codes (a key of PROBLEM_TYPES). */
+export const isErrorCode = (value: unknown): value is ErrorCode =>
+  typeof value === "string" && Object.hasOwn(PROBLEM_TYPES, value);
+
+/** Every error code, in PROBLEM_TYPES' order. */
+export const ERROR_CODES: readonly ErrorCode[] = Object.keys(PROBLEM_TYPES).filter(isErrorCode);
+
 export const ERROR_REFERENCE_PATH = "/docs/errors";
 
 /** The `type` of a problem with this code, on the server whose public address is `baseUrl` (BASE_URL). */

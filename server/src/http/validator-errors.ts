@@ -1,6 +1,5 @@
 import type { components } from "@payments/contract/types";
-import type { OpenApiDocument } from "./contract.ts";
-import { ContractSchemas, type Located, operationSchemas, type Schema } from "./validator/contract-schema.ts";
+import { child, type Located, type OperationHints, operationHints, resolve } from "./validator/hints.ts";
 import { EXPLAIN, type FieldErrorCode, ON_PARENT } from "./validator/messages.ts";
 import {
   andList,
@@ -16,7 +15,7 @@ import {
 // The one translation from express-openapi-validator's findings to the `errors[]` of a 400 problem
 // (ProblemDetail in spec/common/problems.tsp; docs/api.md "Errors"). The validator reports Ajv's words
 // for every branch it tried ("must NOT be valid", "must match pattern "^[A-Z]{3}$"", nine hints for a
-// union), so each finding is read again against the contract's own schema for the field it names:
+// union), so each finding is read again against what the contract says of the field it names:
 //   - an unknown field is named with the nearest field the object does take ("did you mean");
 //   - a pattern says in words what it expects: the schema's `x-pattern-message` (every pattern a request
 //     can meet has one: spec/scripts/generate.mjs refuses a document without), and its example;
@@ -26,9 +25,10 @@ import {
 // Every item carries the field (`param`) and a machine code (FieldErrorCode). A finding the contract
 // cannot explain is kept in the validator's words rather than dropped.
 //
-// This file walks each finding to its field; validator/contract-schema.ts reads the contract's schemas
-// on the way, validator/messages.ts holds one row per keyword saying what to write, and
-// validator/words.ts the words they share.
+// This file walks each finding to its field; validator/hints.ts reads, on the way, what the contract says
+// of each place (generated from it at `npm run generate`: no schema is walked at run time),
+// validator/messages.ts holds one row per keyword saying what to write, and validator/words.ts the words
+// they share.
 
 export type { FieldErrorCode };
 export { nearestName };
@@ -82,34 +82,20 @@ const PRIORITY: FieldErrorCode[] = [
 /** What one request's findings are read against, and where their items go. */
 interface Reading {
   request: RequestParts;
-  schemas: ContractSchemas;
-  parameters: Schema[];
-  body: unknown;
+  operation: OperationHints;
   tokenPath: () => string | undefined;
   add: (param: string, code: FieldErrorCode, message: string) => void;
 }
 
-/**
- * Explains the validator's findings on one request against the contract. `doc` is the contract as
- * loaded (loadContract), not the copy the validator was given, which it rewrites.
- */
-export function explainFindings(
-  doc: OpenApiDocument,
-  request: RequestParts,
-  findings: ValidatorFinding[],
-): FieldError[] {
-  const schemas = new ContractSchemas(doc);
-  const { parameters, body } = operationSchemas(doc, request.method, request.route);
-  // Where a token goes in the body (a charge's `payment_method.token`), looked up once per request.
-  let tokenPathMemo: { path: string | undefined } | undefined;
-  const tokenPath = () => {
-    tokenPathMemo ??= { path: schemas.tokenPath(body, "") };
-    return tokenPathMemo.path;
-  };
+/** Explains the validator's findings on one request against the contract (its generated hints). */
+export function explainFindings(request: RequestParts, findings: ValidatorFinding[]): FieldError[] {
+  const operation = operationHints(request.method, request.route);
+  // Where a token goes in the body (a charge's `payment_method.token`).
+  const tokenPath = () => operation.tokenPath;
   const issues: FieldError[] = [];
   const add = (param: string, code: FieldErrorCode, message: string) =>
     issues.push({ param: param || "body", code, message });
-  const reading: Reading = { request, schemas, parameters, body, tokenPath, add };
+  const reading: Reading = { request, operation, tokenPath, add };
   for (const finding of findings) explainOne(reading, finding);
   return tidy(issues, tokenPath());
 }
@@ -135,7 +121,7 @@ function explainOne(reading: Reading, finding: ValidatorFinding): void {
   const walkTo = ON_PARENT.has(keywordName) ? segments.length - 1 : segments.length;
   let at: Located | undefined = start.located;
   let depth = 0;
-  while (at && !at.union && depth < walkTo) at = reading.schemas.child(at, segments[depth++] ?? "");
+  while (at && !at.union && depth < walkTo) at = child(at, segments[depth++] ?? "");
   if (!at) return; // inside something the contract does not describe: its own finding names it
   if (at.union) {
     unionIssue(reading, fieldOf(depth), at, at.union);
@@ -155,16 +141,15 @@ function explainOne(reading: Reading, finding: ValidatorFinding): void {
     where,
     keyword: keywordName,
     message,
-    schemas: reading.schemas,
     tokenPath: reading.tokenPath,
     add,
   });
 }
 
 /** The validator's own checks of the query (no Ajv keyword): a parameter the operation does not take, or an empty one. */
-function queryFinding({ parameters, add }: Reading, name: string, message: string): boolean {
+function queryFinding({ operation, add }: Reading, name: string, message: string): boolean {
   if (/^Unknown query parameter/.test(message)) {
-    const known = parameters.filter((p) => p.in === "query").map((p) => String(p.name));
+    const known = operation.parameters.filter((p) => p.in === "query").map((p) => p.name);
     const nearest = nearestName(name, known);
     const takes = known.length > 0 ? `this operation takes ${andList(known)}` : "this operation takes none";
     add(
@@ -183,21 +168,21 @@ function queryFinding({ parameters, add }: Reading, name: string, message: strin
 
 /** The root a finding's path starts from: the body, or one parameter. */
 function root(
-  { request, schemas, parameters, body }: Reading,
+  { request, operation }: Reading,
   where: string,
   name: string | undefined,
 ): { located: Located; param: string } | undefined {
-  if (where === "body") return { located: schemas.resolve(body, request.body), param: "" };
+  if (where === "body") return { located: resolve(operation.body, request.body), param: "" };
   const location = where === "params" || where === "path" ? "path" : where === "headers" ? "header" : where;
   const source = location === "path" ? request.params : location === "header" ? request.headers : request.query;
-  const spec = parameters.find(
-    (p) => p.in === location && typeof p.name === "string" && p.name.toLowerCase() === (name ?? "").toLowerCase(),
+  const spec = operation.parameters.find(
+    (p) => p.in === location && p.name.toLowerCase() === (name ?? "").toLowerCase(),
   );
   if (!spec || name === undefined) return undefined;
   const value = source[location === "header" ? name.toLowerCase() : name];
   return {
-    located: schemas.resolve(spec.schema, value),
-    param: location === "header" ? headerName(String(spec.name)) : name,
+    located: resolve(spec.hint, value),
+    param: location === "header" ? headerName(spec.name) : name,
   };
 }
 

@@ -1,4 +1,4 @@
-import type { OperationId } from "@payments/contract/operations";
+import type { OPERATIONS, OperationId } from "@payments/contract/operations";
 import type { components, operations } from "@payments/contract/types";
 import { isRecord } from "../../guards.ts";
 import type { Page, PageResult } from "../../store/port.ts";
@@ -14,6 +14,15 @@ import { DomainError } from "./errors.ts";
 // answer.
 
 export type { OperationId };
+
+/**
+ * The operations anyone may call without a key: the contract gives them `security: []` (`x-public`: the
+ * health probes, Adyen's notifications, a payment page's pay). Their handlers have no caller.
+ */
+export type PublicOperationId = Extract<(typeof OPERATIONS)[number], { public: true }>["operationId"];
+
+/** The operations that need a key with a scope: their handlers always have a caller. */
+export type AuthenticatedOperationId = Exclude<OperationId, PublicOperationId>;
 
 /** The contract's schemas: what every serializer builds (`Schemas["Charge"]`). */
 export type Schemas = components["schemas"];
@@ -110,11 +119,11 @@ export type Reply<K extends OperationId> = {
   [S in SuccessStatus<K>]: { status: S; body: JsonOf<Responses<K>[S]> };
 }[SuccessStatus<K>];
 
-export interface OperationInput<K extends OperationId> {
+/** What every operation's handler is given, caller aside. */
+interface InputParts<K extends OperationId> {
   body: RequestBody<K>;
   path: PathParams<K>;
   query: QueryParams<K>;
-  caller: Caller;
   /** The request's id (Request-Id), for operations that have no caller (public ones). */
   requestId: string;
   /** The client's address (TRUST_PROXY aware). */
@@ -125,7 +134,32 @@ export interface OperationInput<K extends OperationId> {
   idempotency?: IdempotencyScope | undefined;
 }
 
+/** An authenticated operation's input: the caller its key (or console session) identified, always there. */
+export interface AuthenticatedInput<K extends AuthenticatedOperationId> extends InputParts<K> {
+  caller: Caller;
+}
+
+/**
+ * A public operation's input: no caller, even when the request carries a key (a public operation acts for
+ * no key's holder: the pay page builds the link's own caller in its area). Reading `caller` here fails `tsc`.
+ */
+export interface PublicInput<K extends PublicOperationId> extends InputParts<K> {
+  caller?: undefined;
+}
+
+/** An operation's input, by whether the contract asks for a key (PublicOperationId). */
+export type OperationInput<K extends OperationId> = K extends PublicOperationId
+  ? PublicInput<K>
+  : K extends AuthenticatedOperationId
+    ? AuthenticatedInput<K>
+    : never;
+
 export type OperationHandler<K extends OperationId> = (input: OperationInput<K>) => Promise<Reply<K>>;
+
+/** An authenticated operation's handler. */
+export type AuthenticatedHandler<K extends AuthenticatedOperationId> = (
+  input: AuthenticatedInput<K>,
+) => Promise<Reply<K>>;
 
 /** Every operation of the contract with its handler: domain/areas.ts createHandlers merges the areas' fragments into it. */
 export type Handlers = { [K in OperationId]: OperationHandler<K> };
@@ -137,22 +171,22 @@ export interface HandlerKit {
    * answer; when the request carries an Idempotency-Key it runs inside the use case's transaction too
    * (through the caller's outcome recorder, kernel/commit.ts), so the stored answer commits with the change.
    */
-  answer<K extends OperationId, R>(
+  answer<K extends AuthenticatedOperationId, R>(
     status: Reply<K>["status"],
     present: (result: R) => Reply<K>["body"],
-    run: (input: OperationInput<K>) => Promise<R>,
-  ): OperationHandler<K>;
+    run: (input: AuthenticatedInput<K>) => Promise<R>,
+  ): AuthenticatedHandler<K>;
   /** Called after a public operation's use case has committed its change (the crash tests' hook). */
   afterCommit(): void;
 }
 
 /** The kit, with `afterCommit` called after every committed POST (crash tests; a no-op otherwise). */
 export function handlerKit(afterCommit: () => void = () => {}): HandlerKit {
-  function answer<K extends OperationId, R>(
+  function answer<K extends AuthenticatedOperationId, R>(
     status: Reply<K>["status"],
     present: (result: R) => Reply<K>["body"],
-    run: (input: OperationInput<K>) => Promise<R>,
-  ): OperationHandler<K> {
+    run: (input: AuthenticatedInput<K>) => Promise<R>,
+  ): AuthenticatedHandler<K> {
     return async (input) => {
       const toReply = (result: R) => ({ status, body: present(result) }) as Reply<K>;
       const caller = input.idempotency

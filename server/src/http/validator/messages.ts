@@ -1,14 +1,6 @@
 import type { components } from "@payments/contract/types";
 import { looksLikeCardNumber } from "../../domain/kernel/card-number.ts";
-import {
-  type ContractSchemas,
-  expected,
-  isTokenId,
-  keyword,
-  type Located,
-  nameAllowed,
-  propertyNames,
-} from "./contract-schema.ts";
+import { type HintLimits, type Located, nameAllowed, propertyNames } from "./hints.ts";
 import {
   andList,
   carriesCardNumber,
@@ -23,14 +15,15 @@ import {
 } from "./words.ts";
 
 // One row per JSON Schema keyword the validator reports: what to say about a field that fails it, in
-// the contract's words (http/validator-errors.ts walks each finding to its field first). A row may say
-// nothing: the finding belongs to another branch of a union, or another finding on the field says it.
+// the contract's words (http/validator-errors.ts walks each finding to its field first), read from the
+// field's hint (validator/hints.ts: generated with the contract). A row may say nothing: the finding
+// belongs to another branch of a union, or another finding on the field says it.
 
 export type FieldErrorCode = components["schemas"]["FieldErrorCode"];
 
 /** One finding, walked to its field. */
 export interface Finding {
-  /** The field's schemas and value; for a keyword of ON_PARENT, the object holding the field. */
+  /** The field's hint and value; for a keyword of ON_PARENT, the object holding the field. */
   at: Located;
   /** The field's name in a message (`payment_method.token`); for ON_PARENT, the holding object's. */
   param: string;
@@ -42,7 +35,6 @@ export interface Finding {
   keyword: string;
   /** The validator's own words, kept when the contract cannot explain the finding. */
   message: string;
-  schemas: ContractSchemas;
   /** Where a token goes in this request's body, if it takes one (a charge's `payment_method.token`). */
   tokenPath: () => string | undefined;
   add: (param: string, code: FieldErrorCode, message: string) => void;
@@ -59,12 +51,11 @@ export const ON_PARENT: ReadonlySet<string> = new Set([
 type Explain = (f: Finding) => void;
 
 const missing: Explain = ({ at, name, field, add }) => {
-  const required = at.nodes.flatMap((n) => (Array.isArray(n.required) ? n.required : []));
-  if (required.includes(name)) add(field, "missing", "is required");
+  if (at.hint.required?.includes(name)) add(field, "missing", "is required");
 };
 
 const unknownField: Explain = ({ at, name, field, param, tokenPath, add }) => {
-  const known = propertyNames(at);
+  const known = propertyNames(at.hint);
   if (known.includes(name)) return; // another branch's finding: this branch takes the field
   const sent = at.value;
   const token = tokenPath();
@@ -91,27 +82,26 @@ const unknownField: Explain = ({ at, name, field, param, tokenPath, add }) => {
   );
 };
 
-const wrongType: Explain = ({ at, param, where, schemas, add }) => {
-  const declared = keyword(at.nodes, "type");
-  const types = (Array.isArray(declared) ? declared : [declared]).filter((t): t is string => typeof t === "string");
+const wrongType: Explain = ({ at, param, where, add }) => {
+  const types = at.hint.types ?? [];
   if (types.length === 0) return;
   const actual = jsonType(at.value);
   if (types.includes(actual) || (actual === "integer" && types.includes("number"))) return;
   const words = types.map((t) => TYPE_WORDS[t] ?? t);
-  if (schemas.nullable(at.nodes) && !types.includes("null")) words.push("`null`");
+  if (at.hint.nullable && !types.includes("null")) words.push("`null`");
   // A number sent as a string in a JSON body (query values are always text).
   const quoted =
     where === "body" &&
     (types.includes("integer") || types.includes("number")) &&
     typeof at.value === "string" &&
     /^-?[0-9]+(\.[0-9]+)?$/.test(at.value.trim());
-  if (isTokenId(at.nodes) && looksLikeCardNumber(at.value)) add(param, "token_required", TOKEN_MESSAGE);
+  if (at.hint.tokenId && looksLikeCardNumber(at.value)) add(param, "token_required", TOKEN_MESSAGE);
   else add(param, "invalid_type", `must be ${words.join(" or ")}${quoted ? ", written without quotes" : ""}`);
 };
 
 const notAllowed: Explain = ({ at, param, add }) => {
-  const listed = keyword(at.nodes, "enum");
-  const allowed = Array.isArray(listed) ? listed : [keyword(at.nodes, "const")];
+  // A finding on a field with neither `enum` nor `const` (none in the contract) names an undefined value, as it always has.
+  const allowed = at.hint.allowed ?? [undefined];
   if (allowed.some((v) => JSON.stringify(v) === JSON.stringify(at.value))) return;
   const meant =
     typeof at.value === "string"
@@ -125,37 +115,38 @@ const notAllowed: Explain = ({ at, param, add }) => {
 };
 
 const badPattern: Explain = ({ at, param, add }) => {
-  const pattern = keyword(at.nodes, "pattern");
-  if (typeof pattern !== "string" || typeof at.value !== "string") return;
+  const pattern = at.hint.pattern;
+  if (pattern === undefined || typeof at.value !== "string") return;
   if (new RegExp(pattern, "u").test(at.value)) return;
-  if (isTokenId(at.nodes) && looksLikeCardNumber(at.value)) add(param, "token_required", TOKEN_MESSAGE);
-  else add(param, "invalid_format", `must be ${expected(at.nodes) ?? "in the form the API reference gives for it"}`);
+  if (at.hint.tokenId && looksLikeCardNumber(at.value)) add(param, "token_required", TOKEN_MESSAGE);
+  else add(param, "invalid_format", `must be ${at.hint.expected ?? "in the form the API reference gives for it"}`);
 };
 
 const badFormat: Explain = ({ at, param, add }) => {
-  const format = String(keyword(at.nodes, "format") ?? "");
+  const format = at.hint.format ?? "";
   // A whole number out of its format's range, where the schema gives a range of its own (a clock
   // advance's `seconds`: 1 to 31622400): the `minimum`/`maximum` finding says the range that applies.
-  const ranged = keyword(at.nodes, "minimum") !== undefined || keyword(at.nodes, "maximum") !== undefined;
+  const ranged = at.hint.limits?.minimum !== undefined || at.hint.limits?.maximum !== undefined;
   if ((format === "int32" || format === "int64") && ranged && Number.isInteger(at.value)) return;
-  add(param, "invalid_format", `must be ${expected(at.nodes) ?? FORMAT_WORDS[format] ?? `a valid ${format}`}`);
+  add(param, "invalid_format", `must be ${at.hint.expected ?? FORMAT_WORDS[format] ?? `a valid ${format}`}`);
 };
+
+/** A keyword's number, as a message quotes it. */
+const limit = (at: Located, name: keyof HintLimits): number | undefined => at.hint.limits?.[name];
 
 /** `minimum`, `exclusiveMinimum`, `maximum`, `exclusiveMaximum`: the bound, in words. */
 const outOfRange =
-  (code: FieldErrorCode, words: string): Explain =>
-  ({ at, param, keyword: name, add }) =>
-    add(param, code, `must be ${words} ${keyword(at.nodes, name)}`);
+  (code: FieldErrorCode, words: string, name: keyof HintLimits): Explain =>
+  ({ at, param, add }) =>
+    add(param, code, `must be ${words} ${limit(at, name)}`);
 
 /**
  * An object that takes exactly one of its fields (`minProperties` and `maxProperties` 1 on a sealed
  * schema: SandboxClockAdvanceRequest's `seconds` or `to`), said by naming them rather than counting keys.
  */
 function exactlyOneOf({ at, param, add }: Finding): boolean {
-  if (keyword(at.nodes, "minProperties") !== 1 || keyword(at.nodes, "maxProperties") !== 1) return false;
-  const properties = keyword(at.nodes, "properties");
-  const names = Object.keys(isObject(properties) ? properties : {});
-  if (names.length < 2) return false;
+  const names = at.hint.exactlyOneOf;
+  if (!names) return false;
   const prefix = param && param !== "body" ? `${param}.` : "";
   const sent = names.filter((name) => isObject(at.value) && at.value[name] !== undefined);
   const [first = "", ...others] = sent.length > 1 ? sent : names;
@@ -170,24 +161,28 @@ function exactlyOneOf({ at, param, add }: Finding): boolean {
 /** `minItems` and `minProperties`. */
 const tooFew: Explain = (f) => {
   if (f.keyword === "minProperties" && exactlyOneOf(f)) return;
-  const limit = Number(keyword(f.at.nodes, f.keyword));
+  const least = Number(limit(f.at, f.keyword === "minItems" ? "minItems" : "minProperties"));
   const unit = f.keyword === "minItems" ? "entries" : "keys";
-  f.add(f.param, "too_short", limit <= 1 ? "must not be empty" : `must have at least ${limit} ${unit}`);
+  f.add(f.param, "too_short", least <= 1 ? "must not be empty" : `must have at least ${least} ${unit}`);
 };
 
 /** `maxItems` and `maxProperties`. */
 const tooMany: Explain = (f) => {
   if (f.keyword === "maxProperties" && exactlyOneOf(f)) return;
   const unit = f.keyword === "maxItems" ? "entries" : "keys";
-  f.add(f.param, "too_long", `must have at most ${keyword(f.at.nodes, f.keyword)} ${unit}`);
+  f.add(
+    f.param,
+    "too_long",
+    `must have at most ${limit(f.at, f.keyword === "maxItems" ? "maxItems" : "maxProperties")} ${unit}`,
+  );
 };
 
-const badKeys: Explain = ({ at, param, schemas, add }) => {
-  const rule = schemas.expand(keyword(at.nodes, "propertyNames"));
+const badKeys: Explain = ({ at, param, add }) => {
+  const rule = at.hint.keys;
   const bad = Object.keys(isObject(at.value) ? at.value : {})
     .filter((key) => !nameAllowed(rule, key))
     .map(shownName);
-  const what = expected(rule) ?? "a key the API reference allows";
+  const what = rule?.expected ?? "a key the API reference allows";
   add(
     param,
     "invalid_format",
@@ -208,16 +203,16 @@ export const EXPLAIN: Readonly<Record<string, Explain>> = {
   const: notAllowed,
   pattern: badPattern,
   format: badFormat,
-  minimum: outOfRange("too_small", "at least"),
-  exclusiveMinimum: outOfRange("too_small", "more than"),
-  maximum: outOfRange("too_large", "at most"),
-  exclusiveMaximum: outOfRange("too_large", "less than"),
+  minimum: outOfRange("too_small", "at least", "minimum"),
+  exclusiveMinimum: outOfRange("too_small", "more than", "exclusiveMinimum"),
+  maximum: outOfRange("too_large", "at most", "maximum"),
+  exclusiveMaximum: outOfRange("too_large", "less than", "exclusiveMaximum"),
   minLength: ({ at, param, add }) => {
-    const limit = Number(keyword(at.nodes, "minLength"));
-    add(param, "too_short", limit <= 1 ? "must not be empty" : `must be at least ${limit} characters long`);
+    const least = Number(limit(at, "minLength"));
+    add(param, "too_short", least <= 1 ? "must not be empty" : `must be at least ${least} characters long`);
   },
   maxLength: ({ at, param, add }) =>
-    add(param, "too_long", `must be at most ${keyword(at.nodes, "maxLength")} characters long`),
+    add(param, "too_long", `must be at most ${limit(at, "maxLength")} characters long`),
   minItems: tooFew,
   minProperties: tooFew,
   maxItems: tooMany,
