@@ -2,20 +2,18 @@ import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Express, NextFunction, Request, RequestHandler, Response } from "express";
 import type { Logger } from "pino";
-import { type Config, rateLimitSettings } from "../config.ts";
+import type { Config } from "../config.ts";
 import type { Domain } from "../domain/index.ts";
 import type { Now } from "../domain/kernel/caller.ts";
 import { DomainError } from "../domain/kernel/errors.ts";
 import { KEY_TAG_LENGTH, type SandboxHost, type SandboxIdentity } from "../domain/sandboxes/sandboxes.ts";
 import { isWellFormedSecret, type ServiceKeys } from "../domain/service-keys/service-keys.ts";
-import { createApp } from "../http/app.ts";
 import { bearerSecret, scopeCheck } from "../http/auth.ts";
 import { loadContract } from "../http/contract.ts";
 import { contractValidation } from "../http/front.ts";
-import { requestLogWriter } from "../http/observability.ts";
-import { rateLimits } from "../http/rate-limits.ts";
 import { IN_MEMORY } from "../startup/data-dir.ts";
 import { domainFor, type WebhookOverrides } from "../startup/domain.ts";
+import { assembleHttp } from "../startup/http.ts";
 import { type Scheduled, startJobs } from "../startup/jobs.ts";
 import { ResourceStack } from "../startup/resource-stack.ts";
 import { openStoreAt, type ServerStore } from "../startup/store.ts";
@@ -99,20 +97,11 @@ async function startSandbox(
       sandbox: { id: identity.id, keyTag: identity.keyTag },
     });
     stack.defer("the sandbox's webhook sender", () => domain.webhooks.sender.close?.());
-    const requestLog = requestLogWriter({ store, logger });
-    const limits = rateLimits({ store, now, logger, settings: rateLimitSettings(config) });
-    stack.defer("the sandbox's request log and rate limits", () => Promise.all([requestLog.close(), limits.flush()]));
-    const app = createApp({
-      config,
-      domain,
-      store,
-      logger,
-      now,
-      requestLog,
-      limits,
-      publicUrl: options.publicUrl,
-      validation,
-    });
+    const { app, limits } = assembleHttp(
+      stack,
+      { config, domain, store, logger, now, publicUrl: options.publicUrl, owner: "the sandbox's" },
+      { validation },
+    );
     const jobs: Scheduled[] = startJobs(config, domain, limits, logger);
     stack.defer("the sandbox's jobs", () => Promise.all(jobs.map((job) => job.stop())));
     stack.defer("the sandbox's webhook dispatcher", () => domain.webhooks.dispatcher.stop());
