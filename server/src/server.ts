@@ -202,7 +202,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       stack,
       { config, domain, store, logger, now, publicUrl: () => publicUrl, owner: "the" },
       {
-        front: sandboxes.router(domain.sandboxes.byTag),
+        front: sandboxes.router(domain.sandboxes),
         validation: sandboxes.validation(domain.serviceKeys),
         ...(metrics ? { metrics: metrics.requests } : {}),
       },

@@ -1,16 +1,22 @@
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import type { Express, NextFunction, Request, RequestHandler, Response } from "express";
+import { type Express, type NextFunction, type Request, type RequestHandler, type Response, Router } from "express";
 import type { Logger } from "pino";
 import type { Config } from "../config.ts";
 import type { Domain } from "../domain/index.ts";
 import type { Now } from "../domain/kernel/caller.ts";
 import { DomainError } from "../domain/kernel/errors.ts";
-import { KEY_TAG_LENGTH, type SandboxHost, type SandboxIdentity } from "../domain/sandboxes/sandboxes.ts";
+import {
+  KEY_TAG_LENGTH,
+  type Sandboxes,
+  type SandboxHost,
+  type SandboxIdentity,
+} from "../domain/sandboxes/sandboxes.ts";
 import { isWellFormedSecret, type ServiceKeys } from "../domain/service-keys/service-keys.ts";
 import { bearerSecret, scopeCheck } from "../http/auth.ts";
 import { loadContract } from "../http/contract.ts";
 import { contractValidation } from "../http/front.ts";
+import { sandboxPages, sandboxPathPrefix } from "../http/sandbox-pages.ts";
 import { IN_MEMORY } from "../startup/data-dir.ts";
 import { domainFor, type WebhookOverrides } from "../startup/domain.ts";
 import { assembleHttp } from "../startup/http.ts";
@@ -54,9 +60,10 @@ export interface SandboxHostOptions {
 export interface SandboxHosting extends SandboxHost {
   /**
    * The front of the account's app: a request whose `Bearer` key belongs to a sandbox is served by that
-   * sandbox's app; every other request goes on to the account's (`lookup` is domain/sandboxes byTag).
+   * sandbox's app, and so is a keyless page of a sandbox's objects under `/sandboxes/{id}`
+   * (http/sandbox-pages.ts); every other request goes on to the account's (`lookup`: domain/sandboxes).
    */
-  router(lookup: (tag: string) => Promise<SandboxIdentity | null>): RequestHandler;
+  router(lookup: Pick<Sandboxes, "byTag" | "byId">): RequestHandler;
   /**
    * The contract's validation chain every app of this process shares (the account's and each sandbox's);
    * `accountKeys` records the use of the account's keys.
@@ -92,7 +99,10 @@ async function startSandbox(
   return ResourceStack.unwindOnFailure(async (stack) => {
     const store = await openStoreAt(config, placeOf(config, identity.id));
     stack.defer("the sandbox's store", () => store.close());
-    const domain = domainFor(config, store, now, { ...options.webhooks, log: logger }, options.publicUrl, undefined, {
+    // The sandbox's pages (a payment link's url, a challenge's next_action) are reached under its prefix.
+    const pathPrefix = sandboxPathPrefix(identity.id);
+    const baseUrl = () => `${options.publicUrl()}${pathPrefix}`;
+    const domain = domainFor(config, store, now, { ...options.webhooks, log: logger }, baseUrl, undefined, {
       vaultKeys: identity.vaultKeys,
       sandbox: { id: identity.id, keyTag: identity.keyTag },
     });
@@ -100,7 +110,7 @@ async function startSandbox(
     const { app, limits } = assembleHttp(
       stack,
       { config, domain, store, logger, now, publicUrl: options.publicUrl, owner: "the sandbox's" },
-      { validation },
+      { validation, pathPrefix },
     );
     const jobs: Scheduled[] = startJobs(config, domain, limits, logger);
     stack.defer("the sandbox's jobs", () => Promise.all(jobs.map((job) => job.stop())));
@@ -144,6 +154,47 @@ async function eraseStore(config: Config, id: string): Promise<void> {
   if (config.DATA_DIR === IN_MEMORY) return; // closing an in-memory database erased it
   const file = join(config.DATA_DIR, placeOf(config, id).file);
   for (const suffix of ["", "-wal", "-shm"]) rmSync(`${file}${suffix}`, { force: true });
+}
+
+/** What the front needs of the host: how it finds, opens and serves a sandbox. */
+interface Routing {
+  identityFor(tag: string, lookup: (tag: string) => Promise<SandboxIdentity | null>): Promise<SandboxIdentity | null>;
+  opened(identity: SandboxIdentity): Promise<OpenSandbox>;
+  knows(sandbox: OpenSandbox, secret: string): Promise<boolean>;
+  served(sandbox: OpenSandbox): RequestHandler;
+  shut(id: string): Promise<void>;
+}
+
+/** SandboxHosting.router: a sandbox's pages by the id in their path, then a sandbox's keys by their tag. */
+function frontOf(routing: Routing, lookup: Pick<Sandboxes, "byTag" | "byId">): RequestHandler {
+  const byKey = async (req: Request, res: Response, next: NextFunction) => {
+    const header = req.headers.authorization;
+    const secret = header === undefined ? undefined : bearerSecret(header);
+    // Only a sandbox key (`key_test_`) can belong to a sandbox on demand.
+    if (secret === undefined || !secret.startsWith("key_test_") || !isWellFormedSecret(secret)) return next();
+    try {
+      const identity = await routing.identityFor(secret.slice(-KEY_TAG_LENGTH), lookup.byTag);
+      if (identity === null) return next();
+      const sandbox = await routing.opened(identity);
+      // A key of the default sandbox whose last characters happen to be a sandbox's tag stays the
+      // default sandbox's: only a key the sandbox itself knows is served there.
+      if (!(await routing.knows(sandbox, secret))) return next();
+      routing.served(sandbox)(req, res, next);
+    } catch (err) {
+      next(err);
+    }
+  };
+  // A page carries no key: the sandbox's id in its path routes it. Asked of the account's store on every
+  // page request (pages are few), so a sandbox deleted by another instance is gone at once.
+  const byPath = sandboxPages(async (id) => {
+    const identity = await lookup.byId(id);
+    if (identity === null) {
+      await routing.shut(id);
+      return null;
+    }
+    return routing.served(await routing.opened(identity));
+  });
+  return Router().use(byPath, byKey);
 }
 
 export function createSandboxHost(options: SandboxHostOptions): SandboxHosting {
@@ -228,6 +279,14 @@ export function createSandboxHost(options: SandboxHostOptions): SandboxHosting {
     return identity;
   }
 
+  /** The sandbox's app, with the request counted in (the idle close waits for it). */
+  const served =
+    (sandbox: OpenSandbox): RequestHandler =>
+    (req, res, next) => {
+      track(sandbox, res);
+      sandbox.app(req, res, next);
+    };
+
   /** Whether `secret` is a live key of the sandbox; any other failure than "unauthorized" is thrown. */
   const knows = (sandbox: OpenSandbox, secret: string) =>
     sandbox.domain.serviceKeys.authenticate(secret).then(
@@ -255,24 +314,7 @@ export function createSandboxHost(options: SandboxHostOptions): SandboxHosting {
     },
 
     router(lookup) {
-      return async (req: Request, res: Response, next: NextFunction) => {
-        const header = req.headers.authorization;
-        const secret = header === undefined ? undefined : bearerSecret(header);
-        // Only a sandbox key (`key_test_`) can belong to a sandbox on demand.
-        if (secret === undefined || !secret.startsWith("key_test_") || !isWellFormedSecret(secret)) return next();
-        try {
-          const identity = await identityFor(secret.slice(-KEY_TAG_LENGTH), lookup);
-          if (identity === null) return next();
-          const sandbox = await opened(identity);
-          // A key of the default sandbox whose last characters happen to be a sandbox's tag stays the
-          // default sandbox's: only a key the sandbox itself knows is served there.
-          if (!(await knows(sandbox, secret))) return next();
-          track(sandbox, res);
-          sandbox.app(req, res, next);
-        } catch (err) {
-          next(err);
-        }
-      };
+      return frontOf({ identityFor, opened, knows, served, shut }, lookup);
     },
 
     validation(accountKeys) {

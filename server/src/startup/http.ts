@@ -10,7 +10,7 @@ import type { ResourceStack } from "./resource-stack.ts";
 import type { ServerStore } from "./store.ts";
 
 /** What an app needs beyond its store and domain: the parts where the account's and a sandbox's differ. */
-export type AppExtras = Pick<AppDeps, "front" | "validation" | "metrics">;
+export type AppExtras = Pick<AppDeps, "front" | "validation" | "metrics" | "pathPrefix">;
 
 export interface HttpAssembly {
   config: Config;
