@@ -3305,9 +3305,12 @@ export interface components {
          *     own service keys, events, webhook endpoints and sandbox clock; nothing of it is visible from another
          *     sandbox, from the account's default sandbox or from production (an id of another sandbox answers 404,
          *     as an id of the other environment does). Its keys are `key_test_` keys: send one and every request is
-         *     served inside the sandbox. Sandboxes are managed (created, listed, deleted) with a `*` key of the
-         *     account's default sandbox or of production, never with a key of a sandbox; each environment manages
-         *     the sandboxes its keys created.
+         *     served inside the sandbox. Its pages carry no key (a payment link's hosted page and the payment it
+         *     makes, the sandbox issuer's 3-D Secure challenge), so their path names the sandbox: they are under
+         *     `<server base address>/sandboxes/<sbx_id>/`, as the `url` of its payment links and of its charges'
+         *     `next_action` say; a page of an unknown or deleted sandbox answers 404 as an unknown link's does.
+         *     Sandboxes are managed (created, listed, deleted) with a `*` key of the account's default sandbox or of
+         *     production, never with a key of a sandbox; each environment manages the sandboxes its keys created.
          */
         IsolatedSandbox: {
             id: components["schemas"]["SandboxId"];
@@ -3503,7 +3506,8 @@ export interface components {
             reference: string;
             /**
              * Format: uri
-             * @description For `redirect_to_url`: where to send the payer (the issuer's challenge page).
+             * @description For `redirect_to_url`: where to send the payer (the issuer's challenge page). In a sandbox on demand,
+             *     the sandbox issuer's page is under `<server base address>/sandboxes/<sbx_id>/3ds/`.
              */
             url?: string;
             /**
@@ -3661,7 +3665,9 @@ export interface components {
             after_completion: components["schemas"]["AfterCompletion"] | null;
             /**
              * Format: uri
-             * @description The hosted payment page: `<server base address>/pay/<id>`. No key is needed to open it.
+             * @description The hosted payment page: `<server base address>/pay/<id>`, or, for a link of a sandbox on demand,
+             *     `<server base address>/sandboxes/<sbx_id>/pay/<id>` (the page carries no key, so its path says which
+             *     sandbox it is in). No key is needed to open it.
              */
             url: string;
             metadata: components["schemas"]["Metadata"];

@@ -2,17 +2,15 @@ import type { Server } from "node:http";
 import type { Logger } from "pino";
 import { acquirerProblem, adyenInUse } from "./acquirers.ts";
 import { answerMetricsRequests, createMetrics, type Metrics, serveMetrics } from "./adapters/metrics.ts";
-import { type Config, rateLimitSettings } from "./config.ts";
+import type { Config } from "./config.ts";
 import type { Domain } from "./domain/index.ts";
 import type { Now } from "./domain/kernel/caller.ts";
-import { createApp } from "./http/app.ts";
-import { requestLogWriter } from "./http/observability.ts";
-import { rateLimits } from "./http/rate-limits.ts";
 import { createLogger } from "./logger.ts";
 import { createSandboxHost, type SandboxHosting } from "./sandboxes/host.ts";
 import { dataLocation, privateDataDir } from "./startup/data-dir.ts";
 import { domainFor, type WebhookOverrides } from "./startup/domain.ts";
 import { drain } from "./startup/drain.ts";
+import { assembleHttp } from "./startup/http.ts";
 import { type Scheduled, startJobs } from "./startup/jobs.ts";
 import { closeServer, listen, metricsListenProblem } from "./startup/listen.ts";
 import { ResourceStack } from "./startup/resource-stack.ts";
@@ -200,22 +198,15 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
 
     // Request-log records are written in batches, and rate-limit quota is leased from the store; both
     // are flushed (what is left written, the leases under way waited for) before the store closes.
-    const requestLog = requestLogWriter({ store, logger });
-    const limits = rateLimits({ store, now, logger, settings: rateLimitSettings(config) });
-    stack.defer("the request log and rate limits", () => Promise.all([requestLog.close(), limits.flush()]));
-    const app = createApp({
-      config,
-      domain,
-      store,
-      logger,
-      now,
-      requestLog,
-      limits,
-      publicUrl: () => publicUrl,
-      front: sandboxes.router(domain.sandboxes.byTag),
-      validation: sandboxes.validation(domain.serviceKeys),
-      ...(metrics ? { metrics: metrics.requests } : {}),
-    });
+    const { app, limits } = assembleHttp(
+      stack,
+      { config, domain, store, logger, now, publicUrl: () => publicUrl, owner: "the" },
+      {
+        front: sandboxes.router(domain.sandboxes),
+        validation: sandboxes.validation(domain.serviceKeys),
+        ...(metrics ? { metrics: metrics.requests } : {}),
+      },
+    );
     await done("http");
 
     const { server, url } = await listen(config, app);

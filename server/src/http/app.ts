@@ -22,9 +22,10 @@ import {
   requestLogWriter,
 } from "./observability.ts";
 import { mountPages } from "./pages.ts";
-import { payPages } from "./pay-page.ts";
+import { loadPageAssets, payPages } from "./pay-page.ts";
 import { publicGuards } from "./public-operations.ts";
 import { type RateLimitStore, type RateLimits, rateLimits } from "./rate-limits.ts";
+import { unknownSandboxPages } from "./sandbox-pages.ts";
 import { type SandboxSimulateOptions, sandboxSimulate } from "./sandbox-simulate.ts";
 import { threeDSecurePages } from "./three-d-secure-page.ts";
 
@@ -79,6 +80,12 @@ export interface AppDeps {
    * process, not once per sandbox. Default: this app's own, with the domain's scope check.
    */
   validation?: RequestHandler[];
+  /**
+   * Where this app's keyless pages (the hosted payment page, the 3-D Secure challenge) and the public
+   * payment are reached, before their own path: nothing for the account's app, `/sandboxes/{id}` for a
+   * sandbox on demand's, whose pages the account's front hands over without it (sandbox-pages.ts).
+   */
+  pathPrefix?: string;
 }
 
 /**
@@ -177,9 +184,12 @@ export function createApp(deps: AppDeps): Express {
   if (config.CONSOLE_ENABLED) app.use(consoleRefusals());
   // The hosted payment page (GET /pay/{id}): a page for payers, not an API operation, so it sits before
   // the contract's validator, like the other pages.
-  app.use(payPages({ domain }));
+  const pageAssets = loadPageAssets();
+  app.use(payPages({ domain, assets: pageAssets, pathPrefix: deps.pathPrefix }));
+  // A sandbox's page (/sandboxes/{sbx_id}/pay/…) that reached this app has no sandbox to go to.
+  app.use(unknownSandboxPages(pageAssets));
   // The sandbox issuer's 3-D Secure challenge page (GET and POST /3ds/{tx_id}), a page like the others.
-  app.use(threeDSecurePages({ domain, publicUrl }));
+  app.use(threeDSecurePages({ domain, publicUrl, pathPrefix: deps.pathPrefix }));
   // Its depth and breadth bounded before it is parsed (body-bounds.ts), so refusing costs what reading does.
   app.use(...jsonBody(config.BODY_LIMIT_BYTES));
   if (config.CONSOLE_ENABLED) app.use(sessionRoutes(consoleDeps));

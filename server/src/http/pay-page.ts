@@ -183,8 +183,45 @@ function returnOutcome(status: string, amount: string, merchant: string, failure
   }
 }
 
-/** GET /pay/{id} and its assets. Mounted before the contract's validator: these are pages, not API operations. */
-export function payPages(deps: { domain: Domain; assets?: PageAssets }): Router {
+/** A notice page (a link not found, or not taking payments) in the payer's language. */
+function notice(
+  assets: PageAssets,
+  locale: string,
+  state: keyof typeof NOTICES,
+  link: PaymentLinkDoc | null,
+  merchantName: string,
+): string {
+  const { title, message } = NOTICES[state];
+  return renderTemplate(
+    assets.notice,
+    {
+      lang: locale,
+      state,
+      title,
+      message: message(merchantName || "the seller"),
+      merchant: merchantName,
+      description: link?.description ?? "",
+      amount: link ? formatAmount(link.amount, link.currency, locale) : "",
+    },
+    { link: link !== null },
+  );
+}
+
+/**
+ * The answer for a link that does not exist: also what a sandbox's page path with an unknown or deleted
+ * sandbox id answers (sandbox-pages.ts), so the two cannot be told apart.
+ */
+export function linkNotFound(req: Request, res: Response, assets: PageAssets): void {
+  payPageHeaders(res);
+  res.status(404).send(notice(assets, localeOf(req), "not_found", null, ""));
+}
+
+/**
+ * GET /pay/{id} and its assets. Mounted before the contract's validator: these are pages, not API operations.
+ * `pathPrefix`: where this app's pages and public payment are reached, before their own path: nothing for
+ * the account's, `/sandboxes/{id}` for a sandbox on demand's (sandbox-pages.ts); the page pays there.
+ */
+export function payPages(deps: { domain: Domain; assets?: PageAssets; pathPrefix?: string }): Router {
   const assets = deps.assets ?? loadPageAssets();
   const router = Router();
 
@@ -201,13 +238,12 @@ export function payPages(deps: { domain: Domain; assets?: PageAssets }): Router 
       view = await deps.domain.paymentLinks.page(String(req.params.id));
     } catch (err) {
       if (!(err instanceof DomainError && err.code === "not_found")) return next(err);
-      payPageHeaders(res);
-      return res.status(404).send(notice(locale, "not_found", null, ""));
+      return linkNotFound(req, res, assets);
     }
     const { link, merchantName, state, pageToken } = view;
     payPageHeaders(res);
     if (state !== "open" || pageToken === null) {
-      return res.status(410).send(notice(locale, state === "open" ? "inactive" : state, link, merchantName));
+      return res.status(410).send(notice(assets, locale, state === "open" ? "inactive" : state, link, merchantName));
     }
     const offered = new Set<string>(link.payment_methods);
     const first = METHODS.find((m) => offered.has(m));
@@ -217,7 +253,7 @@ export function payPages(deps: { domain: Domain; assets?: PageAssets }): Router 
       description: link.description,
       amount: formatAmount(link.amount, link.currency, locale),
       page_token: pageToken,
-      pay_path: payPath.of(link.id),
+      pay_path: `${deps.pathPrefix ?? ""}${payPath.of(link.id)}`,
     };
     const flags: Record<string, boolean> = { test: !link.livemode, choice: offered.size > 1 };
     for (const method of METHODS) {
@@ -245,10 +281,8 @@ export function payPages(deps: { domain: Domain; assets?: PageAssets }): Router 
             throw err;
           })
         : null;
+      if (!view || !charge || charge.payment_link_id !== view.link.id) return linkNotFound(req, res, assets);
       payPageHeaders(res);
-      if (!view || !charge || charge.payment_link_id !== view.link.id) {
-        return res.status(404).send(notice(locale, "not_found", null, ""));
-      }
       const amount = formatAmount(view.link.amount, view.link.currency, locale);
       const { title, message } = returnOutcome(charge.status, amount, view.merchantName, charge.failure_message);
       res.status(200).send(
@@ -270,28 +304,6 @@ export function payPages(deps: { domain: Domain; assets?: PageAssets }): Router 
       next(err);
     }
   });
-
-  function notice(
-    locale: string,
-    state: keyof typeof NOTICES,
-    link: PaymentLinkDoc | null,
-    merchantName: string,
-  ): string {
-    const { title, message } = NOTICES[state];
-    return renderTemplate(
-      assets.notice,
-      {
-        lang: locale,
-        state,
-        title,
-        message: message(merchantName || "the seller"),
-        merchant: merchantName,
-        description: link?.description ?? "",
-        amount: link ? formatAmount(link.amount, link.currency, locale) : "",
-      },
-      { link: link !== null },
-    );
-  }
 
   return router;
 }

@@ -87,7 +87,21 @@ export function returnTo(returnUrl: string, chargeId: string): string {
   return url.toString();
 }
 
-export function threeDSecurePages(deps: { domain: Domain; publicUrl: () => string }): Router {
+/**
+ * The answer for a challenge link that opens nothing (an unknown charge, a wrong token): also what a
+ * sandbox's challenge path with an unknown or deleted sandbox id answers (sandbox-pages.ts).
+ */
+export function challengeNotFound(res: Response): void {
+  pageHeaders(res, challengeCsp(null));
+  res.status(404).type("text").send("This 3-D Secure check does not exist.");
+}
+
+/**
+ * `pathPrefix`: where this app's pages are reached, before their own path: nothing for the account's,
+ * `/sandboxes/{id}` for a sandbox on demand's (sandbox-pages.ts hands them over without it); the
+ * page's form posts back there.
+ */
+export function threeDSecurePages(deps: { domain: Domain; publicUrl: () => string; pathPrefix?: string }): Router {
   const { domain } = deps;
   const router = Router();
 
@@ -117,7 +131,7 @@ export function threeDSecurePages(deps: { domain: Domain; publicUrl: () => strin
             merchant: merchant.name,
             amount: formatAmount(charge.amount, charge.currency, locale),
             last4: charge.payment_method.last4 ?? "",
-            action: req.originalUrl,
+            action: `${deps.pathPrefix ?? ""}${req.originalUrl}`,
             return_url: returnUrl ? returnTo(returnUrl, charge.id) : "",
           },
           { open, back: !open && returnUrl !== null },
@@ -131,8 +145,7 @@ export function threeDSecurePages(deps: { domain: Domain; publicUrl: () => strin
       return await domain.charges.challengeOf(String(req.params.id), String(req.query.t ?? ""));
     } catch (err) {
       if (!(err instanceof DomainError && err.code === "not_found")) throw err;
-      pageHeaders(res, challengeCsp(null));
-      res.status(404).type("text").send("This 3-D Secure check does not exist.");
+      challengeNotFound(res);
       return null;
     }
   }

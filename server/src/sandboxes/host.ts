@@ -1,21 +1,20 @@
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import type { Express, NextFunction, Request, RequestHandler, Response } from "express";
+import { type Express, type NextFunction, type Request, type RequestHandler, type Response, Router } from "express";
 import type { Logger } from "pino";
-import { type Config, rateLimitSettings } from "../config.ts";
+import type { Config } from "../config.ts";
 import type { Domain } from "../domain/index.ts";
 import type { Now } from "../domain/kernel/caller.ts";
-import type { SandboxHost, SandboxIdentity } from "../domain/sandboxes/sandboxes.ts";
+import type { Sandboxes, SandboxHost, SandboxIdentity } from "../domain/sandboxes/sandboxes.ts";
 import type { ServiceKeys } from "../domain/service-keys/service-keys.ts";
-import { createApp } from "../http/app.ts";
 import { scopeCheck } from "../http/auth.ts";
 import { consoleCookie } from "../http/console.ts";
 import { loadContract } from "../http/contract.ts";
 import { contractValidation } from "../http/front.ts";
-import { requestLogWriter } from "../http/observability.ts";
-import { rateLimits } from "../http/rate-limits.ts";
+import { sandboxPages, sandboxPathPrefix } from "../http/sandbox-pages.ts";
 import { IN_MEMORY } from "../startup/data-dir.ts";
 import { domainFor, type WebhookOverrides } from "../startup/domain.ts";
+import { assembleHttp } from "../startup/http.ts";
 import { type Scheduled, startJobs } from "../startup/jobs.ts";
 import { ResourceStack } from "../startup/resource-stack.ts";
 import { openStoreAt, type ServerStore } from "../startup/store.ts";
@@ -57,9 +56,10 @@ export interface SandboxHostOptions {
 export interface SandboxHosting extends SandboxHost {
   /**
    * The front of the account's app: a request whose `Bearer` key belongs to a sandbox is served by that
-   * sandbox's app; every other request goes on to the account's (`lookup` is domain/sandboxes byTag).
+   * sandbox's app, and so is a keyless page of a sandbox's objects under `/sandboxes/{id}`
+   * (http/sandbox-pages.ts); every other request goes on to the account's (`lookup`: domain/sandboxes).
    */
-  router(lookup: (tag: string) => Promise<SandboxIdentity | null>): RequestHandler;
+  router(lookup: Pick<Sandboxes, "byTag" | "byId">): RequestHandler;
   /**
    * The contract's validation chain every app of this process shares (the account's and each sandbox's);
    * `accountKeys` records the use of the account's keys.
@@ -95,25 +95,19 @@ async function startSandbox(
   return ResourceStack.unwindOnFailure(async (stack) => {
     const store = await openStoreAt(config, placeOf(config, identity.id));
     stack.defer("the sandbox's store", () => store.close());
-    const domain = domainFor(config, store, now, { ...options.webhooks, log: logger }, options.publicUrl, undefined, {
+    // The sandbox's pages (a payment link's url, a challenge's next_action) are reached under its prefix.
+    const pathPrefix = sandboxPathPrefix(identity.id);
+    const baseUrl = () => `${options.publicUrl()}${pathPrefix}`;
+    const domain = domainFor(config, store, now, { ...options.webhooks, log: logger }, baseUrl, undefined, {
       vaultKeys: identity.vaultKeys,
       sandbox: { id: identity.id, keyTag: identity.keyTag, name: identity.name },
     });
     stack.defer("the sandbox's webhook sender", () => domain.webhooks.sender.close?.());
-    const requestLog = requestLogWriter({ store, logger });
-    const limits = rateLimits({ store, now, logger, settings: rateLimitSettings(config) });
-    stack.defer("the sandbox's request log and rate limits", () => Promise.all([requestLog.close(), limits.flush()]));
-    const app = createApp({
-      config,
-      domain,
-      store,
-      logger,
-      now,
-      requestLog,
-      limits,
-      publicUrl: options.publicUrl,
-      validation,
-    });
+    const { app, limits } = assembleHttp(
+      stack,
+      { config, domain, store, logger, now, publicUrl: options.publicUrl, owner: "the sandbox's" },
+      { validation, pathPrefix },
+    );
     const jobs: Scheduled[] = startJobs(config, domain, limits, logger);
     stack.defer("the sandbox's jobs", () => Promise.all(jobs.map((job) => job.stop())));
     stack.defer("the sandbox's webhook dispatcher", () => domain.webhooks.dispatcher.stop());
@@ -156,6 +150,48 @@ async function eraseStore(config: Config, id: string): Promise<void> {
   if (config.DATA_DIR === IN_MEMORY) return; // closing an in-memory database erased it
   const file = join(config.DATA_DIR, placeOf(config, id).file);
   for (const suffix of ["", "-wal", "-shm"]) rmSync(`${file}${suffix}`, { force: true });
+}
+
+/** What the front needs of the host: how it finds, opens and serves a sandbox. */
+interface Routing {
+  identityFor(tag: string, lookup: (tag: string) => Promise<SandboxIdentity | null>): Promise<SandboxIdentity | null>;
+  opened(identity: SandboxIdentity): Promise<OpenSandbox>;
+  /** A Bearer key, or the console's sign-in key or session cookie (./console-routing.ts). */
+  credentialFor(req: Request, res: Response): Promise<Credential | undefined>;
+  knows(sandbox: OpenSandbox, credential: Credential): Promise<boolean>;
+  served(sandbox: OpenSandbox): RequestHandler;
+  shut(id: string): Promise<void>;
+}
+
+/** SandboxHosting.router: a sandbox's pages by the id in their path, then a sandbox's keys by their tag. */
+function frontOf(routing: Routing, lookup: Pick<Sandboxes, "byTag" | "byId">): RequestHandler {
+  const byKey = async (req: Request, res: Response, next: NextFunction) => {
+    try {
+      // Only a sandbox key (`key_test_`) or a console session token can belong to a sandbox on demand.
+      const credential = await routing.credentialFor(req, res);
+      if (credential === undefined) return next();
+      const identity = await routing.identityFor(tagOf(credential), lookup.byTag);
+      if (identity === null) return next();
+      const sandbox = await routing.opened(identity);
+      // A key (or session) of the default sandbox whose last characters happen to be a sandbox's tag
+      // stays the default sandbox's: only a credential the sandbox itself knows is served there.
+      if (!(await routing.knows(sandbox, credential))) return next();
+      routing.served(sandbox)(req, res, next);
+    } catch (err) {
+      next(err);
+    }
+  };
+  // A page carries no key: the sandbox's id in its path routes it. Asked of the account's store on every
+  // page request (pages are few), so a sandbox deleted by another instance is gone at once.
+  const byPath = sandboxPages(async (id) => {
+    const identity = await lookup.byId(id);
+    if (identity === null) {
+      await routing.shut(id);
+      return null;
+    }
+    return routing.served(await routing.opened(identity));
+  });
+  return Router().use(byPath, byKey);
 }
 
 export function createSandboxHost(options: SandboxHostOptions): SandboxHosting {
@@ -240,6 +276,14 @@ export function createSandboxHost(options: SandboxHostOptions): SandboxHosting {
     return identity;
   }
 
+  /** The sandbox's app, with the request counted in (the idle close waits for it). */
+  const served =
+    (sandbox: OpenSandbox): RequestHandler =>
+    (req, res, next) => {
+      track(sandbox, res);
+      sandbox.app(req, res, next);
+    };
+
   /** Whether the credential is the sandbox's own (./console-routing.ts); a key's use is then recorded there. */
   const knows = async (sandbox: OpenSandbox, credential: Credential) => {
     const owned = await ownedBy(sandbox.domain, credential);
@@ -261,29 +305,12 @@ export function createSandboxHost(options: SandboxHostOptions): SandboxHosting {
     },
 
     router(lookup) {
-      // A Bearer key, or the console's sign-in key or session cookie (./console-routing.ts).
       const credentialFor = credentialOf({
         cookieName: consoleCookie(config.BASE_URL, config.CONSOLE_SESSION_TTL_SECONDS).name,
         bodyLimitBytes: config.BODY_LIMIT_BYTES,
         console: config.CONSOLE_ENABLED,
       });
-      return async (req: Request, res: Response, next: NextFunction) => {
-        try {
-          // Only a sandbox key (`key_test_`) or a session token can belong to a sandbox on demand.
-          const credential = await credentialFor(req, res);
-          if (credential === undefined) return next();
-          const identity = await identityFor(tagOf(credential), lookup);
-          if (identity === null) return next();
-          const sandbox = await opened(identity);
-          // A key (or session) of the default sandbox whose last characters happen to be a sandbox's tag
-          // stays the default sandbox's: only a credential the sandbox itself knows is served there.
-          if (!(await knows(sandbox, credential))) return next();
-          track(sandbox, res);
-          sandbox.app(req, res, next);
-        } catch (err) {
-          next(err);
-        }
-      };
+      return frontOf({ identityFor, opened, credentialFor, knows, served, shut }, lookup);
     },
 
     validation(accountKeys) {

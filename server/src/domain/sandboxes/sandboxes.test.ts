@@ -71,6 +71,10 @@ describe("sandboxes", () => {
     expect(identity?.vaultKeys.kek.equals(accountKeys.kek)).toBe(false);
     const stored = JSON.stringify(await store.get("sandboxes", made.sandbox.id));
     expect(stored).not.toContain(identity?.vaultKeys.kek.toString("base64"));
+    // By id (the pages' routing), the same identity.
+    const byId = await sandboxes.byId(made.sandbox.id);
+    expect(byId?.keyTag).toBe(made.sandbox.key_tag);
+    expect(byId?.vaultKeys.kek.equals(identity?.vaultKeys.kek ?? Buffer.alloc(0))).toBe(true);
   });
 
   it("refuses one more than the limit with sandbox_limit_reached, before provisioning anything", async () => {
@@ -108,6 +112,7 @@ describe("sandboxes", () => {
     expect(erased).toEqual([sandbox.id]);
     expect(await store.get("sandboxes", sandbox.id)).toBeNull();
     expect(await sandboxes.byTag(sandbox.key_tag)).toBeNull();
+    expect(await sandboxes.byId(sandbox.id)).toBeNull();
     expect(await codeOf(sandboxes.get(caller(), sandbox.id))).toBe("not_found");
   });
 

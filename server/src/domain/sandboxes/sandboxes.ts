@@ -58,6 +58,11 @@ export interface Sandboxes {
   remove(caller: Caller, id: string): Promise<SandboxDoc>;
   /** The sandbox whose keys end with `tag`, opened with its vault keys, or null (key routing). */
   byTag(tag: string): Promise<SandboxIdentity | null>;
+  /**
+   * The sandbox `id`, opened with its vault keys, or null: the keyless pages of a sandbox's objects
+   * (`/sandboxes/{id}/pay/…`, `/sandboxes/{id}/3ds/…`) are routed by the id in their path.
+   */
+  byId(id: string): Promise<SandboxIdentity | null>;
 }
 
 /** The context a sandbox's vault keys are sealed under, so a sealed copy on another record does not open. */
@@ -162,6 +167,11 @@ export function createSandboxes(
 
     async byTag(tag) {
       const doc = await store.findOne("sandboxes", { key_tag: tag });
+      return doc ? identityOf(doc) : null;
+    },
+
+    async byId(id) {
+      const doc = await store.get("sandboxes", id);
       return doc ? identityOf(doc) : null;
     },
   };
