@@ -34,6 +34,7 @@ import {
   type Where,
 } from "./port.ts";
 import { startCheckpointer, WAL_AUTOCHECKPOINT_PAGES } from "./sqlite/checkpointer.ts";
+import { registerDocJson } from "./sqlite/compact.ts";
 import { BUSY_TIMEOUT_MS, busy, ownerOnly, SCRUB_TIMEOUT_MS, useWal, writerTurns } from "./sqlite/file.ts";
 import { createGroupCommit } from "./sqlite/group-commit.ts";
 import { connectionOps, type SyncOps } from "./sqlite/operations.ts";
@@ -60,6 +61,11 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
   guard?: boolean;
   /** How long a write waits for another connection on the file to leave the write lock free (tests shorten it). */
   busyTimeoutMs?: number;
+  /**
+   * From how many characters of JSON a document is stored deflated (sqlite/compact.ts; default
+   * DEFLATE_FROM). Tests set 0 to run every document through the deflated form.
+   */
+  deflateFrom?: number;
 }): Store<Docs> & StoreReadiness & SqliteDiagnostics {
   const names = collectionNames(options.collections);
   const specs = Object.fromEntries(Object.entries<CollectionSpec>(options.collections));
@@ -83,7 +89,9 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
     db.pragma("temp_store = MEMORY");
   }
 
-  const { hotFields, tables } = layoutOf(specs);
+  // Before the schema: its upgrades read documents through it (sqlite/compact.ts).
+  registerDocJson(db);
+  const { hotFields, tables } = layoutOf(specs, options.deflateFrom);
   const uniqueFields = memory
     ? createSchema(db, specs, hotFields)
     : db.transaction(() => createSchema(db, specs, hotFields)).immediate();

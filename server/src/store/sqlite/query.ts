@@ -3,12 +3,14 @@
 
 import { assertLimit, assertOrder, type Term, terms } from "../common.ts";
 import type { BaseDoc, Order, Scalar, Where } from "../port.ts";
+import { docJson } from "./compact.ts";
 import { type Param, SYSTEM_COLUMNS, type Table } from "./schema.ts";
 
 /** Field names are checked identifiers (common.ts), so inlining them into the JSON path is safe. */
 export function expression(table: Table, field: string): string {
   if (SYSTEM_COLUMNS.has(field)) return field;
-  return table.hot.get(field) ?? `json_extract(doc, '$.${field}')`;
+  // A field without a column is read from the document, deflated or not (compact.ts).
+  return table.hot.get(field) ?? `json_extract(${docJson(table.name)}, '$.${field}')`;
 }
 
 /**
