@@ -26,6 +26,7 @@ import {
   type CollectionSpecs,
   DuplicateKeyError,
   type Order,
+  type Page,
   refuseUnlisted,
   type Store,
   type StoreOps,
@@ -38,7 +39,7 @@ import { registerDocJson } from "./sqlite/compact.ts";
 import { BUSY_TIMEOUT_MS, busy, ownerOnly, SCRUB_TIMEOUT_MS, useWal, writerTurns } from "./sqlite/file.ts";
 import { createGroupCommit } from "./sqlite/group-commit.ts";
 import { connectionOps, type SyncOps } from "./sqlite/operations.ts";
-import { selectSql } from "./sqlite/query.ts";
+import { listSql, selectSql } from "./sqlite/query.ts";
 import { createSchema, layoutOf, type Table } from "./sqlite/schema.ts";
 
 export { useWal } from "./sqlite/file.ts";
@@ -49,6 +50,8 @@ type Loose = Record<string, BaseDoc>;
 export interface SqliteDiagnostics {
   /** SQLite's query plan (EXPLAIN QUERY PLAN, one line per step) for findAll with these arguments. */
   explain(collection: string, where: Where<BaseDoc>, limit?: number, order?: Order<BaseDoc>): string[];
+  /** The same for list with these arguments (one page, newest first or before/after a cursor). */
+  explainList(collection: string, where: Where<BaseDoc>, page: Page): string[];
 }
 
 export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
@@ -175,16 +178,25 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
 
   const checkpointer = memory ? null : startCheckpointer(options.path);
 
+  function plan({ sql, params }: { sql: string; params: unknown[] }): string[] {
+    return db
+      .prepare<unknown[], { detail: string }>(`EXPLAIN QUERY PLAN ${sql}`)
+      .all(...params)
+      .map((row) => row.detail);
+  }
+
   const store: Store<Loose> & StoreReadiness & SqliteDiagnostics = {
     kind: "sqlite",
     ...(memory ? asyncOps(writer, outside, outside) : asyncOps(writer, read, write)),
 
     explain(collection, where, limit, order) {
-      const { sql, params } = selectSql(table(collection), where, limit, order);
-      return db
-        .prepare<unknown[], { detail: string }>(`EXPLAIN QUERY PLAN ${sql}`)
-        .all(...params)
-        .map((row) => row.detail);
+      return plan(selectSql(table(collection), where, limit, order));
+    },
+
+    explainList(collection, where, page) {
+      const cursor = page.startingAfter ?? page.endingBefore;
+      // The plan does not depend on the cursor's value, only on there being one.
+      return plan(listSql(table(collection), where, page, cursor === undefined ? undefined : "2026-01-01T00:00:00Z"));
     },
 
     async transaction(fn) {
