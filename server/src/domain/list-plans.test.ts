@@ -91,6 +91,23 @@ const LISTS: Case[] = [
   list("listSandboxes", "sandboxes", { livemode: false }),
 ];
 
+/**
+ * The lists issue 36 names (by merchant, status, type, created range, the request log, events by type,
+ * balance transactions): their filter is the index's search, not a check of each row the listing
+ * index walks (which, for a rare status, is the whole environment).
+ */
+const SEARCHED = new Set([
+  "listCharges by merchant",
+  "listCharges by status",
+  "listEvents by type",
+  "listRequests by key",
+  "listBalanceTransactions by merchant",
+  "listBalanceTransactions by type",
+  "listBalanceTransactions created range",
+  // Not "by merchant, created range": after a cursor, SQLite (no ANALYZE statistics) prefers the listing
+  // index's range between the created bound and the cursor to the merchant's index. Still an index.
+]);
+
 /** A plan line that reads the table itself from end to end. */
 function fullScans(plan: string[]): string[] {
   return plan.filter((line) => /^SCAN \S+$/.test(line) || /^SCAN \S+ USING (?!.*INDEX)/.test(line));
@@ -130,11 +147,17 @@ describe("every list and filter reads through an index", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it.each(LISTS)("%s (%s)", (_, collection, where) => {
+  it.each(LISTS)("%s (%s)", (name, collection, where) => {
     for (const page of [PAGE, AFTER]) {
       const plan = store.explainList(collection, where, page);
       expect(fullScans(plan), plan.join(" | ")).toEqual([]);
-      if (process.env.PLANS) console.log(`PLAN ${_} ${page === PAGE ? "" : "after"}: ${plan.join(" | ")}`);
+      if (SEARCHED.has(name)) {
+        for (const field of Object.keys(where))
+          expect(plan.join(" | ")).toMatch(
+            new RegExp(`SEARCH \\S+ USING (COVERING )?INDEX \\S+ \\(.*\\b(f_)?${field}[=><]`),
+          );
+      }
+      if (process.env.PLANS) console.log(`PLAN ${name} ${page === PAGE ? "" : "after"}: ${plan.join(" | ")}`);
     }
   });
 });
