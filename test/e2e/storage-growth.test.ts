@@ -18,10 +18,10 @@ import { clientFor, createMerchant, createToken } from "./fixtures.ts";
 const N = 100;
 /** Bytes kept per request, at most (docs/operating.md "Storage per request"). */
 const STATED = {
-  requestLogRow: 450,
-  event: 850,
-  webhookTestEvent: 3_700,
-  charge: 9_000,
+  requestLogRow: 550,
+  event: 700,
+  webhookTestEvent: 2_700,
+  charge: 7_000,
 };
 
 let dir: string;

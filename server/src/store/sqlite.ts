@@ -26,6 +26,7 @@ import {
   type CollectionSpecs,
   DuplicateKeyError,
   type Order,
+  type Page,
   refuseUnlisted,
   type Store,
   type StoreOps,
@@ -34,10 +35,11 @@ import {
   type Where,
 } from "./port.ts";
 import { startCheckpointer, WAL_AUTOCHECKPOINT_PAGES } from "./sqlite/checkpointer.ts";
+import { registerDocJson } from "./sqlite/compact.ts";
 import { BUSY_TIMEOUT_MS, busy, ownerOnly, SCRUB_TIMEOUT_MS, useWal, writerTurns } from "./sqlite/file.ts";
 import { createGroupCommit } from "./sqlite/group-commit.ts";
 import { connectionOps, type SyncOps } from "./sqlite/operations.ts";
-import { selectSql } from "./sqlite/query.ts";
+import { listSql, selectSql } from "./sqlite/query.ts";
 import { createSchema, layoutOf, type Table } from "./sqlite/schema.ts";
 
 export { useWal } from "./sqlite/file.ts";
@@ -48,6 +50,8 @@ type Loose = Record<string, BaseDoc>;
 export interface SqliteDiagnostics {
   /** SQLite's query plan (EXPLAIN QUERY PLAN, one line per step) for findAll with these arguments. */
   explain(collection: string, where: Where<BaseDoc>, limit?: number, order?: Order<BaseDoc>): string[];
+  /** The same for list with these arguments (one page, newest first or before/after a cursor). */
+  explainList(collection: string, where: Where<BaseDoc>, page: Page): string[];
 }
 
 export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
@@ -60,6 +64,11 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
   guard?: boolean;
   /** How long a write waits for another connection on the file to leave the write lock free (tests shorten it). */
   busyTimeoutMs?: number;
+  /**
+   * From how many characters of JSON a document is stored deflated (sqlite/compact.ts; default
+   * DEFLATE_FROM). Tests set 0 to run every document through the deflated form.
+   */
+  deflateFrom?: number;
 }): Store<Docs> & StoreReadiness & SqliteDiagnostics {
   const names = collectionNames(options.collections);
   const specs = Object.fromEntries(Object.entries<CollectionSpec>(options.collections));
@@ -83,7 +92,9 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
     db.pragma("temp_store = MEMORY");
   }
 
-  const { hotFields, tables } = layoutOf(specs);
+  // Before the schema: its upgrades read documents through it (sqlite/compact.ts).
+  registerDocJson(db);
+  const { hotFields, tables } = layoutOf(specs, options.deflateFrom);
   const uniqueFields = memory
     ? createSchema(db, specs, hotFields)
     : db.transaction(() => createSchema(db, specs, hotFields)).immediate();
@@ -167,16 +178,25 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
 
   const checkpointer = memory ? null : startCheckpointer(options.path);
 
+  function plan({ sql, params }: { sql: string; params: unknown[] }): string[] {
+    return db
+      .prepare<unknown[], { detail: string }>(`EXPLAIN QUERY PLAN ${sql}`)
+      .all(...params)
+      .map((row) => row.detail);
+  }
+
   const store: Store<Loose> & StoreReadiness & SqliteDiagnostics = {
     kind: "sqlite",
     ...(memory ? asyncOps(writer, outside, outside) : asyncOps(writer, read, write)),
 
     explain(collection, where, limit, order) {
-      const { sql, params } = selectSql(table(collection), where, limit, order);
-      return db
-        .prepare<unknown[], { detail: string }>(`EXPLAIN QUERY PLAN ${sql}`)
-        .all(...params)
-        .map((row) => row.detail);
+      return plan(selectSql(table(collection), where, limit, order));
+    },
+
+    explainList(collection, where, page) {
+      const cursor = page.startingAfter ?? page.endingBefore;
+      // The plan does not depend on the cursor's value, only on there being one.
+      return plan(listSql(table(collection), where, page, cursor === undefined ? undefined : "2026-01-01T00:00:00Z"));
     },
 
     async transaction(fn) {

@@ -14,10 +14,17 @@ import { afterAll, describe, expect, it } from "vitest";
 import { type AccountDoc, describeStoreConformance, TEST_COLLECTIONS, type TestDocs } from "./conformance.ts";
 import { openMongoStore } from "./mongodb.ts";
 import type { BaseDoc, CollectionSpecs, Where } from "./port.ts";
+import { unpack } from "./sqlite/compact.ts";
 import { openSqliteStore } from "./sqlite.ts";
 
 describeStoreConformance("sqlite :memory:", async () =>
   openSqliteStore({ path: ":memory:", collections: TEST_COLLECTIONS }),
+);
+
+// The same semantics with every document stored deflated (sqlite/compact.ts): the suite's documents
+// are shorter than DEFLATE_FROM, so the run above keeps them all as text.
+describeStoreConformance("sqlite :memory:, every document deflated", async () =>
+  openSqliteStore({ path: ":memory:", collections: TEST_COLLECTIONS, deflateFrom: 0 }),
 );
 
 describe("sqlite file", () => {
@@ -113,7 +120,8 @@ describe("sqlite documents", () => {
   const stored = (path: string, id: string) => {
     const check = new Database(path, { readonly: true });
     try {
-      return JSON.parse(check.prepare("SELECT doc FROM accounts WHERE id = ?").pluck().get(id) as string);
+      // Text or deflated (sqlite/compact.ts).
+      return JSON.parse(unpack("accounts", check.prepare("SELECT doc FROM accounts WHERE id = ?").pluck().get(id)));
     } finally {
       check.close();
     }
@@ -167,9 +175,39 @@ describe("sqlite documents", () => {
     expect(Object.keys(stored(path, "acc_previous")).sort()).toEqual(["meta", "nickname", "owner", "vip"]);
   });
 
-  it("put a field back into its documents when no index names it any more", async () => {
-    const path = join(dir, "unindexed.db");
+  // Issue 36, bytes per charge: a long document is stored deflated against its collection's dictionary.
+  it("keep a long document deflated, read it back whole, and find it by a field that has no column", async () => {
+    const path = join(dir, "deflated.db");
     const store = openSqliteStore({ path, collections: TEST_COLLECTIONS });
+    const long = { ...docOf("acc_long"), nickname: "a nickname that makes the document long ".repeat(12) };
+    const short = docOf("acc_short");
+    await store.insert("accounts", long);
+    await store.insert("accounts", short);
+    expect(await store.get("accounts", "acc_long")).toStrictEqual(long);
+    // A condition on a field the document holds reads it through docJson (query.ts).
+    expect((await store.findAll("accounts", { owner: "o", vip: false })).map((d) => d.id).sort()).toEqual([
+      "acc_long",
+      "acc_short",
+    ]);
+    expect((await store.findAll("accounts", { nickname: long.nickname })).map((d) => d.id)).toEqual(["acc_long"]);
+    await store.close();
+    const check = new Database(path, { readonly: true });
+    const kinds = check.prepare("SELECT id, typeof(doc) AS kind, length(doc) AS bytes FROM accounts ORDER BY id").all();
+    check.close();
+    expect(kinds).toEqual([
+      { id: "acc_long", kind: "blob", bytes: expect.any(Number) },
+      { id: "acc_short", kind: "text", bytes: expect.any(Number) },
+    ]);
+    // The repeated nickname deflates to a fraction of its JSON.
+    expect(kinds[0]).toMatchObject({ bytes: expect.toSatisfy((n: number) => n < long.nickname.length / 4) });
+  });
+
+  it.each([
+    ["text", undefined],
+    ["deflated", 0],
+  ])("put a field back into its documents (%s) when no index names it any more", async (_, deflateFrom) => {
+    const path = join(dir, `unindexed-${deflateFrom}.db`);
+    const store = openSqliteStore({ path, collections: TEST_COLLECTIONS, deflateFrom });
     const doc = docOf("acc_unindexed");
     await store.insert("accounts", doc);
     await store.close();
@@ -178,7 +216,7 @@ describe("sqlite documents", () => {
       ...TEST_COLLECTIONS,
       accounts: { indexes: TEST_COLLECTIONS.accounts.indexes.filter((i) => !i.fields.includes("balance")) },
     };
-    const reopened = openSqliteStore({ path, collections: withoutBalance });
+    const reopened = openSqliteStore({ path, collections: withoutBalance, deflateFrom });
     expect(await reopened.get("accounts", "acc_unindexed")).toStrictEqual(doc);
     expect((await reopened.findAll("accounts", { balance: 1 })).map((d) => d.id)).toEqual(["acc_unindexed"]);
     await reopened.close();

@@ -181,9 +181,11 @@ export interface AcquirerIntentDoc extends BaseDoc {
 export const chargeCollections = {
   // Most charges have no expiry (a card's), no review and no payment link: those three indexes are
   // sparse, and a card charge's write skips them (port.ts, IndexSpec).
+  // listCharges by merchant or by status reads its page straight from the index, in the listing order
+  // (created_at, id): without them the store walks the environment's listing index and filters (issue 36).
   charges: collection<ChargeDoc>([
-    { fields: ["livemode", "merchant_id"] },
-    { fields: ["livemode", "status"] },
+    { fields: ["livemode", "merchant_id", "created_at", "id"] },
+    { fields: ["livemode", "status", "created_at", "id"] },
     { fields: ["livemode", "status", "expires_at"], sparse: true },
     { fields: ["livemode", "review_expires_at"], sparse: true },
     { fields: ["livemode", "payment_link_id"], sparse: true },

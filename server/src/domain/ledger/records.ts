@@ -153,8 +153,9 @@ export const ledgerCollections = {
   // the reconciliation's queue of what no cashout has taken yet (sparse: null once taken).
   fee_overrides: collection<FeeOverrideDoc>([]),
   balance_transactions: collection<BalanceTransactionDoc>([
-    { fields: ["livemode", "merchant_id", "created_at"] },
-    { fields: ["livemode", "type", "created_at"] },
+    // Ending in the listing order (created_at, id), so a page is read from the index in order (issue 36).
+    { fields: ["livemode", "merchant_id", "created_at", "id"] },
+    { fields: ["livemode", "type", "created_at", "id"] },
     { fields: ["source_id"] },
     { fields: ["cashout_id"], sparse: true },
     { fields: ["merchant_id", "currency", "reconcile_at"], sparse: true },

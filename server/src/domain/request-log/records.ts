@@ -20,7 +20,11 @@ export const requestLogCollections = {
   // created_at alone: the retention job deletes by age across both environments. A listing by
   // environment needs no index of its own: every collection has one on (livemode, created_at) for
   // list(), and each index costs every request a write (its record is written per request).
-  request_log: collection<RequestLogDoc>([{ fields: ["created_at"] }, { fields: ["livemode", "key_id"] }]),
+  // The request log by key reads its page straight from the index, in the listing order (issue 36).
+  request_log: collection<RequestLogDoc>([
+    { fields: ["created_at"] },
+    { fields: ["livemode", "key_id", "created_at", "id"] },
+  ]),
 };
 
 /** The store as the request-log area sees it: its own collections and the kernel's (kernel/store.ts). */

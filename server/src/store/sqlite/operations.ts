@@ -19,7 +19,7 @@ import {
   UnknownCursorError,
   type Where,
 } from "../port.ts";
-import { clause, selectSql, whereSql } from "./query.ts";
+import { clause, listSql, selectSql, whereSql } from "./query.ts";
 import { columnValue, decode, encode, type Param, SYSTEM_COLUMNS, type Table } from "./schema.ts";
 
 /** Synchronous forms of the port's operations, over loosely typed documents. */
@@ -154,36 +154,29 @@ export function connectionOps(
     list(collection, where, page) {
       const t = table(collection);
       assertPage(page);
-      const params: Param[] = [];
-      const conditions = whereSql(t, where, params);
       const cursor = page.startingAfter ?? page.endingBefore;
-      const newerFirst = page.endingBefore === undefined;
+      let createdAt: string | undefined;
       if (cursor !== undefined) {
         // Looked up in the environment only, whatever the filter (Page in port.ts).
         const cursorParams: Param[] = [cursor];
         const environment = where.livemode === undefined ? {} : { livemode: where.livemode };
         const located = clause(["id = ?", ...whereSql(t, environment, cursorParams)]);
         // One column, plucked: the value itself (a TEXT NOT NULL column, so a string when the row exists).
-        const createdAt: unknown = statement(`SELECT created_at FROM "${collection}"${located}`).get(...cursorParams);
-        if (typeof createdAt !== "string") {
+        const found: unknown = statement(`SELECT created_at FROM "${collection}"${located}`).get(...cursorParams);
+        if (typeof found !== "string") {
           throw new UnknownCursorError(
             collection,
             page.startingAfter === undefined ? "endingBefore" : "startingAfter",
             cursor,
           );
         }
-        // Row values compare (created_at, id) lexicographically, which is exactly the listing order.
-        conditions.push(newerFirst ? "(created_at, id) < (?, ?)" : "(created_at, id) > (?, ?)");
-        params.push(createdAt, cursor);
+        createdAt = found;
       }
-      const direction = newerFirst ? "DESC" : "ASC";
-      params.push(page.limit + 1);
-      const rows = statement(
-        `SELECT ${t.select} FROM "${collection}"${clause(conditions)} ORDER BY created_at ${direction}, id ${direction} LIMIT ?`,
-      ).all(...params);
+      const { sql, params } = listSql(t, where, page, createdAt);
+      const rows = statement(sql).all(...params);
       const hasMore = rows.length > page.limit;
       if (hasMore) rows.pop();
-      if (!newerFirst) rows.reverse();
+      if (page.endingBefore !== undefined) rows.reverse();
       return { data: rows.map((row) => decode(t, row)), hasMore };
     },
 

@@ -2,13 +2,15 @@
 // columns, a hot field's column instead of the document wherever there is one.
 
 import { assertLimit, assertOrder, type Term, terms } from "../common.ts";
-import type { BaseDoc, Order, Scalar, Where } from "../port.ts";
+import type { BaseDoc, Order, Page, Scalar, Where } from "../port.ts";
+import { docJson } from "./compact.ts";
 import { type Param, SYSTEM_COLUMNS, type Table } from "./schema.ts";
 
 /** Field names are checked identifiers (common.ts), so inlining them into the JSON path is safe. */
 export function expression(table: Table, field: string): string {
   if (SYSTEM_COLUMNS.has(field)) return field;
-  return table.hot.get(field) ?? `json_extract(doc, '$.${field}')`;
+  // A field without a column is read from the document, deflated or not (compact.ts).
+  return table.hot.get(field) ?? `json_extract(${docJson(table.name)}, '$.${field}')`;
 }
 
 /**
@@ -84,4 +86,32 @@ export function selectSql(
     params.push(limit);
   }
   return { sql, params };
+}
+
+/**
+ * The SELECT list runs on table `t` for one page (port.ts, Page): newest first, or oldest first before
+ * a cursor (endingBefore), `cursorCreatedAt` being the cursor document's created_at; one row more
+ * than the page, which says whether there are more.
+ */
+export function listSql(
+  t: Table,
+  where: Where<BaseDoc>,
+  page: Page,
+  cursorCreatedAt: string | undefined,
+): { sql: string; params: Param[] } {
+  const params: Param[] = [];
+  const conditions = whereSql(t, where, params);
+  const cursor = page.startingAfter ?? page.endingBefore;
+  const newerFirst = page.endingBefore === undefined;
+  if (cursor !== undefined && cursorCreatedAt !== undefined) {
+    // Row values compare (created_at, id) lexicographically, which is exactly the listing order.
+    conditions.push(newerFirst ? "(created_at, id) < (?, ?)" : "(created_at, id) > (?, ?)");
+    params.push(cursorCreatedAt, cursor);
+  }
+  const direction = newerFirst ? "DESC" : "ASC";
+  params.push(page.limit + 1);
+  return {
+    sql: `SELECT ${t.select} FROM "${t.name}"${clause(conditions)} ORDER BY created_at ${direction}, id ${direction} LIMIT ?`,
+    params,
+  };
 }

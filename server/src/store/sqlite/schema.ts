@@ -6,9 +6,10 @@
 import type Database from "better-sqlite3";
 import { type StoredDoc, storedDoc } from "../common.ts";
 import type { BaseDoc, CollectionSpec } from "../port.ts";
+import { DEFLATE_FROM, docJson, pack, unpack } from "./compact.ts";
 
-/** What a statement binds and a column holds. */
-export type Param = string | number | bigint | null;
+/** What a statement binds and a column holds (a BLOB: a deflated document, compact.ts). */
+export type Param = string | number | bigint | Uint8Array | null;
 
 /** The columns every table has for the fields every document has (port.ts, BaseDoc). */
 export const SYSTEM_COLUMNS = new Set(["id", "livemode", "created_at"]);
@@ -20,6 +21,8 @@ export interface Table {
   hot: Map<string, string>;
   /** The columns a document is read from, in decode's order: the system fields', `doc`, each hot field's. */
   select: string;
+  /** From how many characters of JSON a document is stored deflated (compact.ts, DEFLATE_FROM). */
+  deflateFrom: number;
 }
 
 /**
@@ -28,8 +31,9 @@ export interface Table {
  * system fields, and each hot field whose value is a string or a finite number, which its column holds
  * exactly; a hot field holding anything else (a boolean, null, an object) stays in the document too,
  * since its column's value (1/0, NULL, JSON text) does not say which it was. decode puts them back.
+ * The JSON is then packed (compact.ts): deflated against the collection's dictionary when long enough.
  */
-export function encode(t: Table, doc: BaseDoc): string {
+export function encode(t: Table, doc: BaseDoc): string | Buffer {
   const rest: Record<string, unknown> = {};
   for (const [field, value] of Object.entries(doc)) {
     if (SYSTEM_COLUMNS.has(field)) continue;
@@ -37,7 +41,7 @@ export function encode(t: Table, doc: BaseDoc): string {
       continue;
     rest[field] = value;
   }
-  return JSON.stringify(rest);
+  return pack(t.name, JSON.stringify(rest), t.deflateFrom);
 }
 
 /**
@@ -46,8 +50,7 @@ export function encode(t: Table, doc: BaseDoc): string {
  * still holds every field: the duplicates carry the same values (JSON.parse keeps the last).
  */
 export function decode(t: Table, row: Param[]): StoredDoc {
-  const json = row[3];
-  if (typeof json !== "string") throw new TypeError(`a row of ${t.name} has no doc column`);
+  const json = unpack(t.name, row[3]);
   const doc = storedDoc(
     JSON.parse(
       `{"id":${JSON.stringify(row[0])},"livemode":${row[1] ? "true" : "false"},"created_at":${JSON.stringify(row[2])}${
@@ -81,7 +84,10 @@ export function columnValue(value: unknown): Param {
 }
 
 /** Each collection's hot fields (field → column) and its Table. */
-export function layoutOf(specs: Record<string, CollectionSpec>): {
+export function layoutOf(
+  specs: Record<string, CollectionSpec>,
+  deflateFrom = DEFLATE_FROM,
+): {
   hotFields: Map<string, Map<string, string>>;
   tables: Map<string, Table>;
 } {
@@ -96,7 +102,12 @@ export function layoutOf(specs: Record<string, CollectionSpec>): {
   }
   const tables = new Map<string, Table>();
   for (const [name, hot] of hotFields)
-    tables.set(name, { name, hot, select: ["id", "livemode", "created_at", "doc", ...hot.values()].join(", ") });
+    tables.set(name, {
+      name,
+      hot,
+      select: ["id", "livemode", "created_at", "doc", ...hot.values()].join(", "),
+      deflateFrom,
+    });
   return { hotFields, tables };
 }
 
@@ -174,14 +185,15 @@ export function createSchema(
     const hotSet = new Set(hot.values());
     for (const stale of [...present].filter((c) => c.startsWith('"f_') && !hotSet.has(c))) {
       const path = `'$.${stale.slice(3, -1)}'`;
+      // The document comes back as JSON text (a row the next write packs again).
       db.exec(
-        `UPDATE "${name}" SET doc = json_set(doc, ${path}, ${stale}) WHERE ${stale} IS NOT NULL AND json_type(doc, ${path}) IS NULL`,
+        `UPDATE "${name}" SET doc = json_set(${docJson(name)}, ${path}, ${stale}) WHERE ${stale} IS NOT NULL AND json_type(${docJson(name)}, ${path}) IS NULL`,
       );
       db.exec(`ALTER TABLE "${name}" DROP COLUMN ${stale}`);
     }
     const refill = olderLayout ? [...hot] : added;
     if (refill.length > 0) {
-      const sets = refill.map(([field, column]) => `${column} = json_extract(doc, '$.${field}')`);
+      const sets = refill.map(([field, column]) => `${column} = json_extract(${docJson(name)}, '$.${field}')`);
       db.exec(`UPDATE "${name}" SET ${sets.join(", ")}`);
     }
     for (const sql of wanted.values()) db.exec(sql.replace(/INDEX "/, 'INDEX IF NOT EXISTS "'));
