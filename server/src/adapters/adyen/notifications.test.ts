@@ -121,6 +121,7 @@ describe("Adyen notification outcomes", () => {
       ],
       [{ eventCode: "REFUND" }, { type: "refund", succeeded: true, modificationReference: "QFQTPCQ8HXSKGK82" }],
       [{ eventCode: "REFUND_FAILED" }, { type: "refund", succeeded: false, late: true }],
+      [{ eventCode: "REFUNDED_REVERSED" }, { type: "refund", succeeded: false, late: true }],
       [
         {
           eventCode: "CHARGEBACK",

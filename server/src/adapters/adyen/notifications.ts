@@ -18,6 +18,7 @@ export type NotificationItem =
   | Schemas["CaptureNotificationRequestItem"]
   | Schemas["CancellationNotificationRequestItem"]
   | Schemas["RefundNotificationRequestItem"]
+  | Schemas["ModificationNotificationRequestItem"]
   | Schemas["CancelOrRefundNotificationRequestItem"]
   | Schemas["DisputesNotificationRequestItem"]
   | Schemas["PayoutNotificationRequestItem"]
@@ -164,6 +165,7 @@ const EVENT_CODES = new Set<string>([
   "PAYOUT_DECLINE",
   "PAYOUT_EXPIRE",
   "PAIDOUT_REVERSED",
+  "REFUNDED_REVERSED",
 ]);
 
 /** The event code when it is one Adyen defines (safe to log), otherwise undefined. */
@@ -299,6 +301,11 @@ export function outcomeOf(item: NotificationItem): NotificationOutcome {
     case "REFUND":
       return modification("refund");
     case "REFUND_FAILED":
+      return modification("refund", true);
+    // The refunded money came back to Adyen (the shopper's account closed, the scheme returned it): for
+    // our refund it is a refund that failed after its confirmation, as REFUND_FAILED is (the charge's
+    // refunded amount goes back down; docs/going-live-with-adyen.md "Notifications").
+    case "REFUNDED_REVERSED":
       return modification("refund", true);
     case "CANCEL_OR_REFUND":
       return modification("cancel_or_refund");
