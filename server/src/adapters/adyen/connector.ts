@@ -312,6 +312,20 @@ export function createAdyenConnector(settings: AdyenSettings): Acquirer {
       return { reference: data.pspReference };
     },
 
+    async confirmPayout(request) {
+      const data = await call("the payout's confirmation", () =>
+        payouts.POST("/confirmThirdParty", {
+          // As for the submission: the header is honoured though Payout v50 does not declare it.
+          headers: { "Idempotency-Key": request.idempotencyKey },
+          body: { merchantAccount, originalReference: request.reference },
+        }),
+      );
+      // "[payout-confirm-received]" (the document writes it without the brackets), else Adyen's message.
+      if (!/^\[?payout-confirm-received\]?$/.test(data.response)) {
+        throw new AcquirerRefused(200, undefined, `Adyen did not confirm the payout: ${data.response}`);
+      }
+    },
+
     async defenseReasons(disputeReference) {
       const data = await call("the defense reasons", () =>
         disputes.POST("/retrieveApplicableDefenseReasons", {

@@ -397,6 +397,53 @@ describe("payout outcomes as cashouts", () => {
     expect(await w.available("USD")).toBe(10_000 - 1000 - 1000);
     await w.verified();
   });
+
+  it("applies every payout outcome once, delivered twice and shuffled: expired and failed give the money back once", async () => {
+    const w = await world();
+    await w.card(10_000);
+    const destination = {
+      type: "us_bank_account" as const,
+      routing_number: "110000000",
+      account_number: "000123456789",
+      account_holder: "Acme",
+    };
+    const make = () =>
+      w.domain.cashouts.create(w.caller, { merchant_id: w.merchant.id, amount: 1000, currency: "USD", destination });
+    const [paid, closed, expired, declined] = [await make(), await make(), await make(), await make()];
+    w.advance(7 * 86_400);
+    await w.domain.jobs.payouts();
+    const items = [
+      w.item({ eventCode: "PAYOUT_THIRDPARTY", merchantReference: paid.id }),
+      w.item({
+        eventCode: "PAYOUT_THIRDPARTY",
+        merchantReference: closed.id,
+        success: "false",
+        reason: "Account closed",
+      }),
+      w.item({ eventCode: "PAYOUT_EXPIRE", merchantReference: expired.id, reason: "Payout expired" }),
+      w.item({ eventCode: "PAYOUT_DECLINE", merchantReference: declined.id }),
+    ];
+    // Each twice, in an order that is neither the sending order nor its reverse.
+    await w.receive(
+      ...[items[2], items[0], items[3], items[1], items[1], items[3], items[2], items[0]].flatMap((i) =>
+        i ? [i] : [],
+      ),
+    );
+    const status = async (id: string) => w.domain.cashouts.get(w.caller, id);
+    expect(await status(paid.id)).toMatchObject({ status: "paid" });
+    expect(await status(closed.id)).toMatchObject({ status: "failed", failure_code: "account_closed" });
+    expect(await status(expired.id)).toMatchObject({ status: "failed", failure_code: "could_not_process" });
+    expect(await status(declined.id)).toMatchObject({ status: "failed", failure_code: "declined" });
+    for (const id of [closed.id, expired.id, declined.id]) {
+      expect(await w.store.findAll("postings", { source_id: id, type: "cashout_reversal" }, 10)).toHaveLength(1);
+    }
+    expect(await w.store.findAll("events", { livemode: false, type: "cashout.failed" }, 100)).toHaveLength(3);
+    expect(await w.store.findAll("events", { livemode: false, type: "cashout.paid" }, 100)).toHaveLength(1);
+    // Only the paid cashout's money left; the three failed ones are back in available, once each.
+    expect(await w.available("USD")).toBe(10_000 - 1000);
+    expect(w.errors).toEqual([]);
+    await w.verified();
+  });
 });
 
 describe("money reversed after the fact", () => {
