@@ -492,6 +492,30 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
     return modify(operation, decodeURIComponent(match[1] as string), body);
   }
 
+  /**
+   * The test's side door, for suites in another process than the stand-in (the Adyen e2e run starts it in
+   * vitest's globalSetup): never through Prism, never part of Adyen's API.
+   * - POST /__stand-in/notifications?merchantReference=… takes the queued notifications naming it.
+   * - POST /__stand-in/payouts/return?merchantReference=…&reason=… sends its confirmed payout back.
+   */
+  function control(path: string, query: URLSearchParams): Answer {
+    const reference = query.get("merchantReference") ?? "";
+    if (path === "/__stand-in/notifications") {
+      const taken: NotificationItem[] = [];
+      for (let i = queue.length - 1; i >= 0; i--) {
+        if (queue[i]?.merchantReference === reference) taken.unshift(...queue.splice(i, 1));
+      }
+      return { status: 200, body: taken.map((item) => bodyOf(item)) };
+    }
+    if (path === "/__stand-in/payouts/return") {
+      const found = [...payouts.values()].find((p) => p.merchantReference === reference);
+      if (found?.status !== "confirmed") return { status: 404, body: { message: `no confirmed payout ${reference}` } };
+      returnPayout(found.pspReference, query.get("reason") ?? undefined);
+      return { status: 200, body: {} };
+    }
+    return { status: 404, body: { message: "no such control" } };
+  }
+
   async function handle(request: IncomingMessage, response: ServerResponse) {
     const path = new URL(request.url ?? "/", "http://stand-in").pathname;
     const raw = await readBody(request);
@@ -509,6 +533,10 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
     const reply = (answer: Answer) => {
       response.writeHead(answer.status, { "content-type": "application/json" }).end(JSON.stringify(answer.body));
     };
+    if (path.startsWith("/__stand-in/")) {
+      reply(control(path, new URL(request.url ?? "/", "http://stand-in").searchParams));
+      return;
+    }
     const key = header(request, "idempotency-key");
     received.push({ path, idempotencyKey: key });
     if (header(request, "x-api-key") !== options.apiKey) {
@@ -582,7 +610,7 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
       faults.set(path, [...(faults.get(path) ?? []), fault]);
     },
     takeNotifications() {
-      return queue.splice(0).map((item) => ({ live: "false", notificationItems: [{ NotificationRequestItem: item }] }));
+      return queue.splice(0).map(bodyOf);
     },
     completeChallenge: answerChallenge,
     settleLocal(psp, paid) {
@@ -647,6 +675,29 @@ function readBody(request: IncomingMessage): Promise<string> {
     request.once("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
     request.once("error", reject);
   });
+}
+
+/** One item as Adyen POSTs it, from its test environment. */
+function bodyOf(item: NotificationItem): NotificationRequestBody {
+  return { live: "false", notificationItems: [{ NotificationRequestItem: item }] };
+}
+
+/** From a suite in another process: takes the stand-in's queued notifications naming `merchantReference`. */
+export async function takeNotificationsAt(
+  standInUrl: string,
+  merchantReference: string,
+): Promise<NotificationRequestBody[]> {
+  const url = `${standInUrl}/__stand-in/notifications?merchantReference=${encodeURIComponent(merchantReference)}`;
+  const response = await fetch(url, { method: "POST" });
+  if (!response.ok) throw new Error(`the stand-in answered ${response.status}`);
+  return (await response.json()) as NotificationRequestBody[];
+}
+
+/** From a suite in another process: the bank sends the confirmed payout of `merchantReference` back. */
+export async function returnPayoutAt(standInUrl: string, merchantReference: string, reason?: string): Promise<void> {
+  const query = new URLSearchParams({ merchantReference, ...(reason === undefined ? {} : { reason }) });
+  const response = await fetch(`${standInUrl}/__stand-in/payouts/return?${query}`, { method: "POST" });
+  if (!response.ok) throw new Error(`the stand-in answered ${response.status}: ${await response.text()}`);
 }
 
 /**
