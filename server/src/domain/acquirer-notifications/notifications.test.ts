@@ -282,6 +282,32 @@ describe("chargebacks decided twice", () => {
     await w.verified();
   });
 
+  it("pre-arbitration has the last word: won and lost end so in any order, each delivered twice, money moved once", async () => {
+    const w = await world();
+    const won = await w.card(10_000);
+    const lost = await w.card(10_000);
+    const start = (await w.available("USD")) ?? 0;
+    const stages = (charge: { id: string }, last: "PREARBITRATION_WON" | "PREARBITRATION_LOST") =>
+      (["CHARGEBACK", "CHARGEBACK_REVERSED", "SECOND_CHARGEBACK", last] as const).map((eventCode) =>
+        w.item({ eventCode, pspReference: `DSP${charge.id}`, merchantReference: charge.id }),
+      );
+    const [cbW, revW, secondW, preW] = stages(won, "PREARBITRATION_WON");
+    const [cbL, revL, secondL, preL] = stages(lost, "PREARBITRATION_LOST");
+    // Out of order and twice: the pre-arbitration first (waits for its chargeback), late stages after it.
+    const order = [preW, preL, cbW, secondW, preW, cbL, revW, revL, preL, secondL, secondW, revW, cbW, cbL];
+    for (const item of order) if (item) await w.receive(item);
+    const disputeOf = async (id: string) =>
+      w.domain.disputes.load(false, (await w.domain.charges.load(false, id)).dispute_id ?? "");
+    expect(await disputeOf(won.id)).toMatchObject({ status: "won", prearbitration: "won" });
+    expect(await disputeOf(lost.id)).toMatchObject({ status: "lost", prearbitration: "lost" });
+    expect(await w.domain.acquirerNotifications.inState(false, "waiting")).toHaveLength(0);
+    // The won one cost nothing but its chargeback fee; the lost one its amount and fee, once each.
+    const { fee } = await disputeOf(lost.id);
+    expect(await w.available("USD")).toBe(start - fee - (10_000 + fee));
+    expect(w.errors).toEqual([]);
+    await w.verified();
+  });
+
   it("a chargeback reversed after it was lost is won after all: the money comes back once", async () => {
     const processor: Processor = { ...createSimulatorProcessor(), acceptDispute: async () => {} };
     const w = await world(processor);
