@@ -28,6 +28,16 @@ export function returnCode(reason: string | undefined, otherwise: CashoutFailure
 }
 
 /**
+ * The failure code of a payout the acquirer did not pay: a reviewer's decline is `declined`; a failed
+ * payout says why when its reason does (Adyen's "Account closed"); an expired one, or a failure without a
+ * telling reason, could not be processed.
+ */
+function payoutFailureCode(status: "failed" | "declined" | "expired", reason: string | undefined): CashoutFailureCode {
+  if (status === "declined") return "declined";
+  return status === "failed" ? returnCode(reason, "could_not_process") : "could_not_process";
+}
+
+/**
  * paid → failed: the destination's bank sent a paid cashout back (PAIDOUT_REVERSED). Its amount leaves
  * `cashouts:paid_out` for the merchant's `available` and `cashout.failed` says why, in one transaction.
  */
@@ -176,14 +186,7 @@ export function payouts(ctx: CashoutContext) {
         if (status === "returned") return "waiting";
         if (paid) await markPaid(cashout, null, alongside);
         else {
-          // A reviewer's decline is `declined`; a failed payout says why when its reason does (Adyen's
-          // "Account closed"); an expired one, or a failure without a telling reason, could not be processed.
-          const code: CashoutFailureCode =
-            status === "declined"
-              ? "declined"
-              : status === "failed"
-                ? returnCode(reason, "could_not_process")
-                : "could_not_process";
+          const code = payoutFailureCode(status, reason);
           const message = `${FAILURE_MESSAGES[code]}${reason ? ` (${reason})` : ""}`;
           await failIn(null, cashout, code, message, alongside);
         }
