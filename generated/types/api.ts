@@ -3299,6 +3299,14 @@ export interface components {
             /** @description The IBAN, e.g. `DE89 3704 0044 0532 0130 00`; upper or lower case, spaces allowed. */
             iban: string;
             account_holder: string;
+            /**
+             * @description Who holds the account, as Adyen's payout API requires it (Payout v50
+             *     `storeDetailAndSubmitThirdParty`: e-mail, entity type, nationality, date of birth). Required where
+             *     the environment's acquirer is Adyen (a cashout without it is refused, 400 naming
+             *     `destination.holder`, nothing debited); ignored by the simulated payout rail. Stored sealed with the
+             *     IBAN and never shown.
+             */
+            holder?: components["schemas"]["PayoutAccountHolder"];
         };
         /**
          * @description An isolated sandbox. It has its own objects (merchants, tokens, charges, refunds, cashouts, ...), its
@@ -3979,6 +3987,29 @@ export interface components {
             status: components["schemas"]["ChargeStatus"];
             /** @description The payment method type (`card`, `pix`, ...). */
             payment_method_type: string;
+        };
+        /**
+         * @description The identity of a bank account's holder, for payout APIs that require it (Adyen's Payout v50). Sent to
+         *     the acquirer only with the payout; never shown in an answer, an event or a log.
+         */
+        PayoutAccountHolder: {
+            /**
+             * @description `company` for a business's account (Adyen's `Company`), `individual` for a person's (`NaturalPerson`).
+             * @enum {string}
+             */
+            entity_type: "company" | "individual";
+            /**
+             * Format: email
+             * @description The holder's e-mail address (Adyen's `shopperEmail`).
+             */
+            email: string;
+            /** @description The holder's nationality, ISO 3166-1 alpha-2 (Adyen's `nationality`; for a company, its country of registration). */
+            nationality: string;
+            /**
+             * Format: date
+             * @description The date of birth Adyen holds for the holder (`dateOfBirth`, `YYYY-MM-DD`; Adyen requires it for every entity type).
+             */
+            date_of_birth: string;
         };
         /** @description A pix key (Brazil). BRL only. */
         PixDestinationInput: {

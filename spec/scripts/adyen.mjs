@@ -67,6 +67,9 @@ export const DOCUMENTS = [
       "/PAYOUT_DECLINE",
       "/PAYOUT_EXPIRE",
       "/PAIDOUT_REVERSED",
+      "/REFUNDED_REVERSED",
+      "/PREARBITRATION_WON",
+      "/PREARBITRATION_LOST",
     ],
   },
   {

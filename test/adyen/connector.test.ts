@@ -291,9 +291,10 @@ describe("Adyen connector: local methods and payouts", () => {
     dateOfBirth: "1990-01-01",
   };
 
-  it("pays a cashout to an IBAN through the payout API, confirmed by PAYOUT_THIRDPARTY", async () => {
+  it("pays a cashout to an IBAN through the payout API: submitted, confirmed, then PAYOUT_THIRDPARTY", async () => {
     const sent = await adyen.payout({
       cashoutId: "co_test_1",
+      merchantId: "mch_test_1",
       idempotencyKey: "co_test_1:payout",
       livemode: true,
       amount: 25_000,
@@ -307,6 +308,16 @@ describe("Adyen connector: local methods and payouts", () => {
       path: "/storeDetailAndSubmitThirdParty",
       idempotencyKey: "co_test_1:payout",
     });
+    // Submitted only: nothing is paid (nor notified) until the payout is confirmed.
+    expect(notified()).toEqual([]);
+    await adyen.confirmPayout({ idempotencyKey: "co_test_1:payout:confirm", reference: sent.reference });
+    // Confirmed again with the same key (a crash before the reference was recorded): Adyen's stored answer.
+    await adyen.confirmPayout({ idempotencyKey: "co_test_1:payout:confirm", reference: sent.reference });
+    expect(standIn.performed.payout_confirm.get("co_test_1")).toBe(1);
+    expect(standIn.received).toContainEqual({
+      path: "/confirmThirdParty",
+      idempotencyKey: "co_test_1:payout:confirm",
+    });
     expect(notified()).toMatchObject([
       { type: "payout", status: "paid", payoutReference: sent.reference, merchantReference: "co_test_1" },
     ]);
@@ -316,6 +327,7 @@ describe("Adyen connector: local methods and payouts", () => {
     await expect(
       adyen.payout({
         cashoutId: "co_test_2",
+        merchantId: "mch_test_1",
         idempotencyKey: "co_test_2:payout",
         livemode: true,
         amount: 100,

@@ -111,8 +111,9 @@ async function everyKind(): Promise<NotificationRequestBody[]> {
     returnUrl: "https://payments.example/return",
   });
   standIn.settleLocal(pix.reference, true);
-  await adyen.payout({
+  const payout = await adyen.payout({
     cashoutId: "co_n_1",
+    merchantId: "mch_n_1",
     idempotencyKey: "co_n_1:payout",
     livemode: true,
     amount: 2500,
@@ -126,6 +127,31 @@ async function everyKind(): Promise<NotificationRequestBody[]> {
       dateOfBirth: "1990-01-01",
     },
   });
+  await adyen.confirmPayout({ idempotencyKey: "co_n_1:payout:confirm", reference: payout.reference });
+  standIn.returnPayout(payout.reference);
+  // The stand-in's test data by owner name: a reviewer's decline, an expiry.
+  for (const [n, owner] of [
+    [2, "PAYOUT_DECLINE"],
+    [3, "PAYOUT_EXPIRE"],
+  ] as const) {
+    const other = await adyen.payout({
+      cashoutId: `co_n_${n}`,
+      merchantId: "mch_n_1",
+      idempotencyKey: `co_n_${n}:payout`,
+      livemode: true,
+      amount: 2500,
+      currency: "EUR",
+      destination: { type: "iban", iban: "DE89370400440532013000", account_holder: owner },
+      holder: {
+        email: "finance@merchant.example",
+        shopperReference: "mch_n_1",
+        entityType: "Company",
+        nationality: "DE",
+        dateOfBirth: "1990-01-01",
+      },
+    });
+    await adyen.confirmPayout({ idempotencyKey: `co_n_${n}:payout:confirm`, reference: other.reference });
+  }
   return standIn.takeNotifications();
 }
 
@@ -153,13 +179,32 @@ describe("Adyen notifications from the stand-in", () => {
         "CHARGEBACK",
         "CHARGEBACK_REVERSED",
         "PAYOUT_THIRDPARTY",
+        "PAIDOUT_REVERSED",
+        "PAYOUT_DECLINE",
+        "PAYOUT_EXPIRE",
       ]),
     );
     const validator = webhookValidators();
+    // Adyen's document seals PAIDOUT_REVERSED's additionalData (NotificationAdditionalData) without
+    // declaring `hmacSignature`, though Adyen signs every standard notification item: for that event the
+    // item is checked with its signature set aside, and only for the events listed here.
+    const signatureUndeclared = new Set<string>();
     for (const body of bodies) {
-      const validate = validator(itemOf(body).eventCode);
-      expect(validate(body), `${itemOf(body).eventCode}: ${JSON.stringify(validate.errors)}`).toBe(true);
+      const code = itemOf(body).eventCode;
+      const validate = validator(code);
+      let valid = validate(body);
+      const onlySignature = validate.errors?.every((e) => e.params?.additionalProperty === "hmacSignature");
+      if (!valid && onlySignature) {
+        signatureUndeclared.add(code);
+        const { hmacSignature: _, ...rest } = (itemOf(body).additionalData ?? {}) as Record<string, unknown>;
+        valid = validate({
+          ...body,
+          notificationItems: [{ NotificationRequestItem: { ...itemOf(body), additionalData: rest } }],
+        });
+      }
+      expect(valid, `${code}: ${JSON.stringify(validate.errors)}`).toBe(true);
     }
+    expect([...signatureUndeclared]).toEqual(["PAIDOUT_REVERSED"]);
     // The schema check is live: an item missing a required field fails it.
     const { pspReference: _, ...broken } = itemOf(bodies[0] as NotificationRequestBody);
     expect(

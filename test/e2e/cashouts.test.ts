@@ -4,8 +4,14 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import { createLogger, loadConfig, startServer } from "@payments/server";
 import { afterAll, describe, expect, it } from "vitest";
+import {
+  deliverNotifications,
+  type NotificationRequestBody,
+  returnPayoutAt,
+  takeNotificationsAt,
+} from "../support/adyen-stand-in/stand-in.ts";
 import { TestClock } from "../support/clock.ts";
-import { ACQUIRER, type TestServer } from "../support/server.ts";
+import { ACQUIRER, ADYEN_STAND_IN_URL, type TestServer } from "../support/server.ts";
 import { clientFor, createMerchant, creditAvailable, fundedMerchant, json, useServer } from "./fixtures.ts";
 
 // Cashouts (spec/resources/cashouts.tsp) through the typed client. Funds leave `available` at creation, in
@@ -20,10 +26,10 @@ const usDestination = (account = US_ACCOUNT) => ({
   account_holder: "Acme Coffee Roasters Inc.",
 });
 
-// Under Adyen (test/vitest.adyen.config.ts) every cashout is refused at creation until merchants carry the
-// account holder's details Adyen's payout API requires (docs/going-live-with-adyen.md "What is not
-// supported"): the suite below assumes cashouts are made, so it runs on the simulator only, and the one
-// after it checks the refusal.
+// Under Adyen (test/vitest.adyen.config.ts) a cashout's outcome comes by Adyen's notification and only an
+// IBAN with its holder's identity can be paid (docs/going-live-with-adyen.md "Payouts"): the suite below
+// asserts the simulated rail's own behaviour (its magic destinations, paid at once), so it runs on the
+// simulator only; "cashouts through Adyen" at the end is the same money through Adyen's payout API.
 describe.skipIf(ACQUIRER === "adyen")("cashouts", () => {
   const { server, client } = useServer();
 
@@ -395,15 +401,31 @@ describe("account numbers at rest and in logs", { timeout: 90_000 }, () => {
 });
 
 describe.runIf(ACQUIRER === "adyen")("cashouts through Adyen", () => {
-  const { client } = useServer();
+  const { server, client } = useServer();
+  const standIn = ADYEN_STAND_IN_URL ?? "";
+  const HOLDER = {
+    entity_type: "company" as const,
+    email: "finance@acme.example",
+    nationality: "DE",
+    date_of_birth: "1990-01-01",
+  };
+  // The stand-in's outcomes by owner name (adyen-stand-in/stand-in.ts "Payouts"); any other name is paid.
+  const iban = (account_holder = "Acme Coffee Roasters GmbH") => ({
+    type: "iban" as const,
+    iban: "DE89370400440532013000",
+    account_holder,
+    holder: HOLDER,
+  });
+  const NOTIFICATIONS = () => `${server.url}/v1/acquirers/adyen/notifications`;
 
-  it("refuses a cashout Adyen cannot pay at creation, with a 400 naming destination.type, debiting nothing", async () => {
+  it("refuses a cashout Adyen cannot pay at creation, with a 400 naming the field, debiting nothing", async () => {
     const merchant = await fundedMerchant(client, 1000);
     const before = await client.GET("/v1/merchants/{id}/balance", { params: { path: { id: merchant.id } } });
-    for (const destination of [
-      usDestination(),
-      { type: "iban" as const, iban: "DE89370400440532013000", account_holder: "Acme GmbH" },
-    ]) {
+    const { holder: _, ...withoutHolder } = iban();
+    for (const [destination, param] of [
+      [usDestination(), "destination.type"],
+      [withoutHolder, "destination.holder"],
+    ] as const) {
       const res = await client.POST("/v1/cashouts", {
         body: {
           merchant_id: merchant.id,
@@ -413,9 +435,65 @@ describe.runIf(ACQUIRER === "adyen")("cashouts through Adyen", () => {
         },
       });
       expect(res.response.status).toBe(400);
-      expect(res.error).toMatchObject({ code: "invalid_request", param: "destination.type" });
+      expect(res.error).toMatchObject({ code: "invalid_request", param });
     }
     const after = await client.GET("/v1/merchants/{id}/balance", { params: { path: { id: merchant.id } } });
     expect(after.data).toEqual(before.data);
+  });
+
+  it("pays, declines, expires and returns payouts by Adyen's notifications, each delivered twice and shuffled, applied once", async () => {
+    const merchant = await createMerchant(client);
+    await creditAvailable(server, merchant, 4000, "EUR");
+    const make = async (owner?: string) => {
+      const res = await client.POST("/v1/cashouts", {
+        body: { merchant_id: merchant.id, amount: 1000, currency: "EUR", destination: iban(owner) },
+      });
+      expect(res.response.status).toBe(201);
+      // The holder's identity is sent to Adyen, never shown.
+      expect(JSON.stringify(res.data)).not.toContain(HOLDER.email);
+      return res.data?.id ?? "";
+    };
+    const paid = await make();
+    const declined = await make("PAYOUT_DECLINE");
+    const expired = await make("PAYOUT_EXPIRE");
+    const returned = await make();
+    const ids = [paid, declined, expired, returned];
+    // Sent to Adyen (submitted and confirmed): in transit until Adyen's notification says what became of it.
+    for (const id of ids) {
+      const sent = await client.POST("/v1/sandbox/cashouts/{id}/pay", { params: { path: { id } } });
+      expect(sent.data?.status, id).toBe("in_transit");
+    }
+    const status = async (id: string) => (await client.GET("/v1/cashouts/{id}", { params: { path: { id } } })).data;
+    const deliver = async (bodies: NotificationRequestBody[], seed: number) => {
+      const answers = await deliverNotifications(NOTIFICATIONS(), bodies, { times: 2, seed });
+      expect(answers.map((a) => a.status)).toEqual(answers.map(() => 200));
+    };
+    const outcomes = (await Promise.all(ids.map((id) => takeNotificationsAt(standIn, id)))).flat();
+    expect(outcomes.map((b) => b.notificationItems[0]?.NotificationRequestItem.eventCode).sort()).toEqual([
+      "PAYOUT_DECLINE",
+      "PAYOUT_EXPIRE",
+      "PAYOUT_THIRDPARTY",
+      "PAYOUT_THIRDPARTY",
+    ]);
+    await deliver(outcomes, 32);
+    expect(await status(paid)).toMatchObject({ status: "paid" });
+    expect(await status(returned)).toMatchObject({ status: "paid" });
+    expect(await status(declined)).toMatchObject({ status: "failed", failure_code: "declined" });
+    expect(await status(expired)).toMatchObject({ status: "failed", failure_code: "could_not_process" });
+
+    // The destination's bank sends a paid payout back (PAIDOUT_REVERSED); delivered twice with a late copy of its payment.
+    await returnPayoutAt(standIn, returned, "Account closed");
+    await deliver([...(await takeNotificationsAt(standIn, returned)), ...outcomes.slice(0, 1)], 7);
+    expect(await status(returned)).toMatchObject({ status: "failed", failure_code: "account_closed" });
+    expect(await status(paid)).toMatchObject({ status: "paid" });
+
+    // Only the paid cashout's money left; the three others came back to available, once each.
+    const balance = await client.GET("/v1/merchants/{id}/balance", { params: { path: { id: merchant.id } } });
+    expect(balance.data?.balances).toEqual([{ currency: "EUR", available: 3000, pending: 0 }]);
+    const events = await client.GET("/v1/events", { params: { query: { limit: 100 } } });
+    const of = (type: string) =>
+      (events.data?.data ?? []).filter((e) => e.type === type && "cashout_id" in e && ids.includes(e.cashout_id));
+    expect(of("cashout.paid")).toHaveLength(2);
+    expect(of("cashout.failed")).toHaveLength(3);
   });
 });

@@ -69,6 +69,9 @@ const ADYEN_E2E = (() => {
 })();
 export const ACQUIRER: "adyen" | "simulator" = ADYEN_E2E ? "adyen" : "simulator";
 
+/** The Adyen run's stand-in itself (its test side door: adyen-stand-in/stand-in.ts takeNotificationsAt), or undefined. */
+export const ADYEN_STAND_IN_URL: string | undefined = ADYEN_E2E?.standInUrl;
+
 /** The settings that point a test server's acquirers at the run's Adyen stand-in (none outside that run). */
 function adyenEnv(): Record<string, string> {
   if (!ADYEN_E2E) return {};

@@ -44,6 +44,7 @@ describe("the payout simulator", () => {
       const request = {
         idempotencyKey: "co_x:payout",
         cashoutId: "co_x",
+        merchantId: "mch_x",
         livemode: false,
         amount: 1,
         currency: "USD",
@@ -61,6 +62,7 @@ describe("the payout simulator", () => {
     const request = {
       idempotencyKey: "co_y:payout",
       cashoutId: "co_y",
+      merchantId: "mch_y",
       livemode: true,
       amount: 1,
       currency: "EUR",
@@ -75,6 +77,7 @@ describe("the payout simulator", () => {
     const request = (cashoutId: string) => ({
       idempotencyKey: `${cashoutId}:payout`,
       cashoutId,
+      merchantId: "mch_z",
       livemode: false,
       amount: 1,
       currency: "BRL",

@@ -15,6 +15,8 @@ export interface AdyenE2E {
   checkoutUrl: string;
   payoutUrl: string;
   disputesUrl: string;
+  /** The stand-in itself (not a proxy), for its test side door (stand-in.ts takeNotificationsAt). */
+  standInUrl: string;
 }
 
 declare module "vitest" {
@@ -27,7 +29,7 @@ let stack: AdyenStack | undefined;
 
 export async function setup(project: TestProject): Promise<void> {
   stack = await startAdyenStack();
-  project.provide("adyenE2E", { ...stack.settings, hmacKey: stack.hmacKey });
+  project.provide("adyenE2E", { ...stack.settings, hmacKey: stack.hmacKey, standInUrl: stack.standIn.url });
 }
 
 export async function teardown(): Promise<void> {

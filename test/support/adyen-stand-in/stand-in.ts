@@ -24,6 +24,11 @@ import { serveIssuerPage } from "./issuer-page.ts";
 //   order or shuffled, once or twice.
 // - Faults on demand: no answer (the caller times out: it sees the call in doubt though the money moved),
 //   a 500 before processing, a 500 after processing.
+// - Payouts (Payout v50): a submission is stored and pays nothing; its confirmation queues the outcome,
+//   by test data in the bank account's owner name (our own convention: Adyen documents no payout test
+//   data): `PAYOUT_DECLINE` (the reviewer declined it), `PAYOUT_EXPIRE` (never confirmed in time),
+//   `ACCOUNT_CLOSED` or an IBAN ending in 0001 (PAYOUT_THIRDPARTY, success false, "Account closed"),
+//   anything else PAYOUT_THIRDPARTY success true. `returnPayout` sends a paid one back (PAIDOUT_REVERSED).
 // - `performed` counts what actually moved (replays excluded), per merchant reference: the crash suite's
 //   "0 double authorisations, captures or refunds" is read there.
 
@@ -36,7 +41,25 @@ export interface StandInOptions {
 }
 
 export type Fault = "no_answer" | "error_before" | "error_after";
-type Operation = "authorisation" | "capture" | "cancel" | "refund" | "reversal" | "details" | "payout";
+type Operation =
+  | "authorisation"
+  | "capture"
+  | "cancel"
+  | "refund"
+  | "reversal"
+  | "details"
+  | "payout"
+  | "payout_confirm";
+
+/** A payout submitted (storeDetailAndSubmitThirdParty), paid once confirmed (confirmThirdParty). */
+interface Payout {
+  pspReference: string;
+  merchantReference: string;
+  amount: { value: number; currency: string };
+  ownerName: string;
+  iban: string;
+  status: "submitted" | "confirmed" | "returned";
+}
 
 interface Payment {
   pspReference: string;
@@ -102,6 +125,10 @@ export interface AdyenStandIn {
   completeChallenge(pspReference: string, outcome: "authorised" | "refused"): string;
   /** The payer of a local method pays (or the voucher expires): queues the AUTHORISATION notification. */
   settleLocal(pspReference: string, paid: boolean): void;
+  /** The payouts submitted, by pspReference. */
+  payouts: Map<string, Payout>;
+  /** The destination's bank sends a paid payout back: queues PAIDOUT_REVERSED. */
+  returnPayout(pspReference: string, reason?: string): void;
   /** The issuer disputes a payment: queues NOTIFICATION_OF_CHARGEBACK and CHARGEBACK (and the reversal when won). */
   chargeback(pspReference: string, options?: { amount?: number; reversed?: boolean; reasonCode?: string }): string;
   stop(): Promise<void>;
@@ -124,7 +151,9 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
     reversal: new Map(),
     details: new Map(),
     payout: new Map(),
+    payout_confirm: new Map(),
   };
+  const payouts = new Map<string, Payout>();
   let sequence = 0;
   let url = "";
 
@@ -344,17 +373,57 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
     const psp = pspReference();
     count("payout", reference);
     const bank = (body.bank ?? {}) as Body;
-    // An IBAN ending in 0001 stands for a closed account (as the simulator's magic destinations do).
-    const ok = !String(bank.iban ?? "").endsWith("0001");
-    notify({
+    payouts.set(psp, {
       pspReference: psp,
       merchantReference: reference,
       amount,
-      eventCode: "PAYOUT_THIRDPARTY",
-      reason: ok ? "" : "Account closed",
-      success: ok ? "true" : "false",
-    } as never);
+      ownerName: String(bank.ownerName ?? ""),
+      iban: String(bank.iban ?? ""),
+      status: "submitted",
+    });
     return { status: 200, body: { pspReference: psp, resultCode: "[payout-submit-received]" } };
+  }
+
+  /** confirmThirdParty: the reviewer confirms a submitted payout; its outcome is queued by test data. */
+  function confirmPayout(body: Body): Answer {
+    const found = payouts.get(String(body.originalReference));
+    if (!found) return serviceError(422, "167", "Original pspReference required for this operation");
+    if (found.status !== "submitted") {
+      return { status: 200, body: { pspReference: pspReference(), response: "Payout already confirmed" } };
+    }
+    found.status = "confirmed";
+    count("payout_confirm", found.merchantReference);
+    const item = (eventCode: string, success: boolean, reason = "") =>
+      notify({
+        pspReference: found.pspReference,
+        merchantReference: found.merchantReference,
+        amount: found.amount,
+        eventCode,
+        reason,
+        success: success ? "true" : "false",
+      } as never);
+    const owner = found.ownerName.toUpperCase();
+    if (owner.includes("PAYOUT_DECLINE")) item("PAYOUT_DECLINE", true, "Declined by reviewer");
+    else if (owner.includes("PAYOUT_EXPIRE")) item("PAYOUT_EXPIRE", true, "Payout expired");
+    else if (owner.includes("ACCOUNT_CLOSED") || found.iban.endsWith("0001")) {
+      item("PAYOUT_THIRDPARTY", false, "Account closed");
+    } else item("PAYOUT_THIRDPARTY", true);
+    return { status: 200, body: { pspReference: pspReference(), response: "[payout-confirm-received]" } };
+  }
+
+  function returnPayout(psp: string, reason = "Account closed"): void {
+    const found = payouts.get(psp);
+    if (found?.status !== "confirmed") throw new Error(`no confirmed payout ${psp} to return`);
+    found.status = "returned";
+    notify({
+      pspReference: pspReference(),
+      originalReference: psp,
+      merchantReference: found.merchantReference,
+      amount: found.amount,
+      eventCode: "PAIDOUT_REVERSED",
+      reason,
+      success: "true",
+    } as never);
   }
 
   /** The Disputes API v30 on the disputes `chargeback()` opened: one reason, which needs an invoice. */
@@ -409,6 +478,7 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
     if (path === "/payments") return pay(body);
     if (path === "/payments/details") return details(body);
     if (path === "/storeDetailAndSubmitThirdParty") return payout(body);
+    if (path === "/confirmThirdParty") return confirmPayout(body);
     if (
       ["/retrieveApplicableDefenseReasons", "/supplyDefenseDocument", "/defendDispute", "/acceptDispute"].includes(path)
     ) {
@@ -420,6 +490,30 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
       match[2] as "captures"
     ];
     return modify(operation, decodeURIComponent(match[1] as string), body);
+  }
+
+  /**
+   * The test's side door, for suites in another process than the stand-in (the Adyen e2e run starts it in
+   * vitest's globalSetup): never through Prism, never part of Adyen's API.
+   * - POST /__stand-in/notifications?merchantReference=… takes the queued notifications naming it.
+   * - POST /__stand-in/payouts/return?merchantReference=…&reason=… sends its confirmed payout back.
+   */
+  function control(path: string, query: URLSearchParams): Answer {
+    const reference = query.get("merchantReference") ?? "";
+    if (path === "/__stand-in/notifications") {
+      const taken: NotificationItem[] = [];
+      for (let i = queue.length - 1; i >= 0; i--) {
+        if (queue[i]?.merchantReference === reference) taken.unshift(...queue.splice(i, 1));
+      }
+      return { status: 200, body: taken.map((item) => bodyOf(item)) };
+    }
+    if (path === "/__stand-in/payouts/return") {
+      const found = [...payouts.values()].find((p) => p.merchantReference === reference);
+      if (found?.status !== "confirmed") return { status: 404, body: { message: `no confirmed payout ${reference}` } };
+      returnPayout(found.pspReference, query.get("reason") ?? undefined);
+      return { status: 200, body: {} };
+    }
+    return { status: 404, body: { message: "no such control" } };
   }
 
   async function handle(request: IncomingMessage, response: ServerResponse) {
@@ -439,6 +533,10 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
     const reply = (answer: Answer) => {
       response.writeHead(answer.status, { "content-type": "application/json" }).end(JSON.stringify(answer.body));
     };
+    if (path.startsWith("/__stand-in/")) {
+      reply(control(path, new URL(request.url ?? "/", "http://stand-in").searchParams));
+      return;
+    }
     const key = header(request, "idempotency-key");
     received.push({ path, idempotencyKey: key });
     if (header(request, "x-api-key") !== options.apiKey) {
@@ -506,11 +604,13 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
     performed,
     received,
     payments,
+    payouts,
+    returnPayout,
     injectFault(path, fault) {
       faults.set(path, [...(faults.get(path) ?? []), fault]);
     },
     takeNotifications() {
-      return queue.splice(0).map((item) => ({ live: "false", notificationItems: [{ NotificationRequestItem: item }] }));
+      return queue.splice(0).map(bodyOf);
     },
     completeChallenge: answerChallenge,
     settleLocal(psp, paid) {
@@ -575,6 +675,29 @@ function readBody(request: IncomingMessage): Promise<string> {
     request.once("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
     request.once("error", reject);
   });
+}
+
+/** One item as Adyen POSTs it, from its test environment. */
+function bodyOf(item: NotificationItem): NotificationRequestBody {
+  return { live: "false", notificationItems: [{ NotificationRequestItem: item }] };
+}
+
+/** From a suite in another process: takes the stand-in's queued notifications naming `merchantReference`. */
+export async function takeNotificationsAt(
+  standInUrl: string,
+  merchantReference: string,
+): Promise<NotificationRequestBody[]> {
+  const url = `${standInUrl}/__stand-in/notifications?merchantReference=${encodeURIComponent(merchantReference)}`;
+  const response = await fetch(url, { method: "POST" });
+  if (!response.ok) throw new Error(`the stand-in answered ${response.status}`);
+  return (await response.json()) as NotificationRequestBody[];
+}
+
+/** From a suite in another process: the bank sends the confirmed payout of `merchantReference` back. */
+export async function returnPayoutAt(standInUrl: string, merchantReference: string, reason?: string): Promise<void> {
+  const query = new URLSearchParams({ merchantReference, ...(reason === undefined ? {} : { reason }) });
+  const response = await fetch(`${standInUrl}/__stand-in/payouts/return?${query}`, { method: "POST" });
+  if (!response.ok) throw new Error(`the stand-in answered ${response.status}: ${await response.text()}`);
 }
 
 /**

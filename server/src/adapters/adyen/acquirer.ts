@@ -167,8 +167,13 @@ export interface Acquirer {
    */
   reverse(request: Modification): Promise<ModificationReceived>;
   startLocalPayment(request: LocalPayment): Promise<LocalPaymentStarted>;
-  /** Sends a cashout; throws AcquirerUnsupported for a destination the acquirer cannot pay. */
+  /**
+   * Submits a cashout (Adyen: storeDetailAndSubmitThirdParty); throws AcquirerUnsupported for a
+   * destination the acquirer cannot pay. Nothing is paid until it is confirmed.
+   */
   payout(request: PayoutSubmission): Promise<{ reference: string }>;
+  /** Confirms a submitted payout (Adyen: confirmThirdParty); its outcome comes by notification. */
+  confirmPayout(request: Idempotent & { reference: string }): Promise<void>;
   /** The defense reasons a dispute (Adyen's dispute pspReference) can be defended with (Disputes API). */
   defenseReasons(disputeReference: string): Promise<DefenseReason[]>;
   supplyDefenseDocuments(disputeReference: string, documents: DefenseDocument[]): Promise<void>;

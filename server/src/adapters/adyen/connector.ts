@@ -270,47 +270,7 @@ export function createAdyenConnector(settings: AdyenSettings): Acquirer {
       return { reference, nextAction: nextActionOf(request, reference, response.action) };
     },
 
-    async payout(request) {
-      if (request.destination.type !== "iban") {
-        throw new AcquirerUnsupported(
-          `destination:${request.destination.type}`,
-          `Adyen's payout API pays bank accounts by IBAN only; a ${request.destination.type} destination cannot be paid through Adyen`,
-        );
-      }
-      const destination = request.destination;
-      const data = await call("the payout", () =>
-        payouts.POST("/storeDetailAndSubmitThirdParty", {
-          // Payout v50's document declares no Idempotency-Key parameter, but Adyen honours the header on
-          // every POST of its APIs ("API idempotency"), so it is sent all the same.
-          headers: { "Idempotency-Key": request.idempotencyKey },
-          body: {
-            merchantAccount,
-            reference: request.cashoutId,
-            amount: { value: request.amount, currency: request.currency.toUpperCase() },
-            bank: {
-              iban: destination.iban,
-              ownerName: destination.account_holder,
-              countryCode: destination.iban.slice(0, 2),
-            },
-            recurring: { contract: "PAYOUT" },
-            shopperEmail: request.holder.email,
-            shopperReference: request.holder.shopperReference,
-            entityType: request.holder.entityType,
-            nationality: request.holder.nationality,
-            dateOfBirth: request.holder.dateOfBirth,
-          },
-        }),
-      );
-      // Adyen answers "[payout-submit-received]" (its document writes it without the brackets).
-      if (!/^\[?payout-submit-received\]?$/.test(data.resultCode)) {
-        throw new AcquirerRefused(
-          200,
-          undefined,
-          `Adyen did not accept the payout: ${data.refusalReason ?? data.resultCode}`,
-        );
-      }
-      return { reference: data.pspReference };
-    },
+    ...payoutCalls(payouts, call, merchantAccount),
 
     async defenseReasons(disputeReference) {
       const data = await call("the defense reasons", () =>
@@ -378,6 +338,77 @@ export function createAdyenConnector(settings: AdyenSettings): Acquirer {
 }
 
 /** What /payments/details reports of the 3-D Secure authentication (`threeDS2Result`), when it does. */
+/** An Adyen call as createAdyenConnector's `call` runs it: in doubt or refused, as its answer says. */
+type Call = <T>(what: string, send: () => Promise<{ data?: T; error?: unknown; response: Response }>) => Promise<T>;
+
+/**
+ * The port's payout calls over Payout v50: submit (storeDetailAndSubmitThirdParty) and confirm
+ * (confirmThirdParty), each with its own derived Idempotency-Key (payout-rail.ts).
+ */
+function payoutCalls(
+  payouts: ReturnType<typeof createClient<PayoutPaths>>,
+  call: Call,
+  merchantAccount: string,
+): Pick<Acquirer, "payout" | "confirmPayout"> {
+  return {
+    async payout(request) {
+      if (request.destination.type !== "iban") {
+        throw new AcquirerUnsupported(
+          `destination:${request.destination.type}`,
+          `Adyen's payout API pays bank accounts by IBAN only; a ${request.destination.type} destination cannot be paid through Adyen`,
+        );
+      }
+      const destination = request.destination;
+      const data = await call("the payout", () =>
+        payouts.POST("/storeDetailAndSubmitThirdParty", {
+          // Payout v50's document declares no Idempotency-Key parameter, but Adyen honours the header on
+          // every POST of its APIs ("API idempotency"), so it is sent all the same.
+          headers: { "Idempotency-Key": request.idempotencyKey },
+          body: {
+            merchantAccount,
+            reference: request.cashoutId,
+            amount: { value: request.amount, currency: request.currency.toUpperCase() },
+            bank: {
+              iban: destination.iban,
+              ownerName: destination.account_holder,
+              countryCode: destination.iban.slice(0, 2),
+            },
+            recurring: { contract: "PAYOUT" },
+            shopperEmail: request.holder.email,
+            shopperReference: request.holder.shopperReference,
+            entityType: request.holder.entityType,
+            nationality: request.holder.nationality,
+            dateOfBirth: request.holder.dateOfBirth,
+          },
+        }),
+      );
+      // Adyen answers "[payout-submit-received]" (its document writes it without the brackets).
+      if (!/^\[?payout-submit-received\]?$/.test(data.resultCode)) {
+        throw new AcquirerRefused(
+          200,
+          undefined,
+          `Adyen did not accept the payout: ${data.refusalReason ?? data.resultCode}`,
+        );
+      }
+      return { reference: data.pspReference };
+    },
+
+    async confirmPayout(request) {
+      const data = await call("the payout's confirmation", () =>
+        payouts.POST("/confirmThirdParty", {
+          // As for the submission: the header is honoured though Payout v50 does not declare it.
+          headers: { "Idempotency-Key": request.idempotencyKey },
+          body: { merchantAccount, originalReference: request.reference },
+        }),
+      );
+      // "[payout-confirm-received]" (the document writes it without the brackets), else Adyen's message.
+      if (!/^\[?payout-confirm-received\]?$/.test(data.response)) {
+        throw new AcquirerRefused(200, undefined, `Adyen did not confirm the payout: ${data.response}`);
+      }
+    },
+  };
+}
+
 function authenticationOf(response: PaymentResponse): { authentication?: AuthenticationSummary } {
   const result = "threeDS2Result" in response ? response.threeDS2Result : undefined;
   if (!result) return {};

@@ -121,6 +121,7 @@ describe("Adyen notification outcomes", () => {
       ],
       [{ eventCode: "REFUND" }, { type: "refund", succeeded: true, modificationReference: "QFQTPCQ8HXSKGK82" }],
       [{ eventCode: "REFUND_FAILED" }, { type: "refund", succeeded: false, late: true }],
+      [{ eventCode: "REFUNDED_REVERSED" }, { type: "refund", succeeded: false, late: true }],
       [
         {
           eventCode: "CHARGEBACK",
@@ -131,6 +132,8 @@ describe("Adyen notification outcomes", () => {
       [{ eventCode: "NOTIFICATION_OF_CHARGEBACK" }, { type: "dispute", stage: "notified" }],
       [{ eventCode: "REQUEST_FOR_INFORMATION" }, { type: "dispute", stage: "notified" }],
       [{ eventCode: "SECOND_CHARGEBACK" }, { type: "dispute", stage: "second_chargeback" }],
+      [{ eventCode: "PREARBITRATION_WON" }, { type: "dispute", stage: "prearbitration_won" }],
+      [{ eventCode: "PREARBITRATION_LOST" }, { type: "dispute", stage: "prearbitration_lost" }],
       [
         { eventCode: "CHARGEBACK_REVERSED" },
         { type: "dispute", stage: "reversed", disputeReference: "QFQTPCQ8HXSKGK82" },

@@ -18,6 +18,7 @@ export type NotificationItem =
   | Schemas["CaptureNotificationRequestItem"]
   | Schemas["CancellationNotificationRequestItem"]
   | Schemas["RefundNotificationRequestItem"]
+  | Schemas["ModificationNotificationRequestItem"]
   | Schemas["CancelOrRefundNotificationRequestItem"]
   | Schemas["DisputesNotificationRequestItem"]
   | Schemas["PayoutNotificationRequestItem"]
@@ -164,6 +165,9 @@ const EVENT_CODES = new Set<string>([
   "PAYOUT_DECLINE",
   "PAYOUT_EXPIRE",
   "PAIDOUT_REVERSED",
+  "REFUNDED_REVERSED",
+  "PREARBITRATION_WON",
+  "PREARBITRATION_LOST",
 ]);
 
 /** The event code when it is one Adyen defines (safe to log), otherwise undefined. */
@@ -216,7 +220,13 @@ export type NotificationOutcome =
   | {
       type: "dispute";
       /** NOTIFICATION_OF_CHARGEBACK and REQUEST_FOR_INFORMATION (opened, no money moved yet), CHARGEBACK (debited), SECOND_CHARGEBACK, CHARGEBACK_REVERSED (won). */
-      stage: "notified" | "chargeback" | "second_chargeback" | "reversed";
+      stage:
+        | "notified"
+        | "chargeback"
+        | "second_chargeback"
+        | "reversed"
+        | "prearbitration_won"
+        | "prearbitration_lost";
       paymentReference: string;
       disputeReference: string;
       merchantReference: string;
@@ -253,7 +263,7 @@ export function outcomeOf(item: NotificationItem): NotificationOutcome {
       money,
       ...reason,
     }) as const;
-  const dispute = (stage: "notified" | "chargeback" | "second_chargeback" | "reversed") => {
+  const dispute = (stage: Extract<NotificationOutcome, { type: "dispute" }>["stage"]) => {
     const data = (item.additionalData ?? {}) as Record<string, unknown>;
     const text = (key: string) => (typeof data[key] === "string" ? { [key]: data[key] as string } : {});
     const { chargebackReasonCode } = text("chargebackReasonCode");
@@ -300,6 +310,11 @@ export function outcomeOf(item: NotificationItem): NotificationOutcome {
       return modification("refund");
     case "REFUND_FAILED":
       return modification("refund", true);
+    // The refunded money came back to Adyen (the shopper's account closed, the scheme returned it): for
+    // our refund it is a refund that failed after its confirmation, as REFUND_FAILED is (the charge's
+    // refunded amount goes back down; docs/going-live-with-adyen.md "Notifications").
+    case "REFUNDED_REVERSED":
+      return modification("refund", true);
     case "CANCEL_OR_REFUND":
       return modification("cancel_or_refund");
     // Both announce a dispute before any money moves: our inquiry (issue 31's warning_needs_response).
@@ -312,6 +327,12 @@ export function outcomeOf(item: NotificationItem): NotificationOutcome {
       return dispute("second_chargeback");
     case "CHARGEBACK_REVERSED":
       return dispute("reversed");
+    // Pre-arbitration: the card networks' last word on a dispute decided twice (domain/disputes/
+    // acquirer-outcomes.ts: recorded on the dispute, the outcome it ends with whatever came before).
+    case "PREARBITRATION_WON":
+      return dispute("prearbitration_won");
+    case "PREARBITRATION_LOST":
+      return dispute("prearbitration_lost");
     case "PAYOUT_THIRDPARTY":
       return payout(succeeded ? "paid" : "failed");
     case "PAYOUT_DECLINE":

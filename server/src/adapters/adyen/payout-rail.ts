@@ -1,46 +1,69 @@
 import type { Destination } from "../../domain/cashouts/destinations.ts";
-import type { PayoutRail, PayoutRequest } from "../../domain/cashouts/payout-rail.ts";
+import type { PayoutRail, PayoutRefusal, PayoutRequest } from "../../domain/cashouts/payout-rail.ts";
 import type { Acquirer, PayoutSubmission } from "./acquirer.ts";
 
-// The payout port (domain/cashouts/payout-rail.ts) over Adyen's Payout API v50 (connector.ts `payout`),
-// for an environment whose acquirer is `adyen` (acquirers.ts payoutRailFor).
+// The payout port (domain/cashouts/payout-rail.ts) over Adyen's Payout API v50 (connector.ts `payout` and
+// `confirmPayout`), for an environment whose acquirer is `adyen` (acquirers.ts payoutRailFor).
 //
-// - Adyen pays bank accounts by IBAN only: a cashout to any other destination type is refused when it is
-//   created (400 on `destination.type`), never simulated.
-// - Payout v50 requires the account holder's identity (e-mail, shopper reference, entity type,
-//   nationality, date of birth): `holderFor` gives it for a payout, or null when it is not known. Merchants
-//   carry none of it yet (to be collected at onboarding), so without a `holderFor` every cashout is
-//   refused at creation with that reason.
-// - The payout is sent with `<cashout id>:payout` as its Idempotency-Key and the cashout id as Adyen's
-//   `reference`; its outcome comes by notification (PAYOUT_THIRDPARTY, PAYOUT_DECLINE, PAYOUT_EXPIRE), so
-//   `outcome` answers in_transit until that notification settles the cashout.
+// - What Adyen's payout API pays: bank accounts by IBAN (`bank.iban`, `storeDetailAndSubmitThirdParty`).
+//   A US bank account, a pix key or a CLABE is refused when the cashout is created (400 on
+//   `destination.type`), never simulated: Payout v50 has no field for an ABA routing number or a pix key
+//   that Adyen documents for payouts, and its `/payout` operation pays cards, which are not a cashout
+//   destination here.
+// - Payout v50 requires the account holder's identity (e-mail, entity type, nationality, date of birth):
+//   it comes with the destination (`destination.holder`, PayoutAccountHolder in the contract), sealed with
+//   the IBAN. An IBAN without it is refused at creation (400 on `destination.holder`). The shopper
+//   reference Adyen keys the stored bank details by is the merchant's id.
+// - A payout is two calls: submit (`storeDetailAndSubmitThirdParty`, Idempotency-Key `<cashout id>:payout`,
+//   Adyen's `reference` the cashout id), then confirm (`confirmThirdParty` on the submission's
+//   pspReference, Idempotency-Key `<cashout id>:payout:confirm`). Both keys are derived from the cashout,
+//   so a crash anywhere between the claim and the recorded reference makes the payout job send both
+//   again, which Adyen answers from its idempotency store without paying twice (payouts.ts settle).
+// - Its outcome comes by notification (PAYOUT_THIRDPARTY, PAYOUT_DECLINE, PAYOUT_EXPIRE, PAIDOUT_REVERSED:
+//   domain/acquirer-notifications), so `outcome` answers in_transit until one settles the cashout.
 
 export type PayoutHolder = PayoutSubmission["holder"];
 
-export interface AdyenPayoutRailOptions {
-  /** The account holder Adyen requires for this payout, or null when the platform does not know it. */
-  holderFor?: ((request: PayoutRequest) => Promise<PayoutHolder | null>) | undefined;
+/** The confirmation's key: derived from the cashout as the submission's is (payout-rail.ts payoutKey). */
+export const confirmKey = (idempotencyKey: string) => `${idempotencyKey}:confirm`;
+
+export const HOLDER_MISSING =
+  "Adyen's payout API requires the account holder's identity: give destination.holder (entity_type, email, nationality, date_of_birth)";
+
+/** Adyen's holder fields from the destination's, or null when the destination carries none. */
+export function holderOf(request: Pick<PayoutRequest, "merchantId" | "destination">): PayoutHolder | null {
+  const destination = request.destination;
+  if (destination.type !== "iban" || !destination.holder) return null;
+  const { holder } = destination;
+  return {
+    email: holder.email,
+    shopperReference: request.merchantId,
+    entityType: holder.entity_type === "company" ? "Company" : "NaturalPerson",
+    nationality: holder.nationality,
+    dateOfBirth: holder.date_of_birth,
+  };
 }
 
-export const HOLDER_UNKNOWN =
-  "Adyen's payout API requires the account holder's e-mail, date of birth and nationality, which this platform does not hold for its merchants yet";
-
-export function createAdyenPayoutRail(acquirer: Pick<Acquirer, "payout">, options: AdyenPayoutRailOptions = {}) {
-  const rail: PayoutRail & { refuses(livemode: boolean, destination: Destination): string | null } = {
+export function createAdyenPayoutRail(acquirer: Pick<Acquirer, "payout" | "confirmPayout">) {
+  const rail: PayoutRail & { refuses(livemode: boolean, destination: Destination): PayoutRefusal | null } = {
     refuses(_livemode, destination) {
       if (destination.type !== "iban") {
-        return `Adyen's payout API pays bank accounts by IBAN only; a ${destination.type} destination cannot be paid through this server's acquirer (Adyen)`;
+        return {
+          param: "destination.type",
+          reason: `Adyen's payout API pays bank accounts by IBAN only; a ${destination.type} destination cannot be paid through this server's acquirer (Adyen)`,
+        };
       }
-      if (!options.holderFor) return HOLDER_UNKNOWN;
+      if (!destination.holder) return { param: "destination.holder", reason: HOLDER_MISSING };
       return null;
     },
 
     async send(request) {
       const why = rail.refuses(request.livemode, request.destination);
-      if (why) throw new Error(`cashout ${request.cashoutId}: ${why}`);
-      const holder = await options.holderFor?.(request);
-      if (!holder) throw new Error(`cashout ${request.cashoutId}: ${HOLDER_UNKNOWN}`);
-      return acquirer.payout({ ...request, holder });
+      const holder = holderOf(request);
+      if (why || !holder) throw new Error(`cashout ${request.cashoutId}: ${why?.reason ?? HOLDER_MISSING}`);
+      const { reference } = await acquirer.payout({ ...request, holder });
+      await acquirer.confirmPayout({ idempotencyKey: confirmKey(request.idempotencyKey), reference });
+      return { reference };
     },
 
     // Adyen tells by notification; until it has, the payout is on its way.

@@ -282,6 +282,32 @@ describe("chargebacks decided twice", () => {
     await w.verified();
   });
 
+  it("pre-arbitration has the last word: won and lost end so in any order, each delivered twice, money moved once", async () => {
+    const w = await world();
+    const won = await w.card(10_000);
+    const lost = await w.card(10_000);
+    const start = (await w.available("USD")) ?? 0;
+    const stages = (charge: { id: string }, last: "PREARBITRATION_WON" | "PREARBITRATION_LOST") =>
+      (["CHARGEBACK", "CHARGEBACK_REVERSED", "SECOND_CHARGEBACK", last] as const).map((eventCode) =>
+        w.item({ eventCode, pspReference: `DSP${charge.id}`, merchantReference: charge.id }),
+      );
+    const [cbW, revW, secondW, preW] = stages(won, "PREARBITRATION_WON");
+    const [cbL, revL, secondL, preL] = stages(lost, "PREARBITRATION_LOST");
+    // Out of order and twice: the pre-arbitration first (waits for its chargeback), late stages after it.
+    const order = [preW, preL, cbW, secondW, preW, cbL, revW, revL, preL, secondL, secondW, revW, cbW, cbL];
+    for (const item of order) if (item) await w.receive(item);
+    const disputeOf = async (id: string) =>
+      w.domain.disputes.load(false, (await w.domain.charges.load(false, id)).dispute_id ?? "");
+    expect(await disputeOf(won.id)).toMatchObject({ status: "won", prearbitration: "won" });
+    expect(await disputeOf(lost.id)).toMatchObject({ status: "lost", prearbitration: "lost" });
+    expect(await w.domain.acquirerNotifications.inState(false, "waiting")).toHaveLength(0);
+    // The won one cost nothing but its chargeback fee; the lost one its amount and fee, once each.
+    const { fee } = await disputeOf(lost.id);
+    expect(await w.available("USD")).toBe(start - fee - (10_000 + fee));
+    expect(w.errors).toEqual([]);
+    await w.verified();
+  });
+
   it("a chargeback reversed after it was lost is won after all: the money comes back once", async () => {
     const processor: Processor = { ...createSimulatorProcessor(), acceptDispute: async () => {} };
     const w = await world(processor);
@@ -395,6 +421,53 @@ describe("payout outcomes as cashouts", () => {
     });
     expect(await w.domain.acquirerNotifications.inState(false, "waiting")).toHaveLength(1);
     expect(await w.available("USD")).toBe(10_000 - 1000 - 1000);
+    await w.verified();
+  });
+
+  it("applies every payout outcome once, delivered twice and shuffled: expired and failed give the money back once", async () => {
+    const w = await world();
+    await w.card(10_000);
+    const destination = {
+      type: "us_bank_account" as const,
+      routing_number: "110000000",
+      account_number: "000123456789",
+      account_holder: "Acme",
+    };
+    const make = () =>
+      w.domain.cashouts.create(w.caller, { merchant_id: w.merchant.id, amount: 1000, currency: "USD", destination });
+    const [paid, closed, expired, declined] = [await make(), await make(), await make(), await make()];
+    w.advance(7 * 86_400);
+    await w.domain.jobs.payouts();
+    const items = [
+      w.item({ eventCode: "PAYOUT_THIRDPARTY", merchantReference: paid.id }),
+      w.item({
+        eventCode: "PAYOUT_THIRDPARTY",
+        merchantReference: closed.id,
+        success: "false",
+        reason: "Account closed",
+      }),
+      w.item({ eventCode: "PAYOUT_EXPIRE", merchantReference: expired.id, reason: "Payout expired" }),
+      w.item({ eventCode: "PAYOUT_DECLINE", merchantReference: declined.id }),
+    ];
+    // Each twice, in an order that is neither the sending order nor its reverse.
+    await w.receive(
+      ...[items[2], items[0], items[3], items[1], items[1], items[3], items[2], items[0]].flatMap((i) =>
+        i ? [i] : [],
+      ),
+    );
+    const status = async (id: string) => w.domain.cashouts.get(w.caller, id);
+    expect(await status(paid.id)).toMatchObject({ status: "paid" });
+    expect(await status(closed.id)).toMatchObject({ status: "failed", failure_code: "account_closed" });
+    expect(await status(expired.id)).toMatchObject({ status: "failed", failure_code: "could_not_process" });
+    expect(await status(declined.id)).toMatchObject({ status: "failed", failure_code: "declined" });
+    for (const id of [closed.id, expired.id, declined.id]) {
+      expect(await w.store.findAll("postings", { source_id: id, type: "cashout_reversal" }, 10)).toHaveLength(1);
+    }
+    expect(await w.store.findAll("events", { livemode: false, type: "cashout.failed" }, 100)).toHaveLength(3);
+    expect(await w.store.findAll("events", { livemode: false, type: "cashout.paid" }, 100)).toHaveLength(1);
+    // Only the paid cashout's money left; the three failed ones are back in available, once each.
+    expect(await w.available("USD")).toBe(10_000 - 1000);
+    expect(w.errors).toEqual([]);
     await w.verified();
   });
 });

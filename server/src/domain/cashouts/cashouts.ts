@@ -46,9 +46,10 @@ export function createCashouts(deps: CashoutsDeps): Cashouts {
 
     async create(caller: Caller, input: CashoutCreate): Promise<CashoutDoc> {
       assertMoney(input.amount, input.currency, ctx.money);
-      const destination = validateDestination(input.destination, input.currency);
+      const today = iso(clock.now(caller.livemode)).slice(0, 10);
+      const destination = validateDestination(input.destination, input.currency, today);
       const refused = deps.rail.refuses?.(caller.livemode, destination);
-      if (refused) throw invalid("destination.type", `${refused}. Nothing was debited.`);
+      if (refused) throw invalid(refused.param, `${refused.reason}. Nothing was debited.`);
       const merchant = await ctx.merchants.loadActive(caller.livemode, input.merchant_id, "merchant_id", "cash out");
       // A merchant that never held this currency has nothing to cash out (and gets no empty balance row).
       if (!(await ctx.balances.held(merchant.id, input.currency))) {

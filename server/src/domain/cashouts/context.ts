@@ -48,6 +48,7 @@ export function cashoutContext(deps: CashoutsDeps): CashoutContext {
     return {
       idempotencyKey: payoutKey(cashout.id),
       cashoutId: cashout.id,
+      merchantId: cashout.merchant_id,
       livemode: cashout.livemode,
       amount: cashout.amount,
       currency: cashout.currency,

@@ -126,6 +126,31 @@ describe("IBAN destinations (ibantools)", () => {
     const err = refusal(() => validateDestination({ ...iban("DE89370400440532013000"), account_holder: "  " }, "EUR"));
     expect(err.param).toBe("destination.account_holder");
   });
+  it("keeps the holder's identity (Adyen's payout API needs it); refuses a date of birth that is no day or not past", () => {
+    const identity = {
+      entity_type: "company",
+      email: " finance@shop.example ",
+      nationality: "DE",
+      date_of_birth: "1990-02-28",
+    } as const;
+    const withHolder = (date_of_birth: string) => ({
+      ...iban("DE89370400440532013000"),
+      holder: { ...identity, date_of_birth },
+    });
+    expect(validateDestination(withHolder("1990-02-28"), "EUR", "2026-11-28")).toMatchObject({
+      holder: { entity_type: "company", email: "finance@shop.example", nationality: "DE", date_of_birth: "1990-02-28" },
+    });
+    expect(validateDestination(iban("DE89370400440532013000"), "EUR", "2026-11-28")).not.toHaveProperty("holder");
+    for (const [day, why] of [
+      ["1990-02-30", /calendar date/],
+      ["2026-11-28", /in the past/],
+      ["2030-01-01", /in the past/],
+    ] as const) {
+      const err = refusal(() => validateDestination(withHolder(day), "EUR", "2026-11-28"));
+      expect(err.param, day).toBe("destination.holder.date_of_birth");
+      expect(err.message, day).toMatch(why);
+    }
+  });
 });
 
 describe("US bank account destinations", () => {

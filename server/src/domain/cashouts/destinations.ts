@@ -18,9 +18,20 @@ import type { DestinationType, DestinationView, PixKeyType } from "./records.ts"
 /** A destination as a request gives it (the contract's CashoutDestinationInput). */
 export type DestinationInput = components["schemas"]["CashoutDestinationInput"];
 
+/**
+ * The account holder's identity an acquirer's payout API may require (PayoutAccountHolder in the
+ * contract; Adyen's Payout v50 does). Travels only sealed with the destination, never shown.
+ */
+export interface AccountHolder {
+  entity_type: "company" | "individual";
+  email: string;
+  nationality: string;
+  date_of_birth: string;
+}
+
 /** A checked destination in canonical form: what the payout rail needs. Stored only sealed. */
 export type Destination =
-  | { type: "iban"; iban: string; account_holder: string }
+  | { type: "iban"; iban: string; account_holder: string; holder?: AccountHolder }
   | {
       type: "us_bank_account";
       routing_number: string;
@@ -88,6 +99,26 @@ function checkIban(input: string): string {
   return iban;
 }
 
+/**
+ * The holder's identity as given (the contract checks the e-mail's and the country's form); the date of
+ * birth must be a real calendar day that has passed (`today`, on the environment's clock, when given).
+ */
+function checkHolder(input: AccountHolder, today: string | undefined): AccountHolder {
+  const day = new Date(`${input.date_of_birth}T00:00:00Z`);
+  if (Number.isNaN(day.getTime()) || day.toISOString().slice(0, 10) !== input.date_of_birth) {
+    throw invalid("destination.holder.date_of_birth", "must be a calendar date written YYYY-MM-DD");
+  }
+  if (today !== undefined && input.date_of_birth >= today) {
+    throw invalid("destination.holder.date_of_birth", "must be a date in the past");
+  }
+  return {
+    entity_type: input.entity_type,
+    email: input.email.trim(),
+    nationality: input.nationality,
+    date_of_birth: input.date_of_birth,
+  };
+}
+
 function checkClabe(input: string): string {
   const clabe = input.replace(/ /g, "");
   if (!/^[0-9]{18}$/.test(clabe)) throw invalid("destination.clabe", "must be 18 digits");
@@ -118,11 +149,12 @@ function checkPixKey(input: string, declared: PixKeyType | undefined): { key: st
 }
 
 /**
- * Checks a destination for a cashout in `currency` and returns it in canonical form. Throws a 400 naming
+ * Checks a destination for a cashout in `currency` (`today`: the environment's date, YYYY-MM-DD, for the
+ * holder's date of birth) and returns it in canonical form. Throws a 400 naming
  * the field at fault (`destination.iban`, `destination.routing_number`, …, or `currency` when the kind of
  * destination is not paid in it).
  */
-export function validateDestination(input: DestinationInput, currency: string): Destination {
+export function validateDestination(input: DestinationInput, currency: string, today?: string): Destination {
   const required = DESTINATION_CURRENCY[input.type];
   if (required !== undefined && currency !== required) {
     throw invalid("currency", `a ${input.type} destination is paid in ${required}, not ${currency}`);
@@ -133,6 +165,7 @@ export function validateDestination(input: DestinationInput, currency: string): 
         type: "iban",
         iban: checkIban(input.iban),
         account_holder: holder(input.account_holder, "destination.account_holder"),
+        ...(input.holder === undefined ? {} : { holder: checkHolder(input.holder, today) }),
       };
     case "us_bank_account": {
       if (!abaRoutingValid(input.routing_number)) {

@@ -6,6 +6,12 @@ import type { CashoutFailureCode } from "./records.ts";
 // deterministic simulator (adapters/payout-rail-simulator.ts): no money leaves this server. In
 // production too, until a real payout adapter exists.
 
+/** Why a rail cannot pay a destination: the create request's field at fault and the reason, in words. */
+export interface PayoutRefusal {
+  param: string;
+  reason: string;
+}
+
 export interface PayoutRequest {
   /**
    * `<cashout id>:payout`, the same on every attempt (as the acquirer port's keys, charges/processor.ts
@@ -13,6 +19,8 @@ export interface PayoutRequest {
    */
   idempotencyKey: string;
   cashoutId: string;
+  /** The merchant being paid out (Adyen's `shopperReference`: one per account holder). */
+  merchantId: string;
   livemode: boolean;
   amount: number;
   currency: string;
@@ -37,9 +45,10 @@ export interface PayoutRail {
   outcome(request: PayoutRequest & { reference: string }): Promise<PayoutOutcome>;
   /**
    * Why this rail cannot pay `destination` in that environment (a destination type its payout API does
-   * not cover), or null: such a cashout is refused when it is created, never sent or simulated.
+   * not cover, or a field it requires that the destination lacks), naming the request's field at fault,
+   * or null: such a cashout is refused when it is created (400), never sent or simulated.
    */
-  refuses?(livemode: boolean, destination: Destination): string | null;
+  refuses?(livemode: boolean, destination: Destination): PayoutRefusal | null;
 }
 
 /** Why each failure code happens, in words a merchant may see. */

@@ -17,14 +17,24 @@ import { CASHOUT_MACHINE, eventFields, refusal } from "./state.ts";
 
 /**
  * The failure code a returned payout is shown with: what the bank's reason says when it says it (Adyen's
- * `reason` is free text), else `declined` (the bank refused the credit).
+ * `reason` is free text), else `otherwise` (for a return, `declined`: the bank refused the credit).
  */
-export function returnCode(reason: string | undefined): CashoutFailureCode {
+export function returnCode(reason: string | undefined, otherwise: CashoutFailureCode = "declined"): CashoutFailureCode {
   if (reason && /closed/i.test(reason)) return "account_closed";
   if (reason && /(no|unknown|invalid) (such )?account|account (not found|unknown|does not exist)/i.test(reason)) {
     return "no_account";
   }
-  return "declined";
+  return otherwise;
+}
+
+/**
+ * The failure code of a payout the acquirer did not pay: a reviewer's decline is `declined`; a failed
+ * payout says why when its reason does (Adyen's "Account closed"); an expired one, or a failure without a
+ * telling reason, could not be processed.
+ */
+function payoutFailureCode(status: "failed" | "declined" | "expired", reason: string | undefined): CashoutFailureCode {
+  if (status === "declined") return "declined";
+  return status === "failed" ? returnCode(reason, "could_not_process") : "could_not_process";
 }
 
 /**
@@ -176,7 +186,7 @@ export function payouts(ctx: CashoutContext) {
         if (status === "returned") return "waiting";
         if (paid) await markPaid(cashout, null, alongside);
         else {
-          const code: CashoutFailureCode = status === "declined" ? "declined" : "could_not_process";
+          const code = payoutFailureCode(status, reason);
           const message = `${FAILURE_MESSAGES[code]}${reason ? ` (${reason})` : ""}`;
           await failIn(null, cashout, code, message, alongside);
         }

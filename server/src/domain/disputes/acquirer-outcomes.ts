@@ -22,12 +22,26 @@ import { CLOSED, type DisputeAction, eventFields, INQUIRY, refusal } from "./sta
 // SECOND_CHARGEBACK end `lost` in any order, because a reversal that arrives after the second chargeback
 // (which records `second_chargeback`) is the earlier event delivered late, and only confirms.
 //
+// Pre-arbitration (Adyen's PREARBITRATION_WON / PREARBITRATION_LOST): the last word on a dispute the
+// card networks decided twice. Issue 31's model has no status for it (a dispute ends won or lost), so it
+// is recorded on the dispute (`prearbitration`, never shown) and decides the outcome: won → the dispute
+// ends `won` (from `lost`: the amount comes back), lost → it ends `lost` (from `won`: withdrawn again as for
+// a second chargeback). Once it is recorded, a CHARGEBACK_REVERSED or SECOND_CHARGEBACK delivered late only
+// confirms, so the result does not depend on the order; the contrary pre-arbitration outcome is
+// `attention`.
+//
 // Answers as charges/acquirer-outcomes.ts does: `applied`, `waiting` (out of order: a reversal before the
 // chargeback it reverses; kept and tried again), `confirmed` (already recorded), `attention` (the acquirer
 // contradicts what is recorded, e.g. a chargeback on an inquiry closed for the merchant, or a second
 // chargeback with nothing left of the charge to take: a person reconciles it).
 
-export type DisputeStage = "notified" | "chargeback" | "second_chargeback" | "reversed";
+export type DisputeStage =
+  | "notified"
+  | "chargeback"
+  | "second_chargeback"
+  | "reversed"
+  | "prearbitration_won"
+  | "prearbitration_lost";
 export type DisputeApplication = "applied" | "waiting" | "confirmed" | "attention";
 
 /** The card networks' reason codes (Visa's `10.4`, Mastercard's `4837`) as our DisputeReason. */
@@ -136,6 +150,33 @@ export async function redecide(
   });
 }
 
+/** PREARBITRATION_WON / _LOST (see the top of this file): the dispute ends `outcome`, recorded once. */
+async function prearbitration(
+  ops: Operations,
+  livemode: boolean,
+  dispute: DisputeDoc | null,
+  outcome: "won" | "lost",
+  alongside: (tx: DisputeTx) => Promise<void>,
+): Promise<DisputeApplication> {
+  // Out of order: the chargeback it follows has not arrived (or not been applied) yet.
+  if (!dispute || INQUIRY.includes(dispute.status)) return "waiting";
+  if (dispute.prearbitration) return dispute.prearbitration === outcome ? "confirmed" : "attention";
+  const mark = async (tx: DisputeTx) => {
+    await alongside(tx);
+    await tx.update("disputes", dispute.id, { set: { prearbitration: outcome } });
+  };
+  if (!CLOSED.includes(dispute.status)) {
+    await ops.resolve(null, livemode, dispute.id, outcome, mark);
+    return "applied";
+  }
+  if (dispute.status === outcome) {
+    await commit(ops.store, null, mark);
+    return "applied";
+  }
+  if (dispute.status !== "won" && dispute.status !== "lost") return "attention";
+  return (await redecide(ops, livemode, dispute.id, outcome, mark)) ? "applied" : "attention";
+}
+
 export function acquirerDisputes(ops: Operations): AcquirerDisputes {
   const { store, charges, open, resolve } = ops;
   return {
@@ -165,10 +206,15 @@ export function acquirerDisputes(ops: Operations): AcquirerDisputes {
           // The inquiry becomes a chargeback: what is left of the charge is withdrawn now.
           await resolve(null, livemode, dispute.id, "lost", alongside);
           return "applied";
+        case "prearbitration_won":
+        case "prearbitration_lost":
+          return prearbitration(ops, livemode, dispute, stage === "prearbitration_won" ? "won" : "lost", alongside);
         case "reversed":
         case "second_chargeback": {
           // Out of order: the chargeback this decides has not arrived (or not been applied) yet.
           if (!dispute || INQUIRY.includes(dispute.status)) return "waiting";
+          // The pre-arbitration's outcome, recorded already, is the last word: this is an earlier stage, late.
+          if (dispute.prearbitration) return "confirmed";
           const second = stage === "second_chargeback";
           // A second chargeback is recorded with the change it makes, so that a late reversal only confirms.
           const mark = second

@@ -43,6 +43,12 @@ export interface DisputeDoc extends BaseDoc {
    * event delivered late, not a new decision. Never shown.
    */
   second_chargeback?: boolean;
+  /**
+   * The pre-arbitration's outcome the acquirer reported (Adyen's PREARBITRATION_WON / _LOST,
+   * acquirer-outcomes.ts): the dispute's last word, after which earlier stages delivered late only
+   * confirm. Never shown.
+   */
+  prearbitration?: "won" | "lost";
 }
 
 /**

@@ -355,6 +355,66 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "/REFUNDED_REVERSED": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Refunded amount reversed
+         * @description The refunded amount was [reversed](https://docs.adyen.com/online-payments/refund#refunded-reversed) and returned to your bank account.
+         */
+        post: operations["post-REFUNDED_REVERSED"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/PREARBITRATION_WON": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cardholder's bank accepted pre-arbitration case
+         * @description The cardholder's bank accepted the [pre-arbitration](https://docs.adyen.com/risk-management/understanding-disputes/dispute-process-and-flow#dispute-process) case.
+         */
+        post: operations["post-PREARBITRATION_WON"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/PREARBITRATION_LOST": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cardholder's bank declined pre-arbitration case
+         * @description The cardholder's bank declined the [pre-arbitration](https://docs.adyen.com/risk-management/understanding-disputes/dispute-process-and-flow#dispute-process) case.
+         */
+        post: operations["post-PREARBITRATION_LOST"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -851,6 +911,11 @@ export interface components {
         AuthorisationNotificationRequestItemWrapper: {
             NotificationRequestItem?: components["schemas"]["AuthorisationNotificationRequestItem"];
         };
+        BaseModificationAdditionalData: {
+            bookingDate?: string;
+            hmacSignature?: string;
+            paymentMethodVariant?: string;
+        };
         CancelOrRefundAdditionalData: {
             acquirerErrorCode?: string;
             acquirerErrorDescription?: string;
@@ -1207,6 +1272,53 @@ export interface components {
         };
         DisputesNotificationRequestItemWrapper: {
             NotificationRequestItem?: components["schemas"]["DisputesNotificationRequestItem"];
+        };
+        ModificationNotificationRequest: {
+            /** @description Informs about the origin of the notification. The value is **true** when originating from the live environment, **false** for the test environment. */
+            live?: string;
+            /** @description A container object for the details included in the notification. */
+            notificationItems?: components["schemas"]["ModificationNotificationRequestItemWrapper"][];
+        };
+        ModificationNotificationRequestItem: {
+            /** @description This object is a generic container that can hold extra fields. */
+            additionalData?: components["schemas"]["BaseModificationAdditionalData"];
+            /** @description The payment amount. For HTTP POST notifications, currency and value are returned as URL parameters. */
+            amount: components["schemas"]["Amount"];
+            /**
+             * @description The type of event the notification item is for.
+             * @enum {string}
+             */
+            eventCode: "AUTHENTICATION" | "AUTHORISATION" | "AUTHORISATION_ADJUSTMENT" | "AUTORESCUE" | "CANCELLATION" | "CANCEL_AUTORESCUE" | "CANCEL_OR_REFUND" | "CAPTURE" | "CAPTURE_FAILED" | "CHARGEBACK" | "CHARGEBACK_REVERSED" | "DISPUTE_DEFENSE_PERIOD_ENDED" | "EXPIRE" | "HANDLED_EXTERNALLY" | "INFORMATION_SUPPLIED" | "ISSUER_COMMENTS" | "ISSUER_RESPONSE_TIMEFRAME_EXPIRED" | "MANUAL_REVIEW_ACCEPT" | "MANUAL_REVIEW_REJECT" | "NOTIFICATION_OF_CHARGEBACK" | "NOTIFICATION_OF_FRAUD" | "OFFER_CLOSED" | "ORDER_CLOSED" | "ORDER_OPENED" | "PAYOUT_DECLINE" | "PAYOUT_EXPIRE" | "PAYOUT_THIRDPARTY" | "POSTPONED_REFUND" | "PREARBITRATION_LOST" | "PREARBITRATION_OPEN" | "PREARBITRATION_WON" | "RECURRING_CONTRACT" | "REFUND" | "REFUNDED_REVERSED" | "REFUND_FAILED" | "REFUND_WITH_DATA" | "REQUEST_FOR_INFORMATION" | "SECOND_CHARGEBACK" | "TECHNICAL_CANCEL" | "VOID_PENDING_REFUND";
+            /**
+             * Format: date-time
+             * @description The time when the event was generated. Format: ISO 8601; yyyy-MM-DDThh:mm:ssTZD
+             * @example 2021-07-17T13:42:40+01:00
+             */
+            eventDate: string;
+            /** @description The merchant account identifier used in the transaction the notification item is for. */
+            merchantAccountCode: string;
+            /** @description Your reference to uniquely identify the payment. */
+            merchantReference: string;
+            /** @description For modifications, this field corresponds to the payment request assigned to the original payment. */
+            originalReference?: string;
+            /**
+             * @description The payment method used in the transaction.
+             * @example visa, mc, iDeal
+             */
+            paymentMethod?: string;
+            /** @description Adyen's 16-character unique reference associated with the transaction or request. This value is globally unique. Use it when communicating with us about this request. */
+            pspReference: string;
+            /** @description If `success` = `false`, then this includes a short message with an explanation for the refusal. */
+            reason?: string;
+            /**
+             * @description Informs about the outcome of the event (`eventCode`) the notification is for.
+             *     If `true`: the event was executed successfully.
+             *     If `false`: the event was not executed successfully.
+             */
+            success: string;
+        };
+        ModificationNotificationRequestItemWrapper: {
+            NotificationRequestItem?: components["schemas"]["ModificationNotificationRequestItem"];
         };
         NotificationAdditionalData: {
             /** @description Reference of the payment account. */
@@ -1625,6 +1737,18 @@ export interface components {
         };
         PayoutNotificationRequestItemWrapper: {
             NotificationRequestItem?: components["schemas"]["PayoutNotificationRequestItem"];
+        };
+        PrearbitrationLostNotificationRequest: {
+            /** @description Informs about the origin of the notification. The value is **true** when originating from the live environment, **false** for the test environment. */
+            live?: string;
+            /** @description A container object for the details included in the notification. */
+            notificationItems?: components["schemas"]["DisputesNotificationRequestItemWrapper"][];
+        };
+        PrearbitrationWonNotificationRequest: {
+            /** @description Informs about the origin of the notification. The value is **true** when originating from the live environment, **false** for the test environment. */
+            live?: string;
+            /** @description A container object for the details included in the notification. */
+            notificationItems?: components["schemas"]["DisputesNotificationRequestItemWrapper"][];
         };
         RefundAdditionalData: {
             acquirerErrorCode?: string;
@@ -2084,6 +2208,72 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["PaidoutReversedNotificationRequest"];
+            };
+        };
+        responses: {
+            /** @description No Content - webhook events are accepted on the basis of the HTTP status code. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "post-REFUNDED_REVERSED": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ModificationNotificationRequest"];
+            };
+        };
+        responses: {
+            /** @description No Content - webhook events are accepted on the basis of the HTTP status code. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "post-PREARBITRATION_WON": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PrearbitrationWonNotificationRequest"];
+            };
+        };
+        responses: {
+            /** @description No Content - webhook events are accepted on the basis of the HTTP status code. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "post-PREARBITRATION_LOST": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PrearbitrationLostNotificationRequest"];
             };
         };
         responses: {
