@@ -16,7 +16,12 @@ const OLD_KEY = "0011223344556677889900AABBCCDDEEFF";
 
 async function world(processor?: Processor) {
   const errors: string[] = [];
-  const log = { error: (_: object, message: string) => errors.push(message), warn: () => {} };
+  const infos: string[] = [];
+  const log = {
+    error: (_: object, message: string) => errors.push(message),
+    warn: () => {},
+    info: (_: object, message: string) => infos.push(message),
+  };
   const t = testDomain({ adyenHmacKeys: [OLD_KEY, KEY], log, ...(processor ? { processor } : {}) });
   const caller = t.caller(false);
   const merchant = await t.domain.merchants.create(caller, { name: "Notified shop" });
@@ -66,7 +71,7 @@ async function world(processor?: Processor) {
   const verified = async () => expect((await verifyLedger(t.store)).differences).toEqual([]);
   const available = async (currency: string) =>
     (await t.store.get("balances", `${merchant.id}:${currency}`))?.available;
-  return { ...t, caller, merchant, card, pix, item, body, receive, verified, available, errors };
+  return { ...t, caller, merchant, card, pix, item, body, receive, verified, available, errors, infos };
 }
 
 describe("local payments decided by AUTHORISATION", () => {
@@ -162,6 +167,75 @@ describe("captures, cancellations and refunds confirmed", () => {
     expect(await w.domain.jobs.applyNotifications()).toBe(1);
     const [noted] = await w.domain.acquirerNotifications.inState(false, "noted");
     expect(noted).toMatchObject({ effect: "confirmed", attempts: 2 });
+  });
+});
+
+describe("the recovery job's reversals (an authorization the ledger never recorded)", () => {
+  /** An authorize intent for a charge never stored, as the recovery job leaves it (create.ts reverseUnrecorded). */
+  async function unrecorded(w: Awaited<ReturnType<typeof world>>, state: "open" | "resolved") {
+    const chargeId = "tx_0000000000000000Unrecorded";
+    const intent = (await import("../charges/intents.ts"))
+      .acquirerIntents({ store: w.store, clock: w.domain.clock, lockSeconds: 60 })
+      .build({
+        livemode: false,
+        chargeId,
+        objectId: chargeId,
+        operation: "authorize",
+        finish: "create",
+        amount: 5000,
+        currency: "USD",
+        reference: null,
+      });
+    await w.store.insert("acquirer_intents", {
+      ...intent,
+      ...(state === "resolved" ? { state: "resolved", resolution: "reversed", resolved_at: intent.created_at } : {}),
+    });
+    return chargeId;
+  }
+
+  it("marks the AUTHORISATION applied (nothing to change) and confirms the CANCEL_OR_REFUND at info, not as an error", async () => {
+    const w = await world();
+    const chargeId = await unrecorded(w, "resolved");
+    await w.receive(
+      w.item({ eventCode: "AUTHORISATION", merchantReference: chargeId, pspReference: "AUTHPSP000000001" }),
+      w.item({
+        eventCode: "CANCEL_OR_REFUND",
+        merchantReference: `${chargeId}:reverse`,
+        originalReference: "AUTHPSP000000001",
+      }),
+    );
+    const applied = await w.domain.acquirerNotifications.inState(false, "applied");
+    expect(applied.map((n) => [n.event_code, n.effect])).toEqual([["AUTHORISATION", "applied"]]);
+    const noted = await w.domain.acquirerNotifications.inState(false, "noted");
+    expect(noted.map((n) => [n.event_code, n.effect])).toEqual([["CANCEL_OR_REFUND", "confirmed"]]);
+    expect(await w.domain.acquirerNotifications.inState(false, "waiting")).toEqual([]);
+    expect(w.errors).toEqual([]);
+    expect(w.infos).toEqual([expect.stringMatching(/confirmed our reversal/)]);
+    expect(await w.store.findAll("charges", {})).toEqual([]);
+    await w.verified();
+  });
+
+  it("keeps both waiting while the intent is open (its reversal may be on its way)", async () => {
+    const w = await world();
+    const chargeId = await unrecorded(w, "open");
+    await w.receive(
+      w.item({ eventCode: "AUTHORISATION", merchantReference: chargeId }),
+      w.item({ eventCode: "CANCEL_OR_REFUND", merchantReference: `${chargeId}:reverse` }),
+    );
+    expect(await w.domain.acquirerNotifications.inState(false, "waiting")).toHaveLength(2);
+    expect(w.errors).toEqual([]);
+  });
+
+  it("logs for a person a refused reversal, and a CANCEL_OR_REFUND we did not send", async () => {
+    const w = await world();
+    const chargeId = await unrecorded(w, "resolved");
+    await w.receive(
+      w.item({ eventCode: "CANCEL_OR_REFUND", merchantReference: `${chargeId}:reverse`, success: "false" }),
+      w.item({ eventCode: "CANCEL_OR_REFUND", merchantReference: "someone-else" }),
+    );
+    const noted = await w.domain.acquirerNotifications.inState(false, "noted");
+    expect(noted.map((n) => n.effect)).toEqual(["attention", "attention"]);
+    expect(w.errors).toHaveLength(2);
   });
 });
 

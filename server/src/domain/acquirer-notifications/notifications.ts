@@ -118,8 +118,9 @@ export function createAcquirerNotifications(deps: NotificationDeps) {
         }
         return outcome.succeeded ? "confirmed" : "attention";
       case "cancel_or_refund":
-        // Never sent by the connector: a person looks at it.
-        return "attention";
+        // The connector sends it only as the recovery's reversal (`<charge id>:reverse`): confirmed at info;
+        // anything else, or a refused one, is for a person.
+        return charges.reversal(livemode, outcome.merchantReference, outcome.succeeded);
       case "dispute":
         return deps.disputes.acquirerOutcomes.apply(
           livemode,
