@@ -78,6 +78,8 @@ export function testDomain(
     adyenHmacKeys?: string[];
     /** Where the domain logs what no caller hears of (default: nowhere). */
     log?: DomainDeps["log"];
+    /** The server's public address, BASE_URL (default https://pay.example.com); may change between calls. */
+    baseUrl?: () => string;
   } = {},
 ) {
   const store = options.store ?? openSqliteStore<Docs>({ path: ":memory:", collections: COLLECTIONS });
@@ -114,7 +116,7 @@ export function testDomain(
     fraudScreen: options.fraud,
     random: options.webhooks?.random,
     log: options.log ?? options.webhooks?.log,
-    baseUrl: () => "https://pay.example.com",
+    baseUrl: options.baseUrl ?? (() => "https://pay.example.com"),
     observer: options.observer,
   });
   const caller = (livemode = false): Caller => ({

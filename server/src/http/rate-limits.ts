@@ -267,6 +267,44 @@ export interface RateLimits {
 
 const callerOf = (res: Response) => locals(res).caller;
 
+/**
+ * A limiter's refusal, 429 `rate_limited`. `limit` names the limiter for the request metrics
+ * (http/observability.ts): key, environment, address, payment_link, payment_address or acquirer_notifications.
+ */
+const refuse = (limit: string, detail: string) => (_req: Request, res: Response, _next: NextFunction) => {
+  locals(res).rateLimited = limit;
+  sendProblem(res, problem("rate_limited", detail, { requestId: String(locals(res).requestId ?? "") }));
+};
+const isNotification = (req: Request) => req.method === "POST" && req.path === adyenNotificationsPath;
+
+// Adyen's notifications (receiveAdyenNotifications) come keyless from a few addresses of Adyen's, in
+// bursts (a backlog, a day's captures, retries after an outage), and Adyen redelivers whatever is not
+// accepted: counted as anonymous requests, its own batches were refused past 60 a minute (the Adyen
+// crash suite's finding, issue 32), and every refusal came back as another retry. Their authentication
+// is each item's HMAC signature, checked once the body is read, so here only the refused requests count
+// (401 unsigned or wrongly signed, 400 not Adyen's shape, 413, 415, this limit's own 429): an address
+// that sent RATE_LIMIT_ANONYMOUS_PER_MINUTE of those in a minute is refused before its body is read
+// until the minute ends. A request answered 2xx is given back when answered (express-rate-limit's
+// skipSuccessfulRequests), so Adyen's signed batches never use up the quota, and neither does a 5xx
+// (the server's trouble, not the sender's). Only batches in flight at one moment count while they run.
+function notificationLimit(perMinute: number, store: Store): RequestHandler {
+  const limiter = rateLimit({
+    windowMs: 60_000,
+    limit: perMinute,
+    standardHeaders: "draft-8",
+    legacyHeaders: false,
+    skipSuccessfulRequests: true,
+    requestWasSuccessful: (_req, res) => res.statusCode < 400 || res.statusCode >= 500,
+    handler: refuse(
+      "acquirer_notifications",
+      `Too many refused notification requests from this address: at most ${perMinute} a minute may be unsigned, wrongly signed or malformed. Retry after the number of seconds in Retry-After.`,
+    ),
+    store,
+  });
+  // A keyed request is counted per key (perKey); any other is passed over synchronously.
+  return (req, res, next) => (isNotification(req) && callerOf(res) === undefined ? limiter(req, res, next) : next());
+}
+
 export function rateLimits(deps: {
   store: RateLimitStore;
   now: Now;
@@ -284,13 +322,6 @@ export function rateLimits(deps: {
   const linkPayCounts = leases("link_pay", () => settings.paymentLinkPerMinute);
   const addressPayCounts = leases("address_pay", () => settings.paymentAddressPerMinute);
   const notificationCounts = leases("acquirer_notifications", () => settings.anonymousPerMinute);
-
-  // `limit` names the limiter for the request metrics (http/observability.ts): key, address,
-  // payment_link or payment_address.
-  const refuse = (limit: string, detail: string) => (_req: Request, res: Response, _next: NextFunction) => {
-    locals(res).rateLimited = limit;
-    sendProblem(res, problem("rate_limited", detail, { requestId: String(locals(res).requestId ?? "") }));
-  };
 
   const perKeyLimiter = rateLimit({
     windowMs: 1000,
@@ -340,7 +371,6 @@ export function rateLimits(deps: {
   // Requests with a valid key are counted per key instead; pages and health checks outside /v1 are
   // not counted, nor is the public pay operation, which has limits of its own (below): a payer is
   // keyless by design. The console's sign-in is counted (each attempt presents a key, like an API request).
-  const isNotification = (req: Request) => req.method === "POST" && req.path === adyenNotificationsPath;
   const notAnonymous = (req: Request, res: Response) =>
     callerOf(res) !== undefined ||
     payPath.linkOf(req.path) !== null ||
@@ -360,29 +390,7 @@ export function rateLimits(deps: {
     store: addressCounts,
   });
 
-  // Adyen's notifications (receiveAdyenNotifications) come keyless from a few addresses of Adyen's, in
-  // bursts (a backlog, a day's captures, retries after an outage), and Adyen redelivers whatever is not
-  // accepted: counted as anonymous requests, its own batches were refused past 60 a minute (the Adyen
-  // crash suite's finding, issue 32), and every refusal came back as another retry. Their authentication
-  // is each item's HMAC signature, checked once the body is read, so here only the refused requests count
-  // (401 unsigned or wrongly signed, 400 not Adyen's shape, 413, 415, this limit's own 429): an address
-  // that sent RATE_LIMIT_ANONYMOUS_PER_MINUTE of those in a minute is refused before its body is read
-  // until the minute ends. A request answered 2xx is given back when answered (express-rate-limit's
-  // skipSuccessfulRequests), so Adyen's signed batches never use up the quota, and neither does a 5xx
-  // (the server's trouble, not the sender's). Only batches in flight at one moment count while they run.
-  const notificationLimiter = rateLimit({
-    windowMs: 60_000,
-    limit: settings.anonymousPerMinute,
-    standardHeaders: "draft-8",
-    legacyHeaders: false,
-    skipSuccessfulRequests: true,
-    requestWasSuccessful: (_req, res) => res.statusCode < 400 || res.statusCode >= 500,
-    handler: refuse(
-      "acquirer_notifications",
-      `Too many refused notification requests from this address: at most ${settings.anonymousPerMinute} a minute may be unsigned, wrongly signed or malformed. Retry after the number of seconds in Retry-After.`,
-    ),
-    store: notificationCounts,
-  });
+  const acquirerNotifications = notificationLimit(settings.anonymousPerMinute, notificationCounts);
 
   // Each request is counted by one of the two limiters. The other is passed over here, synchronously,
   // rather than entering express-rate-limit's async middleware only for its `skip` to say so.
@@ -392,8 +400,6 @@ export function rateLimits(deps: {
       : perKeyLimiter(req, res, (err?: unknown) => (err ? next(err) : environmentLimiter(req, res, next)));
   const anonymous: RequestHandler = (req, res, next) =>
     notAnonymous(req, res) ? next() : anonymousLimiter(req, res, next);
-  const acquirerNotifications: RequestHandler = (req, res, next) =>
-    isNotification(req) && callerOf(res) === undefined ? notificationLimiter(req, res, next) : next();
 
   // The public pay operation (payPaymentLink): per link, so nobody can hammer one merchant's link, and per
   // client address, so one client cannot test cards across many links. Counted before the body is read,

@@ -118,8 +118,7 @@ export function createAcquirerNotifications(deps: NotificationDeps) {
         }
         return outcome.succeeded ? "confirmed" : "attention";
       case "cancel_or_refund":
-        // The connector sends it only as the recovery's reversal (`<charge id>:reverse`): confirmed at info;
-        // anything else, or a refused one, is for a person.
+        // Sent only as the recovery's reversal (`<charge id>:reverse`); anything else is for a person.
         return charges.reversal(livemode, outcome.merchantReference, outcome.succeeded);
       case "dispute":
         return deps.disputes.acquirerOutcomes.apply(

@@ -150,26 +150,51 @@ async function captureFailed(ctx: ChargeContext, charge: ChargeDoc, alongside: A
   return "applied";
 }
 
+/**
+ * The charge's authorization (or 3-D Secure completion) that we reversed ourselves: the recovery job's
+ * reversal of an authorization whose charge was never stored (create.ts reverseUnrecorded), or of a
+ * challenge completed too late (acquirer-challenge.ts). Null when there is none; `open` while that
+ * intent is not resolved yet (its reversal may be on its way).
+ */
+async function ourReversal(ctx: ChargeContext, chargeId: string): Promise<"reversed" | "open" | null> {
+  for (const operation of ["authorize", "authenticate"] as const) {
+    const intent = await ctx.store.get("acquirer_intents", acquirerKey(chargeId, operation));
+    if (!intent) continue;
+    if (intent.state !== "resolved") return "open";
+    if (intent.resolution === "reversed") return "reversed";
+  }
+  return null;
+}
+
+/**
+ * Our own reversal confirmed (CANCEL_OR_REFUND true for `<charge id>:reverse`, the key create.ts and
+ * acquirer-challenge.ts send it under): expected, logged at info. One whose intent is not resolved yet
+ * waits for it. A refused reversal (money may still stand at the acquirer), or one we did not send,
+ * needs a person (`attention`).
+ */
+async function reversal(
+  ctx: ChargeContext,
+  livemode: boolean,
+  merchantReference: string,
+  succeeded: boolean,
+): Promise<OutcomeApplication> {
+  const suffix = ":reverse";
+  if (!merchantReference.endsWith(suffix)) return "attention";
+  const chargeId = merchantReference.slice(0, -suffix.length);
+  const ours = await ourReversal(ctx, chargeId);
+  if (ours === "open") return "waiting";
+  if (ours !== "reversed" || !succeeded) return "attention";
+  ctx.log.info?.(
+    { charge: chargeId, livemode },
+    "the acquirer confirmed our reversal of an authorization the ledger never recorded (the recovery of a call left in doubt)",
+  );
+  return "confirmed";
+}
+
 export function acquirerOutcomes(ctx: ChargeContext): ChargeAcquirerOutcomes {
   const { store, clock } = ctx;
 
   const { find } = ctx;
-
-  /**
-   * The charge's authorization (or 3-D Secure completion) that we reversed ourselves: the recovery job's
-   * reversal of an authorization whose charge was never stored (create.ts reverseUnrecorded), or of a
-   * challenge completed too late (acquirer-challenge.ts). Null when there is none; `open` while that
-   * intent is not resolved yet (its reversal may be on its way).
-   */
-  async function ourReversal(chargeId: string): Promise<"reversed" | "open" | null> {
-    for (const operation of ["authorize", "authenticate"] as const) {
-      const intent = await store.get("acquirer_intents", acquirerKey(chargeId, operation));
-      if (!intent) continue;
-      if (intent.state !== "resolved") return "open";
-      if (intent.resolution === "reversed") return "reversed";
-    }
-    return null;
-  }
 
   return {
     /**
@@ -187,7 +212,7 @@ export function acquirerOutcomes(ctx: ChargeContext): ChargeAcquirerOutcomes {
       if (!charge) {
         // An authorization whose charge was never stored, which we reversed (the recovery job, after a
         // crash or a call in doubt): nothing to change, and nothing will come to wait for. Marked applied.
-        if ((await ourReversal(chargeId)) === "reversed") {
+        if ((await ourReversal(ctx, chargeId)) === "reversed") {
           await commit(store, null, alongside);
           return "applied";
         }
@@ -296,24 +321,6 @@ export function acquirerOutcomes(ctx: ChargeContext): ChargeAcquirerOutcomes {
       return "applied";
     },
 
-    /**
-     * Our own reversal confirmed (CANCEL_OR_REFUND true for `<charge id>:reverse`, the key create.ts and
-     * acquirer-challenge.ts send it under): expected, logged at info. One whose intent is not resolved yet
-     * waits for it. A refused reversal (money may still stand at the acquirer), or one we did not send,
-     * needs a person (`attention`).
-     */
-    async reversal(livemode: boolean, merchantReference: string, succeeded: boolean): Promise<OutcomeApplication> {
-      const suffix = ":reverse";
-      if (!merchantReference.endsWith(suffix)) return "attention";
-      const chargeId = merchantReference.slice(0, -suffix.length);
-      const ours = await ourReversal(chargeId);
-      if (ours === "open") return "waiting";
-      if (ours !== "reversed" || !succeeded) return "attention";
-      ctx.log.info?.(
-        { charge: chargeId, livemode },
-        "the acquirer confirmed our reversal of an authorization the ledger never recorded (the recovery of a call left in doubt)",
-      );
-      return "confirmed";
-    },
+    reversal: (livemode, merchantReference, succeeded) => reversal(ctx, livemode, merchantReference, succeeded),
   };
 }
