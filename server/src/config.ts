@@ -466,6 +466,10 @@ export function domainSettings(config: Config): DomainSettings {
     disputeEvidenceSeconds: config.DISPUTE_EVIDENCE_SECONDS,
     acquirerIntentLockSeconds: config.IDEMPOTENCY_LOCK_SECONDS,
     adyenHmacKeys: adyenHmacKeys(config),
+    adyenEnvironments: {
+      production: config.PRODUCTION_ACQUIRER === "adyen",
+      sandbox: config.SANDBOX_ACQUIRER === "adyen",
+    },
     webhooks: {
       timeoutMs: config.WEBHOOK_TIMEOUT_SECONDS * 1000,
       liveSchedule: parseSchedule(config.WEBHOOK_RETRY_SCHEDULE),

@@ -76,6 +76,8 @@ export function testDomain(
     disputeFees?: Record<string, number>;
     /** The HMAC keys of Adyen's notifications (default: the configuration's, none: the endpoint is off). */
     adyenHmacKeys?: string[];
+    /** Which environments Adyen serves (PRODUCTION_ACQUIRER, SANDBOX_ACQUIRER); default unset: `live` decides. */
+    adyenEnvironments?: { production: boolean; sandbox: boolean };
     /** Where the domain logs what no caller hears of (default: nowhere). */
     log?: DomainDeps["log"];
     /** The server's public address, BASE_URL (default https://pay.example.com); may change between calls. */
@@ -105,6 +107,7 @@ export function testDomain(
       fees: options.fees ?? DEFAULTS.fees,
       disputeFees: options.disputeFees ?? DEFAULTS.disputeFees,
       adyenHmacKeys: options.adyenHmacKeys ?? DEFAULTS.adyenHmacKeys,
+      adyenEnvironments: options.adyenEnvironments,
     },
     processors: (() => {
       const sandbox = options.processor ?? createSimulatorProcessor();

@@ -54,6 +54,11 @@ export interface DomainSettings {
   webhooks: WebhookOptions;
   /** The HMAC keys Adyen signs its notifications with (ADYEN_HMAC_KEYS); none: the endpoint answers 503. */
   adyenHmacKeys?: readonly string[];
+  /**
+   * Which of our environments Adyen serves (PRODUCTION_ACQUIRER, SANDBOX_ACQUIRER = adyen): its
+   * notifications belong to that one, whatever their `live` says (acquirer-notifications/notifications.ts).
+   */
+  adyenEnvironments?: { production: boolean; sandbox: boolean };
 }
 
 export interface DomainDeps {

@@ -17,7 +17,12 @@ type Needs = {
   sandboxClock: Pick<SandboxClock, "refresh">;
 };
 /** The HMAC keys Adyen signs its notifications with (ADYEN_HMAC_KEYS); none: the endpoint answers 503. */
-type Deps = { settings: { adyenHmacKeys?: readonly string[] | undefined } };
+type Deps = {
+  settings: {
+    adyenHmacKeys?: readonly string[] | undefined;
+    adyenEnvironments?: { production: boolean; sandbox: boolean } | undefined;
+  };
+};
 type Context = AreaContext<typeof acquirerNotificationCollections, Needs, Deps>;
 
 export const acquirerNotificationsArea = {
@@ -33,6 +38,7 @@ export const acquirerNotificationsArea = {
       disputes: needs.disputes,
       cashouts: needs.cashouts,
       adyenHmacKeys: deps.settings.adyenHmacKeys ?? [],
+      adyenEnvironments: deps.settings.adyenEnvironments,
       log,
     }),
   }),

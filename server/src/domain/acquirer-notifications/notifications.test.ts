@@ -5,6 +5,7 @@ import { createSimulatorProcessor } from "../../adapters/processor-simulator.ts"
 import type { Processor } from "../charges/processor.ts";
 import { DomainError } from "../kernel/errors.ts";
 import { verifyLedger } from "../ledger/verify.ts";
+import { environmentOf } from "./notifications.ts";
 
 // Adyen's notifications applied to our objects (notifications.ts), on the real domain and an in-memory
 // store: each outcome per event code, each applied once however often (and however concurrently) it is
@@ -698,5 +699,45 @@ describe("refused requests", () => {
     const err = await t.domain.acquirerNotifications.receive({ live: "false", notificationItems: [] }).catch((e) => e);
     expect(err).toBeInstanceOf(DomainError);
     expect(err).toMatchObject({ code: "acquirer_not_configured", message: expect.stringMatching(/ADYEN_HMAC_KEYS/) });
+  });
+});
+
+describe("which of our environments an item acts on", () => {
+  it("is the one Adyen serves, whatever `live` says; `live` decides only when it serves both or neither", () => {
+    const production = { production: true, sandbox: false };
+    const sandbox = { production: false, sandbox: true };
+    const both = { production: true, sandbox: true };
+    expect([environmentOf(false, production), environmentOf(true, production)]).toEqual([true, true]);
+    expect([environmentOf(false, sandbox), environmentOf(true, sandbox)]).toEqual([false, false]);
+    expect([environmentOf(false, both), environmentOf(true, both)]).toEqual([false, true]);
+    expect([environmentOf(false, undefined), environmentOf(true, undefined)]).toEqual([false, true]);
+  });
+
+  it("applies `live: false` items to production when production alone is on Adyen (its test environment)", async () => {
+    const t = testDomain({ adyenHmacKeys: [KEY], adyenEnvironments: { production: true, sandbox: false } });
+    const caller = t.caller(true);
+    const merchant = await t.domain.merchants.create(caller, { name: "Live shop on Adyen test" });
+    const charge = await t.domain.charges.create(caller, {
+      merchant_id: merchant.id,
+      amount: 5000,
+      currency: "BRL",
+      payment_method: { type: "pix" },
+    });
+    const unsigned = {
+      pspReference: "PIXLIVE000000001",
+      merchantAccountCode: "PaymentsPlatformECOM",
+      amount: { value: 5000, currency: "BRL" },
+      success: "true",
+      eventCode: "AUTHORISATION",
+      merchantReference: charge.id,
+    } as NotificationItem; // cast: the fields of a signed item, its signature added below
+    const item = { ...unsigned, additionalData: { hmacSignature: signItem(unsigned, KEY) } };
+    await t.domain.acquirerNotifications.receive({
+      live: "false",
+      notificationItems: [{ NotificationRequestItem: item }],
+    });
+    expect(await t.domain.charges.load(true, charge.id)).toMatchObject({ status: "captured" });
+    expect(await t.domain.acquirerNotifications.inState(true, "applied")).toHaveLength(1);
+    expect(await t.domain.acquirerNotifications.inState(false, "waiting")).toEqual([]);
   });
 });
