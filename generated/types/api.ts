@@ -70,7 +70,9 @@ export interface paths {
          *     Answers: 200 with the text `[accepted]` (what Adyen requires) once every item is stored; 401 when an
          *     item is unsigned or wrongly signed (the others are stored; refused items are logged by position,
          *     reason and event code, never with their body); 400 when the body is not Adyen's shape; 503 while no
-         *     HMAC key is configured. Adyen retries every answer other than a 2xx.
+         *     HMAC key is configured; 429 only to an address that sent RATE_LIMIT_ANONYMOUS_PER_MINUTE refused requests
+         *     (4xx) here within the minute: accepted batches are never counted, so Adyen's own are not refused for their
+         *     number. Adyen retries every answer other than a 2xx.
          */
         post: operations["receiveAdyenNotifications"];
         delete?: never;

@@ -76,8 +76,12 @@ export function testDomain(
     disputeFees?: Record<string, number>;
     /** The HMAC keys of Adyen's notifications (default: the configuration's, none: the endpoint is off). */
     adyenHmacKeys?: string[];
+    /** Which environments Adyen serves (PRODUCTION_ACQUIRER, SANDBOX_ACQUIRER); default unset: `live` decides. */
+    adyenEnvironments?: { production: boolean; sandbox: boolean };
     /** Where the domain logs what no caller hears of (default: nowhere). */
     log?: DomainDeps["log"];
+    /** The server's public address, BASE_URL (default https://pay.example.com); may change between calls. */
+    baseUrl?: () => string;
   } = {},
 ) {
   const store = options.store ?? openSqliteStore<Docs>({ path: ":memory:", collections: COLLECTIONS });
@@ -108,7 +112,10 @@ export function testDomain(
       webhooks: { ...DEFAULTS.webhooks, ...options.webhooks?.options },
       ledger: { fees: options.fees ?? DEFAULTS.ledger.fees },
       disputes: { ...DEFAULTS.disputes, fees: options.disputeFees ?? DEFAULTS.disputes.fees },
-      acquirerNotifications: { adyenHmacKeys: options.adyenHmacKeys ?? DEFAULTS.acquirerNotifications.adyenHmacKeys },
+      acquirerNotifications: {
+        adyenHmacKeys: options.adyenHmacKeys ?? DEFAULTS.acquirerNotifications.adyenHmacKeys,
+        adyenEnvironments: options.adyenEnvironments ?? DEFAULTS.acquirerNotifications.adyenEnvironments,
+      },
     },
     processors: (() => {
       const sandbox = options.processor ?? createSimulatorProcessor();
@@ -120,7 +127,7 @@ export function testDomain(
     fraudScreen: options.fraud,
     random: options.webhooks?.random,
     log: options.log ?? options.webhooks?.log,
-    baseUrl: () => "https://pay.example.com",
+    baseUrl: options.baseUrl ?? (() => "https://pay.example.com"),
     observer: options.observer,
   });
   const caller = (livemode = false): Caller => ({

@@ -3,6 +3,7 @@ import { mkdtempSync, openSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig, openStore, startServer, verifyLedger } from "@payments/server";
+import { dedupeKey } from "@payments/server/adyen";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it, onTestFinished } from "vitest";
 import { type CallLedger, type Interception, startCallLedger } from "../support/adyen-stand-in/call-ledger.ts";
@@ -14,7 +15,16 @@ import {
   startPrismProxy,
 } from "../support/adyen-stand-in/index.ts";
 import type { RunningProxy } from "../support/adyen-stand-in/prism-proxy.ts";
-import { exited, freePort, inheritedEnv, killGroup, pause, seeded, untilAnswering } from "../support/crash.ts";
+import {
+  bundlePerFile,
+  exited,
+  freePort,
+  inheritedEnv,
+  killGroup,
+  pause,
+  seeded,
+  untilAnswering,
+} from "../support/crash.ts";
 import { eventually } from "../support/eventually.ts";
 import { SERVER_DIR } from "../support/process.ts";
 
@@ -54,6 +64,8 @@ const ADYEN_TIMEOUT_MS = 2000;
 
 const dataDir = mkdtempSync(join(tmpdir(), "payments-adyen-crash-"));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+/** The server every restart runs: its production bundle, built once for this file (support/crash.ts). */
+const serverMain = bundlePerFile();
 
 type Kind = "charge" | "capture" | "void" | "refund";
 interface Op {
@@ -67,386 +79,412 @@ interface Op {
 
 const FAULTS = ["drop", "error_after", "error_before", "drop", "error_after", "timeout"] as const;
 
-// Run on request only (`CRASH_ADYEN=1 npx vitest run crash/adyen-crash` in test/): its first full run
-// found the two open findings named at its end, which it asserts; it takes about 12 minutes on a busy
-// 2-core machine (31 server starts through tsx). CI runs it once they are fixed.
-describe.runIf(process.env.CRASH_ADYEN === "1")(
-  "crash safety toward Adyen (the stand-in)",
-  { timeout: 900_000 },
-  () => {
-    it(`moves no money twice at Adyen across ${KILLS} kills around its calls`, async () => {
-      // Stand-in <- call ledger <- Prism (Checkout v71) <- the server. No payout or dispute is made here.
-      const standIn = await startAdyenStandIn(ADYEN_TEST_CREDENTIALS);
-      onTestFinished(() => standIn.stop());
-      const ledger: CallLedger = await startCallLedger(standIn.url);
-      onTestFinished(() => ledger.stop());
-      const prism: RunningProxy = await startPrismProxy(ADYEN_DOCUMENTS.checkout, ledger.url);
-      onTestFinished(() => prism.stop());
+// Its first full run (31 server starts through tsx, about 12 minutes) found two faults, fixed since and
+// asserted below: an authorisation standing at Adyen that the ledger did not know (the set-up charge, in
+// doubt by time-out, repeated by the recovery on an instance with another BASE_URL: Adyen refused the key
+// reused with a different returnUrl, and recovery took the refusal for "nothing authorized"; the intent now
+// keeps the return address, and a repeat refused as a request stays in doubt), and 488 of 548 notification
+// deliveries refused with 429 (the keyless per-address limit; Adyen's notifications now count only when
+// refused). Every restart runs the server's bundle (support/crash.ts), as the other kill -9 suites do.
+describe("crash safety toward Adyen (the stand-in)", { timeout: 900_000 }, () => {
+  it(`moves no money twice at Adyen across ${KILLS} kills around its calls`, async () => {
+    // Stand-in <- call ledger <- Prism (Checkout v71) <- the server. No payout or dispute is made here.
+    const standIn = await startAdyenStandIn(ADYEN_TEST_CREDENTIALS);
+    onTestFinished(() => standIn.stop());
+    const ledger: CallLedger = await startCallLedger(standIn.url);
+    onTestFinished(() => ledger.stop());
+    const prism: RunningProxy = await startPrismProxy(ADYEN_DOCUMENTS.checkout, ledger.url);
+    onTestFinished(() => prism.stop());
 
-      const settings = {
-        DATA_DIR: dataDir,
-        LOG_LEVEL: process.env.CRASH_TRACE ? "warn" : "silent",
-        PRODUCTION_ACQUIRER: "adyen",
-        ADYEN_ENVIRONMENT: "test",
-        ADYEN_API_KEY: ADYEN_TEST_CREDENTIALS.apiKey,
-        ADYEN_MERCHANT_ACCOUNT: ADYEN_TEST_CREDENTIALS.merchantAccount,
-        ADYEN_HMAC_KEYS: ADYEN_TEST_CREDENTIALS.hmacKey,
-        ADYEN_CHECKOUT_URL: prism.url,
-        // Never called here; were one called, Prism (Checkout's document) would count it as a violation.
-        ADYEN_PAYOUT_URL: prism.url,
-        ADYEN_DISPUTES_URL: prism.url,
-        ADYEN_TIMEOUT_MS: String(ADYEN_TIMEOUT_MS),
+    const settings = {
+      DATA_DIR: dataDir,
+      LOG_LEVEL: process.env.CRASH_TRACE ? "warn" : "silent",
+      PRODUCTION_ACQUIRER: "adyen",
+      ADYEN_ENVIRONMENT: "test",
+      ADYEN_API_KEY: ADYEN_TEST_CREDENTIALS.apiKey,
+      ADYEN_MERCHANT_ACCOUNT: ADYEN_TEST_CREDENTIALS.merchantAccount,
+      ADYEN_HMAC_KEYS: ADYEN_TEST_CREDENTIALS.hmacKey,
+      ADYEN_CHECKOUT_URL: prism.url,
+      // Never called here; were one called, Prism (Checkout's document) would count it as a violation.
+      ADYEN_PAYOUT_URL: prism.url,
+      ADYEN_DISPUTES_URL: prism.url,
+      ADYEN_TIMEOUT_MS: String(ADYEN_TIMEOUT_MS),
+    };
+
+    // Set up in-process on the same data: a production key, a merchant and a card token.
+    const setup = await startServer({ config: loadConfig({ ...settings, PORT: "0" }) });
+    const { secret } = await setup.domain.serviceKeys.issue(true, { name: "crash", scopes: ["*"] });
+    const headers = { authorization: `Bearer ${secret}`, "content-type": "application/json" };
+    const created = async (path: string, body: unknown) =>
+      (await (await fetch(`${setup.url}${path}`, { method: "POST", headers, body: JSON.stringify(body) })).json()) as {
+        id: string;
       };
+    const merchant = await created("/v1/merchants", { name: "Crash shop" });
+    const token = await created("/v1/tokens", {
+      card: "4242424242424242",
+      holder: "Ada",
+      exp_month: 12,
+      exp_year: 2031,
+    });
+    // One charge before the kills: Prism's first request is slow, and would put the first cycle's calls in
+    // doubt by time-out. When this one is in doubt too, the recovery job reverses it from a server on
+    // another address (this one listens on PORT=0): the first run's finding, kept as a case.
+    await created("/v1/charges", {
+      merchant_id: merchant.id,
+      amount: 10_000,
+      currency: "USD",
+      payment_method: { type: "card", token: token.id },
+    });
+    await setup.close();
 
-      // Set up in-process on the same data: a production key, a merchant and a card token.
-      const setup = await startServer({ config: loadConfig({ ...settings, PORT: "0" }) });
-      const { secret } = await setup.domain.serviceKeys.issue(true, { name: "crash", scopes: ["*"] });
-      const headers = { authorization: `Bearer ${secret}`, "content-type": "application/json" };
-      const created = async (path: string, body: unknown) =>
-        (await (
-          await fetch(`${setup.url}${path}`, { method: "POST", headers, body: JSON.stringify(body) })
-        ).json()) as {
-          id: string;
-        };
-      const merchant = await created("/v1/merchants", { name: "Crash shop" });
-      const token = await created("/v1/tokens", {
-        card: "4242424242424242",
-        holder: "Ada",
-        exp_month: 12,
-        exp_year: 2031,
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    let child: ChildProcess | null = null;
+    const dead = () => exited(child);
+    const start = async () => {
+      await killGroup(child);
+      child = spawn(process.execPath, [serverMain()], {
+        cwd: SERVER_DIR,
+        detached: true,
+        env: {
+          ...inheritedEnv,
+          ...settings,
+          NODE_ENV: "development",
+          PORT: String(port),
+          WORKERS: "1",
+          // A dead request's key (and its intent) may be taken over one second after it was claimed,
+          // and the recovery job looks every second.
+          IDEMPOTENCY_LOCK_SECONDS: "1",
+          JOBS_INTERVAL_SECONDS: "1",
+          RATE_LIMIT_LIVE_PER_SECOND: "100000",
+        },
+        stdio: process.env.CRASH_TRACE
+          ? [
+              "ignore",
+              openSync(join(tmpdir(), "adyen-crash-server.log"), "a"),
+              openSync(join(tmpdir(), "adyen-crash-server.log"), "a"),
+            ]
+          : "ignore",
       });
-      // One charge before the kills: Prism's first request is slow, and would put the first cycle's calls in
-      // doubt by time-out. (Were this one in doubt too, the recovery job would reverse it like any other.)
-      await created("/v1/charges", {
+      await untilAnswering(url, secret, dead);
+    };
+    onTestFinished(() => killGroup(child));
+    /** SIGKILL to the server's process group, from inside the call ledger: synchronous, before its answer. */
+    const kill = () => {
+      const pid = (child as ChildProcess | null)?.pid;
+      try {
+        if (pid) process.kill(-pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    };
+
+    let n = 0;
+    const op = (kind: Kind, keyed: boolean, path: string, body: Record<string, unknown> = {}): Op => {
+      const key = keyed ? `adyen-${kind}-${++n}` : null;
+      const labelled = kind === "charge" || kind === "refund";
+      return { kind, key, path, body: { ...body, ...(labelled ? { metadata: { op: `${kind}-${++n}` } } : {}) } };
+    };
+    const chargeOp = (keyed: boolean, capture: boolean) =>
+      op("charge", keyed, "/v1/charges", {
         merchant_id: merchant.id,
         amount: 10_000,
         currency: "USD",
         payment_method: { type: "card", token: token.id },
+        capture,
       });
-      await setup.close();
-
-      const port = await freePort();
-      const url = `http://127.0.0.1:${port}`;
-      let child: ChildProcess | null = null;
-      const dead = () => exited(child);
-      const start = async () => {
-        await killGroup(child);
-        child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
-          cwd: SERVER_DIR,
-          detached: true,
-          env: {
-            ...inheritedEnv,
-            ...settings,
-            NODE_ENV: "development",
-            PORT: String(port),
-            WORKERS: "1",
-            // A dead request's key (and its intent) may be taken over one second after it was claimed,
-            // and the recovery job looks every second.
-            IDEMPOTENCY_LOCK_SECONDS: "1",
-            JOBS_INTERVAL_SECONDS: "1",
-            RATE_LIMIT_LIVE_PER_SECOND: "100000",
-          },
-          stdio: process.env.CRASH_TRACE
-            ? [
-                "ignore",
-                openSync(join(tmpdir(), "adyen-crash-server.log"), "a"),
-                openSync(join(tmpdir(), "adyen-crash-server.log"), "a"),
-              ]
-            : "ignore",
-        });
-        await untilAnswering(url, secret, dead);
-      };
-      onTestFinished(() => killGroup(child));
-      /** SIGKILL to the server's process group, from inside the call ledger: synchronous, before its answer. */
-      const kill = () => {
-        const pid = (child as ChildProcess | null)?.pid;
-        try {
-          if (pid) process.kill(-pid, "SIGKILL");
-        } catch {
-          // already gone
-        }
-      };
-
-      let n = 0;
-      const op = (kind: Kind, keyed: boolean, path: string, body: Record<string, unknown> = {}): Op => {
-        const key = keyed ? `adyen-${kind}-${++n}` : null;
-        const labelled = kind === "charge" || kind === "refund";
-        return { kind, key, path, body: { ...body, ...(labelled ? { metadata: { op: `${kind}-${++n}` } } : {}) } };
-      };
-      const chargeOp = (keyed: boolean, capture: boolean) =>
-        op("charge", keyed, "/v1/charges", {
-          merchant_id: merchant.id,
-          amount: 10_000,
-          currency: "USD",
-          payment_method: { type: "card", token: token.id },
-          capture,
-        });
-      const send = async (o: Op): Promise<Op["answer"] | null> => {
-        try {
-          const res = await fetch(`${url}${o.path}`, {
-            method: "POST",
-            headers: { ...headers, ...(o.key ? { "idempotency-key": o.key } : {}) },
-            body: JSON.stringify(o.body),
-            signal: AbortSignal.timeout(15_000),
-          });
-          return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-        } catch {
-          return null;
-        }
-      };
-      const all: Op[] = [];
-      const pending: Op[] = [];
-      const authorized: string[] = [];
-      const captured: string[] = [];
-      const note = (o: Op) => {
-        const { answer } = o;
-        if (!answer || answer.status >= 300 || o.kind === "refund") return;
-        const { id, status } = answer.body as { id: string; status: string };
-        if (status === "authorized") authorized.push(id);
-        if (status === "captured") captured.push(id);
-      };
-      /** A keyed request without an answer, or with a 5xx (the call in doubt; the key is forgotten), is retried. */
-      const settle = (o: Op, answer: Op["answer"] | null) => {
-        if (answer && answer.status < 500) {
-          o.answer = answer;
-          note(o);
-          return true;
-        }
-        if (answer) o.answer = answer;
-        return false;
-      };
-      /** The charge's stored state and intents, for a failure's message. */
-      const stateOf = (o: Op) => {
-        const id = /\/v1\/charges\/([^/]+)/.exec(o.path)?.[1];
-        if (!id) return "";
-        const db = new Database(join(dataDir, "payments.sqlite"), { readonly: true });
-        try {
-          const rows = (table: string, where: string) =>
-            JSON.stringify(db.prepare(`SELECT doc FROM ${table} WHERE ${where}`).all(id));
-          return `charge ${rows("charges", "id = ?")}; intents ${rows("acquirer_intents", "json_extract(doc, '$.charge_id') = ?")}`;
-        } finally {
-          db.close();
-        }
-      };
-      /** Retries every keyed request without a final answer, until each has one or the server dies again. */
-      const retryPending = async () => {
-        let waits = 0;
-        while (pending.length > 0) {
-          const o = pending[0] as Op;
-          if (++waits > 300) {
-            throw new Error(
-              `no final answer for ${o.kind} ${o.key} ${o.path}: ${JSON.stringify(o.answer)}; ${stateOf(o)}`,
-            );
-          }
-          const answer = await send(o);
-          if (!answer) return false;
-          // Still locked by the dead request (its lock runs out within a second), its call to Adyen is
-          // being completed by the recovery job this moment, or the call is in doubt again: retry shortly.
-          const busy =
-            answer.status === 409 && ["idempotency_request_in_progress", "conflict"].includes(String(answer.body.code));
-          if (busy) o.answer = answer;
-          if (busy || !settle(o, answer)) {
-            await pause(200);
-            continue;
-          }
-          pending.shift();
-          waits = 0;
-        }
-        return true;
-      };
-
-      const T0 = performance.now();
-      const t = (what: string) =>
-        process.env.CRASH_TRACE && console.log(`${((performance.now() - T0) / 1000).toFixed(1)} ${what}`);
-      for (let cycle = 0; cycle < KILLS; cycle++) {
-        t(`cycle ${cycle} start`);
-        await start();
-        t("started");
-        if (!(await retryPending())) continue;
-        t("retried");
-        const batch: Op[] = [
-          chargeOp(true, true),
-          chargeOp(false, true),
-          chargeOp(true, false),
-          chargeOp(false, false),
-          ...authorized
-            .splice(0, 3)
-            .map((id, i) =>
-              i === 2
-                ? op("void", cycle % 2 === 0, `/v1/charges/${id}/void`)
-                : op("capture", i === 0, `/v1/charges/${id}/capture`),
-            ),
-          ...captured
-            .splice(0, 2)
-            .map((id, i) => op("refund", i === 0, `/v1/charges/${id}/refunds`, { amount: 100 + cycle })),
-        ].sort(() => random() - 0.5);
-        // Each request makes one call to Adyen: the k-th of them kills the server, before it reaches the
-        // stand-in or once the stand-in processed it; in some cycles another call meets a fault first.
-        const k = 1 + Math.floor(random() * batch.length);
-        ledger.plan(k, { kind: random() < 0.3 ? "kill_before" : "kill_after", run: kill });
-        if (random() < 0.6 && batch.length > 1) {
-          const j = 1 + ((k + Math.floor(random() * (batch.length - 1))) % batch.length);
-          const fault = FAULTS[Math.floor(random() * FAULTS.length)] ?? "drop";
-          ledger.plan(j, { kind: fault } as Interception);
-        }
-        all.push(...batch);
-        const callsBefore = ledger.calls.length;
-        await Promise.all(
-          batch.map(async (o, i) => {
-            await pause(i * 3);
-            const answer = await send(o);
-            if (!settle(o, answer) && o.key) pending.push(o);
-          }),
-        );
-        t(
-          `batch done: ${batch.length} requests, k=${k}, ${ledger.calls.length - callsBefore} calls, ${JSON.stringify(ledger.met)} ${JSON.stringify(batch.map((o) => [o.kind, o.answer?.status, o.answer?.body.code]))}`,
-        );
-        await killGroup(child); // a cycle whose k-th call did not come: killed after the batch
-        ledger.clearPlans();
-      }
-      await start();
-      expect(await retryPending()).toBe(true);
-
-      // Every call left in doubt is resolved by the recovery job (lock 1 s + jobs every 1 s).
-      const watcher = new Database(join(dataDir, "payments.sqlite"), { readonly: true });
-      const unresolved = watcher.prepare(`SELECT count(*) FROM acquirer_intents WHERE f_state != 'resolved'`).pluck();
-      const recoveryStarted = performance.now();
-      await eventually(
-        "every acquirer intent to be resolved",
-        () => unresolved.get() as number,
-        (left) => left === 0,
-        30_000,
-      );
-      const recoverySeconds = (performance.now() - recoveryStarted) / 1000;
-      watcher.close();
-
-      // Adyen then sends what it did (AUTHORISATION, CAPTURE, CANCELLATION, REFUND, CANCEL_OR_REFUND for the
-      // recovery's reversals), each item twice and shuffled, as production's: `live` says the environment,
-      // and sits outside the signed fields. Applied or not, nothing may move our money away from Adyen's.
-      const notifications = standIn.takeNotifications().map((body) => ({ ...body, live: "true" as const }));
-      const delivered = await deliverNotifications(`${url}/v1/acquirers/adyen/notifications`, notifications, {
-        times: 2,
-        seed: 20261128,
-      });
-      await killGroup(child);
-
-      const store = await openStore(loadConfig({ DATA_DIR: dataDir }));
+    const send = async (o: Op): Promise<Op["answer"] | null> => {
       try {
-        const charges = await store.findAll("charges", { merchant_id: merchant.id }, 100_000);
-        const refunds = await store.findAll("refunds", { merchant_id: merchant.id }, 100_000);
-        const intents = await store.findAll("acquirer_intents", { livemode: true }, 100_000);
-        const stored1 = await store.findAll("acquirer_notifications", { livemode: true }, 100_000);
-        const byState = (state: string, effect?: string) =>
-          stored1.filter((d) => d.state === state && (effect === undefined || d.effect === effect)).length;
-        const byPsp = new Map(charges.flatMap((c) => (c.processor_ref ? [[c.processor_ref, c] as const] : [])));
-        const stored = new Set(charges.map((c) => c.id));
-
-        // Counted at the stand-in: what it answered per key, charge, payment and refund (call-ledger.ts), and
-        // what it applied per reference (replays excluded).
-        const doubles = ledger.doubles();
-        const performedTwice = (operation: keyof typeof standIn.performed) =>
-          [...standIn.performed[operation].values()].filter((count) => count > 1).length;
-        const answered = ledger.calls.filter((c) => c.status !== null && c.status < 300);
-        const reversed = new Set(answered.filter((c) => c.operation === "reversal").map((c) => c.paymentPspReference));
-        const payments = [...standIn.payments.values()];
-        const opId = (o: Op) => (o.body.metadata as { op?: string } | undefined)?.op;
-        const perOp = (docs: { metadata: Record<string, string> }[], o: Op) =>
-          docs.filter((d) => d.metadata.op === opId(o)).length;
-        const keyed = all.filter((o) => o.key);
-        const figures = {
-          kills: KILLS,
-          killed_before_adyen_call: ledger.met.kill_before,
-          killed_after_adyen_processed: ledger.met.kill_after,
-          faults: ledger.met.drop + ledger.met.timeout + ledger.met.error_after + ledger.met.error_before,
-          requests: all.length,
-          keyed: keyed.length,
-          unkeyed_given_up: all.filter((o) => !o.key && (!o.answer || o.answer.status >= 500)).length,
-          calls_at_adyen: ledger.calls.length,
-          payments_at_adyen: payments.length,
-          reversed_by_recovery: intents.filter((i) => i.resolution === "reversed").length,
-          completed_by_recovery: intents.filter((i) => i.resolution === "committed" && i.attempts > 1).length,
-          recovery_seconds_after_last_start: Number(recoverySeconds.toFixed(1)),
-          keys_with_two_psp_references: doubles.keys_with_two_psp_references,
-          double_authorizations: doubles.authorizations + performedTwice("authorisation"),
-          double_captures: doubles.captures + performedTwice("capture"),
-          double_refunds: doubles.refunds + performedTwice("refund"),
-          double_cancels: doubles.cancels + performedTwice("cancel"),
-          double_reversals: doubles.reversals + performedTwice("reversal"),
-          calls_without_idempotency_key: ledger.calls.filter((c) => !c.idempotencyKey).length,
-          // An authorisation standing at Adyen must be a stored charge, or reversed: never both, never neither.
-          authorizations_unknown_to_the_ledger: payments.filter(
-            (p) => p.status === "authorised" && !byPsp.has(p.pspReference),
-          ).length,
-          unrecorded_payments_not_reversed: payments.filter(
-            (p) => !stored.has(p.merchantReference) && !reversed.has(p.pspReference),
-          ).length,
-          stored_charges_reversed: charges.filter((c) => c.processor_ref && reversed.has(c.processor_ref)).length,
-          // What Adyen holds per payment is what our charge says.
-          captured_amounts_disagreeing: charges.filter(
-            (c) => c.processor_ref && standIn.payments.get(c.processor_ref)?.captured !== c.amount_captured,
-          ).length,
-          refunded_amounts_disagreeing: charges.filter(
-            (c) => c.processor_ref && standIn.payments.get(c.processor_ref)?.refunded !== c.amount_refunded,
-          ).length,
-          voids_disagreeing: charges.filter(
-            (c) =>
-              c.processor_ref &&
-              (c.status === "voided") !== (standIn.payments.get(c.processor_ref)?.status === "cancelled"),
-          ).length,
-          keyed_requests_without_one_stored_result: keyed.filter(
-            (o) =>
-              !o.answer ||
-              o.answer.status >= 300 ||
-              (o.kind === "charge" && perOp(charges, o) !== 1) ||
-              (o.kind === "refund" && perOp(refunds, o) !== 1),
-          ).length,
-          unresolved_intents: intents.filter((i) => i.state !== "resolved").length,
-          conflicting_intents: intents.filter((i) => i.resolution === "conflict").length,
-          contract_violations: prism.violations().length,
-          notifications_sent_twice: notifications.length,
-          notifications_not_accepted: delivered.filter((d) => d.status !== 200).length,
-          notifications_stored: stored1.length,
-          notifications_applied: byState("applied"),
-          notifications_confirming: byState("noted", "confirmed"),
-          notifications_for_attention: byState("noted", "attention"),
-          notifications_waiting: byState("waiting"),
-        };
-        console.log(`adyen crash figures: ${JSON.stringify(figures)}`);
-        expect(prism.violations()).toEqual([]);
-        expect(figures).toMatchObject({
-          kills: KILLS,
-          keys_with_two_psp_references: 0,
-          double_authorizations: 0,
-          double_captures: 0,
-          double_refunds: 0,
-          double_cancels: 0,
-          double_reversals: 0,
-          calls_without_idempotency_key: 0,
-          stored_charges_reversed: 0,
-          captured_amounts_disagreeing: 0,
-          refunded_amounts_disagreeing: 0,
-          voids_disagreeing: 0,
-          keyed_requests_without_one_stored_result: 0,
-          unresolved_intents: 0,
-          conflicting_intents: 0,
+        const res = await fetch(`${url}${o.path}`, {
+          method: "POST",
+          headers: { ...headers, ...(o.key ? { "idempotency-key": o.key } : {}) },
+          body: JSON.stringify(o.body),
+          signal: AbortSignal.timeout(15_000),
         });
-        // OPEN FINDINGS of the first full run (2026-11-28, seed 20261128), why this suite runs only on
-        // request (CRASH_ADYEN=1, below) until they are fixed (issue 32):
-        // - authorizations_unknown_to_the_ledger and unrecorded_payments_not_reversed were 1: one
-        //   authorisation standing at the stand-in with no stored charge and no reversal;
-        // - notifications_not_accepted was 488 of 548 deliveries (57 items stored of 274).
-        expect(figures.authorizations_unknown_to_the_ledger).toBe(0);
-        // The kills did land around Adyen's calls, faults were met, and recovery had work to do.
-        expect(figures.killed_before_adyen_call + figures.killed_after_adyen_processed).toBeGreaterThanOrEqual(
-          KILLS * 0.8,
-        );
-        expect(figures.killed_after_adyen_processed).toBeGreaterThan(0);
-        expect(figures.faults).toBeGreaterThan(0);
-        expect(figures.reversed_by_recovery + figures.completed_by_recovery).toBeGreaterThan(0);
-        expect((await verifyLedger(store)).differences).toEqual([]);
-      } finally {
-        await store.close();
+        return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+      } catch {
+        return null;
       }
+    };
+    const all: Op[] = [];
+    const pending: Op[] = [];
+    const authorized: string[] = [];
+    const captured: string[] = [];
+    const note = (o: Op) => {
+      const { answer } = o;
+      if (!answer || answer.status >= 300 || o.kind === "refund") return;
+      const { id, status } = answer.body as { id: string; status: string };
+      if (status === "authorized") authorized.push(id);
+      if (status === "captured") captured.push(id);
+    };
+    /** A keyed request without an answer, or with a 5xx (the call in doubt; the key is forgotten), is retried. */
+    const settle = (o: Op, answer: Op["answer"] | null) => {
+      if (answer && answer.status < 500) {
+        o.answer = answer;
+        note(o);
+        return true;
+      }
+      if (answer) o.answer = answer;
+      return false;
+    };
+    /** The charge's stored state and intents, for a failure's message. */
+    const stateOf = (o: Op) => {
+      const id = /\/v1\/charges\/([^/]+)/.exec(o.path)?.[1];
+      if (!id) return "";
+      const db = new Database(join(dataDir, "payments.sqlite"), { readonly: true });
+      try {
+        const rows = (table: string, where: string) =>
+          JSON.stringify(db.prepare(`SELECT doc FROM ${table} WHERE ${where}`).all(id));
+        return `charge ${rows("charges", "id = ?")}; intents ${rows("acquirer_intents", "json_extract(doc, '$.charge_id') = ?")}`;
+      } finally {
+        db.close();
+      }
+    };
+    /** Retries every keyed request without a final answer, until each has one or the server dies again. */
+    const retryPending = async () => {
+      let waits = 0;
+      while (pending.length > 0) {
+        const o = pending[0] as Op;
+        if (++waits > 300) {
+          throw new Error(
+            `no final answer for ${o.kind} ${o.key} ${o.path}: ${JSON.stringify(o.answer)}; ${stateOf(o)}`,
+          );
+        }
+        const answer = await send(o);
+        if (!answer) return false;
+        // Still locked by the dead request (its lock runs out within a second), its call to Adyen is
+        // being completed by the recovery job this moment, or the call is in doubt again: retry shortly.
+        const busy =
+          answer.status === 409 && ["idempotency_request_in_progress", "conflict"].includes(String(answer.body.code));
+        if (busy) o.answer = answer;
+        if (busy || !settle(o, answer)) {
+          await pause(200);
+          continue;
+        }
+        pending.shift();
+        waits = 0;
+      }
+      return true;
+    };
+
+    const T0 = performance.now();
+    const t = (what: string) =>
+      process.env.CRASH_TRACE && console.log(`${((performance.now() - T0) / 1000).toFixed(1)} ${what}`);
+    for (let cycle = 0; cycle < KILLS; cycle++) {
+      t(`cycle ${cycle} start`);
+      await start();
+      t("started");
+      if (!(await retryPending())) continue;
+      t("retried");
+      const batch: Op[] = [
+        chargeOp(true, true),
+        chargeOp(false, true),
+        chargeOp(true, false),
+        chargeOp(false, false),
+        ...authorized
+          .splice(0, 3)
+          .map((id, i) =>
+            i === 2
+              ? op("void", cycle % 2 === 0, `/v1/charges/${id}/void`)
+              : op("capture", i === 0, `/v1/charges/${id}/capture`),
+          ),
+        ...captured
+          .splice(0, 2)
+          .map((id, i) => op("refund", i === 0, `/v1/charges/${id}/refunds`, { amount: 100 + cycle })),
+      ].sort(() => random() - 0.5);
+      // Each request makes one call to Adyen: the k-th of them kills the server, before it reaches the
+      // stand-in or once the stand-in processed it; in some cycles another call meets a fault first.
+      const k = 1 + Math.floor(random() * batch.length);
+      ledger.plan(k, { kind: random() < 0.3 ? "kill_before" : "kill_after", run: kill });
+      if (random() < 0.6 && batch.length > 1) {
+        const j = 1 + ((k + Math.floor(random() * (batch.length - 1))) % batch.length);
+        const fault = FAULTS[Math.floor(random() * FAULTS.length)] ?? "drop";
+        ledger.plan(j, { kind: fault } as Interception);
+      }
+      all.push(...batch);
+      const callsBefore = ledger.calls.length;
+      await Promise.all(
+        batch.map(async (o, i) => {
+          await pause(i * 3);
+          const answer = await send(o);
+          if (!settle(o, answer) && o.key) pending.push(o);
+        }),
+      );
+      t(
+        `batch done: ${batch.length} requests, k=${k}, ${ledger.calls.length - callsBefore} calls, ${JSON.stringify(ledger.met)} ${JSON.stringify(batch.map((o) => [o.kind, o.answer?.status, o.answer?.body.code]))}`,
+      );
+      await killGroup(child); // a cycle whose k-th call did not come: killed after the batch
+      ledger.clearPlans();
+    }
+    await start();
+    expect(await retryPending()).toBe(true);
+
+    // Every call left in doubt is resolved by the recovery job (lock 1 s + jobs every 1 s).
+    const watcher = new Database(join(dataDir, "payments.sqlite"), { readonly: true });
+    const unresolved = watcher.prepare(`SELECT count(*) FROM acquirer_intents WHERE f_state != 'resolved'`).pluck();
+    const recoveryStarted = performance.now();
+    await eventually(
+      "every acquirer intent to be resolved",
+      () => unresolved.get() as number,
+      (left) => left === 0,
+      30_000,
+    );
+    const recoverySeconds = (performance.now() - recoveryStarted) / 1000;
+    watcher.close();
+
+    // Adyen then sends what it did (AUTHORISATION, CAPTURE, CANCELLATION, REFUND, CANCEL_OR_REFUND for the
+    // recovery's reversals), each item twice and shuffled, as production's: `live` says the environment,
+    // and sits outside the signed fields. Applied or not, nothing may move our money away from Adyen's.
+    const notifications = standIn.takeNotifications().map((body) => ({ ...body, live: "true" as const }));
+    const delivered = await deliverNotifications(`${url}/v1/acquirers/adyen/notifications`, notifications, {
+      times: 2,
+      seed: 20261128,
     });
-  },
-);
+    await killGroup(child);
+
+    const store = await openStore(loadConfig({ DATA_DIR: dataDir }));
+    try {
+      const charges = await store.findAll("charges", { merchant_id: merchant.id }, 100_000);
+      const refunds = await store.findAll("refunds", { merchant_id: merchant.id }, 100_000);
+      const intents = await store.findAll("acquirer_intents", { livemode: true }, 100_000);
+      const stored1 = await store.findAll("acquirer_notifications", { livemode: true }, 100_000);
+      const byState = (state: string, effect?: string) =>
+        stored1.filter((d) => d.state === state && (effect === undefined || d.effect === effect)).length;
+      const byPsp = new Map(charges.flatMap((c) => (c.processor_ref ? [[c.processor_ref, c] as const] : [])));
+      const stored = new Set(charges.map((c) => c.id));
+
+      // Counted at the stand-in: what it answered per key, charge, payment and refund (call-ledger.ts), and
+      // what it applied per reference (replays excluded).
+      const doubles = ledger.doubles();
+      const performedTwice = (operation: keyof typeof standIn.performed) =>
+        [...standIn.performed[operation].values()].filter((count) => count > 1).length;
+      const answered = ledger.calls.filter((c) => c.status !== null && c.status < 300);
+      const reversed = new Set(answered.filter((c) => c.operation === "reversal").map((c) => c.paymentPspReference));
+      const payments = [...standIn.payments.values()];
+      const opId = (o: Op) => (o.body.metadata as { op?: string } | undefined)?.op;
+      const perOp = (docs: { metadata: Record<string, string> }[], o: Op) =>
+        docs.filter((d) => d.metadata.op === opId(o)).length;
+      const keyed = all.filter((o) => o.key);
+      const figures = {
+        kills: KILLS,
+        killed_before_adyen_call: ledger.met.kill_before,
+        killed_after_adyen_processed: ledger.met.kill_after,
+        faults: ledger.met.drop + ledger.met.timeout + ledger.met.error_after + ledger.met.error_before,
+        requests: all.length,
+        keyed: keyed.length,
+        unkeyed_given_up: all.filter((o) => !o.key && (!o.answer || o.answer.status >= 500)).length,
+        calls_at_adyen: ledger.calls.length,
+        payments_at_adyen: payments.length,
+        reversed_by_recovery: intents.filter((i) => i.resolution === "reversed").length,
+        completed_by_recovery: intents.filter((i) => i.resolution === "committed" && i.attempts > 1).length,
+        recovery_seconds_after_last_start: Number(recoverySeconds.toFixed(1)),
+        keys_with_two_psp_references: doubles.keys_with_two_psp_references,
+        double_authorizations: doubles.authorizations + performedTwice("authorisation"),
+        double_captures: doubles.captures + performedTwice("capture"),
+        double_refunds: doubles.refunds + performedTwice("refund"),
+        double_cancels: doubles.cancels + performedTwice("cancel"),
+        double_reversals: doubles.reversals + performedTwice("reversal"),
+        calls_without_idempotency_key: ledger.calls.filter((c) => !c.idempotencyKey).length,
+        // An authorisation standing at Adyen must be a stored charge, or reversed: never both, never neither.
+        authorizations_unknown_to_the_ledger: payments.filter(
+          (p) => p.status === "authorised" && !byPsp.has(p.pspReference),
+        ).length,
+        unrecorded_payments_not_reversed: payments.filter(
+          (p) => !stored.has(p.merchantReference) && !reversed.has(p.pspReference),
+        ).length,
+        stored_charges_reversed: charges.filter((c) => c.processor_ref && reversed.has(c.processor_ref)).length,
+        // What Adyen holds per payment is what our charge says.
+        captured_amounts_disagreeing: charges.filter(
+          (c) => c.processor_ref && standIn.payments.get(c.processor_ref)?.captured !== c.amount_captured,
+        ).length,
+        refunded_amounts_disagreeing: charges.filter(
+          (c) => c.processor_ref && standIn.payments.get(c.processor_ref)?.refunded !== c.amount_refunded,
+        ).length,
+        voids_disagreeing: charges.filter(
+          (c) =>
+            c.processor_ref &&
+            (c.status === "voided") !== (standIn.payments.get(c.processor_ref)?.status === "cancelled"),
+        ).length,
+        keyed_requests_without_one_stored_result: keyed.filter(
+          (o) =>
+            !o.answer ||
+            o.answer.status >= 300 ||
+            (o.kind === "charge" && perOp(charges, o) !== 1) ||
+            (o.kind === "refund" && perOp(refunds, o) !== 1),
+        ).length,
+        unresolved_intents: intents.filter((i) => i.state !== "resolved").length,
+        conflicting_intents: intents.filter((i) => i.resolution === "conflict").length,
+        contract_violations: prism.violations().length,
+        notifications_sent_twice: notifications.length,
+        notifications_not_accepted: delivered.filter((d) => d.status !== 200).length,
+        notifications_stored: stored1.length,
+        notifications_applied: byState("applied"),
+        notifications_confirming: byState("noted", "confirmed"),
+        notifications_for_attention: byState("noted", "attention"),
+        notifications_waiting: byState("waiting"),
+      };
+      console.log(`adyen crash figures: ${JSON.stringify(figures)}`);
+      if (process.env.CRASH_TRACE) {
+        const unknown = payments.filter((p) => p.status === "authorised" && !byPsp.has(p.pspReference));
+        for (const p of unknown) {
+          const calls = ledger.calls.filter(
+            (c) =>
+              c.pspReference === p.pspReference ||
+              c.merchantReference === p.merchantReference ||
+              c.paymentPspReference === p.pspReference,
+          );
+          const its = intents.filter((i) => JSON.stringify(i).includes(p.merchantReference));
+          console.log(`UNKNOWN ${JSON.stringify(p)} calls ${JSON.stringify(calls)} intents ${JSON.stringify(its)}`);
+        }
+        const refused = new Map<string, number>();
+        for (const d of delivered.filter((d) => d.status !== 200)) {
+          const k = `${d.status} ${d.text.slice(0, 200)}`;
+          refused.set(k, (refused.get(k) ?? 0) + 1);
+        }
+        console.log(`REFUSED ${JSON.stringify([...refused])}`);
+      }
+      expect(prism.violations()).toEqual([]);
+      expect(figures).toMatchObject({
+        kills: KILLS,
+        keys_with_two_psp_references: 0,
+        double_authorizations: 0,
+        double_captures: 0,
+        double_refunds: 0,
+        double_cancels: 0,
+        double_reversals: 0,
+        calls_without_idempotency_key: 0,
+        stored_charges_reversed: 0,
+        captured_amounts_disagreeing: 0,
+        refunded_amounts_disagreeing: 0,
+        voids_disagreeing: 0,
+        keyed_requests_without_one_stored_result: 0,
+        unresolved_intents: 0,
+        conflicting_intents: 0,
+      });
+      // The first run's findings (2026-11-28, seed 20261128; see above the describe): 1 authorisation
+      // unknown to the ledger and not reversed, and 488 of 548 notification deliveries refused.
+      // Every item is then stored, and none asks for a person (our own reversals' CANCEL_OR_REFUND confirm;
+      // an AUTHORISATION of a charge recovery reversed is applied, with nothing to change). OPEN: a 6-kill
+      // run (2026-11-28) still left 15 of 61 items `waiting` (which event codes: not yet looked at).
+      expect(figures).toMatchObject({
+        authorizations_unknown_to_the_ledger: 0,
+        unrecorded_payments_not_reversed: 0,
+        notifications_not_accepted: 0,
+        notifications_stored: new Set(
+          notifications.flatMap((b) => b.notificationItems.map((w) => dedupeKey(w.NotificationRequestItem))),
+        ).size,
+        notifications_for_attention: 0,
+      });
+      // The kills did land around Adyen's calls, faults were met, and recovery had work to do.
+      expect(figures.killed_before_adyen_call + figures.killed_after_adyen_processed).toBeGreaterThanOrEqual(
+        KILLS * 0.8,
+      );
+      expect(figures.killed_after_adyen_processed).toBeGreaterThan(0);
+      expect(figures.faults).toBeGreaterThan(0);
+      expect(figures.reversed_by_recovery + figures.completed_by_recovery).toBeGreaterThan(0);
+      expect((await verifyLedger(store)).differences).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  });
+});

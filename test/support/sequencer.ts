@@ -20,7 +20,7 @@ const LONG_FIRST = [
   "browser/console/widths.test.ts", // 42 s: Chromium
   "browser/console/links-cashouts.test.ts", // 39 s: Chromium
   "browser/console/money-disputes.test.ts", // 67 s beside another file: Chromium
-  "crash/adyen-crash.test.ts", // 31 server starts, Prism and the Adyen stand-in (issue 32)
+  "crash/adyen-crash.test.ts", // 31 starts of the bundle, Prism and the Adyen stand-in (issue 32): ~30 s a cycle at load 25
   "e2e/body-shapes.test.ts", // 39 s
   "e2e/agreement.test.ts", // 37 s
   "crash/webhooks-crash.test.ts", // 39 s: 11 server starts

@@ -61,7 +61,7 @@ export function createMetrics(deps: {
   });
   const refusals = new Counter({
     name: "payments_rate_limited_total",
-    help: "Requests refused with 429, by the limit they exceeded (key, address, payment_link, payment_address).",
+    help: "Requests refused with 429, by the limit they exceeded (key, environment, address, payment_link, payment_address, acquirer_notifications).",
     labelNames: ["limit"] as const,
     registers,
   });

@@ -14,6 +14,8 @@ import { webhookOptions } from "./webhooks.ts";
 type DomainConfig = Pick<
   RawConfig,
   | "SETTLEMENT_DELAY_SECONDS"
+  | "PRODUCTION_ACQUIRER"
+  | "SANDBOX_ACQUIRER"
   | "SANDBOX_SETTLEMENT_DELAY_SECONDS"
   | "THREE_D_SECURE_EXPIRY_SECONDS"
   | "IDEMPOTENCY_LOCK_SECONDS"
@@ -67,8 +69,18 @@ export function domainSettings(config: DomainConfig) {
     webhooks: webhookOptions(config),
     /** How many days events are kept (on their environment's clock); older ones are deleted by the sweep. */
     events: { retentionDays: config.EVENT_RETENTION_DAYS },
-    /** The HMAC keys Adyen signs its notifications with (ADYEN_HMAC_KEYS); none: the endpoint answers 503. */
-    acquirerNotifications: { adyenHmacKeys: hmacKeys },
+    acquirerNotifications: {
+      /** The HMAC keys Adyen signs its notifications with (ADYEN_HMAC_KEYS); none: the endpoint answers 503. */
+      adyenHmacKeys: hmacKeys,
+      /**
+       * Which of our environments Adyen serves (PRODUCTION_ACQUIRER, SANDBOX_ACQUIRER = adyen): its
+       * notifications belong to that one, whatever their `live` says (acquirer-notifications/notifications.ts).
+       */
+      adyenEnvironments: {
+        production: config.PRODUCTION_ACQUIRER === "adyen",
+        sandbox: config.SANDBOX_ACQUIRER === "adyen",
+      },
+    },
   };
 }
 

@@ -171,7 +171,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(authenticate(domain.serviceKeys));
   // Every limit counts the request before anything else reads the store for it or reads its body, so a
   // client over its limit costs one refusal, whatever it sent (the pay operation's too: rate-limits.ts).
-  app.use(limits.perKey, limits.anonymous, ...limits.paymentLinks);
+  app.use(limits.perKey, limits.anonymous, limits.acquirerNotifications, ...limits.paymentLinks);
   // The sandbox clock is one per store (domain/sandbox-clock): a sandbox request reads its offset first,
   // so what it makes carries the time an advance on any instance set. So does a request without a key
   // (a hosted payment page and its payment, whose link may be the sandbox's); production requests and the

@@ -30,6 +30,16 @@ export const payPath = (() => {
   };
 })();
 
+/**
+ * The path Adyen posts its notifications to (receiveAdyenNotifications), from the generated contract: its
+ * requests have a rate limit of their own (rate-limits.ts), which counts only the ones refused.
+ */
+export const adyenNotificationsPath = (() => {
+  const op = OPERATIONS.find((o) => o.operationId === "receiveAdyenNotifications");
+  if (!op) throw new Error("the contract has no receiveAdyenNotifications operation");
+  return op.path;
+})();
+
 const forbidden = (message: string) => new DomainError("forbidden", message);
 
 /**

@@ -1,6 +1,9 @@
+import type { AddressInfo } from "node:net";
+import express from "express";
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { openSqliteStore } from "../store/sqlite.ts";
+import { adyenNotificationsPath } from "./public-operations.ts";
 import { leaseSize, QuotaLeases, type RateLimitStore, rateLimitCollections, rateLimits } from "./rate-limits.ts";
 
 // Rate limits hold across processes (429 rate_limited in spec/common/problems.tsp; docs/api.md "Rate
@@ -163,5 +166,77 @@ describe("rateLimits", () => {
     expect(await limits.sweep()).toBe(0); // its window and the next are not over
     clock = new Date("2026-11-22T10:00:02.001Z");
     expect(await limits.sweep()).toBe(1);
+  });
+});
+
+describe("Adyen's notifications (receiveAdyenNotifications)", () => {
+  /**
+   * The limiters in front of two keyless routes: Adyen's notifications, answered 200 (`[accepted]`) or 401
+   * (an item unsigned or wrongly signed) as the request's `x-answer` says, and any other /v1 path (404).
+   */
+  async function serve(anonymousPerMinute: number) {
+    const limits = rateLimits({
+      store: open(),
+      // A window that never ends during the test: express-rate-limit gives a request back only before the
+      // window's reset, which it compares with the real clock (Date.now()), not this one.
+      now: () => new Date("2099-01-01T00:00:00.000Z"),
+      logger: silent,
+      settings: {
+        livePerSecond: 10,
+        testPerSecond: 5,
+        environmentKeys: 4,
+        anonymousPerMinute,
+        paymentLinkPerMinute: 120,
+        paymentAddressPerMinute: 10,
+      },
+    });
+    const app = express();
+    app.use(limits.perKey, limits.anonymous, limits.acquirerNotifications, ...limits.paymentLinks);
+    app.post(adyenNotificationsPath, (req, res) => {
+      const status = Number(req.headers["x-answer"] ?? 200);
+      res.status(status).send(status === 200 ? "[accepted]" : "refused");
+    });
+    app.use((_req, res) => {
+      res.status(404).end();
+    });
+    const server = app.listen(0, "127.0.0.1");
+    await new Promise((resolve) => server.once("listening", resolve));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`; // cast: listening on TCP
+    const post = async (path: string, answer = 200) =>
+      (await fetch(`${base}${path}`, { method: "POST", headers: { "x-answer": String(answer) } })).status;
+    return { post, close: () => new Promise((resolve) => server.close(resolve)) };
+  }
+
+  it("never refuses accepted batches, however many, nor counts them as keyless requests", async () => {
+    const { post, close } = await serve(5);
+    try {
+      const answers: number[] = [];
+      for (let i = 0; i < 40; i++) answers.push(await post(adyenNotificationsPath));
+      expect(answers.every((status) => status === 200)).toBe(true);
+      // The keyless quota of the same address is untouched: 5 requests elsewhere pass, the 6th is refused.
+      const elsewhere: number[] = [];
+      for (let i = 0; i < 6; i++) elsewhere.push(await post("/v1/anything"));
+      expect(elsewhere).toEqual([404, 404, 404, 404, 404, 429]);
+      expect(await post(adyenNotificationsPath)).toBe(200);
+    } finally {
+      await close();
+    }
+  });
+
+  it("refuses an address once it sent the limit's worth of refused requests in the minute, signed or not", async () => {
+    const { post, close } = await serve(5);
+    try {
+      const answers: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        answers.push(await post(adyenNotificationsPath)); // accepted between the refused ones: not counted
+        answers.push(await post(adyenNotificationsPath, 401));
+      }
+      expect(answers).toEqual([200, 401, 200, 401, 200, 401, 200, 401, 200, 401]);
+      // Five refused in the minute: the address is refused before its body is read, signed or not.
+      expect(await post(adyenNotificationsPath)).toBe(429);
+      expect(await post(adyenNotificationsPath, 401)).toBe(429);
+    } finally {
+      await close();
+    }
   });
 });

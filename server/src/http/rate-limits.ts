@@ -8,7 +8,7 @@ import { type BaseDoc, DuplicateKeyError, type Store as StorePort } from "../sto
 import { sendProblem } from "./errors.ts";
 import { locals } from "./locals.ts";
 import { problem } from "./problems.ts";
-import { payPath } from "./public-operations.ts";
+import { adyenNotificationsPath, payPath } from "./public-operations.ts";
 
 // Rate limits (the contract's 429 `rate_limited`, spec/common/problems.tsp): per service key, and per
 // client address for requests without a valid key (so guessing keys or flooding unknown routes is
@@ -250,8 +250,13 @@ export interface RateLimitSettings {
 export interface RateLimits {
   /** Counts per service key, then per environment (all its keys together); runs after the caller is known. */
   perKey: RequestHandler;
-  /** Counts requests without a valid key per client address (except the public pay operation's). */
+  /**
+   * Counts requests without a valid key per client address (except the public pay operation's and Adyen's
+   * notifications').
+   */
   anonymous: RequestHandler;
+  /** Adyen's notifications (receiveAdyenNotifications): only the refused ones count, per client address. */
+  acquirerNotifications: RequestHandler;
   /** The public pay operation's own limits, per payment link and per client address. */
   paymentLinks: RequestHandler[];
   /** Deletes the shared counts of finished windows. */
@@ -261,6 +266,44 @@ export interface RateLimits {
 }
 
 const callerOf = (res: Response) => locals(res).caller;
+
+/**
+ * A limiter's refusal, 429 `rate_limited`. `limit` names the limiter for the request metrics
+ * (http/observability.ts): key, environment, address, payment_link, payment_address or acquirer_notifications.
+ */
+const refuse = (limit: string, detail: string) => (_req: Request, res: Response, _next: NextFunction) => {
+  locals(res).rateLimited = limit;
+  sendProblem(res, problem("rate_limited", detail, { requestId: String(locals(res).requestId ?? "") }));
+};
+const isNotification = (req: Request) => req.method === "POST" && req.path === adyenNotificationsPath;
+
+// Adyen's notifications (receiveAdyenNotifications) come keyless from a few addresses of Adyen's, in
+// bursts (a backlog, a day's captures, retries after an outage), and Adyen redelivers whatever is not
+// accepted: counted as anonymous requests, its own batches were refused past 60 a minute (the Adyen
+// crash suite's finding, issue 32), and every refusal came back as another retry. Their authentication
+// is each item's HMAC signature, checked once the body is read, so here only the refused requests count
+// (401 unsigned or wrongly signed, 400 not Adyen's shape, 413, 415, this limit's own 429): an address
+// that sent RATE_LIMIT_ANONYMOUS_PER_MINUTE of those in a minute is refused before its body is read
+// until the minute ends. A request answered 2xx is given back when answered (express-rate-limit's
+// skipSuccessfulRequests), so Adyen's signed batches never use up the quota, and neither does a 5xx
+// (the server's trouble, not the sender's). Only batches in flight at one moment count while they run.
+function notificationLimit(perMinute: number, store: Store): RequestHandler {
+  const limiter = rateLimit({
+    windowMs: 60_000,
+    limit: perMinute,
+    standardHeaders: "draft-8",
+    legacyHeaders: false,
+    skipSuccessfulRequests: true,
+    requestWasSuccessful: (_req, res) => res.statusCode < 400 || res.statusCode >= 500,
+    handler: refuse(
+      "acquirer_notifications",
+      `Too many refused notification requests from this address: at most ${perMinute} a minute may be unsigned, wrongly signed or malformed. Retry after the number of seconds in Retry-After.`,
+    ),
+    store,
+  });
+  // A keyed request is counted per key (perKey); any other is passed over synchronously.
+  return (req, res, next) => (isNotification(req) && callerOf(res) === undefined ? limiter(req, res, next) : next());
+}
 
 export function rateLimits(deps: {
   store: RateLimitStore;
@@ -278,13 +321,7 @@ export function rateLimits(deps: {
   const addressCounts = leases("address", () => settings.anonymousPerMinute);
   const linkPayCounts = leases("link_pay", () => settings.paymentLinkPerMinute);
   const addressPayCounts = leases("address_pay", () => settings.paymentAddressPerMinute);
-
-  // `limit` names the limiter for the request metrics (http/observability.ts): key, address,
-  // payment_link or payment_address.
-  const refuse = (limit: string, detail: string) => (_req: Request, res: Response, _next: NextFunction) => {
-    locals(res).rateLimited = limit;
-    sendProblem(res, problem("rate_limited", detail, { requestId: String(locals(res).requestId ?? "") }));
-  };
+  const notificationCounts = leases("acquirer_notifications", () => settings.anonymousPerMinute);
 
   const perKeyLimiter = rateLimit({
     windowMs: 1000,
@@ -337,6 +374,7 @@ export function rateLimits(deps: {
   const notAnonymous = (req: Request, res: Response) =>
     callerOf(res) !== undefined ||
     payPath.linkOf(req.path) !== null ||
+    isNotification(req) ||
     !(req.path.startsWith("/v1/") || (req.method === "POST" && req.path === "/console/session"));
 
   const anonymousLimiter = rateLimit({
@@ -351,6 +389,8 @@ export function rateLimits(deps: {
     ),
     store: addressCounts,
   });
+
+  const acquirerNotifications = notificationLimit(settings.anonymousPerMinute, notificationCounts);
 
   // Each request is counted by one of the two limiters. The other is passed over here, synchronously,
   // rather than entering express-rate-limit's async middleware only for its `skip` to say so.
@@ -400,6 +440,7 @@ export function rateLimits(deps: {
   return {
     perKey,
     anonymous,
+    acquirerNotifications,
     // Per address first: a client over its limit is refused before it adds to any link's count. Any
     // other request is passed over synchronously, as above.
     paymentLinks: [paymentAddressLimit, paymentLinkLimit].map(
@@ -410,7 +451,9 @@ export function rateLimits(deps: {
     sweep: () => store.deleteMany("rate_limits", { expires_at: { $lt: iso(now()) } }),
     flush: async () => {
       await Promise.all(
-        [keyCounts, environmentCounts, addressCounts, linkPayCounts, addressPayCounts].map((c) => c.flush()),
+        [keyCounts, environmentCounts, addressCounts, linkPayCounts, addressPayCounts, notificationCounts].map((c) =>
+          c.flush(),
+        ),
       );
     },
   };

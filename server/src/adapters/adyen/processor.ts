@@ -103,6 +103,7 @@ export function createAdyenProcessor(acquirer: Acquirer, options: AdyenProcessor
             approved: false,
             failureCode: "processing_error",
             failureMessage: "The acquirer refused the payment request; nothing was charged.",
+            requestRefused: true,
           };
         }
         throw error;

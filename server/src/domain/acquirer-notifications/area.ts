@@ -34,6 +34,7 @@ export const acquirerNotificationsArea = {
       disputes: needs.disputes,
       cashouts: needs.cashouts,
       adyenHmacKeys: deps.settings.acquirerNotifications.adyenHmacKeys,
+      adyenEnvironments: deps.settings.acquirerNotifications.adyenEnvironments,
       log,
     }),
   }),

@@ -5,6 +5,7 @@ import { createSimulatorProcessor } from "../../adapters/processor-simulator.ts"
 import type { Processor } from "../charges/processor.ts";
 import { DomainError } from "../kernel/errors.ts";
 import { verifyLedger } from "../ledger/verify.ts";
+import { environmentOf } from "./notifications.ts";
 
 // Adyen's notifications applied to our objects (notifications.ts), on the real domain and an in-memory
 // store: each outcome per event code, each applied once however often (and however concurrently) it is
@@ -16,7 +17,12 @@ const OLD_KEY = "0011223344556677889900AABBCCDDEEFF";
 
 async function world(processor?: Processor) {
   const errors: string[] = [];
-  const log = { error: (_: object, message: string) => errors.push(message), warn: () => {} };
+  const infos: string[] = [];
+  const log = {
+    error: (_: object, message: string) => errors.push(message),
+    warn: () => {},
+    info: (_: object, message: string) => infos.push(message),
+  };
   const t = testDomain({ adyenHmacKeys: [OLD_KEY, KEY], log, ...(processor ? { processor } : {}) });
   const caller = t.caller(false);
   const merchant = await t.domain.merchants.create(caller, { name: "Notified shop" });
@@ -66,7 +72,7 @@ async function world(processor?: Processor) {
   const verified = async () => expect((await verifyLedger(t.store)).differences).toEqual([]);
   const available = async (currency: string) =>
     (await t.store.get("balances", `${merchant.id}:${currency}`))?.available;
-  return { ...t, caller, merchant, card, pix, item, body, receive, verified, available, errors };
+  return { ...t, caller, merchant, card, pix, item, body, receive, verified, available, errors, infos };
 }
 
 describe("local payments decided by AUTHORISATION", () => {
@@ -162,6 +168,75 @@ describe("captures, cancellations and refunds confirmed", () => {
     expect(await w.domain.jobs.applyNotifications()).toBe(1);
     const [noted] = await w.domain.acquirerNotifications.inState(false, "noted");
     expect(noted).toMatchObject({ effect: "confirmed", attempts: 2 });
+  });
+});
+
+describe("the recovery job's reversals (an authorization the ledger never recorded)", () => {
+  /** An authorize intent for a charge never stored, as the recovery job leaves it (create.ts reverseUnrecorded). */
+  async function unrecorded(w: Awaited<ReturnType<typeof world>>, state: "open" | "resolved") {
+    const chargeId = "tx_0000000000000000Unrecorded";
+    const intent = (await import("../charges/intents.ts"))
+      .acquirerIntents({ store: w.store, clock: w.domain.clock, lockSeconds: 60 })
+      .build({
+        livemode: false,
+        chargeId,
+        objectId: chargeId,
+        operation: "authorize",
+        finish: "create",
+        amount: 5000,
+        currency: "USD",
+        reference: null,
+      });
+    await w.store.insert("acquirer_intents", {
+      ...intent,
+      ...(state === "resolved" ? { state: "resolved", resolution: "reversed", resolved_at: intent.created_at } : {}),
+    });
+    return chargeId;
+  }
+
+  it("marks the AUTHORISATION applied (nothing to change) and confirms the CANCEL_OR_REFUND at info, not as an error", async () => {
+    const w = await world();
+    const chargeId = await unrecorded(w, "resolved");
+    await w.receive(
+      w.item({ eventCode: "AUTHORISATION", merchantReference: chargeId, pspReference: "AUTHPSP000000001" }),
+      w.item({
+        eventCode: "CANCEL_OR_REFUND",
+        merchantReference: `${chargeId}:reverse`,
+        originalReference: "AUTHPSP000000001",
+      }),
+    );
+    const applied = await w.domain.acquirerNotifications.inState(false, "applied");
+    expect(applied.map((n) => [n.event_code, n.effect])).toEqual([["AUTHORISATION", "applied"]]);
+    const noted = await w.domain.acquirerNotifications.inState(false, "noted");
+    expect(noted.map((n) => [n.event_code, n.effect])).toEqual([["CANCEL_OR_REFUND", "confirmed"]]);
+    expect(await w.domain.acquirerNotifications.inState(false, "waiting")).toEqual([]);
+    expect(w.errors).toEqual([]);
+    expect(w.infos).toEqual([expect.stringMatching(/confirmed our reversal/)]);
+    expect(await w.store.findAll("charges", {})).toEqual([]);
+    await w.verified();
+  });
+
+  it("keeps both waiting while the intent is open (its reversal may be on its way)", async () => {
+    const w = await world();
+    const chargeId = await unrecorded(w, "open");
+    await w.receive(
+      w.item({ eventCode: "AUTHORISATION", merchantReference: chargeId }),
+      w.item({ eventCode: "CANCEL_OR_REFUND", merchantReference: `${chargeId}:reverse` }),
+    );
+    expect(await w.domain.acquirerNotifications.inState(false, "waiting")).toHaveLength(2);
+    expect(w.errors).toEqual([]);
+  });
+
+  it("logs for a person a refused reversal, and a CANCEL_OR_REFUND we did not send", async () => {
+    const w = await world();
+    const chargeId = await unrecorded(w, "resolved");
+    await w.receive(
+      w.item({ eventCode: "CANCEL_OR_REFUND", merchantReference: `${chargeId}:reverse`, success: "false" }),
+      w.item({ eventCode: "CANCEL_OR_REFUND", merchantReference: "someone-else" }),
+    );
+    const noted = await w.domain.acquirerNotifications.inState(false, "noted");
+    expect(noted.map((n) => n.effect)).toEqual(["attention", "attention"]);
+    expect(w.errors).toHaveLength(2);
   });
 });
 
@@ -697,5 +772,45 @@ describe("refused requests", () => {
     const err = await t.domain.acquirerNotifications.receive({ live: "false", notificationItems: [] }).catch((e) => e);
     expect(err).toBeInstanceOf(DomainError);
     expect(err).toMatchObject({ code: "acquirer_not_configured", message: expect.stringMatching(/ADYEN_HMAC_KEYS/) });
+  });
+});
+
+describe("which of our environments an item acts on", () => {
+  it("is the one Adyen serves, whatever `live` says; `live` decides only when it serves both or neither", () => {
+    const production = { production: true, sandbox: false };
+    const sandbox = { production: false, sandbox: true };
+    const both = { production: true, sandbox: true };
+    expect([environmentOf(false, production), environmentOf(true, production)]).toEqual([true, true]);
+    expect([environmentOf(false, sandbox), environmentOf(true, sandbox)]).toEqual([false, false]);
+    expect([environmentOf(false, both), environmentOf(true, both)]).toEqual([false, true]);
+    expect([environmentOf(false, undefined), environmentOf(true, undefined)]).toEqual([false, true]);
+  });
+
+  it("applies `live: false` items to production when production alone is on Adyen (its test environment)", async () => {
+    const t = testDomain({ adyenHmacKeys: [KEY], adyenEnvironments: { production: true, sandbox: false } });
+    const caller = t.caller(true);
+    const merchant = await t.domain.merchants.create(caller, { name: "Live shop on Adyen test" });
+    const charge = await t.domain.charges.create(caller, {
+      merchant_id: merchant.id,
+      amount: 5000,
+      currency: "BRL",
+      payment_method: { type: "pix" },
+    });
+    const unsigned = {
+      pspReference: "PIXLIVE000000001",
+      merchantAccountCode: "PaymentsPlatformECOM",
+      amount: { value: 5000, currency: "BRL" },
+      success: "true",
+      eventCode: "AUTHORISATION",
+      merchantReference: charge.id,
+    } as NotificationItem; // cast: the fields of a signed item, its signature added below
+    const item = { ...unsigned, additionalData: { hmacSignature: signItem(unsigned, KEY) } };
+    await t.domain.acquirerNotifications.receive({
+      live: "false",
+      notificationItems: [{ NotificationRequestItem: item }],
+    });
+    expect(await t.domain.charges.load(true, charge.id)).toMatchObject({ status: "captured" });
+    expect(await t.domain.acquirerNotifications.inState(true, "applied")).toHaveLength(1);
+    expect(await t.domain.acquirerNotifications.inState(false, "waiting")).toEqual([]);
   });
 });

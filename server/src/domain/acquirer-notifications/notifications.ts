@@ -45,7 +45,22 @@ export interface NotificationDeps {
   cashouts: Pick<Cashouts, "acquirerOutcome">;
   /** The HMAC keys of Adyen's notifications (ADYEN_HMAC_KEYS, hexadecimal); empty: the endpoint is off. */
   adyenHmacKeys: readonly string[];
+  /** Which of our environments Adyen serves (PRODUCTION_ACQUIRER, SANDBOX_ACQUIRER); unset: by `live`. */
+  adyenEnvironments?: { production: boolean; sandbox: boolean } | undefined;
   log: DomainLog;
+}
+
+/**
+ * The environment a request's items act on. Adyen's `live` says which of *Adyen's* environments sent
+ * them, not which of ours: a production pointed at Adyen's test environment (ADYEN_ENVIRONMENT=test,
+ * PRODUCTION_ACQUIRER=adyen) receives `live: "false"`, and those are production's. So when Adyen serves one
+ * of our environments only, its items are that one's; only when it serves both (then on Adyen's test
+ * environment, config.ts) or neither does `live` decide.
+ */
+export function environmentOf(live: boolean, served: { production: boolean; sandbox: boolean } | undefined): boolean {
+  if (served?.production && !served.sandbox) return true;
+  if (served?.sandbox && !served.production) return false;
+  return live;
 }
 
 /** What a request's items came to: how many were refused (unsigned, wrongly signed, malformed). */
@@ -118,8 +133,8 @@ export function createAcquirerNotifications(deps: NotificationDeps) {
         }
         return outcome.succeeded ? "confirmed" : "attention";
       case "cancel_or_refund":
-        // Never sent by the connector: a person looks at it.
-        return "attention";
+        // Sent only as the recovery's reversal (`<charge id>:reverse`); anything else is for a person.
+        return charges.reversal(livemode, outcome.merchantReference, outcome.succeeded);
       case "dispute":
         return deps.disputes.acquirerOutcomes.apply(
           livemode,
@@ -211,7 +226,7 @@ export function createAcquirerNotifications(deps: NotificationDeps) {
       }
       const { accepted, refused, live } = verifyNotification(body, deps.adyenHmacKeys, log);
       for (const item of accepted) {
-        const doc = await store1(build(item, live));
+        const doc = await store1(build(item, environmentOf(live, deps.adyenEnvironments)));
         if (doc.state !== "received" && doc.state !== "waiting") continue;
         if ((await apply(doc)) === "applied") await retryWaitingOn(doc.livemode, doc.merchant_reference);
       }

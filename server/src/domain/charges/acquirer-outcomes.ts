@@ -41,6 +41,11 @@ export interface ChargeAcquirerOutcomes {
     alongside: Alongside,
   ): Promise<OutcomeApplication>;
   refund(livemode: boolean, refundId: string, succeeded: boolean, alongside: Alongside): Promise<OutcomeApplication>;
+  /**
+   * A reversal's outcome (Adyen's CANCEL_OR_REFUND), named by the reversal's merchant reference (its
+   * idempotency key, `<charge id>:reverse`).
+   */
+  reversal(livemode: boolean, merchantReference: string, succeeded: boolean): Promise<OutcomeApplication>;
 }
 
 /**
@@ -145,6 +150,47 @@ async function captureFailed(ctx: ChargeContext, charge: ChargeDoc, alongside: A
   return "applied";
 }
 
+/**
+ * The charge's authorization (or 3-D Secure completion) that we reversed ourselves: the recovery job's
+ * reversal of an authorization whose charge was never stored (create.ts reverseUnrecorded), or of a
+ * challenge completed too late (acquirer-challenge.ts). Null when there is none; `open` while that
+ * intent is not resolved yet (its reversal may be on its way).
+ */
+async function ourReversal(ctx: ChargeContext, chargeId: string): Promise<"reversed" | "open" | null> {
+  for (const operation of ["authorize", "authenticate"] as const) {
+    const intent = await ctx.store.get("acquirer_intents", acquirerKey(chargeId, operation));
+    if (!intent) continue;
+    if (intent.state !== "resolved") return "open";
+    if (intent.resolution === "reversed") return "reversed";
+  }
+  return null;
+}
+
+/**
+ * Our own reversal confirmed (CANCEL_OR_REFUND true for `<charge id>:reverse`, the key create.ts and
+ * acquirer-challenge.ts send it under): expected, logged at info. One whose intent is not resolved yet
+ * waits for it. A refused reversal (money may still stand at the acquirer), or one we did not send,
+ * needs a person (`attention`).
+ */
+async function reversal(
+  ctx: ChargeContext,
+  livemode: boolean,
+  merchantReference: string,
+  succeeded: boolean,
+): Promise<OutcomeApplication> {
+  const suffix = ":reverse";
+  if (!merchantReference.endsWith(suffix)) return "attention";
+  const chargeId = merchantReference.slice(0, -suffix.length);
+  const ours = await ourReversal(ctx, chargeId);
+  if (ours === "open") return "waiting";
+  if (ours !== "reversed" || !succeeded) return "attention";
+  ctx.log.info?.(
+    { charge: chargeId, livemode },
+    "the acquirer confirmed our reversal of an authorization the ledger never recorded (the recovery of a call left in doubt)",
+  );
+  return "confirmed";
+}
+
 export function acquirerOutcomes(ctx: ChargeContext): ChargeAcquirerOutcomes {
   const { store, clock } = ctx;
 
@@ -163,8 +209,16 @@ export function acquirerOutcomes(ctx: ChargeContext): ChargeAcquirerOutcomes {
       alongside: Alongside,
     ): Promise<OutcomeApplication> {
       const charge = await find(livemode, chargeId);
-      // Not stored yet: its creation has not committed (the payer paid before we recorded the charge).
-      if (!charge) return "waiting";
+      if (!charge) {
+        // An authorization whose charge was never stored, which we reversed (the recovery job, after a
+        // crash or a call in doubt): nothing to change, and nothing will come to wait for. Marked applied.
+        if ((await ourReversal(ctx, chargeId)) === "reversed") {
+          await commit(store, null, alongside);
+          return "applied";
+        }
+        // Not stored yet: its creation has not committed (the payer paid before we recorded the charge).
+        return "waiting";
+      }
       if (charge.status === "requires_action") return "waiting";
       if (charge.status !== "pending") {
         const decided = charge.status !== "declined" && charge.status !== "blocked" && charge.status !== "expired";
@@ -266,5 +320,7 @@ export function acquirerOutcomes(ctx: ChargeContext): ChargeAcquirerOutcomes {
       await refundFailed(ctx, refund, undefined, alongside);
       return "applied";
     },
+
+    reversal: (livemode, merchantReference, succeeded) => reversal(ctx, livemode, merchantReference, succeeded),
   };
 }

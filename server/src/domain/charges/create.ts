@@ -11,6 +11,7 @@ import { iso } from "../kernel/time.ts";
 import { type FeeSchedule, rateFor } from "../ledger/fees.ts";
 import type { ChargeContext } from "./context.ts";
 import type { ChargeAssessment } from "./fraud-screen.ts";
+import { refusedRepeat } from "./intents.ts";
 import { acquirerKey, LOCAL_METHODS } from "./processor.ts";
 import type { AcquirerIntentDoc, ChargeDoc, ChargeTx } from "./records.ts";
 import { CHARGE_MACHINE, eventFields } from "./state.ts";
@@ -180,6 +181,7 @@ export function chargeCreation(ctx: ChargeContext) {
       token: card.id,
       // A held charge is authorized only; a resumed intent is sent again exactly as it was first sent.
       capture: resumed?.capture ?? (capture && assessment.decision !== "review"),
+      returnUrl: ctx.challengeLinks.returnUrl(charge.id),
     });
     const auth = await ctx.processorFor(charge.livemode).authorizeCard({
       idempotencyKey: intent.id,
@@ -192,8 +194,10 @@ export function chargeCreation(ctx: ChargeContext) {
       capture: intent.capture === true,
       livemode: charge.livemode,
       now: at,
-      returnUrl: ctx.challengeLinks.returnUrl(charge.id),
+      // The first attempt's, on a resumed intent: the same request, whatever BASE_URL says now.
+      returnUrl: intent.return_url ?? ctx.challengeLinks.returnUrl(charge.id),
     });
+    if (!auth.approved && "requestRefused" in auth && intent.attempts > 1) throw refusedRepeat(intent);
     if (!auth.approved && "challenge" in auth) {
       // The acquirer runs 3-D Secure itself and the issuer asks for a challenge (Adyen): the charge waits
       // requires_action; the intent resolves with it (its call's outcome, the challenge, is recorded), and
@@ -309,8 +313,10 @@ export function chargeCreation(ctx: ChargeContext) {
         capture: intent.capture === true,
         livemode: intent.livemode,
         now: clock.now(intent.livemode),
-        returnUrl: ctx.challengeLinks.returnUrl(intent.charge_id),
+        returnUrl: intent.return_url ?? ctx.challengeLinks.returnUrl(intent.charge_id),
       });
+      // Refused as a request, the repeat tells nothing: the authorization may stand. Never resolved as reversed.
+      if (!auth.approved && "requestRefused" in auth) throw refusedRepeat(intent);
       // A challenge answered again holds nothing: the acquirer authorizes only after the payer's return.
       if (auth.approved) {
         await processor.reverse({

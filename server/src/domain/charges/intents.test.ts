@@ -278,3 +278,103 @@ describe("a keyed retry after recovery completed its call", () => {
     expect(w.sim.counts().applied.capture).toEqual({ [charge.processor_ref as string]: 1 });
   });
 });
+
+describe("an authorization repeated on an instance with another BASE_URL (the Adyen crash suite's finding)", () => {
+  /**
+   * An acquirer strict as Adyen about its idempotency keys: a key reused with a different request is
+   * refused as a request (a 422 at Adyen; processor.ts `requestRefused`), whatever the first call did. The
+   * first call's answer is lost while `lose` is set.
+   */
+  function strictAcquirer() {
+    const sim = createSimulatorProcessor({ count: true });
+    const sent = new Map<string, string | undefined>();
+    const state = { lose: true };
+    const processor: SimulatorProcessor = {
+      ...sim,
+      async authorizeCard(request) {
+        if (sent.has(request.idempotencyKey) && sent.get(request.idempotencyKey) !== request.returnUrl) {
+          return {
+            approved: false,
+            failureCode: "processing_error",
+            failureMessage: "The acquirer refused the payment request; nothing was charged.",
+            requestRefused: true,
+          };
+        }
+        sent.set(request.idempotencyKey, request.returnUrl);
+        const answer = await sim.authorizeCard(request);
+        if (state.lose) throw new Error("authorizeCard: connection reset after the acquirer applied it");
+        return answer;
+      },
+    };
+    return { processor, sim, sent, state };
+  }
+
+  async function world(base: { url: string }) {
+    const acquirer = strictAcquirer();
+    const errors: string[] = [];
+    const log = { error: (_: object, message: string) => errors.push(message), warn: () => {} };
+    const ctx = testDomain({ processor: acquirer.processor, baseUrl: () => base.url, log });
+    const caller = ctx.caller(true);
+    const merchant = await ctx.domain.merchants.create(caller, { name: "Shop" });
+    const token = await ctx.domain.tokens.create(caller, {
+      card: "4242424242424242",
+      holder: "Ada",
+      exp_month: 12,
+      exp_year: 2031,
+    });
+    const charge = (who = caller) =>
+      ctx.domain.charges.create(who, {
+        merchant_id: merchant.id,
+        amount: 1000,
+        currency: "USD",
+        payment_method: { type: "card", token: token.id },
+      });
+    return { ...ctx, ...acquirer, caller, charge, errors };
+  }
+
+  it("recovery repeats the first request (its return address from the intent), so the authorization is reversed", async () => {
+    const base = { url: "http://127.0.0.1:38155" };
+    const w = await world(base);
+    await expect(w.charge()).rejects.toThrow(/connection reset/);
+    w.state.lose = false;
+    base.url = "http://127.0.0.1:41000"; // the instance that recovers it has another address
+    w.advance(LOCK);
+    expect(await w.domain.jobs.recoverIntents()).toBe(1);
+    const [intent] = await w.store.findAll("acquirer_intents", { livemode: true }, 10);
+    expect(intent).toMatchObject({
+      state: "resolved",
+      resolution: "reversed",
+      return_url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:38155\/3ds\//),
+    });
+    expect(Object.values(w.sim.counts().applied.reverse)).toEqual([1]);
+    expect(w.errors).toEqual([]);
+  });
+
+  it("a retry with the same Idempotency-Key on the other instance resumes the same request: one authorization", async () => {
+    const base = { url: "http://127.0.0.1:38155" };
+    const w = await world(base);
+    const keyed = { ...w.caller, outcome: { key: "live:k1", record: async () => {} } };
+    await expect(w.charge(keyed)).rejects.toThrow(/connection reset/);
+    w.state.lose = false;
+    base.url = "http://127.0.0.1:41000";
+    const charge = await w.charge(keyed);
+    expect(charge).toMatchObject({ status: "captured" });
+    expect(w.sim.counts().applied.authorize).toEqual({ [charge.id]: 1 });
+  });
+
+  it("a repeat refused as a request never counts as nothing authorized: the intent stays in doubt, logged", async () => {
+    const base = { url: "http://127.0.0.1:38155" };
+    const w = await world(base);
+    await expect(w.charge()).rejects.toThrow(/connection reset/);
+    w.state.lose = false;
+    // What an intent written before return_url was kept looks like: its repeat differs from the first call.
+    const [open] = await w.store.findAll("acquirer_intents", { livemode: true }, 10);
+    await w.store.update("acquirer_intents", open?.id ?? "", { set: { return_url: "http://elsewhere/3ds" } });
+    w.advance(LOCK);
+    expect(await w.domain.jobs.recoverIntents()).toBe(0);
+    const [intent] = await w.store.findAll("acquirer_intents", { livemode: true }, 10);
+    expect(intent).toMatchObject({ state: "recovering", resolution: null });
+    expect(w.sim.counts().applied.reverse).toEqual({});
+    expect(w.errors).toEqual([expect.stringMatching(/left in doubt/)]);
+  });
+});

@@ -48,6 +48,8 @@ export interface IntentFields {
   capture?: boolean | null;
   /** For an acquirer-run 3-D Secure completion: the payer's `redirectResult` (AcquirerIntentDoc). */
   redirectResult?: string | undefined;
+  /** For an authorization: the return address sent with it, sent again with every repeat (AcquirerIntentDoc). */
+  returnUrl?: string | undefined;
 }
 
 const conflict = () =>
@@ -57,7 +59,19 @@ const conflict = () =>
 const optionalFields = (fields: IntentFields) => ({
   ...(fields.requestKey ? { request_key: fields.requestKey } : {}),
   ...(fields.redirectResult === undefined ? {} : { redirect_result: fields.redirectResult }),
+  ...(fields.returnUrl === undefined ? {} : { return_url: fields.returnUrl }),
 });
+
+/**
+ * A repeat of an authorization under its key that the acquirer refused as a request (processor.ts
+ * `requestRefused`): what the first call did is unknown, so the intent stays in doubt, never taken as
+ * "nothing authorized". Thrown: the recovery job logs it and tries again on its next pass.
+ */
+export function refusedRepeat(intent: AcquirerIntentDoc): Error {
+  return new Error(
+    `the acquirer refused the repeat of authorization ${intent.id} under its idempotency key (attempt ${intent.attempts}); what its first call did is unknown, so it stays in doubt: compare the request sent each time (docs/acquirer-port.md)`,
+  );
+}
 
 export function acquirerIntents(deps: IntentDeps): AcquirerIntents {
   const { store, clock } = deps;

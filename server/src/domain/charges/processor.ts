@@ -79,7 +79,17 @@ export interface AcquirerChallenge {
 
 export type AuthorizationResult =
   | { approved: true; reference: string /** Whether the amount was captured in the same call. */; captured: boolean }
-  | { approved: false; failureCode: FailureCode; failureMessage: string }
+  | {
+      approved: false;
+      failureCode: FailureCode;
+      failureMessage: string;
+      /**
+       * The acquirer refused the request itself (a 4xx), not the card: nothing was authorized by this
+       * call. On a repeat under the same key (a resumed or recovered intent) that says nothing of what
+       * the first call did (Adyen refuses a key reused with a different request): still in doubt.
+       */
+      requestRefused?: true;
+    }
   /** Not decided: the payer must answer the issuer's challenge first (an acquirer-run 3-D Secure). */
   | { approved: false; challenge: AcquirerChallenge };
 

@@ -176,6 +176,12 @@ export interface AcquirerIntentDoc extends BaseDoc {
    * job can send the same call again. No card data.
    */
   redirect_result?: string;
+  /**
+   * For an authorization: the return address sent with it (the challenge step's, from BASE_URL), so every
+   * repeat is the same request. An acquirer refuses a key reused with a different request (Adyen: 422),
+   * and BASE_URL may differ on the instance that repeats it (the Adyen crash suite's finding, issue 32).
+   */
+  return_url?: string;
 }
 
 export const chargeCollections = {

@@ -168,6 +168,7 @@ export function threeDSecure(ctx: ChargeContext) {
       reference: null,
       token: card.id,
       capture: held === null && pending.capture,
+      returnUrl: ctx.challengeLinks.returnUrl(charge.id),
     });
     const auth = await processor.authorizeCard({
       idempotencyKey: intent.id,
@@ -180,7 +181,8 @@ export function threeDSecure(ctx: ChargeContext) {
       capture: intent.capture === true,
       livemode: charge.livemode,
       now: at,
-      returnUrl: ctx.challengeLinks.returnUrl(charge.id),
+      // A resumed intent's first return address: a repeat is the same request.
+      returnUrl: intent.return_url ?? ctx.challengeLinks.returnUrl(charge.id),
     });
     if (!auth.approved) {
       // authenticateCard ran the challenge already: an acquirer that runs its own (Adyen) says not_needed.

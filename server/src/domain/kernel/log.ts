@@ -5,6 +5,8 @@
 export interface DomainLog {
   error(details: object, message: string): void;
   warn(details: object, message: string): void;
+  /** What went as expected but an operator may want to see (an acquirer confirming our own reversal). */
+  info?(details: object, message: string): void;
   /** An operator's trace (debug level: too many lines for `info`). */
   debug?(details: object, message: string): void;
 }
