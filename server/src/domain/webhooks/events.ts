@@ -52,6 +52,9 @@ export interface StreamRequest {
   follow: boolean;
 }
 
+/** The smallest event id at `ms`, or null where an epoch has no bound (before the first reset, after the last). */
+const eventIdFloor = (ms: number | undefined) => (ms === undefined ? null : idFloor("evt", ms));
+
 export function createEvents(deps: EventsDeps): Events {
   const { store, clock } = deps;
   const settleMs = store.kind === "mongodb" ? SETTLE_MS : 0;
@@ -110,11 +113,7 @@ export function createEvents(deps: EventsDeps): Events {
    */
   function epochBounds(livemode: boolean, k: number): { from: string | null; until: string | null } {
     const resets = clock.resets(livemode);
-    const start = k === 0 ? undefined : resets[k - 1];
-    const end = resets[k];
-    const from = start === undefined ? null : idFloor("evt", start);
-    const until = end === undefined ? null : idFloor("evt", end);
-    return { from, until };
+    return { from: eventIdFloor(k === 0 ? undefined : resets[k - 1]), until: eventIdFloor(resets[k]) };
   }
 
   /** The epoch an event was made in. */
