@@ -27,7 +27,7 @@ const usDestination = (account = US_ACCOUNT) => ({
 });
 
 // Under Adyen (test/vitest.adyen.config.ts) a cashout's outcome comes by Adyen's notification and only an
-// IBAN with its holder's identity can be paid (docs/going-live-with-adyen.md "Payouts"): the suite below
+// IBAN with its holder's identity can be paid (docs/going-live-with-adyen.md "Cashouts"): the suite below
 // asserts the simulated rail's own behaviour (its magic destinations, paid at once), so it runs on the
 // simulator only; "cashouts through Adyen" at the end is the same money through Adyen's payout API.
 describe.skipIf(ACQUIRER === "adyen")("cashouts", () => {

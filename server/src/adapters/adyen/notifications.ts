@@ -312,7 +312,7 @@ export function outcomeOf(item: NotificationItem): NotificationOutcome {
       return modification("refund", true);
     // The refunded money came back to Adyen (the shopper's account closed, the scheme returned it): for
     // our refund it is a refund that failed after its confirmation, as REFUND_FAILED is (the charge's
-    // refunded amount goes back down; docs/going-live-with-adyen.md "Notifications").
+    // refunded amount goes back down; docs/going-live-with-adyen.md "Notifications (Webhooks v1) as outcomes").
     case "REFUNDED_REVERSED":
       return modification("refund", true);
     case "CANCEL_OR_REFUND":

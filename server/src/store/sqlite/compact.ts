@@ -58,9 +58,16 @@ function dictionary(collection: string): Buffer {
   return found;
 }
 
+/**
+ * Collections kept as text whatever their length: the vault's tokens are mostly sealed ciphertext, which
+ * does not deflate, and keeping it as written lets the at-rest check (test/e2e/at-rest.test.ts) find the
+ * sealed card data in the file before an erasure and prove it gone after.
+ */
+const KEPT_AS_TEXT = new Set(["tokens"]);
+
 /** What the `doc` column holds for this JSON: the text itself, or deflated from `from` characters. */
 export function pack(collection: string, json: string, from = DEFLATE_FROM): string | Buffer {
-  if (json.length < from) return json;
+  if (json.length < from || KEPT_AS_TEXT.has(collection)) return json;
   const deflated = deflateRawSync(json, { dictionary: dictionary(collection) });
   const packed = Buffer.allocUnsafe(deflated.length + 1);
   packed[0] = FORMAT_1;
