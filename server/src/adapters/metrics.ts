@@ -11,7 +11,7 @@ import {
   Registry,
 } from "prom-client";
 import type { DomainObserver } from "../domain/kernel/observer.ts";
-import { boundPort } from "../guards.ts";
+import { boundPort, isRecord } from "../guards.ts";
 import type { RequestMetrics } from "../http/observability.ts";
 
 // The operators' metrics in Prometheus's text format (docs/operating.md "Metrics"): what the HTTP layer
@@ -227,7 +227,7 @@ interface MetricsAnswer {
 /** In a worker: answers the primary's requests for this process's metrics. Returns a function that stops. */
 export function answerMetricsRequests(registry: Registry): () => void {
   const listener = (message: unknown) => {
-    const request = message as { type?: unknown; id?: unknown } | null;
+    const request = isRecord(message) ? message : undefined;
     if (request?.type !== METRICS_REQUEST || typeof request.id !== "number") return;
     const { id } = request;
     registry.getMetricsAsJSON().then(
@@ -249,9 +249,11 @@ export function clusterMetrics(workers: () => Worker[], timeoutMs = 3000): () =>
   let next = 0;
   const pending = new Map<number, (answer: MetricsAnswer) => void>();
   cluster.on("message", (_worker, message: unknown) => {
-    const answer = message as Partial<MetricsAnswer> | null;
+    const answer = isRecord(message) ? message : undefined;
     if (answer?.type !== METRICS_ANSWER || typeof answer.id !== "number") return;
-    pending.get(answer.id)?.(answer as MetricsAnswer);
+    // A message of this type is a worker's own answer (answerMetricsRequests above builds it, `satisfies
+    // MetricsAnswer`), which the cluster's IPC channel carries as JSON, unchanged: hence the cast.
+    pending.get(answer.id)?.(answer as unknown as MetricsAnswer);
   });
 
   function ask(worker: Worker): Promise<MetricsJson> {

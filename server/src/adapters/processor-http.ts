@@ -21,6 +21,8 @@ export function createHttpProcessor(baseUrl: string): Processor {
       signal: AbortSignal.timeout(TIMEOUT_MS),
     });
     if (res.status !== 200) throw new Error(`acquirer ${name} answered ${res.status}: ${await res.text()}`);
+    // The acquirer simulator (a process of our own, tests only) answers each call with the port's answer to
+    // it as JSON, as the in-process simulator returns it; res.json() types every body unknown: hence the cast.
     return (await res.json()) as T;
   }
   return {

@@ -33,5 +33,6 @@ export function withSimulatedAcquirerErrors(processor: Processor): Processor {
     return processor.authorizeCard(request);
   };
   // Every other method is the wrapped acquirer's own (through the prototype, so a class instance works too).
+  // cast: Object.create types what it makes as any; an object whose prototype is a Processor has its methods.
   return Object.assign(Object.create(processor) as Processor, { authorizeCard });
 }

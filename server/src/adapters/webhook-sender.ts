@@ -10,7 +10,7 @@ import {
   type WebhookSender,
 } from "../domain/webhooks/sender.ts";
 import { type AddressPolicy, ipLiteral, type Resolver, refusal } from "../domain/webhooks/ssrf.ts";
-import { isRecord } from "../guards.ts";
+import { isRecord, messageOf } from "../guards.ts";
 
 // The webhook sender over HTTP (the port: domain/webhooks/sender.ts). What it guarantees:
 // - The address policy holds on the connection itself: names are resolved through a custom `lookup`
@@ -35,7 +35,13 @@ export const systemResolver: Resolver = (hostname) =>
 
 /** A `lookup` for net.connect that resolves through `resolve` and refuses the name if any address is refused. */
 function checkedLookup(resolve: Resolver, policy: AddressPolicy): LookupFunction {
-  return ((hostname: string, options: LookupOptions, callback: (...args: unknown[]) => void) => {
+  // @types/node types the callback's address as always given; Node's own dns.lookup calls it with the
+  // error alone on a failure, as this does (hence `address?` here, and the cast to LookupFunction).
+  return ((
+    hostname: string,
+    options: LookupOptions,
+    callback: (err: NodeJS.ErrnoException | null, address?: string | LookupAddress[], family?: number) => void,
+  ) => {
     resolve(hostname).then(
       (found) => {
         const wanted = options.family === 4 || options.family === 6 ? options.family : 0;
@@ -48,16 +54,17 @@ function checkedLookup(resolve: Resolver, policy: AddressPolicy): LookupFunction
             return;
           }
         }
-        if (addresses.length === 0) {
+        const [first] = addresses;
+        if (first === undefined) {
           callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: "ENOTFOUND" }));
         } else if (options.all) {
-          callback(null, addresses as LookupAddress[]);
+          callback(null, addresses);
         } else {
-          const [first] = addresses as [LookupAddress];
           callback(null, first.address, first.family);
         }
       },
-      (err: unknown) => callback(err),
+      // A resolver rejects with an Error (the system's carries its code); anything else is said as one.
+      (err: unknown) => callback(err instanceof Error ? err : new Error(messageOf(err))),
     );
   }) as LookupFunction;
 }

@@ -1,6 +1,7 @@
 import createClient from "openapi-fetch";
 import type { NextAction } from "../../domain/charges/processor.ts";
 import { LOCAL_METHODS } from "../../domain/charges/processor.ts";
+import { isRecord } from "../../guards.ts";
 import {
   type Acquirer,
   AcquirerInDoubt,
@@ -111,7 +112,7 @@ export function createAdyenConnector(settings: AdyenSettings): Acquirer {
     }
     const { data, error, response } = result;
     if (response.ok && data !== undefined) return data;
-    const problem = (error ?? {}) as ServiceError;
+    const problem = serviceError(error);
     // 704: "request already processed or in progress" — the first attempt with this key is still running.
     if (response.status === 429 || response.status >= 500 || problem.errorCode === "704") {
       throw new AcquirerInDoubt(`Adyen ${what}: HTTP ${response.status} ${problem.message ?? ""}`.trim());
@@ -417,11 +418,20 @@ function authenticationOf(response: PaymentResponse): { authentication?: Authent
   };
 }
 
+/** What this connector reads of the error body Adyen sent (its ServiceError): each field only as the string it is. */
+function serviceError(error: unknown): Pick<ServiceError, "errorCode" | "message"> {
+  if (!isRecord(error)) return {};
+  return {
+    ...(typeof error.errorCode === "string" ? { errorCode: error.errorCode } : {}),
+    ...(typeof error.message === "string" ? { message: error.message } : {}),
+  };
+}
+
 /** Adyen's `action` for a 3-D Secure redirect, or undefined for any other kind. */
 function redirectOf(action: PaymentResponse["action"]): RedirectAction | undefined {
   if (action?.type !== "redirect" || !("url" in action) || typeof action.url !== "string") return undefined;
   const method = "method" in action && action.method === "POST" ? "POST" : "GET";
-  const data = "data" in action && action.data ? (action.data as Record<string, string>) : undefined;
+  const data = "data" in action && action.data ? action.data : undefined;
   return { type: "redirect_to_url", url: action.url, method, ...(data ? { data } : {}) };
 }
 

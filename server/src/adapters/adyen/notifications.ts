@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
+import { isRecord } from "../../guards.ts";
 import type { components } from "./contract/webhooks.ts";
 
 // Adyen's standard notifications (contract/webhooks.json, Webhooks v1): Adyen POSTs
@@ -72,7 +73,8 @@ export type Verification = { ok: true } | { ok: false; reason: "unsigned" | "wro
  */
 export function verifyItem(item: NotificationItem, hexKeys: readonly string[]): Verification {
   // Not every item schema lists hmacSignature in its additionalData, though Adyen signs every item.
-  const given = (item.additionalData as Record<string, unknown> | undefined)?.hmacSignature;
+  const data: unknown = item.additionalData;
+  const given = isRecord(data) ? data.hmacSignature : undefined;
   if (typeof given !== "string" || given === "") return { ok: false, reason: "unsigned" };
   const givenBytes = Buffer.from(given, "base64");
   const signed = signingString(item);
@@ -105,8 +107,10 @@ export function verifyNotification(
   hexKeys: readonly string[],
   log: Warner,
 ): { accepted: NotificationItem[]; refused: RefusedItem[]; live: boolean } {
-  const request = body as Partial<NotificationRequest> | null;
-  const wrappers = Array.isArray(request?.notificationItems) ? request.notificationItems : undefined;
+  const request = isRecord(body) ? body : undefined;
+  const wrappers: unknown[] | undefined = Array.isArray(request?.notificationItems)
+    ? request.notificationItems
+    : undefined;
   if (!wrappers) {
     const refused: RefusedItem[] = [{ index: 0, reason: "malformed" }];
     log.warn({ refused }, "Adyen notification refused: the body is not a standard notification (no notificationItems)");
@@ -115,7 +119,7 @@ export function verifyNotification(
   const accepted: NotificationItem[] = [];
   const refused: RefusedItem[] = [];
   wrappers.forEach((wrapper, index) => {
-    const item = (wrapper as { NotificationRequestItem?: NotificationItem } | null)?.NotificationRequestItem;
+    const item = isRecord(wrapper) ? wrapper.NotificationRequestItem : undefined;
     if (!wellFormed(item)) {
       refused.push({ index, reason: "malformed" });
       return;
@@ -134,15 +138,14 @@ export function verifyNotification(
 }
 
 function wellFormed(item: unknown): item is NotificationItem {
-  if (!item || typeof item !== "object") return false;
-  const i = item as Record<string, unknown>;
-  const amount = i.amount as Record<string, unknown> | undefined;
+  if (!isRecord(item)) return false;
+  const { amount } = item;
   return (
-    typeof i.pspReference === "string" &&
-    typeof i.eventCode === "string" &&
-    typeof i.success === "string" &&
-    typeof i.merchantAccountCode === "string" &&
-    typeof i.merchantReference === "string" &&
+    typeof item.pspReference === "string" &&
+    typeof item.eventCode === "string" &&
+    typeof item.success === "string" &&
+    typeof item.merchantAccountCode === "string" &&
+    typeof item.merchantReference === "string" &&
     !!amount &&
     typeof amount === "object"
   );
@@ -264,8 +267,11 @@ export function outcomeOf(item: NotificationItem): NotificationOutcome {
       ...reason,
     }) as const;
   const dispute = (stage: Extract<NotificationOutcome, { type: "dispute" }>["stage"]) => {
-    const data = (item.additionalData ?? {}) as Record<string, unknown>;
-    const text = (key: string) => (typeof data[key] === "string" ? { [key]: data[key] as string } : {});
+    const data: unknown = item.additionalData;
+    const text = (key: string) => {
+      const value = isRecord(data) ? data[key] : undefined;
+      return typeof value === "string" ? { [key]: value } : {};
+    };
     const { chargebackReasonCode } = text("chargebackReasonCode");
     const { defensePeriodEndsAt } = text("defensePeriodEndsAt");
     return {

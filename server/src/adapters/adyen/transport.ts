@@ -1,4 +1,4 @@
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
+import { type AgentOptions, Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 
 // The `fetch` the Adyen client (openapi-fetch) sends through: Node's own http/https with a keep-alive
@@ -33,9 +33,14 @@ export interface Transport {
 }
 
 export function createTransport(options: TransportOptions): Transport {
-  const agentOptions = { keepAlive: true, keepAliveMsecs: 30_000, maxSockets: options.maxSockets, scheduling: "lifo" };
-  const http = new HttpAgent(agentOptions as ConstructorParameters<typeof HttpAgent>[0]);
-  const https = new HttpsAgent(agentOptions as ConstructorParameters<typeof HttpsAgent>[0]);
+  const agentOptions: AgentOptions = {
+    keepAlive: true,
+    keepAliveMsecs: 30_000,
+    maxSockets: options.maxSockets,
+    scheduling: "lifo",
+  };
+  const http = new HttpAgent(agentOptions);
+  const https = new HttpsAgent(agentOptions);
 
   async function send(input: Request): Promise<Response> {
     const url = new URL(input.url);
