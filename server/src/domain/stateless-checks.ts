@@ -18,12 +18,15 @@ export type StatelessCheck = (request: CheckedRequest, now: Date) => void;
 
 /** Every list operation's one-cursor rule (kernel/operations.ts page, which each list use case calls). */
 export const listCheck: StatelessCheck = ({ query }) => {
+  // The contract's validation, which runs first, made the query a list operation's (ListParameters): the
+  // cast, as http/handlers.ts casts a handler's query for the same reason.
   page(query as Parameters<typeof page>[0]);
 };
 
 export const STATELESS_CHECKS: Partial<Record<OperationId, StatelessCheck>> = {
   // POST /v1/tokens: the card number's digits, length, Luhn check and brand, the expiry, the CVC (vault/tokens.ts create).
   createToken: ({ body }, now) => {
+    // cast: as above, the contract's validation made the body a TokenCreate.
     validateCard(body as components["schemas"]["TokenCreate"], now);
   },
 };

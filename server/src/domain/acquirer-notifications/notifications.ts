@@ -74,7 +74,7 @@ type Result = "applied" | "waiting" | "confirmed" | "attention" | "unhandled";
 export function createAcquirerNotifications(deps: NotificationDeps) {
   const { store, clock, log } = deps;
   const now = (livemode: boolean) => iso(clock.now(livemode));
-  const OPEN = { $in: ["received", "waiting"] as AcquirerNotificationDoc["state"][] };
+  const OPEN = { $in: ["received", "waiting"] satisfies AcquirerNotificationDoc["state"][] };
 
   function build(item: NotificationItem, livemode: boolean): AcquirerNotificationDoc {
     const at = clock.createdAt(livemode);

@@ -44,6 +44,8 @@ export function cashoutContext(deps: CashoutsDeps): CashoutContext {
   }
 
   function payoutRequest(cashout: CashoutDoc): PayoutRequest {
+    // The sealed destination is the JSON of a checked Destination, sealed by cashouts.ts's create
+    // (sealPan(JSON.stringify(destination))) and never written otherwise; JSON.parse types it any: the cast.
     const destination = JSON.parse(openPan(cashout.sealed_destination, cashout.id, deps.vaultKeys)) as Destination;
     return {
       idempotencyKey: payoutKey(cashout.id),

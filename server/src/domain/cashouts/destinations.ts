@@ -59,7 +59,7 @@ export function abaRoutingValid(routing: string): boolean {
   const prefix = Number(routing.slice(0, 2));
   const assigned = prefix <= 12 || (prefix >= 21 && prefix <= 32) || (prefix >= 61 && prefix <= 72) || prefix === 80;
   if (!assigned) return false;
-  const d = [...routing].map(Number) as number[];
+  const d = [...routing].map(Number);
   const at = (i: number) => d[i] ?? 0;
   const sum = 3 * (at(0) + at(3) + at(6)) + 7 * (at(1) + at(4) + at(7)) + (at(2) + at(5) + at(8));
   return sum % 10 === 0;

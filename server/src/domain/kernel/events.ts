@@ -71,6 +71,7 @@ export async function recordEvent<T extends EventType>(
     livemode,
     created_at: clock.createdAt(livemode),
     type,
+    // cast: a payload is one of the contract's event objects, which the generic EventPayload<T> hides.
     payload: payload as Record<string, unknown>,
     delivery_pending: options.deliver ?? true,
   };
@@ -84,5 +85,7 @@ export async function recordEvent<T extends EventType>(
  * payload was checked against its type's schema when it was recorded.
  */
 export function eventObject(e: EventDoc): Schemas["Event"] {
+  // The stored payload is the EventPayload of its type that recordEvent was given (the compiler checked it
+  // there); the stored document keeps it as a plain record, so this cast restores what recordEvent checked.
   return { id: e.id, type: e.type, created_at: e.created_at, livemode: e.livemode, ...e.payload } as Schemas["Event"];
 }

@@ -188,9 +188,14 @@ export function handlerKit(afterCommit: () => void = () => {}): HandlerKit {
     run: (input: AuthenticatedInput<K>) => Promise<R>,
   ): AuthenticatedHandler<K> {
     return async (input) => {
+      // cast: `status` and `body` are each Reply<K>'s; for a generic K the compiler cannot pair them in its union.
       const toReply = (result: R) => ({ status, body: present(result) }) as Reply<K>;
       const caller = input.idempotency
-        ? { ...input.caller, outcome: input.idempotency.recorder((result) => toReply(result as R)) }
+        ? {
+            ...input.caller,
+            // cast: the recorder is handed what `run` returns (an R), through commit(), which types it unknown.
+            outcome: input.idempotency.recorder((result) => toReply(result as R)),
+          }
         : input.caller;
       const result = await run({ ...input, caller });
       afterCommit();

@@ -42,7 +42,7 @@ export function stateMachine<const M extends string, S extends string>(
 ): StateMachine<M, S> {
   const can = (from: S | null, to: S) =>
     from === null ? table.initial.includes(to) : (table.transitions[from]?.includes(to) ?? false);
-  // The one place a plain string becomes a status: after the table said yes.
+  // cast: the one place a plain string becomes a status (the brand's one maker), after the table said yes.
   const made = (to: S) => to as Status<M, S>;
   const refused = (from: S | null, to: S) =>
     new Error(
@@ -104,7 +104,9 @@ export function tryTransition<C extends string, D extends MachineRecord<M, S>, M
   const status = machine.step(from, to, () => write.refuse(doc));
   // The casts only restate, for a generic D, the fields MachineRecord declares.
   const set = { ...write.set, status, updated_at: write.at } as Partial<D>;
-  return ops.update(collection, doc.id, { set }, { status: from } as Where<D>);
+  // cast: as above (the status field MachineRecord declares, seen through a generic D).
+  const expect = { status: from } as Where<D>;
+  return ops.update(collection, doc.id, { set }, expect);
 }
 
 /**

@@ -2,13 +2,7 @@ import { DuplicateKeyError, type Page, type PageResult } from "../../store/port.
 import type { CashoutDoc } from "../cashouts/records.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { newId } from "../kernel/ids.ts";
-import {
-  accountName,
-  type MerchantBucket,
-  merchantAccount,
-  type PlatformAccount,
-  platformAccount,
-} from "./accounts.ts";
+import { accountName, merchantAccount, type PlatformAccount, platformAccount } from "./accounts.ts";
 import { balanceTransactionOf } from "./balance-transactions.ts";
 import { postCashoutPaid } from "./ledger.ts";
 import type { Line } from "./postings.ts";
@@ -125,7 +119,13 @@ async function convert(tx: LedgerTx, clock: Clock, first: LedgerEntryDoc): Promi
   /** The same lines as the kernel's (postings.ts Line), for the balance transaction. */
   const moved: Line[] = [];
   for (const entry of entries) {
-    const merchant = merchantAccount(entry.merchant_id ?? "", entry.bucket as MerchantBucket);
+    // Every entry of the single-entry ledger changed a merchant's bucket; one without a bucket is not one of them.
+    if (entry.bucket === null) {
+      throw new Error(
+        `ledger upgrade: entry ${entry.id} (${entry.type} of ${entry.source_id}) has no bucket, which every single-entry ledger entry has; fix it before upgrading`,
+      );
+    }
+    const merchant = merchantAccount(entry.merchant_id ?? "", entry.bucket);
     const account = accountName(merchant);
     const claimed = await tx.update(
       "ledger_entries",

@@ -37,6 +37,7 @@ export function paymentLinkHandlers(
     // through the Idempotency-Key's recorder, as answer() does for keyed POSTs.
     payPaymentLink: async ({ path, body, requestId, ip, idempotency }) => {
       const toReply = (result: LinkPayment) => ({ status: 201 as const, body: serialize.paymentLinkPayment(result) });
+      // cast: the recorder is handed what pay() returns (a LinkPayment), through commit(), which types it unknown.
       const outcome = idempotency?.recorder((result) => toReply(result as LinkPayment));
       const result = await paymentLinks.pay(path.id, body, { requestId, ip, outcome });
       afterCommit();

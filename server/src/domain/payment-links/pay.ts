@@ -76,13 +76,15 @@ export function payments(deps: PaymentDeps) {
       });
     } catch (err) {
       if (!(err instanceof DomainError) || err.param === undefined || !(err.param in CARD_PARAMS)) throw err;
-      const rename = (param: string | undefined) => (param === undefined ? undefined : (CARD_PARAMS[param] ?? param));
+      const rename = (param: string) => CARD_PARAMS[param] ?? param;
       const message = err.message.startsWith(`${err.param}: `)
         ? `${rename(err.param)}: ${err.message.slice(err.param.length + 2)}`
         : err.message;
       throw new DomainError(err.code, message, {
-        ...(err.param === undefined ? {} : { param: rename(err.param) as string }),
-        ...(err.errors ? { errors: err.errors.map((e) => ({ ...e, param: rename(e.param) as string })) } : {}),
+        param: rename(err.param),
+        ...(err.errors
+          ? { errors: err.errors.map((e) => ({ ...e, param: e.param === undefined ? undefined : rename(e.param) })) }
+          : {}),
       });
     }
   }
@@ -138,10 +140,21 @@ export function payments(deps: PaymentDeps) {
         keyPrefix: "payment_link",
         requestId: ctx.requestId,
       };
-      const token = method.type === "card" ? await tokenize(caller, method) : null;
+      // A card is tokenized for this one charge; any other method goes to the charge as the payer gave it.
+      const { token, paymentMethod } =
+        method.type === "card"
+          ? await tokenize(caller, method).then((made) => ({
+              token: made,
+              paymentMethod: { type: "card" as const, token: made.id },
+            }))
+          : { token: null, paymentMethod: method };
       const outer = ctx.outcome;
       const recording: Caller = outer
-        ? { ...caller, outcome: { record: (tx, charge) => outer.record(tx, { link, charge: charge as ChargeDoc }) } }
+        ? {
+            ...caller,
+            // cast: commit() hands the recorder what charges.create's transaction returns (the ChargeDoc), typed unknown.
+            outcome: { record: (tx, charge) => outer.record(tx, { link, charge: charge as ChargeDoc }) },
+          }
         : caller;
       const customer = {
         ...(input.email === undefined ? {} : { email: input.email }),
@@ -157,9 +170,7 @@ export function payments(deps: PaymentDeps) {
             merchant_id: link.merchant_id,
             amount: link.amount,
             currency: link.currency,
-            payment_method: token
-              ? { type: "card", token: token.id }
-              : (method as Exclude<PayMethodInput, { type: "card" }>),
+            payment_method: paymentMethod,
             description: link.description,
             ...(Object.keys(customer).length > 0 ? { customer } : {}),
             // After a 3-D Secure challenge the issuer sends the payer back to the hosted page's outcome.
