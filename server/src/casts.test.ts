@@ -25,12 +25,6 @@ const EXCLUDED = [/\.test\.ts$/, /\.d\.ts$/, /^store\/conformance\.ts$/];
 const UNEXPLAINED: Record<string, number> = {
   "cli-args.ts": 1,
   "heap-at-start.ts": 1,
-  "http/body-bounds.ts": 5,
-  "http/errors.ts": 1,
-  "http/idempotency.ts": 1,
-  "http/observability.ts": 2,
-  "http/pay-page.ts": 1,
-  "http/sandbox-simulate.ts": 1,
   "logger.ts": 1,
 };
 

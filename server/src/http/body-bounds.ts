@@ -67,11 +67,11 @@ export function refuseUnboundedJson(raw: Uint8Array): void {
   const placeOf = (upTo: number): string => {
     const parts: string[] = [];
     for (let d = 1; d < upTo; d++) {
-      if (isArray[d]) parts.push(String(Math.max(0, (entries[d] as number) - 1)));
+      if (isArray[d]) parts.push(String(Math.max(0, (entries[d] ?? 0) - 1)));
       else {
         let name = "";
         try {
-          name = JSON.parse(Buffer.from(raw.subarray(nameStart[d], (nameEnd[d] as number) + 1)).toString("utf8"));
+          name = JSON.parse(Buffer.from(raw.subarray(nameStart[d], (nameEnd[d] ?? -1) + 1)).toString("utf8"));
         } catch {
           name = "?";
         }
@@ -84,7 +84,7 @@ export function refuseUnboundedJson(raw: Uint8Array): void {
   /** One more entry in the container open at `depth`. */
   const entry = () => {
     if (depth === 0) return;
-    const count = (entries[depth] as number) + 1;
+    const count = (entries[depth] ?? 0) + 1;
     entries[depth] = count;
     if (++total > BODY_BOUNDS.total) {
       throw refusal(
@@ -115,6 +115,7 @@ export function refuseUnboundedJson(raw: Uint8Array): void {
   };
 
   for (let i = 0; i < raw.length; i++) {
+    // cast: i < raw.length, so a byte, never undefined; on the one loop over every byte, no check for what cannot be.
     const byte = raw[i] as number;
     if (stringStart >= 0) {
       if (byte === BACKSLASH) i++;
@@ -142,7 +143,7 @@ export function refuseUnboundedJson(raw: Uint8Array): void {
     startValue();
     if (byte === QUOTE) {
       stringStart = i;
-      stringIsName = depth > 0 && (expectName[depth] as boolean);
+      stringIsName = depth > 0 && expectName[depth] === true;
       if (stringIsName) expectName[depth] = false;
     } else if (byte === OPEN_OBJECT || byte === OPEN_ARRAY) {
       if (++depth > max) {

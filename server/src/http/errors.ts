@@ -38,6 +38,28 @@ interface HttpLikeError {
   length?: number;
 }
 
+/**
+ * What the middleware reads of a thrown value: the fields http-errors, body-parser and the validator set,
+ * each only when it has the type they give it (anything can be thrown).
+ */
+function httpLikeError(err: unknown): HttpLikeError {
+  if (!isRecord(err)) return {};
+  const number = (value: unknown) => (typeof value === "number" ? value : undefined);
+  const text = (value: unknown) => (typeof value === "string" ? value : undefined);
+  const finding = (f: unknown): ValidatorFinding =>
+    isRecord(f) ? { path: text(f.path), message: text(f.message), errorCode: text(f.errorCode) } : {};
+  return {
+    status: number(err.status),
+    statusCode: number(err.statusCode),
+    type: text(err.type),
+    message: text(err.message),
+    errors: Array.isArray(err.errors) ? err.errors.map(finding) : undefined,
+    body: err.body,
+    limit: number(err.limit),
+    length: number(err.length),
+  };
+}
+
 /** What a body that is valid JSON but no object or array is, in words (`null`, a string, a number…); else undefined. */
 function jsonScalar(text: unknown): string | undefined {
   if (typeof text !== "string") return undefined;
@@ -153,7 +175,7 @@ export function toProblem(err: unknown, requestId: string, logger: Logger, reque
       errors: [{ param, code: "invalid_value", message }],
     });
   }
-  const e = (err ?? {}) as HttpLikeError;
+  const e = httpLikeError(err);
   const status = e.status ?? e.statusCode;
   // body-parser
   if (e.type === "entity.too.large") {

@@ -252,7 +252,7 @@ export function idempotency(options: IdempotencyOptions, operation: { sensitive:
     // Answers no transaction recorded (refusals, failures) are stored or forgotten at res.send, before
     // the bytes go out, so an immediate retry already sees the finished record.
     const send = res.send.bind(res);
-    res.send = ((body?: unknown) => {
+    res.send = (body?: unknown) => {
       const status = res.statusCode;
       if (recordedWithChange && status < 500) return send(body);
       const text = typeof body === "string" ? body : Buffer.isBuffer(body) ? body.toString("utf8") : String(body ?? "");
@@ -284,7 +284,7 @@ export function idempotency(options: IdempotencyOptions, operation: { sensitive:
         },
       );
       return res;
-    }) as Response["send"];
+    };
     next();
   };
 }

@@ -144,12 +144,14 @@ export function operationResolver(
  */
 function serverTiming(res: Response, started: bigint): void {
   const writeHead = res.writeHead;
+  // The casts: writeHead is overloaded (with or without a status message), and this passes its arguments
+  // through whichever it is; an overloaded function cannot be written as one implementation without them.
   res.writeHead = function (this: Response, ...args: unknown[]) {
     if (!this.headersSent) {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       this.setHeader("Server-Timing", `app;dur=${ms.toFixed(1)}`);
     }
-    return (writeHead as (...a: unknown[]) => Response).apply(this, args);
+    return (writeHead as (...a: unknown[]) => Response).apply(this, args); // cast: as above
   } as typeof res.writeHead;
 }
 

@@ -101,6 +101,9 @@ export function renderTemplate(template: string, values: Record<string, string>,
   });
 }
 
+/** Whether `text` is a decimal numeral (`1234.50`), which Intl.NumberFormat formats as written. */
+const isDecimal = (text: string): text is Intl.StringNumericLiteral => /^-?[0-9]+(?:\.[0-9]+)?$/.test(text);
+
 /**
  * An amount in minor units as the payer reads it: `Intl.NumberFormat` with the currency's ISO 4217
  * exponent (JPY 0, USD 2, KWD 3). The decimal is built as a string from the integer, and Intl formats
@@ -116,8 +119,9 @@ export function formatAmount(amount: number, currency: string, locale: string): 
     minimumFractionDigits: exponent,
     maximumFractionDigits: exponent,
   });
-  // Typed for numbers only in TypeScript's lib; Node's Intl (ECMA-402 NumberFormat v3) takes decimal strings.
-  return format.format(decimal as unknown as number);
+  // Node's Intl (ECMA-402 NumberFormat v3) takes decimal strings, and formats them exactly.
+  if (!isDecimal(decimal)) throw new Error(`${amount} is not an amount in minor units`);
+  return format.format(decimal);
 }
 
 /** The payer's language from Accept-Language when Intl supports it, else English. */

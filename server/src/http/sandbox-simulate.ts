@@ -53,6 +53,7 @@ function refuse(message: string): DomainError {
  */
 function dropTheAnswerAfterCommit(res: Response): void {
   const end = res.end.bind(res);
+  // cast: res.end is overloaded (with or without data, an encoding, a callback); this passes whichever through.
   res.end = ((...args: Parameters<Response["end"]>) => {
     const committed =
       res.statusCode >= 200 && res.statusCode < 300 && res.getHeader("Idempotent-Replayed") === undefined;
