@@ -92,7 +92,8 @@ export const scopeList = (text: string | undefined) =>
     .map((s) => s.trim())
     .filter(Boolean);
 
-const isScope = (name: string): name is Scope => (SCOPES as readonly string[]).includes(name);
+const SCOPE_NAMES: ReadonlySet<string> = new Set(SCOPES);
+const isScope = (name: string): name is Scope => SCOPE_NAMES.has(name);
 
 /** The scopes of `--scopes`, once parseCommand has refused any that is not one. */
 export const keyScopes = (text: string | undefined): Scope[] => scopeList(text).filter(isScope);

@@ -6,7 +6,7 @@ type Execve = (file: string, args: string[], env: NodeJS.ProcessEnv) => never;
 
 /** What main.ts logs about the heap once its logger exists. */
 export const heapNote = sizeHeap(processHeapInputs(), {
-  // process.execve: Node 22.15+ and 24 (not in @types/node 20's Process).
+  // cast: process.execve is Node 22.15+ and 24's (not in @types/node 20's Process, the types the server builds with).
   execve: (process as { execve?: Execve }).execve?.bind(process),
   execPath: process.execPath,
   execArgv: process.execArgv,

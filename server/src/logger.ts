@@ -32,6 +32,7 @@ export function createLogger(
  * for, so JSON logging never pays for it.
  */
 function prettyStream(destination?: DestinationStream): DestinationStream {
+  // cast: require() types what it loads as any; the module is pino-pretty, typed by its own declarations.
   const pretty = createRequire(import.meta.url)("pino-pretty") as typeof import("pino-pretty");
   return pretty({
     sync: true,
