@@ -156,8 +156,7 @@ export function createSimulatorProcessor(
     const known = answers.get(key);
     if (known) {
       if (known.request !== fingerprint) throw new IdempotencyConflict(key);
-      // A known key with the same request (the fingerprint above) is a repeat of the same call, so its answer
-      // is of the type this call's `run` makes; the one map holds every method's answers as unknown: the cast.
+      // cast: the same key and request (fingerprint above) is a repeat of one call, whose answer `run` typed T.
       return known.answer as T;
     }
     const answer = run();
