@@ -6,10 +6,11 @@
 //   3. openapi-typescript -> TypeScript types of the 3.1 document
 //   4. the operation table (types/operations.ts) and what the validator's messages read of the schemas
 //      (types/validation-hints.ts, spec/scripts/validation-hints.mjs)
+//   5. package.json -> the @payments/contract workspace, exporting each file above (packageManifest)
 // With --check it writes nothing and exits 1 when the committed files differ from a fresh run,
 // which is how the test command catches a spec edited without regenerating.
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -786,25 +787,62 @@ function operationTable(doc) {
   ].join("\n");
 }
 
+/**
+ * generated/package.json, the `@payments/contract` workspace: its exports are the files this script
+ * writes, each under the subpath its entry in `outputs` names, so a new generated file is importable
+ * once it is listed there (nobody edits the manifest by hand).
+ */
+function packageManifest(outputs) {
+  const manifest = {
+    name: "@payments/contract",
+    private: true,
+    type: "module",
+    description: "Generated from ../spec by `npm run generate`. Do not edit by hand.",
+    exports: Object.fromEntries(outputs.map(({ file, exportAs }) => [exportAs, `./${file}`])),
+  };
+  return `${JSON.stringify(manifest, null, 2)}\n`;
+}
+
+/** Every file below `dir` (node_modules aside: npm's, not ours), as paths relative to it with `/` separators. */
+function filesBelow(dir, prefix = "") {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { withFileTypes: true })
+    .filter((entry) => entry.name !== "node_modules")
+    .flatMap((entry) =>
+      entry.isDirectory() ? filesBelow(join(dir, entry.name), `${prefix}${entry.name}/`) : [`${prefix}${entry.name}`],
+    );
+}
+
 const raw = compile();
 const v31 = postProcess31(raw.v31);
+/** What this script writes into generated/, and the subpath `@payments/contract` exports each under. */
+const outputs = [
+  { file: "openapi/openapi.3.1.json", exportAs: "./openapi.3.1.json", text: v31 },
+  { file: "openapi/openapi.3.0.json", exportAs: "./openapi.3.0.json", text: postProcess30(raw.v30) },
+  { file: "types/api.ts", exportAs: "./types", text: await types(JSON.parse(v31)) },
+  { file: "types/operations.ts", exportAs: "./operations", text: operationTable(JSON.parse(v31)) },
+  {
+    file: "types/validation-hints.ts",
+    exportAs: "./validation-hints",
+    text: validationHintsModule(JSON.parse(v31), BANNER),
+  },
+];
 const files = {
-  "openapi/openapi.3.1.json": v31,
-  "openapi/openapi.3.0.json": postProcess30(raw.v30),
-  "types/api.ts": await types(JSON.parse(v31)),
-  "types/operations.ts": operationTable(JSON.parse(v31)),
-  "types/validation-hints.ts": validationHintsModule(JSON.parse(v31), BANNER),
+  ...Object.fromEntries(outputs.map(({ file, text }) => [file, text])),
+  "package.json": packageManifest(outputs),
 };
+// generated/ holds only what this script writes: a file left there by hand (or by an older run) is
+// stale too, so the check fails on it and a run removes it.
+const strays = filesBelow(outDir).filter((name) => !(name in files));
 
 if (check) {
   const stale = Object.entries(files).filter(([name, text]) => {
     const file = join(outDir, name);
     return !existsSync(file) || readFileSync(file, "utf8") !== text;
   });
-  if (stale.length > 0) {
-    console.error(
-      `generated/ is out of date with spec/ (${stale.map(([n]) => n).join(", ")}): run \`npm run generate\` and commit.`,
-    );
+  if (stale.length > 0 || strays.length > 0) {
+    const names = [...stale.map(([n]) => n), ...strays.map((n) => `${n} (not written by the script)`)];
+    console.error(`generated/ is out of date with spec/ (${names.join(", ")}): run \`npm run generate\` and commit.`);
     process.exit(1);
   }
   console.log("generated/ matches spec/.");
@@ -813,9 +851,10 @@ if (check) {
     mkdirSync(dirname(join(outDir, name)), { recursive: true });
     writeFileSync(join(outDir, name), text);
   }
+  for (const name of strays) rmSync(join(outDir, name));
   console.log(
     `wrote ${Object.keys(files)
       .map((n) => `generated/${n}`)
-      .join(", ")}`,
+      .join(", ")}${strays.length > 0 ? `; removed ${strays.map((n) => `generated/${n}`).join(", ")}` : ""}`,
   );
 }

@@ -2,8 +2,8 @@ import { existsSync, mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import axe from "axe-core";
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
-import { expect } from "vitest";
+import { type Browser, type BrowserContext, type BrowserContextOptions, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, expect } from "vitest";
 import type { TestClock } from "../support/clock.ts";
 import { type Logger, startTestServer, type TestServer } from "../support/server.ts";
 
@@ -50,6 +50,46 @@ export async function startBrowserServer(
   return startTestServer(env, {
     ...(options.logger ? { logger: options.logger } : {}),
     ...(options.clock ? { now: options.clock.now } : {}),
+  });
+}
+
+/** The desktop window the suites open their pages in (the widths suite tries others). */
+export const DESKTOP = { width: 1280, height: 800 } as const;
+
+/** What a suite opens before its tests: a server with the pages built, Chromium, and one watched page. */
+export interface BrowserSuite {
+  server: TestServer;
+  browser: Browser;
+  context: BrowserContext;
+  page: Page;
+  watched: Watched;
+}
+
+/**
+ * The set-up every browser suite repeats, in the suite (`describe`) it is called in: before its tests a
+ * server (startBrowserServer's `env` and `options`), Chromium and a page in a DESKTOP context
+ * (`options.context` adds to its options), watched from the start, handed to `use` (which keeps what it
+ * needs, grants permissions…); after them, the browser and the server closed, whatever was opened.
+ */
+export function browserSuite(
+  use: (suite: BrowserSuite) => void | Promise<void>,
+  env: Record<string, string> = {},
+  options: { logger?: Logger; clock?: TestClock; context?: BrowserContextOptions } = {},
+): void {
+  let server: TestServer | undefined;
+  let browser: Browser | undefined;
+  beforeAll(async () => {
+    const started = await startBrowserServer(env, options);
+    server = started;
+    const launched = await launch();
+    browser = launched;
+    const context = await launched.newContext({ viewport: DESKTOP, ...options.context });
+    const page = await context.newPage();
+    await use({ server: started, browser: launched, context, page, watched: watch(page) });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
   });
 }
 

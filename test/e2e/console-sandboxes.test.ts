@@ -1,6 +1,6 @@
 import { unwrap } from "@payments/client";
 import { describe, expect, it } from "vitest";
-import { clientFor, createMerchant, json, useServer } from "./fixtures.ts";
+import { createMerchant, createSandbox, json, useServer } from "./fixtures.ts";
 
 // The developer console in a sandbox on demand (server/src/sandboxes/console-routing.ts): a sign-in
 // with a sandbox's key opens a session in that sandbox's own store, every console request of that
@@ -52,10 +52,7 @@ describe("console sessions in a sandbox on demand", () => {
 
   const current = (session: Session) => fetch(`${server.url}/console/session`, { headers: { cookie: session.cookie } });
 
-  async function sandbox(name: string) {
-    const made = unwrap(await admin.POST("/v1/sandboxes", { body: { name } }));
-    return { id: made.id, secret: made.key.secret, client: clientFor(server, made.key.secret) };
-  }
+  const sandbox = (name: string) => createSandbox(server, admin, name);
 
   it("signs in with a sandbox's key, into that sandbox: its objects only, and the session names it", async () => {
     const qa = await sandbox("QA: Ana");

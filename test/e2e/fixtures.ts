@@ -18,6 +18,15 @@ export function clientFor(server: TestServer, apiKey: string): PaymentsClient {
   return createPaymentsClient({ baseUrl: server.url, apiKey, maxRetries: 0 });
 }
 
+/**
+ * A sandbox on demand (POST /v1/sandboxes) made with a key of the account (`admin`): its id, its first
+ * key's secret (scope `*`, shown once) and a client of that key. `made` is the whole answer.
+ */
+export async function createSandbox(server: TestServer, admin: PaymentsClient, name: string) {
+  const made = unwrap(await admin.POST("/v1/sandboxes", { body: { name } }));
+  return { id: made.id, secret: made.key.secret, client: clientFor(server, made.key.secret), made };
+}
+
 export interface ServerOptions {
   /** The server's clock, which the tests move (default: the real one). */
   clock?: TestClock;

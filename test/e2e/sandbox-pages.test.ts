@@ -4,9 +4,9 @@ import { ACQUIRER } from "../support/server.ts";
 import {
   CHALLENGE_CARD,
   cardPayment,
-  clientFor,
   createMerchant,
   createPaymentLink,
+  createSandbox,
   createToken,
   json,
   useServer,
@@ -35,10 +35,7 @@ async function openPage(url: string) {
 describe("a sandbox's pages", () => {
   const { server, client: admin } = useServer();
 
-  async function sandbox(name: string) {
-    const made = unwrap(await admin.POST("/v1/sandboxes", { body: { name } }));
-    return { id: made.id, client: clientFor(server, made.key.secret) };
-  }
+  const sandbox = (name: string) => createSandbox(server, admin, name);
 
   /** The public payment as the hosted page posts it: no key, same origin. */
   const pay = (path: string, body: Record<string, unknown>) =>

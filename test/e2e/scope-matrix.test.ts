@@ -1,8 +1,8 @@
 import { OPERATIONS, SCOPES } from "@payments/contract/operations";
 import { publicKeyNamespace } from "@payments/server";
 import { beforeAll, describe, expect, it } from "vitest";
-import { call, type Env, RECIPES } from "../support/recipes.ts";
-import { clientFor, storedIdempotencyRecord, useServer } from "./fixtures.ts";
+import { call, type Env, RECIPES, sandboxEnv } from "../support/recipes.ts";
+import { clientFor, createSandbox, storedIdempotencyRecord, useServer } from "./fixtures.ts";
 
 // The security matrix, generated from the contract (each operation's `x-scopes`): for every operation in the
 // document, a key with the scope it declares succeeds, a key with any other scope gets 403, no key gets 401,
@@ -168,22 +168,9 @@ describe("scope matrix (every operation in the contract)", () => {
 describe("cross-sandbox matrix (every operation on an object by id)", () => {
   const { server, client } = useServer();
   it("answers 404 for every object of another sandbox and of the default sandbox", async () => {
-    const make = async (name: string) => {
-      const made = await client.POST("/v1/sandboxes", { body: { name } });
-      const inside = clientFor(server, made.data?.key.secret ?? "");
-      await inside.GET("/v1/merchants"); // opens it
-      return { id: made.data?.id ?? "", client: inside };
-    };
-    const made = await make("matrix A");
-    const opened = await server.running.sandboxes.inspect(made.id);
-    if (!opened) throw new Error("sandbox A is not open");
-    // The recipes that make their fixture through the server's domain or read its store make it in A's.
-    const a: Env = {
-      server: { ...server, running: { ...server.running, domain: opened.domain, store: opened.store } },
-      client: made.client,
-      live: false,
-    };
-    const b = (await make("matrix B")).client;
+    const made = await createSandbox(server, client, "matrix A");
+    const a = await sandboxEnv(server, made.id, made.client);
+    const b = (await createSandbox(server, client, "matrix B")).client;
     const leaks: string[] = [];
     // Sandboxes themselves are managed only with the account's keys (a sandbox's key gets 403 for them:
     // e2e/sandboxes.test.ts), so they cannot be made inside one.

@@ -3,9 +3,9 @@ import { unwrap } from "@payments/client";
 import { OPERATIONS } from "@payments/contract/operations";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { clientFor } from "../e2e/fixtures.ts";
+import { clientFor, createSandbox } from "../e2e/fixtures.ts";
 import { loadContract } from "../support/openapi.ts";
-import { type Env, RECIPES } from "../support/recipes.ts";
+import { type Env, RECIPES, sandboxEnv } from "../support/recipes.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 // Sandboxes on demand, fuzzed across (issue 33: "the fuzz suite covers cross-sandbox access, 0 leaks";
@@ -190,24 +190,12 @@ describe("cross-sandbox fuzzing: sandbox B's key on other sandboxes' and product
   beforeAll(async () => {
     server = await startTestServer();
     const admin = clientFor(server, server.sandboxKey);
-    const make = async (name: string) => {
-      const made = unwrap(await admin.POST("/v1/sandboxes", { body: { name } }));
-      const inside = clientFor(server, made.key.secret);
-      await inside.GET("/v1/merchants"); // opens it
-      return { id: made.id, secret: made.key.secret, client: inside };
-    };
-    const a = await make("fuzz A");
-    const b = await make("fuzz B");
+    const a = await createSandbox(server, admin, "fuzz A");
+    const b = await createSandbox(server, admin, "fuzz B");
+    await b.client.GET("/v1/merchants"); // opens it
     bKey = b.secret;
     bId = b.id;
-    const opened = await server.running.sandboxes.inspect(a.id);
-    if (!opened) throw new Error("sandbox A is not open");
-    // The recipes that make their fixture through the server's domain or read its store make it in A's.
-    const inA: Env = {
-      server: { ...server, running: { ...server.running, domain: opened.domain, store: opened.store } },
-      client: a.client,
-      live: false,
-    };
+    const inA = await sandboxEnv(server, a.id, a.client);
     const live = clientFor(server, await server.key(["*"], { live: true }));
     await collect(inA, "sandbox A");
     await collect({ server, client: admin, live: false }, "the default sandbox");

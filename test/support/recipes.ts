@@ -37,6 +37,22 @@ export interface Env {
   live: boolean;
 }
 
+/**
+ * The environment inside a sandbox on demand (`id`, `client` a client of one of its keys), which a first
+ * request opens: the recipes that make their fixture through the server's domain or read its store make
+ * it in the sandbox's, not the default sandbox's.
+ */
+export async function sandboxEnv(server: TestServer, id: string, client: PaymentsClient): Promise<Env> {
+  await client.GET("/v1/merchants");
+  const opened = await server.running.sandboxes.inspect(id);
+  if (!opened) throw new Error(`sandbox ${id} is not open`);
+  return {
+    server: { ...server, running: { ...server.running, domain: opened.domain, store: opened.store } },
+    client,
+    live: false,
+  };
+}
+
 /** How to make a valid request for each operation; ids come from fresh fixtures in the given environment. */
 export const RECIPES: Record<(typeof OPERATIONS)[number]["operationId"], Recipe> = {
   createMerchant: async () => ({ path: {}, body: { name: "Matrix merchant" } }),

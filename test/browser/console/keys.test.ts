@@ -1,19 +1,17 @@
-import type { Browser, BrowserContext, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { BrowserContext, Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
 import { clientFor, createServiceKey, keyIdOf, storedConsoleSessionsOf } from "../../e2e/fixtures.ts";
 import type { TestServer } from "../../support/server.ts";
 import {
+  browserSuite,
   expectAccessible,
   expectNothingSecretStored,
   expectSameOrigin,
-  launch,
   POLL,
   screenshots,
   signIn,
-  startBrowserServer,
   storage,
   type Watched,
-  watch,
 } from "../support.ts";
 
 // The keys page shows what ServiceKey holds for each key (name, a truncated prefix starting `key_`, scopes,
@@ -25,7 +23,6 @@ const SECRET = /key_test_[0-9A-Za-z]{32}/;
 
 describe("console: sign-in and service keys", { timeout: 120_000 }, () => {
   let server: TestServer;
-  let browser: Browser;
   let context: BrowserContext;
   let page: Page;
   let watched: Watched;
@@ -35,18 +32,10 @@ describe("console: sign-in and service keys", { timeout: 120_000 }, () => {
   const apiStatus = async (key: string, path = "/v1/merchants") =>
     (await fetch(`${server.url}${path}`, { headers: { authorization: `Bearer ${key}` } })).status;
 
-  beforeAll(async () => {
-    server = await startBrowserServer();
+  browserSuite(async (suite) => {
+    ({ server, context, page, watched } = suite);
     secretsSeen.push(server.sandboxKey);
-    browser = await launch();
-    context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: server.url });
-    page = await context.newPage();
-    watched = watch(page);
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
   });
 
   /** The keys table's row for a key name. */

@@ -1,21 +1,20 @@
 import { unwrap } from "@payments/client";
 import type { Browser, BrowserContext, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { clientFor, createCharge } from "../../e2e/fixtures.ts";
 import type { TestServer } from "../../support/server.ts";
 import {
+  browserSuite,
   checkPage,
+  DESKTOP,
   expectAccessible,
   expectNothingSecretStored,
-  launch,
   openConsole,
   POLL,
   settle,
   signIn,
-  startBrowserServer,
   storage,
   type Watched,
-  watch,
 } from "../support.ts";
 
 // The console's sandboxes page (clients/console/src/console/pages/sandboxes.ts;
@@ -33,17 +32,9 @@ describe("console: sandboxes on demand", { timeout: 180_000 }, () => {
   /** A second browser that stays in the default sandbox. */
   let other: Page;
 
-  beforeAll(async () => {
-    server = await startBrowserServer();
-    browser = await launch();
-    context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    page = await context.newPage();
-    watched = watch(page);
-    other = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
+  browserSuite(async (suite) => {
+    ({ server, browser, context, page, watched } = suite);
+    other = await (await browser.newContext({ viewport: DESKTOP })).newPage();
   });
 
   const banner = (p: Page) => p.getByRole("note", { name: "Environment" }).textContent();

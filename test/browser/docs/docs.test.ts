@@ -1,18 +1,18 @@
 import { readFileSync } from "node:fs";
 import { OPERATIONS, WEBHOOK_EVENT_TYPES } from "@payments/contract/operations";
 import { rebaseExamples } from "@payments/server/served-document";
-import type { Browser, BrowserContext, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Browser, Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
 import { OPENAPI_31_PATH } from "../../support/openapi.ts";
 import type { TestServer } from "../../support/server.ts";
 import {
   actionsOf,
+  browserSuite,
+  DESKTOP,
   expectAccessible,
   expectSameOrigin,
   horizontalOverflow,
-  launch,
   screenshots,
-  startBrowserServer,
   tabThrough,
   type Watched,
   WIDTHS,
@@ -28,21 +28,11 @@ const contract = () => JSON.parse(readFileSync(OPENAPI_31_PATH, "utf8"));
 
 describe("the API reference", { timeout: 120_000 }, () => {
   let server: TestServer;
-  let browser: Browser;
-  let context: BrowserContext;
   let page: Page;
   let watched: Watched;
 
-  beforeAll(async () => {
-    server = await startBrowserServer();
-    browser = await launch();
-    context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    page = await context.newPage();
-    watched = watch(page);
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
+  browserSuite((suite) => {
+    ({ server, page, watched } = suite);
   });
 
   it("is served with a strict Content-Security-Policy: scripts from this server only, none inline", async () => {
@@ -111,19 +101,14 @@ describe("the error reference", { timeout: 120_000 }, () => {
   let server: TestServer;
   let browser: Browser;
 
-  beforeAll(async () => {
-    server = await startBrowserServer();
-    browser = await launch();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
+  browserSuite((suite) => {
+    ({ server, browser } = suite);
   });
 
   it("is where a problem's type points: the entry for its code, on this server", async () => {
     const problem = await (await fetch(`${server.url}/v1/merchants`)).json();
     expect(problem.type).toBe(`${server.url}/docs/errors#unauthorized`);
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const context = await browser.newContext({ viewport: DESKTOP });
     const page = await context.newPage();
     const watched = watch(page);
     await page.goto(problem.type);
@@ -147,7 +132,7 @@ describe("the error reference", { timeout: 120_000 }, () => {
   });
 
   it("gives each code the status the contract answers it with: card_declined under no status, since no operation answers it", async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const context = await browser.newContext({ viewport: DESKTOP });
     const page = await context.newPage();
     await page.goto(`${server.url}/docs/errors`);
     const status = (code: string) => page.locator(`section[id="${code}"] .status`).allTextContents();

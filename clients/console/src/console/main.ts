@@ -4,7 +4,7 @@ import { type Ctx, type PageDef, type Route, setEnvironment, setSandboxNow, tick
 import { environmentOf } from "./environment.ts";
 import { truncatedPrefix } from "./format.ts";
 import { PAGES } from "./pages/index.ts";
-import { announce, button, h, openDialog } from "./ui.ts";
+import { announce, button, h, keyInput, openDialog } from "./ui.ts";
 
 // The developer console (/console): sign in with a service key, then every page the key's scopes
 // allow, each a client of the public API. The key is sent once, to sign in, and kept nowhere; the
@@ -86,16 +86,7 @@ function showSecret(
 function signInView(message?: string): void {
   document.body.classList.remove("sandbox", "production", "sandbox-on-demand");
   const error = h("p", { class: "error-box", role: "alert", id: "signin-error", hidden: !message }, message ?? "");
-  const input = h("input", {
-    id: "key",
-    name: "key",
-    type: "password",
-    required: true,
-    autocomplete: "off",
-    spellcheck: "false",
-    placeholder: "key_test_…",
-    "aria-describedby": "key-hint",
-  });
+  const input = keyInput({ id: "key", "aria-describedby": "key-hint" });
   const form = h(
     "form",
     { class: "signin", "aria-labelledby": "signin-title" },

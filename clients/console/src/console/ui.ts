@@ -135,6 +135,67 @@ export function confirmDialog(title: string, message: Child, confirmLabel: strin
   });
 }
 
+/**
+ * A dialog holding one form: its error box, `body`, then Cancel and the submit button (`tone`: its look).
+ * On submit `submit(close)` runs; a message it returns (a check before any request) or an error it throws
+ * (the API's problem) is shown in the box, beside the fields the problem names (showFormError). The one
+ * shape of the console's create, rotate and open dialogs.
+ */
+export function formDialog(
+  title: string,
+  options: {
+    body: Child[];
+    submitLabel: string;
+    tone?: "primary" | "danger";
+    submit: (close: () => void) => string | undefined | Promise<string | undefined>;
+  },
+): HTMLDialogElement {
+  const errors = errorBox();
+  errors.show(null);
+  return openDialog(title, (close) => {
+    const form = h(
+      "form",
+      null,
+      errors.el,
+      options.body,
+      h(
+        "div",
+        { class: "actions" },
+        button("Cancel", close),
+        h("button", { type: "submit", class: `btn ${options.tone ?? "primary"}` }, options.submitLabel),
+      ),
+    );
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      clearFieldErrors(form);
+      errors.show(null);
+      try {
+        const refused = await options.submit(close);
+        if (refused !== undefined) errors.show(refused);
+      } catch (error) {
+        showFormError(form, errors, error);
+      }
+    });
+    return [form];
+  });
+}
+
+/**
+ * The field a service key's secret is pasted into (sign-in, opening a sandbox): masked, and neither
+ * autocompleted nor spell-checked, so the browser neither keeps nor sends it anywhere.
+ */
+export function keyInput(attrs: Attrs = {}): HTMLInputElement {
+  return h("input", {
+    name: "key",
+    type: "password",
+    required: true,
+    autocomplete: "off",
+    spellcheck: "false",
+    placeholder: "key_test_…",
+    ...attrs,
+  });
+}
+
 /** A region that shows an API problem (or any failure) next to what caused it. */
 export function errorBox(): { el: HTMLElement; show(message: string | null): void } {
   const el = h("div", { class: "error-box", role: "alert" });

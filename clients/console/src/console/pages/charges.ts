@@ -10,11 +10,10 @@ import {
   type Child,
   confirmDialog,
   details,
-  errorBox,
   field,
+  formDialog,
   h,
   newUid,
-  openDialog,
   select,
 } from "../ui.ts";
 import { merchantNames } from "./merchants.ts";
@@ -67,8 +66,6 @@ function amountDialog(
   send: (amount: number, reason: string | null) => Promise<unknown>,
   withReason: boolean,
 ): void {
-  const errors = errorBox();
-  errors.show(null);
   const amount = h("input", {
     name: "amount",
     type: "number",
@@ -90,35 +87,21 @@ function amountDialog(
     ["duplicate", "Duplicate"],
     ["fraudulent", "Fraudulent"],
   ]);
-  openDialog(title, (close) => {
-    const form = h(
-      "form",
-      null,
-      errors.el,
+  formDialog(title, {
+    body: [
       field(`Amount in minor units of ${charge.currency} (at most ${max})`, amount),
       preview,
       withReason ? field("Reason", reason) : null,
-      h(
-        "div",
-        { class: "actions" },
-        button("Cancel", close),
-        h("button", { type: "submit", class: "btn primary" }, submitLabel),
-      ),
-    );
-    form.addEventListener("submit", async (event) => {
-      event.preventDefault();
+    ],
+    submitLabel,
+    async submit(close) {
       const n = Number(amount.value);
-      if (!Number.isInteger(n) || n < 1 || n > max)
-        return errors.show(`The amount must be a whole number from 1 to ${max}.`);
-      try {
-        await send(n, reason.value || null);
-        close();
-        ctx.refresh();
-      } catch (error) {
-        errors.show(error instanceof Error ? error.message : String(error));
-      }
-    });
-    return [form];
+      if (!Number.isInteger(n) || n < 1 || n > max) return `The amount must be a whole number from 1 to ${max}.`;
+      await send(n, reason.value || null);
+      close();
+      ctx.refresh();
+      return undefined;
+    },
   });
 }
 
@@ -152,19 +135,14 @@ const DISPUTE_REASONS: DisputeReason[] = [
 
 /** Opens a dispute on the charge as the cardholder's bank would (sandbox), then shows it. */
 function openDispute(ctx: Ctx, c: Charge): void {
-  const errors = errorBox();
-  errors.show(null);
   const reason = select(
     "reason",
     DISPUTE_REASONS.map((r) => [r, r.replaceAll("_", " ")]),
     "fraudulent",
   );
   const inquiry = h("input", { type: "checkbox", name: "inquiry", id: newUid("inquiry") });
-  openDialog("Open a dispute (sandbox)", (close) => {
-    const form = h(
-      "form",
-      null,
-      errors.el,
+  formDialog("Open a dispute (sandbox)", {
+    body: [
       h(
         "p",
         null,
@@ -177,30 +155,20 @@ function openDispute(ctx: Ctx, c: Charge): void {
         inquiry,
         h("label", { for: inquiry.id }, "An inquiry only: no money moves unless it becomes a chargeback"),
       ),
-      h(
-        "div",
-        { class: "actions" },
-        button("Cancel", close),
-        h("button", { type: "submit", class: "btn primary" }, "Open dispute"),
-      ),
-    );
-    form.addEventListener("submit", async (event) => {
-      event.preventDefault();
-      try {
-        const dispute = need(
-          await ctx.api.POST("/v1/sandbox/charges/{id}/dispute", {
-            params: { path: { id: c.id } },
-            body: { reason: reason.value as DisputeReason, inquiry: inquiry.checked },
-          }),
-        );
-        close();
-        announce("Dispute opened");
-        ctx.go(`disputes/${dispute.id}`);
-      } catch (error) {
-        errors.show(error instanceof Error ? error.message : String(error));
-      }
-    });
-    return [form];
+    ],
+    submitLabel: "Open dispute",
+    async submit(close) {
+      const dispute = need(
+        await ctx.api.POST("/v1/sandbox/charges/{id}/dispute", {
+          params: { path: { id: c.id } },
+          body: { reason: reason.value as DisputeReason, inquiry: inquiry.checked },
+        }),
+      );
+      close();
+      announce("Dispute opened");
+      ctx.go(`disputes/${dispute.id}`);
+      return undefined;
+    },
   });
 }
 

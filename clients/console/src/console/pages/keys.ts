@@ -4,7 +4,7 @@ import { need } from "../api.ts";
 import { type Ctx, type PageDef, pageHeader, type Route, serverTime } from "../app.ts";
 import { truncatedPrefix } from "../format.ts";
 import { listView } from "../list.ts";
-import { announce, badge, button, confirmDialog, errorBox, field, h, openDialog, select } from "../ui.ts";
+import { announce, badge, button, confirmDialog, field, formDialog, h, select } from "../ui.ts";
 
 // Service keys (ServiceKey: name, truncated prefix starting `key_`, scopes, how long ago each was last
 // used, a rotate action), through listServiceKeys, createServiceKey, rotateServiceKey and
@@ -27,8 +27,6 @@ function keyStatus(k: ServiceKey): HTMLElement {
 const active = (k: ServiceKey) => !k.revoked_at && !(k.expires_at && Date.parse(k.expires_at) <= Date.now());
 
 function createKey(ctx: Ctx): void {
-  const errors = errorBox();
-  errors.show(null);
   const name = h("input", { name: "name", required: true, maxlength: 100, autocomplete: "off" });
   const scopeBoxes = SCOPES.map((scope) =>
     h(
@@ -39,59 +37,41 @@ function createKey(ctx: Ctx): void {
     ),
   );
   const expires = h("input", { name: "expires_at", type: "datetime-local" });
-  openDialog("Create a service key", (close) => {
-    const form = h(
-      "form",
-      null,
-      errors.el,
+  formDialog("Create a service key", {
+    body: [
       field("Name", name, "A label for people: what or who uses the key."),
       h("fieldset", null, h("legend", null, "Scopes"), h("div", { class: "checks" }, scopeBoxes)),
       field("Expires (optional, your local time)", expires),
-      h(
-        "div",
-        { class: "actions" },
-        button("Cancel", close),
-        h("button", { type: "submit", class: "btn primary" }, "Create key"),
-      ),
-    );
-    form.addEventListener("submit", async (event) => {
-      event.preventDefault();
+    ],
+    submitLabel: "Create key",
+    async submit(close) {
       const scopes = scopeBoxes
         .map((l) => l.querySelector("input"))
         .filter((i) => i?.checked)
         .map((i) => i?.value ?? "");
-      if (scopes.length === 0) return errors.show("Choose at least one scope.");
-      try {
-        const created = need(
-          await ctx.api.POST("/v1/service_keys", {
-            body: {
-              name: name.value.trim(),
-              scopes: scopes as ServiceKey["scopes"],
-              ...(expires.value ? { expires_at: new Date(expires.value).toISOString() } : {}),
-            },
-          }),
-        );
-        close();
-        await ctx.showSecret(`Key "${created.name}" created`, created.secret, "From now on only its prefix is listed.");
-        ctx.refresh();
-      } catch (error) {
-        errors.show(error instanceof Error ? error.message : String(error));
-      }
-    });
-    return [form];
+      if (scopes.length === 0) return "Choose at least one scope.";
+      const created = need(
+        await ctx.api.POST("/v1/service_keys", {
+          body: {
+            name: name.value.trim(),
+            scopes: scopes as ServiceKey["scopes"],
+            ...(expires.value ? { expires_at: new Date(expires.value).toISOString() } : {}),
+          },
+        }),
+      );
+      close();
+      await ctx.showSecret(`Key "${created.name}" created`, created.secret, "From now on only its prefix is listed.");
+      ctx.refresh();
+      return undefined;
+    },
   });
 }
 
 function rotateKey(ctx: Ctx, key: ServiceKey): void {
-  const errors = errorBox();
-  errors.show(null);
   const grace = select("grace_period_seconds", GRACE_PERIODS, "86400");
   const own = key.id === ctx.session.key.id;
-  openDialog(`Rotate "${key.name}"`, (close) => {
-    const form = h(
-      "form",
-      null,
-      errors.el,
+  formDialog(`Rotate "${key.name}"`, {
+    body: [
       h(
         "p",
         null,
@@ -105,36 +85,26 @@ function rotateKey(ctx: Ctx, key: ServiceKey): void {
           )
         : null,
       field("Grace period for the old secret", grace),
-      h(
-        "div",
-        { class: "actions" },
-        button("Cancel", close),
-        h("button", { type: "submit", class: "btn primary" }, "Rotate key"),
-      ),
-    );
-    form.addEventListener("submit", async (event) => {
-      event.preventDefault();
-      try {
-        const rotated = need(
-          await ctx.api.POST("/v1/service_keys/{id}/rotate", {
-            params: { path: { id: key.id } },
-            body: { grace_period_seconds: Number(grace.value) },
-          }),
-        );
-        close();
-        await ctx.showSecret(
-          `Key "${rotated.name}" rotated`,
-          rotated.secret,
-          grace.value === "0"
-            ? "The old secret no longer works."
-            : `The old secret keeps working for ${grace.selectedOptions[0]?.textContent ?? "the grace period"}.`,
-        );
-        ctx.refresh();
-      } catch (error) {
-        errors.show(error instanceof Error ? error.message : String(error));
-      }
-    });
-    return [form];
+    ],
+    submitLabel: "Rotate key",
+    async submit(close) {
+      const rotated = need(
+        await ctx.api.POST("/v1/service_keys/{id}/rotate", {
+          params: { path: { id: key.id } },
+          body: { grace_period_seconds: Number(grace.value) },
+        }),
+      );
+      close();
+      await ctx.showSecret(
+        `Key "${rotated.name}" rotated`,
+        rotated.secret,
+        grace.value === "0"
+          ? "The old secret no longer works."
+          : `The old secret keeps working for ${grace.selectedOptions[0]?.textContent ?? "the grace period"}.`,
+      );
+      ctx.refresh();
+      return undefined;
+    },
   });
 }
 

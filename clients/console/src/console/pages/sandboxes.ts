@@ -4,7 +4,7 @@ import { act, type Ctx, type PageDef, pageHeader, type Route, serverTime } from 
 import { erasureText, sandboxesUnavailable } from "../environment.ts";
 import { truncatedPrefix } from "../format.ts";
 import { listView } from "../list.ts";
-import { button, confirmDialog, errorBox, field, h, openDialog } from "../ui.ts";
+import { button, confirmDialog, field, formDialog, h, keyInput } from "../ui.ts";
 
 // Sandboxes on demand (spec/resources/sandboxes.tsp, scope `*` on a key of the account): the list,
 // create (the new sandbox's first `*` key shown once), delete (saying what it erases), and open (a new
@@ -25,96 +25,63 @@ function openingNote(ctx: Ctx, sandbox: { id: string; name: string }): HTMLEleme
 
 /** "Open" from the list: the sandbox's key is pasted (it was shown once, at creation). */
 function openSandbox(ctx: Ctx, sandbox: IsolatedSandbox): void {
-  const errors = errorBox();
-  errors.show(null);
-  const key = h("input", {
-    name: "key",
-    type: "password",
-    required: true,
-    autocomplete: "off",
-    spellcheck: "false",
-    placeholder: "key_test_…",
-  });
-  openDialog(`Open the sandbox “${sandbox.name}”`, (close) => {
-    const form = h(
-      "form",
-      null,
-      errors.el,
+  const key = keyInput();
+  formDialog(`Open the sandbox “${sandbox.name}”`, {
+    body: [
       openingNote(ctx, sandbox),
       field(
         "The sandbox's key",
         key,
         "A key_test_… secret of this sandbox (its first key was shown when it was created).",
       ),
-      h(
-        "div",
-        { class: "actions" },
-        button("Cancel", close),
-        h("button", { type: "submit", class: "btn primary" }, "Sign in to the sandbox"),
-      ),
-    );
-    form.addEventListener("submit", (event) => {
-      event.preventDefault();
+    ],
+    submitLabel: "Sign in to the sandbox",
+    submit(close) {
       const secret = key.value.trim();
-      if (!secret.startsWith("key_test_")) return errors.show("A sandbox's key starts with key_test_.");
+      if (!secret.startsWith("key_test_")) return "A sandbox's key starts with key_test_.";
       key.value = "";
       close();
       void ctx.signInWith(secret);
-    });
-    return [form];
+      return undefined;
+    },
   });
 }
 
 function createSandbox(ctx: Ctx): void {
-  const errors = errorBox();
-  errors.show(null);
   const name = h("input", { name: "name", required: true, maxlength: 100, autocomplete: "off" });
-  openDialog("Create a sandbox", (close) => {
-    const form = h(
-      "form",
-      null,
-      errors.el,
+  formDialog("Create a sandbox", {
+    body: [
       h(
         "p",
         null,
         "A new sandbox starts empty, with its own objects, keys, events, webhook endpoints and clock; nothing in it is visible from any other sandbox or from this one. Its first key (scope *) is shown once.",
       ),
       field("Name", name, "A label for people: “CI job 4512”, “QA: Ana”."),
-      h(
-        "div",
-        { class: "actions" },
-        button("Cancel", close),
-        h("button", { type: "submit", class: "btn primary" }, "Create sandbox"),
-      ),
-    );
-    form.addEventListener("submit", async (event) => {
-      event.preventDefault();
-      try {
-        const made = need(await ctx.api.POST("/v1/sandboxes", { body: { name: name.value.trim() } }));
-        close();
-        const secret = made.key.secret;
-        ctx.refresh();
-        await ctx.showSecret(
-          `Sandbox “${made.name}” created`,
-          secret,
-          `This is its first key (scope *): the only way into the sandbox ${made.id} until you make more keys inside it.`,
-          {
-            label: "Open the sandbox",
-            run: async () => {
-              const ok = await confirmDialog(
-                `Open the sandbox “${made.name}”?`,
-                openingNote(ctx, made),
-                "Sign in to the sandbox",
-              );
-              if (ok) await ctx.signInWith(secret);
-            },
+    ],
+    submitLabel: "Create sandbox",
+    async submit(close) {
+      const made = need(await ctx.api.POST("/v1/sandboxes", { body: { name: name.value.trim() } }));
+      close();
+      const secret = made.key.secret;
+      ctx.refresh();
+      await ctx.showSecret(
+        `Sandbox “${made.name}” created`,
+        secret,
+        `This is its first key (scope *): the only way into the sandbox ${made.id} until you make more keys inside it.`,
+        {
+          label: "Open the sandbox",
+          run: async () => {
+            const ok = await confirmDialog(
+              `Open the sandbox “${made.name}”?`,
+              openingNote(ctx, made),
+              "Sign in to the sandbox",
+            );
+            if (ok) await ctx.signInWith(secret);
           },
-        );
-      } catch (error) {
-        errors.show(error instanceof Error ? error.message : String(error));
-      }
-    });
-    return [form];
+        },
+      );
+      return undefined;
+    },
   });
 }
 

@@ -12,6 +12,7 @@ import {
   details,
   errorBox,
   field,
+  formDialog,
   h,
   openDialog,
   select,
@@ -278,80 +279,50 @@ function editChaos(ctx: Ctx, endpoint: Endpoint): void {
 }
 
 function rotateSecret(ctx: Ctx, endpoint: Endpoint): void {
-  const errors = errorBox();
-  errors.show(null);
   const grace = select("grace_period_seconds", GRACE_PERIODS, "86400");
-  openDialog("Rotate the signing secret", (close) => {
-    const form = h(
-      "form",
-      null,
-      errors.el,
+  formDialog("Rotate the signing secret", {
+    body: [
       h("p", null, "During the grace period every delivery carries two signatures, the new secret's first."),
       field("Grace period for the old secret", grace),
-      h(
-        "div",
-        { class: "actions" },
-        button("Cancel", close),
-        h("button", { type: "submit", class: "btn primary" }, "Rotate secret"),
-      ),
-    );
-    form.addEventListener("submit", async (event) => {
-      event.preventDefault();
-      try {
-        const rotated = need(
-          await ctx.api.POST("/v1/webhook_endpoints/{id}/rotate_secret", {
-            params: { path: { id: endpoint.id } },
-            body: { grace_period_seconds: Number(grace.value) },
-          }),
-        );
-        close();
-        await ctx.showSecret("The endpoint's new signing secret", rotated.secret, "Deploy it to your receiver.");
-        ctx.refresh();
-      } catch (error) {
-        errors.show(error instanceof Error ? error.message : String(error));
-      }
-    });
-    return [form];
+    ],
+    submitLabel: "Rotate secret",
+    async submit(close) {
+      const rotated = need(
+        await ctx.api.POST("/v1/webhook_endpoints/{id}/rotate_secret", {
+          params: { path: { id: endpoint.id } },
+          body: { grace_period_seconds: Number(grace.value) },
+        }),
+      );
+      close();
+      await ctx.showSecret("The endpoint's new signing secret", rotated.secret, "Deploy it to your receiver.");
+      ctx.refresh();
+      return undefined;
+    },
   });
 }
 
 function recover(ctx: Ctx, endpoint: Endpoint): void {
-  const errors = errorBox();
-  errors.show(null);
   const since = h("input", { name: "since", type: "datetime-local", required: true });
   const dayAgo = new Date(Date.now() - 86_400_000);
   since.value = new Date(dayAgo.getTime() - dayAgo.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
-  openDialog("Retry failed deliveries", (close) => {
-    const form = h(
-      "form",
-      null,
-      errors.el,
+  formDialog("Retry failed deliveries", {
+    body: [
       h("p", null, "Every delivery to this endpoint created since then that ended failed gets one more attempt."),
       field("Since (your local time)", since),
-      h(
-        "div",
-        { class: "actions" },
-        button("Cancel", close),
-        h("button", { type: "submit", class: "btn primary" }, "Retry them"),
-      ),
-    );
-    form.addEventListener("submit", async (event) => {
-      event.preventDefault();
-      try {
-        const result = need(
-          await ctx.api.POST("/v1/webhook_endpoints/{id}/recover", {
-            params: { path: { id: endpoint.id } },
-            body: { since: new Date(since.value).toISOString() },
-          }),
-        );
-        close();
-        announce(`${result.scheduled} deliveries scheduled`);
-        ctx.refresh();
-      } catch (error) {
-        errors.show(error instanceof Error ? error.message : String(error));
-      }
-    });
-    return [form];
+    ],
+    submitLabel: "Retry them",
+    async submit(close) {
+      const result = need(
+        await ctx.api.POST("/v1/webhook_endpoints/{id}/recover", {
+          params: { path: { id: endpoint.id } },
+          body: { since: new Date(since.value).toISOString() },
+        }),
+      );
+      close();
+      announce(`${result.scheduled} deliveries scheduled`);
+      ctx.refresh();
+      return undefined;
+    },
   });
 }
 
