@@ -6,7 +6,16 @@ import { join, resolve } from "node:path";
 import { loadConfig, openStore, type SimulatorCounts, verifyLedger } from "@payments/server";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it, onTestFinished } from "vitest";
-import { bundlePerFile, crashServer, inheritedEnv, killGroup, openCrashShop, pause, seeded } from "../support/crash.ts";
+import {
+  ACQUIRER_RECOVERY_SETTINGS,
+  bundlePerFile,
+  crashServer,
+  inheritedEnv,
+  killGroup,
+  openCrashShop,
+  pause,
+  seeded,
+} from "../support/crash.ts";
 import { eventually } from "../support/eventually.ts";
 import { ROOT } from "../support/process.ts";
 
@@ -78,15 +87,7 @@ describe("crash safety toward the acquirer", { timeout: 600_000 }, () => {
     const server = await crashServer({
       main: serverMain,
       secret: shop.secret,
-      env: {
-        ...settings,
-        WORKERS: "1",
-        // A dead request's key (and its intent) may be taken over one second after it was claimed,
-        // and the recovery job looks every second.
-        IDEMPOTENCY_LOCK_SECONDS: "1",
-        JOBS_INTERVAL_SECONDS: "1",
-        RATE_LIMIT_LIVE_PER_SECOND: "100000",
-      },
+      env: { ...settings, ...ACQUIRER_RECOVERY_SETTINGS },
     });
     const { url, start } = server;
 

@@ -14,7 +14,14 @@ import {
   startPrismProxy,
 } from "../support/adyen-stand-in/index.ts";
 import type { RunningProxy } from "../support/adyen-stand-in/prism-proxy.ts";
-import { bundlePerFile, crashServer, openCrashShop, pause, seeded } from "../support/crash.ts";
+import {
+  ACQUIRER_RECOVERY_SETTINGS,
+  bundlePerFile,
+  crashServer,
+  openCrashShop,
+  pause,
+  seeded,
+} from "../support/crash.ts";
 import { eventually } from "../support/eventually.ts";
 
 // Crash safety toward the acquirer, with Adyen (issue 32; docs/acquirer-port.md "Intents: crash safety
@@ -118,15 +125,7 @@ describe("crash safety toward Adyen (the stand-in)", { timeout: 900_000 }, () =>
     const server = await crashServer({
       main: serverMain,
       secret: shop.secret,
-      env: {
-        ...settings,
-        WORKERS: "1",
-        // A dead request's key (and its intent) may be taken over one second after it was claimed,
-        // and the recovery job looks every second.
-        IDEMPOTENCY_LOCK_SECONDS: "1",
-        JOBS_INTERVAL_SECONDS: "1",
-        RATE_LIMIT_LIVE_PER_SECOND: "100000",
-      },
+      env: { ...settings, ...ACQUIRER_RECOVERY_SETTINGS },
       stdio: process.env.CRASH_TRACE ? ["ignore", trace(), trace()] : "ignore",
     });
     const { url, start } = server;

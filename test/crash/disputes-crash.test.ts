@@ -3,7 +3,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig, openStore, verifyLedger } from "@payments/server";
 import { afterAll, describe, expect, it } from "vitest";
-import { bundlePerFile, crashServer, killAfterNextCommit, openCrashShop, pause, seeded } from "../support/crash.ts";
+import {
+  bundlePerFile,
+  crashServer,
+  killAfterNextCommit,
+  openCrashShop,
+  pause,
+  RETRY_SETTINGS,
+  seeded,
+} from "../support/crash.ts";
 
 // A dispute's money across kill -9 (issue 31): the server runs as its own process on a file-backed SQLite
 // store while chargebacks are opened (POST /v1/sandbox/charges/{id}/dispute: the amount and fee withdrawn)
@@ -76,19 +84,16 @@ describe.each([1, 2])("a dispute's money across kill -9 with WORKERS=%i", { time
     }
     await shop.close();
 
-    const server = await crashServer({
+    const {
+      url,
+      dead,
+      kill,
+      startCrashingAfter: start,
+    } = await crashServer({
       main: serverMain,
       secret: shop.secret,
-      env: {
-        ...settings,
-        WORKERS: String(workers),
-        IDEMPOTENCY_LOCK_SECONDS: "1",
-        RATE_LIMIT_TEST_PER_SECOND: "100000",
-      },
+      env: { ...settings, WORKERS: String(workers), ...RETRY_SETTINGS },
     });
-    const { url, dead, kill } = server;
-    const start = (crashAfterCommits?: number) =>
-      server.start(crashAfterCommits ? { TEST_CRASH_AFTER_COMMITS: String(crashAfterCommits) } : {});
 
     const all: Op[] = [];
     /** Requests whose first attempt got no answer (the server died), answered by a retry after a restart. */

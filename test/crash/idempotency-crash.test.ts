@@ -3,7 +3,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig, openStore, verifyLedger } from "@payments/server";
 import { afterAll, describe, expect, it } from "vitest";
-import { bundlePerFile, crashServer, killAfterNextCommit, openCrashShop, pause, seeded } from "../support/crash.ts";
+import {
+  bundlePerFile,
+  crashServer,
+  killAfterNextCommit,
+  openCrashShop,
+  pause,
+  RETRY_SETTINGS,
+  seeded,
+} from "../support/crash.ts";
 
 // The contract's idempotency promise across crashes (spec/main.tsp, Idempotency): a retried request never
 // moves money twice, even when the server dies mid-request. The server runs as its own process on a
@@ -69,21 +77,16 @@ describe.each([1, 2])("idempotency across kill -9 with WORKERS=%i", { timeout: 9
     await shop.close();
     const { headers, merchant, token } = shop;
 
-    const server = await crashServer({
+    const {
+      url,
+      dead,
+      kill,
+      startCrashingAfter: start,
+    } = await crashServer({
       main: serverMain,
       secret: shop.secret,
-      env: {
-        DATA_DIR: dataDir,
-        LOG_LEVEL: "silent",
-        WORKERS: String(workers),
-        // Retries may take over a dead request's key one second after it was claimed.
-        IDEMPOTENCY_LOCK_SECONDS: "1",
-        RATE_LIMIT_TEST_PER_SECOND: "100000",
-      },
+      env: { DATA_DIR: dataDir, LOG_LEVEL: "silent", WORKERS: String(workers), ...RETRY_SETTINGS },
     });
-    const { url, dead, kill } = server;
-    const start = (crashAfterCommits?: number) =>
-      server.start(crashAfterCommits ? { TEST_CRASH_AFTER_COMMITS: String(crashAfterCommits) } : {});
 
     let n = 0;
     const op = (kind: Kind, path: string, body: Record<string, unknown> = {}): Op => {

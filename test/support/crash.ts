@@ -189,6 +189,26 @@ export async function openCrashShop(
   return { secret, headers, created, merchant, token, close: () => setup.close() };
 }
 
+/**
+ * The settings of the suites that kill a server while the same keys are retried (idempotency-crash,
+ * disputes-crash): a retry may take over a dead request's key one second after it was claimed, and no
+ * sandbox rate limit stands in the way of their streams of requests.
+ */
+export const RETRY_SETTINGS = { IDEMPOTENCY_LOCK_SECONDS: "1", RATE_LIMIT_TEST_PER_SECOND: "100000" };
+
+/**
+ * The settings of the suites that kill a server around its calls to a production acquirer (acquirer-crash,
+ * adyen-crash): one process; a dead request's key (and its intent) may be taken over one second after it
+ * was claimed, and the recovery job looks every second (the documented bound is their sum); no production
+ * rate limit stands in the way of their batches.
+ */
+export const ACQUIRER_RECOVERY_SETTINGS = {
+  WORKERS: "1",
+  IDEMPOTENCY_LOCK_SECONDS: "1",
+  JOBS_INTERVAL_SECONDS: "1",
+  RATE_LIMIT_LIVE_PER_SECOND: "100000",
+};
+
 /** The server process a kill -9 suite kills and starts again on one port and one data directory. */
 export interface CrashServer {
   /** Its address: the same after every restart. */
@@ -203,6 +223,11 @@ export interface CrashServer {
    * settings, and resolves once it answers.
    */
   start(env?: Record<string, string>): Promise<void>;
+  /**
+   * start(), and with `commits` the server kills itself right after its commits-th committed change,
+   * before answering (TEST_CRASH_AFTER_COMMITS): the moment between "stored" and "answered".
+   */
+  startCrashingAfter(commits?: number): Promise<void>;
   /** SIGKILL to the whole process group, back once every process of it is gone (killGroup). */
   kill(): Promise<void>;
 }
@@ -227,20 +252,22 @@ export async function crashServer(options: {
   const dead = () => exited(child);
   const kill = () => killGroup(child);
   onTestFinished(kill);
+  const start = async (env: Record<string, string> = {}) => {
+    await kill();
+    child = spawn(process.execPath, [options.main()], {
+      cwd: SERVER_DIR,
+      detached: true,
+      env: { ...inheritedEnv, NODE_ENV: "development", ...options.env, ...env, PORT: String(port) },
+      stdio: options.stdio ?? "ignore",
+    });
+    await untilAnswering(url, options.secret, dead);
+  };
   return {
     url,
     dead,
     pid: () => child?.pid,
     kill,
-    async start(env = {}) {
-      await kill();
-      child = spawn(process.execPath, [options.main()], {
-        cwd: SERVER_DIR,
-        detached: true,
-        env: { ...inheritedEnv, NODE_ENV: "development", ...options.env, ...env, PORT: String(port) },
-        stdio: options.stdio ?? "ignore",
-      });
-      await untilAnswering(url, options.secret, dead);
-    },
+    start,
+    startCrashingAfter: (commits) => start(commits ? { TEST_CRASH_AFTER_COMMITS: String(commits) } : {}),
   };
 }
