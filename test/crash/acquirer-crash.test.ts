@@ -1,23 +1,23 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { loadConfig, openStore, type SimulatorCounts, startServer, verifyLedger } from "@payments/server";
+import { loadConfig, openStore, type SimulatorCounts, verifyLedger } from "@payments/server";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it, onTestFinished } from "vitest";
 import {
+  ACQUIRER_RECOVERY_SETTINGS,
   bundlePerFile,
-  exited,
-  freePort,
+  crashServer,
   inheritedEnv,
   killGroup,
+  openCrashShop,
   pause,
   seeded,
-  untilAnswering,
 } from "../support/crash.ts";
 import { eventually } from "../support/eventually.ts";
-import { ROOT, SERVER_DIR } from "../support/process.ts";
+import { ROOT } from "../support/process.ts";
 
 // Crash safety toward the acquirer (docs/acquirer-port.md "Intents: crash safety toward the acquirer").
 // The acquirer is the simulator run as a process of its own (support/acquirer-stand-in.ts, reached
@@ -80,48 +80,16 @@ describe("crash safety toward the acquirer", { timeout: 600_000 }, () => {
     };
 
     // Set up in-process on the same data: a production key, a merchant and a card token.
-    const setup = await startServer({ config: loadConfig({ ...settings, PORT: "0" }) });
-    const { secret } = await setup.domain.serviceKeys.issue(true, { name: "crash", scopes: ["*"] });
-    const headers = { authorization: `Bearer ${secret}`, "content-type": "application/json" };
-    const created = async (path: string, body: unknown) =>
-      (await (await fetch(`${setup.url}${path}`, { method: "POST", headers, body: JSON.stringify(body) })).json()) as {
-        id: string;
-      };
-    const merchant = await created("/v1/merchants", { name: "Crash shop" });
-    const token = await created("/v1/tokens", {
-      card: "4242424242424242",
-      holder: "Ada",
-      exp_month: 12,
-      exp_year: 2031,
-    });
-    await setup.close();
+    const shop = await openCrashShop(settings, { key: "live", merchant: "Crash shop" });
+    await shop.close();
+    const { headers, merchant, token } = shop;
 
-    const port = await freePort();
-    const url = `http://127.0.0.1:${port}`;
-    let child: ChildProcess | null = null;
-    const dead = () => exited(child);
-    const start = async () => {
-      await killGroup(child);
-      child = spawn(process.execPath, [serverMain()], {
-        cwd: SERVER_DIR,
-        detached: true,
-        env: {
-          ...inheritedEnv,
-          ...settings,
-          NODE_ENV: "development",
-          PORT: String(port),
-          WORKERS: "1",
-          // A dead request's key (and its intent) may be taken over one second after it was claimed,
-          // and the recovery job looks every second.
-          IDEMPOTENCY_LOCK_SECONDS: "1",
-          JOBS_INTERVAL_SECONDS: "1",
-          RATE_LIMIT_LIVE_PER_SECOND: "100000",
-        },
-        stdio: "ignore",
-      });
-      await untilAnswering(url, secret, dead);
-    };
-    onTestFinished(() => killGroup(child));
+    const server = await crashServer({
+      main: serverMain,
+      secret: shop.secret,
+      env: { ...settings, ...ACQUIRER_RECOVERY_SETTINGS },
+    });
+    const { url, start } = server;
 
     let n = 0;
     const op = (kind: Kind, keyed: boolean, path: string, body: Record<string, unknown> = {}): Op => {
@@ -206,7 +174,7 @@ describe("crash safety toward the acquirer", { timeout: 600_000 }, () => {
       const afterCalls = 1 + Math.floor(random() * batch.length);
       await fetch(`${acquirerUrl}/_arm`, {
         method: "POST",
-        body: JSON.stringify({ pid: (child as ChildProcess | null)?.pid, afterCalls }),
+        body: JSON.stringify({ pid: server.pid(), afterCalls }),
       });
       all.push(...batch);
       await Promise.all(
@@ -219,7 +187,7 @@ describe("crash safety toward the acquirer", { timeout: 600_000 }, () => {
           } else if (o.key) pending.push(o);
         }),
       );
-      await killGroup(child); // a cycle whose k-th call did not come: killed after the batch
+      await server.kill(); // a cycle whose k-th call did not come: killed after the batch
       // Disarm, in case the batch made fewer calls than k.
       await fetch(`${acquirerUrl}/_arm`, { method: "POST", body: JSON.stringify({ pid: 0, afterCalls: 1e9 }) });
     }
@@ -240,7 +208,7 @@ describe("crash safety toward the acquirer", { timeout: 600_000 }, () => {
     const recoverySeconds = (performance.now() - recoveryStarted) / 1000;
     watcher.close();
     const applied = (await counts()).applied;
-    await killGroup(child);
+    await server.kill();
 
     const store = await openStore(loadConfig({ DATA_DIR: dataDir }));
     try {

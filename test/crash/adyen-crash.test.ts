@@ -1,8 +1,7 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, openSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadConfig, openStore, startServer, verifyLedger } from "@payments/server";
+import { loadConfig, openStore, verifyLedger } from "@payments/server";
 import { dedupeKey } from "@payments/server/adyen";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it, onTestFinished } from "vitest";
@@ -16,17 +15,14 @@ import {
 } from "../support/adyen-stand-in/index.ts";
 import type { RunningProxy } from "../support/adyen-stand-in/prism-proxy.ts";
 import {
+  ACQUIRER_RECOVERY_SETTINGS,
   bundlePerFile,
-  exited,
-  freePort,
-  inheritedEnv,
-  killGroup,
+  crashServer,
+  openCrashShop,
   pause,
   seeded,
-  untilAnswering,
 } from "../support/crash.ts";
 import { eventually } from "../support/eventually.ts";
-import { SERVER_DIR } from "../support/process.ts";
 
 // Crash safety toward the acquirer, with Adyen (issue 32; docs/acquirer-port.md "Intents: crash safety
 // toward the acquirer"). The server runs as a real process with PRODUCTION_ACQUIRER=adyen, pointed at the
@@ -112,66 +108,30 @@ describe("crash safety toward Adyen (the stand-in)", { timeout: 900_000 }, () =>
     };
 
     // Set up in-process on the same data: a production key, a merchant and a card token.
-    const setup = await startServer({ config: loadConfig({ ...settings, PORT: "0" }) });
-    const { secret } = await setup.domain.serviceKeys.issue(true, { name: "crash", scopes: ["*"] });
-    const headers = { authorization: `Bearer ${secret}`, "content-type": "application/json" };
-    const created = async (path: string, body: unknown) =>
-      (await (await fetch(`${setup.url}${path}`, { method: "POST", headers, body: JSON.stringify(body) })).json()) as {
-        id: string;
-      };
-    const merchant = await created("/v1/merchants", { name: "Crash shop" });
-    const token = await created("/v1/tokens", {
-      card: "4242424242424242",
-      holder: "Ada",
-      exp_month: 12,
-      exp_year: 2031,
-    });
+    const shop = await openCrashShop(settings, { key: "live", merchant: "Crash shop" });
+    const { headers, merchant, token } = shop;
     // One charge before the kills: Prism's first request is slow, and would put the first cycle's calls in
     // doubt by time-out. When this one is in doubt too, the recovery job reverses it from a server on
     // another address (this one listens on PORT=0): the first run's finding, kept as a case.
-    await created("/v1/charges", {
+    await shop.created("/v1/charges", {
       merchant_id: merchant.id,
       amount: 10_000,
       currency: "USD",
       payment_method: { type: "card", token: token.id },
     });
-    await setup.close();
+    await shop.close();
 
-    const port = await freePort();
-    const url = `http://127.0.0.1:${port}`;
-    let child: ChildProcess | null = null;
-    const dead = () => exited(child);
-    const start = async () => {
-      await killGroup(child);
-      child = spawn(process.execPath, [serverMain()], {
-        cwd: SERVER_DIR,
-        detached: true,
-        env: {
-          ...inheritedEnv,
-          ...settings,
-          NODE_ENV: "development",
-          PORT: String(port),
-          WORKERS: "1",
-          // A dead request's key (and its intent) may be taken over one second after it was claimed,
-          // and the recovery job looks every second.
-          IDEMPOTENCY_LOCK_SECONDS: "1",
-          JOBS_INTERVAL_SECONDS: "1",
-          RATE_LIMIT_LIVE_PER_SECOND: "100000",
-        },
-        stdio: process.env.CRASH_TRACE
-          ? [
-              "ignore",
-              openSync(join(tmpdir(), "adyen-crash-server.log"), "a"),
-              openSync(join(tmpdir(), "adyen-crash-server.log"), "a"),
-            ]
-          : "ignore",
-      });
-      await untilAnswering(url, secret, dead);
-    };
-    onTestFinished(() => killGroup(child));
+    const trace = () => openSync(join(tmpdir(), "adyen-crash-server.log"), "a");
+    const server = await crashServer({
+      main: serverMain,
+      secret: shop.secret,
+      env: { ...settings, ...ACQUIRER_RECOVERY_SETTINGS },
+      stdio: process.env.CRASH_TRACE ? ["ignore", trace(), trace()] : "ignore",
+    });
+    const { url, start } = server;
     /** SIGKILL to the server's process group, from inside the call ledger: synchronous, before its answer. */
     const kill = () => {
-      const pid = (child as ChildProcess | null)?.pid;
+      const pid = server.pid();
       try {
         if (pid) process.kill(-pid, "SIGKILL");
       } catch {
@@ -313,7 +273,7 @@ describe("crash safety toward Adyen (the stand-in)", { timeout: 900_000 }, () =>
       t(
         `batch done: ${batch.length} requests, k=${k}, ${ledger.calls.length - callsBefore} calls, ${JSON.stringify(ledger.met)} ${JSON.stringify(batch.map((o) => [o.kind, o.answer?.status, o.answer?.body.code]))}`,
       );
-      await killGroup(child); // a cycle whose k-th call did not come: killed after the batch
+      await server.kill(); // a cycle whose k-th call did not come: killed after the batch
       ledger.clearPlans();
     }
     await start();
@@ -340,7 +300,7 @@ describe("crash safety toward Adyen (the stand-in)", { timeout: 900_000 }, () =>
       times: 2,
       seed: 20261128,
     });
-    await killGroup(child);
+    await server.kill();
 
     const store = await openStore(loadConfig({ DATA_DIR: dataDir }));
     try {

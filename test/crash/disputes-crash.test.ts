@@ -1,20 +1,16 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
-import { loadConfig, openStore, startServer, verifyLedger } from "@payments/server";
-import { afterAll, describe, expect, it, onTestFinished } from "vitest";
+import { join } from "node:path";
+import { loadConfig, openStore, verifyLedger } from "@payments/server";
+import { afterAll, describe, expect, it } from "vitest";
 import {
   bundlePerFile,
-  exited,
-  freePort,
-  inheritedEnv,
+  crashServer,
   killAfterNextCommit,
-  killGroup,
+  openCrashShop,
   pause,
+  RETRY_SETTINGS,
   seeded,
-  untilAnswering,
 } from "../support/crash.ts";
 
 // A dispute's money across kill -9 (issue 31): the server runs as its own process on a file-backed SQLite
@@ -43,7 +39,6 @@ const killsWith = (workers: number) => (workers === 1 ? KILLS : Math.max(3, Math
 const FEE = 1500;
 const random = seeded(Number(process.env.CRASH_SEED ?? 20261127));
 
-const serverDir = resolve(dirname(fileURLToPath(import.meta.url)), "../../server");
 /** The server every restart runs: its production bundle, built once for this file (support/crash.ts). */
 const serverMain = bundlePerFile();
 const dataDirs: string[] = [];
@@ -72,25 +67,14 @@ describe.each([1, 2])("a dispute's money across kill -9 with WORKERS=%i", { time
     const dataDir = mkdtempSync(join(tmpdir(), "payments-dispute-crash-"));
     dataDirs.push(dataDir);
     const database = join(dataDir, "payments.sqlite");
-    const config = { PORT: "0", DATA_DIR: dataDir, LOG_LEVEL: "silent", DISPUTE_FEES: JSON.stringify({ USD: FEE }) };
+    const settings = { DATA_DIR: dataDir, LOG_LEVEL: "silent", DISPUTE_FEES: JSON.stringify({ USD: FEE }) };
     // Set up in-process on the same data directory: the bootstrap key, a merchant and captured charges.
-    const setup = await startServer({ config: loadConfig(config) });
-    const headers = { authorization: `Bearer ${setup.bootstrapSecret}`, "content-type": "application/json" };
-    const created = async (path: string, body: unknown) =>
-      (await (await fetch(`${setup.url}${path}`, { method: "POST", headers, body: JSON.stringify(body) })).json()) as {
-        id: string;
-      };
-    const merchant = await created("/v1/merchants", { name: "Disputed shop" });
-    const token = await created("/v1/tokens", {
-      card: "4242424242424242",
-      holder: "Ada",
-      exp_month: 12,
-      exp_year: 2031,
-    });
+    const shop = await openCrashShop(settings, { key: "bootstrap", merchant: "Disputed shop" });
+    const { headers, merchant, token } = shop;
     /** Per cycle: 4 charges to dispute, and 2 on which a full refund races the dispute's opening. */
     const charges: string[] = [];
     for (let i = 0; i < 6 * kills; i++) {
-      const charge = await created("/v1/charges", {
+      const charge = await shop.created("/v1/charges", {
         merchant_id: merchant.id,
         amount: 1000 + i,
         currency: "USD",
@@ -98,38 +82,18 @@ describe.each([1, 2])("a dispute's money across kill -9 with WORKERS=%i", { time
       });
       charges.push(charge.id);
     }
-    await setup.close();
+    await shop.close();
 
-    const port = await freePort();
-    const url = `http://127.0.0.1:${port}`;
-    let child: ChildProcess | null = null;
-    const dead = () => exited(child);
-    /** SIGKILL to the whole process group (the primary and its workers), and back once all are gone. */
-    const kill = () => killGroup(child);
-    onTestFinished(kill);
-    const start = async (crashAfterCommits?: number) => {
-      // Whatever is left of the last run goes first: with WORKERS=2 a worker that killed itself leaves
-      // the primary and the other worker serving on the port.
-      await kill();
-      child = spawn(process.execPath, [serverMain()], {
-        cwd: serverDir,
-        detached: true,
-        env: {
-          ...inheritedEnv,
-          NODE_ENV: "development",
-          PORT: String(port),
-          DATA_DIR: dataDir,
-          LOG_LEVEL: "silent",
-          WORKERS: String(workers),
-          DISPUTE_FEES: config.DISPUTE_FEES,
-          IDEMPOTENCY_LOCK_SECONDS: "1",
-          RATE_LIMIT_TEST_PER_SECOND: "100000",
-          ...(crashAfterCommits ? { TEST_CRASH_AFTER_COMMITS: String(crashAfterCommits) } : {}),
-        },
-        stdio: "ignore",
-      });
-      await untilAnswering(url, String(setup.bootstrapSecret), dead);
-    };
+    const {
+      url,
+      dead,
+      kill,
+      startCrashingAfter: start,
+    } = await crashServer({
+      main: serverMain,
+      secret: shop.secret,
+      env: { ...settings, WORKERS: String(workers), ...RETRY_SETTINGS },
+    });
 
     const all: Op[] = [];
     /** Requests whose first attempt got no answer (the server died), answered by a retry after a restart. */

@@ -1,21 +1,17 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadConfig, openStore, startServer, verifyLedger } from "@payments/server";
-import { afterAll, describe, expect, it, onTestFinished } from "vitest";
+import { loadConfig, openStore, verifyLedger } from "@payments/server";
+import { afterAll, describe, expect, it } from "vitest";
 import {
   bundlePerFile,
-  exited,
-  freePort,
-  inheritedEnv,
+  crashServer,
   killAfterNextCommit,
-  killGroup,
+  openCrashShop,
   pause,
+  RETRY_SETTINGS,
   seeded,
-  untilAnswering,
 } from "../support/crash.ts";
-import { SERVER_DIR } from "../support/process.ts";
 
 // The contract's idempotency promise across crashes (spec/main.tsp, Idempotency): a retried request never
 // moves money twice, even when the server dies mid-request. The server runs as its own process on a
@@ -74,52 +70,23 @@ describe.each([1, 2])("idempotency across kill -9 with WORKERS=%i", { timeout: 9
     mkdirSync(dataDir);
     const database = join(dataDir, "payments.sqlite");
     // Set up on the same data directory in-process: the bootstrap key, a merchant and a card token.
-    const setup = await startServer({ config: loadConfig({ PORT: "0", DATA_DIR: dataDir, LOG_LEVEL: "silent" }) });
-    const headers = { authorization: `Bearer ${setup.bootstrapSecret}`, "content-type": "application/json" };
-    const created = async (path: string, body: unknown) =>
-      (await (await fetch(`${setup.url}${path}`, { method: "POST", headers, body: JSON.stringify(body) })).json()) as {
-        id: string;
-      };
-    const merchant = await created("/v1/merchants", { name: "Crash shop" });
-    const token = await created("/v1/tokens", {
-      card: "4242424242424242",
-      holder: "Ada",
-      exp_month: 12,
-      exp_year: 2031,
-    });
-    await setup.close();
+    const shop = await openCrashShop(
+      { DATA_DIR: dataDir, LOG_LEVEL: "silent" },
+      { key: "bootstrap", merchant: "Crash shop" },
+    );
+    await shop.close();
+    const { headers, merchant, token } = shop;
 
-    const port = await freePort();
-    const url = `http://127.0.0.1:${port}`;
-    let child: ChildProcess | null = null;
-    const dead = () => exited(child);
-    const start = async (crashAfterCommits?: number) => {
-      // Whatever is left of the last run goes first: with WORKERS=2 a worker that killed itself leaves
-      // the primary and the other worker serving on the port.
-      await kill();
-      child = spawn(process.execPath, [serverMain()], {
-        cwd: SERVER_DIR,
-        // A process group of its own, so a kill takes the primary and its workers together.
-        detached: true,
-        env: {
-          ...inheritedEnv,
-          NODE_ENV: "development",
-          PORT: String(port),
-          DATA_DIR: dataDir,
-          LOG_LEVEL: "silent",
-          WORKERS: String(workers),
-          // Retries may take over a dead request's key one second after it was claimed.
-          IDEMPOTENCY_LOCK_SECONDS: "1",
-          RATE_LIMIT_TEST_PER_SECOND: "100000",
-          ...(crashAfterCommits ? { TEST_CRASH_AFTER_COMMITS: String(crashAfterCommits) } : {}),
-        },
-        stdio: "ignore",
-      });
-      await untilAnswering(url, setup.bootstrapSecret as string, dead);
-    };
-    /** SIGKILL to the whole process group, and back once every process of it is gone. */
-    const kill = () => killGroup(child);
-    onTestFinished(kill); // a failing run leaves no server behind
+    const {
+      url,
+      dead,
+      kill,
+      startCrashingAfter: start,
+    } = await crashServer({
+      main: serverMain,
+      secret: shop.secret,
+      env: { DATA_DIR: dataDir, LOG_LEVEL: "silent", WORKERS: String(workers), ...RETRY_SETTINGS },
+    });
 
     let n = 0;
     const op = (kind: Kind, path: string, body: Record<string, unknown> = {}): Op => {
