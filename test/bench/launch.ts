@@ -331,10 +331,13 @@ export async function startBuiltTarget(
  * Prism, so it answers at once and its CPU is not the server's: what the server spends per charge over
  * the simulator path is the connector's (issue 36, "Overhead over the acquirer").
  */
-export async function startAdyenTarget(): Promise<Target> {
+export async function startAdyenTarget(
+  /** Flags for node before the script (`--cpu-prof` for bench:profile). */
+  nodeArgs: string[] = builtNodeFlags(),
+): Promise<Target> {
   const standIn = await startAdyenStandIn({ ...ADYEN_TEST_CREDENTIALS });
   try {
-    const target = await startBuiltTarget("adyen", builtNodeFlags(), {
+    const target = await startBuiltTarget("adyen", nodeArgs, {
       PRODUCTION_ACQUIRER: "adyen",
       ADYEN_ENVIRONMENT: "test",
       ADYEN_API_KEY: ADYEN_TEST_CREDENTIALS.apiKey,
