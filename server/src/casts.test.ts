@@ -25,7 +25,6 @@ const EXCLUDED = [/\.test\.ts$/, /\.d\.ts$/, /^store\/conformance\.ts$/];
 const UNEXPLAINED: Record<string, number> = {
   "adapters/adyen/connector.ts": 2,
   "adapters/adyen/notifications.ts": 7,
-  "adapters/adyen/transport.ts": 2,
   "adapters/metrics.ts": 3,
   "adapters/processor-http.ts": 1,
   "adapters/processor-simulator.ts": 1,
