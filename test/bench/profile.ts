@@ -57,7 +57,7 @@ const profileFile = (name: string) =>
 if (scenario.target === "built" || scenario.target === "adyen") {
   const dir = mkdtempSync(join(tmpdir(), "payments-profile-"));
   const flags = ["--cpu-prof", `--cpu-prof-dir=${dir}`, `--cpu-prof-interval=${INTERVAL_US}`];
-  // adyen-charges: the same build against the Adyen stand-in (in this process, so outside the profile).
+  // adyen-charges: the same build against the Adyen stand-in (its own process, outside the profile).
   const target = scenario.target === "adyen" ? await startAdyenTarget(flags) : await startBuiltTarget("built", flags);
   /** At saturation (autocannon). */
   const saturated = async () => {
