@@ -16,7 +16,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ADYEN_TEST_CREDENTIALS, startAdyenStandIn } from "../support/adyen-stand-in/index.ts";
+import { ADYEN_TEST_CREDENTIALS } from "../support/adyen-stand-in/index.ts";
 import { startPrism } from "../support/prism.ts";
 import { SERVER_DIR } from "../support/process.ts";
 import { bundleTarget } from "./bundle.ts";
@@ -51,7 +51,7 @@ const LABELS: Record<TargetName, string> = {
   built: "payments server, production build, WORKERS=1 (SQLite file, WAL)",
   built2: "payments server, production build, WORKERS=2 (SQLite file, WAL)",
   adyen:
-    "payments server, production build, WORKERS=1, PRODUCTION_ACQUIRER=adyen against the Adyen stand-in (in the bench process, answering at once)",
+    "payments server, production build, WORKERS=1, PRODUCTION_ACQUIRER=adyen against the Adyen stand-in (in a process of its own, answering at once)",
   echo: "bare node:http echo",
 };
 
@@ -327,14 +327,18 @@ export async function startBuiltTarget(
 
 /**
  * The production build charging production through the Adyen connector (PRODUCTION_ACQUIRER=adyen)
- * against the Adyen stand-in (test/support/adyen-stand-in), run in the bench's own process without
- * Prism, so it answers at once and its CPU is not the server's: what the server spends per charge over
- * the simulator path is the connector's (issue 36, "Overhead over the acquirer").
+ * against the Adyen stand-in (test/support/adyen-stand-in) in a process of its own (./targets/adyen-
+ * stand-in.ts) without Prism, so it answers at once and its CPU is not the server's, nor taken from the
+ * load generator: what the server spends per charge over the simulator path is the connector's (issue 36,
+ * "Overhead over the acquirer").
  */
-export async function startAdyenTarget(): Promise<Target> {
-  const standIn = await startAdyenStandIn({ ...ADYEN_TEST_CREDENTIALS });
+export async function startAdyenTarget(
+  /** Flags for node before the script (`--cpu-prof` for bench:profile). */
+  nodeArgs: string[] = builtNodeFlags(),
+): Promise<Target> {
+  const standIn = await startStandInProcess();
   try {
-    const target = await startBuiltTarget("adyen", builtNodeFlags(), {
+    const target = await startBuiltTarget("adyen", nodeArgs, {
       PRODUCTION_ACQUIRER: "adyen",
       ADYEN_ENVIRONMENT: "test",
       ADYEN_API_KEY: ADYEN_TEST_CREDENTIALS.apiKey,
@@ -355,6 +359,44 @@ export async function startAdyenTarget(): Promise<Target> {
     await standIn.stop();
     throw error;
   }
+}
+
+/** The Adyen stand-in, bundled and run in its own process (./targets/adyen-stand-in.ts). */
+async function startStandInProcess(): Promise<{ url: string; stop(): Promise<void> }> {
+  const label = "Adyen stand-in";
+  const path = await bundleTarget(
+    fileURLToPath(new URL("./targets/adyen-stand-in.ts", import.meta.url)),
+    "adyen-stand-in",
+  );
+  const child = track(
+    spawn(process.execPath, [path], {
+      stdio: ["ignore", "ignore", "pipe", "ipc"],
+      env: {
+        PATH: process.env.PATH ?? "",
+        BENCH_ADYEN_API_KEY: ADYEN_TEST_CREDENTIALS.apiKey,
+        BENCH_ADYEN_MERCHANT_ACCOUNT: ADYEN_TEST_CREDENTIALS.merchantAccount,
+        BENCH_ADYEN_HMAC_KEY: ADYEN_TEST_CREDENTIALS.hmacKey,
+      },
+    }),
+  );
+  const stderr: string[] = [];
+  child.stderr?.setEncoding("utf8").on("data", (chunk: string) => stderr.push(chunk));
+  const ready = await new Promise<ReadyMessage>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`${label} did not start within ${START_TIMEOUT_MS} ms`));
+    }, START_TIMEOUT_MS);
+    child.once("message", (message: ReadyMessage) => {
+      clearTimeout(timer);
+      resolve(message);
+    });
+    child.once("exit", (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`${label} exited (${code ?? signal}) before listening:\n${stderr.join("")}`));
+    });
+  });
+  assertLoopback(label, ready.url);
+  return { url: ready.url, stop: () => stopChild(child) };
 }
 
 export async function startTarget(name: TargetName): Promise<Target> {

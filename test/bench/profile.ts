@@ -7,7 +7,8 @@
 // compare across runs and machines, absolute times do not.
 //
 // The servers started from ./targets (payments, bare, validated) are profiled over the measured seconds
-// only. The production build (built-charges, built-get at saturation; built-200, built-500 at a steady
+// only. The production build (built-charges, built-get, built-live-charges and adyen-charges — the Adyen
+// connector against the stand-in — at saturation; built-200, built-500 at a steady
 // rate, open loop, as `npm run bench` sends them: its SQLite file, one worker) runs
 // under `node --cpu-prof`, which writes the profile when the process exits: that profile also holds its
 // start-up and warm-up (about a second of ajv compiling the validators, the `ajv` and `express-openapi-
@@ -18,7 +19,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { formatSummary, mapToSources, summarize } from "./cpuprofile.ts";
-import { startBuiltTarget, startScriptTarget } from "./launch.ts";
+import { startAdyenTarget, startBuiltTarget, startScriptTarget } from "./launch.ts";
 import { failures, load, preflight, steadyRequest } from "./load.ts";
 import { openLoop } from "./open-loop.ts";
 import { SCENARIOS } from "./scenarios.ts";
@@ -31,7 +32,12 @@ const PROFILES_DIR = fileURLToPath(new URL("./results/profiles/", import.meta.ur
 const [id, secondsArg] = process.argv.slice(2);
 const scenario = SCENARIOS.find((s) => s.id === id);
 const profilable = SCENARIOS.filter(
-  (s) => s.target === "payments" || s.target === "bare" || s.target === "validated" || s.target === "built",
+  (s) =>
+    s.target === "payments" ||
+    s.target === "bare" ||
+    s.target === "validated" ||
+    s.target === "built" ||
+    s.target === "adyen",
 );
 if (!scenario || !profilable.includes(scenario)) {
   console.error(
@@ -48,13 +54,11 @@ if (!Number.isInteger(seconds) || seconds < 1) {
 const profileFile = (name: string) =>
   `${PROFILES_DIR}${name}-${new Date().toISOString().replace(/[:.]/g, "-")}.cpuprofile`;
 
-if (scenario.target === "built") {
+if (scenario.target === "built" || scenario.target === "adyen") {
   const dir = mkdtempSync(join(tmpdir(), "payments-profile-"));
-  const target = await startBuiltTarget("built", [
-    "--cpu-prof",
-    `--cpu-prof-dir=${dir}`,
-    `--cpu-prof-interval=${INTERVAL_US}`,
-  ]);
+  const flags = ["--cpu-prof", `--cpu-prof-dir=${dir}`, `--cpu-prof-interval=${INTERVAL_US}`];
+  // adyen-charges: the same build against the Adyen stand-in (its own process, outside the profile).
+  const target = scenario.target === "adyen" ? await startAdyenTarget(flags) : await startBuiltTarget("built", flags);
   /** At saturation (autocannon). */
   const saturated = async () => {
     const warmup = await load(scenario, target, WARMUP_SECONDS);

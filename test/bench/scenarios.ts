@@ -268,8 +268,8 @@ export const SCENARIOS: Scenario[] = [
   },
   {
     // Issue 36, "overhead over the acquirer": a production charge through the simulator (built-live-charges)
-    // and through the Adyen connector against the Adyen stand-in answering at once, in-process in the
-    // bench, no Prism (adyen-charges). The server's CPU per charge of the two is the connector's cost.
+    // and through the Adyen connector against the Adyen stand-in answering at once, in a process of its
+    // own, no Prism (adyen-charges). The server's CPU per charge of the two is the connector's cost.
     id: "built-live-charges",
     name: "built, 1 worker: POST /v1/charges in production (simulator)",
     target: "built",

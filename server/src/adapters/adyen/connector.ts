@@ -1,4 +1,3 @@
-import createClient from "openapi-fetch";
 import type { NextAction } from "../../domain/charges/processor.ts";
 import { LOCAL_METHODS } from "../../domain/charges/processor.ts";
 import { isRecord } from "../../guards.ts";
@@ -13,6 +12,7 @@ import {
   type ModificationReceived,
   type RedirectAction,
 } from "./acquirer.ts";
+import { type AdyenClient, createAdyenClient } from "./client.ts";
 import type { components as Checkout, paths as CheckoutPaths } from "./contract/checkout.ts";
 import type { paths as DisputePaths } from "./contract/disputes.ts";
 import type { paths as PayoutPaths } from "./contract/payouts.ts";
@@ -21,7 +21,8 @@ import { createTransport, TransportError } from "./transport.ts";
 
 // The Adyen connector: the Acquirer port (./acquirer.ts) over Adyen's Checkout API v71 and Payout API v50,
 // with a client typed from Adyen's own documents (contract/, trimmed by spec/scripts/adyen.mjs) by the
-// project's toolchain: openapi-typescript types, openapi-fetch calls. Adyen's Node library
+// project's toolchain: openapi-typescript types, openapi-fetch's types of a call (./client.ts sends them
+// straight to node:http through ./transport.ts, without openapi-fetch's runtime). Adyen's Node library
 // (@adyen/api-library) was not used for the calls: its services build their URLs from the environment
 // and live prefix (no base URL to point at the stand-in for Checkout and Payout alike), bring their own
 // HTTP client without a keep-alive agent or per-call time-out we control, and type requests from an older
@@ -82,9 +83,9 @@ type PaymentRequest = Checkout["schemas"]["PaymentRequest"];
 export function createAdyenConnector(settings: AdyenSettings): Acquirer {
   const transport = createTransport({ timeoutMs: settings.timeoutMs, maxSockets: settings.maxSockets ?? 16 });
   const headers = { "X-API-Key": settings.apiKey };
-  const checkout = createClient<CheckoutPaths>({ baseUrl: settings.checkoutUrl, fetch: transport.fetch, headers });
-  const payouts = createClient<PayoutPaths>({ baseUrl: settings.payoutUrl, fetch: transport.fetch, headers });
-  const disputes = createClient<DisputePaths>({ baseUrl: settings.disputesUrl, fetch: transport.fetch, headers });
+  const checkout = createAdyenClient<CheckoutPaths>(settings.checkoutUrl, headers, transport);
+  const payouts = createAdyenClient<PayoutPaths>(settings.payoutUrl, headers, transport);
+  const disputes = createAdyenClient<DisputePaths>(settings.disputesUrl, headers, transport);
   const merchantAccount = settings.merchantAccount;
 
   /** A Disputes API answer: HTTP 200 with `disputeServiceResult.success` false is a refusal too. */
@@ -95,11 +96,8 @@ export function createAdyenConnector(settings: AdyenSettings): Acquirer {
   }
 
   /** Runs one call: a transport failure, 429 or 5xx is in doubt; any other non-2xx is refused. */
-  async function call<T>(
-    what: string,
-    send: () => Promise<{ data?: T; error?: unknown; response: Response }>,
-  ): Promise<T> {
-    let result: { data?: T; error?: unknown; response: Response };
+  async function call<T>(what: string, send: () => Promise<{ data?: T; error?: unknown; status: number }>): Promise<T> {
+    let result: { data?: T; error?: unknown; status: number };
     try {
       result = await send();
     } catch (error) {
@@ -110,17 +108,17 @@ export function createAdyenConnector(settings: AdyenSettings): Acquirer {
       }
       throw error;
     }
-    const { data, error, response } = result;
-    if (response.ok && data !== undefined) return data;
+    const { data, error, status } = result;
+    if (status >= 200 && status < 300 && data !== undefined) return data;
     const problem = serviceError(error);
     // 704: "request already processed or in progress" — the first attempt with this key is still running.
-    if (response.status === 429 || response.status >= 500 || problem.errorCode === "704") {
-      throw new AcquirerInDoubt(`Adyen ${what}: HTTP ${response.status} ${problem.message ?? ""}`.trim());
+    if (status === 429 || status >= 500 || problem.errorCode === "704") {
+      throw new AcquirerInDoubt(`Adyen ${what}: HTTP ${status} ${problem.message ?? ""}`.trim());
     }
     throw new AcquirerRefused(
-      response.status,
+      status,
       problem.errorCode,
-      `Adyen refused ${what} (HTTP ${response.status}${problem.errorCode ? `, error ${problem.errorCode}` : ""}): ${
+      `Adyen refused ${what} (HTTP ${status}${problem.errorCode ? `, error ${problem.errorCode}` : ""}): ${
         problem.message ?? "no message"
       }`,
     );
@@ -164,7 +162,7 @@ export function createAdyenConnector(settings: AdyenSettings): Acquirer {
 
   async function received(
     what: string,
-    send: () => Promise<{ data?: { pspReference: string; status: "received" }; error?: unknown; response: Response }>,
+    send: () => Promise<{ data?: { pspReference: string; status: "received" }; error?: unknown; status: number }>,
   ): Promise<ModificationReceived> {
     const data = await call(what, send);
     return { status: "received", reference: data.pspReference };
@@ -340,14 +338,14 @@ export function createAdyenConnector(settings: AdyenSettings): Acquirer {
 
 /** What /payments/details reports of the 3-D Secure authentication (`threeDS2Result`), when it does. */
 /** An Adyen call as createAdyenConnector's `call` runs it: in doubt or refused, as its answer says. */
-type Call = <T>(what: string, send: () => Promise<{ data?: T; error?: unknown; response: Response }>) => Promise<T>;
+type Call = <T>(what: string, send: () => Promise<{ data?: T; error?: unknown; status: number }>) => Promise<T>;
 
 /**
  * The port's payout calls over Payout v50: submit (storeDetailAndSubmitThirdParty) and confirm
  * (confirmThirdParty), each with its own derived Idempotency-Key (payout-rail.ts).
  */
 function payoutCalls(
-  payouts: ReturnType<typeof createClient<PayoutPaths>>,
+  payouts: AdyenClient<PayoutPaths>,
   call: Call,
   merchantAccount: string,
 ): Pick<Acquirer, "payout" | "confirmPayout"> {

@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { createTransport, TransportError } from "./transport.ts";
+import { createTransport, endpointOf, TransportError } from "./transport.ts";
 
 // The connector's transport: kept-alive connections, and a call that gets no answer ends as a time-out
 // the connector treats as in doubt. Servers listen on loopback, on a free port.
@@ -29,29 +29,66 @@ describe("Adyen transport", () => {
         body += chunk.toString("utf8");
       });
       request.on("end", () => {
-        response.writeHead(201, {
-          "content-type": "application/json",
-          "x-seen-key": String(request.headers["idempotency-key"]),
-        });
-        response.end(JSON.stringify({ method: request.method, body }));
+        response.writeHead(201, { "content-type": "application/json" });
+        response.end(
+          JSON.stringify({
+            method: request.method,
+            url: request.url,
+            key: request.headers["idempotency-key"],
+            length: request.headers["content-length"],
+            body,
+          }),
+        );
       });
     });
     const transport = createTransport({ timeoutMs: 10_000, maxSockets: 1 });
     try {
       for (const n of [1, 2]) {
-        const answer = await transport.fetch(
-          new Request(`${url}/payments`, {
-            method: "POST",
-            headers: { "content-type": "application/json", "Idempotency-Key": `k${n}` },
-            body: JSON.stringify({ n }),
-          }),
-        );
+        const answer = await transport.send({
+          method: "POST",
+          endpoint: endpointOf(`${url}/v71/`),
+          path: "/payments",
+          headers: { "content-type": "application/json", "Idempotency-Key": `k${n}` },
+          body: JSON.stringify({ n, text: "é" }),
+        });
         expect(answer.status).toBe(201);
-        expect(answer.headers.get("x-seen-key")).toBe(`k${n}`);
-        expect(await answer.json()).toEqual({ method: "POST", body: JSON.stringify({ n }) });
+        expect(JSON.parse(answer.body)).toEqual({
+          method: "POST",
+          url: "/v71/payments",
+          key: `k${n}`,
+          length: String(Buffer.byteLength(JSON.stringify({ n, text: "é" }))),
+          body: JSON.stringify({ n, text: "é" }),
+        });
       }
       expect(ports).toHaveLength(2);
       expect(ports[1]).toBe(ports[0]);
+    } finally {
+      transport.close();
+    }
+  });
+
+  it("under load keeps at most maxSockets connections open and reuses them for every later call", async () => {
+    const sockets = new Set<string>();
+    let connections = 0;
+    const url = await listen((request, response) => {
+      sockets.add(`${request.socket.remotePort}`);
+      request.resume();
+      request.on("end", () => response.end('{"ok":true}'));
+    });
+    server?.on("connection", () => {
+      connections += 1;
+    });
+    const transport = createTransport({ timeoutMs: 10_000, maxSockets: 4 });
+    const endpoint = endpointOf(url);
+    const one = () => transport.send({ method: "POST", endpoint, path: "/payments", headers: {}, body: "{}" });
+    try {
+      // 5 rounds of 20 calls at once: 100 calls over at most 4 connections, opened in the first round.
+      for (let round = 0; round < 5; round++) {
+        const answers = await Promise.all(Array.from({ length: 20 }, one));
+        expect(answers.every((a) => a.status === 200 && a.body === '{"ok":true}')).toBe(true);
+      }
+      expect(connections).toBeLessThanOrEqual(4);
+      expect(sockets.size).toBe(connections);
     } finally {
       transport.close();
     }
@@ -63,12 +100,26 @@ describe("Adyen transport", () => {
     });
     const transport = createTransport({ timeoutMs: 200, maxSockets: 1 });
     try {
+      // While the call waits, the event loop goes on: immediates keep running until the time-out ends it.
+      let turns = 0;
+      let waiting = true;
+      const spin = () => {
+        turns += 1;
+        if (waiting) setImmediate(spin);
+      };
+      setImmediate(spin);
       const error = await transport
-        .fetch(new Request(`${url}/payments`, { method: "POST", body: "{}" }))
-        .catch((e) => e);
+        .send({ method: "POST", endpoint: endpointOf(url), path: "/payments", headers: {}, body: "{}" })
+        .catch((e: unknown) => e)
+        .finally(() => {
+          waiting = false;
+        });
+      expect(turns).toBeGreaterThan(10);
       expect(error).toBeInstanceOf(TransportError);
       expect((error as TransportError).kind).toBe("timeout");
-      const refused = await transport.fetch(new Request("http://127.0.0.1:1/payments")).catch((e) => e);
+      const refused = await transport
+        .send({ method: "POST", endpoint: endpointOf("http://127.0.0.1:1"), path: "/payments", headers: {} })
+        .catch((e: unknown) => e);
       expect((refused as TransportError).kind).toBe("network");
     } finally {
       transport.close();
