@@ -2,7 +2,7 @@ import type { Page, PageResult, Where } from "../../store/port.ts";
 import type { Caller, Now } from "../kernel/caller.ts";
 import type { QueryParams } from "../kernel/operations.ts";
 import { iso } from "../kernel/time.ts";
-import type { RequestLogDoc, RequestLogStore } from "./records.ts";
+import { FAILED_FROM, type RequestLogDoc, type RequestLogStore } from "./records.ts";
 
 // The request log (the contract's listRequestLog, spec/resources/request-log.tsp): what the HTTP layer
 // recorded for each request made with a valid key (server/src/http/observability.ts), read back
@@ -23,7 +23,8 @@ export function createRequestLog(store: RequestLogStore, now: Now, retentionDays
       const where: Where<RequestLogDoc> = { livemode: caller.livemode };
       if (filter.key_id !== undefined) where.key_id = filter.key_id;
       if (filter.method !== undefined) where.method = filter.method;
-      if (filter.outcome !== undefined) where.status = filter.outcome === "failed" ? { $gte: 400 } : { $lt: 400 };
+      if (filter.outcome !== undefined)
+        where.status = filter.outcome === "failed" ? { $gte: FAILED_FROM } : { $lt: FAILED_FROM };
       return store.list("request_log", where, page);
     },
   };
