@@ -239,6 +239,13 @@ describe("every list and filter reads through an index", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  it("sweeps the request log by age through the listing index (request-log.ts sweep)", () => {
+    const plan = store.explain("request_log", { livemode: { $in: [false, true] }, created_at: { $lt: T } });
+    expect(plan.join(" | ")).toMatch(
+      /^SEARCH request_log USING (COVERING )?INDEX request_log__list \(livemode=\? AND created_at<\?\)/,
+    );
+  });
+
   it("leaves out of a sparse index ending in the listing order the rows its field is null in", () => {
     const db = new Database(path, { readonly: true });
     const sql = db

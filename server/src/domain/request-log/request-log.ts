@@ -15,7 +15,10 @@ export function createRequestLog(store: RequestLogStore, now: Now, retentionDays
   return {
     /** Deletes records older than the retention period (REQUEST_LOG_RETENTION_DAYS); returns how many. */
     sweep: () =>
+      // Both environments named, so the listing index (livemode, created_at, id) serves the sweep and the
+      // log needs no index on created_at alone (issue 36: 39 bytes per request).
       store.deleteMany("request_log", {
+        livemode: { $in: [false, true] },
         created_at: { $lt: iso(new Date(now().getTime() - retentionDays * 86_400_000)) },
       }),
 
