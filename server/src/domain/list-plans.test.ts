@@ -215,7 +215,7 @@ describe("every list and filter reads through an index", () => {
     // indexed column out of 50, both environments, created_at increasing (a row a unique index refuses is skipped).
     await openSqliteStore<Docs>({ path, collections: COLLECTIONS }).close();
     const db = new Database(path);
-    const tables = [...new Set(LISTS.map((c) => c.collection))];
+    const tables = [...new Set([...LISTS.map((c) => c.collection), "ledger_entries"])];
     db.transaction(() => {
       for (const table of tables) {
         // cast: better-sqlite3 types a pragma's rows as unknown; table_info's are documented (cid, name, type, …)
@@ -244,6 +244,30 @@ describe("every list and filter reads through an index", () => {
     expect(plan.join(" | ")).toMatch(
       /^SEARCH request_log USING (COVERING )?INDEX request_log__list \(livemode=\? AND created_at<\?\)/,
     );
+  });
+
+  /** A condition on ledger entries, typed by their documents. */
+  const entries = (where: Where<Docs["ledger_entries"]>): Where<BaseDoc> =>
+    // cast: the diagnostics take any collection's condition; this one was checked against its documents
+    where as Where<BaseDoc>;
+  it.each([
+    // ledger/ledger.ts: a refund's draw on its charge's pending credit
+    [
+      "a charge's pending credit",
+      entries({ source_id: "v1", type: "capture", bucket: "pending", settled: false }),
+      "ledger_entries__i__source_id",
+    ],
+    // ledger/upgrade.ts: entries without a posting, oldest first, and one movement's
+    ["entries without a posting", entries({ posting_id: null }), "ledger_entries__i__created_at__id"],
+    [
+      "a movement's entries without a posting",
+      entries({ type: "capture", source_id: "v1", posting_id: null }),
+      "ledger_entries__i__source_id__type",
+    ],
+  ])("finds %s through its partial index", (_name, where, index) => {
+    const plan = store.explain("ledger_entries", where, 100, { by: "created_at", direction: "asc" }).join(" | ");
+    // A SCAN of a partial index reads only the rows it holds (here: none once upgraded).
+    expect(plan).toMatch(new RegExp(`^(SEARCH|SCAN) ledger_entries USING INDEX ${index}\\b`));
   });
 
   it("leaves out of a sparse index ending in the listing order the rows its field is null in", () => {
