@@ -218,6 +218,20 @@ describe("indexes", () => {
     ]);
   });
 
+  it("cover the rare end of a number's range with a `where` bound (issue 36: the request log's failures)", () => {
+    const definitions = indexesFor([{ fields: ["livemode", "created_at", "id"], where: { status: { $gte: 400 } } }], {
+      unlisted: true,
+    });
+    expect(definitions).toEqual([
+      {
+        name: "store:index:livemode_1,created_at_1,_id_1:where:status>=400",
+        key: { livemode: 1, created_at: 1, _id: 1 },
+        unique: false,
+        partial: { status: { $gte: 400 } },
+      },
+    ]);
+  });
+
   it("are created with one createIndexes call per collection", async () => {
     const server = await fake(PRIMARY);
     const store = await open(server);

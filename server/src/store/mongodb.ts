@@ -41,6 +41,7 @@ import {
   type CollectionSpec,
   type CollectionSpecs,
   DuplicateKeyError,
+  type IndexCondition,
   type IndexSpec,
   refuseUnlisted,
   type Store,
@@ -174,7 +175,7 @@ export interface IndexDefinition {
   key: Record<string, 1 | -1>;
   unique: boolean;
   /** The documents it covers (IndexSpec.where), as a partialFilterExpression; all when absent. */
-  partial?: Record<string, boolean>;
+  partial?: Record<string, IndexCondition>;
 }
 
 /** Names of the indexes this adapter creates start with this; see indexName. */
@@ -211,9 +212,8 @@ const LIST_KEY: Record<string, 1 | -1> = { livemode: 1, created_at: -1, _id: -1 
 export function indexesFor(indexes: IndexSpec[], options: { unlisted?: boolean } = {}): IndexDefinition[] {
   // No listing index for a collection nothing lists (port.ts, CollectionSpec); ensureIndexes drops one
   // an earlier version made, as it drops every index of this adapter's that is no longer wanted.
-  const keys: { key: Record<string, 1 | -1>; unique: boolean; partial?: Record<string, boolean> }[] = options.unlisted
-    ? []
-    : [{ key: LIST_KEY, unique: false }];
+  const keys: { key: Record<string, 1 | -1>; unique: boolean; partial?: Record<string, IndexCondition> }[] =
+    options.unlisted ? [] : [{ key: LIST_KEY, unique: false }];
   for (const index of indexes) {
     const key: Record<string, 1 | -1> = {};
     for (const field of index.fields) key[fieldKey(field)] = 1;
@@ -221,7 +221,10 @@ export function indexesFor(indexes: IndexSpec[], options: { unlisted?: boolean }
     if (!unique && !("_id" in key)) key._id = 1;
     // The collection's own _id index already covers an index on the id alone.
     if (Object.keys(key).length === 1 && "_id" in key) continue;
-    const partial = index.where && Object.fromEntries(Object.entries(index.where).map(([f, v]) => [fieldKey(f), v]));
+    // A null condition is left out (IndexCondition): MongoDB's partial filters cannot select null.
+    const conditions = Object.entries(index.where ?? {}).filter(([, v]) => v !== null);
+    const partial =
+      conditions.length > 0 ? Object.fromEntries(conditions.map(([f, v]) => [fieldKey(f), v])) : undefined;
     keys.push(partial ? { key, unique, partial } : { key, unique });
   }
   const byName = new Map<string, IndexDefinition>();
@@ -229,7 +232,7 @@ export function indexesFor(indexes: IndexSpec[], options: { unlisted?: boolean }
     // A partial index's name says what it covers, so making an index partial asks for a new name too.
     const covers = definition.partial
       ? `:where:${Object.entries(definition.partial)
-          .map(([f, v]) => `${f}=${v}`)
+          .map(([f, v]) => (v === null || typeof v === "boolean" ? `${f}=${v}` : `${f}>=${v.$gte}`))
           .join(",")}`
       : "";
     const name = indexName(definition.key, definition.unique) + covers;

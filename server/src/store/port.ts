@@ -224,7 +224,8 @@ export interface IndexSpec {
   fields: string[];
   unique?: boolean;
   /**
-   * Leaves out of the index the documents whose last field is missing or null: for a field most
+   * Leaves out of the index the documents whose last field (before a trailing `created_at`, `id`: the
+   * listing order an index may end in) is missing or null: for a field most
    * documents lack (a deadline only some charges have), whose queries always ask for a value of it
    * (equality with a value, a range), which null never meets. Every write of such a document then
    * skips the index. Only the index's size and upkeep change, never what a query finds: SQLite makes
@@ -241,9 +242,16 @@ export interface IndexSpec {
    * values (equality), or the index cannot serve them: SQLite makes it a partial index (`WHERE col =
    * value`), which its planner uses for a query binding that value; MongoDB a partialFilterExpression,
    * which serves queries whose filter has the same equality.
+   * A lower bound (`{ $gte: n }`) covers the rare end of a number's range (the request log's failed
+   * requests, status ≥ 400, issue 36): queries must ask for the same bound. `null` covers the documents
+   * the field is missing or null in (ledger entries from before postings, which an upgrade looks for):
+   * SQLite makes it `IS NULL`; MongoDB indexes every document (a partial filter cannot select null).
    */
-  where?: Record<string, boolean>;
+  where?: Record<string, IndexCondition>;
 }
+
+/** What an index's `where` asks of one field (IndexSpec.where): a boolean, or a lower bound on a number. */
+export type IndexCondition = boolean | null | { $gte: number };
 
 /** One collection's spec: its indexes, and whether it is listed. */
 export interface CollectionSpec {

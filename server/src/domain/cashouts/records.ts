@@ -56,8 +56,9 @@ export interface CashoutDoc extends BaseDoc {
 
 export const cashoutCollections = {
   cashouts: collection<CashoutDoc>([
-    { fields: ["livemode", "merchant_id"] },
-    { fields: ["livemode", "status"] },
+    // listCashouts by merchant and by status: the page straight from the index, in order (issue 36).
+    { fields: ["livemode", "merchant_id", "created_at", "id"] },
+    { fields: ["livemode", "status", "created_at", "id"] },
     { fields: ["livemode", "status", "next_step_at"] },
   ]),
 };

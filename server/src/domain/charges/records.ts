@@ -194,9 +194,11 @@ export const chargeCollections = {
     { fields: ["livemode", "status", "created_at", "id"] },
     { fields: ["livemode", "status", "expires_at"], sparse: true },
     { fields: ["livemode", "review_expires_at"], sparse: true },
-    { fields: ["livemode", "payment_link_id"], sparse: true },
+    { fields: ["livemode", "payment_link_id", "created_at", "id"], sparse: true },
   ]),
-  refunds: collection<RefundDoc>([{ fields: ["charge_id"] }]),
+  // listRefunds: a charge's refunds in the listing order straight from the index; without created_at, id
+  // SQLite (no statistics) walks the whole environment's listing index instead (issue 36).
+  refunds: collection<RefundDoc>([{ fields: ["charge_id", "created_at", "id"] }]),
   // Read by id, request key and the recovery job's queue only: unlisted (no listing index, issue 36).
   acquirer_intents: collection<AcquirerIntentDoc>(
     [{ fields: ["livemode", "state", "locked_until"] }, { fields: ["request_key"], sparse: true }],

@@ -64,8 +64,11 @@ export interface ScheduledDisputeDoc extends BaseDoc {
 
 export const disputeCollections = {
   disputes: collection<DisputeDoc>([
-    { fields: ["livemode", "charge_id"] },
-    { fields: ["livemode", "merchant_id"] },
+    // listDisputes by merchant and by status: the page straight from the index, in order (issue 36); by
+    // charge too: without created_at, id SQLite (no statistics) walks the listing index instead.
+    { fields: ["livemode", "charge_id", "created_at", "id"] },
+    { fields: ["livemode", "merchant_id", "created_at", "id"] },
+    { fields: ["livemode", "status", "created_at", "id"] },
     { fields: ["livemode", "status", "evidence_due_by"] },
     { fields: ["livemode", "card_fingerprint"], sparse: true },
   ]),

@@ -65,7 +65,7 @@ export async function upgradeLedger(store: LedgerStore, clock: Clock, cashouts: 
   // after the entries were converted would otherwise leave them without their posting.
   let written = await postPaidCashouts(store, clock, cashouts);
   for (;;) {
-    // Oldest first: a cashout is allocated against what came before it (the index is posting_id, created_at).
+    // Oldest first: a cashout is allocated against what came before it (the index is created_at, id of those only).
     const batch = await store.findAll("ledger_entries", { posting_id: null }, BATCH, {
       by: "created_at",
       direction: "asc",

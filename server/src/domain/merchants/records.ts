@@ -16,7 +16,7 @@ export interface MerchantDoc extends BaseDoc {
 }
 
 export const merchantCollections = {
-  merchants: collection<MerchantDoc>([{ fields: ["livemode", "status"] }]),
+  merchants: collection<MerchantDoc>([{ fields: ["livemode", "status", "created_at", "id"] }]),
 };
 
 /** The store as the merchants area sees it: its own collections and the kernel's (kernel/store.ts). */

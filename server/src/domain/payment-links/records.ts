@@ -31,7 +31,11 @@ export interface PaymentLinkDoc extends BaseDoc {
 }
 
 export const paymentLinkCollections = {
-  payment_links: collection<PaymentLinkDoc>([{ fields: ["livemode", "merchant_id"] }]),
+  payment_links: collection<PaymentLinkDoc>([
+    // listPaymentLinks by merchant and by `active`: the page straight from the index, in order (issue 36).
+    { fields: ["livemode", "merchant_id", "created_at", "id"] },
+    { fields: ["livemode", "active", "created_at", "id"] },
+  ]),
 };
 
 /** The store as the payment-links area sees it: its own collections and the kernel's (kernel/store.ts). */

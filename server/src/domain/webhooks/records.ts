@@ -97,9 +97,15 @@ export const webhookCollections = {
   webhook_deliveries: collection<WebhookDeliveryDoc>([
     // The dispatcher's queue: each environment's pending deliveries, soonest due first (each on its clock).
     { fields: ["livemode", "status", "next_attempt_at"] },
-    { fields: ["endpoint_id", "status"] },
+    // listWebhookEndpointDeliveries, with and without a status, and the failures since a time: in the
+    // listing order straight from the index (issue 36).
+    { fields: ["endpoint_id", "created_at", "id"] },
+    { fields: ["endpoint_id", "status", "created_at", "id"] },
     // One delivery per event and endpoint: fan-out, redelivery and tests can never make two.
     { fields: ["event_id", "endpoint_id"], unique: true },
+    // listEventDeliveries: an event's deliveries in the listing order (without it SQLite, which has no
+    // statistics, walks the environment's listing index rather than sort the unique index's few).
+    { fields: ["event_id", "created_at", "id"] },
   ]),
 };
 

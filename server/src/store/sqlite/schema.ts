@@ -5,7 +5,7 @@
 
 import type Database from "better-sqlite3";
 import { type StoredDoc, storedDoc } from "../common.ts";
-import type { BaseDoc, CollectionSpec } from "../port.ts";
+import type { BaseDoc, CollectionSpec, IndexCondition } from "../port.ts";
 import { DEFLATE_FROM, docJson, pack, unpack } from "./compact.ts";
 
 /** What a statement binds and a column holds (a BLOB: a deflated document, compact.ts). */
@@ -112,6 +112,27 @@ export function layoutOf(
 }
 
 /**
+ * The field a sparse index leaves null out by (IndexSpec.sparse): its last, before the listing order
+ * (`created_at`, `id`) it may end in, which every document has.
+ */
+export function sparseField(fields: string[]): string {
+  let end = fields.length;
+  if (fields[end - 1] === "id") end--;
+  if (fields[end - 1] === "created_at") end--;
+  const field = fields[end - 1];
+  if (field === undefined) throw new TypeError(`a sparse index on (${fields.join(", ")}) names no field to leave out`);
+  return field;
+}
+
+/** A partial index's term for one `where` entry (IndexSpec.where): booleans as 1/0, a bound as itself. */
+function conditionSql(column: string, value: IndexCondition): string {
+  if (value === null) return `${column} IS NULL`;
+  if (typeof value === "boolean") return `${column} = ${value ? 1 : 0}`;
+  if (!Number.isFinite(value.$gte)) throw new TypeError(`an index bound on ${column} must be a finite number`);
+  return `${column} >= ${value.$gte}`;
+}
+
+/**
  * Creates each collection's table, its hot fields' columns and its indexes, and brings a database an
  * earlier version made up to date, in one transaction (several processes may open one file at once):
  * - a hot field without its column (a new index, or a database from before hot columns) gets one,
@@ -158,8 +179,8 @@ export function createSchema(
       // A sparse index is partial: SQLite uses it for a query that constrains the column to a value. So
       // is one with `where`: SQLite uses it for a query that binds the same value (IndexSpec.where).
       const terms = [
-        ...(index.sparse ? [`${columns[columns.length - 1]} IS NOT NULL`] : []),
-        ...Object.entries(index.where ?? {}).map(([field, value]) => `${column(field)} = ${value ? 1 : 0}`),
+        ...(index.sparse ? [`${column(sparseField(index.fields))} IS NOT NULL`] : []),
+        ...Object.entries(index.where ?? {}).map(([field, value]) => conditionSql(column(field), value)),
       ];
       const partial = terms.length > 0 ? ` WHERE ${terms.join(" AND ")}` : "";
       wanted.set(
