@@ -9,8 +9,9 @@
 // charge is answered however loaded the machine is and the bytes divide by the charges made), under V8's
 // sampling heap profiler (./targets/alloc-probe.cjs, loaded with `node --require`), which here also
 // counts the objects already collected: the profile is every byte allocated during the run. Printed:
-// bytes per charge, then the allocation by module, by function (the frame that allocated), and by the
-// nearest frame of our own code (which use case or middleware asked for it), each with its share.
+// bytes per charge (also less what the server allocates at rest over as long), then the allocation by
+// module, by function (the frame that allocated), and by the nearest frame of our own code (which use
+// case or middleware asked for it), each with its share.
 // The profile (`.heapprofile`, for Chrome DevTools' Memory tab) is written to test/bench/results/.
 
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs";
@@ -27,6 +28,7 @@ import { SCENARIOS } from "./scenarios.ts";
 const CHARGES = Number(process.argv[2] ?? 2000);
 const CONCURRENCY = Number(process.argv[3] ?? 4);
 const WARMUP_CHARGES = 500;
+const IDLE_SECONDS = 10;
 const RESULTS_DIR = fileURLToPath(new URL("./results/", import.meta.url));
 const PROBE = fileURLToPath(new URL("./targets/alloc-probe.cjs", import.meta.url));
 
@@ -115,6 +117,17 @@ async function closedLoop(req: OpenLoopRequest, count: number, concurrency: numb
   return statuses;
 }
 
+/** The profile the probe writes to `file`, once it is there. */
+async function profileAt(file: string): Promise<HeapNode> {
+  for (const deadline = Date.now() + 60_000; !existsSync(file) && Date.now() < deadline; ) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  const profile = JSON.parse(readFileSync(file, "utf8")) as { head?: HeapNode; error?: string };
+  if (!profile.head) throw new Error(`the sampling heap profiler failed: ${profile.error}`);
+  return profile.head;
+}
+
 const found = SCENARIOS.find((s) => s.id === "built-200");
 if (!found) throw new Error("no built-200 scenario in ./scenarios.ts");
 const scenario = found;
@@ -129,25 +142,29 @@ try {
   await preflight(scenario, built);
   const request = steadyRequest(scenario, built);
   await closedLoop(request, WARMUP_CHARGES, CONCURRENCY);
+  // First the server at rest for IDLE_SECONDS: what its timers (the outbox, housekeeping) allocate
+  // a second, which a charge run on a loaded machine would otherwise charge to its longer duration.
+  process.kill(pid, "SIGUSR2");
+  await new Promise((resolve) => setTimeout(resolve, IDLE_SECONDS * 1000));
+  process.kill(pid, "SIGUSR2");
+  const idle = await profileAt(`${out}.1`);
   process.kill(pid, "SIGUSR2");
   const started = performance.now();
   const statuses = await closedLoop(request, CHARGES, CONCURRENCY);
   const seconds = (performance.now() - started) / 1000;
   process.kill(pid, "SIGUSR2");
-  for (const deadline = Date.now() + 60_000; !existsSync(out) && Date.now() < deadline; ) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  await new Promise((resolve) => setTimeout(resolve, 500));
-  const profile = JSON.parse(readFileSync(out, "utf8")) as { head?: HeapNode; error?: string };
-  if (!profile.head) throw new Error(`the sampling heap profiler failed: ${profile.error}`);
-  const { total, byModule, byFunction, byOurs } = attribute(profile.head);
+  const profile = await profileAt(`${out}.2`);
+  const { total, byModule, byFunction, byOurs } = attribute(profile);
+  const idleRate = attribute(idle).total / IDLE_SECONDS;
   const charges = statuses["201"] ?? 0;
   const failed = CHARGES - charges;
   console.log(
     `${scenario.name.replace(/ at \d+\/s/, "")}: ${CHARGES} charges, ${CONCURRENCY} at a time, in ${seconds.toFixed(1)} s; answers ${JSON.stringify(statuses)}`,
   );
   console.log(
-    `allocated ${(total / 2 ** 20).toFixed(1)} MB in all: ${Math.round(total / Math.max(1, charges) / 1024)} KB per charge`,
+    `allocated ${(total / 2 ** 20).toFixed(1)} MB in all: ${Math.round(total / Math.max(1, charges) / 1024)} KB per charge; ` +
+      `at rest the server allocates ${Math.round(idleRate / 1024)} KB/s, so the charges' own: ` +
+      `${Math.round((total - idleRate * seconds) / Math.max(1, charges) / 1024)} KB per charge`,
   );
   console.log("by module:");
   for (const line of sorted(byModule, total, 12)) console.log(`  ${line}`);
@@ -157,7 +174,7 @@ try {
   for (const line of sorted(byOurs, total, 25)) console.log(`  ${line}`);
   mkdirSync(RESULTS_DIR, { recursive: true });
   const file = join(RESULTS_DIR, `alloc-${new Date().toISOString().replace(/[:.]/g, "-")}.heapprofile`);
-  renameSync(out, file);
+  renameSync(`${out}.2`, file);
   console.log(`Profile: ${file}`);
   code = failed === 0 ? 0 : 1;
 } finally {

@@ -8,6 +8,7 @@ const { writeFileSync } = require("node:fs");
 const session = new inspector.Session();
 session.connect();
 let sampling = false;
+let profiles = 0;
 process.on("SIGUSR2", () => {
   if (!sampling) {
     sampling = true;
@@ -21,7 +22,7 @@ process.on("SIGUSR2", () => {
   sampling = false;
   session.post("HeapProfiler.stopSampling", (error, result) => {
     writeFileSync(
-      process.env.ALLOC_OUT,
+      `${process.env.ALLOC_OUT}.${++profiles}`,
       error ? JSON.stringify({ error: String(error) }) : JSON.stringify(result.profile),
     );
   });
