@@ -1,9 +1,25 @@
 // Group commit on a SQLite file (sqlite.ts uses it for every write outside memory).
 
-import type Database from "better-sqlite3";
+import Database from "better-sqlite3";
 import type { Mutex, txGuard } from "../common.ts";
 import { StoreBusyError } from "../port.ts";
+import { registerDocJson } from "./compact.ts";
 import { busy, STEP_ASIDE_MS, type WriterTurns } from "./file.ts";
+
+/**
+ * The connection reads outside a transaction go through (`read` below), opened once the writer has
+ * made the file and its schema. In WAL mode each of its statements sees the last commit, never the
+ * writer's open group. It only reads (query_only), and it waits for nothing: SQLite's busy_timeout
+ * would sleep on the event loop's thread (better-sqlite3 is synchronous), and a read in WAL mode is
+ * refused only while another connection recovers the log, which `read` reports as StoreBusyError.
+ */
+export function openReader(path: string): Database.Database {
+  const reader = new Database(path, { timeout: 0 });
+  reader.pragma("query_only = ON");
+  // The same SQL functions as the writer's: a filter may read a stored document through docJson.
+  registerDocJson(reader);
+  return reader;
+}
 
 /** The writer's statements a group needs. */
 export interface GroupStatements {
@@ -144,18 +160,14 @@ export function createGroupCommit(
   }
 
   /**
-   * A read outside a transaction sees committed data only: while a group is open, it waits for the
-   * group's commit (and any that follows at once), then reads in the same synchronous stretch.
+   * A read outside a transaction, on the reader's connection (openReader): it sees committed data only,
+   * and at once. It does not wait for an open group: the group's writes are told to no caller before
+   * its commit, so a read that does not see them is one ordered before them, and a caller's own write
+   * has committed before the caller hears of it (unit), so its next read sees it (read-your-writes).
+   * Waiting for the group made every read queue behind its commit and fsync (issue 36, the stalls).
    */
   async function read<T>(op: () => T): Promise<T> {
     guard.assertOutside();
-    while (group !== null) {
-      try {
-        await group.committed;
-      } catch {
-        // A group that failed left nothing behind to hide; its units report the failure.
-      }
-    }
     try {
       return op();
     } catch (error) {
