@@ -6,6 +6,9 @@ import { StoreBusyError } from "../port.ts";
 import { registerDocJson } from "./compact.ts";
 import { busy, STEP_ASIDE_MS, type WriterTurns } from "./file.ts";
 
+/** The reader connection's page cache, in KiB. */
+const READER_CACHE_KB = 4096;
+
 /**
  * The connection reads outside a transaction go through (`read` below), opened once the writer has
  * made the file and its schema. In WAL mode each of its statements sees the last commit, never the
@@ -16,6 +19,10 @@ import { busy, STEP_ASIDE_MS, type WriterTurns } from "./file.ts";
 export function openReader(path: string): Database.Database {
   const reader = new Database(path, { timeout: 0 });
   reader.pragma("query_only = ON");
+  // Its own page cache, smaller than the writer's 16 MB (better-sqlite3's default): each connection's
+  // cache is resident memory of the process (docs/operating.md "Start-up and memory"), and what the
+  // reader misses there is in the operating system's file cache, which is not.
+  reader.pragma(`cache_size = -${READER_CACHE_KB}`);
   // The same SQL functions as the writer's: a filter may read a stored document through docJson.
   registerDocJson(reader);
   return reader;
