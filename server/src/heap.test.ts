@@ -5,6 +5,7 @@ import {
   decideHeap,
   HEAP_SIZED_BY,
   type HeapInputs,
+  MALLOC_ARENAS,
   SEMI_SPACE_MB,
   sizeHeap,
 } from "./heap.ts";
@@ -99,11 +100,23 @@ describe("sizing the running process", () => {
           "x",
         ],
         {
+          MALLOC_ARENA_MAX: MALLOC_ARENAS,
           A: "1",
           [HEAP_SIZED_BY]: `no container memory limit found: V8's old space is capped at ${DEFAULT_OLD_SPACE_MB} MB, the young generation's semi-spaces at ${SEMI_SPACE_MB} MB`,
         },
       ],
     ]);
+  });
+
+  it("leaves the operator's MALLOC_ARENA_MAX as it is", () => {
+    const calls: unknown[][] = [];
+    const execve = ((...args: unknown[]) => {
+      calls.push(args);
+      throw new Error("replaced");
+    }) as never;
+    const env = { MALLOC_ARENA_MAX: "8" };
+    expect(() => sizeHeap(inputs({}), { ...proc, env, execve })).toThrow("replaced");
+    expect(calls[0]?.[2]).toMatchObject({ MALLOC_ARENA_MAX: "8" });
   });
 
   it("says in the restarted process why it was sized, not that the operator sized it", () => {

@@ -93,7 +93,8 @@ function sourceMapOf(url: string): SourceMap | null {
   return map;
 }
 
-function original(frame: CallFrame): CallFrame {
+/** A bundle frame mapped to its source file and line (a CPU profile's or a sampling heap profile's). */
+export function original(frame: CallFrame): CallFrame {
   // The bench's own bundles are .mjs; the production build's chunks (server/dist) are .js beside their maps.
   const map = /\.m?js$/.test(frame.url) && !frame.url.includes("/node_modules/") ? sourceMapOf(frame.url) : null;
   if (!map) return frame;

@@ -131,4 +131,31 @@ describe("two connections on one file", () => {
       await store.close();
     }),
   );
+
+  it(
+    "a read while a group is open answers at once with what is committed; the writer's caller then reads its write",
+    withFile(async (path) => {
+      const store = openSqliteStore({ path, collections: TEST_COLLECTIONS });
+      try {
+        await store.insert("entries", entry("e_1"));
+        // The insert has run into an open group (a savepoint in the writer's transaction) and waits for
+        // the group's commit, which comes on a later turn of the event loop (setImmediate).
+        let written = false;
+        const write = store.insert("entries", entry("e_2")).then(() => {
+          written = true;
+        });
+        // Microtasks only, so the insert runs into the group while the group's commit (setImmediate) cannot come yet.
+        for (let turn = 0; turn < 20; turn++) await Promise.resolve();
+        const during = await store.findAll("entries", {});
+        // Read on the reader's connection: the committed e_1 only, and before the group committed
+        // (it used to wait for that commit and its fsync: issue 36).
+        expect(written).toBe(false);
+        expect(during.map((doc) => doc.id)).toEqual(["e_1"]);
+        await write;
+        expect(await store.get("entries", "e_2")).toMatchObject({ id: "e_2" });
+      } finally {
+        await store.close();
+      }
+    }),
+  );
 });

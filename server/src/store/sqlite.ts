@@ -37,7 +37,7 @@ import {
 import { startCheckpointer, WAL_AUTOCHECKPOINT_PAGES } from "./sqlite/checkpointer.ts";
 import { registerDocJson } from "./sqlite/compact.ts";
 import { BUSY_TIMEOUT_MS, busy, ownerOnly, SCRUB_TIMEOUT_MS, useWal, writerTurns } from "./sqlite/file.ts";
-import { createGroupCommit } from "./sqlite/group-commit.ts";
+import { createGroupCommit, openReader } from "./sqlite/group-commit.ts";
 import { connectionOps, type SyncOps } from "./sqlite/operations.ts";
 import { listSql, selectSql } from "./sqlite/query.ts";
 import { createSchema, layoutOf, type Table } from "./sqlite/schema.ts";
@@ -118,6 +118,12 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
   }
 
   const writer = connectionOps(db, table, duplicateKey);
+  // Reads outside a transaction go through a connection of their own (a file only): in WAL mode it
+  // sees the last commit at once, while the writer's connection holds the open group's writes, which
+  // no caller has been told of yet (sqlite/group-commit.ts, read). On the writer they had to wait for
+  // that group's commit, fsync included: the reads queued behind the group commit (issue 36).
+  const readerDb = memory ? null : openReader(options.path);
+  const reader = readerDb === null ? writer : connectionOps(readerDb, table, duplicateKey);
   // The writer waits for other connections (another process on the file) without blocking the event
   // loop: lockForWriting retries. Schema creation above waited the ordinary way.
   if (!memory) db.pragma("busy_timeout = 0");
@@ -187,7 +193,7 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
 
   const store: Store<Loose> & StoreReadiness & SqliteDiagnostics = {
     kind: "sqlite",
-    ...(memory ? asyncOps(writer, outside, outside) : asyncOps(writer, read, write)),
+    ...(memory ? asyncOps(writer, outside, outside) : asyncOps(reader, read, write)),
 
     explain(collection, where, limit, order) {
       return plan(selectSql(table(collection), where, limit, order));
@@ -284,6 +290,7 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
           checkpointer.postMessage("close");
           await exited;
         }
+        readerDb?.close();
         db.close();
       } finally {
         mutex.release();

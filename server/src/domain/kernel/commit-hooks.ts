@@ -34,7 +34,12 @@ export interface HookedStore<D extends Record<string, BaseDoc>> extends CommitHo
 /** The store `store` with commit hooks (one per domain: domain/areas.ts). */
 export function withCommitHooks<D extends Record<string, BaseDoc>>(store: Store<D>): HookedStore<D> {
   const watchers = new Set<{ collections: ReadonlySet<string>; listener: Listener }>();
-  const watched = (collection: string) => [...watchers].some((w) => w.collections.has(collection));
+  // Asked on every write (insert and update, in and outside transactions): a loop over the set, not a
+  // copy of it into an array per call (issue 36, allocation per charge).
+  const watched = (collection: string) => {
+    for (const w of watchers) if (w.collections.has(collection)) return true;
+    return false;
+  };
   /** The listeners watching any of `written`, each called once. */
   const notify = (written: ReadonlySet<string>) => {
     for (const w of [...watchers]) if ([...written].some((c) => w.collections.has(c))) w.listener();

@@ -58,37 +58,107 @@ function timeBase62(ms: number): string {
 export const idNow = (): number => Date.now();
 
 const RANDOM_CHARS = 16;
-const RANDOM_SPACE = 62n ** BigInt(RANDOM_CHARS);
-
-function fromBase62(text: string): bigint {
-  let n = 0n;
-  for (const ch of text) n = n * 62n + BigInt(BASE62.indexOf(ch));
-  return n;
-}
-
-function toBase62(n: bigint, length: number): string {
-  let out = "";
-  for (let i = 0, rest = n; i < length; i++, rest /= 62n) out = BASE62[Number(rest % 62n)] + out;
-  return out;
-}
+const TIME_CHARS = 8;
+/** 2^32, the base of the two limbs a 64-bit step is carried in. */
+const LIMB = 2 ** 32;
 
 // The last id's time and random part in this process: ids made in the same millisecond must still sort in
 // the order they were made, since the event stream reads that order from them (webhooks/events.ts across
 // a sandbox clock reset). The next one in that millisecond adds a random step of up to 2^64 to the random
 // part, so it stays as hard to guess from its neighbour as a fresh one.
+//
+// The random part is kept as its 16 base62 digits, most significant first, and the arithmetic is done on
+// them digit by digit. It was BigInt arithmetic and strings built a character at a time, which made
+// newId a tenth of every byte a charge allocated (issue 36, `npm run bench:alloc`): each of a charge's
+// dozen ids cost a few kilobytes of short-lived BigInts and partial strings, and allocation per request
+// is what sets the rate of young-generation collections.
 let lastMs = 0;
-let lastRandom = 0n;
+const lastRandom = new Uint8Array(RANDOM_CHARS);
+const stepDigits = new Uint8Array(RANDOM_CHARS);
+/** The id's 24 characters after the prefix, as Latin-1 bytes, turned into one string at the end. */
+const idChars = Buffer.alloc(TIME_CHARS + RANDOM_CHARS);
+
+/** Fills `digits` with uniform random base62 digits (randomBase62's draw, as digit values). */
+function randomDigits(digits: Uint8Array, count: number): void {
+  for (let i = 0; i < count; ) {
+    const byte = randomByte();
+    if (byte < 248) digits[i++] = byte % 62;
+  }
+}
+
+/** A fresh random part for a new millisecond: a uniform 16-digit number, halved (room to step within the ms). */
+function freshRandom(): void {
+  randomDigits(lastRandom, RANDOM_CHARS);
+  let carry = 0;
+  for (let i = 0; i < RANDOM_CHARS; i++) {
+    const value = carry * 62 + (lastRandom[i] ?? 0);
+    lastRandom[i] = value >> 1;
+    carry = value & 1;
+  }
+}
+
+/**
+ * The next step within one millisecond, 1 + (an 11-digit random base62 number mod 2^64), as 16 base62
+ * digits in stepDigits. The 64-bit value is carried in two 32-bit limbs, so every intermediate is an
+ * exact integer of a double.
+ */
+function nextStep(): void {
+  randomDigits(stepDigits, 11);
+  let hi = 0;
+  let lo = 0;
+  for (let i = 0; i < 11; i++) {
+    const low = lo * 62 + (stepDigits[i] ?? 0);
+    lo = low % LIMB;
+    hi = (hi * 62 + Math.floor(low / LIMB)) % LIMB;
+  }
+  // + 1, carried into the high limb (a step of 2^64 - 1 + 1 still fits in 16 digits).
+  lo += 1;
+  let top = 0;
+  if (lo === LIMB) {
+    lo = 0;
+    hi += 1;
+    if (hi === LIMB) {
+      hi = 0;
+      top = 1;
+    }
+  }
+  // To base62, least significant digit last: repeated division of top·2^64 + hi·2^32 + lo by 62.
+  for (let i = RANDOM_CHARS - 1; i >= 0; i--) {
+    const upper = top * LIMB + hi;
+    top = 0;
+    hi = Math.floor(upper / 62);
+    const rest = (upper % 62) * LIMB + lo;
+    lo = Math.floor(rest / 62);
+    stepDigits[i] = rest % 62;
+  }
+}
+
+/** lastRandom += stepDigits; false (lastRandom unchanged) when the sum would not fit in 16 digits. */
+function addStep(): boolean {
+  let carry = 0;
+  for (let i = RANDOM_CHARS - 1; i >= 0; i--)
+    carry = Math.floor(((lastRandom[i] ?? 0) + (stepDigits[i] ?? 0) + carry) / 62);
+  if (carry > 0) return false;
+  for (let i = RANDOM_CHARS - 1; i >= 0; i--) {
+    const sum = (lastRandom[i] ?? 0) + (stepDigits[i] ?? 0) + carry;
+    lastRandom[i] = sum % 62;
+    carry = sum >= 62 ? 1 : 0;
+  }
+  return true;
+}
 
 export function newId(prefix: IdPrefix): string {
   const now = idNow();
-  const step = fromBase62(randomBase62(11)) % 2n ** 64n;
-  if (now !== lastMs || lastRandom + step + 1n >= RANDOM_SPACE) {
+  nextStep();
+  if (now !== lastMs || !addStep()) {
     lastMs = now;
-    lastRandom = fromBase62(randomBase62(RANDOM_CHARS)) / 2n; // half the space: room to step within the ms
-  } else {
-    lastRandom += step + 1n;
+    freshRandom();
   }
-  return `${prefix}_${timeBase62(lastMs)}${toBase62(lastRandom, RANDOM_CHARS)}`;
+  for (let i = TIME_CHARS - 1, rest = lastMs; i >= 0; i--, rest = Math.floor(rest / 62)) {
+    idChars[i] = BASE62.charCodeAt(rest % 62);
+  }
+  for (let i = 0; i < RANDOM_CHARS; i++) idChars[TIME_CHARS + i] = BASE62.charCodeAt(lastRandom[i] ?? 0);
+  return `${prefix}_${idChars.toString("latin1", 0, TIME_CHARS + RANDOM_CHARS)}`;
 }
 
 export function hasPrefix(id: string, prefix: IdPrefix): boolean {

@@ -1,9 +1,32 @@
 // Group commit on a SQLite file (sqlite.ts uses it for every write outside memory).
 
-import type Database from "better-sqlite3";
+import Database from "better-sqlite3";
 import type { Mutex, txGuard } from "../common.ts";
 import { StoreBusyError } from "../port.ts";
+import { registerDocJson } from "./compact.ts";
 import { busy, STEP_ASIDE_MS, type WriterTurns } from "./file.ts";
+
+/** The reader connection's page cache, in KiB. */
+const READER_CACHE_KB = 4096;
+
+/**
+ * The connection reads outside a transaction go through (`read` below), opened once the writer has
+ * made the file and its schema. In WAL mode each of its statements sees the last commit, never the
+ * writer's open group. It only reads (query_only), and it waits for nothing: SQLite's busy_timeout
+ * would sleep on the event loop's thread (better-sqlite3 is synchronous), and a read in WAL mode is
+ * refused only while another connection recovers the log, which `read` reports as StoreBusyError.
+ */
+export function openReader(path: string): Database.Database {
+  const reader = new Database(path, { timeout: 0 });
+  reader.pragma("query_only = ON");
+  // Its own page cache, smaller than the writer's 16 MB (better-sqlite3's default): each connection's
+  // cache is resident memory of the process (docs/operating.md "Start-up and memory"), and what the
+  // reader misses there is in the operating system's file cache, which is not.
+  reader.pragma(`cache_size = -${READER_CACHE_KB}`);
+  // The same SQL functions as the writer's: a filter may read a stored document through docJson.
+  registerDocJson(reader);
+  return reader;
+}
 
 /** The writer's statements a group needs. */
 export interface GroupStatements {
@@ -114,10 +137,14 @@ export function createGroupCommit(
     let joined: Group;
     let result: T;
     try {
-      joined = await lockForWriting();
+      // Without a turn of the event loop where nothing waits: a group already open is joined at once,
+      // and a single operation's synchronous result is taken as it is. Each await is a promise and a
+      // suspended function made per write (issue 36, allocation per charge); the mutex is held either way.
+      joined = group ?? (await lockForWriting());
       savepoint.run();
       try {
-        result = await work();
+        const done = work();
+        result = done instanceof Promise ? await done : done;
         releaseSavepoint.run();
       } catch (error) {
         if (db.inTransaction) {
@@ -144,18 +171,14 @@ export function createGroupCommit(
   }
 
   /**
-   * A read outside a transaction sees committed data only: while a group is open, it waits for the
-   * group's commit (and any that follows at once), then reads in the same synchronous stretch.
+   * A read outside a transaction, on the reader's connection (openReader): it sees committed data only,
+   * and at once. It does not wait for an open group: the group's writes are told to no caller before
+   * its commit, so a read that does not see them is one ordered before them, and a caller's own write
+   * has committed before the caller hears of it (unit), so its next read sees it (read-your-writes).
+   * Waiting for the group made every read queue behind its commit and fsync (issue 36, the stalls).
    */
   async function read<T>(op: () => T): Promise<T> {
     guard.assertOutside();
-    while (group !== null) {
-      try {
-        await group.committed;
-      } catch {
-        // A group that failed left nothing behind to hide; its units report the failure.
-      }
-    }
     try {
       return op();
     } catch (error) {

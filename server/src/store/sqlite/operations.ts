@@ -8,7 +8,6 @@ import {
   incrementBase,
   normalizeChanges,
   type StoredDoc,
-  storedDoc,
 } from "../common.ts";
 import {
   type BaseDoc,
@@ -50,6 +49,17 @@ const STATEMENT_CACHE_SIZE = 500;
  * the caller made them atomic: inside a transaction, or (in memory, one connection in one thread)
  * as one synchronous call.
  */
+/**
+ * A set value as the stored document holds it: what JSON.parse(JSON.stringify(value)) gives, without
+ * going through text for the primitives. normalizeChanges has let through only JSON values (assertStorable),
+ * so the round trip changes nothing but -0 (JSON has no negative zero) and undefined object members
+ * (dropped), and gives objects and arrays that the caller's cannot alter.
+ */
+function storedValue(value: unknown): unknown {
+  if (value === null || typeof value !== "object") return Object.is(value, -0) ? 0 : value;
+  return JSON.parse(JSON.stringify(value));
+}
+
 export function connectionOps(
   conn: Database.Database,
   table: (collection: string) => Table,
@@ -187,11 +197,14 @@ export function connectionOps(
       if (found === null) return null;
       const doc = found;
       if (set.length === 0 && inc.length === 0) return doc;
-      for (const [field, value] of set) doc[field] = value;
+      // The document was just decoded from its row, so it shares nothing with the caller; only the set
+      // values are the caller's, and each is copied as JSON would copy it (storedValue). The caller gets
+      // exactly what is stored without the whole document stringified and parsed again for it (issue 36:
+      // a charge's updates did that to its events and ledger rows, a twentieth of what it allocated).
+      for (const [field, value] of set) doc[field] = storedValue(value);
       for (const [field, by] of inc) doc[field] = incrementBase(id, field, doc[field]) + by;
       const updated = doc;
       assertSystemFields(updated);
-      const json = JSON.stringify(updated);
       // Only the columns of the fields that changed are written, so only their indexes are rewritten;
       // an unchanged hot field stays in its column, left out of the document as before.
       const columns = ["doc = ?"];
@@ -210,8 +223,7 @@ export function connectionOps(
       } catch (error) {
         throw duplicateKey(collection, error);
       }
-      // Reparsed so the caller gets exactly what is stored, sharing no objects with `changes`.
-      return storedDoc(JSON.parse(json));
+      return updated;
     },
 
     delete(collection, id, expect) {
