@@ -7,7 +7,7 @@ import { tryTransition } from "../kernel/state-machine.ts";
 import { iso } from "../kernel/time.ts";
 import { postCashoutPaid, postCashoutReturn } from "../ledger/ledger.ts";
 import type { CashoutContext } from "./context.ts";
-import { FAILURE_MESSAGES } from "./payout-rail.ts";
+import { FAILURE_MESSAGES, PayoutRefused, type PayoutRequest } from "./payout-rail.ts";
 import type { CashoutDoc, CashoutFailureCode, CashoutTx } from "./records.ts";
 import { CASHOUT_MACHINE, eventFields, refusal } from "./state.ts";
 
@@ -118,10 +118,42 @@ export function payouts(ctx: CashoutContext) {
       refuse: (current) => refusal(current, "process"),
     });
     if (!claimed) return null;
-    const { reference } = await rail.send(payoutRequest(claimed));
+    const sent = await sendOrFail(claimed, payoutRequest(claimed), null);
+    if ("failed" in sent) return sent.failed;
     return (
-      (await store.update("cashouts", claimed.id, { set: { payout_ref: reference } }, { payout_ref: null })) ?? claimed
+      (await store.update("cashouts", claimed.id, { set: { payout_ref: sent.reference } }, { payout_ref: null })) ??
+      claimed
     );
+  }
+
+  /**
+   * Hands an in_transit cashout to the rail. A payout the rail refused (PayoutRefused: nothing was paid,
+   * and the same request would be refused again) ends here: in_transit → failed, `could_not_process`, its
+   * amount back in `available` and `cashout.failed`, in one transaction (failIn), so exactly once: the
+   * transition is conditional on in_transit, and a crash before it leaves the cashout in transit without
+   * a reference, which settle() sends again under the same keys, to the same refusal. Anything else the
+   * rail throws (in doubt: a time-out, a 5xx) is thrown on, and the cashout is sent again next pass.
+   */
+  async function sendOrFail(
+    cashout: CashoutDoc,
+    request: PayoutRequest,
+    caller: Caller | null,
+  ): Promise<{ reference: string } | { failed: CashoutDoc }> {
+    try {
+      return { reference: (await rail.send(request)).reference };
+    } catch (err) {
+      if (!(err instanceof PayoutRefused)) throw err;
+      try {
+        return { failed: await failIn(caller, cashout, "could_not_process", err.failureMessage) };
+      } catch (failure) {
+        // Failed by another instance meanwhile (its funds came back there): what is stored stands.
+        const current = await store.get("cashouts", cashout.id);
+        if (failure instanceof DomainError && failure.code === "invalid_state_transition" && current) {
+          return { failed: current };
+        }
+        throw failure;
+      }
+    }
   }
 
   /** in_transit → paid: the money left the platform (`cashout.paid`), in one transaction. */
@@ -146,7 +178,9 @@ export function payouts(ctx: CashoutContext) {
     const request = payoutRequest(cashout);
     let reference = cashout.payout_ref;
     if (reference === null) {
-      reference = (await rail.send(request)).reference;
+      const sent = await sendOrFail(cashout, request, caller);
+      if ("failed" in sent) return sent.failed;
+      reference = sent.reference;
       await store.update("cashouts", cashout.id, { set: { payout_ref: reference } }, { payout_ref: null });
     }
     const outcome = await rail.outcome({ ...request, reference });
@@ -202,6 +236,8 @@ export function payouts(ctx: CashoutContext) {
       if (cashout.status === "pending") {
         const sent = await send(cashout);
         if (!sent) throw refusal((await store.get("cashouts", id)) ?? cashout, "process");
+        // Refused by the rail: already failed, its funds back (sendOrFail).
+        if (sent.status === "failed") return sent;
         cashout = sent;
       }
       if (cashout.status !== "in_transit") throw refusal(cashout, "process");
@@ -235,7 +271,9 @@ export function payouts(ctx: CashoutContext) {
         limit,
       )) {
         try {
-          if (await send(cashout)) sent++;
+          const after = await send(cashout);
+          if (after?.status === "failed") finished++;
+          else if (after) sent++;
         } catch (err) {
           failure ??= err;
         }
