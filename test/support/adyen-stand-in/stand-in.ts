@@ -29,6 +29,9 @@ import { serveIssuerPage } from "./issuer-page.ts";
 //   data): `PAYOUT_DECLINE` (the reviewer declined it), `PAYOUT_EXPIRE` (never confirmed in time),
 //   `ACCOUNT_CLOSED` or an IBAN ending in 0001 (PAYOUT_THIRDPARTY, success false, "Account closed"),
 //   anything else PAYOUT_THIRDPARTY success true. `returnPayout` sends a paid one back (PAIDOUT_REVERSED).
+//   Refusals: `PAYOUT_REFUSED` in the owner name refuses the submission (422, error 161 "Invalid iban":
+//   nothing stored); `CONFIRM_REFUSED` refuses its confirmation (422, error 010 "Not allowed"), after
+//   which declineThirdParty declines it (PAYOUT_DECLINE queued) and it can never be paid.
 // - `performed` counts what actually moved (replays excluded), per merchant reference: the crash suite's
 //   "0 double authorisations, captures or refunds" is read there.
 
@@ -49,7 +52,8 @@ type Operation =
   | "reversal"
   | "details"
   | "payout"
-  | "payout_confirm";
+  | "payout_confirm"
+  | "payout_decline";
 
 /** A payout submitted (storeDetailAndSubmitThirdParty), paid once confirmed (confirmThirdParty). */
 interface Payout {
@@ -58,7 +62,7 @@ interface Payout {
   amount: { value: number; currency: string };
   ownerName: string;
   iban: string;
-  status: "submitted" | "confirmed" | "returned";
+  status: "submitted" | "confirmed" | "returned" | "declined";
 }
 
 interface Payment {
@@ -152,6 +156,7 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
     details: new Map(),
     payout: new Map(),
     payout_confirm: new Map(),
+    payout_decline: new Map(),
   };
   const payouts = new Map<string, Payout>();
   let sequence = 0;
@@ -370,9 +375,16 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
   function payout(body: Body): Answer {
     const reference = String(body.reference);
     const amount = body.amount as { value: number; currency: string };
+    const bank = (body.bank ?? {}) as Body;
+    if (
+      String(bank.ownerName ?? "")
+        .toUpperCase()
+        .includes("PAYOUT_REFUSED")
+    ) {
+      return serviceError(422, "161", "Invalid iban");
+    }
     const psp = pspReference();
     count("payout", reference);
-    const bank = (body.bank ?? {}) as Body;
     payouts.set(psp, {
       pspReference: psp,
       merchantReference: reference,
@@ -389,8 +401,9 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
     const found = payouts.get(String(body.originalReference));
     if (!found) return serviceError(422, "167", "Original pspReference required for this operation");
     if (found.status !== "submitted") {
-      return { status: 200, body: { pspReference: pspReference(), response: "Payout already confirmed" } };
+      return { status: 200, body: { pspReference: pspReference(), response: `Payout already ${found.status}` } };
     }
+    if (found.ownerName.toUpperCase().includes("CONFIRM_REFUSED")) return serviceError(422, "010", "Not allowed");
     found.status = "confirmed";
     count("payout_confirm", found.merchantReference);
     const item = (eventCode: string, success: boolean, reason = "") =>
@@ -409,6 +422,26 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
       item("PAYOUT_THIRDPARTY", false, "Account closed");
     } else item("PAYOUT_THIRDPARTY", true);
     return { status: 200, body: { pspReference: pspReference(), response: "[payout-confirm-received]" } };
+  }
+
+  /** declineThirdParty: the reviewer declines a submitted payout; it is never paid (PAYOUT_DECLINE). */
+  function declinePayout(body: Body): Answer {
+    const found = payouts.get(String(body.originalReference));
+    if (!found) return serviceError(422, "167", "Original pspReference required for this operation");
+    if (found.status !== "submitted") {
+      return { status: 200, body: { pspReference: pspReference(), response: `Payout already ${found.status}` } };
+    }
+    found.status = "declined";
+    count("payout_decline", found.merchantReference);
+    notify({
+      pspReference: found.pspReference,
+      merchantReference: found.merchantReference,
+      amount: found.amount,
+      eventCode: "PAYOUT_DECLINE",
+      reason: "Declined by reviewer",
+      success: "true",
+    } as never);
+    return { status: 200, body: { pspReference: pspReference(), response: "[payout-decline-received]" } };
   }
 
   function returnPayout(psp: string, reason = "Account closed"): void {
@@ -479,6 +512,7 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
     if (path === "/payments/details") return details(body);
     if (path === "/storeDetailAndSubmitThirdParty") return payout(body);
     if (path === "/confirmThirdParty") return confirmPayout(body);
+    if (path === "/declineThirdParty") return declinePayout(body);
     if (
       ["/retrieveApplicableDefenseReasons", "/supplyDefenseDocument", "/defendDispute", "/acceptDispute"].includes(path)
     ) {

@@ -349,7 +349,7 @@ function payoutCalls(
   payouts: ReturnType<typeof createClient<PayoutPaths>>,
   call: Call,
   merchantAccount: string,
-): Pick<Acquirer, "payout" | "confirmPayout"> {
+): Pick<Acquirer, "payout" | "confirmPayout" | "declinePayout"> {
   return {
     async payout(request) {
       if (request.destination.type !== "iban") {
@@ -404,6 +404,18 @@ function payoutCalls(
       // "[payout-confirm-received]" (the document writes it without the brackets), else Adyen's message.
       if (!/^\[?payout-confirm-received\]?$/.test(data.response)) {
         throw new AcquirerRefused(200, undefined, `Adyen did not confirm the payout: ${data.response}`);
+      }
+    },
+
+    async declinePayout(request) {
+      const data = await call("the payout's decline", () =>
+        payouts.POST("/declineThirdParty", {
+          headers: { "Idempotency-Key": request.idempotencyKey },
+          body: { merchantAccount, originalReference: request.reference },
+        }),
+      );
+      if (!/^\[?payout-decline-received\]?$/.test(data.response)) {
+        throw new AcquirerRefused(200, undefined, `Adyen did not decline the payout: ${data.response}`);
       }
     },
   };
