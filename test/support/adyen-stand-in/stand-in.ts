@@ -37,6 +37,12 @@ import { serveIssuerPage } from "./issuer-page.ts";
 
 export interface StandInOptions {
   apiKey: string;
+  /**
+   * The payout reviewer's key: when given, confirmThirdParty and declineThirdParty take only it and every
+   * other endpoint refuses it, as Adyen's two payout credentials do (403 "010 Not allowed"; an unknown key
+   * is 401). Absent, `apiKey` may do everything (one credential holding both roles).
+   */
+  payoutReviewerApiKey?: string;
   merchantAccount: string;
   /** Hex HMAC key the notifications are signed with. */
   hmacKey: string;
@@ -120,6 +126,8 @@ export interface AdyenStandIn {
   performed: Record<Operation, Map<string, number>>;
   /** Every request received (after Prism), by path: to assert the idempotency key was sent. */
   received: Array<{ path: string; idempotencyKey: string | undefined }>;
+  /** Requests refused 403 for the wrong payout credential (`reviewerKey`: it was the reviewer's). */
+  reviewerRefusals: Array<{ path: string; reviewerKey: boolean }>;
   payments: Map<string, Payment>;
   /** The next request to `path` (e.g. "/payments") meets this fault. */
   injectFault(path: string, fault: Fault): void;
@@ -147,6 +155,7 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
   const disputes = new Map<string, { status: "open" | "defended" | "accepted"; documents: Set<string> }>();
   const queue: NotificationItem[] = [];
   const received: AdyenStandIn["received"] = [];
+  const reviewerRefusals: AdyenStandIn["reviewerRefusals"] = [];
   const performed: AdyenStandIn["performed"] = {
     authorisation: new Map(),
     capture: new Map(),
@@ -573,8 +582,9 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
     }
     const key = header(request, "idempotency-key");
     received.push({ path, idempotencyKey: key });
-    if (header(request, "x-api-key") !== options.apiKey) {
-      reply(serviceError(401, "000", "HTTP Status Response - Unauthorized", "security"));
+    const credential = credentialProblem(path, header(request, "x-api-key"));
+    if (credential) {
+      reply(credential);
       return;
     }
     let body: Body;
@@ -618,6 +628,21 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
     reply(answer);
   }
 
+  /** Which credential each endpoint takes: the reviewer's on confirm and decline only (Payout v50). */
+  function credentialProblem(path: string, key: string | undefined): Answer | undefined {
+    const reviewer = options.payoutReviewerApiKey;
+    if (key !== options.apiKey && (reviewer === undefined || key !== reviewer)) {
+      return serviceError(401, "000", "HTTP Status Response - Unauthorized", "security");
+    }
+    if (reviewer === undefined) return undefined;
+    const reviews = path === "/confirmThirdParty" || path === "/declineThirdParty";
+    if (reviews !== (key === reviewer)) {
+      reviewerRefusals.push({ path, reviewerKey: key === reviewer });
+      return serviceError(403, "010", "Not allowed", "security");
+    }
+    return undefined;
+  }
+
   /** The payer answered the issuer's challenge: the redirectResult they carry back to returnUrl. */
   function answerChallenge(psp: string, outcome: "authorised" | "refused"): string {
     const redirectResult = `X6XtfGC3!${createHash("sha256").update(psp).digest("base64url").slice(0, 24)}`;
@@ -637,6 +662,7 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
     url,
     performed,
     received,
+    reviewerRefusals,
     payments,
     payouts,
     returnPayout,

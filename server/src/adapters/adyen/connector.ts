@@ -33,6 +33,12 @@ import { createTransport, TransportError } from "./transport.ts";
 export interface AdyenSettings {
   /** The API key (header X-API-Key) of the web service user; a secret, never logged. */
   apiKey: string;
+  /**
+   * The payout reviewer's API key: Payout v50 separates the credential that stores and submits payouts
+   * from the one that confirms or declines them ("you need two API credentials", PayoutService-v50's
+   * description), so it is sent only on confirmThirdParty and declineThirdParty. Absent: `apiKey`.
+   */
+  payoutReviewerApiKey?: string;
   /** The merchant account payments are made under (per platform, or chosen per merchant by the caller). */
   merchantAccount: string;
   /** Checkout API base (`https://checkout-test.adyen.com/v71` or the live prefix's; the stand-in in tests). */
@@ -270,7 +276,7 @@ export function createAdyenConnector(settings: AdyenSettings): Acquirer {
       return { reference, nextAction: nextActionOf(request, reference, response.action) };
     },
 
-    ...payoutCalls(payouts, call, merchantAccount),
+    ...payoutCalls(payouts, call, merchantAccount, settings.payoutReviewerApiKey ?? settings.apiKey),
 
     async defenseReasons(disputeReference) {
       const data = await call("the defense reasons", () =>
@@ -349,7 +355,10 @@ function payoutCalls(
   payouts: ReturnType<typeof createClient<PayoutPaths>>,
   call: Call,
   merchantAccount: string,
+  reviewerApiKey: string,
 ): Pick<Acquirer, "payout" | "confirmPayout" | "declinePayout"> {
+  // The reviewer's credential replaces the client's X-API-Key on confirm and decline only.
+  const reviewer = (idempotencyKey: string) => ({ "X-API-Key": reviewerApiKey, "Idempotency-Key": idempotencyKey });
   return {
     async payout(request) {
       if (request.destination.type !== "iban") {
@@ -397,7 +406,7 @@ function payoutCalls(
       const data = await call("the payout's confirmation", () =>
         payouts.POST("/confirmThirdParty", {
           // As for the submission: the header is honoured though Payout v50 does not declare it.
-          headers: { "Idempotency-Key": request.idempotencyKey },
+          headers: reviewer(request.idempotencyKey),
           body: { merchantAccount, originalReference: request.reference },
         }),
       );
@@ -410,7 +419,7 @@ function payoutCalls(
     async declinePayout(request) {
       const data = await call("the payout's decline", () =>
         payouts.POST("/declineThirdParty", {
-          headers: { "Idempotency-Key": request.idempotencyKey },
+          headers: reviewer(request.idempotencyKey),
           body: { merchantAccount, originalReference: request.reference },
         }),
       );
