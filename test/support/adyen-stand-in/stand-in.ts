@@ -142,7 +142,14 @@ export interface AdyenStandIn {
   /** The destination's bank sends a paid payout back: queues PAIDOUT_REVERSED. */
   returnPayout(pspReference: string, reason?: string): void;
   /** The issuer disputes a payment: queues NOTIFICATION_OF_CHARGEBACK and CHARGEBACK (and the reversal when won). */
-  chargeback(pspReference: string, options?: { amount?: number; reversed?: boolean; reasonCode?: string }): string;
+  chargeback(
+    pspReference: string,
+    options?: { amount?: number; reversed?: boolean; second?: boolean; reasonCode?: string },
+  ): string;
+  /** The card networks' last word on a dispute decided twice: queues PREARBITRATION_WON or _LOST. */
+  prearbitration(disputeReference: string, outcome: "won" | "lost"): void;
+  /** A confirmed refund comes back to the merchant (the shopper's account closed): queues REFUNDED_REVERSED. */
+  reverseRefund(refundReference: string, reason?: string): void;
   stop(): Promise<void>;
 }
 
@@ -152,7 +159,12 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
   const challenges = new Map<string, { pspReference: string; outcome?: "authorised" | "refused" }>();
   const idempotency = new Map<string, { fingerprint: string; status: number; body: unknown }>();
   const faults = new Map<string, Fault[]>();
-  const disputes = new Map<string, { status: "open" | "defended" | "accepted"; documents: Set<string> }>();
+  const disputes = new Map<
+    string,
+    { status: "open" | "defended" | "accepted"; documents: Set<string>; payment?: Payment; amount?: number }
+  >();
+  /** Refunds Adyen made, by the refund's pspReference: what REFUNDED_REVERSED names. */
+  const refunds = new Map<string, { payment: Payment; merchantReference: string; value: number }>();
   const queue: NotificationItem[] = [];
   const received: AdyenStandIn["received"] = [];
   const reviewerRefusals: AdyenStandIn["reviewerRefusals"] = [];
@@ -362,6 +374,7 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
       case "refund": {
         const ok = authorised && payment.refunded + value <= payment.captured;
         if (ok) payment.refunded += value;
+        if (ok) refunds.set(modification, { payment, merchantReference: reference, value });
         notify(item("REFUND", ok, ok ? "" : "Insufficient in-process funds on account to refund"));
         break;
       }
@@ -468,6 +481,68 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
     } as never);
   }
 
+  /**
+   * PREARBITRATION_WON ("Cardholder's bank accepted pre-arbitration case": the merchant keeps the money) or
+   * PREARBITRATION_LOST ("... declined ...": the cardholder's bank keeps it), Webhooks v1's wording.
+   */
+  function prearbitration(disputeReference: string, outcome: "won" | "lost"): void {
+    const found = disputes.get(disputeReference);
+    if (!found?.payment) throw new Error(`the stand-in has no dispute ${disputeReference}`);
+    notify({
+      pspReference: disputeReference,
+      originalReference: found.payment.pspReference,
+      merchantReference: found.payment.merchantReference,
+      amount: { value: found.amount ?? found.payment.captured, currency: found.payment.currency },
+      eventCode: outcome === "won" ? "PREARBITRATION_WON" : "PREARBITRATION_LOST",
+      paymentMethod: "visa",
+      reason: "",
+      success: "true",
+    } as never);
+  }
+
+  /** REFUNDED_REVERSED: "The refunded amount was reversed and returned to your bank account" (Webhooks v1). */
+  function reverseRefund(refundReference: string, reason = "Refund returned: account closed"): void {
+    const found = refunds.get(refundReference);
+    if (!found) throw new Error(`the stand-in made no refund ${refundReference}`);
+    refunds.delete(refundReference);
+    found.payment.refunded -= found.value;
+    notify({
+      pspReference: refundReference,
+      originalReference: found.payment.pspReference,
+      merchantReference: found.merchantReference,
+      amount: { value: found.value, currency: found.payment.currency },
+      eventCode: "REFUNDED_REVERSED",
+      paymentMethod: found.payment.method === "scheme" ? "visa" : found.payment.method,
+      reason,
+      success: "true",
+    } as never);
+  }
+
+  function chargebackOf(psp: string, chargeback: Parameters<AdyenStandIn["chargeback"]>[1] = {}): string {
+    const payment = payments.get(psp);
+    if (!payment) throw new Error(`the stand-in has no payment ${psp}`);
+    const dispute = pspReference();
+    const amount = { value: chargeback.amount ?? payment.captured, currency: payment.currency };
+    disputes.set(dispute, { status: "open", documents: new Set(), payment, amount: amount.value });
+    const reasonCode = chargeback.reasonCode ?? "10.4";
+    const item = (eventCode: NotificationItem["eventCode"]) => ({
+      pspReference: dispute,
+      originalReference: psp,
+      merchantReference: payment.merchantReference,
+      amount,
+      eventCode,
+      paymentMethod: "visa",
+      reason: "Other Fraud-Card Absent Environment",
+      success: "true",
+    });
+    const extra = { chargebackReasonCode: reasonCode, defensePeriodEndsAt: "2026-12-27T00:00:00Z" };
+    notify(item("NOTIFICATION_OF_CHARGEBACK"), extra);
+    notify(item("CHARGEBACK"), extra);
+    if (chargeback.reversed) notify(item("CHARGEBACK_REVERSED"), extra);
+    if (chargeback.second) notify(item("SECOND_CHARGEBACK"), extra);
+    return dispute;
+  }
+
   /** The Disputes API v30 on the disputes `chargeback()` opened: one reason, which needs an invoice. */
   function dispute(path: string, body: Body): Answer | undefined {
     const reference = String(body.disputePspReference);
@@ -540,6 +615,11 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
    * vitest's globalSetup): never through Prism, never part of Adyen's API.
    * - POST /__stand-in/notifications?merchantReference=… takes the queued notifications naming it.
    * - POST /__stand-in/payouts/return?merchantReference=…&reason=… sends its confirmed payout back.
+   * - POST /__stand-in/refunds/reverse?merchantReference=<re_…> sends its confirmed refund back.
+   * - POST /__stand-in/chargeback?merchantReference=<ch_…>&reversed=true&second=true disputes the captured
+   *   payment (NOTIFICATION_OF_CHARGEBACK, CHARGEBACK, then CHARGEBACK_REVERSED, SECOND_CHARGEBACK);
+   *   answers its `disputeReference`.
+   * - POST /__stand-in/prearbitration?disputeReference=…&outcome=won|lost queues PREARBITRATION_WON/_LOST.
    */
   function control(path: string, query: URLSearchParams): Answer {
     const reference = query.get("merchantReference") ?? "";
@@ -554,6 +634,30 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
       const found = [...payouts.values()].find((p) => p.merchantReference === reference);
       if (found?.status !== "confirmed") return { status: 404, body: { message: `no confirmed payout ${reference}` } };
       returnPayout(found.pspReference, query.get("reason") ?? undefined);
+      return { status: 200, body: {} };
+    }
+    if (path === "/__stand-in/refunds/reverse") {
+      const found = [...refunds.entries()].find(([, r]) => r.merchantReference === reference);
+      if (!found) return { status: 404, body: { message: `no refund ${reference}` } };
+      reverseRefund(found[0], query.get("reason") ?? undefined);
+      return { status: 200, body: {} };
+    }
+    if (path === "/__stand-in/chargeback") {
+      const payment = [...payments.values()].find((p) => p.merchantReference === reference && p.captured > 0);
+      if (!payment) return { status: 404, body: { message: `no captured payment ${reference}` } };
+      const disputeReference = chargebackOf(payment.pspReference, {
+        reversed: query.get("reversed") === "true",
+        second: query.get("second") === "true",
+      });
+      return { status: 200, body: { disputeReference } };
+    }
+    if (path === "/__stand-in/prearbitration") {
+      const outcome = query.get("outcome");
+      const dispute = query.get("disputeReference") ?? "";
+      if ((outcome !== "won" && outcome !== "lost") || !disputes.get(dispute)?.payment) {
+        return { status: 404, body: { message: `no dispute ${dispute} (outcome won or lost)` } };
+      }
+      prearbitration(dispute, outcome);
       return { status: 200, body: {} };
     }
     return { status: 404, body: { message: "no such control" } };
@@ -680,29 +784,9 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
       if (paid) payment.captured = payment.amount;
       notify(authorisation(payment, paid, paid ? "" : "Expired"));
     },
-    chargeback(psp, chargeback = {}) {
-      const payment = payments.get(psp);
-      if (!payment) throw new Error(`the stand-in has no payment ${psp}`);
-      const dispute = pspReference();
-      disputes.set(dispute, { status: "open", documents: new Set() });
-      const amount = { value: chargeback.amount ?? payment.captured, currency: payment.currency };
-      const reasonCode = chargeback.reasonCode ?? "10.4";
-      const item = (eventCode: NotificationItem["eventCode"]) => ({
-        pspReference: dispute,
-        originalReference: psp,
-        merchantReference: payment.merchantReference,
-        amount,
-        eventCode,
-        paymentMethod: "visa",
-        reason: "Other Fraud-Card Absent Environment",
-        success: "true",
-      });
-      const extra = { chargebackReasonCode: reasonCode, defensePeriodEndsAt: "2026-12-27T00:00:00Z" };
-      notify(item("NOTIFICATION_OF_CHARGEBACK"), extra);
-      notify(item("CHARGEBACK"), extra);
-      if (chargeback.reversed) notify(item("CHARGEBACK_REVERSED"), extra);
-      return dispute;
-    },
+    chargeback: chargebackOf,
+    prearbitration,
+    reverseRefund,
     async stop() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
