@@ -127,9 +127,12 @@ export function createAcquirerNotifications(deps: NotificationDeps) {
       case "cancellation":
         return charges.modification(livemode, outcome.merchantReference, outcome.type, outcome.succeeded, mark);
       case "refund":
-        // The connector sends the refund's id as its reference; a refund made before that carried the charge's.
+        // The connector sends the refund's acquirer key as its reference (`re_…:refund`, adapters/adyen/
+        // processor.ts), which Adyen echoes: the refund is its id before the `:`. A refund made before that
+        // carried the charge's.
         if (outcome.merchantReference.startsWith("re_")) {
-          return charges.refund(livemode, outcome.merchantReference, outcome.succeeded, mark);
+          const refundId = outcome.merchantReference.split(":")[0] ?? outcome.merchantReference;
+          return charges.refund(livemode, refundId, outcome.succeeded, mark);
         }
         return outcome.succeeded ? "confirmed" : "attention";
       case "cancel_or_refund":
