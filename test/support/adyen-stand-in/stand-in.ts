@@ -615,7 +615,8 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
    * vitest's globalSetup): never through Prism, never part of Adyen's API.
    * - POST /__stand-in/notifications?merchantReference=… takes the queued notifications naming it.
    * - POST /__stand-in/payouts/return?merchantReference=…&reason=… sends its confirmed payout back.
-   * - POST /__stand-in/refunds/reverse?merchantReference=<re_…> sends its confirmed refund back.
+   * - POST /__stand-in/refunds/reverse?merchantReference=<re_…> sends its confirmed refund back (the
+   *   connector's merchantReference is `re_…:refund`; the refund id alone finds it).
    * - POST /__stand-in/chargeback?merchantReference=<ch_…>&reversed=true&second=true disputes the captured
    *   payment (NOTIFICATION_OF_CHARGEBACK, CHARGEBACK, then CHARGEBACK_REVERSED, SECOND_CHARGEBACK);
    *   answers its `disputeReference`.
@@ -637,7 +638,10 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
       return { status: 200, body: {} };
     }
     if (path === "/__stand-in/refunds/reverse") {
-      const found = [...refunds.entries()].find(([, r]) => r.merchantReference === reference);
+      // The connector's refund reference is its key (`re_…:refund`): the refund's id names it too.
+      const found = [...refunds.entries()].find(
+        ([, r]) => r.merchantReference === reference || r.merchantReference.startsWith(`${reference}:`),
+      );
       if (!found) return { status: 404, body: { message: `no refund ${reference}` } };
       reverseRefund(found[0], query.get("reason") ?? undefined);
       return { status: 200, body: {} };
@@ -882,4 +886,15 @@ function shuffle<T>(items: T[], seed: number): void {
     const j = Math.floor(random() * (i + 1));
     [items[i], items[j]] = [items[j] as T, items[i] as T];
   }
+}
+
+/** From a suite in another process: one of the side door's controls (`control` above); its JSON answer. */
+export async function controlAt(
+  standInUrl: string,
+  control: "refunds/reverse" | "chargeback" | "prearbitration",
+  query: Record<string, string>,
+): Promise<Record<string, string>> {
+  const response = await fetch(`${standInUrl}/__stand-in/${control}?${new URLSearchParams(query)}`, { method: "POST" });
+  if (!response.ok) throw new Error(`the stand-in answered ${response.status}: ${await response.text()}`);
+  return (await response.json()) as Record<string, string>;
 }
