@@ -18,6 +18,7 @@ export default mergeConfig(
         "e2e/three-d-secure.test.ts",
         "e2e/disputes.test.ts",
         "e2e/cashouts.test.ts",
+        "e2e/late-notifications.test.ts",
       ],
       globalSetup: ["./support/adyen-stand-in/e2e-setup.ts"],
     },

@@ -107,8 +107,31 @@ describe("acquirer settings", () => {
     rmSync(dir, { recursive: true });
   });
 
+  it("sends payouts' confirmations with the reviewer's key when one is set, from the setting or a file; else the API key", () => {
+    const base = { SANDBOX_ACQUIRER: "adyen", ...ADYEN };
+    expect(adyenSettings(loadConfig(base)).payoutReviewerApiKey).toBe("AQE_test");
+    expect(adyenSettings(loadConfig({ ...base, ADYEN_PAYOUT_REVIEWER_API_KEY: "AQE_reviewer" }))).toMatchObject({
+      apiKey: "AQE_test",
+      payoutReviewerApiKey: "AQE_reviewer",
+    });
+    const dir = mkdtempSync(join(tmpdir(), "adyen-reviewer-"));
+    const file = join(dir, "reviewer");
+    writeFileSync(file, "AQE_reviewer_file\n");
+    const fromFile = loadConfig({ ...base, ADYEN_PAYOUT_REVIEWER_API_KEY_FILE: file });
+    expect(adyenSettings(fromFile).payoutReviewerApiKey).toBe("AQE_reviewer_file");
+    writeFileSync(file, "");
+    expect(acquirerProblem(fromFile)?.message).toBe(`ADYEN_PAYOUT_REVIEWER_API_KEY_FILE: ${file} is empty`);
+    rmSync(dir, { recursive: true });
+    expect(() =>
+      loadConfig({ ...base, ADYEN_PAYOUT_REVIEWER_API_KEY: "AQE_reviewer", ADYEN_PAYOUT_REVIEWER_API_KEY_FILE: file }),
+    ).toThrow(
+      /ADYEN_PAYOUT_REVIEWER_API_KEY_FILE: set ADYEN_PAYOUT_REVIEWER_API_KEY or ADYEN_PAYOUT_REVIEWER_API_KEY_FILE, not both/,
+    );
+  });
+
   it("starts with adyen and never logs or echoes its secrets", async () => {
     const secret = "AQE_very_secret_key_0123456789";
+    const reviewer = "AQE_very_secret_reviewer_key_9876543210";
     const hmac = "44782DEF547AAA06C910C43932B1EB0C";
     const lines: string[] = [];
     const logger = createLogger("debug", { write: (line: string) => lines.push(line) });
@@ -117,6 +140,7 @@ describe("acquirer settings", () => {
       SANDBOX_ACQUIRER: "adyen",
       ...ADYEN,
       ADYEN_API_KEY: secret,
+      ADYEN_PAYOUT_REVIEWER_API_KEY: reviewer,
       ADYEN_HMAC_KEYS: hmac,
       ADYEN_CHECKOUT_URL: "http://127.0.0.1:9/checkout",
       DATA_DIR: ":memory:",
@@ -126,19 +150,27 @@ describe("acquirer settings", () => {
     const server = await startServer({ config, logger });
     await server.close();
     expect(lines.some((line) => line.includes("ShopECOM") && line.includes("127.0.0.1:9/checkout"))).toBe(true);
+    expect(lines.some((line) => line.includes('"payout_reviewer_key":"set"'))).toBe(true);
     for (const line of lines) {
       expect(line).not.toContain(secret);
+      expect(line).not.toContain(reviewer);
       expect(line).not.toContain(hmac);
     }
     // A configuration error lists the bad settings, never the values of the good ones.
     let message = "";
     try {
-      loadConfig({ PRODUCTION_ACQUIRER: "adyen", ADYEN_API_KEY: secret, ADYEN_HMAC_KEYS: hmac });
+      loadConfig({
+        PRODUCTION_ACQUIRER: "adyen",
+        ADYEN_API_KEY: secret,
+        ADYEN_PAYOUT_REVIEWER_API_KEY: reviewer,
+        ADYEN_HMAC_KEYS: hmac,
+      });
     } catch (err) {
       message = (err as Error).message;
     }
     expect(message).toContain("ADYEN_MERCHANT_ACCOUNT");
     expect(message).not.toContain(secret);
+    expect(message).not.toContain(reviewer);
     expect(message).not.toContain(hmac);
   });
 

@@ -28,17 +28,24 @@ import { StartupError } from "./startup-error.ts";
 
 /** The Adyen API key, from ADYEN_API_KEY or the file ADYEN_API_KEY_FILE names; a secret, never logged. */
 function adyenApiKey(config: Config): string {
-  if (config.ADYEN_API_KEY) return config.ADYEN_API_KEY;
-  if (!config.ADYEN_API_KEY_FILE) throw new StartupError("ADYEN_API_KEY", "is required where an acquirer is adyen");
+  const key = keyFrom(config.ADYEN_API_KEY, config.ADYEN_API_KEY_FILE, "ADYEN_API_KEY_FILE");
+  if (key === undefined) throw new StartupError("ADYEN_API_KEY", "is required where an acquirer is adyen");
+  return key;
+}
+
+/** A secret from its setting, or read from the file its `_FILE` setting names; undefined when neither is set. */
+function keyFrom(value: string | undefined, file: string | undefined, fileSetting: string): string | undefined {
+  if (value) return value;
+  if (!file) return undefined;
   let key: string;
   try {
-    key = readFileSync(config.ADYEN_API_KEY_FILE, "utf8").trim();
+    key = readFileSync(file, "utf8").trim();
   } catch (err) {
     // The error's code (ENOENT, EACCES) and the path only: never the file's contents.
     const code = errorCode(err) ?? "unreadable";
-    throw new StartupError("ADYEN_API_KEY_FILE", `cannot read ${config.ADYEN_API_KEY_FILE} (${code})`);
+    throw new StartupError(fileSetting, `cannot read ${file} (${code})`);
   }
-  if (key === "") throw new StartupError("ADYEN_API_KEY_FILE", `${config.ADYEN_API_KEY_FILE} is empty`);
+  if (key === "") throw new StartupError(fileSetting, `${file} is empty`);
   return key;
 }
 
@@ -65,8 +72,16 @@ export function adyenSettings(config: Config): AdyenSettings {
       },
     );
   }
+  const apiKey = adyenApiKey(config);
   return {
-    apiKey: adyenApiKey(config),
+    apiKey,
+    // Payout v50's reviewer confirms and declines; unset, the submitter's key does (one credential, both roles).
+    payoutReviewerApiKey:
+      keyFrom(
+        config.ADYEN_PAYOUT_REVIEWER_API_KEY,
+        config.ADYEN_PAYOUT_REVIEWER_API_KEY_FILE,
+        "ADYEN_PAYOUT_REVIEWER_API_KEY_FILE",
+      ) ?? apiKey,
     merchantAccount: config.ADYEN_MERCHANT_ACCOUNT,
     // Tests and staging point these at the stand-in; config.ts refuses them with `live`.
     checkoutUrl: config.ADYEN_CHECKOUT_URL ?? endpoints.checkoutUrl,
@@ -135,6 +150,11 @@ export function adyenInUse(config: Config) {
     environment: config.ADYEN_ENVIRONMENT,
     merchant_account: config.ADYEN_MERCHANT_ACCOUNT,
     api_key: config.ADYEN_API_KEY_FILE ? `from ${config.ADYEN_API_KEY_FILE}` : "set",
+    payout_reviewer_key: config.ADYEN_PAYOUT_REVIEWER_API_KEY_FILE
+      ? `from ${config.ADYEN_PAYOUT_REVIEWER_API_KEY_FILE}`
+      : config.ADYEN_PAYOUT_REVIEWER_API_KEY
+        ? "set"
+        : "same as ADYEN_API_KEY",
     checkout_url: adyenSettings(config).checkoutUrl,
   };
 }

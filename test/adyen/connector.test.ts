@@ -40,7 +40,7 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-function connector(timeoutMs: number, overrides: { apiKey?: string } = {}): Acquirer {
+function connector(timeoutMs: number, overrides: { apiKey?: string; payoutReviewerApiKey?: string } = {}): Acquirer {
   return createAdyenConnector({ ...stack.settings, ...overrides, timeoutMs });
 }
 
@@ -321,6 +321,44 @@ describe("Adyen connector: local methods and payouts", () => {
     expect(notified()).toMatchObject([
       { type: "payout", status: "paid", payoutReference: sent.reference, merchantReference: "co_test_1" },
     ]);
+  });
+
+  it("confirms and declines with the reviewer's credential only; the wrong one is refused 403, never in doubt", async () => {
+    const submission = (id: string) =>
+      ({
+        cashoutId: id,
+        merchantId: "mch_test_1",
+        idempotencyKey: `${id}:payout`,
+        livemode: true,
+        amount: 1_000,
+        currency: "EUR",
+        destination: { type: "iban", iban: "DE89370400440532013000", account_holder: "Merchant GmbH" },
+        holder,
+      }) as const;
+    const { apiKey, payoutReviewerApiKey } = stack.settings;
+    // No reviewer key: the submitter's confirms, and Adyen (the stand-in, with two credentials) refuses it.
+    const single = connector(5_000, { payoutReviewerApiKey: apiKey });
+    const sent = await single.payout(submission("co_test_rev"));
+    const refusedConfirm = await single
+      .confirmPayout({ idempotencyKey: "co_test_rev:payout:confirm", reference: sent.reference })
+      .catch((e: unknown) => e);
+    expect(refusedConfirm).toBeInstanceOf(AcquirerRefused);
+    expect(refusedConfirm).toMatchObject({ status: 403, errorCode: "010" });
+    expect(String(refusedConfirm)).not.toContain(apiKey);
+    // The reviewer's key submitting is refused too: each credential does its own part only.
+    const swapped = connector(5_000, { apiKey: payoutReviewerApiKey });
+    await expect(swapped.payout(submission("co_test_rev2"))).rejects.toMatchObject({ status: 403 });
+    expect(standIn.reviewerRefusals.slice(-2)).toEqual([
+      { path: "/confirmThirdParty", reviewerKey: false },
+      { path: "/storeDetailAndSubmitThirdParty", reviewerKey: true },
+    ]);
+    // The configured connector declines with the reviewer's key: never paid, PAYOUT_DECLINE.
+    notified();
+    await adyen.declinePayout({ idempotencyKey: "co_test_rev:payout:decline", reference: sent.reference });
+    expect(standIn.payouts.get(sent.reference)?.status).toBe("declined");
+    expect(notified()).toMatchObject([{ type: "payout", status: "declined", merchantReference: "co_test_rev" }]);
+    single.close();
+    swapped.close();
   });
 
   it("refuses a destination Adyen's payout API cannot pay, never simulating it", async () => {

@@ -101,6 +101,19 @@ async function everyKind(): Promise<NotificationRequestBody[]> {
   await adyen.cancel({ reference: b.reference, merchantReference: b.chargeId, idempotencyKey: `${b.chargeId}:void` });
   const c = await authorised("immediate");
   standIn.chargeback(c.reference, { reversed: true });
+  // A dispute decided twice, then pre-arbitration each way; a confirmed refund sent back (REFUNDED_REVERSED).
+  const d = await authorised("immediate");
+  standIn.prearbitration(standIn.chargeback(d.reference, { reversed: true, second: true }), "won");
+  const e = await authorised("immediate");
+  standIn.prearbitration(standIn.chargeback(e.reference, { reversed: true }), "lost");
+  const reversedRefund = await adyen.refund({
+    reference: e.reference,
+    merchantReference: "re_n_3",
+    currency: "EUR",
+    amount: 100,
+    idempotencyKey: `${e.chargeId}:refund`,
+  });
+  standIn.reverseRefund(reversedRefund.reference);
   const pix = await adyen.startLocalPayment({
     chargeId: "ch_n_pix",
     idempotencyKey: "ch_n_pix:start",
@@ -182,6 +195,10 @@ describe("Adyen notifications from the stand-in", () => {
         "PAIDOUT_REVERSED",
         "PAYOUT_DECLINE",
         "PAYOUT_EXPIRE",
+        "SECOND_CHARGEBACK",
+        "PREARBITRATION_WON",
+        "PREARBITRATION_LOST",
+        "REFUNDED_REVERSED",
       ]),
     );
     const validator = webhookValidators();

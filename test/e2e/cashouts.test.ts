@@ -496,4 +496,55 @@ describe.runIf(ACQUIRER === "adyen")("cashouts through Adyen", () => {
     expect(of("cashout.paid")).toHaveLength(2);
     expect(of("cashout.failed")).toHaveLength(3);
   });
+  it("ends a payout Adyen refuses as failed, its amount back once: a refused submission, and a refused confirmation (declined)", async () => {
+    const merchant = await createMerchant(client);
+    await creditAvailable(server, merchant, 2000, "EUR");
+    const make = async (owner: string) => {
+      const res = await client.POST("/v1/cashouts", {
+        body: { merchant_id: merchant.id, amount: 700, currency: "EUR", destination: iban(owner) },
+      });
+      expect(res.response.status).toBe(201);
+      return res.data?.id ?? "";
+    };
+    // The stand-in's refusals by owner name (adyen-stand-in/stand-in.ts "Payouts").
+    const submission = await make("PAYOUT_REFUSED Acme GmbH");
+    const confirmation = await make("CONFIRM_REFUSED Acme GmbH");
+    const balance = async () =>
+      (await client.GET("/v1/merchants/{id}/balance", { params: { path: { id: merchant.id } } })).data?.balances;
+    expect(await balance()).toEqual([{ currency: "EUR", available: 600, pending: 0 }]);
+    for (const [id, shown] of [
+      [submission, /^The acquirer refused the payout \(HTTP 422, Adyen error 161\); nothing was paid/],
+      [confirmation, /^The acquirer refused the payout's confirmation \(HTTP 422, Adyen error 010\); nothing was paid/],
+    ] as const) {
+      const sent = await client.POST("/v1/sandbox/cashouts/{id}/pay", { params: { path: { id } } });
+      expect(sent.response.status, id).toBe(200);
+      expect(sent.data).toMatchObject({ status: "failed", failure_code: "could_not_process" });
+      expect(sent.data?.failure_message).toMatch(shown);
+      // Final: never sent again, never credited twice.
+      const again = await client.POST("/v1/sandbox/cashouts/{id}/pay", { params: { path: { id } } });
+      expect(again.response.status).toBe(409);
+    }
+    expect(await balance()).toEqual([{ currency: "EUR", available: 2000, pending: 0 }]);
+    // Adyen's PAYOUT_DECLINE for the declined submission, delivered twice and shuffled, changes nothing.
+    const late = await takeNotificationsAt(standIn, confirmation);
+    expect(late.map((b) => b.notificationItems[0]?.NotificationRequestItem.eventCode)).toEqual(["PAYOUT_DECLINE"]);
+    expect(await takeNotificationsAt(standIn, submission)).toEqual([]);
+    const answers = await deliverNotifications(NOTIFICATIONS(), late, { times: 2, seed: 11 });
+    expect(answers.map((a) => a.status)).toEqual([200, 200]);
+    expect(await balance()).toEqual([{ currency: "EUR", available: 2000, pending: 0 }]);
+    const events = await client.GET("/v1/events", { params: { query: { limit: 100 } } });
+    const failed = (events.data?.data ?? []).filter(
+      (e) => e.type === "cashout.failed" && "cashout_id" in e && [submission, confirmation].includes(e.cashout_id),
+    );
+    expect(failed).toHaveLength(2);
+    // Each cashout's amount came back by one balanced posting (creditAvailable has none: no full verify).
+    const entries = await server.running.store.findAll("ledger_entries", { merchant_id: merchant.id }, 1000);
+    for (const id of [submission, confirmation]) {
+      const mine = entries.filter((e) => e.source_id === id);
+      expect(
+        mine.reduce((sum, e) => sum + e.amount, 0),
+        id,
+      ).toBe(0);
+    }
+  });
 });

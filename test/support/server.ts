@@ -80,6 +80,7 @@ function adyenEnv(): Record<string, string> {
     SANDBOX_ACQUIRER: "adyen",
     ADYEN_ENVIRONMENT: "test",
     ADYEN_API_KEY: ADYEN_E2E.apiKey,
+    ADYEN_PAYOUT_REVIEWER_API_KEY: ADYEN_E2E.payoutReviewerApiKey,
     ADYEN_MERCHANT_ACCOUNT: ADYEN_E2E.merchantAccount,
     ADYEN_HMAC_KEYS: ADYEN_E2E.hmacKey,
     ADYEN_CHECKOUT_URL: ADYEN_E2E.checkoutUrl,

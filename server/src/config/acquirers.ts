@@ -28,6 +28,15 @@ export const acquirerSettings = group("acquirers", {
     z.string().min(1).optional(),
     "A file holding Adyen's API key (trailing whitespace ignored), instead of ADYEN_API_KEY.",
   ),
+  // Payout v50's second credential (docs/going-live-with-adyen.md "Cashouts", "Reviewer").
+  ADYEN_PAYOUT_REVIEWER_API_KEY: secret(
+    z.string().min(1).optional(),
+    "The API key of Adyen's payout reviewer (a second web service user, with the role to confirm and decline payouts), sent only on Payout v50's confirmThirdParty and declineThirdParty; ADYEN_API_KEY submits them. Unset (and ADYEN_PAYOUT_REVIEWER_API_KEY_FILE unset), ADYEN_API_KEY confirms too, which needs one credential holding both roles (the start logs `payout_reviewer_key: same as ADYEN_API_KEY`).",
+  ),
+  ADYEN_PAYOUT_REVIEWER_API_KEY_FILE: secret(
+    z.string().min(1).optional(),
+    "A file holding ADYEN_PAYOUT_REVIEWER_API_KEY (trailing whitespace ignored), instead of the setting; not both.",
+  ),
   ADYEN_MERCHANT_ACCOUNT: setting(
     z.string().min(1).optional(),
     "The Adyen merchant account payments are made under. Required wherever an acquirer is `adyen`.",
@@ -85,6 +94,8 @@ type AdyenConfig = {
   ADYEN_ENVIRONMENT?: "test" | "live" | undefined;
   ADYEN_API_KEY?: string | undefined;
   ADYEN_API_KEY_FILE?: string | undefined;
+  ADYEN_PAYOUT_REVIEWER_API_KEY?: string | undefined;
+  ADYEN_PAYOUT_REVIEWER_API_KEY_FILE?: string | undefined;
   ADYEN_MERCHANT_ACCOUNT?: string | undefined;
   ADYEN_HMAC_KEYS?: string | undefined;
   ADYEN_HMAC_KEYS_FILE?: string | undefined;
@@ -108,6 +119,12 @@ export const adyenComplete: Rule<AdyenConfig> = (c, problem) => {
   if (!c.ADYEN_API_KEY && !c.ADYEN_API_KEY_FILE) problem("ADYEN_API_KEY", `${when} (or ADYEN_API_KEY_FILE)`);
   if (c.ADYEN_API_KEY && c.ADYEN_API_KEY_FILE) {
     problem("ADYEN_API_KEY_FILE", "set ADYEN_API_KEY or ADYEN_API_KEY_FILE, not both");
+  }
+  if (c.ADYEN_PAYOUT_REVIEWER_API_KEY && c.ADYEN_PAYOUT_REVIEWER_API_KEY_FILE) {
+    problem(
+      "ADYEN_PAYOUT_REVIEWER_API_KEY_FILE",
+      "set ADYEN_PAYOUT_REVIEWER_API_KEY or ADYEN_PAYOUT_REVIEWER_API_KEY_FILE, not both",
+    );
   }
   if (c.ADYEN_ENVIRONMENT !== "live") return;
   if (!c.ADYEN_LIVE_URL_PREFIX) {

@@ -10,6 +10,7 @@ import { type AdyenStack, startAdyenStack } from "./index.ts";
 /** What every test server of the run is configured with (support/server.ts adyenEnv). */
 export interface AdyenE2E {
   apiKey: string;
+  payoutReviewerApiKey: string;
   merchantAccount: string;
   hmacKey: string;
   checkoutUrl: string;

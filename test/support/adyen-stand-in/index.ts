@@ -12,6 +12,8 @@ export * from "./stand-in.ts";
 /** Test credentials: the stand-in accepts exactly these. */
 export const ADYEN_TEST_CREDENTIALS = {
   apiKey: "AQE-test-api-key",
+  /** Payout v50's second credential: confirm and decline only. */
+  payoutReviewerApiKey: "AQE-test-payout-reviewer-key",
   merchantAccount: "PaymentsPlatformECOM",
   hmacKey: "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056",
 } as const;
@@ -19,7 +21,14 @@ export const ADYEN_TEST_CREDENTIALS = {
 export interface AdyenStack {
   standIn: AdyenStandIn;
   /** What the connector is configured with (AdyenSettings without the time-out). */
-  settings: { apiKey: string; merchantAccount: string; checkoutUrl: string; payoutUrl: string; disputesUrl: string };
+  settings: {
+    apiKey: string;
+    payoutReviewerApiKey: string;
+    merchantAccount: string;
+    checkoutUrl: string;
+    payoutUrl: string;
+    disputesUrl: string;
+  };
   hmacKey: string;
   proxies: { checkout: RunningProxy; payouts: RunningProxy; disputes: RunningProxy };
   /** Every violation any proxy reported so far. */
@@ -46,6 +55,7 @@ export async function startAdyenStack(options: Partial<StandInOptions> = {}): Pr
     standIn,
     settings: {
       apiKey: credentials.apiKey,
+      payoutReviewerApiKey: credentials.payoutReviewerApiKey,
       merchantAccount: credentials.merchantAccount,
       checkoutUrl: checkout.url,
       payoutUrl: payouts.url,

@@ -29,11 +29,20 @@ import { serveIssuerPage } from "./issuer-page.ts";
 //   data): `PAYOUT_DECLINE` (the reviewer declined it), `PAYOUT_EXPIRE` (never confirmed in time),
 //   `ACCOUNT_CLOSED` or an IBAN ending in 0001 (PAYOUT_THIRDPARTY, success false, "Account closed"),
 //   anything else PAYOUT_THIRDPARTY success true. `returnPayout` sends a paid one back (PAIDOUT_REVERSED).
+//   Refusals: `PAYOUT_REFUSED` in the owner name refuses the submission (422, error 161 "Invalid iban":
+//   nothing stored); `CONFIRM_REFUSED` refuses its confirmation (422, error 010 "Not allowed"), after
+//   which declineThirdParty declines it (PAYOUT_DECLINE queued) and it can never be paid.
 // - `performed` counts what actually moved (replays excluded), per merchant reference: the crash suite's
 //   "0 double authorisations, captures or refunds" is read there.
 
 export interface StandInOptions {
   apiKey: string;
+  /**
+   * The payout reviewer's key: when given, confirmThirdParty and declineThirdParty take only it and every
+   * other endpoint refuses it, as Adyen's two payout credentials do (403 "010 Not allowed"; an unknown key
+   * is 401). Absent, `apiKey` may do everything (one credential holding both roles).
+   */
+  payoutReviewerApiKey?: string;
   merchantAccount: string;
   /** Hex HMAC key the notifications are signed with. */
   hmacKey: string;
@@ -49,7 +58,8 @@ type Operation =
   | "reversal"
   | "details"
   | "payout"
-  | "payout_confirm";
+  | "payout_confirm"
+  | "payout_decline";
 
 /** A payout submitted (storeDetailAndSubmitThirdParty), paid once confirmed (confirmThirdParty). */
 interface Payout {
@@ -58,7 +68,7 @@ interface Payout {
   amount: { value: number; currency: string };
   ownerName: string;
   iban: string;
-  status: "submitted" | "confirmed" | "returned";
+  status: "submitted" | "confirmed" | "returned" | "declined";
 }
 
 interface Payment {
@@ -116,6 +126,8 @@ export interface AdyenStandIn {
   performed: Record<Operation, Map<string, number>>;
   /** Every request received (after Prism), by path: to assert the idempotency key was sent. */
   received: Array<{ path: string; idempotencyKey: string | undefined }>;
+  /** Requests refused 403 for the wrong payout credential (`reviewerKey`: it was the reviewer's). */
+  reviewerRefusals: Array<{ path: string; reviewerKey: boolean }>;
   payments: Map<string, Payment>;
   /** The next request to `path` (e.g. "/payments") meets this fault. */
   injectFault(path: string, fault: Fault): void;
@@ -130,7 +142,14 @@ export interface AdyenStandIn {
   /** The destination's bank sends a paid payout back: queues PAIDOUT_REVERSED. */
   returnPayout(pspReference: string, reason?: string): void;
   /** The issuer disputes a payment: queues NOTIFICATION_OF_CHARGEBACK and CHARGEBACK (and the reversal when won). */
-  chargeback(pspReference: string, options?: { amount?: number; reversed?: boolean; reasonCode?: string }): string;
+  chargeback(
+    pspReference: string,
+    options?: { amount?: number; reversed?: boolean; second?: boolean; reasonCode?: string },
+  ): string;
+  /** The card networks' last word on a dispute decided twice: queues PREARBITRATION_WON or _LOST. */
+  prearbitration(disputeReference: string, outcome: "won" | "lost"): void;
+  /** A confirmed refund comes back to the merchant (the shopper's account closed): queues REFUNDED_REVERSED. */
+  reverseRefund(refundReference: string, reason?: string): void;
   stop(): Promise<void>;
 }
 
@@ -140,9 +159,15 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
   const challenges = new Map<string, { pspReference: string; outcome?: "authorised" | "refused" }>();
   const idempotency = new Map<string, { fingerprint: string; status: number; body: unknown }>();
   const faults = new Map<string, Fault[]>();
-  const disputes = new Map<string, { status: "open" | "defended" | "accepted"; documents: Set<string> }>();
+  const disputes = new Map<
+    string,
+    { status: "open" | "defended" | "accepted"; documents: Set<string>; payment?: Payment; amount?: number }
+  >();
+  /** Refunds Adyen made, by the refund's pspReference: what REFUNDED_REVERSED names. */
+  const refunds = new Map<string, { payment: Payment; merchantReference: string; value: number }>();
   const queue: NotificationItem[] = [];
   const received: AdyenStandIn["received"] = [];
+  const reviewerRefusals: AdyenStandIn["reviewerRefusals"] = [];
   const performed: AdyenStandIn["performed"] = {
     authorisation: new Map(),
     capture: new Map(),
@@ -152,6 +177,7 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
     details: new Map(),
     payout: new Map(),
     payout_confirm: new Map(),
+    payout_decline: new Map(),
   };
   const payouts = new Map<string, Payout>();
   let sequence = 0;
@@ -348,6 +374,7 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
       case "refund": {
         const ok = authorised && payment.refunded + value <= payment.captured;
         if (ok) payment.refunded += value;
+        if (ok) refunds.set(modification, { payment, merchantReference: reference, value });
         notify(item("REFUND", ok, ok ? "" : "Insufficient in-process funds on account to refund"));
         break;
       }
@@ -370,9 +397,16 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
   function payout(body: Body): Answer {
     const reference = String(body.reference);
     const amount = body.amount as { value: number; currency: string };
+    const bank = (body.bank ?? {}) as Body;
+    if (
+      String(bank.ownerName ?? "")
+        .toUpperCase()
+        .includes("PAYOUT_REFUSED")
+    ) {
+      return serviceError(422, "161", "Invalid iban");
+    }
     const psp = pspReference();
     count("payout", reference);
-    const bank = (body.bank ?? {}) as Body;
     payouts.set(psp, {
       pspReference: psp,
       merchantReference: reference,
@@ -389,8 +423,9 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
     const found = payouts.get(String(body.originalReference));
     if (!found) return serviceError(422, "167", "Original pspReference required for this operation");
     if (found.status !== "submitted") {
-      return { status: 200, body: { pspReference: pspReference(), response: "Payout already confirmed" } };
+      return { status: 200, body: { pspReference: pspReference(), response: `Payout already ${found.status}` } };
     }
+    if (found.ownerName.toUpperCase().includes("CONFIRM_REFUSED")) return serviceError(422, "010", "Not allowed");
     found.status = "confirmed";
     count("payout_confirm", found.merchantReference);
     const item = (eventCode: string, success: boolean, reason = "") =>
@@ -411,6 +446,26 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
     return { status: 200, body: { pspReference: pspReference(), response: "[payout-confirm-received]" } };
   }
 
+  /** declineThirdParty: the reviewer declines a submitted payout; it is never paid (PAYOUT_DECLINE). */
+  function declinePayout(body: Body): Answer {
+    const found = payouts.get(String(body.originalReference));
+    if (!found) return serviceError(422, "167", "Original pspReference required for this operation");
+    if (found.status !== "submitted") {
+      return { status: 200, body: { pspReference: pspReference(), response: `Payout already ${found.status}` } };
+    }
+    found.status = "declined";
+    count("payout_decline", found.merchantReference);
+    notify({
+      pspReference: found.pspReference,
+      merchantReference: found.merchantReference,
+      amount: found.amount,
+      eventCode: "PAYOUT_DECLINE",
+      reason: "Declined by reviewer",
+      success: "true",
+    } as never);
+    return { status: 200, body: { pspReference: pspReference(), response: "[payout-decline-received]" } };
+  }
+
   function returnPayout(psp: string, reason = "Account closed"): void {
     const found = payouts.get(psp);
     if (found?.status !== "confirmed") throw new Error(`no confirmed payout ${psp} to return`);
@@ -424,6 +479,68 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
       reason,
       success: "true",
     } as never);
+  }
+
+  /**
+   * PREARBITRATION_WON ("Cardholder's bank accepted pre-arbitration case": the merchant keeps the money) or
+   * PREARBITRATION_LOST ("... declined ...": the cardholder's bank keeps it), Webhooks v1's wording.
+   */
+  function prearbitration(disputeReference: string, outcome: "won" | "lost"): void {
+    const found = disputes.get(disputeReference);
+    if (!found?.payment) throw new Error(`the stand-in has no dispute ${disputeReference}`);
+    notify({
+      pspReference: disputeReference,
+      originalReference: found.payment.pspReference,
+      merchantReference: found.payment.merchantReference,
+      amount: { value: found.amount ?? found.payment.captured, currency: found.payment.currency },
+      eventCode: outcome === "won" ? "PREARBITRATION_WON" : "PREARBITRATION_LOST",
+      paymentMethod: "visa",
+      reason: "",
+      success: "true",
+    } as never);
+  }
+
+  /** REFUNDED_REVERSED: "The refunded amount was reversed and returned to your bank account" (Webhooks v1). */
+  function reverseRefund(refundReference: string, reason = "Refund returned: account closed"): void {
+    const found = refunds.get(refundReference);
+    if (!found) throw new Error(`the stand-in made no refund ${refundReference}`);
+    refunds.delete(refundReference);
+    found.payment.refunded -= found.value;
+    notify({
+      pspReference: refundReference,
+      originalReference: found.payment.pspReference,
+      merchantReference: found.merchantReference,
+      amount: { value: found.value, currency: found.payment.currency },
+      eventCode: "REFUNDED_REVERSED",
+      paymentMethod: found.payment.method === "scheme" ? "visa" : found.payment.method,
+      reason,
+      success: "true",
+    } as never);
+  }
+
+  function chargebackOf(psp: string, chargeback: Parameters<AdyenStandIn["chargeback"]>[1] = {}): string {
+    const payment = payments.get(psp);
+    if (!payment) throw new Error(`the stand-in has no payment ${psp}`);
+    const dispute = pspReference();
+    const amount = { value: chargeback.amount ?? payment.captured, currency: payment.currency };
+    disputes.set(dispute, { status: "open", documents: new Set(), payment, amount: amount.value });
+    const reasonCode = chargeback.reasonCode ?? "10.4";
+    const item = (eventCode: NotificationItem["eventCode"]) => ({
+      pspReference: dispute,
+      originalReference: psp,
+      merchantReference: payment.merchantReference,
+      amount,
+      eventCode,
+      paymentMethod: "visa",
+      reason: "Other Fraud-Card Absent Environment",
+      success: "true",
+    });
+    const extra = { chargebackReasonCode: reasonCode, defensePeriodEndsAt: "2026-12-27T00:00:00Z" };
+    notify(item("NOTIFICATION_OF_CHARGEBACK"), extra);
+    notify(item("CHARGEBACK"), extra);
+    if (chargeback.reversed) notify(item("CHARGEBACK_REVERSED"), extra);
+    if (chargeback.second) notify(item("SECOND_CHARGEBACK"), extra);
+    return dispute;
   }
 
   /** The Disputes API v30 on the disputes `chargeback()` opened: one reason, which needs an invoice. */
@@ -479,6 +596,7 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
     if (path === "/payments/details") return details(body);
     if (path === "/storeDetailAndSubmitThirdParty") return payout(body);
     if (path === "/confirmThirdParty") return confirmPayout(body);
+    if (path === "/declineThirdParty") return declinePayout(body);
     if (
       ["/retrieveApplicableDefenseReasons", "/supplyDefenseDocument", "/defendDispute", "/acceptDispute"].includes(path)
     ) {
@@ -497,6 +615,12 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
    * vitest's globalSetup): never through Prism, never part of Adyen's API.
    * - POST /__stand-in/notifications?merchantReference=… takes the queued notifications naming it.
    * - POST /__stand-in/payouts/return?merchantReference=…&reason=… sends its confirmed payout back.
+   * - POST /__stand-in/refunds/reverse?merchantReference=<re_…> sends its confirmed refund back (the
+   *   connector's merchantReference is `re_…:refund`; the refund id alone finds it).
+   * - POST /__stand-in/chargeback?merchantReference=<ch_…>&reversed=true&second=true disputes the captured
+   *   payment (NOTIFICATION_OF_CHARGEBACK, CHARGEBACK, then CHARGEBACK_REVERSED, SECOND_CHARGEBACK);
+   *   answers its `disputeReference`.
+   * - POST /__stand-in/prearbitration?disputeReference=…&outcome=won|lost queues PREARBITRATION_WON/_LOST.
    */
   function control(path: string, query: URLSearchParams): Answer {
     const reference = query.get("merchantReference") ?? "";
@@ -511,6 +635,33 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
       const found = [...payouts.values()].find((p) => p.merchantReference === reference);
       if (found?.status !== "confirmed") return { status: 404, body: { message: `no confirmed payout ${reference}` } };
       returnPayout(found.pspReference, query.get("reason") ?? undefined);
+      return { status: 200, body: {} };
+    }
+    if (path === "/__stand-in/refunds/reverse") {
+      // The connector's refund reference is its key (`re_…:refund`): the refund's id names it too.
+      const found = [...refunds.entries()].find(
+        ([, r]) => r.merchantReference === reference || r.merchantReference.startsWith(`${reference}:`),
+      );
+      if (!found) return { status: 404, body: { message: `no refund ${reference}` } };
+      reverseRefund(found[0], query.get("reason") ?? undefined);
+      return { status: 200, body: {} };
+    }
+    if (path === "/__stand-in/chargeback") {
+      const payment = [...payments.values()].find((p) => p.merchantReference === reference && p.captured > 0);
+      if (!payment) return { status: 404, body: { message: `no captured payment ${reference}` } };
+      const disputeReference = chargebackOf(payment.pspReference, {
+        reversed: query.get("reversed") === "true",
+        second: query.get("second") === "true",
+      });
+      return { status: 200, body: { disputeReference } };
+    }
+    if (path === "/__stand-in/prearbitration") {
+      const outcome = query.get("outcome");
+      const dispute = query.get("disputeReference") ?? "";
+      if ((outcome !== "won" && outcome !== "lost") || !disputes.get(dispute)?.payment) {
+        return { status: 404, body: { message: `no dispute ${dispute} (outcome won or lost)` } };
+      }
+      prearbitration(dispute, outcome);
       return { status: 200, body: {} };
     }
     return { status: 404, body: { message: "no such control" } };
@@ -539,8 +690,9 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
     }
     const key = header(request, "idempotency-key");
     received.push({ path, idempotencyKey: key });
-    if (header(request, "x-api-key") !== options.apiKey) {
-      reply(serviceError(401, "000", "HTTP Status Response - Unauthorized", "security"));
+    const credential = credentialProblem(path, header(request, "x-api-key"));
+    if (credential) {
+      reply(credential);
       return;
     }
     let body: Body;
@@ -584,6 +736,21 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
     reply(answer);
   }
 
+  /** Which credential each endpoint takes: the reviewer's on confirm and decline only (Payout v50). */
+  function credentialProblem(path: string, key: string | undefined): Answer | undefined {
+    const reviewer = options.payoutReviewerApiKey;
+    if (key !== options.apiKey && (reviewer === undefined || key !== reviewer)) {
+      return serviceError(401, "000", "HTTP Status Response - Unauthorized", "security");
+    }
+    if (reviewer === undefined) return undefined;
+    const reviews = path === "/confirmThirdParty" || path === "/declineThirdParty";
+    if (reviews !== (key === reviewer)) {
+      reviewerRefusals.push({ path, reviewerKey: key === reviewer });
+      return serviceError(403, "010", "Not allowed", "security");
+    }
+    return undefined;
+  }
+
   /** The payer answered the issuer's challenge: the redirectResult they carry back to returnUrl. */
   function answerChallenge(psp: string, outcome: "authorised" | "refused"): string {
     const redirectResult = `X6XtfGC3!${createHash("sha256").update(psp).digest("base64url").slice(0, 24)}`;
@@ -603,6 +770,7 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
     url,
     performed,
     received,
+    reviewerRefusals,
     payments,
     payouts,
     returnPayout,
@@ -620,29 +788,9 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
       if (paid) payment.captured = payment.amount;
       notify(authorisation(payment, paid, paid ? "" : "Expired"));
     },
-    chargeback(psp, chargeback = {}) {
-      const payment = payments.get(psp);
-      if (!payment) throw new Error(`the stand-in has no payment ${psp}`);
-      const dispute = pspReference();
-      disputes.set(dispute, { status: "open", documents: new Set() });
-      const amount = { value: chargeback.amount ?? payment.captured, currency: payment.currency };
-      const reasonCode = chargeback.reasonCode ?? "10.4";
-      const item = (eventCode: NotificationItem["eventCode"]) => ({
-        pspReference: dispute,
-        originalReference: psp,
-        merchantReference: payment.merchantReference,
-        amount,
-        eventCode,
-        paymentMethod: "visa",
-        reason: "Other Fraud-Card Absent Environment",
-        success: "true",
-      });
-      const extra = { chargebackReasonCode: reasonCode, defensePeriodEndsAt: "2026-12-27T00:00:00Z" };
-      notify(item("NOTIFICATION_OF_CHARGEBACK"), extra);
-      notify(item("CHARGEBACK"), extra);
-      if (chargeback.reversed) notify(item("CHARGEBACK_REVERSED"), extra);
-      return dispute;
-    },
+    chargeback: chargebackOf,
+    prearbitration,
+    reverseRefund,
     async stop() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -738,4 +886,15 @@ function shuffle<T>(items: T[], seed: number): void {
     const j = Math.floor(random() * (i + 1));
     [items[i], items[j]] = [items[j] as T, items[i] as T];
   }
+}
+
+/** From a suite in another process: one of the side door's controls (`control` above); its JSON answer. */
+export async function controlAt(
+  standInUrl: string,
+  control: "refunds/reverse" | "chargeback" | "prearbitration",
+  query: Record<string, string>,
+): Promise<Record<string, string>> {
+  const response = await fetch(`${standInUrl}/__stand-in/${control}?${new URLSearchParams(query)}`, { method: "POST" });
+  if (!response.ok) throw new Error(`the stand-in answered ${response.status}: ${await response.text()}`);
+  return (await response.json()) as Record<string, string>;
 }

@@ -174,6 +174,8 @@ export interface Acquirer {
   payout(request: PayoutSubmission): Promise<{ reference: string }>;
   /** Confirms a submitted payout (Adyen: confirmThirdParty); its outcome comes by notification. */
   confirmPayout(request: Idempotent & { reference: string }): Promise<void>;
+  /** Declines a submitted payout, which is then never paid (Adyen: declineThirdParty). */
+  declinePayout(request: Idempotent & { reference: string }): Promise<void>;
   /** The defense reasons a dispute (Adyen's dispute pspReference) can be defended with (Disputes API). */
   defenseReasons(disputeReference: string): Promise<DefenseReason[]>;
   supplyDefenseDocuments(disputeReference: string, documents: DefenseDocument[]): Promise<void>;

@@ -35,6 +35,12 @@ import { createTransport, TransportError } from "./transport.ts";
 export interface AdyenSettings {
   /** The API key (header X-API-Key) of the web service user; a secret, never logged. */
   apiKey: string;
+  /**
+   * The payout reviewer's API key: Payout v50 separates the credential that stores and submits payouts
+   * from the one that confirms or declines them ("you need two API credentials", PayoutService-v50's
+   * description), so it is sent only on confirmThirdParty and declineThirdParty. Absent: `apiKey`.
+   */
+  payoutReviewerApiKey?: string;
   /** The merchant account payments are made under (per platform, or chosen per merchant by the caller). */
   merchantAccount: string;
   /** Checkout API base (`https://checkout-test.adyen.com/v71` or the live prefix's; the stand-in in tests). */
@@ -269,7 +275,7 @@ export function createAdyenConnector(settings: AdyenSettings): Acquirer {
       return { reference, nextAction: nextActionOf(request, reference, response.action) };
     },
 
-    ...payoutCalls(payouts, call, merchantAccount),
+    ...payoutCalls(payouts, call, merchantAccount, settings.payoutReviewerApiKey ?? settings.apiKey),
 
     async defenseReasons(disputeReference) {
       const data = await call("the defense reasons", () =>
@@ -348,7 +354,10 @@ function payoutCalls(
   payouts: AdyenClient<PayoutPaths>,
   call: Call,
   merchantAccount: string,
-): Pick<Acquirer, "payout" | "confirmPayout"> {
+  reviewerApiKey: string,
+): Pick<Acquirer, "payout" | "confirmPayout" | "declinePayout"> {
+  // The reviewer's credential replaces the client's X-API-Key on confirm and decline only.
+  const reviewer = (idempotencyKey: string) => ({ "X-API-Key": reviewerApiKey, "Idempotency-Key": idempotencyKey });
   return {
     async payout(request) {
       if (request.destination.type !== "iban") {
@@ -396,13 +405,25 @@ function payoutCalls(
       const data = await call("the payout's confirmation", () =>
         payouts.POST("/confirmThirdParty", {
           // As for the submission: the header is honoured though Payout v50 does not declare it.
-          headers: { "Idempotency-Key": request.idempotencyKey },
+          headers: reviewer(request.idempotencyKey),
           body: { merchantAccount, originalReference: request.reference },
         }),
       );
       // "[payout-confirm-received]" (the document writes it without the brackets), else Adyen's message.
       if (!/^\[?payout-confirm-received\]?$/.test(data.response)) {
         throw new AcquirerRefused(200, undefined, `Adyen did not confirm the payout: ${data.response}`);
+      }
+    },
+
+    async declinePayout(request) {
+      const data = await call("the payout's decline", () =>
+        payouts.POST("/declineThirdParty", {
+          headers: reviewer(request.idempotencyKey),
+          body: { merchantAccount, originalReference: request.reference },
+        }),
+      );
+      if (!/^\[?payout-decline-received\]?$/.test(data.response)) {
+        throw new AcquirerRefused(200, undefined, `Adyen did not decline the payout: ${data.response}`);
       }
     },
   };

@@ -4,5 +4,12 @@ export * from "./acquirer.ts";
 export { type AdyenSettings, adyenEndpoints, createAdyenConnector } from "./connector.ts";
 export { failureFor } from "./failures.ts";
 export * from "./notifications.ts";
-export { confirmKey, createAdyenPayoutRail, HOLDER_MISSING, holderOf, type PayoutHolder } from "./payout-rail.ts";
+export {
+  confirmKey,
+  createAdyenPayoutRail,
+  declineKey,
+  HOLDER_MISSING,
+  holderOf,
+  type PayoutHolder,
+} from "./payout-rail.ts";
 export { type AdyenProcessorOptions, CHALLENGE_NOT_SUPPORTED, createAdyenProcessor } from "./processor.ts";

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { PayoutRequest } from "../../domain/cashouts/payout-rail.ts";
-import type { PayoutSubmission } from "./acquirer.ts";
+import { PayoutRefused } from "../../domain/cashouts/payout-rail.ts";
+import { AcquirerInDoubt, AcquirerRefused, type PayoutSubmission } from "./acquirer.ts";
 import { createAdyenPayoutRail, HOLDER_MISSING } from "./payout-rail.ts";
 
 // The payout port over Adyen's Payout API (payout-rail.ts): which destinations it refuses at creation,
@@ -25,16 +26,30 @@ const request = (destination: PayoutRequest["destination"]): PayoutRequest => ({
   destination,
 });
 
-function fakeAcquirer() {
-  const calls: Array<["payout", PayoutSubmission] | ["confirm", { idempotencyKey: string; reference: string }]> = [];
+type Keyed = { idempotencyKey: string; reference: string };
+type Answer = "ok" | "refused" | "doubt";
+
+/** A fake acquirer recording its calls; each operation answers by its script (default "ok"). */
+function fakeAcquirer(script: { payout?: Answer; confirm?: Answer; decline?: Answer } = {}) {
+  const calls: Array<["payout", PayoutSubmission] | ["confirm", Keyed] | ["decline", Keyed]> = [];
+  const answer = (what: Answer | undefined) => {
+    if (what === "refused") throw new AcquirerRefused(422, "137", "Adyen refused it (HTTP 422, error 137): Invalid");
+    if (what === "doubt") throw new AcquirerInDoubt("Adyen: HTTP 500");
+  };
   return {
     calls,
     payout: async (r: PayoutSubmission) => {
       calls.push(["payout", r]);
+      answer(script.payout);
       return { reference: "PSP_PO" };
     },
-    confirmPayout: async (r: { idempotencyKey: string; reference: string }) => {
+    confirmPayout: async (r: Keyed) => {
       calls.push(["confirm", r]);
+      answer(script.confirm);
+    },
+    declinePayout: async (r: Keyed) => {
+      calls.push(["decline", r]);
+      answer(script.decline);
     },
   };
 }
@@ -86,5 +101,48 @@ describe("the Adyen payout rail", () => {
     const { holder: _, ...bare } = IBAN;
     await expect(rail.send(request(bare))).rejects.toThrow(HOLDER_MISSING);
     expect(acquirer.calls).toHaveLength(2);
+  });
+
+  it("a refused submission is PayoutRefused (nothing was submitted): shown with Adyen's status and code, not its text", async () => {
+    const acquirer = fakeAcquirer({ payout: "refused" });
+    const error = await createAdyenPayoutRail(acquirer)
+      .send(request(IBAN))
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(PayoutRefused);
+    expect(error).toMatchObject({
+      failureMessage:
+        "The acquirer refused the payout (HTTP 422, Adyen error 137); nothing was paid, and the amount is available again.",
+    });
+    expect(acquirer.calls.map(([op]) => op)).toEqual(["payout"]);
+  });
+
+  it("a refused confirmation declines the submission under its own key, then is PayoutRefused", async () => {
+    const acquirer = fakeAcquirer({ confirm: "refused" });
+    const error = await createAdyenPayoutRail(acquirer)
+      .send(request(IBAN))
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(PayoutRefused);
+    expect(error).toMatchObject({
+      failureMessage: expect.stringMatching(/refused the payout's confirmation \(HTTP 422/),
+    });
+    expect(acquirer.calls.slice(1)).toEqual([
+      ["confirm", { idempotencyKey: "co_1:payout:confirm", reference: "PSP_PO" }],
+      ["decline", { idempotencyKey: "co_1:payout:decline", reference: "PSP_PO" }],
+    ]);
+  });
+
+  it("never PayoutRefused while the payout might still be paid: in doubt, or a decline Adyen refuses too", async () => {
+    for (const script of [
+      { payout: "doubt" },
+      { confirm: "doubt" },
+      { confirm: "refused", decline: "doubt" },
+      { confirm: "refused", decline: "refused" },
+    ] as const) {
+      const error = await createAdyenPayoutRail(fakeAcquirer(script))
+        .send(request(IBAN))
+        .catch((e: unknown) => e);
+      expect(error, JSON.stringify(script)).toBeInstanceOf(Error);
+      expect(error, JSON.stringify(script)).not.toBeInstanceOf(PayoutRefused);
+    }
   });
 });

@@ -71,6 +71,12 @@ export interface Receipt {
 
 type Result = "applied" | "waiting" | "confirmed" | "attention" | "unhandled";
 
+/**
+ * The refund a refund outcome names: the connector sends the refund's acquirer key (`re_…:refund`,
+ * adapters/adyen/processor.ts) as Adyen's merchantReference, which Adyen echoes; the id is before the `:`.
+ */
+const refundIdOf = (reference: string) => reference.split(":")[0] ?? reference;
+
 export function createAcquirerNotifications(deps: NotificationDeps) {
   const { store, clock, log } = deps;
   const now = (livemode: boolean) => iso(clock.now(livemode));
@@ -127,9 +133,9 @@ export function createAcquirerNotifications(deps: NotificationDeps) {
       case "cancellation":
         return charges.modification(livemode, outcome.merchantReference, outcome.type, outcome.succeeded, mark);
       case "refund":
-        // The connector sends the refund's id as its reference; a refund made before that carried the charge's.
+        // The connector's reference is the refund's key (`re_…:refund`, refundIdOf); an older refund's, the charge's.
         if (outcome.merchantReference.startsWith("re_")) {
-          return charges.refund(livemode, outcome.merchantReference, outcome.succeeded, mark);
+          return charges.refund(livemode, refundIdOf(outcome.merchantReference), outcome.succeeded, mark);
         }
         return outcome.succeeded ? "confirmed" : "attention";
       case "cancel_or_refund":

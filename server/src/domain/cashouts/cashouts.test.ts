@@ -3,7 +3,7 @@ import { refusal, testDomain } from "../../../test-support/domain.ts";
 import { createSimulatorPayoutRail } from "../../adapters/payout-rail-simulator.ts";
 import type { Caller } from "../kernel/caller.ts";
 import type { DestinationInput } from "./destinations.ts";
-import type { PayoutOutcome, PayoutRail, PayoutRequest } from "./payout-rail.ts";
+import { type PayoutOutcome, type PayoutRail, PayoutRefused, type PayoutRequest } from "./payout-rail.ts";
 
 // The money rules of cashouts (domain/cashouts/cashouts.ts), each guarded here: the debit and its cashout
 // are one transaction and never overdraw, also with 100 at once; cancel and failure return the funds
@@ -397,6 +397,115 @@ describe("the payout job", () => {
     expect(await w.domain.cashouts.get(w.caller, cashout.id)).toMatchObject({
       status: "failed",
       failure_code: "declined",
+    });
+    expect(await w.balance()).toEqual({ available: 1000, pending: 0 });
+  });
+});
+
+describe("a payout the rail refuses", () => {
+  const SHOWN = "The acquirer refused the payout request (Adyen error 137); nothing was paid.";
+
+  /** A rail that answers each send by the next of `answers` ("refuse", "doubt": a time-out, "send"). */
+  function scriptedRail(...answers: Array<"refuse" | "doubt" | "send">) {
+    const simulator = createSimulatorPayoutRail();
+    const keys: string[] = [];
+    const rail: PayoutRail = {
+      async send(request) {
+        keys.push(request.idempotencyKey);
+        const answer = answers.shift() ?? "refuse";
+        if (answer === "refuse") throw new PayoutRefused("Adyen refused the payout (HTTP 422, error 137)", SHOWN);
+        if (answer === "doubt") throw new Error("Adyen the payout: no complete answer within 30000 ms");
+        return simulator.send(request);
+      },
+      outcome: (request) => simulator.outcome(request),
+    };
+    return { rail, keys };
+  }
+
+  it("fails the cashout once, could_not_process with the message, its amount back in available (cashout.failed)", async () => {
+    const { rail, keys } = scriptedRail("refuse");
+    const w = await world({ payoutRail: rail, cashoutPendingSeconds: 0, cashoutTransitSeconds: 60 });
+    const cashout = await w.create(300);
+    expect(await w.balance()).toEqual({ available: 700, pending: 0 });
+    // Two instances' passes at once: one claims, its refusal ends the cashout; it is counted as finished.
+    const [a, b] = await Promise.all([w.domain.jobs.payouts(), w.domain.jobs.payouts()]);
+    expect(a + b).toBe(1);
+    expect(await w.domain.cashouts.get(w.caller, cashout.id)).toMatchObject({
+      status: "failed",
+      failure_code: "could_not_process",
+      failure_message: SHOWN,
+      next_step_at: null,
+    });
+    expect(await w.balance()).toEqual({ available: 1000, pending: 0 });
+    // Later passes find nothing to do: never retried, never credited twice.
+    for (let i = 0; i < 3; i++) {
+      w.advance(60);
+      expect(await w.domain.jobs.payouts()).toBe(0);
+    }
+    expect(keys).toEqual([`${cashout.id}:payout`]);
+    expect(await w.balance()).toEqual({ available: 1000, pending: 0 });
+    expect(await w.events(cashout.id)).toEqual(["cashout.failed", "cashout.reconciled", "cashout.created"]);
+    const entries = await w.ledgerBalances();
+    expect(entries.filter((e) => e.amount === 300 && e.bucket === "available")).toHaveLength(1);
+  });
+
+  it("in doubt (a time-out) stays in transit and is sent again under the same key until the rail answers", async () => {
+    const { rail, keys } = scriptedRail("doubt", "doubt", "refuse");
+    const w = await world({ payoutRail: rail, cashoutPendingSeconds: 0, cashoutTransitSeconds: 60 });
+    const cashout = await w.create(300);
+    await expect(w.domain.jobs.payouts()).rejects.toThrow(/no complete answer/);
+    expect(await w.store.get("cashouts", cashout.id)).toMatchObject({ status: "in_transit", payout_ref: null });
+    expect(await w.balance()).toEqual({ available: 700, pending: 0 });
+    w.advance(60);
+    await expect(w.domain.jobs.payouts()).rejects.toThrow(/no complete answer/);
+    expect((await w.store.get("cashouts", cashout.id))?.status).toBe("in_transit");
+    w.advance(60);
+    expect(await w.domain.jobs.payouts()).toBe(1);
+    expect((await w.store.get("cashouts", cashout.id))?.status).toBe("failed");
+    expect(keys).toEqual(Array.from({ length: 3 }, () => `${cashout.id}:payout`));
+    expect(await w.balance()).toEqual({ available: 1000, pending: 0 });
+    expect(await w.events(cashout.id)).toEqual(["cashout.failed", "cashout.reconciled", "cashout.created"]);
+    await w.ledgerBalances();
+  });
+
+  it("a crash between the claim and the refusal: the next pass sends it again, is refused, and returns the funds once", async () => {
+    let crash = true;
+    const { rail: refusing } = scriptedRail("refuse", "refuse");
+    const rail: PayoutRail = {
+      async send(request) {
+        if (crash) {
+          crash = false;
+          // The rail refused, and the instance died before the failure was committed.
+          await refusing.send(request).catch(() => undefined);
+          throw new Error("the instance died here");
+        }
+        return refusing.send(request);
+      },
+      outcome: (request) => refusing.outcome(request),
+    };
+    const w = await world({ payoutRail: rail, cashoutPendingSeconds: 0, cashoutTransitSeconds: 60 });
+    const cashout = await w.create(400);
+    await expect(w.domain.jobs.payouts()).rejects.toThrow(/died/);
+    expect(await w.store.get("cashouts", cashout.id)).toMatchObject({ status: "in_transit", payout_ref: null });
+    w.advance(60);
+    expect(await w.domain.jobs.payouts()).toBe(1);
+    expect((await w.store.get("cashouts", cashout.id))?.status).toBe("failed");
+    expect(await w.balance()).toEqual({ available: 1000, pending: 0 });
+    expect(await w.events(cashout.id)).toEqual(["cashout.failed", "cashout.reconciled", "cashout.created"]);
+    await w.ledgerBalances();
+  });
+
+  it("the sandbox's pay helper answers the failed cashout, its funds back", async () => {
+    const { rail } = scriptedRail("refuse");
+    const w = await world({ payoutRail: rail });
+    const cashout = await w.create(250);
+    expect(await w.domain.cashouts.sandboxPay(w.caller, cashout.id)).toMatchObject({
+      status: "failed",
+      failure_code: "could_not_process",
+    });
+    expect(await w.balance()).toEqual({ available: 1000, pending: 0 });
+    expect(await refusal(w.domain.cashouts.sandboxPay(w.caller, cashout.id))).toMatchObject({
+      code: "invalid_state_transition",
     });
     expect(await w.balance()).toEqual({ available: 1000, pending: 0 });
   });

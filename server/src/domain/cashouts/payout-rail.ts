@@ -32,6 +32,23 @@ export type PayoutOutcome =
   | { status: "paid" }
   | { status: "failed"; failureCode: CashoutFailureCode; failureMessage: string };
 
+/**
+ * The rail refused the payout request itself (Adyen: a 4xx answer to the submission, or to its
+ * confirmation after which the submission was declined): nothing was paid and sending it again will not
+ * help, so the cashout fails (`could_not_process`) with its amount back in `available` (payouts.ts
+ * sendOrFail). A call whose outcome is unknown (time-out, 5xx) is never this: it is thrown as any other
+ * error and the payout job sends it again under the same idempotency keys.
+ */
+export class PayoutRefused extends Error {
+  /** What the merchant is shown (the cashout's `failure_message`): ours, never the rail's raw text. */
+  readonly failureMessage: string;
+  constructor(message: string, failureMessage: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "PayoutRefused";
+    this.failureMessage = failureMessage;
+  }
+}
+
 /** The payout's idempotency key: derived from the cashout, never fresh per attempt. */
 export const payoutKey = (cashoutId: string) => `${cashoutId}:payout`;
 
@@ -39,6 +56,7 @@ export interface PayoutRail {
   /**
    * Hands a payout to the rail. Idempotent per cashout id: sending the same cashout again (after a crash
    * between the store's claim and this call) returns the same reference and moves no more money.
+   * Throws PayoutRefused when the rail refused the request and nothing was paid.
    */
   send(request: PayoutRequest): Promise<{ reference: string }>;
   /** What became of a payout sent earlier. */

@@ -7,7 +7,7 @@ import { tryTransition } from "../kernel/state-machine.ts";
 import { iso } from "../kernel/time.ts";
 import { postCashoutPaid, postCashoutReturn } from "../ledger/ledger.ts";
 import type { CashoutContext } from "./context.ts";
-import { FAILURE_MESSAGES } from "./payout-rail.ts";
+import { FAILURE_MESSAGES, PayoutRefused, type PayoutRequest } from "./payout-rail.ts";
 import type { CashoutDoc, CashoutFailureCode, CashoutTx } from "./records.ts";
 import { CASHOUT_MACHINE, eventFields, refusal } from "./state.ts";
 
@@ -102,27 +102,63 @@ async function afterTransit(
   return (cashout.status === "paid") === paid ? "confirmed" : "attention";
 }
 
+/**
+ * Claims a pending cashout for sending (pending → in_transit, conditionally: of a cancel and a send, or
+ * of two instances' jobs, exactly one wins) and hands it to the rail. Returns null when it was no longer
+ * pending. A crash between the claim and the rail leaves it in_transit without a reference; settle()
+ * sends it again, which the rail's idempotency makes safe.
+ */
+async function sendAndRecord(ctx: CashoutContext, cashout: CashoutDoc): Promise<CashoutDoc | null> {
+  const { store, clock, later, payoutRequest } = ctx;
+  const claimed = await tryTransition(store, "cashouts", CASHOUT_MACHINE, cashout, "in_transit", {
+    set: { next_step_at: later(cashout.livemode, ctx.transitSeconds) },
+    at: iso(clock.now(cashout.livemode)),
+    refuse: (current) => refusal(current, "process"),
+  });
+  if (!claimed) return null;
+  const sent = await sendOrFail(ctx, claimed, payoutRequest(claimed), null);
+  if ("failed" in sent) return sent.failed;
+  return (
+    (await store.update("cashouts", claimed.id, { set: { payout_ref: sent.reference } }, { payout_ref: null })) ??
+    claimed
+  );
+}
+
+/**
+ * Hands an in_transit cashout to the rail. A payout the rail refused (PayoutRefused: nothing was paid,
+ * and the same request would be refused again) ends here: in_transit → failed, `could_not_process`, its
+ * amount back in `available` and `cashout.failed`, in one transaction (failIn), so exactly once: the
+ * transition is conditional on in_transit, and a crash before it leaves the cashout in transit without
+ * a reference, which settle() sends again under the same keys, to the same refusal. Anything else the
+ * rail throws (in doubt: a time-out, a 5xx) is thrown on, and the cashout is sent again next pass.
+ */
+async function sendOrFail(
+  ctx: CashoutContext,
+  cashout: CashoutDoc,
+  request: PayoutRequest,
+  caller: Caller | null,
+): Promise<{ reference: string } | { failed: CashoutDoc }> {
+  const { store, rail, failIn } = ctx;
+  try {
+    return { reference: (await rail.send(request)).reference };
+  } catch (err) {
+    if (!(err instanceof PayoutRefused)) throw err;
+    try {
+      return { failed: await failIn(caller, cashout, "could_not_process", err.failureMessage) };
+    } catch (failure) {
+      // Failed by another instance meanwhile (its funds came back there): what is stored stands.
+      const current = await store.get("cashouts", cashout.id);
+      if (failure instanceof DomainError && failure.code === "invalid_state_transition" && current) {
+        return { failed: current };
+      }
+      throw failure;
+    }
+  }
+}
+
 export function payouts(ctx: CashoutContext) {
   const { store, clock, rail, later, payoutRequest, transition, failIn } = ctx;
-
-  /**
-   * Claims a pending cashout for sending (pending → in_transit, conditionally: of a cancel and a send, or
-   * of two instances' jobs, exactly one wins) and hands it to the rail. Returns null when it was no longer
-   * pending. A crash between the claim and the rail leaves it in_transit without a reference; settle()
-   * sends it again, which the rail's idempotency makes safe.
-   */
-  async function send(cashout: CashoutDoc): Promise<CashoutDoc | null> {
-    const claimed = await tryTransition(store, "cashouts", CASHOUT_MACHINE, cashout, "in_transit", {
-      set: { next_step_at: later(cashout.livemode, ctx.transitSeconds) },
-      at: iso(clock.now(cashout.livemode)),
-      refuse: (current) => refusal(current, "process"),
-    });
-    if (!claimed) return null;
-    const { reference } = await rail.send(payoutRequest(claimed));
-    return (
-      (await store.update("cashouts", claimed.id, { set: { payout_ref: reference } }, { payout_ref: null })) ?? claimed
-    );
-  }
+  const send = (cashout: CashoutDoc) => sendAndRecord(ctx, cashout);
 
   /** in_transit → paid: the money left the platform (`cashout.paid`), in one transaction. */
   function markPaid(cashout: CashoutDoc, caller: Caller | null, alongside?: (tx: CashoutTx) => Promise<void>) {
@@ -146,7 +182,9 @@ export function payouts(ctx: CashoutContext) {
     const request = payoutRequest(cashout);
     let reference = cashout.payout_ref;
     if (reference === null) {
-      reference = (await rail.send(request)).reference;
+      const sent = await sendOrFail(ctx, cashout, request, caller);
+      if ("failed" in sent) return sent.failed;
+      reference = sent.reference;
       await store.update("cashouts", cashout.id, { set: { payout_ref: reference } }, { payout_ref: null });
     }
     const outcome = await rail.outcome({ ...request, reference });
@@ -202,6 +240,8 @@ export function payouts(ctx: CashoutContext) {
       if (cashout.status === "pending") {
         const sent = await send(cashout);
         if (!sent) throw refusal((await store.get("cashouts", id)) ?? cashout, "process");
+        // Refused by the rail: already failed, its funds back (sendOrFail).
+        if (sent.status === "failed") return sent;
         cashout = sent;
       }
       if (cashout.status !== "in_transit") throw refusal(cashout, "process");
@@ -235,7 +275,9 @@ export function payouts(ctx: CashoutContext) {
         limit,
       )) {
         try {
-          if (await send(cashout)) sent++;
+          const after = await send(cashout);
+          if (after?.status === "failed") finished++;
+          else if (after) sent++;
         } catch (err) {
           failure ??= err;
         }
