@@ -144,6 +144,36 @@ describe("captures, cancellations and refunds confirmed", () => {
     await w.verified();
   });
 
+  it("finds the charge or refund by our call's key, the merchantReference the connector sends (none left waiting)", async () => {
+    const w = await world();
+    const captured = await w.card(2500, false);
+    await w.domain.charges.capture(w.caller, captured.id);
+    const voided = await w.card(1500, false);
+    await w.domain.charges.void(w.caller, voided.id);
+    const refunded = await w.card(3000);
+    const kept = await w.domain.charges.refund(w.caller, refunded.id, { amount: 500 });
+    const refused = await w.domain.charges.refund(w.caller, refunded.id, { amount: 700 });
+    // processor.ts (Adyen) sends each modification's idempotency key as Adyen's `reference`.
+    await w.receive(
+      w.item({ eventCode: "CAPTURE", merchantReference: `${captured.id}:capture`, originalReference: "A" }),
+      w.item({ eventCode: "CANCELLATION", merchantReference: `${voided.id}:void`, originalReference: "B" }),
+      w.item({ eventCode: "REFUND", merchantReference: `${kept.id}:refund`, originalReference: "C" }),
+      w.item({ eventCode: "REFUND", merchantReference: `${refused.id}:refund`, success: "false" }),
+    );
+    expect(await w.domain.acquirerNotifications.inState(false, "waiting")).toEqual([]);
+    const noted = await w.domain.acquirerNotifications.inState(false, "noted");
+    expect(noted.map((n) => `${n.event_code} ${n.effect}`).sort()).toEqual([
+      "CANCELLATION confirmed",
+      "CAPTURE confirmed",
+      "REFUND confirmed",
+    ]);
+    expect(await w.domain.acquirerNotifications.inState(false, "applied")).toHaveLength(1);
+    expect(await w.store.get("refunds", refused.id)).toMatchObject({ status: "failed" });
+    expect(await w.domain.charges.load(false, refunded.id)).toMatchObject({ amount_refunded: 500 });
+    expect(w.errors).toEqual([]);
+    await w.verified();
+  });
+
   it("keeps a CAPTURE that arrives before the charge is captured waiting, and applies it once it is", async () => {
     const w = await world();
     const authorized = await w.card(2500, false);

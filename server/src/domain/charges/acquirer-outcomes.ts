@@ -4,7 +4,7 @@ import { recordEvent } from "../kernel/events.ts";
 import { iso } from "../kernel/time.ts";
 import { postCaptureReversal, postRefundReversal } from "../ledger/ledger.ts";
 import type { ChargeContext } from "./context.ts";
-import { acquirerKey } from "./processor.ts";
+import { acquirerKey, objectOfReference } from "./processor.ts";
 import type { ChargeDoc, ChargeStatus, ChargeTx, RefundDoc } from "./records.ts";
 import { CHARGE_MACHINE, eventFields, REFUND_MACHINE } from "./state.ts";
 
@@ -33,14 +33,16 @@ export interface ChargeAcquirerOutcomes {
     outcome: { succeeded: boolean; reference: string; reason?: string | undefined },
     alongside: Alongside,
   ): Promise<OutcomeApplication>;
+  /** `reference`: the charge, or our capture's or void's idempotency key (processor.ts objectOfReference). */
   modification(
     livemode: boolean,
-    chargeId: string,
+    reference: string,
     kind: "capture" | "cancellation",
     succeeded: boolean,
     alongside: Alongside,
   ): Promise<OutcomeApplication>;
-  refund(livemode: boolean, refundId: string, succeeded: boolean, alongside: Alongside): Promise<OutcomeApplication>;
+  /** `reference`: the refund, or its call's idempotency key (`re_…:refund`). */
+  refund(livemode: boolean, reference: string, succeeded: boolean, alongside: Alongside): Promise<OutcomeApplication>;
   /**
    * A reversal's outcome (Adyen's CANCEL_OR_REFUND), named by the reversal's merchant reference (its
    * idempotency key, `<charge id>:reverse`).
@@ -178,9 +180,8 @@ async function reversal(
   merchantReference: string,
   succeeded: boolean,
 ): Promise<OutcomeApplication> {
-  const suffix = ":reverse";
-  if (!merchantReference.endsWith(suffix)) return "attention";
-  const chargeId = merchantReference.slice(0, -suffix.length);
+  const chargeId = objectOfReference(merchantReference, "reverse");
+  if (chargeId === merchantReference) return "attention";
   const ours = await ourReversal(ctx, chargeId);
   if (ours === "open") return "waiting";
   if (ours !== "reversed" || !succeeded) return "attention";
@@ -275,12 +276,14 @@ export function acquirerOutcomes(ctx: ChargeContext): ChargeAcquirerOutcomes {
      */
     async modification(
       livemode: boolean,
-      chargeId: string,
+      reference: string,
       kind: "capture" | "cancellation",
       succeeded: boolean,
       alongside: Alongside,
     ): Promise<OutcomeApplication> {
-      const charge = await find(livemode, chargeId);
+      // The connector sends our call's key as Adyen's reference: `tx_…:capture`, `tx_…:void` (issue 32:
+      // read as a charge id, no such charge was ever found, and every confirmation stayed `waiting`).
+      const charge = await find(livemode, objectOfReference(reference, kind === "capture" ? "capture" : "void"));
       if (!charge) return "waiting";
       const done =
         kind === "capture"
@@ -310,11 +313,11 @@ export function acquirerOutcomes(ctx: ChargeContext): ChargeAcquirerOutcomes {
      */
     async refund(
       livemode: boolean,
-      refundId: string,
+      reference: string,
       succeeded: boolean,
       alongside: Alongside,
     ): Promise<OutcomeApplication> {
-      const refund = await store.get("refunds", refundId);
+      const refund = await store.get("refunds", objectOfReference(reference, "refund"));
       if (!refund || refund.livemode !== livemode) return "waiting";
       if (succeeded || refund.status === "failed") return "confirmed";
       await refundFailed(ctx, refund, undefined, alongside);

@@ -38,6 +38,17 @@ export function acquirerKey(objectId: string, operation: AcquirerOperation): str
   return `${objectId}:${operation}`;
 }
 
+/**
+ * The object of ours an acquirer's report names for `operation`: the connector sends a modification's
+ * idempotency key as the acquirer's reference (Adyen's `reference`, back as the notification's
+ * `merchantReference`: `tx_…:capture`, `tx_…:void`, `re_…:refund`), so that key is acquirerKey's inverse;
+ * a bare id (a payment's reference is the charge id; an acquirer that echoes ours) names itself.
+ */
+export function objectOfReference(reference: string, operation: AcquirerOperation): string {
+  const suffix = `:${operation}`;
+  return reference.endsWith(suffix) ? reference.slice(0, -suffix.length) : reference;
+}
+
 /** What every call that changes something at the acquirer carries. */
 export interface AcquirerCall {
   /** acquirerKey(object, operation): the same on every attempt. */
