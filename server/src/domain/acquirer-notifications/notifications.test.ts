@@ -125,6 +125,93 @@ describe("local payments decided by AUTHORISATION", () => {
   });
 });
 
+describe("a card authorization the acquirer took undecided (Adyen's Received / Pending)", () => {
+  /** The simulator, answering every card authorization undecided; `lose` first: the answer never comes. */
+  function undecided() {
+    const state = { lose: false, reversed: [] as string[] };
+    const simulator = createSimulatorProcessor();
+    const processor: Processor = {
+      ...simulator,
+      authorizeCard: async (request) => {
+        if (state.lose) throw new Error("Adyen the card payment: connection reset; repeat with the same key");
+        return { approved: false, undecided: { reference: `PSP-${request.chargeId}` } };
+      },
+      reverse: async (request) => {
+        state.reversed.push(request.idempotencyKey);
+        return { status: "pending" };
+      },
+    };
+    return { processor, state };
+  }
+  const authorisation = (w: Awaited<ReturnType<typeof world>>, chargeId: string, success = "true") =>
+    w.item({
+      eventCode: "AUTHORISATION",
+      pspReference: `PSP-${chargeId}`,
+      merchantReference: chargeId,
+      amount: { value: 2500, currency: "USD" },
+      success,
+    });
+
+  it("stores the charge pending, its intent resolved; AUTHORISATION authorizes or captures it as asked, once", async () => {
+    const { processor } = undecided();
+    const w = await world(processor);
+    const immediate = await w.card(2500);
+    const held = await w.card(2500, false);
+    expect(immediate).toMatchObject({ status: "pending", processor_ref: `PSP-${immediate.id}`, amount_captured: 0 });
+    expect(await w.domain.charges.unresolvedIntents(false)).toEqual([]);
+    for (let i = 0; i < 2; i++) await w.receive(authorisation(w, immediate.id), authorisation(w, held.id));
+    expect(await w.domain.charges.load(false, immediate.id)).toMatchObject({
+      status: "captured",
+      amount_captured: 2500,
+    });
+    expect(await w.domain.charges.load(false, held.id)).toMatchObject({ status: "authorized", amount_captured: 0 });
+    expect(await w.available("USD")).toBe(2500);
+    const events = await w.store.findAll("events", { livemode: false, type: "payment.authorized" }, 10);
+    expect(events).toHaveLength(2);
+    expect(await w.domain.acquirerNotifications.inState(false, "applied")).toHaveLength(2);
+    expect((await w.domain.charges.capture(w.caller, held.id)).status).toBe("captured");
+    await w.verified();
+  });
+
+  it("declines it when the AUTHORISATION says refused, however often it comes", async () => {
+    const { processor } = undecided();
+    const w = await world(processor);
+    const charge = await w.card(2500);
+    const refused = authorisation(w, charge.id, "false");
+    await w.receive(refused, refused);
+    await w.receive(refused);
+    expect(await w.domain.charges.load(false, charge.id)).toMatchObject({
+      status: "declined",
+      failure_code: "card_declined",
+      amount_captured: 0,
+    });
+    expect(await w.store.findAll("events", { livemode: false, type: "payment.failed" }, 10)).toHaveLength(1);
+    await w.verified();
+  });
+
+  it("an AUTHORISATION before recovery waits; the recovery reverses the charge never stored; then it is applied, once", async () => {
+    const { processor, state } = undecided();
+    const w = await world(processor);
+    state.lose = true;
+    await expect(w.card(2500)).rejects.toThrow(/connection reset/);
+    const [intent] = await w.domain.charges.unresolvedIntents(false);
+    const chargeId = intent?.charge_id ?? "";
+    const item = authorisation(w, chargeId);
+    await w.receive(item, item);
+    expect(await w.domain.acquirerNotifications.inState(false, "waiting")).toHaveLength(1);
+    state.lose = false;
+    w.advance(60); // IDEMPOTENCY_LOCK_SECONDS' default: the recovery job takes the intent over
+    expect(await w.domain.jobs.recoverIntents()).toBe(1);
+    expect(state.reversed).toEqual([`${chargeId}:reverse`]);
+    expect(await w.domain.jobs.applyNotifications()).toBe(1);
+    await w.receive(item);
+    expect(await w.domain.acquirerNotifications.inState(false, "applied")).toHaveLength(1);
+    expect(await w.store.get("charges", chargeId)).toBeNull();
+    expect(await w.available("USD")).toBeUndefined();
+    await w.verified();
+  });
+});
+
 describe("captures, cancellations and refunds confirmed", () => {
   it("notes a confirmation of what is recorded, and logs a contradiction for a person without changing anything", async () => {
     const w = await world();

@@ -153,6 +153,34 @@ async function captureFailed(ctx: ChargeContext, charge: ChargeDoc, alongside: A
 }
 
 /**
+ * A card charge the acquirer took undecided (Adyen's Received/Pending, create.ts), now authorized: as its
+ * request asked, captured in the same call (its authorize intent's `capture`) or held `authorized`, with
+ * `payment.authorized` (and the capture's money and `payment.captured`), in one transaction with the
+ * notification's mark. Without its intent (never expected) it is held: the merchant captures it.
+ */
+async function authorizeUndecided(ctx: ChargeContext, charge: ChargeDoc, alongside: Alongside): Promise<"applied"> {
+  const intent = await ctx.store.get("acquirer_intents", acquirerKey(charge.id, "authorize"));
+  const captured = intent?.capture === true;
+  if (captured) await ctx.prepareCapture(charge);
+  await commit(ctx.store, null, async (tx) => {
+    await alongside(tx);
+    const done = await ctx.transition(
+      tx,
+      charge,
+      captured ? "captured" : "authorized",
+      { amount_captured: captured ? charge.amount : 0 },
+      "complete",
+    );
+    await recordEvent(tx, ctx.clock, done.livemode, "payment.authorized", {
+      ...eventFields(done),
+      status: "authorized",
+    });
+    if (captured) await ctx.applyCapture(tx, done, done.amount);
+  });
+  return "applied";
+}
+
+/**
  * The charge's authorization (or 3-D Secure completion) that we reversed ourselves: the recovery job's
  * reversal of an authorization whose charge was never stored (create.ts reverseUnrecorded), or of a
  * challenge completed too late (acquirer-challenge.ts). Null when there is none; `open` while that
@@ -225,6 +253,7 @@ export function acquirerOutcomes(ctx: ChargeContext): ChargeAcquirerOutcomes {
         const decided = charge.status !== "declined" && charge.status !== "blocked" && charge.status !== "expired";
         return decided === outcome.succeeded ? "confirmed" : "attention";
       }
+      if (outcome.succeeded && charge.payment_method.type === "card") return authorizeUndecided(ctx, charge, alongside);
       if (outcome.succeeded) {
         await ctx.prepareCapture(charge);
         await commit(store, null, async (tx) => {
@@ -250,16 +279,18 @@ export function acquirerOutcomes(ctx: ChargeContext): ChargeAcquirerOutcomes {
           return;
         }
         const failure_message = `The payment was not completed: ${outcome.reason || "the acquirer refused it"}.`;
+        // A card the acquirer took undecided and then refused is declined as a card: the issuer said no.
+        const failure_code = charge.payment_method.type === "card" ? "card_declined" : "processing_error";
         const declined = await ctx.transition(
           tx,
           charge,
           "declined",
-          { next_action: null, expires_at: null, failure_code: "processing_error", failure_message },
+          { next_action: null, expires_at: null, failure_code, failure_message },
           "complete",
         );
         await recordEvent(tx, clock, declined.livemode, "payment.failed", {
           ...eventFields(declined),
-          failure_code: "processing_error",
+          failure_code,
           failure_message,
         });
       });

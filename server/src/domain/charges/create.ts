@@ -205,6 +205,14 @@ export function chargeCreation(ctx: ChargeContext) {
       challengedByAcquirer(charge, authentication, auth.challenge, at);
       return { assessment, intent };
     }
+    if (!auth.approved && "undecided" in auth) {
+      // Taken, not decided (Adyen's Received/Pending): stored `pending` with the payment's reference, the
+      // intent resolved with it; the acquirer's AUTHORISATION decides it as the intent's `capture` asked
+      // (acquirer-outcomes.ts authorization), so nothing is left in doubt for the recovery job.
+      charge.status = CHARGE_MACHINE.start("pending");
+      charge.processor_ref = auth.undecided.reference;
+      return { assessment, intent };
+    }
     if (!auth.approved) {
       charge.status = CHARGE_MACHINE.start("declined");
       charge.failure_code = auth.failureCode;
@@ -318,11 +326,10 @@ export function chargeCreation(ctx: ChargeContext) {
       // Refused as a request, the repeat tells nothing: the authorization may stand. Never resolved as reversed.
       if (!auth.approved && "requestRefused" in auth) throw refusedRepeat(intent);
       // A challenge answered again holds nothing: the acquirer authorizes only after the payer's return.
-      if (auth.approved) {
-        await processor.reverse({
-          idempotencyKey: acquirerKey(intent.charge_id, "reverse"),
-          reference: auth.reference,
-        });
+      // One taken and not decided yet is reversed too: the acquirer cancels it whatever it decides.
+      const standing = auth.approved ? auth.reference : "undecided" in auth ? auth.undecided.reference : null;
+      if (standing) {
+        await processor.reverse({ idempotencyKey: acquirerKey(intent.charge_id, "reverse"), reference: standing });
       }
       await ctx.intents.resolveAlone(intent, "reversed");
     },

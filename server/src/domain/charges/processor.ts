@@ -102,7 +102,12 @@ export type AuthorizationResult =
       requestRefused?: true;
     }
   /** Not decided: the payer must answer the issuer's challenge first (an acquirer-run 3-D Secure). */
-  | { approved: false; challenge: AcquirerChallenge };
+  | { approved: false; challenge: AcquirerChallenge }
+  /**
+   * Taken, not decided yet (Adyen's `Received` / `Pending`): the acquirer's authorization notification
+   * decides it (acquirer-outcomes.ts authorization). `reference` is the payment's at the acquirer.
+   */
+  | { approved: false; undecided: { reference: string } };
 
 /** The payer's return from an acquirer-run challenge (Processor.completeAuthentication). */
 export interface AuthenticationReturn extends AcquirerCall {
@@ -116,7 +121,7 @@ export interface AuthenticationReturn extends AcquirerCall {
 /** The authorization an acquirer-run challenge held, now decided, and what the issuer said of the payer. */
 export interface AuthenticationCompleted {
   /** Approved or declined; never another challenge. */
-  authorization: Exclude<AuthorizationResult, { challenge: AcquirerChallenge }>;
+  authorization: Exclude<AuthorizationResult, { challenge: AcquirerChallenge } | { undecided: { reference: string } }>;
   threeDSecure: ThreeDSecureOutcome;
 }
 
