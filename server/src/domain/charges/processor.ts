@@ -49,6 +49,13 @@ export function objectOfReference(reference: string, operation: AcquirerOperatio
   return reference.endsWith(suffix) ? reference.slice(0, -suffix.length) : reference;
 }
 
+/**
+ * A call whose outcome at the acquirer is unknown (a time-out, a dropped connection, its 5xx or 429): an
+ * adapter throws it (adapters/adyen/acquirer.ts AcquirerInDoubt extends it). The call's intent stays open,
+ * resolved by a retry under the same key or by the recovery job (intents.ts).
+ */
+export class AcquirerCallInDoubt extends Error {}
+
 /** What every call that changes something at the acquirer carries. */
 export interface AcquirerCall {
   /** acquirerKey(object, operation): the same on every attempt. */
