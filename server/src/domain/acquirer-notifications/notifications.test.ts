@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { testDomain } from "../../../test-support/domain.ts";
 import { type NotificationItem, signItem } from "../../adapters/adyen/notifications.ts";
 import { createSimulatorProcessor } from "../../adapters/processor-simulator.ts";
+import { acquirerIntents } from "../charges/intents.ts";
 import type { Processor } from "../charges/processor.ts";
 import { DomainError } from "../kernel/errors.ts";
 import { verifyLedger } from "../ledger/verify.ts";
@@ -48,6 +49,32 @@ async function world(processor?: Processor) {
       currency: "BRL",
       payment_method: { type: "pix" },
     });
+  /**
+   * An authorized card charge whose capture call is on its way (its intent open, our capture not yet
+   * committed: what a notification arriving first finds), and `commit()` that lets the capture commit.
+   */
+  const captureInFlight = async () => {
+    const authorized = await card(2500, false);
+    const intents = acquirerIntents({ store: t.store, clock: t.domain.clock, lockSeconds: 60 });
+    await t.store.insert(
+      "acquirer_intents",
+      intents.build({
+        livemode: false,
+        chargeId: authorized.id,
+        objectId: authorized.id,
+        operation: "capture",
+        finish: "capture",
+        amount: 2500,
+        currency: "USD",
+        reference: authorized.processor_ref,
+      }),
+    );
+    const commit = async () => {
+      await t.store.delete("acquirer_intents", `${authorized.id}:capture`);
+      await t.domain.charges.capture(caller, authorized.id);
+    };
+    return { authorized, commit };
+  };
   let sequence = 0;
   /** A signed item as Adyen sends it. */
   const item = (fields: Partial<NotificationItem> & Pick<NotificationItem, "eventCode" | "merchantReference">) => {
@@ -72,7 +99,21 @@ async function world(processor?: Processor) {
   const verified = async () => expect((await verifyLedger(t.store)).differences).toEqual([]);
   const available = async (currency: string) =>
     (await t.store.get("balances", `${merchant.id}:${currency}`))?.available;
-  return { ...t, caller, merchant, card, pix, item, body, receive, verified, available, errors, infos };
+  return {
+    ...t,
+    caller,
+    merchant,
+    card,
+    pix,
+    captureInFlight,
+    item,
+    body,
+    receive,
+    verified,
+    available,
+    errors,
+    infos,
+  };
 }
 
 describe("local payments decided by AUTHORISATION", () => {
@@ -263,25 +304,10 @@ describe("captures, cancellations and refunds confirmed", () => {
 
   it("keeps a CAPTURE that arrives before the charge is captured waiting, and applies it once it is", async () => {
     const w = await world();
-    const authorized = await w.card(2500, false);
-    await w.store.insert("acquirer_intents", {
-      ...(await import("../charges/intents.ts"))
-        .acquirerIntents({ store: w.store, clock: w.domain.clock, lockSeconds: 60 })
-        .build({
-          livemode: false,
-          chargeId: authorized.id,
-          objectId: authorized.id,
-          operation: "capture",
-          finish: "capture",
-          amount: 2500,
-          currency: "USD",
-          reference: authorized.processor_ref,
-        }),
-    });
+    const { authorized, commit } = await w.captureInFlight();
     await w.receive(w.item({ eventCode: "CAPTURE", merchantReference: authorized.id }));
     expect(await w.domain.acquirerNotifications.inState(false, "waiting")).toHaveLength(1);
-    await w.store.delete("acquirer_intents", `${authorized.id}:capture`);
-    await w.domain.charges.capture(w.caller, authorized.id);
+    await commit();
     expect(await w.domain.jobs.applyNotifications()).toBe(1);
     const [noted] = await w.domain.acquirerNotifications.inState(false, "noted");
     expect(noted).toMatchObject({ effect: "confirmed", attempts: 2 });
@@ -292,18 +318,16 @@ describe("the recovery job's reversals (an authorization the ledger never record
   /** An authorize intent for a charge never stored, as the recovery job leaves it (create.ts reverseUnrecorded). */
   async function unrecorded(w: Awaited<ReturnType<typeof world>>, state: "open" | "resolved") {
     const chargeId = "tx_0000000000000000Unrecorded";
-    const intent = (await import("../charges/intents.ts"))
-      .acquirerIntents({ store: w.store, clock: w.domain.clock, lockSeconds: 60 })
-      .build({
-        livemode: false,
-        chargeId,
-        objectId: chargeId,
-        operation: "authorize",
-        finish: "create",
-        amount: 5000,
-        currency: "USD",
-        reference: null,
-      });
+    const intent = acquirerIntents({ store: w.store, clock: w.domain.clock, lockSeconds: 60 }).build({
+      livemode: false,
+      chargeId,
+      objectId: chargeId,
+      operation: "authorize",
+      finish: "create",
+      amount: 5000,
+      currency: "USD",
+      reference: null,
+    });
     await w.store.insert("acquirer_intents", {
       ...intent,
       ...(state === "resolved" ? { state: "resolved", resolution: "reversed", resolved_at: intent.created_at } : {}),
@@ -767,25 +791,10 @@ describe("money reversed after the fact", () => {
 
   it("keeps a CAPTURE_FAILED that comes before our capture committed waiting, and undoes the capture once it has", async () => {
     const w = await world();
-    const authorized = await w.card(2500, false);
-    const { acquirerIntents } = await import("../charges/intents.ts");
-    await w.store.insert(
-      "acquirer_intents",
-      acquirerIntents({ store: w.store, clock: w.domain.clock, lockSeconds: 60 }).build({
-        livemode: false,
-        chargeId: authorized.id,
-        objectId: authorized.id,
-        operation: "capture",
-        finish: "capture",
-        amount: 2500,
-        currency: "USD",
-        reference: authorized.processor_ref,
-      }),
-    );
+    const { authorized, commit } = await w.captureInFlight();
     await w.receive(w.item({ eventCode: "CAPTURE_FAILED", merchantReference: authorized.id }));
     expect(await w.domain.acquirerNotifications.inState(false, "waiting")).toHaveLength(1);
-    await w.store.delete("acquirer_intents", `${authorized.id}:capture`);
-    await w.domain.charges.capture(w.caller, authorized.id);
+    await commit();
     expect(await w.domain.jobs.applyNotifications()).toBe(1);
     expect(await w.domain.charges.load(false, authorized.id)).toMatchObject({ status: "declined", amount_captured: 0 });
     expect(await w.available("USD")).toBe(0);
