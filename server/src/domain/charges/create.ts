@@ -134,6 +134,40 @@ function authenticationInput(
   };
 }
 
+/**
+ * The recovery of an authorization whose charge was never stored (intents.ts): the same call is sent
+ * again under its key, which tells what the acquirer did without authorizing again, and whatever
+ * stands is reversed (released, or refunded when captured in the same call). The request that sent
+ * it got no answer, so for its caller the charge was never made.
+ */
+async function reverseUnrecorded(ctx: ChargeContext, intent: AcquirerIntentDoc): Promise<void> {
+  if (!intent.token) throw new Error(`authorization intent ${intent.id} has no token`);
+  const processor = ctx.processorFor(intent.livemode);
+  const { token: card, pan } = await ctx.tokens.pan(intent.livemode, intent.token);
+  const auth = await processor.authorizeCard({
+    idempotencyKey: intent.id,
+    chargeId: intent.charge_id,
+    pan,
+    expMonth: card.exp_month,
+    expYear: card.exp_year,
+    amount: intent.amount,
+    currency: intent.currency,
+    capture: intent.capture === true,
+    livemode: intent.livemode,
+    now: ctx.clock.now(intent.livemode),
+    returnUrl: intent.return_url ?? ctx.challengeLinks.returnUrl(intent.charge_id),
+  });
+  // Refused as a request, the repeat tells nothing: the authorization may stand. Never resolved as reversed.
+  if (!auth.approved && "requestRefused" in auth) throw refusedRepeat(intent);
+  // A challenge answered again holds nothing: the acquirer authorizes only after the payer's return.
+  // One taken and not decided yet is reversed too: the acquirer cancels it whatever it decides.
+  const standing = auth.approved ? auth.reference : "undecided" in auth ? auth.undecided.reference : null;
+  if (standing) {
+    await processor.reverse({ idempotencyKey: acquirerKey(intent.charge_id, "reverse"), reference: standing });
+  }
+  await ctx.intents.resolveAlone(intent, "reversed");
+}
+
 export function chargeCreation(ctx: ChargeContext) {
   const { store, clock } = ctx;
   const { authenticate, challengedByAcquirer } = threeDSecure(ctx);
@@ -322,39 +356,7 @@ export function chargeCreation(ctx: ChargeContext) {
   }
 
   return {
-    /**
-     * The recovery of an authorization whose charge was never stored (intents.ts): the same call is sent
-     * again under its key, which tells what the acquirer did without authorizing again, and whatever
-     * stands is reversed (released, or refunded when captured in the same call). The request that sent
-     * it got no answer, so for its caller the charge was never made.
-     */
-    async reverseUnrecorded(intent: AcquirerIntentDoc): Promise<void> {
-      if (!intent.token) throw new Error(`authorization intent ${intent.id} has no token`);
-      const processor = ctx.processorFor(intent.livemode);
-      const { token: card, pan } = await ctx.tokens.pan(intent.livemode, intent.token);
-      const auth = await processor.authorizeCard({
-        idempotencyKey: intent.id,
-        chargeId: intent.charge_id,
-        pan,
-        expMonth: card.exp_month,
-        expYear: card.exp_year,
-        amount: intent.amount,
-        currency: intent.currency,
-        capture: intent.capture === true,
-        livemode: intent.livemode,
-        now: clock.now(intent.livemode),
-        returnUrl: intent.return_url ?? ctx.challengeLinks.returnUrl(intent.charge_id),
-      });
-      // Refused as a request, the repeat tells nothing: the authorization may stand. Never resolved as reversed.
-      if (!auth.approved && "requestRefused" in auth) throw refusedRepeat(intent);
-      // A challenge answered again holds nothing: the acquirer authorizes only after the payer's return.
-      // One taken and not decided yet is reversed too: the acquirer cancels it whatever it decides.
-      const standing = auth.approved ? auth.reference : "undecided" in auth ? auth.undecided.reference : null;
-      if (standing) {
-        await processor.reverse({ idempotencyKey: acquirerKey(intent.charge_id, "reverse"), reference: standing });
-      }
-      await ctx.intents.resolveAlone(intent, "reversed");
-    },
+    reverseUnrecorded: (intent: AcquirerIntentDoc) => reverseUnrecorded(ctx, intent),
 
     async create(caller: Caller, input: ChargeCreate, options: ChargeCreateOptions = {}): Promise<ChargeDoc> {
       ctx.processorFor(caller.livemode); // refused before anything is stored when the environment has none
