@@ -1,10 +1,10 @@
-import { createPaymentsClient, type PaymentsClient, unwrap } from "@payments/client";
+import { type PaymentsClient, unwrap } from "@payments/client";
 import type { NotificationItem } from "@payments/server/adyen";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createMerchant, createToken, freshCardNumber } from "../e2e/fixtures.ts";
-import { notificationRequest, signedItem } from "../support/adyen-notifications.ts";
-import { deliverNotifications, type NotificationRequestBody } from "../support/adyen-stand-in/stand-in.ts";
-import { startTestServer, type TestServer } from "../support/server.ts";
+import { signedItem, startNotifiedServer, testRequest } from "../support/adyen-notifications.ts";
+import { deliverNotifications } from "../support/adyen-stand-in/stand-in.ts";
+import type { TestServer } from "../support/server.ts";
 
 // Adyen's notification endpoint (receiveAdyenNotifications) on a real server: notifications signed per
 // Adyen's scheme (the signer the stand-in uses) and delivered as the stand-in delivers them (one POST per
@@ -17,9 +17,7 @@ let client: PaymentsClient;
 let endpoint: string;
 
 beforeAll(async () => {
-  server = await startTestServer();
-  client = createPaymentsClient({ baseUrl: server.url, apiKey: server.sandboxKey });
-  endpoint = `${server.url}/v1/acquirers/adyen/notifications`;
+  ({ server, client, endpoint } = await startNotifiedServer());
 });
 
 afterAll(async () => {
@@ -29,7 +27,7 @@ afterAll(async () => {
 /** An item as Adyen's test environment sends it, signed with the server's key (or `key`). */
 const signed = signedItem;
 // From Adyen's test environment (`live: "false"`): the sandbox's objects.
-const request = (...items: NotificationItem[]) => notificationRequest(items) as NotificationRequestBody;
+const request = testRequest;
 
 /** Runs `make` `count` times, a few at a time. */
 async function many<T>(count: number, make: () => Promise<T>, batch = 10): Promise<T[]> {

@@ -1,10 +1,10 @@
-import { createPaymentsClient, type PaymentsClient, unwrap } from "@payments/client";
+import { type PaymentsClient, unwrap } from "@payments/client";
 import type { NotificationItem } from "@payments/server/adyen";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createMerchant, createToken, freshCardNumber } from "../e2e/fixtures.ts";
-import { notificationRequest, signedItem } from "../support/adyen-notifications.ts";
-import { deliverNotifications, type NotificationRequestBody } from "../support/adyen-stand-in/stand-in.ts";
-import { startTestServer, type TestServer } from "../support/server.ts";
+import { signedItem, startNotifiedServer, testRequest } from "../support/adyen-notifications.ts";
+import { deliverNotifications } from "../support/adyen-stand-in/stand-in.ts";
+import type { TestServer } from "../support/server.ts";
 
 // Money Adyen reverses after the fact (docs/going-live-with-adyen.md "Money reversed after the fact") on a
 // real server, through its notification endpoint (receiveAdyenNotifications) and the typed client:
@@ -19,16 +19,14 @@ let client: PaymentsClient;
 let endpoint: string;
 
 beforeAll(async () => {
-  server = await startTestServer();
-  client = createPaymentsClient({ baseUrl: server.url, apiKey: server.sandboxKey });
-  endpoint = `${server.url}/v1/acquirers/adyen/notifications`;
+  ({ server, client, endpoint } = await startNotifiedServer());
 });
 
 afterAll(async () => {
   await server?.close();
 });
 
-const request = (item: NotificationItem) => notificationRequest([item]) as NotificationRequestBody;
+const request = (item: NotificationItem) => testRequest(item);
 
 async function cardCharge(merchantId: string, amount: number) {
   const token = await createToken(client, freshCardNumber());

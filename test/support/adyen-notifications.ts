@@ -1,6 +1,7 @@
+import { createPaymentsClient, type PaymentsClient } from "@payments/client";
 import { type NotificationItem, signItem } from "@payments/server/adyen";
 import type { NotificationRequestBody } from "./adyen-stand-in/stand-in.ts";
-import { TEST_ADYEN_HMAC_KEY } from "./server.ts";
+import { startTestServer, TEST_ADYEN_HMAC_KEY, type TestServer } from "./server.ts";
 
 // Adyen's notifications as its test (or live) environment would send them to the test server's endpoint
 // (receiveAdyenNotifications): each item signed per Adyen's scheme with the test server's ADYEN_HMAC_KEYS
@@ -36,4 +37,14 @@ export function notificationRequest(
     live: live ? "true" : "false",
     notificationItems: items.map((NotificationRequestItem) => ({ NotificationRequestItem })),
   };
+}
+
+/** A request of Adyen's test environment (`live: "false"`: the sandbox's objects) carrying `items`. */
+export const testRequest = (...items: NotificationItem[]) => notificationRequest(items) as NotificationRequestBody;
+
+/** A test server, a sandbox client and the server's notification endpoint: what the test/adyen suites post to. */
+export async function startNotifiedServer(): Promise<{ server: TestServer; client: PaymentsClient; endpoint: string }> {
+  const server = await startTestServer();
+  const client = createPaymentsClient({ baseUrl: server.url, apiKey: server.sandboxKey });
+  return { server, client, endpoint: `${server.url}/v1/acquirers/adyen/notifications` };
 }

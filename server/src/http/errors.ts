@@ -136,6 +136,9 @@ const VALIDATOR_CODES: Record<number, ErrorCode> = {
   415: "unsupported_media_type",
 };
 
+/** Retry-After of a 503 `acquirer_in_doubt`: the acquirer's trouble is usually a moment's (a time-out, a 429). */
+export const ACQUIRER_IN_DOUBT_RETRY_AFTER_SECONDS = 2;
+
 /** Retry-After of a 503 for a busy store: the other connection's turn is milliseconds (store/sqlite/file.ts, writerTurns). */
 export const STORE_BUSY_RETRY_AFTER_SECONDS = 1;
 
@@ -293,6 +296,8 @@ export function errorMiddleware(logger: Logger, allowedMethods: (path: string) =
         : toProblem(err, requestId, logger, requestParts(req));
     if (body.status === 405) res.setHeader("Allow", allowedMethods(req.path).join(", "));
     if (err instanceof StoreBusyError) res.setHeader("Retry-After", String(STORE_BUSY_RETRY_AFTER_SECONDS));
+    // A retry with the same key resumes the charge's open intent at once (intents.ts resumable).
+    if (body.code === "acquirer_in_doubt") res.setHeader("Retry-After", String(ACQUIRER_IN_DOUBT_RETRY_AFTER_SECONDS));
     sendProblem(res, body);
   };
 }

@@ -155,6 +155,12 @@ export const PROBLEM_TYPES: Record<ErrorCode, ProblemType> = {
     meaning:
       "The server already holds as many sandboxes as its operator allows (`SANDBOX_LIMIT`, default 100). Delete one you no longer need (`DELETE /v1/sandboxes/{id}`), then create the new one.",
   },
+  acquirer_in_doubt: {
+    status: 503,
+    title: "Acquirer's answer in doubt",
+    meaning:
+      "The acquirer did not answer a new charge's authorization (a time-out, a dropped connection, or its 5xx or 429): the outcome is being settled. Send the same request again with the same `Idempotency-Key` after the seconds in `Retry-After`: it resumes the same charge (the same id, never a second authorization) and answers what the acquirer decided. Without a key nothing was stored, and whatever the acquirer authorized is reversed within IDEMPOTENCY_LOCK_SECONDS plus one jobs interval (JOBS_INTERVAL_SECONDS).",
+  },
   acquirer_not_configured: {
     status: 503,
     title: "No acquirer configured",

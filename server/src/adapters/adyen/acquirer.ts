@@ -1,9 +1,10 @@
 import type { PayoutRequest } from "../../domain/cashouts/payout-rail.ts";
-import type {
-  CardAuthorizationRequest,
-  FailureCode,
-  LocalPaymentRequest,
-  NextAction,
+import {
+  AcquirerCallInDoubt,
+  type CardAuthorizationRequest,
+  type FailureCode,
+  type LocalPaymentRequest,
+  type NextAction,
 } from "../../domain/charges/processor.ts";
 
 // The acquirer port as a real acquirer needs it (issue 32), for the Adyen connector (./connector.ts) and
@@ -188,7 +189,7 @@ export interface Acquirer {
 }
 
 /** The outcome of the call is unknown (time-out, connection lost, 5xx, 429): repeat it with the same key. */
-export class AcquirerInDoubt extends Error {
+export class AcquirerInDoubt extends AcquirerCallInDoubt {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = "AcquirerInDoubt";

@@ -180,13 +180,17 @@ describe("the Adyen processor", () => {
     await expect(doubt.processor.completeAuthentication?.(request)).rejects.toBeInstanceOf(AcquirerInDoubt);
   });
 
-  it("leaves a call in doubt, or an undecided authorization, to the intent (it throws)", async () => {
+  it("leaves a call in doubt to the intent (it throws), and answers an undecided authorization undecided", async () => {
     const doubt = fakeAcquirer(async () => {
       throw new AcquirerInDoubt("Adyen the card payment: timed out");
     });
     await expect(doubt.processor.authorizeCard(card())).rejects.toBeInstanceOf(AcquirerInDoubt);
+    // Received / Pending: the charge is stored pending, and its AUTHORISATION notification decides it.
     const pending = fakeAcquirer(async () => ({ status: "pending", reference: "PSP4" }));
-    await expect(pending.processor.authorizeCard(card())).rejects.toThrow(/PSP4.*intent stays open/);
+    expect(await pending.processor.authorizeCard(card())).toEqual({
+      approved: false,
+      undecided: { reference: "PSP4" },
+    });
   });
 
   it("sends captures, voids, refunds and reversals under the intent's key and reference, pending their notification", async () => {

@@ -123,11 +123,9 @@ export function createAdyenProcessor(acquirer: Acquirer, options: AdyenProcessor
             challenge: { url: answer.action.url, reference: answer.reference ?? null, version: DEFAULT_VERSION },
           };
         case "pending":
-          // A card authorization Adyen has not decided: in doubt until its AUTHORISATION notification. The
-          // intent stays open; sending the same key again later gets Adyen's answer (docs/acquirer-port.md).
-          throw new Error(
-            `Adyen has not decided the card authorization ${answer.reference} yet (Received/Pending); its intent stays open`,
-          );
+          // A card authorization Adyen took and has not decided (Received/Pending): the charge is stored
+          // `pending`, and its AUTHORISATION notification authorizes, captures or declines it.
+          return { approved: false, undecided: { reference: answer.reference } };
       }
     },
 

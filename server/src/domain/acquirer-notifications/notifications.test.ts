@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { testDomain } from "../../../test-support/domain.ts";
 import { type NotificationItem, signItem } from "../../adapters/adyen/notifications.ts";
 import { createSimulatorProcessor } from "../../adapters/processor-simulator.ts";
+import { acquirerIntents } from "../charges/intents.ts";
 import type { Processor } from "../charges/processor.ts";
 import { DomainError } from "../kernel/errors.ts";
 import { verifyLedger } from "../ledger/verify.ts";
@@ -48,6 +49,32 @@ async function world(processor?: Processor) {
       currency: "BRL",
       payment_method: { type: "pix" },
     });
+  /**
+   * An authorized card charge whose capture call is on its way (its intent open, our capture not yet
+   * committed: what a notification arriving first finds), and `commit()` that lets the capture commit.
+   */
+  const captureInFlight = async () => {
+    const authorized = await card(2500, false);
+    const intents = acquirerIntents({ store: t.store, clock: t.domain.clock, lockSeconds: 60 });
+    await t.store.insert(
+      "acquirer_intents",
+      intents.build({
+        livemode: false,
+        chargeId: authorized.id,
+        objectId: authorized.id,
+        operation: "capture",
+        finish: "capture",
+        amount: 2500,
+        currency: "USD",
+        reference: authorized.processor_ref,
+      }),
+    );
+    const commit = async () => {
+      await t.store.delete("acquirer_intents", `${authorized.id}:capture`);
+      await t.domain.charges.capture(caller, authorized.id);
+    };
+    return { authorized, commit };
+  };
   let sequence = 0;
   /** A signed item as Adyen sends it. */
   const item = (fields: Partial<NotificationItem> & Pick<NotificationItem, "eventCode" | "merchantReference">) => {
@@ -72,7 +99,21 @@ async function world(processor?: Processor) {
   const verified = async () => expect((await verifyLedger(t.store)).differences).toEqual([]);
   const available = async (currency: string) =>
     (await t.store.get("balances", `${merchant.id}:${currency}`))?.available;
-  return { ...t, caller, merchant, card, pix, item, body, receive, verified, available, errors, infos };
+  return {
+    ...t,
+    caller,
+    merchant,
+    card,
+    pix,
+    captureInFlight,
+    item,
+    body,
+    receive,
+    verified,
+    available,
+    errors,
+    infos,
+  };
 }
 
 describe("local payments decided by AUTHORISATION", () => {
@@ -125,6 +166,93 @@ describe("local payments decided by AUTHORISATION", () => {
   });
 });
 
+describe("a card authorization the acquirer took undecided (Adyen's Received / Pending)", () => {
+  /** The simulator, answering every card authorization undecided; `lose` first: the answer never comes. */
+  function undecided() {
+    const state = { lose: false, reversed: [] as string[] };
+    const simulator = createSimulatorProcessor();
+    const processor: Processor = {
+      ...simulator,
+      authorizeCard: async (request) => {
+        if (state.lose) throw new Error("Adyen the card payment: connection reset; repeat with the same key");
+        return { approved: false, undecided: { reference: `PSP-${request.chargeId}` } };
+      },
+      reverse: async (request) => {
+        state.reversed.push(request.idempotencyKey);
+        return { status: "pending" };
+      },
+    };
+    return { processor, state };
+  }
+  const authorisation = (w: Awaited<ReturnType<typeof world>>, chargeId: string, success = "true") =>
+    w.item({
+      eventCode: "AUTHORISATION",
+      pspReference: `PSP-${chargeId}`,
+      merchantReference: chargeId,
+      amount: { value: 2500, currency: "USD" },
+      success,
+    });
+
+  it("stores the charge pending, its intent resolved; AUTHORISATION authorizes or captures it as asked, once", async () => {
+    const { processor } = undecided();
+    const w = await world(processor);
+    const immediate = await w.card(2500);
+    const held = await w.card(2500, false);
+    expect(immediate).toMatchObject({ status: "pending", processor_ref: `PSP-${immediate.id}`, amount_captured: 0 });
+    expect(await w.domain.charges.unresolvedIntents(false)).toEqual([]);
+    for (let i = 0; i < 2; i++) await w.receive(authorisation(w, immediate.id), authorisation(w, held.id));
+    expect(await w.domain.charges.load(false, immediate.id)).toMatchObject({
+      status: "captured",
+      amount_captured: 2500,
+    });
+    expect(await w.domain.charges.load(false, held.id)).toMatchObject({ status: "authorized", amount_captured: 0 });
+    expect(await w.available("USD")).toBe(2500);
+    const events = await w.store.findAll("events", { livemode: false, type: "payment.authorized" }, 10);
+    expect(events).toHaveLength(2);
+    expect(await w.domain.acquirerNotifications.inState(false, "applied")).toHaveLength(2);
+    expect((await w.domain.charges.capture(w.caller, held.id)).status).toBe("captured");
+    await w.verified();
+  });
+
+  it("declines it when the AUTHORISATION says refused, however often it comes", async () => {
+    const { processor } = undecided();
+    const w = await world(processor);
+    const charge = await w.card(2500);
+    const refused = authorisation(w, charge.id, "false");
+    await w.receive(refused, refused);
+    await w.receive(refused);
+    expect(await w.domain.charges.load(false, charge.id)).toMatchObject({
+      status: "declined",
+      failure_code: "card_declined",
+      amount_captured: 0,
+    });
+    expect(await w.store.findAll("events", { livemode: false, type: "payment.failed" }, 10)).toHaveLength(1);
+    await w.verified();
+  });
+
+  it("an AUTHORISATION before recovery waits; the recovery reverses the charge never stored; then it is applied, once", async () => {
+    const { processor, state } = undecided();
+    const w = await world(processor);
+    state.lose = true;
+    await expect(w.card(2500)).rejects.toThrow(/connection reset/);
+    const [intent] = await w.domain.charges.unresolvedIntents(false);
+    const chargeId = intent?.charge_id ?? "";
+    const item = authorisation(w, chargeId);
+    await w.receive(item, item);
+    expect(await w.domain.acquirerNotifications.inState(false, "waiting")).toHaveLength(1);
+    state.lose = false;
+    w.advance(60); // IDEMPOTENCY_LOCK_SECONDS' default: the recovery job takes the intent over
+    expect(await w.domain.jobs.recoverIntents()).toBe(1);
+    expect(state.reversed).toEqual([`${chargeId}:reverse`]);
+    expect(await w.domain.jobs.applyNotifications()).toBe(1);
+    await w.receive(item);
+    expect(await w.domain.acquirerNotifications.inState(false, "applied")).toHaveLength(1);
+    expect(await w.store.get("charges", chargeId)).toBeNull();
+    expect(await w.available("USD")).toBeUndefined();
+    await w.verified();
+  });
+});
+
 describe("captures, cancellations and refunds confirmed", () => {
   it("notes a confirmation of what is recorded, and logs a contradiction for a person without changing anything", async () => {
     const w = await world();
@@ -144,27 +272,42 @@ describe("captures, cancellations and refunds confirmed", () => {
     await w.verified();
   });
 
+  it("finds the charge or refund by our call's key, the merchantReference the connector sends (none left waiting)", async () => {
+    const w = await world();
+    const captured = await w.card(2500, false);
+    await w.domain.charges.capture(w.caller, captured.id);
+    const voided = await w.card(1500, false);
+    await w.domain.charges.void(w.caller, voided.id);
+    const refunded = await w.card(3000);
+    const kept = await w.domain.charges.refund(w.caller, refunded.id, { amount: 500 });
+    const refused = await w.domain.charges.refund(w.caller, refunded.id, { amount: 700 });
+    // processor.ts (Adyen) sends each modification's idempotency key as Adyen's `reference`.
+    await w.receive(
+      w.item({ eventCode: "CAPTURE", merchantReference: `${captured.id}:capture`, originalReference: "A" }),
+      w.item({ eventCode: "CANCELLATION", merchantReference: `${voided.id}:void`, originalReference: "B" }),
+      w.item({ eventCode: "REFUND", merchantReference: `${kept.id}:refund`, originalReference: "C" }),
+      w.item({ eventCode: "REFUND", merchantReference: `${refused.id}:refund`, success: "false" }),
+    );
+    expect(await w.domain.acquirerNotifications.inState(false, "waiting")).toEqual([]);
+    const noted = await w.domain.acquirerNotifications.inState(false, "noted");
+    expect(noted.map((n) => `${n.event_code} ${n.effect}`).sort()).toEqual([
+      "CANCELLATION confirmed",
+      "CAPTURE confirmed",
+      "REFUND confirmed",
+    ]);
+    expect(await w.domain.acquirerNotifications.inState(false, "applied")).toHaveLength(1);
+    expect(await w.store.get("refunds", refused.id)).toMatchObject({ status: "failed" });
+    expect(await w.domain.charges.load(false, refunded.id)).toMatchObject({ amount_refunded: 500 });
+    expect(w.errors).toEqual([]);
+    await w.verified();
+  });
+
   it("keeps a CAPTURE that arrives before the charge is captured waiting, and applies it once it is", async () => {
     const w = await world();
-    const authorized = await w.card(2500, false);
-    await w.store.insert("acquirer_intents", {
-      ...(await import("../charges/intents.ts"))
-        .acquirerIntents({ store: w.store, clock: w.domain.clock, lockSeconds: 60 })
-        .build({
-          livemode: false,
-          chargeId: authorized.id,
-          objectId: authorized.id,
-          operation: "capture",
-          finish: "capture",
-          amount: 2500,
-          currency: "USD",
-          reference: authorized.processor_ref,
-        }),
-    });
+    const { authorized, commit } = await w.captureInFlight();
     await w.receive(w.item({ eventCode: "CAPTURE", merchantReference: authorized.id }));
     expect(await w.domain.acquirerNotifications.inState(false, "waiting")).toHaveLength(1);
-    await w.store.delete("acquirer_intents", `${authorized.id}:capture`);
-    await w.domain.charges.capture(w.caller, authorized.id);
+    await commit();
     expect(await w.domain.jobs.applyNotifications()).toBe(1);
     const [noted] = await w.domain.acquirerNotifications.inState(false, "noted");
     expect(noted).toMatchObject({ effect: "confirmed", attempts: 2 });
@@ -175,18 +318,16 @@ describe("the recovery job's reversals (an authorization the ledger never record
   /** An authorize intent for a charge never stored, as the recovery job leaves it (create.ts reverseUnrecorded). */
   async function unrecorded(w: Awaited<ReturnType<typeof world>>, state: "open" | "resolved") {
     const chargeId = "tx_0000000000000000Unrecorded";
-    const intent = (await import("../charges/intents.ts"))
-      .acquirerIntents({ store: w.store, clock: w.domain.clock, lockSeconds: 60 })
-      .build({
-        livemode: false,
-        chargeId,
-        objectId: chargeId,
-        operation: "authorize",
-        finish: "create",
-        amount: 5000,
-        currency: "USD",
-        reference: null,
-      });
+    const intent = acquirerIntents({ store: w.store, clock: w.domain.clock, lockSeconds: 60 }).build({
+      livemode: false,
+      chargeId,
+      objectId: chargeId,
+      operation: "authorize",
+      finish: "create",
+      amount: 5000,
+      currency: "USD",
+      reference: null,
+    });
     await w.store.insert("acquirer_intents", {
       ...intent,
       ...(state === "resolved" ? { state: "resolved", resolution: "reversed", resolved_at: intent.created_at } : {}),
@@ -650,25 +791,10 @@ describe("money reversed after the fact", () => {
 
   it("keeps a CAPTURE_FAILED that comes before our capture committed waiting, and undoes the capture once it has", async () => {
     const w = await world();
-    const authorized = await w.card(2500, false);
-    const { acquirerIntents } = await import("../charges/intents.ts");
-    await w.store.insert(
-      "acquirer_intents",
-      acquirerIntents({ store: w.store, clock: w.domain.clock, lockSeconds: 60 }).build({
-        livemode: false,
-        chargeId: authorized.id,
-        objectId: authorized.id,
-        operation: "capture",
-        finish: "capture",
-        amount: 2500,
-        currency: "USD",
-        reference: authorized.processor_ref,
-      }),
-    );
+    const { authorized, commit } = await w.captureInFlight();
     await w.receive(w.item({ eventCode: "CAPTURE_FAILED", merchantReference: authorized.id }));
     expect(await w.domain.acquirerNotifications.inState(false, "waiting")).toHaveLength(1);
-    await w.store.delete("acquirer_intents", `${authorized.id}:capture`);
-    await w.domain.charges.capture(w.caller, authorized.id);
+    await commit();
     expect(await w.domain.jobs.applyNotifications()).toBe(1);
     expect(await w.domain.charges.load(false, authorized.id)).toMatchObject({ status: "declined", amount_captured: 0 });
     expect(await w.available("USD")).toBe(0);

@@ -4,7 +4,7 @@ import { recordEvent } from "../kernel/events.ts";
 import { iso } from "../kernel/time.ts";
 import { postCaptureReversal, postRefundReversal } from "../ledger/ledger.ts";
 import type { ChargeContext } from "./context.ts";
-import { acquirerKey } from "./processor.ts";
+import { acquirerKey, objectOfReference } from "./processor.ts";
 import type { ChargeDoc, ChargeStatus, ChargeTx, RefundDoc } from "./records.ts";
 import { CHARGE_MACHINE, eventFields, REFUND_MACHINE } from "./state.ts";
 
@@ -33,14 +33,16 @@ export interface ChargeAcquirerOutcomes {
     outcome: { succeeded: boolean; reference: string; reason?: string | undefined },
     alongside: Alongside,
   ): Promise<OutcomeApplication>;
+  /** `reference`: the charge, or our capture's or void's idempotency key (processor.ts objectOfReference). */
   modification(
     livemode: boolean,
-    chargeId: string,
+    reference: string,
     kind: "capture" | "cancellation",
     succeeded: boolean,
     alongside: Alongside,
   ): Promise<OutcomeApplication>;
-  refund(livemode: boolean, refundId: string, succeeded: boolean, alongside: Alongside): Promise<OutcomeApplication>;
+  /** `reference`: the refund, or its call's idempotency key (`re_…:refund`). */
+  refund(livemode: boolean, reference: string, succeeded: boolean, alongside: Alongside): Promise<OutcomeApplication>;
   /**
    * A reversal's outcome (Adyen's CANCEL_OR_REFUND), named by the reversal's merchant reference (its
    * idempotency key, `<charge id>:reverse`).
@@ -151,6 +153,34 @@ async function captureFailed(ctx: ChargeContext, charge: ChargeDoc, alongside: A
 }
 
 /**
+ * A card charge the acquirer took undecided (Adyen's Received/Pending, create.ts), now authorized: as its
+ * request asked, captured in the same call (its authorize intent's `capture`) or held `authorized`, with
+ * `payment.authorized` (and the capture's money and `payment.captured`), in one transaction with the
+ * notification's mark. Without its intent (never expected) it is held: the merchant captures it.
+ */
+async function authorizeUndecided(ctx: ChargeContext, charge: ChargeDoc, alongside: Alongside): Promise<"applied"> {
+  const intent = await ctx.store.get("acquirer_intents", acquirerKey(charge.id, "authorize"));
+  const captured = intent?.capture === true;
+  if (captured) await ctx.prepareCapture(charge);
+  await commit(ctx.store, null, async (tx) => {
+    await alongside(tx);
+    const done = await ctx.transition(
+      tx,
+      charge,
+      captured ? "captured" : "authorized",
+      { amount_captured: captured ? charge.amount : 0 },
+      "complete",
+    );
+    await recordEvent(tx, ctx.clock, done.livemode, "payment.authorized", {
+      ...eventFields(done),
+      status: "authorized",
+    });
+    if (captured) await ctx.applyCapture(tx, done, done.amount);
+  });
+  return "applied";
+}
+
+/**
  * The charge's authorization (or 3-D Secure completion) that we reversed ourselves: the recovery job's
  * reversal of an authorization whose charge was never stored (create.ts reverseUnrecorded), or of a
  * challenge completed too late (acquirer-challenge.ts). Null when there is none; `open` while that
@@ -178,9 +208,8 @@ async function reversal(
   merchantReference: string,
   succeeded: boolean,
 ): Promise<OutcomeApplication> {
-  const suffix = ":reverse";
-  if (!merchantReference.endsWith(suffix)) return "attention";
-  const chargeId = merchantReference.slice(0, -suffix.length);
+  const chargeId = objectOfReference(merchantReference, "reverse");
+  if (chargeId === merchantReference) return "attention";
   const ours = await ourReversal(ctx, chargeId);
   if (ours === "open") return "waiting";
   if (ours !== "reversed" || !succeeded) return "attention";
@@ -224,6 +253,7 @@ export function acquirerOutcomes(ctx: ChargeContext): ChargeAcquirerOutcomes {
         const decided = charge.status !== "declined" && charge.status !== "blocked" && charge.status !== "expired";
         return decided === outcome.succeeded ? "confirmed" : "attention";
       }
+      if (outcome.succeeded && charge.payment_method.type === "card") return authorizeUndecided(ctx, charge, alongside);
       if (outcome.succeeded) {
         await ctx.prepareCapture(charge);
         await commit(store, null, async (tx) => {
@@ -249,16 +279,18 @@ export function acquirerOutcomes(ctx: ChargeContext): ChargeAcquirerOutcomes {
           return;
         }
         const failure_message = `The payment was not completed: ${outcome.reason || "the acquirer refused it"}.`;
+        // A card the acquirer took undecided and then refused is declined as a card: the issuer said no.
+        const failure_code = charge.payment_method.type === "card" ? "card_declined" : "processing_error";
         const declined = await ctx.transition(
           tx,
           charge,
           "declined",
-          { next_action: null, expires_at: null, failure_code: "processing_error", failure_message },
+          { next_action: null, expires_at: null, failure_code, failure_message },
           "complete",
         );
         await recordEvent(tx, clock, declined.livemode, "payment.failed", {
           ...eventFields(declined),
-          failure_code: "processing_error",
+          failure_code,
           failure_message,
         });
       });
@@ -275,12 +307,14 @@ export function acquirerOutcomes(ctx: ChargeContext): ChargeAcquirerOutcomes {
      */
     async modification(
       livemode: boolean,
-      chargeId: string,
+      reference: string,
       kind: "capture" | "cancellation",
       succeeded: boolean,
       alongside: Alongside,
     ): Promise<OutcomeApplication> {
-      const charge = await find(livemode, chargeId);
+      // The connector sends our call's key as Adyen's reference: `tx_…:capture`, `tx_…:void` (issue 32:
+      // read as a charge id, no such charge was ever found, and every confirmation stayed `waiting`).
+      const charge = await find(livemode, objectOfReference(reference, kind === "capture" ? "capture" : "void"));
       if (!charge) return "waiting";
       const done =
         kind === "capture"
@@ -310,11 +344,11 @@ export function acquirerOutcomes(ctx: ChargeContext): ChargeAcquirerOutcomes {
      */
     async refund(
       livemode: boolean,
-      refundId: string,
+      reference: string,
       succeeded: boolean,
       alongside: Alongside,
     ): Promise<OutcomeApplication> {
-      const refund = await store.get("refunds", refundId);
+      const refund = await store.get("refunds", objectOfReference(reference, "refund"));
       if (!refund || refund.livemode !== livemode) return "waiting";
       if (succeeded || refund.status === "failed") return "confirmed";
       await refundFailed(ctx, refund, undefined, alongside);

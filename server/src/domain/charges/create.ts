@@ -3,7 +3,7 @@ import { assertIp } from "../fraud/ip.ts";
 import type { Caller } from "../kernel/caller.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { commit } from "../kernel/commit.ts";
-import { invalid } from "../kernel/errors.ts";
+import { DomainError, invalid } from "../kernel/errors.ts";
 import { recordEvent } from "../kernel/events.ts";
 import { newId } from "../kernel/ids.ts";
 import { assertMoney } from "../kernel/money.ts";
@@ -12,7 +12,7 @@ import { type FeeSchedule, rateFor } from "../ledger/fees.ts";
 import type { ChargeContext } from "./context.ts";
 import type { ChargeAssessment } from "./fraud-screen.ts";
 import { refusedRepeat } from "./intents.ts";
-import { acquirerKey, LOCAL_METHODS } from "./processor.ts";
+import { AcquirerCallInDoubt, acquirerKey, LOCAL_METHODS } from "./processor.ts";
 import type { AcquirerIntentDoc, ChargeDoc, ChargeTx } from "./records.ts";
 import { CHARGE_MACHINE, eventFields } from "./state.ts";
 import { type AuthenticationInput, openReview, threeDSecure } from "./three-d-secure.ts";
@@ -34,6 +34,26 @@ export interface ChargeCreateOptions {
   singleUseToken?: boolean | undefined;
   /** Runs inside the charge's transaction, after the charge is written: counts it against its link. */
   inTransaction?: ((tx: ChargeTx, charge: ChargeDoc) => Promise<void>) | undefined;
+}
+
+/**
+ * A new charge's authorization the acquirer did not answer (AcquirerCallInDoubt: a time-out, a dropped
+ * connection, its 5xx or 429) is answered 503 `acquirer_in_doubt` with Retry-After (spec/common/acquirer.tsp
+ * AcquirerNotConfigured; docs/api.md), not a 500: its intent stays open, so a retry with the same
+ * Idempotency-Key resumes the same charge (intents.ts resumable), and without one the recovery job
+ * reverses whatever was authorized within the lock plus one jobs interval.
+ */
+async function inDoubtAnswered<T>(charge: ChargeDoc, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    if (!(err instanceof AcquirerCallInDoubt)) throw err;
+    throw new DomainError(
+      "acquirer_in_doubt",
+      `The acquirer did not answer the authorization of charge ${charge.id} (${err.message.slice(0, 200)}). Its outcome is being settled: send the same request again with the same Idempotency-Key after the seconds in Retry-After, and it resumes this charge (never a second authorization) and answers what the acquirer decided. Without an Idempotency-Key nothing was stored, and whatever the acquirer authorized is reversed by the recovery job within IDEMPOTENCY_LOCK_SECONDS and one jobs interval.`,
+      { cause: err },
+    );
+  }
 }
 
 /** A `block` decision: the charge is `blocked` and the processor is never called. */
@@ -114,6 +134,40 @@ function authenticationInput(
   };
 }
 
+/**
+ * The recovery of an authorization whose charge was never stored (intents.ts): the same call is sent
+ * again under its key, which tells what the acquirer did without authorizing again, and whatever
+ * stands is reversed (released, or refunded when captured in the same call). The request that sent
+ * it got no answer, so for its caller the charge was never made.
+ */
+async function reverseUnrecorded(ctx: ChargeContext, intent: AcquirerIntentDoc): Promise<void> {
+  if (!intent.token) throw new Error(`authorization intent ${intent.id} has no token`);
+  const processor = ctx.processorFor(intent.livemode);
+  const { token: card, pan } = await ctx.tokens.pan(intent.livemode, intent.token);
+  const auth = await processor.authorizeCard({
+    idempotencyKey: intent.id,
+    chargeId: intent.charge_id,
+    pan,
+    expMonth: card.exp_month,
+    expYear: card.exp_year,
+    amount: intent.amount,
+    currency: intent.currency,
+    capture: intent.capture === true,
+    livemode: intent.livemode,
+    now: ctx.clock.now(intent.livemode),
+    returnUrl: intent.return_url ?? ctx.challengeLinks.returnUrl(intent.charge_id),
+  });
+  // Refused as a request, the repeat tells nothing: the authorization may stand. Never resolved as reversed.
+  if (!auth.approved && "requestRefused" in auth) throw refusedRepeat(intent);
+  // A challenge answered again holds nothing: the acquirer authorizes only after the payer's return.
+  // One taken and not decided yet is reversed too: the acquirer cancels it whatever it decides.
+  const standing = auth.approved ? auth.reference : "undecided" in auth ? auth.undecided.reference : null;
+  if (standing) {
+    await processor.reverse({ idempotencyKey: acquirerKey(intent.charge_id, "reverse"), reference: standing });
+  }
+  await ctx.intents.resolveAlone(intent, "reversed");
+}
+
 export function chargeCreation(ctx: ChargeContext) {
   const { store, clock } = ctx;
   const { authenticate, challengedByAcquirer } = threeDSecure(ctx);
@@ -183,26 +237,36 @@ export function chargeCreation(ctx: ChargeContext) {
       capture: resumed?.capture ?? (capture && assessment.decision !== "review"),
       returnUrl: ctx.challengeLinks.returnUrl(charge.id),
     });
-    const auth = await ctx.processorFor(charge.livemode).authorizeCard({
-      idempotencyKey: intent.id,
-      chargeId: charge.id,
-      pan,
-      expMonth: card.exp_month,
-      expYear: card.exp_year,
-      amount: charge.amount,
-      currency: charge.currency,
-      capture: intent.capture === true,
-      livemode: charge.livemode,
-      now: at,
-      // The first attempt's, on a resumed intent: the same request, whatever BASE_URL says now.
-      returnUrl: intent.return_url ?? ctx.challengeLinks.returnUrl(charge.id),
-    });
+    const auth = await inDoubtAnswered(charge, () =>
+      ctx.processorFor(charge.livemode).authorizeCard({
+        idempotencyKey: intent.id,
+        chargeId: charge.id,
+        pan,
+        expMonth: card.exp_month,
+        expYear: card.exp_year,
+        amount: charge.amount,
+        currency: charge.currency,
+        capture: intent.capture === true,
+        livemode: charge.livemode,
+        now: at,
+        // The first attempt's, on a resumed intent: the same request, whatever BASE_URL says now.
+        returnUrl: intent.return_url ?? ctx.challengeLinks.returnUrl(charge.id),
+      }),
+    );
     if (!auth.approved && "requestRefused" in auth && intent.attempts > 1) throw refusedRepeat(intent);
     if (!auth.approved && "challenge" in auth) {
       // The acquirer runs 3-D Secure itself and the issuer asks for a challenge (Adyen): the charge waits
       // requires_action; the intent resolves with it (its call's outcome, the challenge, is recorded), and
       // the payer's return sends the completion under its own intent (three-d-secure.ts returnFromIssuer).
       challengedByAcquirer(charge, authentication, auth.challenge, at);
+      return { assessment, intent };
+    }
+    if (!auth.approved && "undecided" in auth) {
+      // Taken, not decided (Adyen's Received/Pending): stored `pending` with the payment's reference, the
+      // intent resolved with it; the acquirer's AUTHORISATION decides it as the intent's `capture` asked
+      // (acquirer-outcomes.ts authorization), so nothing is left in doubt for the recovery job.
+      charge.status = CHARGE_MACHINE.start("pending");
+      charge.processor_ref = auth.undecided.reference;
       return { assessment, intent };
     }
     if (!auth.approved) {
@@ -292,40 +356,7 @@ export function chargeCreation(ctx: ChargeContext) {
   }
 
   return {
-    /**
-     * The recovery of an authorization whose charge was never stored (intents.ts): the same call is sent
-     * again under its key, which tells what the acquirer did without authorizing again, and whatever
-     * stands is reversed (released, or refunded when captured in the same call). The request that sent
-     * it got no answer, so for its caller the charge was never made.
-     */
-    async reverseUnrecorded(intent: AcquirerIntentDoc): Promise<void> {
-      if (!intent.token) throw new Error(`authorization intent ${intent.id} has no token`);
-      const processor = ctx.processorFor(intent.livemode);
-      const { token: card, pan } = await ctx.tokens.pan(intent.livemode, intent.token);
-      const auth = await processor.authorizeCard({
-        idempotencyKey: intent.id,
-        chargeId: intent.charge_id,
-        pan,
-        expMonth: card.exp_month,
-        expYear: card.exp_year,
-        amount: intent.amount,
-        currency: intent.currency,
-        capture: intent.capture === true,
-        livemode: intent.livemode,
-        now: clock.now(intent.livemode),
-        returnUrl: intent.return_url ?? ctx.challengeLinks.returnUrl(intent.charge_id),
-      });
-      // Refused as a request, the repeat tells nothing: the authorization may stand. Never resolved as reversed.
-      if (!auth.approved && "requestRefused" in auth) throw refusedRepeat(intent);
-      // A challenge answered again holds nothing: the acquirer authorizes only after the payer's return.
-      if (auth.approved) {
-        await processor.reverse({
-          idempotencyKey: acquirerKey(intent.charge_id, "reverse"),
-          reference: auth.reference,
-        });
-      }
-      await ctx.intents.resolveAlone(intent, "reversed");
-    },
+    reverseUnrecorded: (intent: AcquirerIntentDoc) => reverseUnrecorded(ctx, intent),
 
     async create(caller: Caller, input: ChargeCreate, options: ChargeCreateOptions = {}): Promise<ChargeDoc> {
       ctx.processorFor(caller.livemode); // refused before anything is stored when the environment has none

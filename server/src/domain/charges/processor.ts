@@ -38,6 +38,24 @@ export function acquirerKey(objectId: string, operation: AcquirerOperation): str
   return `${objectId}:${operation}`;
 }
 
+/**
+ * The object of ours an acquirer's report names for `operation`: the connector sends a modification's
+ * idempotency key as the acquirer's reference (Adyen's `reference`, back as the notification's
+ * `merchantReference`: `tx_…:capture`, `tx_…:void`, `re_…:refund`), so that key is acquirerKey's inverse;
+ * a bare id (a payment's reference is the charge id; an acquirer that echoes ours) names itself.
+ */
+export function objectOfReference(reference: string, operation: AcquirerOperation): string {
+  const suffix = `:${operation}`;
+  return reference.endsWith(suffix) ? reference.slice(0, -suffix.length) : reference;
+}
+
+/**
+ * A call whose outcome at the acquirer is unknown (a time-out, a dropped connection, its 5xx or 429): an
+ * adapter throws it (adapters/adyen/acquirer.ts AcquirerInDoubt extends it). The call's intent stays open,
+ * resolved by a retry under the same key or by the recovery job (intents.ts).
+ */
+export class AcquirerCallInDoubt extends Error {}
+
 /** What every call that changes something at the acquirer carries. */
 export interface AcquirerCall {
   /** acquirerKey(object, operation): the same on every attempt. */
@@ -91,7 +109,12 @@ export type AuthorizationResult =
       requestRefused?: true;
     }
   /** Not decided: the payer must answer the issuer's challenge first (an acquirer-run 3-D Secure). */
-  | { approved: false; challenge: AcquirerChallenge };
+  | { approved: false; challenge: AcquirerChallenge }
+  /**
+   * Taken, not decided yet (Adyen's `Received` / `Pending`): the acquirer's authorization notification
+   * decides it (acquirer-outcomes.ts authorization). `reference` is the payment's at the acquirer.
+   */
+  | { approved: false; undecided: { reference: string } };
 
 /** The payer's return from an acquirer-run challenge (Processor.completeAuthentication). */
 export interface AuthenticationReturn extends AcquirerCall {
@@ -105,7 +128,7 @@ export interface AuthenticationReturn extends AcquirerCall {
 /** The authorization an acquirer-run challenge held, now decided, and what the issuer said of the payer. */
 export interface AuthenticationCompleted {
   /** Approved or declined; never another challenge. */
-  authorization: Exclude<AuthorizationResult, { challenge: AcquirerChallenge }>;
+  authorization: Exclude<AuthorizationResult, { challenge: AcquirerChallenge } | { undecided: { reference: string } }>;
   threeDSecure: ThreeDSecureOutcome;
 }
 

@@ -12,6 +12,8 @@ describe("the charge state machine", () => {
     // A card that needs 3-D Secure is created requires_action.
     initial: ["pending", "requires_action", "authorized", "captured", "declined", "blocked"],
     edges: [
+      // A card Adyen took undecided (Received/Pending), authorized by its AUTHORISATION with capture false.
+      ["pending", "authorized"],
       ["pending", "captured"],
       ["pending", "expired"],
       ["pending", "declined"],

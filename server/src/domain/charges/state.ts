@@ -15,8 +15,9 @@ export const CHARGE_MACHINE = stateMachine<"charge", ChargeStatus>("charge", {
   initial: ["pending", "requires_action", "authorized", "captured", "declined", "blocked"],
   transitions: {
     // A local payment the payer pays (captured), never pays (expired), or the acquirer refuses (declined:
-    // its notification says so, acquirer-outcomes.ts).
-    pending: ["captured", "expired", "declined"],
+    // its notification says so, acquirer-outcomes.ts). A card payment the acquirer took undecided (Adyen's
+    // Received/Pending) is authorized or captured, as its request asked, or declined by that notification.
+    pending: ["authorized", "captured", "expired", "declined"],
     // 3-D Secure (three-d-secure.ts): the payer's answer authorizes (and captures) or declines the
     // charge; no answer in time expires it.
     requires_action: ["authorized", "captured", "declined", "expired"],

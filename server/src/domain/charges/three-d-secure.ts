@@ -187,6 +187,11 @@ export function threeDSecure(ctx: ChargeContext) {
     if (!auth.approved) {
       // authenticateCard ran the challenge already: an acquirer that runs its own (Adyen) says not_needed.
       if ("challenge" in auth) throw new Error(`the acquirer asked charge ${charge.id} for a second challenge`);
+      // Only an acquirer that runs its own 3-D Secure answers undecided (Adyen), and it never comes here:
+      // the intent stays open, and the recovery job repeats the call under its key.
+      if ("undecided" in auth) {
+        throw new Error(`the acquirer has not decided charge ${charge.id}'s authorization after its challenge`);
+      }
       return decline(
         caller,
         charge,
