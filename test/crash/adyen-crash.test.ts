@@ -338,6 +338,20 @@ describe("crash safety toward Adyen (the stand-in)", { timeout: 900_000 }, () =>
       const perOp = (docs: { metadata: Record<string, string> }[], o: Op) =>
         docs.filter((d) => d.metadata.op === opId(o)).length;
       const keyed = all.filter((o) => o.key);
+      const keyedWithoutOne = keyed.filter(
+        (o) =>
+          !o.answer ||
+          o.answer.status >= 300 ||
+          (o.kind === "charge" && perOp(charges, o) !== 1) ||
+          (o.kind === "refund" && perOp(refunds, o) !== 1),
+      );
+      // Each one named, so a failure says which request, its last answer and what the store holds for it.
+      for (const o of keyedWithoutOne) {
+        const stored = o.kind === "charge" ? perOp(charges, o) : o.kind === "refund" ? perOp(refunds, o) : "-";
+        console.log(
+          `adyen crash: keyed ${o.kind} ${o.key} ${o.path} answered ${JSON.stringify(o.answer)}; stored ${stored}`,
+        );
+      }
       const figures = {
         kills: KILLS,
         killed_before_adyen_call: ledger.met.kill_before,
@@ -378,13 +392,7 @@ describe("crash safety toward Adyen (the stand-in)", { timeout: 900_000 }, () =>
             c.processor_ref &&
             (c.status === "voided") !== (standIn.payments.get(c.processor_ref)?.status === "cancelled"),
         ).length,
-        keyed_requests_without_one_stored_result: keyed.filter(
-          (o) =>
-            !o.answer ||
-            o.answer.status >= 300 ||
-            (o.kind === "charge" && perOp(charges, o) !== 1) ||
-            (o.kind === "refund" && perOp(refunds, o) !== 1),
-        ).length,
+        keyed_requests_without_one_stored_result: keyedWithoutOne.length,
         unresolved_intents: intents.filter((i) => i.state !== "resolved").length,
         conflicting_intents: intents.filter((i) => i.resolution === "conflict").length,
         contract_violations: prism.violations().length,
