@@ -18,8 +18,17 @@ describe("rate limits", () => {
     Promise.all(Array.from({ length: n }, () => fetch(`${server.url}/v1/merchants?limit=1`, { headers })));
 
   it("allows a sandbox key its requests per second, then answers 429 with Retry-After and RateLimit headers", async () => {
-    const key = await server.key(["merchants"]);
-    const answers = await burst(12, { authorization: `Bearer ${key}` });
+    // The limit counts in windows of one second on the wall clock (express-rate-limit reads Date.now, not the
+    // injected clock). A burst inside one second meets at most one window's end, so at most two windows'
+    // worth pass; on a machine so busy that the burst itself outlasts a second it can meet two ends, and the
+    // bound says nothing. Such a burst is sent again with a fresh key (a precondition, not a timed assertion).
+    let answers: Response[] = [];
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const key = await server.key(["merchants"]);
+      const sent = performance.now();
+      answers = await burst(12, { authorization: `Bearer ${key}` });
+      if (performance.now() - sent < 1000) break;
+    }
     const ok = answers.filter((r) => r.status === 200);
     const limited = answers.filter((r) => r.status === 429);
     // One window may end mid-burst, so up to two windows' worth pass; the rest are refused.
