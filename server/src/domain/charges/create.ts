@@ -11,7 +11,7 @@ import { iso } from "../kernel/time.ts";
 import { type FeeSchedule, rateFor } from "../ledger/fees.ts";
 import type { ChargeContext } from "./context.ts";
 import type { ChargeAssessment } from "./fraud-screen.ts";
-import { refusedRepeat } from "./intents.ts";
+import { authorizationOf, refusedRepeat } from "./intents.ts";
 import { AcquirerCallInDoubt, acquirerKey, LOCAL_METHODS } from "./processor.ts";
 import type { AcquirerIntentDoc, ChargeDoc, ChargeTx } from "./records.ts";
 import { CHARGE_MACHINE, eventFields } from "./state.ts";
@@ -144,19 +144,14 @@ async function reverseUnrecorded(ctx: ChargeContext, intent: AcquirerIntentDoc):
   if (!intent.token) throw new Error(`authorization intent ${intent.id} has no token`);
   const processor = ctx.processorFor(intent.livemode);
   const { token: card, pan } = await ctx.tokens.pan(intent.livemode, intent.token);
-  const auth = await processor.authorizeCard({
-    idempotencyKey: intent.id,
-    chargeId: intent.charge_id,
-    pan,
-    expMonth: card.exp_month,
-    expYear: card.exp_year,
-    amount: intent.amount,
-    currency: intent.currency,
-    capture: intent.capture === true,
-    livemode: intent.livemode,
-    now: ctx.clock.now(intent.livemode),
-    returnUrl: intent.return_url ?? ctx.challengeLinks.returnUrl(intent.charge_id),
-  });
+  const auth = await processor.authorizeCard(
+    authorizationOf(
+      intent,
+      { pan, expMonth: card.exp_month, expYear: card.exp_year },
+      ctx.clock.now(intent.livemode),
+      ctx.challengeLinks.returnUrl(intent.charge_id),
+    ),
+  );
   // Refused as a request, the repeat tells nothing: the authorization may stand. Never resolved as reversed.
   if (!auth.approved && "requestRefused" in auth) throw refusedRepeat(intent);
   // A challenge answered again holds nothing: the acquirer authorizes only after the payer's return.
@@ -238,20 +233,16 @@ export function chargeCreation(ctx: ChargeContext) {
       returnUrl: ctx.challengeLinks.returnUrl(charge.id),
     });
     const auth = await inDoubtAnswered(charge, () =>
-      ctx.processorFor(charge.livemode).authorizeCard({
-        idempotencyKey: intent.id,
-        chargeId: charge.id,
-        pan,
-        expMonth: card.exp_month,
-        expYear: card.exp_year,
-        amount: charge.amount,
-        currency: charge.currency,
-        capture: intent.capture === true,
-        livemode: charge.livemode,
-        now: at,
-        // The first attempt's, on a resumed intent: the same request, whatever BASE_URL says now.
-        returnUrl: intent.return_url ?? ctx.challengeLinks.returnUrl(charge.id),
-      }),
+      ctx
+        .processorFor(charge.livemode)
+        .authorizeCard(
+          authorizationOf(
+            intent,
+            { pan, expMonth: card.exp_month, expYear: card.exp_year },
+            at,
+            ctx.challengeLinks.returnUrl(charge.id),
+          ),
+        ),
     );
     if (!auth.approved && "requestRefused" in auth && intent.attempts > 1) throw refusedRepeat(intent);
     if (!auth.approved && "challenge" in auth) {

@@ -3,7 +3,7 @@ import type { Clock } from "../kernel/clock.ts";
 import { DomainError } from "../kernel/errors.ts";
 import type { DomainLog } from "../kernel/log.ts";
 import { iso } from "../kernel/time.ts";
-import { type AcquirerOperation, acquirerKey } from "./processor.ts";
+import { type AcquirerOperation, acquirerKey, type CardAuthorizationRequest } from "./processor.ts";
 import type { AcquirerIntentDoc, ChargeStore, ChargeTx, IntentFinish } from "./records.ts";
 
 // Crash safety toward the acquirer (docs/acquirer-port.md "Intents: crash safety toward the acquirer").
@@ -61,6 +61,31 @@ const optionalFields = (fields: IntentFields) => ({
   ...(fields.redirectResult === undefined ? {} : { redirect_result: fields.redirectResult }),
   ...(fields.returnUrl === undefined ? {} : { return_url: fields.returnUrl }),
 });
+
+/**
+ * The authorization an intent sends, built from the intent and the card alone, so that every attempt (the
+ * first, a client's retry with its Idempotency-Key, the challenge's return, the recovery job's repeat) is
+ * the same request under the same key, as an acquirer that checks keys (Adyen) requires.
+ */
+export function authorizationOf(
+  intent: AcquirerIntentDoc,
+  card: { pan: string; expMonth: number; expYear: number },
+  now: Date,
+  returnUrl: string,
+): CardAuthorizationRequest {
+  return {
+    idempotencyKey: intent.id,
+    chargeId: intent.charge_id,
+    ...card,
+    amount: intent.amount,
+    currency: intent.currency,
+    capture: intent.capture === true,
+    livemode: intent.livemode,
+    now,
+    // The first attempt's return address on a resumed intent: the same request, whatever BASE_URL says now.
+    returnUrl: intent.return_url ?? returnUrl,
+  };
+}
 
 /**
  * A repeat of an authorization under its key that the acquirer refused as a request (processor.ts

@@ -5,6 +5,7 @@ import { DomainError } from "../kernel/errors.ts";
 import { iso } from "../kernel/time.ts";
 import { acquirerChallenges } from "./acquirer-challenge.ts";
 import type { ChargeContext } from "./context.ts";
+import { authorizationOf } from "./intents.ts";
 import type { ChargeDoc, ThreeDSecureDoc } from "./records.ts";
 import { CHARGE_MACHINE, refusal } from "./state.ts";
 import {
@@ -170,20 +171,14 @@ export function threeDSecure(ctx: ChargeContext) {
       capture: held === null && pending.capture,
       returnUrl: ctx.challengeLinks.returnUrl(charge.id),
     });
-    const auth = await processor.authorizeCard({
-      idempotencyKey: intent.id,
-      chargeId: charge.id,
-      pan,
-      expMonth: card.exp_month,
-      expYear: card.exp_year,
-      amount: charge.amount,
-      currency: charge.currency,
-      capture: intent.capture === true,
-      livemode: charge.livemode,
-      now: at,
-      // A resumed intent's first return address: a repeat is the same request.
-      returnUrl: intent.return_url ?? ctx.challengeLinks.returnUrl(charge.id),
-    });
+    const auth = await processor.authorizeCard(
+      authorizationOf(
+        intent,
+        { pan, expMonth: card.exp_month, expYear: card.exp_year },
+        at,
+        ctx.challengeLinks.returnUrl(charge.id),
+      ),
+    );
     if (!auth.approved) {
       // authenticateCard ran the challenge already: an acquirer that runs its own (Adyen) says not_needed.
       if ("challenge" in auth) throw new Error(`the acquirer asked charge ${charge.id} for a second challenge`);
