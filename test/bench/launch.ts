@@ -76,6 +76,30 @@ function track(child: ChildProcess): ChildProcess {
   return child;
 }
 
+/**
+ * A started target's ready message (its address, on loopback), or its stderr if it exits first; the
+ * stderr it writes, then and after, is collected into `stderr`.
+ */
+async function readyOf(child: ChildProcess, label: string, stderr: string[] = []): Promise<ReadyMessage> {
+  child.stderr?.setEncoding("utf8").on("data", (chunk: string) => stderr.push(chunk));
+  const ready = await new Promise<ReadyMessage>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`${label} did not start within ${START_TIMEOUT_MS} ms`));
+    }, START_TIMEOUT_MS);
+    child.once("message", (message: ReadyMessage) => {
+      clearTimeout(timer);
+      resolve(message);
+    });
+    child.once("exit", (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`${label} exited (${code ?? signal}) before listening:\n${stderr.join("")}`));
+    });
+  });
+  assertLoopback(label, ready.url);
+  return ready;
+}
+
 function stopChild(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
@@ -100,22 +124,7 @@ export async function startScriptTarget(name: "payments" | "bare" | "validated" 
     }),
   );
   const stderr: string[] = [];
-  child.stderr?.setEncoding("utf8").on("data", (chunk: string) => stderr.push(chunk));
-  const ready = await new Promise<ReadyMessage>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`${label} did not start within ${START_TIMEOUT_MS} ms`));
-    }, START_TIMEOUT_MS);
-    child.once("message", (message: ReadyMessage) => {
-      clearTimeout(timer);
-      resolve(message);
-    });
-    child.once("exit", (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`${label} exited (${code ?? signal}) before listening:\n${stderr.join("")}`));
-    });
-  });
-  assertLoopback(label, ready.url);
+  const ready = await readyOf(child, label, stderr);
   return {
     name,
     label,
@@ -379,23 +388,7 @@ async function startStandInProcess(): Promise<{ url: string; stop(): Promise<voi
       },
     }),
   );
-  const stderr: string[] = [];
-  child.stderr?.setEncoding("utf8").on("data", (chunk: string) => stderr.push(chunk));
-  const ready = await new Promise<ReadyMessage>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`${label} did not start within ${START_TIMEOUT_MS} ms`));
-    }, START_TIMEOUT_MS);
-    child.once("message", (message: ReadyMessage) => {
-      clearTimeout(timer);
-      resolve(message);
-    });
-    child.once("exit", (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`${label} exited (${code ?? signal}) before listening:\n${stderr.join("")}`));
-    });
-  });
-  assertLoopback(label, ready.url);
+  const ready = await readyOf(child, label);
   return { url: ready.url, stop: () => stopChild(child) };
 }
 
