@@ -133,8 +133,16 @@ export interface SimulatorProcessor extends Processor {
   counts(): SimulatorCounts;
 }
 
-/** How many idempotency keys the simulator remembers (the oldest are forgotten first): bounded memory. */
-const REMEMBERED_KEYS = 100_000;
+/**
+ * How many idempotency keys the simulator remembers (the oldest are forgotten first): bounded memory.
+ * 10,000 and not more: the map lives in the server's heap, which Node 24's default caps at 96 MB
+ * (heap.ts); at 100,000 keys, each with its request, it held ~60 MB after 100,000 production charges
+ * and the server spent its time collecting garbage, then died (bench:growth, issue 36). Forgetting a key
+ * is safe: an authorization's reference is derived from its key (`referenceFor`), so a repeat of a
+ * forgotten call still answers the same reference; only a conflicting request under a key older than
+ * the last 10,000 calls goes unnoticed. Recovery repeats a call within minutes, not 10,000 calls later.
+ */
+const REMEMBERED_KEYS = 10_000;
 
 /** A deterministic simulator: outcomes depend only on the card number and expiry, never on chance. */
 export function createSimulatorProcessor(
@@ -152,7 +160,9 @@ export function createSimulatorProcessor(
   /** Answers a call once per key: a repeat gets the first answer; the same key for another request is refused. */
   async function once<T>(key: string, request: unknown, run: () => T): Promise<T> {
     if (counting) calls.set(key, (calls.get(key) ?? 0) + 1);
-    const fingerprint = JSON.stringify(request);
+    // A digest, not the request: an authorization's request carries the card number, which must not sit in
+    // the heap for 10,000 calls (nor in a heap dump), and a digest is a fifth of its size.
+    const fingerprint = createHash("sha256").update(JSON.stringify(request)).digest("base64url");
     const known = answers.get(key);
     if (known) {
       if (known.request !== fingerprint) throw new IdempotencyConflict(key);
