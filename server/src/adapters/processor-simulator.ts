@@ -144,6 +144,15 @@ export interface SimulatorProcessor extends Processor {
  */
 const REMEMBERED_KEYS = 10_000;
 
+/**
+ * What the simulator remembers of a call's request: a digest, not the request. An authorization's request
+ * carries the card number, which must not sit in the heap for 10,000 calls (nor in a heap dump), and a
+ * digest is a fifth of its size.
+ */
+function fingerprintOf(request: unknown): string {
+  return createHash("sha256").update(JSON.stringify(request)).digest("base64url");
+}
+
 /** A deterministic simulator: outcomes depend only on the card number and expiry, never on chance. */
 export function createSimulatorProcessor(
   options: {
@@ -160,9 +169,7 @@ export function createSimulatorProcessor(
   /** Answers a call once per key: a repeat gets the first answer; the same key for another request is refused. */
   async function once<T>(key: string, request: unknown, run: () => T): Promise<T> {
     if (counting) calls.set(key, (calls.get(key) ?? 0) + 1);
-    // A digest, not the request: an authorization's request carries the card number, which must not sit in
-    // the heap for 10,000 calls (nor in a heap dump), and a digest is a fifth of its size.
-    const fingerprint = createHash("sha256").update(JSON.stringify(request)).digest("base64url");
+    const fingerprint = fingerprintOf(request);
     const known = answers.get(key);
     if (known) {
       if (known.request !== fingerprint) throw new IdempotencyConflict(key);
