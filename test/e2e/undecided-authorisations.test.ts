@@ -61,7 +61,7 @@ describe.runIf(adyen)("card authorisations Adyen takes Received and decides by A
       expect(await h.performed(charge.id)).toMatchObject({ authorisation: "1" });
       await h.verified();
     },
-    60_000,
+    120_000,
   );
 
   it("a Received card charge refused by its AUTHORISATION is declined card_declined once; nothing moves", async () => {
@@ -77,7 +77,7 @@ describe.runIf(adyen)("card authorisations Adyen takes Received and decides by A
     expect(await h.balances(merchant.id)).toEqual([]);
     expect(await h.performed(charge.id)).toMatchObject({ authorisation: "1" });
     await h.verified();
-  });
+  }, 120_000);
 
   it("through 3-D Secure: the payer's return finds the charge pending (to return_url), then AUTHORISATION captures it once", async () => {
     const { merchant, charge } = await h.pay(CHALLENGED_RECEIVED_AUTHORISED, {
@@ -110,7 +110,7 @@ describe.runIf(adyen)("card authorisations Adyen takes Received and decides by A
     expect(await h.balances(merchant.id)).toEqual([{ currency: "EUR", available: 4200, pending: 0 }]);
     expect(await h.performed(charge.id)).toMatchObject({ authorisation: "1", details: "1" });
     await h.verified();
-  });
+  }, 120_000);
 
   it("through 3-D Secure without a return_url: the return shows the payment being confirmed; a refusal declines it once", async () => {
     const { charge } = await h.pay(CHALLENGED_RECEIVED_REFUSED);
@@ -132,7 +132,7 @@ describe.runIf(adyen)("card authorisations Adyen takes Received and decides by A
     ]);
     expect(await h.performed(charge.id)).toMatchObject({ authorisation: "1", details: "1" });
     await h.verified();
-  });
+  }, 120_000);
 });
 
 describe.runIf(adyen)("a Received card charge the fraud evaluation sent to review", () => {
@@ -177,7 +177,7 @@ describe.runIf(adyen)("a Received card charge the fraud evaluation sent to revie
     ]);
     expect(await h.performed(charge.id)).toMatchObject({ authorisation: "1" });
     await h.verified();
-  });
+  }, 120_000);
 });
 
 /**
