@@ -19,6 +19,7 @@ export default mergeConfig(
         "e2e/disputes.test.ts",
         "e2e/cashouts.test.ts",
         "e2e/late-notifications.test.ts",
+        "e2e/undecided-authorisations.test.ts",
       ],
       globalSetup: ["./support/adyen-stand-in/e2e-setup.ts"],
     },

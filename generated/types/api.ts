@@ -2515,8 +2515,10 @@ export interface components {
             payment_method_options?: components["schemas"]["PaymentMethodOptions"];
             /**
              * Format: uri
-             * @description Where the issuer sends the payer back after a 3-D Secure challenge (`next_action.return_url`).
-             *     Without it the challenge page shows the outcome and stays there.
+             * @description Where the issuer sends the payer back after a 3-D Secure challenge (`next_action.return_url`), with
+             *     `tx_id` added. The charge is then `authorized` or `captured`, `declined`, or `pending` when the
+             *     acquirer decides later (its outcome follows as `payment.authorized` or `payment.failed`). Without it
+             *     the challenge page shows the outcome and stays there.
              */
             return_url?: string;
         };
@@ -2570,7 +2572,11 @@ export interface components {
          *     (fraud evaluation decided `block`; the processor was not called), `voided` (released before
          *     capture). A card charge whose evaluation decided `review` stays `authorized`, held (see `review`),
          *     until it is approved (captured) or rejected (voided). Local payment methods start `pending` (awaiting the
-         *     payer, see `next_action`) and become `captured` when paid or `expired` when not.
+         *     payer, see `next_action`) and become `captured` when paid or `expired` when not. With a real acquirer
+         *     (Adyen) a card charge may be `pending` too, with no `next_action`: the acquirer took the authorization
+         *     (at creation, or when the payer came back from its 3-D Secure challenge) and decides it later; it then
+         *     becomes `authorized` (held for review when the evaluation decided `review`) or `captured` as `capture`
+         *     asked, or `declined` (`card_declined`), with the events it would have had at once.
          *     `declined`, `blocked`, `voided`, `expired` and `refunded` are final, with two exceptions in production
          *     with a real acquirer: a `captured` charge whose capture the acquirer reports failed afterwards becomes
          *     `declined` (`failure_code: capture_failed`, `payment.failed`), and a refund that fails afterwards gives

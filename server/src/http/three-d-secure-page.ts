@@ -73,6 +73,11 @@ const OUTCOME: Record<string, { title: string; message: string }> = {
   },
   authorized: { title: "Payment confirmed", message: "You confirmed the payment; the seller has been told." },
   captured: { title: "Payment confirmed", message: "You confirmed the payment; the seller has been told." },
+  // The acquirer took the payment and decides it later (Adyen's Received/Pending): the seller hears the outcome.
+  pending: {
+    title: "Payment being confirmed",
+    message: "You confirmed the payment; your bank is still deciding it, and the seller will be told the outcome.",
+  },
   declined: { title: "Payment not confirmed", message: "The payment was not confirmed and nothing was charged." },
   expired: { title: "This check has expired", message: "It was not answered in time; nothing was charged." },
 };

@@ -17,6 +17,10 @@ import { serveIssuerPage } from "./issuer-page.ts";
 //   ACQUIRER_ERROR), as Adyen's test environment does; the 3-D Secure 2 test cards ask for a challenge
 //   (redirect flow); an expired card is refused. Our simulator's test cards (docs/charges.md) give the same
 //   refusals, so the e2e suites written for the simulator run against the stand-in unchanged.
+// - Authorisations decided later (RECEIVED_CARDS, our own convention: Adyen documents no test card for it):
+//   /payments answers `Received`, or, for the two that ask for a challenge first, /payments/details does
+//   after the payer passes it; the outcome (authorised or refused) is decided at once here and reported
+//   only by the signed AUTHORISATION notification queued with the answer, as Adyen reports it.
 // - Idempotency-Key: the same key and request answers the stored answer and moves nothing again; the same
 //   key with another request is refused.
 // - Asynchronous outcomes: captures, cancels and refunds are only `received`; their outcome is a signed
@@ -84,6 +88,8 @@ interface Payment {
   returnUrl?: string;
   /** Authorised only (additionalData.manualCapture): a challenge's authorisation does not capture. */
   manualCapture?: boolean;
+  /** Answered `Received` (after its challenge, if any), then authorised (true) or refused by AUTHORISATION. */
+  decidedLater?: boolean;
 }
 
 export interface NotificationRequestBody {
@@ -99,7 +105,22 @@ const CHALLENGE_CARDS = new Set([
   "4212345678901237",
   "4000000000003220",
   "4000002760003184",
+  // Challenged, then Received (RECEIVED_CARDS).
+  "4000000000007734",
+  "4000000000007742",
 ]);
+
+/**
+ * Cards whose authorisation is taken `Received` and decided by the AUTHORISATION notification (our own
+ * test cards, docs/going-live-with-adyen.md "What was tested"): true authorised, false refused. The last two
+ * ask for a 3-D Secure challenge first (CHALLENGE_CARDS), and /payments/details answers `Received`.
+ */
+export const RECEIVED_CARDS: Readonly<Record<string, boolean>> = {
+  "4000000000007718": true,
+  "4000000000007726": false,
+  "4000000000007734": true,
+  "4000000000007742": false,
+};
 
 /** Refusals by holder name, as in Adyen's test environment: [refusalReasonCode, refusalReason]. */
 const HOLDER_REFUSALS: Record<string, [string, string]> = {
@@ -239,8 +260,10 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
         notify(authorisation(payment, false, refusal[1]));
         return answer({ resultCode: "Refused", refusalReasonCode: refusal[0], refusalReason: refusal[1] });
       }
+      const later: boolean | undefined = RECEIVED_CARDS[String(method.number)];
       if (CHALLENGE_CARDS.has(String(method.number))) {
         payment.status = "challenge";
+        if (later !== undefined) payment.decidedLater = later;
         return answer({
           resultCode: "RedirectShopper",
           action: {
@@ -250,6 +273,10 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
             url: `${url}/3ds/challenge?psp=${psp}`,
           },
         });
+      }
+      if (later !== undefined) {
+        decideLater(payment, later);
+        return answer({ resultCode: "Received" });
       }
       const additional = (body.additionalData ?? {}) as Record<string, string>;
       if (additional.manualCapture !== "true") payment.captured = payment.amount;
@@ -282,6 +309,16 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
         payment.status = "refused";
         return answer({ resultCode: "Refused", refusalReasonCode: "10", refusalReason: "Not supported" });
     }
+  }
+
+  /**
+   * A card payment answered `Received`: decided now (captured too unless manual capture), told only by the
+   * AUTHORISATION queued here, which the test delivers when it chooses (the side door's notifications).
+   */
+  function decideLater(payment: Payment, authorised: boolean): void {
+    payment.status = authorised ? "authorised" : "refused";
+    if (authorised && !payment.manualCapture) payment.captured = payment.amount;
+    notify(authorisation(payment, authorised, authorised ? "" : "Refused"));
   }
 
   function authorisation(payment: Payment, success: boolean, reason = "") {
@@ -332,6 +369,11 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
           threeDS2Result: threeDS2Result("N"),
         },
       };
+    }
+    if (payment.decidedLater !== undefined) {
+      // Authenticated, and taken undecided: the AUTHORISATION queued now tells whether it was authorised.
+      decideLater(payment, payment.decidedLater);
+      return { status: 200, body: { ...base, resultCode: "Received", threeDS2Result: threeDS2Result("Y") } };
     }
     payment.status = "authorised";
     if (!payment.manualCapture) payment.captured = payment.amount;
@@ -621,6 +663,8 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
    *   payment (NOTIFICATION_OF_CHARGEBACK, CHARGEBACK, then CHARGEBACK_REVERSED, SECOND_CHARGEBACK);
    *   answers its `disputeReference`.
    * - POST /__stand-in/prearbitration?disputeReference=…&outcome=won|lost queues PREARBITRATION_WON/_LOST.
+   * - POST /__stand-in/performed?merchantReference=… answers what moved for it, per operation (`performed`:
+   *   authorisations, details, captures, …; replays excluded), each count as a string.
    */
   function control(path: string, query: URLSearchParams): Answer {
     const reference = query.get("merchantReference") ?? "";
@@ -663,6 +707,13 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
       }
       prearbitration(dispute, outcome);
       return { status: 200, body: {} };
+    }
+    if (path === "/__stand-in/performed") {
+      const counts = Object.entries(performed).map(([operation, byReference]) => [
+        operation,
+        String(byReference.get(reference) ?? 0),
+      ]);
+      return { status: 200, body: Object.fromEntries(counts) };
     }
     return { status: 404, body: { message: "no such control" } };
   }
@@ -891,7 +942,7 @@ function shuffle<T>(items: T[], seed: number): void {
 /** From a suite in another process: one of the side door's controls (`control` above); its JSON answer. */
 export async function controlAt(
   standInUrl: string,
-  control: "refunds/reverse" | "chargeback" | "prearbitration",
+  control: "refunds/reverse" | "chargeback" | "prearbitration" | "performed",
   query: Record<string, string>,
 ): Promise<Record<string, string>> {
   const response = await fetch(`${standInUrl}/__stand-in/${control}?${new URLSearchParams(query)}`, { method: "POST" });

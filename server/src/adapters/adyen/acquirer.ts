@@ -70,8 +70,11 @@ export type Authorization =
     }
   /** 3-D Secure: send the payer to `action`; `reference` is Adyen's when it gave one already. */
   | { status: "requires_action"; reference?: string | undefined; action: RedirectAction }
-  /** Received, not decided: the AUTHORISATION notification tells. */
-  | { status: "pending"; reference: string };
+  /**
+   * Received, not decided: the AUTHORISATION notification tells. After a 3-D Secure challenge
+   * (/payments/details) Adyen may report the issuer's result with it.
+   */
+  | { status: "pending"; reference: string; authentication?: AuthenticationSummary };
 
 export interface AuthenticationCompletion extends Idempotent {
   /** The `redirectResult` the payer brought back to `returnUrl`. */

@@ -141,7 +141,7 @@ export function createAdyenConnector(settings: AdyenSettings): Acquirer {
       case "Received":
       case "Pending":
         if (!reference) throw new AcquirerInDoubt(`Adyen answered ${response.resultCode} without a pspReference`);
-        return { status: "pending", reference };
+        return { status: "pending", reference, ...authenticationOf(response) };
       case "RedirectShopper":
       case "ChallengeShopper":
       case "IdentifyShopper": {

@@ -162,6 +162,17 @@ describe("the Adyen processor", () => {
       threeDSecure: { result: "failed", version: "2.2.0", liabilityShift: false, eci: null },
     });
 
+    // Received / Pending after the challenge: undecided, with the issuer's result; AUTHORISATION decides it.
+    const received = completing(async () => ({
+      status: "pending",
+      reference: "PSP3",
+      authentication: { transStatus: "Y", eci: "05", version: "2.2.0" },
+    }));
+    expect(await received.processor.completeAuthentication?.(request)).toEqual({
+      authorization: { approved: false, undecided: { reference: "PSP3" } },
+      threeDSecure: { result: "authenticated", version: "2.2.0", liabilityShift: true, eci: "05" },
+    });
+
     // Adyen refused the result itself: declined, nothing charged; in doubt is left to the intent.
     const invalid = completing(async () => {
       throw new AcquirerRefused(

@@ -266,9 +266,9 @@ async function completeAuthentication(
         threeDSecure: { ...threeDSecure, result: "processing_error", liabilityShift: false },
       };
     case "pending":
-      // Not decided yet: in doubt until repeated under the same key (the recovery job does).
-      throw new Error(
-        `Adyen has not decided the payment ${answer.reference} after its 3-D Secure challenge yet; its intent stays open`,
-      );
+      // Received, not decided yet (Received / Pending): the charge is stored `pending` with Adyen's
+      // pspReference, and its AUTHORISATION notification decides it, as for an authorization taken
+      // undecided at creation (docs/going-live-with-adyen.md "3-D Secure").
+      return { authorization: { approved: false, undecided: { reference: answer.reference } }, threeDSecure };
   }
 }

@@ -4,6 +4,7 @@ import { type NotificationItem, signItem } from "../../adapters/adyen/notificati
 import { createSimulatorProcessor } from "../../adapters/processor-simulator.ts";
 import { acquirerIntents } from "../charges/intents.ts";
 import type { Processor } from "../charges/processor.ts";
+import { ELEVATED_RISK_TEST_CARD } from "../fraud/sandbox.ts";
 import { DomainError } from "../kernel/errors.ts";
 import { verifyLedger } from "../ledger/verify.ts";
 import { environmentOf } from "./notifications.ts";
@@ -27,9 +28,9 @@ async function world(processor?: Processor) {
   const t = testDomain({ adyenHmacKeys: [OLD_KEY, KEY], log, ...(processor ? { processor } : {}) });
   const caller = t.caller(false);
   const merchant = await t.domain.merchants.create(caller, { name: "Notified shop" });
-  const card = async (amount: number, capture = true) => {
+  const card = async (amount: number, capture = true, pan = "4242424242424242") => {
     const token = await t.domain.tokens.create(caller, {
-      card: "4242424242424242",
+      card: pan,
       holder: "Ada",
       exp_month: 12,
       exp_year: 2031,
@@ -227,6 +228,45 @@ describe("a card authorization the acquirer took undecided (Adyen's Received / P
       amount_captured: 0,
     });
     expect(await w.store.findAll("events", { livemode: false, type: "payment.failed" }, 10)).toHaveLength(1);
+    await w.verified();
+  });
+
+  it("holds one the evaluation sent to review once AUTHORISATION authorizes it, as a card authorized at once, once", async () => {
+    const { processor } = undecided();
+    const w = await world(processor);
+    // The sandbox's elevated-risk test card: the evaluation decides `review` (fraud/sandbox.ts).
+    const charge = await w.card(2500, true, ELEVATED_RISK_TEST_CARD);
+    expect(charge).toMatchObject({ status: "pending", review: null, amount_captured: 0 });
+    // Sent to authorize only, as a held charge is: its intent's capture is false.
+    expect(await w.store.get("acquirer_intents", `${charge.id}:authorize`)).toMatchObject({ capture: false });
+    w.advance(45);
+    const item = authorisation(w, charge.id);
+    await w.receive(item, item);
+    await w.receive(item);
+    const held = await w.domain.charges.load(false, charge.id);
+    expect(held).toMatchObject({
+      status: "authorized",
+      amount_captured: 0,
+      review: { status: "open", capture: true, closed_at: null },
+      review_on_authorization: null,
+    });
+    expect(held.review_expires_at).toBe(held.review?.expires_at);
+    expect(Date.parse(held.review?.expires_at ?? "") - Date.parse(held.review?.opened_at ?? "")).toBe(604_800_000);
+    expect(Date.parse(held.review?.opened_at ?? "")).toBe(Date.parse("2026-11-21T10:00:45Z"));
+    // The same events as a charge held at creation: fraud.evaluated, then payment.authorized; nothing captured.
+    const types = (await w.store.findAll("events", { livemode: false }, 100))
+      .filter((e) => e.payload.tx_id === charge.id)
+      .map((e) => e.type);
+    expect(types.toSorted()).toEqual(["fraud.evaluated", "payment.authorized"]);
+    await expect(w.domain.charges.capture(w.caller, charge.id)).rejects.toMatchObject({
+      code: "invalid_state_transition",
+    });
+    expect(await w.domain.charges.approveReview(w.caller, charge.id)).toMatchObject({
+      status: "captured",
+      amount_captured: 2500,
+      review: { status: "approved" },
+    });
+    expect(await w.available("USD")).toBe(2500);
     await w.verified();
   });
 

@@ -19,11 +19,13 @@ import {
 // acquirer sends the payer back to our challenge step's return (http/three-d-secure-page.ts, /3ds/{tx_id}/
 // return?t=…), and the held authorization is finished at the acquirer (Processor.completeAuthentication:
 // Adyen's /payments/details) under an intent written first, keyed `tx_…:authenticate`, with the payer's
-// redirectResult kept in it; the outcome commits as the simulator's challenge commits.
+// redirectResult kept in it; the outcome commits as the simulator's challenge commits. A completion the
+// acquirer takes undecided (Adyen's Received/Pending) leaves the charge `pending`, decided by its
+// AUTHORISATION notification (acquirer-outcomes.ts), in either order with this commit and the recovery.
 
 export function acquirerChallenges(ctx: ChargeContext) {
   const { clock } = ctx;
-  const { challengeOf, authorized, decline } = challengeCommits(ctx);
+  const { challengeOf, authorized, decline, undecided } = challengeCommits(ctx);
   const expiryFrom = (at: Date) => iso(new Date(at.getTime() + ctx.threeDSecureExpirySeconds * 1000));
 
   /**
@@ -54,7 +56,8 @@ export function acquirerChallenges(ctx: ChargeContext) {
    * `redirectResult`): the held authorization is finished at the acquirer (/payments/details) under an
    * intent written first (operation `authenticate`, keyed `tx_…:authenticate`, the redirectResult kept in
    * it), and its outcome committed as the simulator's challenge commits: authorized, or captured when the
-   * charge asked, or declined. A crash between the call and the commit leaves the intent open: the
+   * charge asked, or declined, or `pending` when the acquirer took it undecided (Received/Pending: its
+   * AUTHORISATION notification decides it). A crash between the call and the commit leaves the intent open: the
    * recovery job sends the same call again (finishAuthenticationReturn). A charge no longer waiting
    * (answered already, a reload, expired) is returned as it stands and nothing is sent.
    */
@@ -112,6 +115,8 @@ export function acquirerChallenges(ctx: ChargeContext) {
       expires_at: null,
     };
     const auth = completed.authorization;
+    // Taken, not decided (Adyen's Received/Pending): pending until its AUTHORISATION notification.
+    if (!auth.approved && "undecided" in auth) return undecided(null, charge, done, intent, auth.undecided.reference);
     if (!auth.approved) {
       return decline(
         null,
@@ -132,7 +137,7 @@ export function acquirerChallenges(ctx: ChargeContext) {
    * The recovery job's completion of a payer's return left in doubt (intents.ts): the same call again
    * under its key gives Adyen's first answer. A charge still waiting commits it as the request would have;
    * one that moved on meanwhile (expired while the call was in doubt) never records the authorization, so
-   * it is reversed at the acquirer.
+   * it is reversed at the acquirer (also one taken undecided: the reversal cancels it whatever Adyen decides).
    */
   async function finishAuthenticationReturn(intent: AcquirerIntentDoc): Promise<void> {
     const charge = await ctx.load(intent.livemode, intent.charge_id);
@@ -142,13 +147,16 @@ export function acquirerChallenges(ctx: ChargeContext) {
       await ctx.eraseSingleUseToken(await commitAuthentication(charge, pending, intent, completed));
       return;
     }
+    // What stands at the acquirer: an authorization, or one taken undecided (the acquirer cancels it
+    // whatever it decides, as create.ts reverseUnrecorded does).
     const auth = completed.authorization;
-    if (auth.approved) {
+    const standing = auth.approved ? auth.reference : "undecided" in auth ? auth.undecided.reference : null;
+    if (standing !== null) {
       await ctx
         .processorFor(intent.livemode)
-        .reverse({ idempotencyKey: acquirerKey(charge.id, "reverse"), reference: auth.reference });
+        .reverse({ idempotencyKey: acquirerKey(charge.id, "reverse"), reference: standing });
     }
-    await ctx.intents.resolveAlone(intent, auth.approved ? "reversed" : "committed");
+    await ctx.intents.resolveAlone(intent, standing !== null ? "reversed" : "committed");
   }
 
   return { challengedByAcquirer, returnFromIssuer, finishAuthenticationReturn };

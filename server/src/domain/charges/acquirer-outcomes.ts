@@ -7,6 +7,7 @@ import type { ChargeContext } from "./context.ts";
 import { acquirerKey, objectOfReference } from "./processor.ts";
 import type { ChargeDoc, ChargeStatus, ChargeTx, RefundDoc } from "./records.ts";
 import { CHARGE_MACHINE, eventFields, REFUND_MACHINE } from "./state.ts";
+import { openReview } from "./three-d-secure-steps.ts";
 
 // What an acquirer reports after the fact (its notifications: domain/acquirer-notifications), applied to
 // charges and refunds. Each outcome is applied by the notification area exactly once: `alongside` marks its
@@ -153,14 +154,27 @@ async function captureFailed(ctx: ChargeContext, charge: ChargeDoc, alongside: A
 }
 
 /**
- * A card charge the acquirer took undecided (Adyen's Received/Pending, create.ts), now authorized: as its
- * request asked, captured in the same call (its authorize intent's `capture`) or held `authorized`, with
- * `payment.authorized` (and the capture's money and `payment.captured`), in one transaction with the
- * notification's mark. Without its intent (never expected) it is held: the merchant captures it.
+ * A card charge the acquirer took undecided (Adyen's Received/Pending, at creation or after 3-D Secure),
+ * now authorized: as its request asked, captured in the same call (its authorize intent's `capture`) or
+ * held `authorized`, with `payment.authorized` (and the capture's money and `payment.captured`), in one
+ * transaction with the notification's mark. Without its intent (never expected) it is held: the merchant
+ * captures it. A charge whose evaluation decided `review` (review_on_authorization: its authorization was
+ * sent without capture) is held for review from now, as a card authorized at once is at creation
+ * (ChargeReview: approve captures, reject or expiry voids).
  */
 async function authorizeUndecided(ctx: ChargeContext, charge: ChargeDoc, alongside: Alongside): Promise<"applied"> {
   const intent = await ctx.store.get("acquirer_intents", acquirerKey(charge.id, "authorize"));
   const captured = intent?.capture === true;
+  const pendingReview = charge.review_on_authorization;
+  const at = ctx.clock.now(charge.livemode);
+  // Held from now: the review's window starts when the authorization does (as after a 3-D Secure challenge).
+  const held =
+    pendingReview && !captured
+      ? {
+          ...openReview(iso(at), at, pendingReview.window_seconds, pendingReview.capture),
+          review_on_authorization: null,
+        }
+      : {};
   if (captured) await ctx.prepareCapture(charge);
   await commit(ctx.store, null, async (tx) => {
     await alongside(tx);
@@ -168,7 +182,7 @@ async function authorizeUndecided(ctx: ChargeContext, charge: ChargeDoc, alongsi
       tx,
       charge,
       captured ? "captured" : "authorized",
-      { amount_captured: captured ? charge.amount : 0 },
+      { amount_captured: captured ? charge.amount : 0, ...held },
       "complete",
     );
     await recordEvent(tx, ctx.clock, done.livemode, "payment.authorized", {
@@ -251,7 +265,10 @@ export function acquirerOutcomes(ctx: ChargeContext): ChargeAcquirerOutcomes {
       if (charge.status === "requires_action") return "waiting";
       if (charge.status !== "pending") {
         const decided = charge.status !== "declined" && charge.status !== "blocked" && charge.status !== "expired";
-        return decided === outcome.succeeded ? "confirmed" : "attention";
+        if (decided === outcome.succeeded) return "confirmed";
+        // An authorization we reversed ourselves (a challenge's completion that came back after its charge
+        // expired, acquirer-challenge.ts): expected, and nothing to change.
+        return outcome.succeeded && (await ourReversal(ctx, chargeId)) === "reversed" ? "confirmed" : "attention";
       }
       if (outcome.succeeded && charge.payment_method.type === "card") return authorizeUndecided(ctx, charge, alongside);
       if (outcome.succeeded) {

@@ -258,6 +258,10 @@ export function chargeCreation(ctx: ChargeContext) {
       // (acquirer-outcomes.ts authorization), so nothing is left in doubt for the recovery job.
       charge.status = CHARGE_MACHINE.start("pending");
       charge.processor_ref = auth.undecided.reference;
+      // A `review` holds it once authorized, as it holds a card authorized at once (below): kept until then.
+      if (assessment.decision === "review") {
+        charge.review_on_authorization = { window_seconds: assessment.reviewWindowSeconds, capture };
+      }
       return { assessment, intent };
     }
     if (!auth.approved) {

@@ -125,10 +125,14 @@ export interface AuthenticationReturn extends AcquirerCall {
   capture: boolean;
 }
 
-/** The authorization an acquirer-run challenge held, now decided, and what the issuer said of the payer. */
+/** The authorization an acquirer-run challenge held, and what the issuer said of the payer. */
 export interface AuthenticationCompleted {
-  /** Approved or declined; never another challenge. */
-  authorization: Exclude<AuthorizationResult, { challenge: AcquirerChallenge } | { undecided: { reference: string } }>;
+  /**
+   * Approved or declined, or taken and not decided yet (Adyen's `Received` / `Pending` from
+   * /payments/details: its AUTHORISATION notification decides it, acquirer-challenge.ts); never another
+   * challenge.
+   */
+  authorization: Exclude<AuthorizationResult, { challenge: AcquirerChallenge }>;
   threeDSecure: ThreeDSecureOutcome;
 }
 

@@ -89,6 +89,13 @@ export interface ChargeDoc extends BaseDoc {
   review?: ChargeReviewDoc | null;
   /** review.expires_at while the review is open (null otherwise), top-level so the expiry job can query it. */
   review_expires_at?: string | null;
+  /**
+   * A card charge the acquirer took undecided (`pending`: Adyen's Received/Pending, at creation or after
+   * 3-D Secure) whose evaluation decided `review`: the review its authorization opens (ChargeReview: its
+   * window, and whether approval captures, the charge's `capture`), when the acquirer's AUTHORISATION
+   * authorizes it (acquirer-outcomes.ts). Absent otherwise; never shown.
+   */
+  review_on_authorization?: { window_seconds: number; capture: boolean } | null;
   /** Set when 3-D Secure ran for a card charge (three-d-secure.ts). */
   three_d_secure?: ThreeDSecureDoc | null;
   /** Set when the charge was made through a payment link's hosted page (domain/payment-links). */

@@ -17,6 +17,8 @@ describe("the charge state machine", () => {
       ["pending", "captured"],
       ["pending", "expired"],
       ["pending", "declined"],
+      // Adyen took the challenge's completion undecided (/payments/details Received/Pending).
+      ["requires_action", "pending"],
       ["requires_action", "authorized"],
       ["requires_action", "captured"],
       ["requires_action", "declined"],

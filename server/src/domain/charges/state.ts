@@ -19,8 +19,9 @@ export const CHARGE_MACHINE = stateMachine<"charge", ChargeStatus>("charge", {
     // Received/Pending) is authorized or captured, as its request asked, or declined by that notification.
     pending: ["authorized", "captured", "expired", "declined"],
     // 3-D Secure (three-d-secure.ts): the payer's answer authorizes (and captures) or declines the
-    // charge; no answer in time expires it.
-    requires_action: ["authorized", "captured", "declined", "expired"],
+    // charge; no answer in time expires it. An acquirer that takes the completion undecided (Adyen's
+    // Received/Pending from /payments/details) leaves it pending: its AUTHORISATION decides it.
+    requires_action: ["pending", "authorized", "captured", "declined", "expired"],
     authorized: ["captured", "voided"],
     // A capture the acquirer reports failed after it was recorded is undone (acquirer-outcomes.ts).
     captured: ["partially_refunded", "refunded", "declined"],

@@ -137,6 +137,37 @@ export function challengeCommits(ctx: ChargeContext) {
     });
   }
 
+  /**
+   * The authorization a challenge held, taken by the acquirer and not decided yet (Adyen's Received or
+   * Pending from /payments/details): the charge goes `pending` with the acquirer's reference, its intent
+   * resolved, as a card taken undecided at creation (create.ts payByCard). No event and no money yet: the
+   * acquirer's AUTHORISATION notification decides it once (acquirer-outcomes.ts authorization), and the
+   * review the evaluation asked for opens then (review_on_authorization).
+   */
+  function undecided(
+    caller: Caller | null,
+    charge: ChargeDoc,
+    done: Pick<ChargeDoc, "three_d_secure" | "next_action" | "expires_at">,
+    intent: AcquirerIntentDoc,
+    reference: string,
+  ): Promise<ChargeDoc> {
+    const tds = done.three_d_secure;
+    const review =
+      tds && tds.review_window_seconds !== null
+        ? { window_seconds: tds.review_window_seconds, capture: tds.capture }
+        : null;
+    return commit(store, caller, async (tx) => {
+      await ctx.intents.resolve(tx, intent, "committed");
+      return ctx.transition(
+        tx,
+        charge,
+        "pending",
+        { ...done, processor_ref: reference, ...(review ? { review_on_authorization: review } : {}) },
+        "authenticate",
+      );
+    });
+  }
+
   /** The issuer's challenge link's charge: 404 unless the link's token is that charge's. */
   async function challengeOf(id: string, token: string): Promise<ChargeDoc> {
     const charge = await store.get("charges", id);
@@ -146,5 +177,5 @@ export function challengeCommits(ctx: ChargeContext) {
     return charge;
   }
 
-  return { authorized, decline, challengeOf };
+  return { authorized, decline, undecided, challengeOf };
 }

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { refusal, testDomain } from "../../../test-support/domain.ts";
+import { createSimulatorProcessor } from "../../adapters/processor-simulator.ts";
 import type { ThreeDSecureRequest } from "./processor.ts";
 
 // 3-D Secure on card charges (spec/resources/three-d-secure.tsp; docs/three-d-secure.md): each test
@@ -197,5 +198,81 @@ describe("a challenge on a charge the fraud evaluation holds for review", () => 
     expect(await balanceOf(merchant.id)).toBeNull();
     const approved = await ctx.domain.charges.approveReview(ctx.caller(), made.id);
     expect(approved).toMatchObject({ status: "captured", amount_captured: 1000 });
+  });
+});
+
+describe("an authorization after the challenge that the acquirer takes undecided (Received / Pending)", () => {
+  /** The simulator, whose authorizations are taken undecided: the acquirer's AUTHORISATION decides them. */
+  function undecidedAfterChallenge() {
+    const sim = createSimulatorProcessor();
+    return testDomain({
+      processor: {
+        ...sim,
+        authorizeCard: async (request) => ({ approved: false, undecided: { reference: `PSP_${request.chargeId}` } }),
+      },
+    });
+  }
+  const noMark = async () => {};
+
+  it("leaves the charge pending with the acquirer's reference, its intent resolved; AUTHORISATION captures it", async () => {
+    ctx = undecidedAfterChallenge();
+    const { charge: made, merchant } = await charge("4000000000003220");
+    const answered = await ctx.domain.charges.answerChallenge(ctx.caller(), made.id, "complete");
+    expect(answered).toMatchObject({
+      status: "pending",
+      processor_ref: `PSP_${made.id}`,
+      amount_captured: 0,
+      next_action: null,
+      expires_at: null,
+      three_d_secure: { result: "authenticated", liability_shift: true },
+    });
+    expect(await ctx.store.get("acquirer_intents", `${made.id}:authorize`)).toMatchObject({ state: "resolved" });
+    expect(await eventTypes(made.id)).toEqual(["payment.requires_action"]);
+    expect(await balanceOf(merchant.id)).toBeNull();
+    // The challenge is over: a second answer is refused, and the expiry job leaves it alone.
+    expect((await refusal(ctx.domain.charges.answerChallenge(ctx.caller(), made.id, "complete"))).code).toBe(
+      "invalid_state_transition",
+    );
+    ctx.advance(3601);
+    expect(await ctx.domain.charges.expireDue(false)).toBe(0);
+
+    const outcome = { succeeded: true, reference: `PSP_${made.id}` };
+    expect(await ctx.domain.charges.acquirerOutcomes.authorization(false, made.id, outcome, noMark)).toBe("applied");
+    expect(await ctx.domain.charges.load(false, made.id)).toMatchObject({ status: "captured", amount_captured: 1000 });
+    expect(await eventTypes(made.id)).toEqual(["payment.authorized", "payment.captured", "payment.requires_action"]);
+  });
+
+  it("holds it for review once authorized when the evaluation decided `review`", async () => {
+    ctx = undecidedAfterChallenge();
+    // A VPN address scores 48: with review from 30 the charge is held once its authorization is decided.
+    await ctx.domain.fraud.settings.update(ctx.caller(), { review_threshold: 30 });
+    const merchant = await ctx.domain.merchants.create(ctx.caller(), { name: "M" });
+    const token = await ctx.domain.tokens.create(ctx.caller(), {
+      card: "4000000000003220",
+      holder: "A",
+      exp_month: 12,
+      exp_year: 2031,
+    });
+    const made = await ctx.domain.charges.create(ctx.caller(), {
+      merchant_id: merchant.id,
+      amount: 1000,
+      currency: "EUR",
+      payment_method: { type: "card", token: token.id },
+      customer: { ip: "203.0.113.9" },
+    });
+    const answered = await ctx.domain.charges.answerChallenge(ctx.caller(), made.id, "complete");
+    expect(answered).toMatchObject({ status: "pending", review: null });
+    const outcome = { succeeded: true, reference: `PSP_${made.id}` };
+    await ctx.domain.charges.acquirerOutcomes.authorization(false, made.id, outcome, noMark);
+    expect(await ctx.domain.charges.load(false, made.id)).toMatchObject({
+      status: "authorized",
+      amount_captured: 0,
+      review: { status: "open", capture: true },
+    });
+    expect(await balanceOf(merchant.id)).toBeNull();
+    expect(await ctx.domain.charges.approveReview(ctx.caller(), made.id)).toMatchObject({
+      status: "captured",
+      amount_captured: 1000,
+    });
   });
 });

@@ -182,11 +182,9 @@ export function threeDSecure(ctx: ChargeContext) {
     if (!auth.approved) {
       // authenticateCard ran the challenge already: an acquirer that runs its own (Adyen) says not_needed.
       if ("challenge" in auth) throw new Error(`the acquirer asked charge ${charge.id} for a second challenge`);
-      // Only an acquirer that runs its own 3-D Secure answers undecided (Adyen), and it never comes here:
-      // the intent stays open, and the recovery job repeats the call under its key.
-      if ("undecided" in auth) {
-        throw new Error(`the acquirer has not decided charge ${charge.id}'s authorization after its challenge`);
-      }
+      // Taken, not decided (an acquirer's Received/Pending): pending until its AUTHORISATION notification,
+      // as after an acquirer-run challenge (three-d-secure-steps.ts undecided).
+      if ("undecided" in auth) return undecided(caller, charge, done, intent, auth.undecided.reference);
       return decline(
         caller,
         charge,
@@ -197,7 +195,7 @@ export function threeDSecure(ctx: ChargeContext) {
     return authorized(caller, charge, done, held, intent, auth);
   }
 
-  const { authorized, decline, challengeOf } = challengeCommits(ctx);
+  const { authorized, decline, undecided, challengeOf } = challengeCommits(ctx);
 
   return {
     authenticate,

@@ -417,7 +417,7 @@ describe("counting uses in the charge's transaction (usage.ts)", () => {
     expect(await w.reload(link.id)).toMatchObject({ uses: 1, claimed: 1 });
   });
 
-  it("follows only a held use's end: pending or authorized → captured, expired or voided", async () => {
+  it("follows only a held use's end: pending or authorized → captured, expired, voided or declined", async () => {
     const w = await world();
     const link = await w.link({ currency: "BRL", amount: 100 });
     const { charge } = await w.pay(link.id, { type: "pix" });
@@ -436,13 +436,20 @@ describe("counting uses in the charge's transaction (usage.ts)", () => {
     await follow("captured", "partially_refunded");
     await follow("captured", "refunded");
     await follow("pending", "pending");
-    await follow("pending", "declined");
+    await follow("requires_action", "pending");
     await follow("pending", "captured", "");
     expect(await w.reload(link.id)).toMatchObject({ uses: 0, pending_uses: 1, claimed: 1 });
     // 3-D Secure: a requires_action charge declined (its payer failed the challenge) frees its use.
     await follow("requires_action", "declined");
     expect(await w.reload(link.id)).toMatchObject({ uses: 0, pending_uses: 0, claimed: 0 });
-    await w.store.transaction((tx) => tx.update("payment_links", link.id, { inc: { pending_uses: 1, claimed: 1 } }));
+    const hold = () =>
+      w.store.transaction((tx) => tx.update("payment_links", link.id, { inc: { pending_uses: 1, claimed: 1 } }));
+    await hold();
+    // A pending charge the acquirer's notification refused (a local payment; a card Adyen took undecided,
+    // at creation or after 3-D Secure) frees its use too.
+    await follow("pending", "declined");
+    expect(await w.reload(link.id)).toMatchObject({ uses: 0, pending_uses: 0, claimed: 0 });
+    await hold();
     await follow("pending", "captured");
     expect(await w.reload(link.id)).toMatchObject({ uses: 1, pending_uses: 0, claimed: 1 });
     // A held use that was never counted is a bug, not a silent negative count.

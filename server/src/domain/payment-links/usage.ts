@@ -83,9 +83,10 @@ export async function followTransition(
   const linkId = charge.payment_link_id;
   if (!linkId || !HOLDING.includes(from)) return;
   const to = charge.status;
-  // A charge waiting for 3-D Secure frees its use when declined (the payer failed it, or the card then
-  // declined); no other held status is ever declined.
-  const freed = to === "expired" || to === "voided" || (to === "declined" && from === "requires_action");
+  // A held charge frees its use when declined: one waiting for 3-D Secure (the payer failed it, or the card
+  // then declined), or one pending that the acquirer's notification refused (a local payment, or a card
+  // Adyen took undecided: domain/charges/acquirer-outcomes.ts).
+  const freed = to === "expired" || to === "voided" || to === "declined";
   if (to !== "captured" && !freed) return;
   const updated = await tx.update(
     "payment_links",
