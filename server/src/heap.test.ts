@@ -1,3 +1,6 @@
+import { execFile } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import {
   containerMemoryLimit,
@@ -18,6 +21,7 @@ function inputs(files: Record<string, string>, more: Partial<HeapInputs> = {}): 
 }
 const V2 = "/sys/fs/cgroup/memory.max";
 const V1 = "/sys/fs/cgroup/memory/memory.limit_in_bytes";
+const SELF = "/proc/self/cgroup";
 
 describe("the container's memory limit", () => {
   it.each([
@@ -28,6 +32,58 @@ describe("the container's memory limit", () => {
     ["v2 unlimited, v1 files left over", { [V2]: "max", [V1]: `${256 * MB}` }, 256 * MB],
     ["no cgroup files", {}, undefined],
     ["an unreadable value", { [V2]: "lots" }, undefined],
+    [
+      "a systemd unit's MemoryMax= (v2, the process's own group below the root)",
+      {
+        [SELF]: "0::/system.slice/payments.service\n",
+        "/sys/fs/cgroup/system.slice/payments.service/memory.max": `${512 * MB}`,
+      },
+      512 * MB,
+    ],
+    [
+      "a parent's limit, smaller than the group's own (a Kubernetes pod's, a slice's)",
+      {
+        [SELF]: "0::/kubepods/pod1/ctr\n",
+        "/sys/fs/cgroup/kubepods/pod1/ctr/memory.max": "max",
+        "/sys/fs/cgroup/kubepods/pod1/memory.max": `${300 * MB}`,
+        "/sys/fs/cgroup/kubepods/memory.max": `${8192 * MB}`,
+      },
+      300 * MB,
+    ],
+    [
+      "v2's memory.high below memory.max (the kernel throttles above it)",
+      {
+        [SELF]: "0::/app\n",
+        "/sys/fs/cgroup/app/memory.max": `${512 * MB}`,
+        "/sys/fs/cgroup/app/memory.high": `${400 * MB}`,
+      },
+      400 * MB,
+    ],
+    [
+      "a v1 group seen without a namespace, with its parents' limit in memory.stat",
+      {
+        [SELF]: "9:name=systemd:/\n4:memory:/process_api/abc\n3:cpu,cpuacct:/\n0::/\n",
+        "/sys/fs/cgroup/memory/memory.limit_in_bytes": "9223372036854771712",
+        "/sys/fs/cgroup/memory/process_api/abc/memory.limit_in_bytes": "9223372036854771712",
+        "/sys/fs/cgroup/memory/process_api/abc/memory.stat": `cache 0\nhierarchical_memory_limit ${1024 * MB}\nhierarchical_memsw_limit 9223372036854771712\n`,
+      },
+      1024 * MB,
+    ],
+    [
+      "v1 without a limit anywhere (this project's CI machine)",
+      {
+        [SELF]: "4:memory:/process_api/abc\n0::/\n",
+        "/sys/fs/cgroup/memory/memory.limit_in_bytes": "9223372036854771712",
+        "/sys/fs/cgroup/memory/process_api/abc/memory.limit_in_bytes": "9223372036854771712",
+        "/sys/fs/cgroup/memory/process_api/abc/memory.stat": "hierarchical_memory_limit 9223372036854771712\n",
+      },
+      undefined,
+    ],
+    [
+      "a group named in /proc/self/cgroup but mounted as the root (a container's own namespace)",
+      { [SELF]: "0::/docker/abc\n", [V2]: `${256 * MB}` },
+      256 * MB,
+    ],
   ])("%s", (_, files, expected) => {
     expect(containerMemoryLimit(inputs(files).read)).toBe(expected);
   });
@@ -133,4 +189,46 @@ describe("sizing the running process", () => {
       `start node with --max-old-space-size=${DEFAULT_OLD_SPACE_MB} --max-semi-space-size=${SEMI_SPACE_MB}`,
     );
   });
+});
+
+describe("the restarted process (Node 22.15+ and 24, process.execve)", () => {
+  // cast: process.execve is Node 22.15+ and 24's, not in @types/node 20's Process (as in heap-at-start.ts).
+  const canRestart = typeof (process as { execve?: unknown }).execve === "function";
+
+  it.runIf(canRestart)(
+    "runs with the heap the rule gives a 256 MB container, keeps its pid, and holds a burst of 80 MB of live objects",
+    async () => {
+      // A real restart under a fake cgroup v2 limit: the child sizes itself as heap-at-start.ts does,
+      // execve replaces it, and the second run reports what V8 was given. 80 MB of arrays kept alive at
+      // once stands for a burst of requests in flight: the half of the limit the rule gives the old
+      // space (128 MB) must hold it, not end in "heap out of memory".
+      const heapUrl = new URL("./heap.ts", import.meta.url).href;
+      const code = [
+        `import { writeSync } from "node:fs";`,
+        `import v8 from "node:v8";`,
+        `const { processHeapInputs, sizeHeap } = await import(${JSON.stringify(heapUrl)});`,
+        `writeSync(1, "pid " + process.pid + "\\n");`,
+        `const read = (path) => (path === "/sys/fs/cgroup/memory.max" ? String(256 * 2 ** 20) : undefined);`,
+        `const note = sizeHeap({ ...processHeapInputs(), read }, { execve: process.execve.bind(process), execPath: process.execPath, execArgv: process.execArgv, argv: process.argv, env: process.env });`,
+        `const burst = [];`,
+        `for (let i = 0; i < 80; i++) burst.push(new Array(2 ** 17).fill(i));`,
+        `console.log(JSON.stringify({ note, limitMb: v8.getHeapStatistics().heap_size_limit / 2 ** 20, usedMb: process.memoryUsage().heapUsed / 2 ** 20, arenas: process.env.MALLOC_ARENA_MAX }));`,
+      ].join("\n");
+      const { stdout } = await promisify(execFile)(
+        process.execPath,
+        ["--import", "tsx", "--input-type=module", "-e", code],
+        { cwd: fileURLToPath(new URL(".", import.meta.url)), env: { ...process.env, NODE_OPTIONS: "" } },
+      );
+      const [first, second, report] = stdout.trim().split("\n");
+      expect(second).toBe(first);
+      const { note, limitMb, usedMb, arenas } = JSON.parse(report ?? "{}");
+      expect(note).toContain("container memory limit 256 MB: V8's old space is capped at 128 MB");
+      // V8's limit is the old space's plus the young generation's (a few semi-spaces of 8 MB).
+      expect(limitMb).toBeGreaterThanOrEqual(128);
+      expect(limitMb).toBeLessThan(128 + 64);
+      expect(usedMb).toBeGreaterThan(80);
+      expect(arenas).toBe(MALLOC_ARENAS);
+    },
+    60_000,
+  );
 });

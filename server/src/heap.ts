@@ -4,9 +4,10 @@
 // objects. A cap makes V8 collect sooner, at a small CPU cost, so the default footprint fits a small
 // container. The rule:
 // - an operator's own `--max-old-space-size` (on the command line or in NODE_OPTIONS) is left alone;
-// - in a container with a memory limit (cgroup v2 `memory.max`, or v1 `memory.limit_in_bytes`), each
-//   server process gets half of the limit, divided among WORKERS processes: the other half is for what
-//   lives outside V8's old space (the young generation, code, the node binary, SQLite's page cache);
+// - in a container with a memory limit (the smallest on the process's cgroup or one above it:
+//   containerMemoryLimit), each server process gets half of the limit, divided among WORKERS
+//   processes: the other half is for what lives outside V8's old space (the young generation, code,
+//   the node binary, SQLite's page cache);
 // - otherwise 96 MB: three times the 32 MB of live objects measured under saturation (the margin the
 //   docs ask of any cap), and the cap with which peak RSS at saturation was measured at 171 MB.
 // With it, the young generation's semi-spaces are capped at 8 MB each (--max-semi-space-size, SEMI_SPACE_MB),
@@ -47,8 +48,11 @@ export const MIN_OLD_SPACE_MB = 64;
 /** cgroup v1 reports "no limit" as a number near 2^63. */
 const UNLIMITED_BYTES = 2 ** 60;
 
-const CGROUP_V2 = "/sys/fs/cgroup/memory.max";
-const CGROUP_V1 = "/sys/fs/cgroup/memory/memory.limit_in_bytes";
+/** Where the cgroup file systems are mounted: v2's unified tree, and v1's memory controller. */
+const CGROUP_V2_ROOT = "/sys/fs/cgroup";
+const CGROUP_V1_ROOT = "/sys/fs/cgroup/memory";
+/** The process's own groups, one line per hierarchy: `0::/path` (v2), `4:memory:/path` (v1). */
+const PROC_CGROUP = "/proc/self/cgroup";
 
 /** What the rule reads, injectable for tests. */
 export interface HeapInputs {
@@ -68,15 +72,65 @@ export interface HeapInputs {
  */
 export const HEAP_SIZED_BY = "PAYMENTS_HEAP_SIZED_BY";
 
-/** The container's memory limit in bytes, or undefined when there is none (or it cannot be read). */
-export function containerMemoryLimit(read: HeapInputs["read"]): number | undefined {
-  for (const path of [CGROUP_V2, CGROUP_V1]) {
-    const text = read(path)?.trim();
-    if (text === undefined || text === "" || text === "max") continue;
-    const bytes = Number(text);
-    if (Number.isFinite(bytes) && bytes > 0 && bytes < UNLIMITED_BYTES) return bytes;
+/** A limit file's bytes, or undefined for "max", v1's "no limit" (a number near 2^63) or no file. */
+function limitIn(text: string | undefined): number | undefined {
+  const trimmed = text?.trim();
+  if (trimmed === undefined || trimmed === "" || trimmed === "max") return undefined;
+  const bytes = Number(trimmed);
+  return Number.isFinite(bytes) && bytes > 0 && bytes < UNLIMITED_BYTES ? bytes : undefined;
+}
+
+/** `/a/b` and every group above it, up to the mount's root (""), nearest first. */
+function selfAndAncestors(path: string): string[] {
+  const parts = path.split("/").filter((part) => part !== "");
+  return parts.map((_, i) => `/${parts.slice(0, parts.length - i).join("/")}`).concat("");
+}
+
+/**
+ * The process's group in the v2 hierarchy and in v1's memory controller, from /proc/self/cgroup; "/"
+ * when the file says nothing (then only the mount's root is read, as in a container whose own group is
+ * mounted there).
+ */
+function ownGroups(read: HeapInputs["read"]): { v2: string; v1: string } {
+  const groups = { v2: "/", v1: "/" };
+  for (const line of (read(PROC_CGROUP) ?? "").split("\n")) {
+    const [, controllers, path] = /^\d+:([^:]*):(\/.*)$/.exec(line.trim()) ?? [];
+    if (path === undefined) continue;
+    if (controllers === "") groups.v2 = path;
+    else if (controllers?.split(",").includes("memory")) groups.v1 = path;
   }
-  return undefined;
+  return groups;
+}
+
+/**
+ * The container's memory limit in bytes, or undefined when there is none (or it cannot be read): the
+ * smallest limit on the process's own group or any group above it. Reading only the mount's root
+ * (`/sys/fs/cgroup/memory.max`) finds a container's limit where the container has its own cgroup
+ * namespace (Docker and Kubernetes on cgroup v2), but not a systemd unit's `MemoryMax=` (the process
+ * sits in /system.slice/payments.service, the root has no limit file) nor a v1 group seen without a
+ * namespace, as on this project's own CI machine (`4:memory:/process_api/…`); and a limit set on a
+ * parent (a Kubernetes pod's, a systemd slice's) binds its children without showing in their files.
+ * - cgroup v2: `memory.max` (the kill limit) and `memory.high` (above it the kernel throttles the
+ *   group and reclaims its memory: a server pushed there stalls, so it counts as a limit too);
+ * - cgroup v1: `memory.limit_in_bytes`, and `hierarchical_memory_limit` in `memory.stat`, which is the
+ *   group's limit with its parents' applied.
+ */
+export function containerMemoryLimit(read: HeapInputs["read"]): number | undefined {
+  const own = ownGroups(read);
+  const limits: number[] = [];
+  const add = (bytes: number | undefined) => {
+    if (bytes !== undefined) limits.push(bytes);
+  };
+  for (const group of selfAndAncestors(own.v2)) {
+    add(limitIn(read(`${CGROUP_V2_ROOT}${group}/memory.max`)));
+    add(limitIn(read(`${CGROUP_V2_ROOT}${group}/memory.high`)));
+  }
+  for (const group of selfAndAncestors(own.v1)) {
+    add(limitIn(read(`${CGROUP_V1_ROOT}${group}/memory.limit_in_bytes`)));
+    const stat = read(`${CGROUP_V1_ROOT}${group}/memory.stat`);
+    add(limitIn(/^hierarchical_memory_limit (\d+)$/m.exec(stat ?? "")?.[1]));
+  }
+  return limits.length === 0 ? undefined : Math.min(...limits);
 }
 
 export interface HeapDecision {

@@ -13,7 +13,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSy
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { freePort, startBuiltTarget } from "./launch.ts";
+import { freePort, heapNote, startBuiltTarget } from "./launch.ts";
 import { failures, load, preflight } from "./load.ts";
 import { SCENARIOS } from "./scenarios.ts";
 
@@ -138,6 +138,10 @@ try {
   const kb = (name: string, from = status) => mb((from.get(name) ?? 0) * 1024);
   console.log(
     `${scenario.name}: ${result.requests.average.toFixed(0)} req/s over ${seconds} s, ${failures(result, scenario) + failures(warmup, scenario)} failed`,
+  );
+  // Which Node and which heap, so that runs of different variants can be told apart (issue 36).
+  console.log(
+    `node ${process.version}; flags ${nodeFlags.join(" ") || "(none)"}; the server's heap: ${heapNote(target.stdout?.() ?? "")}`,
   );
   console.log(
     `RSS: ${mb(idle * 1024)} started and idle, peak ${kb("VmHWM")} (VmHWM), ${kb("VmRSS")} when the load ended`,

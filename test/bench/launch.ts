@@ -215,6 +215,20 @@ export function builtNodeFlags(): string[] {
   return (process.env.BENCH_NODE_FLAGS ?? "").split(/\s+/).filter((flag) => flag !== "");
 }
 
+/** What the server's start-up log says about its heap (heap.ts's reason), from its log. */
+export function heapNote(log: string): string {
+  for (const line of log.split("\n")) {
+    if (!line.startsWith("{") || !line.includes("heap")) continue;
+    try {
+      const entry: unknown = JSON.parse(line);
+      if (typeof entry === "object" && entry !== null && "heap" in entry) return String(entry.heap);
+    } catch {
+      // a line of --trace-gc's that starts like JSON: not the one
+    }
+  }
+  return "(not in the log)";
+}
+
 /**
  * The production build with `workers` workers on a fresh data directory. Its log (one JSON line per
  * request, as in production) goes to a file, not through this process, so reading it costs the load

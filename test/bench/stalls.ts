@@ -18,7 +18,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type CpuProfile, moduleOf, readProfile, shortFile } from "./cpuprofile.ts";
-import { builtNodeFlags, startBuiltTarget, startScriptTarget } from "./launch.ts";
+import { builtNodeFlags, heapNote, startBuiltTarget, startScriptTarget } from "./launch.ts";
 import { preflight, steadyRequest } from "./load.ts";
 import { type OpenLoopResult, openLoop } from "./open-loop.ts";
 import { SCENARIOS } from "./scenarios.ts";
@@ -163,33 +163,46 @@ interface GcEvent {
   us: number;
   kind: string;
   pauseMs: number;
+  /** A full collection's incremental marking steps on the main thread before its pause (V8's "+ x ms in n steps"). */
+  stepsMs: number;
+  /** Why V8 collected ("allocation failure", "finalize incremental marking via task", "external memory pressure"…). */
+  reason: string;
 }
 
 // `[pid:0x…]     1234 ms: Scavenge 20.1 (30.2) -> 19.5 (30.2) MB, 1.20 / 0.00 ms  (average mu = …) allocation failure;`
 // (Node 24 adds "pooled: … MB, " before the pause). The time is whole milliseconds since the isolate
 // started, which is when the CPU profile starts too: lined up to within about a millisecond.
 const GC_LINE =
-  /^\[\d+:0x[0-9a-f]+\]\s+(\d+) ms: (.+?) [\d.]+ \([\d.]+\) -> [\d.]+ \([\d.]+\) MB, (?:pooled: [\d.]+ MB, )?([\d.]+) \/ [\d.]+ ms/;
+  /^\[\d+:0x[0-9a-f]+\]\s+(\d+) ms: (.+?) [\d.]+ \([\d.]+\) -> [\d.]+ \([\d.]+\) MB, (?:pooled: [\d.]+ MB, )?([\d.]+) \/ [\d.]+ ms(?:\s+\(\+ ([\d.]+) ms in \d+ steps[^)]*\))?.*?current mu = [\d.]+\) ([^;]*)/;
 
 function gcEventsOf(stdout: string, profileStartUs: number): GcEvent[] {
   const events: GcEvent[] = [];
   for (const line of stdout.split("\n")) {
     const m = GC_LINE.exec(line);
-    if (m) events.push({ us: profileStartUs + Number(m[1]) * 1000, kind: m[2] ?? "?", pauseMs: Number(m[3]) });
+    if (m)
+      events.push({
+        us: profileStartUs + Number(m[1]) * 1000,
+        kind: m[2] ?? "?",
+        pauseMs: Number(m[3]),
+        stepsMs: Number(m[4] ?? 0),
+        reason: (m[5] ?? "").trim(),
+      });
   }
   return events;
 }
 
-/** Per kind: how many, their pauses' sum and longest. */
+/** Per kind (and, for full collections, why): how many, their pauses' sum and longest. */
 function gcByKind(events: GcEvent[], runS: number): string[] {
   const kinds = new Map<string, GcEvent[]>();
-  for (const e of events) kinds.set(e.kind, [...(kinds.get(e.kind) ?? []), e]);
+  const kindOf = (e: GcEvent) => (e.kind.startsWith("Scavenge") ? e.kind : `${e.kind}, ${e.reason}`);
+  for (const e of events) kinds.set(kindOf(e), [...(kinds.get(kindOf(e)) ?? []), e]);
   return [...kinds.entries()]
     .sort((a, b) => b[1].length - a[1].length)
     .map(([kind, list]) => {
       const pauses = list.map((e) => e.pauseMs);
       const sum = pauses.reduce((a, b) => a + b, 0);
-      return `${kind}: ${list.length} (${(list.length / runS).toFixed(1)}/s), pauses ${sum.toFixed(0)} ms in all, mean ${(sum / list.length).toFixed(2)} ms, longest ${Math.max(...pauses).toFixed(1)} ms`;
+      const steps = list.reduce((a, e) => a + e.stepsMs, 0);
+      return `${kind}: ${list.length} (${(list.length / runS).toFixed(1)}/s), pauses ${sum.toFixed(0)} ms in all, mean ${(sum / list.length).toFixed(2)} ms, longest ${Math.max(...pauses).toFixed(1)} ms${steps > 0 ? `; marking steps before them ${steps.toFixed(0)} ms` : ""}`;
     });
 }
 
@@ -267,6 +280,8 @@ const gcInStalls = new Set(stalls.flatMap((s) => gcIn(gcAll, s.startUs, s.endUs)
 const ratio = (a: number, b: number) => `${(a / b).toFixed(1)}×`;
 const lines = [
   `bench:stalls: POST /v1/charges at ${RATE}/s open loop for ${SECONDS} s on the production build (1 worker, SQLite file, live key), CPU profile every ${INTERVAL_US} µs`,
+  // Which Node and which heap: runs of different variants are compared side by side (issue 36).
+  `  node ${process.version}; BENCH_NODE_FLAGS ${builtNodeFlags().join(" ") || "(none: the server sizes its heap itself)"}; the server's heap: ${heapNote(stdout)}`,
   `  echo:    ${latencies(echoResult)}`,
   `  charges: ${latencies(result)}`,
   `  against the echo: p99 ${ratio(result.p99Ms, echoResult.p99Ms)} (target ≤ 3×), p99.9 ${ratio(result.p99_9Ms, echoResult.p99_9Ms)} (≤ 4×), longest ${ratio(result.maxMs, echoResult.maxMs)} (≤ 5×)`,

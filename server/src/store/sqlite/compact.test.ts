@@ -39,6 +39,15 @@ describe("the doc column's formats", () => {
     expect(packed.length).toBeLessThan(entry.length / 2);
   });
 
+  it("reads back a document that deflates and inflates to more than one output chunk (2 KiB)", () => {
+    // Random-looking text does not deflate, so both directions take several chunks joined together.
+    const noise = Array.from({ length: 600 }, (_, i) => ((i * 2654435761) % 2 ** 32).toString(36)).join("");
+    const json = JSON.stringify({ description: noise, metadata: { note: "x".repeat(9000) } });
+    const packed = pack("charges", json);
+    expect(Buffer.isBuffer(packed) && packed.length).toBeGreaterThan(2048);
+    expect(unpack("charges", packed)).toBe(json);
+  });
+
   it("refuses a format it does not know", () => {
     expect(() => unpack("charges", Buffer.from([9, 1, 2]))).toThrow(/no format this version reads/);
   });

@@ -88,10 +88,22 @@ function dictionary(format: number, collection: string): Buffer {
  */
 const KEPT_AS_TEXT = new Set(["tokens"]);
 
+/**
+ * The output buffer of each zlib call (issue 36, "footprint by default"). Node's sync calls set up a
+ * stream per call, whose output buffer (`chunkSize`) is 16 KiB by default: a new ArrayBuffer per call
+ * (Node's buffer pool serves only requests under 4 KiB), of which the result is a view, garbage that V8
+ * frees only at its next collection. At ~20 calls per charge that was ~320 KiB of native memory per
+ * charge between collections: measured in a loop of deflate + inflate of a 649-byte charge, the
+ * ArrayBuffers peaked at 10.3 MB (Node 20) and 65 MB (Node 24, which collects them later) with 16 KiB,
+ * at 2.2 and 14-20 MB with this size, from the pool. A document longer than it is joined from several
+ * chunks (one more copy; a deflated document is a few hundred bytes). The bytes written do not change.
+ */
+const CHUNK_BYTES = 2048;
+
 /** What the `doc` column holds for this JSON: the text itself, or deflated from `from` characters. */
 export function pack(collection: string, json: string, from = DEFLATE_FROM): string | Buffer {
   if (json.length < from || KEPT_AS_TEXT.has(collection)) return json;
-  const deflated = deflateRawSync(json, { dictionary: dictionary(FORMAT_2, collection) });
+  const deflated = deflateRawSync(json, { dictionary: dictionary(FORMAT_2, collection), chunkSize: CHUNK_BYTES });
   const packed = Buffer.allocUnsafe(deflated.length + 1);
   packed[0] = FORMAT_2;
   deflated.copy(packed, 1);
@@ -104,7 +116,10 @@ export function unpack(collection: string, value: unknown): string {
   const format = value instanceof Uint8Array ? value[0] : undefined;
   if (!(value instanceof Uint8Array) || format === undefined || !FORMATS.has(format))
     throw new TypeError(`a row of ${collection} has a doc column in no format this version reads`);
-  return inflateRawSync(value.subarray(1), { dictionary: dictionary(format, collection) }).toString("utf8");
+  return inflateRawSync(value.subarray(1), {
+    dictionary: dictionary(format, collection),
+    chunkSize: CHUNK_BYTES,
+  }).toString("utf8");
 }
 
 /** The SQL function registerDocJson defines: docJson('collection', doc) is the document's JSON text. */
