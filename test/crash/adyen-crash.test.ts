@@ -9,6 +9,7 @@ import { type CallLedger, type Interception, startCallLedger } from "../support/
 import {
   ADYEN_DOCUMENTS,
   ADYEN_TEST_CREDENTIALS,
+  adyenAcquirerSettings,
   deliverNotifications,
   startAdyenStandIn,
   startPrismProxy,
@@ -95,16 +96,7 @@ describe("crash safety toward Adyen (the stand-in)", { timeout: 900_000 }, () =>
     const settings = {
       DATA_DIR: dataDir,
       LOG_LEVEL: process.env.CRASH_TRACE ? "warn" : "silent",
-      PRODUCTION_ACQUIRER: "adyen",
-      ADYEN_ENVIRONMENT: "test",
-      ADYEN_API_KEY: ADYEN_TEST_CREDENTIALS.apiKey,
-      ADYEN_MERCHANT_ACCOUNT: ADYEN_TEST_CREDENTIALS.merchantAccount,
-      ADYEN_HMAC_KEYS: ADYEN_TEST_CREDENTIALS.hmacKey,
-      ADYEN_CHECKOUT_URL: prism.url,
-      // Never called here; were one called, Prism (Checkout's document) would count it as a violation.
-      ADYEN_PAYOUT_URL: prism.url,
-      ADYEN_DISPUTES_URL: prism.url,
-      ADYEN_TIMEOUT_MS: String(ADYEN_TIMEOUT_MS),
+      ...adyenAcquirerSettings(prism.url, { timeoutMs: ADYEN_TIMEOUT_MS }),
     };
 
     // Set up in-process on the same data: a production key, a merchant and a card token.
