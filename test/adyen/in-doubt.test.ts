@@ -5,17 +5,20 @@ import {
   ADYEN_DOCUMENTS,
   ADYEN_TEST_CREDENTIALS,
   type AdyenStandIn,
+  adyenAcquirerSettings,
   startAdyenStandIn,
   startPrismProxy,
 } from "../support/adyen-stand-in/index.ts";
 import type { RunningProxy } from "../support/adyen-stand-in/prism-proxy.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
-// A new charge whose authorization Adyen does not answer (issue 32; spec/common/acquirer.tsp
-// AcquirerNotConfigured, `acquirer_in_doubt`): a real server with Adyen as its acquirer, through Prism's
-// Checkout v71 proxy to the stand-in, whose /payments call fails once (a 500 after processing it, a time-out
-// before its answer). The server answers 503 `acquirer_in_doubt` with Retry-After, never a 500; a retry with
-// the same Idempotency-Key resumes the same charge without a second authorisation at Adyen.
+// Calls Adyen does not answer (issue 32; spec/common/acquirer.tsp AcquirerNotConfigured, `acquirer_in_doubt`;
+// docs/api.md "When the acquirer does not answer"): a real server with Adyen as its acquirer, through
+// Prism's Checkout v71 proxy to the stand-in, whose calls fail once on demand (a 500 after processing it, a
+// time-out before its answer). A new charge, a capture and a void answer 503 `acquirer_in_doubt` with
+// Retry-After, never a 500; a retry with the same Idempotency-Key, or without one the recovery job, sends
+// the same call under the same key, so Adyen performs it once (counted per reference at the stand-in). A
+// refund is recorded before its call: answered 201, sent again by the recovery job, refunded once.
 
 let standIn: AdyenStandIn;
 let prism: RunningProxy;
@@ -23,25 +26,24 @@ let server: TestServer;
 let client: PaymentsClient;
 /** One attempt per call: what a client that does not retry sees. */
 let once: PaymentsClient;
+/** How long a call in doubt waits for its request before the recovery job takes it (IDEMPOTENCY_LOCK_SECONDS). */
+const LOCK_SECONDS = 60;
 
 beforeAll(async () => {
   standIn = await startAdyenStandIn(ADYEN_TEST_CREDENTIALS);
   prism = await startPrismProxy(ADYEN_DOCUMENTS.checkout, standIn.url);
   server = await startTestServer({
-    SANDBOX_ACQUIRER: "adyen",
-    PRODUCTION_ACQUIRER: "adyen",
-    ADYEN_ENVIRONMENT: "test",
-    ADYEN_API_KEY: ADYEN_TEST_CREDENTIALS.apiKey,
-    ADYEN_MERCHANT_ACCOUNT: ADYEN_TEST_CREDENTIALS.merchantAccount,
-    ADYEN_HMAC_KEYS: ADYEN_TEST_CREDENTIALS.hmacKey,
-    ADYEN_CHECKOUT_URL: prism.url,
-    ADYEN_PAYOUT_URL: prism.url,
-    ADYEN_DISPUTES_URL: prism.url,
-    ADYEN_TIMEOUT_MS: "1500",
+    // What a `no_answer` fault costs a test; not less: on a busy machine a call through Prism can take
+    // over 1.5 s, and a call in doubt by accident fails the test that did not plan one.
+    ...adyenAcquirerSettings(prism.url, { timeoutMs: 3000, sandbox: true }),
+    IDEMPOTENCY_LOCK_SECONDS: String(LOCK_SECONDS),
   });
   // The typed client retries a 503 with the same key, honouring Retry-After: waited for here without time.
   client = createPaymentsClient({ baseUrl: server.url, apiKey: server.sandboxKey, sleep: async () => {} });
   once = createPaymentsClient({ baseUrl: server.url, apiKey: server.sandboxKey, maxRetries: 0 });
+  // One charge before the tests: Prism's first requests (compiling Adyen's schemas) are slow, and would put
+  // the first test's retry in doubt by time-out. Left in doubt itself, it is reversed by recover() below.
+  await client.POST("/v1/charges", { body: await chargeBody() });
 }, 120_000);
 
 afterAll(async () => {
@@ -100,6 +102,120 @@ describe("a charge whose authorization Adyen leaves in doubt", () => {
     expect(await answer.json()).toMatchObject({ code: "acquirer_in_doubt", status: 503 });
     const listed = unwrap(await client.GET("/v1/charges", { params: { query: { merchant_id: body.merchant_id } } }));
     expect(listed.data).toEqual([]);
+    expect(prism.violations()).toEqual([]);
+  });
+});
+
+/** A charge made through the stand-in, and Adyen's pspReference of its payment (the path of its modifications). */
+async function paymentOf(capture: boolean) {
+  const charge = unwrap(await client.POST("/v1/charges", { body: { ...(await chargeBody()), capture } }));
+  const payment = [...standIn.payments.values()].find((p) => p.merchantReference === charge.id);
+  if (!payment) throw new Error(`the stand-in has no payment for ${charge.id}`);
+  return { charge, psp: payment.pspReference };
+}
+
+/** Runs the recovery job: the sandbox clock moved past the lock of every call in doubt (sandbox-clock.ts runDue). */
+async function recover() {
+  unwrap(await client.POST("/v1/sandbox/clock/advance", { body: { seconds: LOCK_SECONDS + 1 } }));
+}
+
+const getCharge = async (id: string) => unwrap(await client.GET("/v1/charges/{id}", { params: { path: { id } } }));
+
+/** POSTs without the typed client, so without an Idempotency-Key (the typed client sends one with every POST). */
+function unkeyed(path: string, body?: unknown) {
+  const authorization = `Bearer ${server.sandboxKey}`;
+  return fetch(`${server.url}${path}`, {
+    method: "POST",
+    ...(body === undefined
+      ? { headers: { authorization } }
+      : { headers: { authorization, "content-type": "application/json" }, body: JSON.stringify(body) }),
+  });
+}
+
+describe("a capture, void or refund whose call Adyen leaves in doubt", () => {
+  it("a partial capture answered 500 after Adyen captured: 503, the charge still authorized; the same key captures it, once", async () => {
+    const { charge, psp } = await paymentOf(false);
+    const headers = { "Idempotency-Key": `capture-${charge.id}` };
+    standIn.injectFault(`/payments/${psp}/captures`, "error_after");
+    const capture = { params: { path: { id: charge.id }, header: headers }, body: { amount: 2500 } };
+    const first = await once.POST("/v1/charges/{id}/capture", capture);
+    expect(first.response.status).toBe(503);
+    expect(first.response.headers.get("retry-after")).toBe("2");
+    expect(first.error).toMatchObject({ code: "acquirer_in_doubt", status: 503 });
+    expect(first.error?.detail).toContain(`capture of charge ${charge.id}`);
+    // Nothing half-written: the charge is as it was until the capture is settled.
+    expect(await getCharge(charge.id)).toMatchObject({ status: "authorized", amount_captured: 0 });
+
+    const retried = unwrap(await client.POST("/v1/charges/{id}/capture", capture));
+    expect(retried).toMatchObject({ id: charge.id, status: "captured", amount_captured: 2500 });
+    // Sent twice under one key, performed once: Adyen replayed its first answer.
+    expect(standIn.received.filter((r) => r.idempotencyKey === `${charge.id}:capture`)).toHaveLength(2);
+    expect(standIn.performed.capture.get(`${charge.id}:capture`)).toBe(1);
+    expect(standIn.payments.get(psp)?.captured).toBe(2500);
+    expect(prism.violations()).toEqual([]);
+  });
+
+  it("a void that times out without a key: 503; the recovery job cancels it, once", async () => {
+    const { charge, psp } = await paymentOf(false);
+    standIn.injectFault(`/payments/${psp}/cancels`, "no_answer");
+    const first = await unkeyed(`/v1/charges/${charge.id}/void`);
+    expect(first.status).toBe(503);
+    expect(first.headers.get("retry-after")).toBe("2");
+    expect(await first.json()).toMatchObject({ code: "acquirer_in_doubt", status: 503 });
+    expect(await getCharge(charge.id)).toMatchObject({ status: "authorized" });
+
+    await recover();
+    expect(await getCharge(charge.id)).toMatchObject({ status: "voided" });
+    expect(standIn.received.filter((r) => r.idempotencyKey === `${charge.id}:void`)).toHaveLength(2);
+    expect(standIn.performed.cancel.get(`${charge.id}:void`)).toBe(1);
+    expect(standIn.payments.get(psp)?.status).toBe("cancelled");
+    expect(prism.violations()).toEqual([]);
+  });
+
+  it("a refund answered 500 after Adyen refunded: 201 (recorded); the same key gets the same refund; recovery sends it again: one refund at Adyen", async () => {
+    const { charge, psp } = await paymentOf(true);
+    const headers = { "Idempotency-Key": `refund-${charge.id}` };
+    standIn.injectFault(`/payments/${psp}/refunds`, "error_after");
+    const request = { params: { path: { id: charge.id }, header: headers }, body: { amount: 1500 } };
+    const first = await once.POST("/v1/charges/{id}/refunds", request);
+    expect(first.response.status).toBe(201);
+    const refund = unwrap(first);
+    expect(refund).toMatchObject({ status: "succeeded", amount: 1500 });
+
+    // A client that lost that answer sends the same request again: the same refund, replayed.
+    const again = await once.POST("/v1/charges/{id}/refunds", request);
+    expect(again.response.headers.get("idempotent-replayed")).toBe("true");
+    expect(unwrap(again).id).toBe(refund.id);
+
+    await recover();
+    expect(standIn.received.filter((r) => r.idempotencyKey === `${refund.id}:refund`)).toHaveLength(2);
+    expect(standIn.performed.refund.get(`${refund.id}:refund`)).toBe(1);
+    expect(standIn.payments.get(psp)?.refunded).toBe(1500);
+    expect(await getCharge(charge.id)).toMatchObject({ status: "partially_refunded", amount_refunded: 1500 });
+    expect(prism.violations()).toEqual([]);
+  });
+
+  it("a full refund that times out without a key: 201; a second full refund finds the charge refunded (409); one refund at Adyen", async () => {
+    const { charge, psp } = await paymentOf(true);
+    standIn.injectFault(`/payments/${psp}/refunds`, "no_answer");
+    const first = await unkeyed(`/v1/charges/${charge.id}/refunds`, {});
+    expect(first.status).toBe(201);
+    const refund = (await first.json()) as { id: string; amount: number };
+    expect(refund.amount).toBe(4200);
+
+    // The client never learnt of it and asks again: what is left to refund already counts the first.
+    const second = await unkeyed(`/v1/charges/${charge.id}/refunds`, {});
+    expect(second.status).toBe(409);
+    expect(await second.json()).toMatchObject({ code: "invalid_state_transition" });
+
+    await recover();
+    const refundsAtAdyen = standIn.received.filter(
+      (r) => r.path === `/payments/${psp}/refunds` && r.idempotencyKey !== undefined,
+    );
+    expect(new Set(refundsAtAdyen.map((r) => r.idempotencyKey))).toEqual(new Set([`${refund.id}:refund`]));
+    expect(standIn.performed.refund.get(`${refund.id}:refund`)).toBe(1);
+    expect(standIn.payments.get(psp)?.refunded).toBe(4200);
+    expect(await getCharge(charge.id)).toMatchObject({ status: "refunded", amount_refunded: 4200 });
     expect(prism.violations()).toEqual([]);
   });
 });

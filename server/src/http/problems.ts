@@ -159,7 +159,7 @@ export const PROBLEM_TYPES: Record<ErrorCode, ProblemType> = {
     status: 503,
     title: "Acquirer's answer in doubt",
     meaning:
-      "The acquirer did not answer a new charge's authorization (a time-out, a dropped connection, or its 5xx or 429): the outcome is being settled. Send the same request again with the same `Idempotency-Key` after the seconds in `Retry-After`: it resumes the same charge (the same id, never a second authorization) and answers what the acquirer decided. Without a key nothing was stored, and whatever the acquirer authorized is reversed within IDEMPOTENCY_LOCK_SECONDS plus one jobs interval (JOBS_INTERVAL_SECONDS).",
+      "The acquirer did not answer the call the request sent (a time-out, a dropped connection, or its 5xx or 429): the outcome is being settled. Send the same request again with the same `Idempotency-Key` after the seconds in `Retry-After`. A new charge's retry resumes the same charge (the same id, never a second authorization) and answers what the acquirer decided; without a key nothing was stored, and whatever the acquirer authorized is reversed within IDEMPOTENCY_LOCK_SECONDS plus one jobs interval (JOBS_INTERVAL_SECONDS). A capture's or void's retry (a review's approval or rejection too) completes the call already sent, never a second one, and answers the charge; until then the charge stays `authorized`, and without a key the server completes it within the same bound. A refund whose call is in doubt is answered 201 instead: it is recorded, and the server completes its call.",
   },
   acquirer_not_configured: {
     status: 503,

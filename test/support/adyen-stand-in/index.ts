@@ -18,6 +18,31 @@ export const ADYEN_TEST_CREDENTIALS = {
   hmacKey: "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056",
 } as const;
 
+/**
+ * A server's settings with Adyen as its production acquirer (and with `sandbox`, the sandbox's too), every
+ * Adyen API pointed at `url`: a Prism proxy loaded with Checkout v71 in front of the stand-in (or of the
+ * call ledger). What the suites that start their own stand-in give their server (test/adyen/in-doubt.test.ts,
+ * test/crash/adyen-crash.test.ts); the Adyen e2e run's servers get theirs from support/server.ts.
+ */
+export function adyenAcquirerSettings(
+  url: string,
+  options: { timeoutMs: number; sandbox?: boolean },
+): Record<string, string> {
+  return {
+    ...(options.sandbox ? { SANDBOX_ACQUIRER: "adyen" } : {}),
+    PRODUCTION_ACQUIRER: "adyen",
+    ADYEN_ENVIRONMENT: "test",
+    ADYEN_API_KEY: ADYEN_TEST_CREDENTIALS.apiKey,
+    ADYEN_MERCHANT_ACCOUNT: ADYEN_TEST_CREDENTIALS.merchantAccount,
+    ADYEN_HMAC_KEYS: ADYEN_TEST_CREDENTIALS.hmacKey,
+    ADYEN_CHECKOUT_URL: url,
+    // Not called by these suites: were one called, a Checkout proxy would count it as a violation.
+    ADYEN_PAYOUT_URL: url,
+    ADYEN_DISPUTES_URL: url,
+    ADYEN_TIMEOUT_MS: String(options.timeoutMs),
+  };
+}
+
 export interface AdyenStack {
   standIn: AdyenStandIn;
   /** What the connector is configured with (AdyenSettings without the time-out). */

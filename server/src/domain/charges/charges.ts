@@ -8,6 +8,7 @@ import { type ChargesDeps, chargeContext } from "./context.ts";
 import type { ChargeCreate, ChargeCreateOptions } from "./create.ts";
 import { chargeCreation } from "./create.ts";
 import { claimForDispute, notDisputable, releaseChargeback } from "./disputed.ts";
+import { answeredInDoubt } from "./in-doubt.ts";
 import { localPayments } from "./local-payments.ts";
 import type { AcquirerIntentDoc, ChargeDoc, RefundDoc } from "./records.ts";
 import type { RefundCreate } from "./refunds.ts";
@@ -76,12 +77,15 @@ export function createCharges(deps: ChargesDeps): Charges {
         page,
       ),
     create: creation.create,
-    capture: captures.capture,
-    void: captures.void,
+    // A capture or void (a review's too) whose call the acquirer left unanswered is answered 503
+    // `acquirer_in_doubt` (in-doubt.ts), not a 500: every call these send is under its intent, left open
+    // for a retry with the same Idempotency-Key or the recovery job to complete (finish, above).
+    capture: (caller, id, amount) => answeredInDoubt("capture", id, () => captures.capture(caller, id, amount)),
+    void: (caller, id) => answeredInDoubt("void", id, () => captures.void(caller, id)),
     refund: refunding.refund,
     listRefunds: refunding.listRefunds,
-    approveReview: reviewing.approveReview,
-    rejectReview: reviewing.rejectReview,
+    approveReview: (caller, id) => answeredInDoubt("approval", id, () => reviewing.approveReview(caller, id)),
+    rejectReview: (caller, id) => answeredInDoubt("rejection", id, () => reviewing.rejectReview(caller, id)),
     expireReviewsDue: reviewing.expireReviewsDue,
     nextReviewExpiry: reviewing.nextReviewExpiry,
     ...tds,

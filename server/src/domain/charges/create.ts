@@ -3,7 +3,7 @@ import { assertIp } from "../fraud/ip.ts";
 import type { Caller } from "../kernel/caller.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { commit } from "../kernel/commit.ts";
-import { DomainError, invalid } from "../kernel/errors.ts";
+import { invalid } from "../kernel/errors.ts";
 import { recordEvent } from "../kernel/events.ts";
 import { newId } from "../kernel/ids.ts";
 import { assertMoney } from "../kernel/money.ts";
@@ -11,8 +11,9 @@ import { iso } from "../kernel/time.ts";
 import { type FeeSchedule, rateFor } from "../ledger/fees.ts";
 import type { ChargeContext } from "./context.ts";
 import type { ChargeAssessment } from "./fraud-screen.ts";
+import { answeredInDoubt } from "./in-doubt.ts";
 import { authorizationOf, refusedRepeat } from "./intents.ts";
-import { AcquirerCallInDoubt, acquirerKey, LOCAL_METHODS } from "./processor.ts";
+import { acquirerKey, LOCAL_METHODS } from "./processor.ts";
 import type { AcquirerIntentDoc, ChargeDoc, ChargeTx } from "./records.ts";
 import { CHARGE_MACHINE, eventFields } from "./state.ts";
 import { type AuthenticationInput, openReview, threeDSecure } from "./three-d-secure.ts";
@@ -34,26 +35,6 @@ export interface ChargeCreateOptions {
   singleUseToken?: boolean | undefined;
   /** Runs inside the charge's transaction, after the charge is written: counts it against its link. */
   inTransaction?: ((tx: ChargeTx, charge: ChargeDoc) => Promise<void>) | undefined;
-}
-
-/**
- * A new charge's authorization the acquirer did not answer (AcquirerCallInDoubt: a time-out, a dropped
- * connection, its 5xx or 429) is answered 503 `acquirer_in_doubt` with Retry-After (spec/common/acquirer.tsp
- * AcquirerNotConfigured; docs/api.md), not a 500: its intent stays open, so a retry with the same
- * Idempotency-Key resumes the same charge (intents.ts resumable), and without one the recovery job
- * reverses whatever was authorized within the lock plus one jobs interval.
- */
-async function inDoubtAnswered<T>(charge: ChargeDoc, call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (err) {
-    if (!(err instanceof AcquirerCallInDoubt)) throw err;
-    throw new DomainError(
-      "acquirer_in_doubt",
-      `The acquirer did not answer the authorization of charge ${charge.id} (${err.message.slice(0, 200)}). Its outcome is being settled: send the same request again with the same Idempotency-Key after the seconds in Retry-After, and it resumes this charge (never a second authorization) and answers what the acquirer decided. Without an Idempotency-Key nothing was stored, and whatever the acquirer authorized is reversed by the recovery job within IDEMPOTENCY_LOCK_SECONDS and one jobs interval.`,
-      { cause: err },
-    );
-  }
 }
 
 /** A `block` decision: the charge is `blocked` and the processor is never called. */
@@ -232,7 +213,9 @@ export function chargeCreation(ctx: ChargeContext) {
       capture: resumed?.capture ?? (capture && assessment.decision !== "review"),
       returnUrl: ctx.challengeLinks.returnUrl(charge.id),
     });
-    const auth = await inDoubtAnswered(charge, () =>
+    // Left in doubt, answered 503 `acquirer_in_doubt` (in-doubt.ts): the intent stays open for a retry with
+    // the same Idempotency-Key (resumable) or the recovery job (reverseUnrecorded).
+    const auth = await answeredInDoubt("authorization", charge.id, () =>
       ctx
         .processorFor(charge.livemode)
         .authorizeCard(
