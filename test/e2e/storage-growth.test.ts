@@ -21,7 +21,7 @@ const STATED = {
   requestLogRow: 550,
   event: 700,
   webhookTestEvent: 2_700,
-  charge: 7_000,
+  charge: 5_500,
 };
 
 let dir: string;

@@ -225,9 +225,14 @@ describe("every list and filter reads through an index", () => {
         const insert = db.prepare(
           `INSERT OR IGNORE INTO "${table}" (id, livemode, created_at, doc${columns.map((c) => `, "${c}"`).join("")}) VALUES (?, ?, ?, '{}'${columns.map(() => ", ?").join("")})`,
         );
+        // Timestamps as the store keeps them: integers of microseconds (store/sqlite/time.ts).
+        const specs: Record<string, { timestamps?: string[] }> = COLLECTIONS;
+        const spec = specs[table] ?? {};
+        const stamps = new Set((spec.timestamps ?? []).map((field) => `f_${field}`));
         for (let i = 0; i < ROWS; i++) {
-          const createdAt = new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString();
-          insert.run(`x_${i}`, i % 2, createdAt, ...columns.map((_, k) => `v${(i + k) % 50}`));
+          const createdAt = (Date.UTC(2026, 0, 1) + i * 60_000) * 1000;
+          const values = columns.map((c, k) => (stamps.has(c) ? createdAt + k : `v${(i + k) % 50}`));
+          insert.run(`x_${i}`, i % 2, createdAt, ...values);
         }
       }
     })();

@@ -45,6 +45,8 @@ export const TEST_COLLECTIONS: CollectionSpecs<TestDocs> = {
       // Most accounts never close: the "missing field" case, indexed sparsely (port.ts, IndexSpec).
       { fields: ["status", "closed_at"], sparse: true },
     ],
+    // Kept as integers by SQLite, like created_at (port.ts, CollectionSpec.timestamps): the same answers.
+    timestamps: ["closed_at"],
   },
   entries: { indexes: [{ fields: ["account_id"] }] },
 };

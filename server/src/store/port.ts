@@ -264,6 +264,14 @@ export interface CollectionSpec {
    * entries), and list() refuses it, so a new list cannot quietly scan the table.
    */
   unlisted?: boolean;
+  /**
+   * Indexed fields that hold a timestamp (domain/kernel/time.ts) or null, as created_at always does.
+   * SQLite keeps them, and created_at, as integers of microseconds in their columns and indexes (issue
+   * 36: 8 bytes instead of 27 in each), and refuses any other value in them; MongoDB keeps the text.
+   * Declaring one upgrades its column at the next open; keep it declared while any document holds it
+   * (a column of integers cannot tell a timestamp from a number once the declaration is gone).
+   */
+  timestamps?: string[];
 }
 
 export type CollectionSpecs<Docs> = { [C in keyof Docs]: CollectionSpec };

@@ -94,10 +94,10 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
 
   // Before the schema: its upgrades read documents through it (sqlite/compact.ts).
   registerDocJson(db);
-  const { hotFields, tables } = layoutOf(specs, options.deflateFrom);
+  const { tables } = layoutOf(specs, options.deflateFrom);
   const uniqueFields = memory
-    ? createSchema(db, specs, hotFields)
-    : db.transaction(() => createSchema(db, specs, hotFields)).immediate();
+    ? createSchema(db, specs, tables)
+    : db.transaction(() => createSchema(db, specs, tables)).immediate();
 
   /** The table of a collection the specs declare; anything else is refused before it reaches SQL. */
   function table(collection: string): Table {
@@ -202,7 +202,8 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
     explainList(collection, where, page) {
       const cursor = page.startingAfter ?? page.endingBefore;
       // The plan does not depend on the cursor's value, only on there being one.
-      return plan(listSql(table(collection), where, page, cursor === undefined ? undefined : "2026-01-01T00:00:00Z"));
+      // (A cursor's created_at is its column's integer, sqlite/time.ts.)
+      return plan(listSql(table(collection), where, page, cursor === undefined ? undefined : 0));
     },
 
     async transaction(fn) {

@@ -15,6 +15,7 @@ import { type AccountDoc, describeStoreConformance, TEST_COLLECTIONS, type TestD
 import { openMongoStore } from "./mongodb.ts";
 import type { BaseDoc, CollectionSpecs, Where } from "./port.ts";
 import { unpack } from "./sqlite/compact.ts";
+import { microsOf } from "./sqlite/time.ts";
 import { openSqliteStore } from "./sqlite.ts";
 
 describeStoreConformance("sqlite :memory:", async () =>
@@ -58,12 +59,12 @@ describe("sqlite file", () => {
   });
 });
 
-/** An account document of the conformance collections. */
+/** An account document of the conformance collections, created now (in the stored format: kernel/time.ts). */
 function docOf(id: string) {
   return {
     id,
     livemode: false,
-    created_at: new Date().toISOString(),
+    created_at: `${new Date().toISOString().slice(0, -1)}000Z`,
     owner: "o",
     status: "open" as const,
     balance: 1,
@@ -88,17 +89,26 @@ describe("sqlite file written by an earlier version", () => {
     old.exec(`CREATE INDEX "accounts__i__livemode__status" ON "accounts" (livemode, json_extract(doc, '$.status'))`);
     old.exec(`CREATE UNIQUE INDEX "accounts__u__email" ON "accounts" (json_extract(doc, '$.email'))`);
     const insert = old.prepare("INSERT INTO accounts (id, livemode, created_at, doc) VALUES (?, ?, ?, ?)");
-    for (const [id, status] of [
-      ["acc_1", "open"],
-      ["acc_2", "frozen"],
-    ] as const) {
-      const doc = { ...docOf(id), status };
-      insert.run(id, 0, doc.created_at, JSON.stringify(doc));
-    }
+    // Created_at as text; acc_0's in another form than the stored one (three decimals), an hour earlier.
+    const docs = [
+      { ...docOf("acc_0"), created_at: new Date(Date.now() - 3_600_000).toISOString() },
+      { ...docOf("acc_1"), status: "open" },
+      { ...docOf("acc_2"), status: "frozen" },
+    ];
+    for (const doc of docs) insert.run(doc.id, 0, doc.created_at, JSON.stringify(doc));
     old.close();
 
     const store = openSqliteStore({ path, collections: TEST_COLLECTIONS });
     expect((await store.findAll("accounts", { status: "frozen" })).map((d) => d.id)).toEqual(["acc_2"]);
+    // Its created_at now an integer (sqlite/time.ts): each document reads back as written, in the
+    // listing order, and a cursor and a created range find their rows.
+    for (const doc of docs) expect(await store.get("accounts", doc.id)).toStrictEqual(doc);
+    const page = await store.list("accounts", { livemode: false }, { limit: 2 });
+    expect(page.data.map((d) => d.id)).toEqual(["acc_2", "acc_1"]);
+    const next = await store.list("accounts", { livemode: false }, { limit: 2, startingAfter: "acc_1" });
+    expect(next.data).toStrictEqual([docs[0]]);
+    const earlier = await store.findAll("accounts", { created_at: { $lt: docs[1]?.created_at ?? "" } });
+    expect(earlier.map((d) => d.id)).toEqual(["acc_0"]);
     await expect(store.insert("accounts", { ...docOf("acc_3"), email: "acc_1@example.com" })).rejects.toMatchObject({
       key: "email",
     });
@@ -111,6 +121,9 @@ describe("sqlite file written by an earlier version", () => {
       sql: 'CREATE INDEX "accounts__i__livemode__status" ON "accounts" (livemode, "f_status")',
     });
     expect(JSON.stringify(indexes)).not.toContain("json_extract");
+    const columns = new Database(path, { readonly: true });
+    expect(columns.prepare("SELECT DISTINCT typeof(created_at) FROM accounts").pluck().all()).toEqual(["integer"]);
+    columns.close();
   });
 });
 
@@ -153,14 +166,15 @@ describe("sqlite documents", () => {
   it("read documents the previous layout kept whole, and rewrite them without the copies", async () => {
     const path = join(dir, "previous.db");
     openSqliteStore({ path, collections: TEST_COLLECTIONS }).close();
-    // What the version before this layout wrote: the same table and columns, the whole document in doc.
+    // What the version before this layout wrote: the same table and columns, the whole document in doc
+    // (created_at as this version's column holds it: the upgrade of the column is tested above).
     const old = new Database(path);
     const doc = docOf("acc_previous");
     old
       .prepare(
         'INSERT INTO accounts (id, livemode, created_at, doc, "f_email", "f_status", "f_balance", "f_closed_at") VALUES (?, 0, ?, ?, ?, ?, ?, NULL)',
       )
-      .run(doc.id, doc.created_at, JSON.stringify(doc), doc.email, doc.status, doc.balance);
+      .run(doc.id, microsOf(doc.created_at) ?? null, JSON.stringify(doc), doc.email, doc.status, doc.balance);
     old.close();
     const store = openSqliteStore({ path, collections: TEST_COLLECTIONS });
     expect(await store.get("accounts", "acc_previous")).toStrictEqual(doc);
@@ -173,6 +187,65 @@ describe("sqlite documents", () => {
     });
     await store.close();
     expect(Object.keys(stored(path, "acc_previous")).sort()).toEqual(["meta", "nickname", "owner", "vip"]);
+  });
+
+  // Issue 36, bytes per charge: timestamps as integers of microseconds (sqlite/time.ts).
+  it("keep timestamps as integers in their columns, and read them back as written", async () => {
+    const path = join(dir, "timestamps.db");
+    const store = openSqliteStore({ path, collections: TEST_COLLECTIONS });
+    const exact = { ...docOf("acc_exact"), closed_at: "2026-11-28T11:07:05.002002Z" };
+    const other = { ...docOf("acc_other"), created_at: "2026-11-28T11:07:05.002Z", closed_at: "2026-11-28T11:07:06Z" };
+    await store.insert("accounts", exact);
+    await store.insert("accounts", other);
+    expect(await store.get("accounts", "acc_exact")).toStrictEqual(exact);
+    expect(await store.get("accounts", "acc_other")).toStrictEqual(other);
+    const later = { closed_at: { $gt: "2026-11-28T11:07:05.002002Z" } };
+    expect((await store.findAll("accounts", later)).map((d) => d.id)).toEqual(["acc_other"]);
+    await expect(store.insert("accounts", { ...docOf("acc_bad"), closed_at: "yesterday" })).rejects.toThrow(
+      /closed_at must be a timestamp/,
+    );
+    await expect(store.insert("accounts", { ...docOf("acc_bad"), created_at: "2026" })).rejects.toThrow(
+      /created_at must be a timestamp/,
+    );
+    await store.close();
+    const check = new Database(path, { readonly: true });
+    const types = check.prepare(
+      "SELECT id, typeof(created_at) AS c, typeof(f_closed_at) AS f FROM accounts ORDER BY id",
+    );
+    expect(types.all()).toEqual([
+      { id: "acc_exact", c: "integer", f: "integer" },
+      { id: "acc_other", c: "integer", f: "integer" },
+    ]);
+    check.close();
+    // In the stored format a timestamp lives in its column only; in another form its document keeps the text.
+    expect(stored(path, "acc_exact")).not.toHaveProperty("closed_at");
+    expect(stored(path, "acc_exact")).not.toHaveProperty("created_at");
+    expect(stored(path, "acc_other")).toMatchObject({ created_at: other.created_at, closed_at: other.closed_at });
+  });
+
+  it("turn a field newly declared a timestamp into integers at open, and back into text when no index names it", async () => {
+    const path = join(dir, "declared.db");
+    const undeclared = { ...TEST_COLLECTIONS, accounts: { indexes: TEST_COLLECTIONS.accounts.indexes } };
+    const doc = { ...docOf("acc_declared"), closed_at: "2026-11-28T11:07:05.002002Z" };
+    const before = openSqliteStore({ path, collections: undeclared });
+    await before.insert("accounts", doc);
+    await before.close();
+    const declared = openSqliteStore({ path, collections: TEST_COLLECTIONS });
+    expect(await declared.get("accounts", "acc_declared")).toStrictEqual(doc);
+    expect(await declared.findAll("accounts", { closed_at: { $gte: doc.closed_at } })).toStrictEqual([doc]);
+    await declared.close();
+    const check = new Database(path, { readonly: true });
+    expect(check.prepare("SELECT typeof(f_closed_at) FROM accounts").pluck().get()).toBe("integer");
+    check.close();
+    // No index names it any more: the text goes back into the document, and the column goes.
+    const unindexed: CollectionSpecs<TestDocs> = {
+      ...TEST_COLLECTIONS,
+      accounts: { ...TEST_COLLECTIONS.accounts, indexes: TEST_COLLECTIONS.accounts.indexes.slice(0, 3) },
+    };
+    const after = openSqliteStore({ path, collections: unindexed });
+    expect(await after.get("accounts", "acc_declared")).toStrictEqual(doc);
+    await after.close();
+    expect(stored(path, "acc_declared")).toHaveProperty("closed_at", doc.closed_at);
   });
 
   // Issue 36, bytes per charge: a long document is stored deflated against its collection's dictionary.
@@ -232,7 +305,7 @@ describe("sqlite indexes", () => {
   it("leave the documents without a sparse index's last field out of it, and use it for a range on that field", async () => {
     const store = openSqliteStore({ path: ":memory:", collections: TEST_COLLECTIONS });
     const explain = (where: Where<AccountDoc>) => store.explain("accounts", where as Where<BaseDoc>).join(" | ");
-    const plan = explain({ status: "closed", closed_at: { $lte: "2024" } });
+    const plan = explain({ status: "closed", closed_at: { $lte: "2024-01-01T00:00:00.000000Z" } });
     expect(plan).toContain("USING INDEX accounts__i__status__closed_at");
     // Without a condition a null cannot meet, the index cannot answer: the query does not use it.
     expect(explain({ status: "closed", closed_at: null })).not.toContain("accounts__i__status__closed_at");
@@ -296,7 +369,13 @@ describe("sqlite indexes", () => {
       const old = openSqliteStore({ path, collections: before });
       await old.insert("accounts", account("acc_1", true));
       await old.insert("accounts", account("acc_2", false));
-      await old.insert("entries", { id: "ent_1", livemode: false, created_at: "2026", account_id: "acc_1", amount: 5 });
+      await old.insert("entries", {
+        id: "ent_1",
+        livemode: false,
+        created_at: "2026-11-28T00:00:00.000000Z",
+        account_id: "acc_1",
+        amount: 5,
+      });
       await old.close();
       expect(indexes().has("entries__list")).toBe(true);
       expect(indexes().get("accounts__i__vip__created_at")).not.toContain("WHERE");
@@ -329,7 +408,8 @@ describe("sqlite file at rest", () => {
   const account = (id: string, nickname: string) => ({
     id,
     livemode: false,
-    created_at: new Date().toISOString(),
+    // In the stored format, so the document stays short enough to be kept as text (sqlite/compact.ts).
+    created_at: `${new Date().toISOString().slice(0, -1)}000Z`,
     owner: "o",
     status: "open" as const,
     balance: 1,

@@ -206,10 +206,11 @@ export const chargeCollections = {
   // listRefunds: a charge's refunds in the listing order straight from the index; without created_at, id
   // SQLite (no statistics) walks the whole environment's listing index instead (issue 36).
   refunds: collection<RefundDoc>([{ fields: ["charge_id", "created_at", "id"] }]),
-  // Read by id, request key and the recovery job's queue only: unlisted (no listing index, issue 36).
+  // Read by id, request key and the recovery job's queue only: unlisted (no listing index, issue 36);
+  // the queue's locked_until an integer in its column and index (store/port.ts, CollectionSpec.timestamps).
   acquirer_intents: collection<AcquirerIntentDoc>(
     [{ fields: ["livemode", "state", "locked_until"] }, { fields: ["request_key"], sparse: true }],
-    { unlisted: true },
+    { unlisted: true, timestamps: ["locked_until"] },
   ),
 };
 

@@ -34,8 +34,9 @@ export interface IdempotencyDoc extends BaseDoc {
 }
 
 export const idempotencyCollections = {
-  // Read by key only, swept by expiry: unlisted, so no listing index (issue 36, bytes per charge).
-  idempotency: collection<IdempotencyDoc>([{ fields: ["expires_at"] }], { unlisted: true }),
+  // Read by key only, swept by expiry: unlisted, so no listing index (issue 36, bytes per charge); the
+  // expiry an integer in its column and index (store/port.ts, CollectionSpec.timestamps).
+  idempotency: collection<IdempotencyDoc>([{ fields: ["expires_at"] }], { unlisted: true, timestamps: ["expires_at"] }),
 };
 
 /** The transaction as an outcome recorder sees it: it writes the request's idempotency record. */

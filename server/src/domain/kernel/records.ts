@@ -9,11 +9,20 @@ export interface Collection<T extends BaseDoc> {
   indexes: IndexSpec[];
   /** Nothing lists it: no listing index (store/port.ts, CollectionSpec). */
   unlisted?: boolean;
+  /** Its indexed fields that hold a timestamp or null (store/port.ts, CollectionSpec). */
+  timestamps?: string[];
   readonly doc?: T;
 }
 
-export function collection<T extends BaseDoc>(indexes: IndexSpec[], options?: { unlisted: true }): Collection<T> {
-  return options?.unlisted ? { indexes, unlisted: true } : { indexes };
+export function collection<T extends BaseDoc>(
+  indexes: IndexSpec[],
+  options: { unlisted?: true; timestamps?: (keyof T & string)[] } = {},
+): Collection<T> {
+  return {
+    indexes,
+    ...(options.unlisted ? { unlisted: true } : {}),
+    ...(options.timestamps ? { timestamps: options.timestamps } : {}),
+  };
 }
 
 /** The document type of each collection in a registry of `collection()`s. */

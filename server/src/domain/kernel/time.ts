@@ -1,6 +1,7 @@
 // Timestamps are RFC 3339 UTC strings with microsecond precision (`2026-11-21T10:15:30.123000Z`).
 // Stored as strings they sort lexicographically, which the store's list order and range queries rely
-// on, so every stored timestamp uses this one format.
+// on, so every stored timestamp uses this one format. (SQLite keeps created_at and the timestamps a
+// collection declares as integers of microseconds, store/sqlite/time.ts: the same order, the same text back.)
 
 /** A date in the stored format. */
 export function iso(date: Date): string {

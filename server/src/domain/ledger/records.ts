@@ -151,7 +151,8 @@ export const ledgerCollections = {
       { fields: ["created_at", "id"], where: { posting_id: null } },
       { fields: ["source_id", "type"], where: { posting_id: null } },
     ],
-    { unlisted: true },
+    // An integer in its column and index (store/port.ts, CollectionSpec.timestamps; issue 36).
+    { unlisted: true, timestamps: ["available_on"] },
   ),
   balances: collection<BalanceDoc>([{ fields: ["merchant_id"] }]),
   // listBalanceTransactions: every filter is served by an index (issue 36 measures them): the merchant's

@@ -19,7 +19,7 @@ import {
   type Where,
 } from "../port.ts";
 import { clause, listSql, selectSql, whereSql } from "./query.ts";
-import { columnValue, decode, encode, type Param, SYSTEM_COLUMNS, type Table } from "./schema.ts";
+import { columnOf, decode, encode, type Param, SYSTEM_COLUMNS, type Table } from "./schema.ts";
 
 /** Synchronous forms of the port's operations, over loosely typed documents. */
 export interface SyncOps {
@@ -36,7 +36,7 @@ export interface SyncOps {
 /**
  * A prepared statement as this module runs it: positional parameters, and rows as arrays of column
  * values (`raw`), a document's in Table.select's order — or one value where a query selects one column
- * (`pluck`: a cursor's created_at), which its caller reads as unknown and checks.
+ * (`pluck`: a cursor's created_at, an integer: time.ts), which its caller reads as unknown and checks.
  */
 type Statement = Database.Statement<Param[], Row>;
 type Row = Param[];
@@ -138,8 +138,8 @@ export function connectionOps(
     insert(collection, doc) {
       const t = table(collection);
       const fields = assertDoc(doc);
-      const params: Param[] = [doc.id, doc.livemode ? 1 : 0, doc.created_at, encode(t, doc)];
-      for (const field of t.hot.keys()) params.push(columnValue(fields[field]));
+      const params: Param[] = [doc.id, doc.livemode ? 1 : 0, columnOf(t, "created_at", doc.created_at), encode(t, doc)];
+      for (const field of t.hot.keys()) params.push(columnOf(t, field, fields[field]));
       try {
         insertStatement(t).run(...params);
       } catch (error) {
@@ -165,15 +165,15 @@ export function connectionOps(
       const t = table(collection);
       assertPage(page);
       const cursor = page.startingAfter ?? page.endingBefore;
-      let createdAt: string | undefined;
+      let createdAt: number | undefined;
       if (cursor !== undefined) {
         // Looked up in the environment only, whatever the filter (Page in port.ts).
         const cursorParams: Param[] = [cursor];
         const environment = where.livemode === undefined ? {} : { livemode: where.livemode };
         const located = clause(["id = ?", ...whereSql(t, environment, cursorParams)]);
-        // One column, plucked: the value itself (a TEXT NOT NULL column, so a string when the row exists).
+        // One column, plucked: the value itself (an INTEGER NOT NULL column, so a number when the row exists).
         const found: unknown = statement(`SELECT created_at FROM "${collection}"${located}`).get(...cursorParams);
-        if (typeof found !== "string") {
+        if (typeof found !== "number") {
           throw new UnknownCursorError(
             collection,
             page.startingAfter === undefined ? "endingBefore" : "startingAfter",
@@ -213,7 +213,7 @@ export function connectionOps(
         const column = SYSTEM_COLUMNS.has(field) ? field : t.hot.get(field);
         if (column === undefined) return;
         columns.push(`${column} = ?`);
-        params.push(field === "livemode" ? (updated.livemode ? 1 : 0) : columnValue(doc[field]));
+        params.push(field === "livemode" ? (updated.livemode ? 1 : 0) : columnOf(t, field, doc[field]));
       };
       for (const [field] of set) changed(field);
       for (const [field] of inc) changed(field);

@@ -5,6 +5,7 @@ import { assertLimit, assertOrder, type Term, terms } from "../common.ts";
 import type { BaseDoc, Order, Page, Scalar, Where } from "../port.ts";
 import { docJson } from "./compact.ts";
 import { type Param, SYSTEM_COLUMNS, type Table } from "./schema.ts";
+import { timeColumn } from "./time.ts";
 
 /** Field names are checked identifiers (common.ts), so inlining them into the JSON path is safe. */
 export function expression(table: Table, field: string): string {
@@ -18,15 +19,32 @@ export function expression(table: Table, field: string): string {
  * as 1/0 (a field must therefore not mix booleans with the numbers 0 and 1). Null is never bound: it
  * becomes IS NULL, which also matches a missing field.
  */
-function bind(value: Exclude<Scalar, null>): Param {
+function bindScalar(value: Exclude<Scalar, null>): Param {
   if (typeof value === "boolean") return value ? 1 : 0;
   return value;
+}
+
+/**
+ * Below every timestamp's integer (time.ts keeps them safe integers): what the empty string is among
+ * texts, so `{ $gt: "" }`, the port's way to ask for any value at all (a queue's present timestamps),
+ * keeps its meaning on an integer column.
+ */
+const BELOW_EVERY_TIMESTAMP = Number.MIN_SAFE_INTEGER - 1;
+
+/** A timestamp compared with a timestamp's column: its integer (time.ts), "" below them all. */
+function timeBound(field: string, value: Exclude<Scalar, null>): Param {
+  return value === "" ? BELOW_EVERY_TIMESTAMP : timeColumn(field, value);
 }
 
 const COMPARISONS = { lt: "<", lte: "<=", gt: ">", gte: ">=" } as const;
 
 function termSql(table: Table, term: Term, params: Param[]): string {
   const e = expression(table, term.field);
+  // A timestamp's column holds an integer (time.ts): the value compared with it is one too.
+  const bind =
+    term.field === "created_at" || table.timestamps.has(term.field)
+      ? (value: Exclude<Scalar, null>): Param => timeBound(term.field, value)
+      : bindScalar;
   switch (term.op) {
     case "eq":
       if (term.value === null) return `${e} IS NULL`;
@@ -90,14 +108,15 @@ export function selectSql(
 
 /**
  * The SELECT list runs on table `t` for one page (port.ts, Page): newest first, or oldest first before
- * a cursor (endingBefore), `cursorCreatedAt` being the cursor document's created_at; one row more
+ * a cursor (endingBefore), `cursorCreatedAt` being the cursor document's created_at (its column's
+ * integer, time.ts); one row more
  * than the page, which says whether there are more.
  */
 export function listSql(
   t: Table,
   where: Where<BaseDoc>,
   page: Page,
-  cursorCreatedAt: string | undefined,
+  cursorCreatedAt: number | undefined,
 ): { sql: string; params: Param[] } {
   const params: Param[] = [];
   const conditions = whereSql(t, where, params);
