@@ -23,8 +23,11 @@ import type { BalanceDoc, LedgerEntryDoc, LedgerTx, PostingDoc, PostingType } fr
  * Whether a posting's line is kept as a ledger entry as well: a credit to a merchant's `pending` bucket,
  * the one kind of line with a state of its own (settled, drawn). Also the audit's rule (verify.ts).
  */
-export function isPendingCredit(line: { account: string; amount: number }): boolean {
-  return line.amount > 0 && parseMerchantAccount(line.account)?.bucket === "pending";
+export function isPendingCredit(line: { account: Account | string; amount: number }): boolean {
+  if (line.amount <= 0) return false;
+  // A stored line names its account; a new one carries it (no parsing on the posting's path).
+  const account = typeof line.account === "string" ? parseMerchantAccount(line.account) : line.account;
+  return account !== null && "merchantId" in account && account.bucket === "pending";
 }
 
 /** A merchant's balance in one currency is stored under this id. */
@@ -137,15 +140,14 @@ export async function postPosting(
     fee: input.fee ?? 0,
   };
   const entries = input.lines.flatMap((line): LedgerEntryDoc[] => {
-    const account = accountName(line.account);
-    if (!("merchantId" in line.account) || !isPendingCredit({ account, amount: line.amount })) return [];
+    if (!("merchantId" in line.account) || !isPendingCredit(line)) return [];
     return [
       {
         id: newId("le"),
         livemode: input.livemode,
         created_at: at,
         posting_id: posting.id,
-        account,
+        account: accountName(line.account),
         merchant_id: line.account.merchantId,
         currency: input.currency,
         bucket: "pending",
