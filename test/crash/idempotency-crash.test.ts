@@ -271,10 +271,12 @@ describe.each([1, 2])("idempotency across kill -9 with WORKERS=%i", { timeout: 9
         lost_acknowledged_writes: 0,
       });
 
-      // The ledger still balances: each bucket equals the sum of its entries, and refunds match charges.
+      // The ledger still balances: each bucket equals the sum of its account's lines in the postings (the
+      // one record of each movement), and refunds match charges.
       const [balance] = await store.findAll("balances", { merchant_id: merchant.id });
-      const entries = await store.findAll("ledger_entries", { merchant_id: merchant.id }, 100_000);
-      const sum = (bucket: string) => entries.filter((e) => e.bucket === bucket).reduce((s, e) => s + e.amount, 0);
+      const lines = (await store.findAll("postings", { merchant_id: merchant.id }, 100_000)).flatMap((p) => p.lines);
+      const sum = (bucket: string) =>
+        lines.filter((l) => l.account === `merchant:${merchant.id}:${bucket}`).reduce((s, l) => s + l.amount, 0);
       expect(balance?.available).toBe(sum("available"));
       expect(balance?.pending).toBe(sum("pending"));
       for (const c of charges) {

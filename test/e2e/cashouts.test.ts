@@ -41,11 +41,13 @@ describe.skipIf(ACQUIRER === "adyen")("cashouts", () => {
     return (page.data?.data ?? []).filter((e) => "cashout_id" in e && e.cashout_id === cashoutId);
   }
 
-  /** The merchant's ledger entries (which the API does not list) add up to the balance it shows, bucket by bucket. */
+  /** The merchant's postings' lines (which the API does not list) add up to the balance it shows, bucket by bucket. */
   async function expectLedgerBalances(merchantId: string, currency: string) {
-    const entries = await server.running.store.findAll("ledger_entries", { merchant_id: merchantId, currency }, 10_000);
+    const postings = await server.running.store.findAll("postings", { merchant_id: merchantId, currency }, 10_000);
+    const lines = postings.flatMap((p) => p.lines);
     const balance = (await balanceOf(merchantId))?.find((b) => b.currency === currency);
-    const sum = (bucket: string) => entries.filter((e) => e.bucket === bucket).reduce((s, e) => s + e.amount, 0);
+    const sum = (bucket: string) =>
+      lines.filter((l) => l.account === `merchant:${merchantId}:${bucket}`).reduce((s, l) => s + l.amount, 0);
     expect(sum("available")).toBe(balance?.available);
     expect(sum("pending")).toBe(balance?.pending);
     expect(balance?.available).toBeGreaterThanOrEqual(0);
@@ -538,11 +540,12 @@ describe.runIf(ACQUIRER === "adyen")("cashouts through Adyen", () => {
     );
     expect(failed).toHaveLength(2);
     // Each cashout's amount came back by one balanced posting (creditAvailable has none: no full verify).
-    const entries = await server.running.store.findAll("ledger_entries", { merchant_id: merchant.id }, 1000);
+    const postings = await server.running.store.findAll("postings", { merchant_id: merchant.id }, 1000);
     for (const id of [submission, confirmation]) {
-      const mine = entries.filter((e) => e.source_id === id);
+      const mine = postings.filter((p) => p.source_id === id).flatMap((p) => p.lines);
+      const merchantLines = mine.filter((l) => l.account.startsWith("merchant:"));
       expect(
-        mine.reduce((sum, e) => sum + e.amount, 0),
+        merchantLines.reduce((sum, l) => sum + l.amount, 0),
         id,
       ).toBe(0);
     }

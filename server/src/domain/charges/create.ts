@@ -312,7 +312,7 @@ export function chargeCreation(ctx: ChargeContext) {
     options: ChargeCreateOptions,
   ) {
     return commit(store, caller, async (tx) => {
-      if (intent) await ctx.intents.resolve(tx, intent, "committed");
+      if (intent) await ctx.intents.resolve(tx, intent, "committed", charge);
       await tx.insert("charges", charge);
       ctx.reached(tx, charge);
       // The evaluation and its `fraud.evaluated` event commit with the charge, before its own events.

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { testDomain } from "../../../test-support/domain.ts";
 import { createSimulatorProcessor, type SimulatorProcessor } from "../../adapters/processor-simulator.ts";
 import type { OutcomeRecorder } from "../kernel/commit.ts";
+import { keptOnceResolved } from "./intents.ts";
 import type { Processor } from "./processor.ts";
 
 // Crash safety toward the acquirer (intents.ts): a call whose answer is lost (the instance dies after
@@ -89,6 +90,41 @@ describe("acquirer intents", () => {
     expect(counts.applied.authorize).toEqual({ [chargeId]: 1 });
     expect(Object.values(counts.applied.reverse)).toEqual([1]);
     expect(await w.charges()).toEqual([]);
+  });
+
+  it("a charge decided by its first call keeps no intent; later calls' intents are kept, resolved", async () => {
+    const w = await world();
+    const captured = await w.charge();
+    const held = await w.charge(false);
+    expect(captured.status).toBe("captured");
+    expect(held.status).toBe("authorized");
+    // Deleted in the charge's transaction: nothing reads it again (intents.ts keptOnceResolved).
+    expect(await w.store.findAll("acquirer_intents", { livemode: true }, 10)).toEqual([]);
+    await w.domain.charges.capture(w.caller, held.id);
+    const kept = await w.store.findAll("acquirer_intents", { livemode: true }, 10);
+    expect(kept).toEqual([expect.objectContaining({ id: `${held.id}:capture`, state: "resolved" })]);
+    // Later calls are keyed on their own operation: a refund of each works and the money adds up.
+    await w.domain.charges.refund(w.caller, captured.id, { amount: 400 });
+    expect((await w.verify()).differences).toEqual([]);
+  });
+
+  it("keeps a resolved intent unless it is a creation's first call that decided its charge", () => {
+    const create = { operation: "authorize", finish: "create", attempts: 1 } as const;
+    for (const status of ["authorized", "captured", "declined"] as const) {
+      expect(keptOnceResolved(create, "committed", status)).toBe(false);
+    }
+    // The acquirer's AUTHORISATION decides these later, from the intent's `capture`.
+    expect(keptOnceResolved(create, "committed", "pending")).toBe(true);
+    expect(keptOnceResolved(create, "committed", "requires_action")).toBe(true);
+    // A call in doubt that was resumed or recovered, and anything not committed as sent, stay on record.
+    expect(keptOnceResolved({ ...create, attempts: 2 }, "committed", "captured")).toBe(true);
+    expect(keptOnceResolved(create, "reversed", "captured")).toBe(true);
+    expect(keptOnceResolved(create, "conflict", "captured")).toBe(true);
+    // Captures, voids, reviews, refunds and 3-D Secure completions: their key guards a second request.
+    expect(keptOnceResolved({ ...create, operation: "capture", finish: "capture" }, "committed", "captured")).toBe(
+      true,
+    );
+    expect(keptOnceResolved({ ...create, finish: "authenticate" }, "committed", "captured")).toBe(true);
   });
 
   it("a retry with the same Idempotency-Key resumes the same charge: one authorization, one capture", async () => {

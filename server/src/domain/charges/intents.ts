@@ -4,7 +4,7 @@ import { DomainError } from "../kernel/errors.ts";
 import type { DomainLog } from "../kernel/log.ts";
 import { iso } from "../kernel/time.ts";
 import { type AcquirerOperation, acquirerKey, type CardAuthorizationRequest } from "./processor.ts";
-import type { AcquirerIntentDoc, ChargeStore, ChargeTx, IntentFinish } from "./records.ts";
+import type { AcquirerIntentDoc, ChargeStatus, ChargeStore, ChargeTx, IntentFinish } from "./records.ts";
 
 // Crash safety toward the acquirer (docs/acquirer-port.md "Intents: crash safety toward the acquirer").
 // An outside call cannot join a store transaction, so every call that moves money at the acquirer goes
@@ -23,6 +23,42 @@ import type { AcquirerIntentDoc, ChargeStore, ChargeTx, IntentFinish } from "./r
 // The lock is IDEMPOTENCY_LOCK_SECONDS, the time no request is expected to outlast: every intent is
 // resolved within that lock plus one jobs interval (JOBS_INTERVAL_SECONDS) of the crash, on its
 // environment's clock (the sandbox clock's advance brings sandbox intents due at once).
+
+// What a resolved intent is still needed for, and so how long it is kept (docs/operating.md "Storage per
+// request"). An unresolved intent is never deleted: it is the only trace of a call that may have moved money.
+// Once resolved, an intent is read again only by:
+// - a late notification about a charge that was never stored (acquirer-outcomes.ts ourReversal): the
+//   `reversed` intent is what says the reversal was ours;
+// - the acquirer's AUTHORISATION for a card charge it took undecided (`pending`) or a challenge's return
+//   (`requires_action`): the intent's `capture` says what the request asked (authorizeUndecided);
+// - a retry, with the same Idempotency-Key, of a capture or void the recovery job completed (capture.ts
+//   completedFor), and a second capture, void, review or 3-D Secure return racing the first: the intent's id
+//   is the call's key, so while it stands a second request cannot send the call again (open() refuses it);
+// - the crash suites and an operator, counting what the recovery job did (attempts > 1, `conflict`).
+// None of these concerns the intent of a charge's creation whose first call (attempts 1) decided the charge
+// (authorized, captured or declined) and committed with it: the charge id is new, so nothing else ever
+// opens that intent again (a later capture, void or refund is keyed on its own operation, processor.ts
+// acquirerKey), a retry with the same Idempotency-Key is answered from the key's stored answer (written in
+// the same transaction), and a notification about it reads the charge. That intent, nearly every charge's
+// only one (~600 bytes with its indexes, issue 36), is deleted in the charge's transaction instead of being
+// marked resolved; every other resolved intent is kept for good (they are few: one per later capture, void,
+// review or refund, and the crash cases).
+
+/**
+ * Whether an intent being resolved with `resolution`, in the transaction that records its charge in
+ * `chargeStatus`, must be kept (the reasons above); false: it is deleted instead.
+ */
+export function keptOnceResolved(
+  intent: Pick<AcquirerIntentDoc, "operation" | "finish" | "attempts">,
+  resolution: AcquirerIntentDoc["resolution"],
+  chargeStatus: ChargeStatus,
+): boolean {
+  const createdAndDecided =
+    intent.operation === "authorize" &&
+    intent.finish === "create" &&
+    (chargeStatus === "authorized" || chargeStatus === "captured" || chargeStatus === "declined");
+  return !(createdAndDecided && resolution === "committed" && intent.attempts === 1);
+}
 
 export interface IntentDeps {
   store: ChargeStore;
@@ -156,7 +192,17 @@ export function acquirerIntents(deps: IntentDeps): AcquirerIntents {
      * Marks the intent resolved inside the transaction that commits its outcome, conditionally on the
      * state it was taken in: a request's intent taken over by the recovery job can no longer commit.
      */
-    async resolve(tx: ChargeTx, intent: AcquirerIntentDoc, resolution: AcquirerIntentDoc["resolution"]): Promise<void> {
+    async resolve(
+      tx: ChargeTx,
+      intent: AcquirerIntentDoc,
+      resolution: AcquirerIntentDoc["resolution"],
+      charge?: { status: ChargeStatus },
+    ): Promise<void> {
+      if (charge && !keptOnceResolved(intent, resolution, charge.status)) {
+        // Conditional like the update below: an intent the recovery job took over is its to resolve.
+        if (!(await tx.delete("acquirer_intents", intent.id, { state: intent.state }))) throw conflict();
+        return;
+      }
       const done = await tx.update(
         "acquirer_intents",
         intent.id,
@@ -273,9 +319,16 @@ export interface AcquirerIntents {
   open(fields: IntentFields): Promise<AcquirerIntentDoc>;
   /**
    * Marks the intent resolved inside the transaction that commits its outcome, conditionally on the
-   * state it was taken in: a request's intent taken over by the recovery job can no longer commit.
+   * state it was taken in: a request's intent taken over by the recovery job can no longer commit. Given
+   * the charge as that transaction records it, deletes the intent instead when nothing needs it any more
+   * (keptOnceResolved).
    */
-  resolve(tx: ChargeTx, intent: AcquirerIntentDoc, resolution: AcquirerIntentDoc["resolution"]): Promise<void>;
+  resolve(
+    tx: ChargeTx,
+    intent: AcquirerIntentDoc,
+    resolution: AcquirerIntentDoc["resolution"],
+    charge?: { status: ChargeStatus },
+  ): Promise<void>;
   /** Resolves the intent on its own (a refund's call, after the refund's transaction; a reversal). */
   resolveAlone(intent: AcquirerIntentDoc, resolution: AcquirerIntentDoc["resolution"]): Promise<boolean>;
   /**

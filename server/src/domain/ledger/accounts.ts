@@ -1,5 +1,5 @@
 // The chart of accounts (DESIGN §8, issue 30). Every line of a posting names one of these. Each account's
-// balance is the sum of its entries; the lines of every posting add up to zero, so all accounts together
+// balance is the sum of its lines; the lines of every posting add up to zero, so all accounts together
 // always add up to zero in each currency. Signs follow from that:
 //
 // - merchant:<id>:pending, merchant:<id>:available: what the platform owes the merchant, not yet and

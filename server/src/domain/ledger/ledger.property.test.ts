@@ -4,7 +4,7 @@ import { testDomain } from "../../../test-support/domain.ts";
 import { DomainError } from "../kernel/errors.ts";
 
 // Property-based tests of the ledger invariants: whatever sequence of charges, captures, voids, refunds and
-// local payments happens — some of them concurrently — every balance equals the sum of its ledger entries,
+// local payments happens — some of them concurrently — every balance equals the sum of its postings' lines,
 // nothing is negative, and refunds never exceed captures.
 
 const CURRENCIES = ["USD", "JPY", "KWD"] as const;
@@ -106,12 +106,16 @@ async function run(world: World, cmd: Command): Promise<void> {
 async function checkInvariants(world: World) {
   const { store } = world;
   const balances = await store.findAll("balances", {}, 10_000);
-  const entries = await store.findAll("ledger_entries", {}, 100_000);
+  // Each movement is recorded once, as its posting's lines (postings.ts): the balances are their sums.
+  const lines = (await store.findAll("postings", {}, 100_000)).flatMap((p) =>
+    p.lines.map((l) => ({ ...l, currency: p.currency })),
+  );
   for (const b of balances) {
     expect(b.available).toBeGreaterThanOrEqual(0);
     expect(b.pending).toBeGreaterThanOrEqual(0);
-    const mine = entries.filter((e) => e.merchant_id === b.merchant_id && e.currency === b.currency);
-    const sum = (bucket: string) => mine.filter((e) => e.bucket === bucket).reduce((s, e) => s + e.amount, 0);
+    const mine = lines.filter((l) => l.currency === b.currency);
+    const sum = (bucket: string) =>
+      mine.filter((l) => l.account === `merchant:${b.merchant_id}:${bucket}`).reduce((s, l) => s + l.amount, 0);
     expect(sum("available")).toBe(b.available);
     expect(sum("pending")).toBe(b.pending);
   }

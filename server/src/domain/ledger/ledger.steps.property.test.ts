@@ -11,8 +11,8 @@ import { verifyLedger } from "./verify.ts";
 // failed, canceled), cancels and disputes (chargebacks and inquiries opened, evidence submitted, accepted,
 // decided, escalated, deadlines passed; issue 31), in production (captures wait in `pending`) and in the
 // sandbox, with every invariant checked after each step:
-// - verifyLedger finds no difference (postings balance and are their entries, each balance is the sum of
-//   its account's entries and not negative unless a chargeback overdrew it, all accounts add up to zero, in
+// - verifyLedger finds no difference (postings balance, pending credits have their entries, each balance is
+//   the sum of its account's lines and not negative unless a chargeback overdrew it, all accounts add up to zero, in
 //   transit / paid out / acquirer clearing agree with the cashouts, charges and disputes);
 // - money is conserved: what a merchant holds is what it captured, less refunds, live cashouts, the
 //   amounts of chargebacks not won and every dispute fee;

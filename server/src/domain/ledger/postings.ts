@@ -2,7 +2,7 @@ import type { Where } from "../../store/port.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { DomainError } from "../kernel/errors.ts";
 import { newId } from "../kernel/ids.ts";
-import { type Account, accountName, type MerchantBucket } from "./accounts.ts";
+import { type Account, accountName, type MerchantBucket, parseMerchantAccount } from "./accounts.ts";
 import { balanceTransactionOf } from "./balance-transactions.ts";
 import type { BalanceDoc, LedgerEntryDoc, LedgerTx, PostingDoc, PostingType } from "./records.ts";
 
@@ -11,6 +11,24 @@ import type { BalanceDoc, LedgerEntryDoc, LedgerTx, PostingDoc, PostingType } fr
 // balance with one conditional update, so no bucket goes below zero whatever runs concurrently (unless
 // the line says it may: the documented exception, below). The posting, its lines and the balance change
 // are written in the caller's transaction, with the change that caused them: all of it or none.
+
+// One record holds each fact (issue 36, bytes per charge): a posting's lines are its accounts' movements,
+// and nothing copies them. A line gets a record of its own (a ledger entry) only when something changes
+// about it after the posting: a capture credit waiting in a merchant's `pending` bucket, which settles
+// later (ledger.ts settleDue) and which refunds draw on meanwhile (drawFromPendingCredit). Every other line
+// lives in its posting alone; balances and the audit (verify.ts) add up postings' lines. Databases written
+// before kept an entry for every line: those still read, and the audit takes them as the copies they are.
+
+/**
+ * Whether a posting's line is kept as a ledger entry as well: a credit to a merchant's `pending` bucket,
+ * the one kind of line with a state of its own (settled, drawn). Also the audit's rule (verify.ts).
+ */
+export function isPendingCredit(line: { account: Account | string; amount: number }): boolean {
+  if (line.amount <= 0) return false;
+  // A stored line names its account; a new one carries it (no parsing on the posting's path).
+  const account = typeof line.account === "string" ? parseMerchantAccount(line.account) : line.account;
+  return account !== null && "merchantId" in account && account.bucket === "pending";
+}
 
 /** A merchant's balance in one currency is stored under this id. */
 export const balanceId = (merchantId: string, currency: string) => `${merchantId}:${currency}`;
@@ -88,7 +106,7 @@ export function assertBalanced(lines: readonly Line[]): void {
 /**
  * Writes one posting inside `tx`: checks it balances, changes the merchant's balance (a debit its bucket
  * does not cover throws `insufficient_balance`, which rolls the whole transaction back), and inserts the
- * posting and one entry per line.
+ * posting and an entry for each pending credit among its lines (isPendingCredit), returned as `entries`.
  */
 export async function postPosting(
   tx: LedgerTx,
@@ -121,25 +139,26 @@ export async function postPosting(
     lines: input.lines.map((l) => ({ account: accountName(l.account), amount: l.amount })),
     fee: input.fee ?? 0,
   };
-  const entries = input.lines.map((line): LedgerEntryDoc => {
-    const bucket = "merchantId" in line.account && line.account.bucket !== "disputed" ? line.account.bucket : null;
-    const credit = bucket === "pending" && line.amount > 0;
-    return {
-      id: newId("le"),
-      livemode: input.livemode,
-      created_at: at,
-      posting_id: posting.id,
-      account: accountName(line.account),
-      merchant_id: "merchantId" in line.account ? line.account.merchantId : null,
-      currency: input.currency,
-      bucket,
-      amount: line.amount,
-      type: input.type,
-      source_id: input.sourceId,
-      available_on: credit ? (line.availableOn ?? null) : null,
-      settled: credit ? false : null,
-      drawn: credit ? 0 : null,
-    };
+  const entries = input.lines.flatMap((line): LedgerEntryDoc[] => {
+    if (!("merchantId" in line.account) || !isPendingCredit(line)) return [];
+    return [
+      {
+        id: newId("le"),
+        livemode: input.livemode,
+        created_at: at,
+        posting_id: posting.id,
+        account: accountName(line.account),
+        merchant_id: line.account.merchantId,
+        currency: input.currency,
+        bucket: "pending",
+        amount: line.amount,
+        type: input.type,
+        source_id: input.sourceId,
+        available_on: line.availableOn ?? null,
+        settled: false,
+        drawn: 0,
+      },
+    ];
   });
   await tx.insert("postings", posting);
   for (const entry of entries) await tx.insert("ledger_entries", entry);

@@ -50,8 +50,10 @@ export interface PostingDoc extends BaseDoc {
 }
 
 /**
- * One line of a posting, kept as its own record so that each account's entries can be found and added up
- * (a merchant's balance always equals the sum of its entries in each bucket). `amount` is signed:
+ * A line of a posting that changes after the posting, kept as its own record: a capture credit waiting in
+ * a merchant's `pending` bucket (postings.ts isPendingCredit), which the settlement job moves and refunds
+ * draw on. Every other line is in its posting only (issue 36: one record for each fact); databases written
+ * before hold an entry for every line, still read (verify.ts takes them as copies). `amount` is signed:
  * credits positive, debits negative.
  */
 export interface LedgerEntryDoc extends BaseDoc {
@@ -135,7 +137,8 @@ export const ledgerCollections = {
   // By source only (the upgrade's check for a paid cashout's posting): every index is written by every
   // capture, so the balance transactions list adds its own when it lands.
   // Postings and entries are never listed (the API lists balance transactions; the audit, verify.ts,
-  // walks them by id): unlisted, so no listing index (issue 36, bytes per charge).
+  // walks them by id): unlisted, so no listing index (issue 36, bytes per charge). Entries are only the
+  // pending credits since issue 36; a merchant's balance is the sum of its account's lines in postings.
   postings: collection<PostingDoc>([{ fields: ["source_id"] }], { unlisted: true }),
   ledger_entries: collection<LedgerEntryDoc>(
     [

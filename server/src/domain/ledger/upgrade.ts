@@ -1,7 +1,6 @@
 import { DuplicateKeyError, type Page, type PageResult } from "../../store/port.ts";
 import type { CashoutDoc } from "../cashouts/records.ts";
 import type { Clock } from "../kernel/clock.ts";
-import { newId } from "../kernel/ids.ts";
 import { accountName, merchantAccount, type PlatformAccount, platformAccount } from "./accounts.ts";
 import { balanceTransactionOf } from "./balance-transactions.ts";
 import { postCashoutPaid } from "./ledger.ts";
@@ -13,7 +12,7 @@ import type { LedgerEntryDoc, LedgerStore, LedgerTx, PostingDoc, PostingLine, Po
 // CLI run it before anything else). Releases up to 2026-11 kept a single-entry ledger: one entry per
 // change of a merchant's bucket, with no posting and no other side. Each group of such entries (those of
 // one movement: the same type and source) becomes one posting: its entries keep their ids and amounts
-// and gain their posting and account, and the other side is added (the acquirer's clearing account for
+// and gain their posting and account, and the other side is added as a line of the posting (the acquirer's clearing account for
 // captures and refunds, cashouts in transit for cashouts and their reversals; a settlement's two entries
 // already balance; a refund that drew on both a pending credit and `available` becomes two postings, one
 // per bucket, as refunds are posted now). Paid cashouts, which moved no money in the single-entry ledger,
@@ -139,19 +138,9 @@ async function convert(tx: LedgerTx, clock: Clock, first: LedgerEntryDoc): Promi
   }
   if (sum !== 0 && counterpart !== undefined) {
     lines.push({ account: counterpart, amount: -sum });
+    // The other side is a line of the posting only, as postPosting writes a platform account's line
+    // (postings.ts isPendingCredit: only pending credits are entries too).
     moved.push({ account: platformAccount(counterpart), amount: -sum });
-    await tx.insert("ledger_entries", {
-      ...earliest,
-      id: newId("le"),
-      posting_id: id,
-      account: counterpart,
-      merchant_id: null,
-      bucket: null,
-      amount: -sum,
-      available_on: null,
-      settled: null,
-      drawn: null,
-    });
   }
   const posting: PostingDoc = {
     id,

@@ -3,13 +3,16 @@ import type { CashoutDocs } from "../cashouts/records.ts";
 import type { ChargeDocs } from "../charges/records.ts";
 import type { DisputeDocs } from "../disputes/records.ts";
 import { parseMerchantAccount } from "./accounts.ts";
-import type { LedgerDocs } from "./records.ts";
+import { isPendingCredit } from "./postings.ts";
+import type { LedgerDocs, PostingDoc } from "./records.ts";
 
 // `npm run admin -- ledger verify` (and the crash suites' audits): adds everything up again, from the
 // records alone, and reports every difference from what the ledger's rules say must hold:
-// - every posting's lines are non-zero whole minor units adding up to zero, and are exactly its entries;
-// - every entry belongs to a posting;
-// - each merchant balance equals the sum of its account's entries, bucket by bucket, and is not negative
+// - every posting's lines are non-zero whole minor units adding up to zero;
+// - every entry belongs to a posting and is one of its lines; every pending credit among a posting's lines
+//   has its entry (postings.ts isPendingCredit: the only lines written as entries too; a database written
+//   before kept an entry for every line, and those are taken as the copies they are);
+// - each merchant balance equals the sum of its account's lines, bucket by bucket, and is not negative
 //   (unless a chargeback overdrew it: the one documented exception, docs/money.md);
 // - all accounts together add up to zero in each environment and currency;
 // - cashouts in transit holds exactly the pending and in-transit cashouts, paid out exactly the paid ones;
@@ -77,10 +80,42 @@ async function scan<C extends Scanned>(
 const env = (livemode: boolean) => (livemode ? "live" : "test");
 const add = (map: Map<string, number>, key: string, amount: number) => map.set(key, (map.get(key) ?? 0) + amount);
 
+/**
+ * A posting's entries against its lines: each entry is one of the lines (as many times as it appears at
+ * most), and each pending credit among the lines has its entry (what settles it and what refunds draw on).
+ */
+function compareEntries(p: PostingDoc, fromEntries: string[], differences: string[]): void {
+  const left = new Map<string, number>();
+  for (const line of p.lines) add(left, `${line.account} ${line.amount}`, 1);
+  const stray: string[] = [];
+  for (const entry of fromEntries) {
+    const count = left.get(entry) ?? 0;
+    if (count === 0) stray.push(entry);
+    else left.set(entry, count - 1);
+  }
+  const own = p.lines.map((l) => `${l.account} ${l.amount}`);
+  if (stray.length > 0) {
+    differences.push(`posting ${p.id}: entries [${stray.join(", ")}] are not among its lines [${own.join(", ")}]`);
+  }
+  // What is left in `left` are the lines no entry took: a pending credit among them has no entry.
+  const unrecorded = p.lines.filter((line) => {
+    const key = `${line.account} ${line.amount}`;
+    const count = left.get(key) ?? 0;
+    if (count === 0 || !isPendingCredit(line)) return false;
+    left.set(key, count - 1);
+    return true;
+  });
+  if (unrecorded.length > 0) {
+    differences.push(
+      `posting ${p.id} (${p.type} of ${p.source_id}): its pending credit [${unrecorded.map((l) => `${l.account} ${l.amount}`).join(", ")}] has no entry, so it would never settle`,
+    );
+  }
+}
+
 export async function verifyLedger(store: LedgerAuditStore): Promise<LedgerReport> {
   const differences: string[] = [];
   const totals = new Map<string, number>();
-  /** posting id → `account amount` lines, as its entries say; compared with the posting's own lines. */
+  /** posting id → `account amount` of its entries; each must be one of the posting's own lines. */
   const byPosting = new Map<string, string[]>();
   /** `<test|live> <currency> <account>` of merchant accounts a chargeback debited: they may be below zero. */
   const overdrawn = new Set<string>();
@@ -94,10 +129,6 @@ export async function verifyLedger(store: LedgerAuditStore): Promise<LedgerRepor
     const lines = byPosting.get(e.posting_id) ?? [];
     lines.push(`${e.account} ${e.amount}`);
     byPosting.set(e.posting_id, lines);
-    add(totals, `${env(e.livemode)} ${e.currency} ${e.account}`, e.amount);
-    if ((e.type === "dispute" || e.type === "fee") && e.amount < 0) {
-      overdrawn.add(`${env(e.livemode)} ${e.currency} ${e.account}`);
-    }
   });
 
   let postings = 0;
@@ -112,17 +143,16 @@ export async function verifyLedger(store: LedgerAuditStore): Promise<LedgerRepor
         differences.push(`posting ${p.id} has a line of ${line.amount} on ${line.account}`);
       }
       sum += line.amount;
+      // Every account's total comes from the postings' lines, the one record of each movement.
+      add(totals, `${env(p.livemode)} ${p.currency} ${line.account}`, line.amount);
+      if ((p.type === "dispute" || p.type === "fee") && line.amount < 0) {
+        overdrawn.add(`${env(p.livemode)} ${p.currency} ${line.account}`);
+      }
     }
     if (sum !== 0)
       differences.push(`posting ${p.id} (${p.type} of ${p.source_id}) does not balance: its lines add up to ${sum}`);
     if (p.lines.length < 2) differences.push(`posting ${p.id} has ${p.lines.length} line(s)`);
-    const own = p.lines.map((l) => `${l.account} ${l.amount}`).sort();
-    const fromEntries = (byPosting.get(p.id) ?? []).sort();
-    if (own.join("|") !== fromEntries.join("|")) {
-      differences.push(
-        `posting ${p.id}: its lines [${own.join(", ")}] are not its entries [${fromEntries.join(", ")}]`,
-      );
-    }
+    compareEntries(p, byPosting.get(p.id) ?? [], differences);
     byPosting.delete(p.id);
   });
   for (const id of byPosting.keys()) differences.push(`entries name posting ${id}, which does not exist`);
@@ -147,18 +177,18 @@ export async function verifyLedger(store: LedgerAuditStore): Promise<LedgerRepor
       seen.add(key);
       const sum = totals.get(key) ?? 0;
       if (sum !== b[bucket]) {
-        differences.push(`balance ${b.id}: ${bucket} is ${b[bucket]}, its entries add up to ${sum}`);
+        differences.push(`balance ${b.id}: ${bucket} is ${b[bucket]}, its account's lines add up to ${sum}`);
       }
       if (b[bucket] < 0 && !overdrawn.has(key)) {
         differences.push(`balance ${b.id}: ${bucket} is negative (${b[bucket]}) and no chargeback overdrew it`);
       }
     }
-    // Against the account's entries (the balance itself is compared with them above).
+    // Against the account's lines (the balance itself is compared with them above).
     const available = totals.get(`${env(b.livemode)} ${b.currency} merchant:${b.merchant_id}:available`) ?? 0;
     const waiting = queued.get(`${env(b.livemode)} ${b.currency} ${b.merchant_id}`) ?? 0;
     if (waiting !== available) {
       differences.push(
-        `balance ${b.id}: its available entries add up to ${available}, the balance transactions waiting for a cashout to ${waiting}`,
+        `balance ${b.id}: its available lines add up to ${available}, the balance transactions waiting for a cashout to ${waiting}`,
       );
     }
   });
@@ -168,7 +198,7 @@ export async function verifyLedger(store: LedgerAuditStore): Promise<LedgerRepor
     add(zero, `${livemode} ${currency}`, total);
     const merchant = parseMerchantAccount(account);
     if (merchant && merchant.bucket !== "disputed" && !seen.has(key) && total !== 0) {
-      differences.push(`${account} (${livemode} ${currency}) has entries adding up to ${total} but no balance`);
+      differences.push(`${account} (${livemode} ${currency}) has lines adding up to ${total} but no balance`);
     }
   }
   for (const [key, total] of zero) if (total !== 0) differences.push(`all accounts (${key}) add up to ${total}, not 0`);
