@@ -1,6 +1,6 @@
 import type { components } from "@payments/client";
 import { need } from "../api.ts";
-import { amount, type Ctx, link, type PageDef, pageHeader, type Route, time } from "../app.ts";
+import { act, amount, type Ctx, link, type PageDef, pageHeader, type Route, time } from "../app.ts";
 import { localInputValue, money } from "../format.ts";
 import { listView } from "../list.ts";
 import { announce, badge, button, type Child, details, field, formDialog, h, select } from "../ui.ts";
@@ -226,17 +226,10 @@ function editLink(ctx: Ctx, l: PaymentLink): void {
   });
 }
 
-async function setActive(ctx: Ctx, l: PaymentLink, active: boolean, pageError: HTMLElement): Promise<void> {
-  try {
-    need(await ctx.api.PATCH("/v1/payment_links/{id}", { params: { path: { id: l.id } }, body: { active } }));
-    announce(active ? "Payment link turned on" : "Payment link turned off");
-    ctx.refresh();
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    announce(message);
-    pageError.textContent = message;
-    pageError.hidden = false;
-  }
+function setActive(ctx: Ctx, l: PaymentLink, active: boolean, pageError: HTMLElement): Promise<void> {
+  return act(ctx, pageError, active ? "Payment link turned on" : "Payment link turned off", async () =>
+    need(await ctx.api.PATCH("/v1/payment_links/{id}", { params: { path: { id: l.id } }, body: { active } })),
+  );
 }
 
 async function linkDetail(ctx: Ctx, route: Route, id: string): Promise<HTMLElement> {
