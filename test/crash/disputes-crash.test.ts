@@ -5,11 +5,10 @@ import { loadConfig, openStore, verifyLedger } from "@payments/server";
 import { afterAll, describe, expect, it } from "vitest";
 import {
   bundlePerFile,
-  crashServer,
   killAfterNextCommit,
   openCrashShop,
   pause,
-  RETRY_SETTINGS,
+  retryingCrashServer,
   seeded,
 } from "../support/crash.ts";
 
@@ -84,16 +83,8 @@ describe.each([1, 2])("a dispute's money across kill -9 with WORKERS=%i", { time
     }
     await shop.close();
 
-    const {
-      url,
-      dead,
-      kill,
-      startCrashingAfter: start,
-    } = await crashServer({
-      main: serverMain,
-      secret: shop.secret,
-      env: { ...settings, WORKERS: String(workers), ...RETRY_SETTINGS },
-    });
+    const server = await retryingCrashServer({ main: serverMain, shop, settings, workers });
+    const { url, dead, kill, startCrashingAfter: start } = server;
 
     const all: Op[] = [];
     /** Requests whose first attempt got no answer (the server died), answered by a retry after a restart. */

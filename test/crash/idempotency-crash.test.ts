@@ -5,11 +5,10 @@ import { loadConfig, openStore, verifyLedger } from "@payments/server";
 import { afterAll, describe, expect, it } from "vitest";
 import {
   bundlePerFile,
-  crashServer,
   killAfterNextCommit,
   openCrashShop,
   pause,
-  RETRY_SETTINGS,
+  retryingCrashServer,
   seeded,
 } from "../support/crash.ts";
 
@@ -70,23 +69,13 @@ describe.each([1, 2])("idempotency across kill -9 with WORKERS=%i", { timeout: 9
     mkdirSync(dataDir);
     const database = join(dataDir, "payments.sqlite");
     // Set up on the same data directory in-process: the bootstrap key, a merchant and a card token.
-    const shop = await openCrashShop(
-      { DATA_DIR: dataDir, LOG_LEVEL: "silent" },
-      { key: "bootstrap", merchant: "Crash shop" },
-    );
+    const settings = { DATA_DIR: dataDir, LOG_LEVEL: "silent" };
+    const shop = await openCrashShop(settings, { key: "bootstrap", merchant: "Crash shop" });
     await shop.close();
     const { headers, merchant, token } = shop;
 
-    const {
-      url,
-      dead,
-      kill,
-      startCrashingAfter: start,
-    } = await crashServer({
-      main: serverMain,
-      secret: shop.secret,
-      env: { DATA_DIR: dataDir, LOG_LEVEL: "silent", WORKERS: String(workers), ...RETRY_SETTINGS },
-    });
+    const server = await retryingCrashServer({ main: serverMain, shop, settings, workers });
+    const { url, dead, kill, startCrashingAfter: start } = server;
 
     let n = 0;
     const op = (kind: Kind, path: string, body: Record<string, unknown> = {}): Op => {

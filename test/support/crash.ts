@@ -190,13 +190,6 @@ export async function openCrashShop(
 }
 
 /**
- * The settings of the suites that kill a server while the same keys are retried (idempotency-crash,
- * disputes-crash): a retry may take over a dead request's key one second after it was claimed, and no
- * sandbox rate limit stands in the way of their streams of requests.
- */
-export const RETRY_SETTINGS = { IDEMPOTENCY_LOCK_SECONDS: "1", RATE_LIMIT_TEST_PER_SECOND: "100000" };
-
-/**
  * The settings of the suites that kill a server around its calls to a production acquirer (acquirer-crash,
  * adyen-crash): one process; a dead request's key (and its intent) may be taken over one second after it
  * was claimed, and the recovery job looks every second (the documented bound is their sum); no production
@@ -270,4 +263,28 @@ export async function crashServer(options: {
     start,
     startCrashingAfter: (commits) => start(commits ? { TEST_CRASH_AFTER_COMMITS: String(commits) } : {}),
   };
+}
+
+/**
+ * The server of the suites that kill it while the same keys are retried (idempotency-crash,
+ * disputes-crash): crashServer on the shop's data directory (`settings`, as openCrashShop had them) with
+ * `workers` processes, asked with the shop's key. A retry may take over a dead request's key one second
+ * after it was claimed, and no sandbox rate limit stands in the way of their streams of requests.
+ */
+export function retryingCrashServer(options: {
+  main: () => string;
+  shop: Pick<CrashShop, "secret">;
+  settings: Record<string, string>;
+  workers: number;
+}): Promise<CrashServer> {
+  return crashServer({
+    main: options.main,
+    secret: options.shop.secret,
+    env: {
+      ...options.settings,
+      WORKERS: String(options.workers),
+      IDEMPOTENCY_LOCK_SECONDS: "1",
+      RATE_LIMIT_TEST_PER_SECOND: "100000",
+    },
+  });
 }

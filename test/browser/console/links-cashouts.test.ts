@@ -255,6 +255,19 @@ describe("console: payment links and cashouts", { timeout: 120_000 }, () => {
       });
     const toCancel = unwrap(await create(5_000));
     const toFail = unwrap(await create(7_000));
+    const raced = unwrap(await create(1_000));
+
+    // A refusal stays in the fail dialog: the cashout is canceled elsewhere while the dialog is open.
+    await openConsole(page, server.url, `cashouts/${raced.id}`, "EUR 10.00 · pending");
+    await page.getByRole("button", { name: "Fail now (sandbox)" }).click();
+    const refused = page.getByRole("dialog", { name: "Fail the cashout (sandbox)" });
+    await refused.getByLabel("Failure code").waitFor();
+    unwrap(await api.POST("/v1/cashouts/{id}/cancel", { params: { path: { id: raced.id } } }));
+    await refused.getByRole("button", { name: "Fail cashout" }).click();
+    await expect.poll(() => refused.getByRole("alert").textContent(), POLL).toMatch(/cancel/i);
+    await expectAccessible(page, "the fail dialog with a refusal");
+    await refused.getByRole("button", { name: "Cancel" }).click();
+    expect(unwrap(await api.GET("/v1/cashouts/{id}", { params: { path: { id: raced.id } } })).status).toBe("canceled");
     expect(await available(funded.id, "EUR")).toBe(8_000);
 
     await openConsole(page, server.url, `cashouts/${toCancel.id}`, "EUR 50.00 · pending");
@@ -288,7 +301,7 @@ describe("console: payment links and cashouts", { timeout: 120_000 }, () => {
     // The list: the API's merchant and status filters, kept in the address.
     await openConsole(page, server.url, `cashouts?merchant_id=${funded.id}`, "Cashouts");
     const ids = () => page.getByRole("table", { name: "Cashouts" }).getByRole("rowheader").allTextContents();
-    await expect.poll(ids, POLL).toEqual([toFail.id, toCancel.id]);
+    await expect.poll(ids, POLL).toEqual([raced.id, toFail.id, toCancel.id]);
     expect(await page.getByRole("row", { name: new RegExp(toFail.id) }).textContent()).toContain(
       "IBAN DE89 **** **** **** **30 00",
     );
@@ -296,7 +309,7 @@ describe("console: payment links and cashouts", { timeout: 120_000 }, () => {
     await page.getByRole("button", { name: "Apply filters" }).click();
     await page.waitForURL(/status=canceled/);
     expect(page.url()).toContain(`merchant_id=${funded.id}`);
-    await expect.poll(ids, POLL).toEqual([toCancel.id]);
+    await expect.poll(ids, POLL).toEqual([raced.id, toCancel.id]);
     await checkPage(page, "the cashouts list", "console-cashouts");
   });
 
@@ -345,11 +358,12 @@ describe("console: payment links and cashouts", { timeout: 120_000 }, () => {
 
   it("loaded nothing from another host, logged no error, and kept no key, card or account number", async () => {
     expectSameOrigin(watched, new URL(server.url).origin);
-    // The browser logs each refused request; these are the five the tests provoked (the payment link's
-    // 400, the cashouts' 400, 422, 422 and 400), and nothing else went wrong.
-    const refused = /^Failed to load resource: the server responded with a status of (400|422) /;
+    // The browser logs each refused request; these are the six the tests provoked, in order (the payment
+    // link's 400, the cashouts' 400 and 422, the failing of a canceled one's 409, then 422 and 400), and
+    // nothing else went wrong.
+    const refused = /^Failed to load resource: the server responded with a status of (400|409|422) /;
     expect(watched.problems.filter((p) => !refused.test(p))).toEqual([]);
-    expect(watched.problems.map((p) => refused.exec(p)?.[1])).toEqual(["400", "400", "422", "422", "400"]);
+    expect(watched.problems.map((p) => refused.exec(p)?.[1])).toEqual(["400", "400", "422", "409", "422", "400"]);
     expectNothingSecretStored(await storage(context, page), [server.sandboxKey, VISA, IBAN.replaceAll(" ", "")]);
   });
 });

@@ -65,6 +65,23 @@ describe("console: webhook chaos", { timeout: 120_000 }, () => {
     await expect.poll(() => detail("Chaos (sandbox)"), POLL).toBe("none");
     const off = unwrap(await client.GET("/v1/webhook_endpoints/{id}", { params: { path: { id: endpoint.id } } }));
     expect(off.chaos).toBeNull();
+
+    // A refusal of "Turn off" stays in the dialog, as one of Save does: the endpoint is deleted meanwhile.
+    unwrap(
+      await client.PATCH("/v1/webhook_endpoints/{id}", {
+        params: { path: { id: endpoint.id } },
+        body: { chaos: { duplicate: false, reorder: true, delay_seconds: 0, fail_first_attempts: 0 } },
+      }),
+    );
+    await page.reload();
+    await page.getByRole("button", { name: "Chaos settings" }).click();
+    expect(await dialog.getByLabel("Send the events of one request newest first").isChecked()).toBe(true);
+    unwrap(await client.DELETE("/v1/webhook_endpoints/{id}", { params: { path: { id: endpoint.id } } }));
+    await dialog.getByRole("button", { name: "Turn off" }).click();
+    await expect
+      .poll(() => dialog.getByRole("alert").textContent(), POLL)
+      .toContain(`No webhook endpoint ${endpoint.id} in this environment.`);
+    await expectAccessible(page, "the webhook chaos dialog with a refusal");
   });
 
   it("offers no chaos on a production endpoint's page", async () => {

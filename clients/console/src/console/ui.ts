@@ -136,10 +136,18 @@ export function confirmDialog(title: string, message: Child, confirmLabel: strin
 }
 
 /**
- * A dialog holding one form: its error box, `body`, then Cancel and the submit button (`tone`: its look).
- * On submit `submit(close)` runs; a message it returns (a check before any request) or an error it throws
- * (the API's problem) is shown in the box, beside the fields the problem names (showFormError). The one
- * shape of the console's create, rotate and open dialogs.
+ * What a form dialog's button runs, given the dialog's `close`: it returns a message to show in the error
+ * box (a check before any request) or undefined, and throws the API's problem.
+ */
+type FormAction = (close: () => void) => string | undefined | Promise<string | undefined>;
+
+/**
+ * A dialog holding one form: its error box, `body`, then Cancel, `other` (a second way to finish, such as
+ * the webhook chaos dialog's "Turn off", which sends without the browser's checks of the fields) and the
+ * submit button (`tone`: its look). Submit runs `submit`, `other` its `run`; a message either returns is
+ * shown in the box, and an error either throws there too and beside each field the problem names
+ * (showFormError; a control says which body field it sends with `data-param`). The one shape of the
+ * console's create, edit, rotate and open dialogs; `wide` for a long form.
  */
 export function formDialog(
   title: string,
@@ -147,37 +155,48 @@ export function formDialog(
     body: Child[];
     submitLabel: string;
     tone?: "primary" | "danger";
-    submit: (close: () => void) => string | undefined | Promise<string | undefined>;
+    wide?: boolean;
+    other?: { label: string; tone?: "primary" | "danger"; run: FormAction };
+    submit: FormAction;
   },
 ): HTMLDialogElement {
   const errors = errorBox();
   errors.show(null);
-  return openDialog(title, (close) => {
-    const form = h(
-      "form",
-      null,
-      errors.el,
-      options.body,
-      h(
-        "div",
-        { class: "actions" },
-        button("Cancel", close),
-        h("button", { type: "submit", class: `btn ${options.tone ?? "primary"}` }, options.submitLabel),
-      ),
-    );
-    form.addEventListener("submit", async (event) => {
-      event.preventDefault();
-      clearFieldErrors(form);
-      errors.show(null);
-      try {
-        const refused = await options.submit(close);
-        if (refused !== undefined) errors.show(refused);
-      } catch (error) {
-        showFormError(form, errors, error);
-      }
-    });
-    return [form];
-  });
+  return openDialog(
+    title,
+    (close) => {
+      const attempt = async (action: FormAction) => {
+        clearFieldErrors(form);
+        errors.show(null);
+        try {
+          const refused = await action(close);
+          if (refused !== undefined) errors.show(refused);
+        } catch (error) {
+          showFormError(form, errors, error);
+        }
+      };
+      const other = options.other;
+      const form = h(
+        "form",
+        null,
+        errors.el,
+        options.body,
+        h(
+          "div",
+          { class: "actions" },
+          button("Cancel", close),
+          other ? button(other.label, () => void attempt(other.run), other.tone) : null,
+          h("button", { type: "submit", class: `btn ${options.tone ?? "primary"}` }, options.submitLabel),
+        ),
+      );
+      form.addEventListener("submit", (event) => {
+        event.preventDefault();
+        void attempt(options.submit);
+      });
+      return [form];
+    },
+    { wide: options.wide },
+  );
 }
 
 /**

@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
+import type { DisputeStage } from "../../domain/disputes/acquirer-outcomes.ts";
 import { isRecord } from "../../guards.ts";
 import type { components } from "./contract/webhooks.ts";
 
@@ -222,14 +223,12 @@ export type NotificationOutcome =
     }
   | {
       type: "dispute";
-      /** NOTIFICATION_OF_CHARGEBACK and REQUEST_FOR_INFORMATION (opened, no money moved yet), CHARGEBACK (debited), SECOND_CHARGEBACK, CHARGEBACK_REVERSED (won). */
-      stage:
-        | "notified"
-        | "chargeback"
-        | "second_chargeback"
-        | "reversed"
-        | "prearbitration_won"
-        | "prearbitration_lost";
+      /**
+       * NOTIFICATION_OF_CHARGEBACK and REQUEST_FOR_INFORMATION (opened, no money moved yet), CHARGEBACK
+       * (debited), SECOND_CHARGEBACK, CHARGEBACK_REVERSED (won), PREARBITRATION_WON / _LOST. The disputes
+       * area's own union, so a stage reported here is one it applies (one home: disputes/acquirer-outcomes.ts).
+       */
+      stage: DisputeStage;
       paymentReference: string;
       disputeReference: string;
       merchantReference: string;
@@ -266,7 +265,7 @@ export function outcomeOf(item: NotificationItem): NotificationOutcome {
       money,
       ...reason,
     }) as const;
-  const dispute = (stage: Extract<NotificationOutcome, { type: "dispute" }>["stage"]) => {
+  const dispute = (stage: DisputeStage) => {
     const data: unknown = item.additionalData;
     const text = (key: string) => {
       const value = isRecord(data) ? data[key] : undefined;

@@ -3,20 +3,7 @@ import { need } from "../api.ts";
 import { act, amount, type Ctx, link, type PageDef, pageHeader, type Route, time } from "../app.ts";
 import { money } from "../format.ts";
 import { listView } from "../list.ts";
-import {
-  announce,
-  badge,
-  button,
-  type Child,
-  confirmDialog,
-  details,
-  errorBox,
-  field,
-  h,
-  openDialog,
-  select,
-  showFormError,
-} from "../ui.ts";
+import { announce, badge, button, type Child, confirmDialog, details, field, formDialog, h, select } from "../ui.ts";
 import { merchantField, merchantNames } from "./merchants.ts";
 
 // Cashouts (scope `cashouts`): the list, filtered by merchant and status; one cashout with its masked
@@ -82,8 +69,6 @@ function input(param: string, attrs: Record<string, string | number | boolean> =
 }
 
 function createCashout(ctx: Ctx, merchantId: string): void {
-  const errors = errorBox();
-  errors.show(null);
   const merchant = merchantField(ctx, merchantId);
   const balance = h("p", { class: "hint", "aria-live": "polite" });
   const showBalance = async () => {
@@ -231,83 +216,62 @@ function createCashout(ctx: Ctx, merchantId: string): void {
     };
   };
 
-  openDialog(
-    "Create a cashout",
-    (close) => {
-      const form = h(
-        "form",
-        null,
-        errors.el,
-        merchant.el,
-        balance,
-        field(
-          "Amount in minor units",
-          amount,
-          "Cents for EUR or USD: 2500 is 25.00. The available balance must cover it.",
-        ),
-        preview,
-        field("Currency", currency),
-        field("Destination", type),
-        destinationSlot,
-        field("Description (optional)", description),
-        h(
-          "div",
-          { class: "actions" },
-          button("Cancel", close),
-          h("button", { type: "submit", class: "btn primary" }, "Create cashout"),
-        ),
-      );
-      form.addEventListener("submit", async (event) => {
-        event.preventDefault();
-        try {
-          const created = need(await ctx.api.POST("/v1/cashouts", { body: body() }));
-          for (const set of Object.values(fields))
-            for (const control of Object.values(set)) if (control instanceof HTMLInputElement) control.value = "";
-          close();
-          announce("Cashout created");
-          ctx.go(`cashouts/${created.id}`);
-        } catch (error) {
-          showFormError(form, errors, error);
-        }
-      });
-      return [form];
+  formDialog("Create a cashout", {
+    wide: true,
+    body: [
+      merchant.el,
+      balance,
+      field(
+        "Amount in minor units",
+        amount,
+        "Cents for EUR or USD: 2500 is 25.00. The available balance must cover it.",
+      ),
+      preview,
+      field("Currency", currency),
+      field("Destination", type),
+      destinationSlot,
+      field("Description (optional)", description),
+    ],
+    submitLabel: "Create cashout",
+    async submit(close) {
+      const created = need(await ctx.api.POST("/v1/cashouts", { body: body() }));
+      for (const set of Object.values(fields))
+        for (const control of Object.values(set)) if (control instanceof HTMLInputElement) control.value = "";
+      close();
+      announce("Cashout created");
+      ctx.go(`cashouts/${created.id}`);
+      return undefined;
     },
-    { wide: true },
-  );
+  });
 }
 
-function failCashout(ctx: Ctx, c: Cashout, pageError: HTMLElement): void {
+/** Fails a pending cashout as the destination's bank would (sandbox); a refusal stays in the dialog. */
+function failCashout(ctx: Ctx, c: Cashout): void {
   const code = select("failure_code", FAILURE_CODES);
-  openDialog("Fail the cashout (sandbox)", (close) => {
-    const form = h(
-      "form",
-      null,
+  code.dataset.param = "failure_code";
+  formDialog("Fail the cashout (sandbox)", {
+    body: [
       h(
         "p",
         null,
         "As the destination's bank refusing it: the cashout fails and its amount returns to the available balance.",
       ),
       field("Failure code", code),
-      h(
-        "div",
-        { class: "actions" },
-        button("Cancel", close),
-        h("button", { type: "submit", class: "btn danger" }, "Fail cashout"),
-      ),
-    );
-    form.addEventListener("submit", (event) => {
-      event.preventDefault();
-      close();
-      void act(ctx, pageError, "Cashout failed", async () =>
-        need(
-          await ctx.api.POST("/v1/sandbox/cashouts/{id}/fail", {
-            params: { path: { id: c.id } },
-            body: { failure_code: code.value as FailureCode },
-          }),
-        ),
+    ],
+    submitLabel: "Fail cashout",
+    tone: "danger",
+    async submit(close) {
+      need(
+        await ctx.api.POST("/v1/sandbox/cashouts/{id}/fail", {
+          params: { path: { id: c.id } },
+          body: { failure_code: code.value as FailureCode },
+        }),
       );
-    });
-    return [form];
+      close();
+      announce("Cashout failed");
+      ctx.refresh();
+      return undefined;
+    },
   });
 }
 
@@ -347,7 +311,7 @@ function cashoutActions(ctx: Ctx, c: Cashout, pageError: HTMLElement): HTMLEleme
           ),
         ),
       );
-    if (ctx.can("sandboxFailCashout")) actions.push(button("Fail now (sandbox)", () => failCashout(ctx, c, pageError)));
+    if (ctx.can("sandboxFailCashout")) actions.push(button("Fail now (sandbox)", () => failCashout(ctx, c)));
   }
   return h(
     "div",

@@ -1,6 +1,6 @@
 import type { components } from "@payments/client";
 import { need } from "../api.ts";
-import { amount, type Ctx, cardLabel, link, type PageDef, pageHeader, type Route, time } from "../app.ts";
+import { act, amount, type Ctx, cardLabel, link, type PageDef, pageHeader, type Route, time } from "../app.ts";
 import { money } from "../format.ts";
 import { listView } from "../list.ts";
 import {
@@ -105,21 +105,6 @@ function amountDialog(
   });
 }
 
-async function act(ctx: Ctx, done: string, run: () => Promise<unknown>): Promise<void> {
-  try {
-    await run();
-    announce(done);
-    ctx.refresh();
-  } catch (error) {
-    announce(error instanceof Error ? error.message : String(error));
-    const box = document.getElementById("page-error");
-    if (box) {
-      box.textContent = error instanceof Error ? error.message : String(error);
-      box.hidden = false;
-    }
-  }
-}
-
 type DisputeReason = components["schemas"]["DisputeReason"];
 
 const DISPUTE_REASONS: DisputeReason[] = [
@@ -172,7 +157,7 @@ function openDispute(ctx: Ctx, c: Charge): void {
   });
 }
 
-function chargeActions(ctx: Ctx, c: Charge): HTMLElement {
+function chargeActions(ctx: Ctx, c: Charge, pageError: HTMLElement): HTMLElement {
   const id = c.id;
   const path = { params: { path: { id } } };
   const reviewOpen = c.review?.status === "open";
@@ -204,7 +189,9 @@ function chargeActions(ctx: Ctx, c: Charge): HTMLElement {
                 "Void charge",
               )
             )
-              await act(ctx, "Charge voided", async () => need(await ctx.api.POST("/v1/charges/{id}/void", path)));
+              await act(ctx, pageError, "Charge voided", async () =>
+                need(await ctx.api.POST("/v1/charges/{id}/void", path)),
+              );
           },
           "danger",
         ),
@@ -216,7 +203,9 @@ function chargeActions(ctx: Ctx, c: Charge): HTMLElement {
         button(
           "Approve review",
           () =>
-            act(ctx, "Review approved", async () => need(await ctx.api.POST("/v1/charges/{id}/review/approve", path))),
+            act(ctx, pageError, "Review approved", async () =>
+              need(await ctx.api.POST("/v1/charges/{id}/review/approve", path)),
+            ),
           "primary",
         ),
       );
@@ -232,7 +221,7 @@ function chargeActions(ctx: Ctx, c: Charge): HTMLElement {
                 "Reject",
               )
             )
-              await act(ctx, "Review rejected", async () =>
+              await act(ctx, pageError, "Review rejected", async () =>
                 need(await ctx.api.POST("/v1/charges/{id}/review/reject", path)),
               );
           },
@@ -270,7 +259,7 @@ function chargeActions(ctx: Ctx, c: Charge): HTMLElement {
     if (ctx.can("sandboxCompleteCharge"))
       actions.push(
         button("Complete (sandbox: the payer pays)", () =>
-          act(ctx, "Payment completed", async () =>
+          act(ctx, pageError, "Payment completed", async () =>
             need(await ctx.api.POST("/v1/sandbox/charges/{id}/complete", path)),
           ),
         ),
@@ -278,7 +267,9 @@ function chargeActions(ctx: Ctx, c: Charge): HTMLElement {
     if (ctx.can("sandboxExpireCharge"))
       actions.push(
         button("Expire (sandbox)", () =>
-          act(ctx, "Payment expired", async () => need(await ctx.api.POST("/v1/sandbox/charges/{id}/expire", path))),
+          act(ctx, pageError, "Payment expired", async () =>
+            need(await ctx.api.POST("/v1/sandbox/charges/{id}/expire", path)),
+          ),
         ),
       );
   }
@@ -293,7 +284,7 @@ async function chargeDetail(ctx: Ctx, route: Route, id: string): Promise<HTMLEle
   const c = need(await ctx.api.GET("/v1/charges/{id}", { params: { path: { id } } }));
   const merchants = merchantNames(ctx);
   await merchants.load([c.merchant_id]);
-  const pageError = h("div", { class: "error-box", role: "alert", id: "page-error", hidden: true });
+  const pageError = h("div", { class: "error-box", role: "alert", hidden: true });
   const related: Child[] = [];
   if (ctx.can("listDisputes")) related.push(link("disputes", "This charge's disputes", { charge_id: c.id }));
   if (ctx.can("listBalanceTransactions")) {
@@ -306,7 +297,7 @@ async function chargeDetail(ctx: Ctx, route: Route, id: string): Promise<HTMLEle
     h("p", { class: "crumbs" }, link("charges", "Charges"), " / ", h("code", null, c.id)),
     pageHeader(`${money(c.amount, c.currency)} · ${c.status.replace("_", " ")}`),
     pageError,
-    chargeActions(ctx, c),
+    chargeActions(ctx, c, pageError),
     details([
       ["Id", h("code", null, c.id)],
       ["Status", chargeStatus(c)],

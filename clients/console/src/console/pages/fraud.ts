@@ -10,8 +10,8 @@ import {
   details,
   errorBox,
   field,
+  formDialog,
   h,
-  openDialog,
   select,
   showFormError,
 } from "../ui.ts";
@@ -106,45 +106,28 @@ function evaluations(ctx: Ctx, route: Route): HTMLElement {
 }
 
 function createList(ctx: Ctx): void {
-  const errors = errorBox();
-  errors.show(null);
-  const name = h("input", { name: "name", required: true, maxlength: 200, autocomplete: "off" });
+  const name = h("input", { name: "name", required: true, maxlength: 200, autocomplete: "off", "data-param": "name" });
   const kind = select("kind", KINDS, "email");
+  kind.dataset.param = "kind";
   const action = select("action", ACTIONS, "block");
-  openDialog("Create a value list", (close) => {
-    const form = h(
-      "form",
-      null,
-      errors.el,
-      field("Name", name),
-      field("Kind of values", kind),
-      field("What a match does", action),
-      h(
-        "div",
-        { class: "actions" },
-        button("Cancel", close),
-        h("button", { type: "submit", class: "btn primary" }, "Create list"),
-      ),
-    );
-    form.addEventListener("submit", async (event) => {
-      event.preventDefault();
-      try {
-        const created = need(
-          await ctx.api.POST("/v1/fraud/lists", {
-            body: {
-              name: name.value.trim(),
-              kind: kind.value as FraudList["kind"],
-              action: action.value as FraudList["action"],
-            },
-          }),
-        );
-        close();
-        ctx.go(`fraud/lists/${created.id}`);
-      } catch (error) {
-        errors.show(error instanceof Error ? error.message : String(error));
-      }
-    });
-    return [form];
+  action.dataset.param = "action";
+  formDialog("Create a value list", {
+    body: [field("Name", name), field("Kind of values", kind), field("What a match does", action)],
+    submitLabel: "Create list",
+    async submit(close) {
+      const created = need(
+        await ctx.api.POST("/v1/fraud/lists", {
+          body: {
+            name: name.value.trim(),
+            kind: kind.value as FraudList["kind"],
+            action: action.value as FraudList["action"],
+          },
+        }),
+      );
+      close();
+      ctx.go(`fraud/lists/${created.id}`);
+      return undefined;
+    },
   });
 }
 

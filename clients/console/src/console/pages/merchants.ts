@@ -2,7 +2,7 @@ import type { components } from "@payments/client";
 import { need } from "../api.ts";
 import { amount, type Ctx, link, type PageDef, pageHeader, type Route, time } from "../app.ts";
 import { listView, table } from "../list.ts";
-import { announce, badge, button, type Child, details, errorBox, field, h, newUid, openDialog, select } from "../ui.ts";
+import { announce, badge, button, type Child, details, field, formDialog, h, newUid, select } from "../ui.ts";
 
 // Merchants and their balances (scope `merchants`): list filtered by status, create, rename, change
 // status (active ⇄ suspended, or closed for good), and the balance per currency.
@@ -80,14 +80,13 @@ export function merchantField(ctx: Ctx, selected = "", hint?: string): { el: HTM
 }
 
 function merchantForm(ctx: Ctx, merchant: Merchant | null): void {
-  const errors = errorBox();
-  errors.show(null);
   const name = h("input", {
     name: "name",
     required: true,
     maxlength: 200,
     value: merchant?.name ?? "",
     autocomplete: "off",
+    "data-param": "name",
   });
   const status = select(
     "status",
@@ -100,41 +99,26 @@ function merchantForm(ctx: Ctx, merchant: Merchant | null): void {
         ],
     merchant?.status ?? "active",
   );
-  openDialog(merchant ? `Edit ${merchant.name}` : "Create a merchant", (close) => {
-    const form = h(
-      "form",
-      null,
-      errors.el,
-      field("Name", name),
-      field("Status", status),
-      h(
-        "div",
-        { class: "actions" },
-        button("Cancel", close),
-        h("button", { type: "submit", class: "btn primary" }, merchant ? "Save" : "Create merchant"),
-      ),
-    );
-    form.addEventListener("submit", async (event) => {
-      event.preventDefault();
+  status.dataset.param = "status";
+  formDialog(merchant ? `Edit ${merchant.name}` : "Create a merchant", {
+    body: [field("Name", name), field("Status", status)],
+    submitLabel: merchant ? "Save" : "Create merchant",
+    async submit(close) {
       const body = { name: name.value.trim(), status: status.value as Merchant["status"] };
-      try {
-        if (merchant) {
-          need(await ctx.api.PATCH("/v1/merchants/{id}", { params: { path: { id: merchant.id } }, body }));
-          close();
-          announce("Merchant saved");
-          ctx.refresh();
-        } else {
-          // The create form offers no `closed` (MerchantCreate.status is `active` or `suspended`).
-          const initial = body.status === "closed" ? undefined : body.status;
-          const created = need(await ctx.api.POST("/v1/merchants", { body: { name: body.name, status: initial } }));
-          close();
-          ctx.go(`merchants/${created.id}`);
-        }
-      } catch (error) {
-        errors.show(error instanceof Error ? error.message : String(error));
+      if (merchant) {
+        need(await ctx.api.PATCH("/v1/merchants/{id}", { params: { path: { id: merchant.id } }, body }));
+        close();
+        announce("Merchant saved");
+        ctx.refresh();
+      } else {
+        // The create form offers no `closed` (MerchantCreate.status is `active` or `suspended`).
+        const initial = body.status === "closed" ? undefined : body.status;
+        const created = need(await ctx.api.POST("/v1/merchants", { body: { name: body.name, status: initial } }));
+        close();
+        ctx.go(`merchants/${created.id}`);
       }
-    });
-    return [form];
+      return undefined;
+    },
   });
 }
 

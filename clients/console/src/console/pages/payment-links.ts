@@ -1,21 +1,9 @@
 import type { components } from "@payments/client";
 import { need } from "../api.ts";
-import { amount, type Ctx, link, type PageDef, pageHeader, type Route, time } from "../app.ts";
+import { act, amount, type Ctx, link, type PageDef, pageHeader, type Route, time } from "../app.ts";
 import { localInputValue, money } from "../format.ts";
 import { listView } from "../list.ts";
-import {
-  announce,
-  badge,
-  button,
-  type Child,
-  details,
-  errorBox,
-  field,
-  h,
-  openDialog,
-  select,
-  showFormError,
-} from "../ui.ts";
+import { announce, badge, button, type Child, details, field, formDialog, h, select } from "../ui.ts";
 import { chargeStatus } from "./charges.ts";
 import { merchantField, merchantNames } from "./merchants.ts";
 
@@ -58,8 +46,6 @@ function afterCompletion(l: PaymentLink): Child {
 }
 
 function createLink(ctx: Ctx, merchantId: string): void {
-  const errors = errorBox();
-  errors.show(null);
   const merchant = merchantField(ctx, merchantId);
   const amount = h("input", {
     name: "amount",
@@ -173,50 +159,32 @@ function createLink(ctx: Ctx, merchantId: string): void {
     };
   };
 
-  openDialog(
-    "Create a payment link",
-    (close) => {
-      const form = h(
-        "form",
-        null,
-        errors.el,
-        merchant.el,
-        field("Amount in minor units", amount, "Cents for USD or EUR: 2500 is 25.00."),
-        preview,
-        field("Currency", currency),
-        field("Description", description, "Shown to the payer on the page."),
-        methods,
-        field("Most payments it takes (optional)", maxUses, "1 for a one-off invoice; empty for no limit."),
-        field("Expires (optional, your local time)", expires),
-        field("After paying, the payer sees", after),
-        afterSlot,
-        h(
-          "div",
-          { class: "actions" },
-          button("Cancel", close),
-          h("button", { type: "submit", class: "btn primary" }, "Create payment link"),
-        ),
-      );
-      form.addEventListener("submit", async (event) => {
-        event.preventDefault();
-        try {
-          const created = need(await ctx.api.POST("/v1/payment_links", { body: body() }));
-          close();
-          announce("Payment link created");
-          ctx.go(`payment-links/${created.id}`);
-        } catch (error) {
-          showFormError(form, errors, error);
-        }
-      });
-      return [form];
+  formDialog("Create a payment link", {
+    wide: true,
+    body: [
+      merchant.el,
+      field("Amount in minor units", amount, "Cents for USD or EUR: 2500 is 25.00."),
+      preview,
+      field("Currency", currency),
+      field("Description", description, "Shown to the payer on the page."),
+      methods,
+      field("Most payments it takes (optional)", maxUses, "1 for a one-off invoice; empty for no limit."),
+      field("Expires (optional, your local time)", expires),
+      field("After paying, the payer sees", after),
+      afterSlot,
+    ],
+    submitLabel: "Create payment link",
+    async submit(close) {
+      const created = need(await ctx.api.POST("/v1/payment_links", { body: body() }));
+      close();
+      announce("Payment link created");
+      ctx.go(`payment-links/${created.id}`);
+      return undefined;
     },
-    { wide: true },
-  );
+  });
 }
 
 function editLink(ctx: Ctx, l: PaymentLink): void {
-  const errors = errorBox();
-  errors.show(null);
   const description = h("input", {
     name: "description",
     required: true,
@@ -231,57 +199,37 @@ function editLink(ctx: Ctx, l: PaymentLink): void {
     value: l.expires_at ? localInputValue(l.expires_at) : "",
     "data-param": "expires_at",
   });
-  openDialog("Edit the payment link", (close) => {
-    const form = h(
-      "form",
-      null,
-      errors.el,
+  formDialog("Edit the payment link", {
+    body: [
       field("Description", description, "Shown to the payer on the page."),
       field("Expires (your local time; empty for never)", expires),
-      h(
-        "div",
-        { class: "actions" },
-        button("Cancel", close),
-        h("button", { type: "submit", class: "btn primary" }, "Save"),
-      ),
-    );
-    form.addEventListener("submit", async (event) => {
-      event.preventDefault();
+    ],
+    submitLabel: "Save",
+    async submit(close) {
       // Only what changed is sent: an unchanged expiry stays as it was, to the second.
       const expiresAt = expires.value ? new Date(expires.value).toISOString() : null;
       const unchangedExpiry = (l.expires_at ? localInputValue(l.expires_at) : "") === expires.value;
-      try {
-        need(
-          await ctx.api.PATCH("/v1/payment_links/{id}", {
-            params: { path: { id: l.id } },
-            body: {
-              description: description.value.trim(),
-              ...(unchangedExpiry ? {} : { expires_at: expiresAt }),
-            },
-          }),
-        );
-        close();
-        announce("Payment link saved");
-        ctx.refresh();
-      } catch (error) {
-        showFormError(form, errors, error);
-      }
-    });
-    return [form];
+      need(
+        await ctx.api.PATCH("/v1/payment_links/{id}", {
+          params: { path: { id: l.id } },
+          body: {
+            description: description.value.trim(),
+            ...(unchangedExpiry ? {} : { expires_at: expiresAt }),
+          },
+        }),
+      );
+      close();
+      announce("Payment link saved");
+      ctx.refresh();
+      return undefined;
+    },
   });
 }
 
-async function setActive(ctx: Ctx, l: PaymentLink, active: boolean, pageError: HTMLElement): Promise<void> {
-  try {
-    need(await ctx.api.PATCH("/v1/payment_links/{id}", { params: { path: { id: l.id } }, body: { active } }));
-    announce(active ? "Payment link turned on" : "Payment link turned off");
-    ctx.refresh();
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    announce(message);
-    pageError.textContent = message;
-    pageError.hidden = false;
-  }
+function setActive(ctx: Ctx, l: PaymentLink, active: boolean, pageError: HTMLElement): Promise<void> {
+  return act(ctx, pageError, active ? "Payment link turned on" : "Payment link turned off", async () =>
+    need(await ctx.api.PATCH("/v1/payment_links/{id}", { params: { path: { id: l.id } }, body: { active } })),
+  );
 }
 
 async function linkDetail(ctx: Ctx, route: Route, id: string): Promise<HTMLElement> {

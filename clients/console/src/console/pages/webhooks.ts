@@ -3,21 +3,7 @@ import { WEBHOOK_EVENT_TYPES } from "@payments/contract/operations";
 import { need } from "../api.ts";
 import { type Ctx, link, type PageDef, pageHeader, type Route, serverTime, time } from "../app.ts";
 import { listView } from "../list.ts";
-import {
-  announce,
-  badge,
-  button,
-  type Child,
-  confirmDialog,
-  details,
-  errorBox,
-  field,
-  formDialog,
-  h,
-  openDialog,
-  select,
-  showFormError,
-} from "../ui.ts";
+import { announce, badge, button, type Child, confirmDialog, details, field, formDialog, h, select } from "../ui.ts";
 
 // Webhook endpoints and their attempt log (scope `webhooks`): list, create (the signing secret shown
 // once), edit the events, enable or disable, rotate the secret, send a test event, recover failed
@@ -43,7 +29,7 @@ export function deliveryStatus(d: Delivery): HTMLElement {
   return badge(d.status, d.status === "succeeded" ? "ok" : d.status === "failed" ? "bad" : "info");
 }
 
-/** Checkboxes for the event types an endpoint receives. */
+/** Checkboxes for the event types an endpoint receives (the body's `enabled_events`). */
 function eventChoices(selected: readonly string[]): { el: HTMLElement; values(): string[] } {
   const all = ["*", ...WEBHOOK_EVENT_TYPES];
   const boxes = all.map((type) =>
@@ -55,7 +41,12 @@ function eventChoices(selected: readonly string[]): { el: HTMLElement; values():
     ),
   );
   return {
-    el: h("fieldset", null, h("legend", null, "Events to receive"), h("div", { class: "checks columns" }, boxes)),
+    el: h(
+      "fieldset",
+      { "data-param": "enabled_events" },
+      h("legend", null, "Events to receive"),
+      h("div", { class: "checks columns" }, boxes),
+    ),
     values: () =>
       boxes
         .map((b) => b.querySelector("input"))
@@ -64,81 +55,61 @@ function eventChoices(selected: readonly string[]): { el: HTMLElement; values():
   };
 }
 
+/** The description field of an endpoint's create and edit dialogs. */
+const descriptionInput = (value = "") =>
+  h("input", { name: "description", maxlength: 500, value, autocomplete: "off", "data-param": "description" });
+
 function createEndpoint(ctx: Ctx): void {
-  const errors = errorBox();
-  errors.show(null);
   const url = h("input", {
     name: "url",
     type: "url",
     required: true,
     placeholder: "https://example.com/webhooks",
     autocomplete: "off",
+    "data-param": "url",
   });
-  const description = h("input", { name: "description", maxlength: 500, autocomplete: "off" });
+  const description = descriptionInput();
   const events = eventChoices([]);
-  openDialog(
-    "Add a webhook endpoint",
-    (close) => {
-      const form = h(
-        "form",
-        null,
-        errors.el,
-        field(
-          "URL",
-          url,
-          ctx.session.key.livemode
-            ? "Production endpoints must be https and public."
-            : "The sandbox also accepts http and localhost.",
-        ),
-        field("Description (optional)", description),
-        events.el,
-        h(
-          "div",
-          { class: "actions" },
-          button("Cancel", close),
-          h("button", { type: "submit", class: "btn primary" }, "Add endpoint"),
-        ),
+  formDialog("Add a webhook endpoint", {
+    wide: true,
+    body: [
+      field(
+        "URL",
+        url,
+        ctx.session.key.livemode
+          ? "Production endpoints must be https and public."
+          : "The sandbox also accepts http and localhost.",
+      ),
+      field("Description (optional)", description),
+      events.el,
+    ],
+    submitLabel: "Add endpoint",
+    async submit(close) {
+      const chosen = events.values();
+      if (chosen.length === 0) return "Choose at least one event type.";
+      const created = need(
+        await ctx.api.POST("/v1/webhook_endpoints", {
+          body: {
+            url: url.value.trim(),
+            enabled_events: chosen as Endpoint["enabled_events"],
+            ...(description.value.trim() ? { description: description.value.trim() } : {}),
+          },
+        }),
       );
-      form.addEventListener("submit", async (event) => {
-        event.preventDefault();
-        const chosen = events.values();
-        if (chosen.length === 0) return errors.show("Choose at least one event type.");
-        try {
-          const created = need(
-            await ctx.api.POST("/v1/webhook_endpoints", {
-              body: {
-                url: url.value.trim(),
-                enabled_events: chosen as Endpoint["enabled_events"],
-                ...(description.value.trim() ? { description: description.value.trim() } : {}),
-              },
-            }),
-          );
-          close();
-          await ctx.showSecret(
-            "Endpoint added: its signing secret",
-            created.secret,
-            "Verify every delivery's X-Service-Signature with it.",
-          );
-          ctx.go(`webhooks/${created.id}`);
-        } catch (error) {
-          errors.show(error instanceof Error ? error.message : String(error));
-        }
-      });
-      return [form];
+      close();
+      await ctx.showSecret(
+        "Endpoint added: its signing secret",
+        created.secret,
+        "Verify every delivery's X-Service-Signature with it.",
+      );
+      ctx.go(`webhooks/${created.id}`);
+      return undefined;
     },
-    { wide: true },
-  );
+  });
 }
 
 function editEndpoint(ctx: Ctx, endpoint: Endpoint): void {
-  const errors = errorBox();
-  errors.show(null);
-  const description = h("input", {
-    name: "description",
-    maxlength: 500,
-    value: endpoint.description ?? "",
-    autocomplete: "off",
-  });
+  const description = descriptionInput(endpoint.description ?? "");
   const enabled = select(
     "status",
     [
@@ -147,50 +118,31 @@ function editEndpoint(ctx: Ctx, endpoint: Endpoint): void {
     ],
     endpoint.status,
   );
+  enabled.dataset.param = "disabled";
   const events = eventChoices(endpoint.enabled_events);
-  openDialog(
-    "Edit the endpoint",
-    (close) => {
-      const form = h(
-        "form",
-        null,
-        errors.el,
-        field("Description", description),
-        field("Deliveries", enabled),
-        events.el,
-        h(
-          "div",
-          { class: "actions" },
-          button("Cancel", close),
-          h("button", { type: "submit", class: "btn primary" }, "Save"),
-        ),
+  formDialog("Edit the endpoint", {
+    wide: true,
+    body: [field("Description", description), field("Deliveries", enabled), events.el],
+    submitLabel: "Save",
+    async submit(close) {
+      const chosen = events.values();
+      if (chosen.length === 0) return "Choose at least one event type.";
+      need(
+        await ctx.api.PATCH("/v1/webhook_endpoints/{id}", {
+          params: { path: { id: endpoint.id } },
+          body: {
+            enabled_events: chosen as Endpoint["enabled_events"],
+            description: description.value.trim() || null,
+            disabled: enabled.value === "disabled",
+          },
+        }),
       );
-      form.addEventListener("submit", async (event) => {
-        event.preventDefault();
-        const chosen = events.values();
-        if (chosen.length === 0) return errors.show("Choose at least one event type.");
-        try {
-          need(
-            await ctx.api.PATCH("/v1/webhook_endpoints/{id}", {
-              params: { path: { id: endpoint.id } },
-              body: {
-                enabled_events: chosen as Endpoint["enabled_events"],
-                description: description.value.trim() || null,
-                disabled: enabled.value === "disabled",
-              },
-            }),
-          );
-          close();
-          announce("Endpoint saved");
-          ctx.refresh();
-        } catch (error) {
-          errors.show(error instanceof Error ? error.message : String(error));
-        }
-      });
-      return [form];
+      close();
+      announce("Endpoint saved");
+      ctx.refresh();
+      return undefined;
     },
-    { wide: true },
-  );
+  });
 }
 
 /** A sandbox endpoint's chaos settings (WebhookChaos), in words, or "none". */
@@ -207,8 +159,6 @@ export function chaosSummary(chaos: Endpoint["chaos"]): string {
 
 /** The chaos settings of a sandbox endpoint (PATCH `chaos`; "Turn off" sends `null`). */
 function editChaos(ctx: Ctx, endpoint: Endpoint): void {
-  const errors = errorBox();
-  errors.show(null);
   const current = endpoint.chaos;
   const check = (name: string, checked: boolean, label: string) => {
     const input = h("input", { type: "checkbox", name, checked, "data-param": `chaos.${name}` });
@@ -229,23 +179,15 @@ function editChaos(ctx: Ctx, endpoint: Endpoint): void {
     });
   const delay = number("delay_seconds", current?.delay_seconds ?? 0, 3600);
   const failFirst = number("fail_first_attempts", current?.fail_first_attempts ?? 0, 10);
-  openDialog("Webhook chaos (sandbox)", (close) => {
-    const save = async (chaos: Endpoint["chaos"], form: HTMLElement) => {
-      try {
-        need(
-          await ctx.api.PATCH("/v1/webhook_endpoints/{id}", { params: { path: { id: endpoint.id } }, body: { chaos } }),
-        );
-        close();
-        announce(chaos ? "Chaos settings saved" : "Chaos turned off");
-        ctx.refresh();
-      } catch (error) {
-        showFormError(form, errors, error);
-      }
-    };
-    const form: HTMLFormElement = h(
-      "form",
-      null,
-      errors.el,
+  const save = (chaos: Endpoint["chaos"]) => async (close: () => void) => {
+    need(await ctx.api.PATCH("/v1/webhook_endpoints/{id}", { params: { path: { id: endpoint.id } }, body: { chaos } }));
+    close();
+    announce(chaos ? "Chaos settings saved" : "Chaos turned off");
+    ctx.refresh();
+    return undefined;
+  };
+  formDialog("Webhook chaos (sandbox)", {
+    body: [
       h(
         "p",
         null,
@@ -254,27 +196,16 @@ function editChaos(ctx: Ctx, endpoint: Endpoint): void {
       h("fieldset", null, h("legend", null, "Deliveries"), h("div", { class: "checks" }, duplicate.el, reorder.el)),
       field("Delay the first attempt (seconds, sandbox clock)", delay, "0 to 3600"),
       field("Fail the first attempts unsent", failFirst, "0 to 10; the retry schedule brings the next"),
-      h(
-        "div",
-        { class: "actions" },
-        button("Cancel", close),
-        current ? button("Turn off", () => void save(null, form), "danger") : null,
-        h("button", { type: "submit", class: "btn primary" }, "Save"),
-      ),
-    );
-    form.addEventListener("submit", (event) => {
-      event.preventDefault();
-      void save(
-        {
-          duplicate: duplicate.input.checked,
-          reorder: reorder.input.checked,
-          delay_seconds: Number(delay.value),
-          fail_first_attempts: Number(failFirst.value),
-        },
-        form,
-      );
-    });
-    return [form];
+    ],
+    submitLabel: "Save",
+    other: current ? { label: "Turn off", tone: "danger", run: save(null) } : undefined,
+    submit: (close) =>
+      save({
+        duplicate: duplicate.input.checked,
+        reorder: reorder.input.checked,
+        delay_seconds: Number(delay.value),
+        fail_first_attempts: Number(failFirst.value),
+      })(close),
   });
 }
 
