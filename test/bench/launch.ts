@@ -289,11 +289,15 @@ export async function startBuiltTarget(
   }
   // In production the server prints no sandbox key unless stdout is a terminal (server/src/main.ts,
   // showsSecrets), and the bench's is a file: the key is made with the admin CLI, as an operator does.
-  const sandboxKey = execFileSync(process.execPath, [`${dist}/cli.js`, "create-key", "--name", "bench", "--scopes", "*"], {
-    cwd: SERVER_DIR,
-    env,
-    encoding: "utf8",
-  });
+  const sandboxKey = execFileSync(
+    process.execPath,
+    [`${dist}/cli.js`, "create-key", "--name", "bench", "--scopes", "*"],
+    {
+      cwd: SERVER_DIR,
+      env,
+      encoding: "utf8",
+    },
+  );
   const key = /key_test_[0-9A-Za-z]{32}/.exec(sandboxKey)?.[0];
   if (key === undefined) throw new Error(`${label}: the admin CLI printed no sandbox key:\n${sandboxKey}`);
   // With several workers the first answers before the others have started (the primary forks them once
