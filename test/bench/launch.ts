@@ -173,7 +173,7 @@ let built = false;
 
 /** `npm run build -w @payments/server`, once per bench run, so the measured build is the current code. */
 export function buildServer(): void {
-  if (built) return;
+  if (built || process.env.BENCH_BUILT_DIR) return;
   execFileSync(process.execPath, ["build.mjs"], { cwd: SERVER_DIR, stdio: ["ignore", "ignore", "inherit"] });
   built = true;
 }
@@ -205,6 +205,15 @@ async function post(url: string, key: string, path: string, body: unknown, statu
   if (res.status !== status)
     throw new Error(`creating the ${path} fixture answered ${res.status}: ${await res.text()}`);
   return (await res.json()) as { id: string };
+}
+
+/**
+ * BENCH_BUILT_DIR: another build of the server to run instead of building dist/ (a directory inside
+ * server/, where Node finds its dependencies: `node build.mjs --outdir node_modules/.bench-before` on the
+ * commit before a change), so two versions are measured back to back the same way (`npm run bench:cpu`).
+ */
+export function builtDir(): string {
+  return process.env.BENCH_BUILT_DIR ?? "dist";
 }
 
 /**
@@ -242,6 +251,7 @@ export async function startBuiltTarget(
   settings: Record<string, string> = {},
 ): Promise<Target> {
   buildServer();
+  const dist = builtDir();
   const workers = name === "built2" ? 2 : 1;
   const label = LABELS[name];
   const dataDir = mkdtempSync(join(tmpdir(), "payments-bench-"));
@@ -269,7 +279,7 @@ export async function startBuiltTarget(
     ...settings,
   };
   const child = track(
-    spawn(process.execPath, [...nodeArgs, "dist/main.js"], { cwd: SERVER_DIR, stdio: ["ignore", out, err], env }),
+    spawn(process.execPath, [...nodeArgs, `${dist}/main.js`], { cwd: SERVER_DIR, stdio: ["ignore", out, err], env }),
   );
   closeSync(out);
   closeSync(err);
@@ -293,11 +303,15 @@ export async function startBuiltTarget(
   }
   // In production the server prints no sandbox key unless stdout is a terminal (server/src/main.ts,
   // showsSecrets), and the bench's is a file: the key is made with the admin CLI, as an operator does.
-  const sandboxKey = execFileSync(process.execPath, ["dist/cli.js", "create-key", "--name", "bench", "--scopes", "*"], {
-    cwd: SERVER_DIR,
-    env,
-    encoding: "utf8",
-  });
+  const sandboxKey = execFileSync(
+    process.execPath,
+    [`${dist}/cli.js`, "create-key", "--name", "bench", "--scopes", "*"],
+    {
+      cwd: SERVER_DIR,
+      env,
+      encoding: "utf8",
+    },
+  );
   const key = /key_test_[0-9A-Za-z]{32}/.exec(sandboxKey)?.[0];
   if (key === undefined) throw new Error(`${label}: the admin CLI printed no sandbox key:\n${sandboxKey}`);
   // With several workers the first answers before the others have started (the primary forks them once
@@ -317,7 +331,7 @@ export async function startBuiltTarget(
   // store), and production fixtures: the steady-rate scenarios charge in production, as users do.
   const created = execFileSync(
     process.execPath,
-    ["dist/cli.js", "create-key", "--name", "bench", "--scopes", "*", "--live"],
+    [`${dist}/cli.js`, "create-key", "--name", "bench", "--scopes", "*", "--live"],
     { cwd: SERVER_DIR, env, encoding: "utf8" },
   );
   const liveKey = /key_live_[0-9A-Za-z]{32}/.exec(created)?.[0];

@@ -6,7 +6,7 @@ import type { DomainLog } from "./log.ts";
 import type { DomainObserver } from "./observer.ts";
 import type { HandlerKit, Handlers } from "./operations.ts";
 import type { Collection } from "./records.ts";
-import type { AreaStore } from "./store.ts";
+import type { AreaDocs, AreaStore } from "./store.ts";
 
 // How an area declares itself (issue 29, "Declared areas"): one object in the area's own area.ts names
 // its collections, id prefixes, state machines, what it needs (other areas' declared services, the
@@ -21,8 +21,11 @@ export interface AreaContext<Own, Needs = unknown, Deps = unknown> {
   store: AreaStore<Own>;
   /** The same store without commit hooks, for a watcher whose own writes must not wake it (kernel/commit-hooks.ts). */
   quietStore: AreaStore<Own>;
-  /** Watches commits (kernel/commit-hooks.ts): the webhooks area's outbox listens for events. */
-  hooks: CommitHooks;
+  /**
+   * Watches commits (kernel/commit-hooks.ts): the webhooks area's outbox listens for events, and gates
+   * them (reading the area's own collections inside the transaction that records one).
+   */
+  hooks: CommitHooks<AreaDocs<Own>>;
   /** Each environment's clock (kernel/clock.ts). */
   clock: SettableClock;
   /** The server's own clock. */

@@ -32,7 +32,8 @@ export interface EventDoc extends BaseDoc {
   /**
    * The outbox flag: true from the transaction that records the event until the webhook dispatcher has
    * created its deliveries (in one transaction with setting it false). Absent on events recorded before
-   * webhook delivery existed, and false on events delivered to one endpoint only (test events).
+   * webhook delivery existed, and false on events delivered to one endpoint only (test events) and on
+   * events no endpoint gets, which the outbox's gate records already fanned out (kernel/commit-hooks.ts).
    */
   delivery_pending?: boolean;
 }

@@ -41,7 +41,12 @@ export const webhooksArea = {
   idPrefixes: ["we", "whd"],
   machines: [ENDPOINT_MACHINE, DELIVERY_MACHINE],
   make: ({ store, quietStore, hooks, clock, now, log, observer, deps }: Context): WebhookServices => {
-    const outbox = outboxOver({ store, quiet: quietStore, afterCommitTo: hooks.afterCommitTo });
+    const outbox = outboxOver({
+      store,
+      quiet: quietStore,
+      afterCommitTo: hooks.afterCommitTo,
+      gateOutbox: hooks.gateOutbox,
+    });
     return {
       webhooks: createWebhooks({
         outbox,
@@ -58,7 +63,7 @@ export const webhooksArea = {
         store,
         clock,
         retentionDays: deps.settings.events.retentionDays,
-        signal: outbox,
+        signal: outbox.events,
         pollIntervalMs: deps.settings.webhooks.pollIntervalMs,
       }),
       streamLeases: createStreamLeases({ store, now }),

@@ -21,7 +21,8 @@ import type { AddressPolicy } from "./ssrf.ts";
 //    delivery for every enabled endpoint of its environment subscribed to its type and created before
 //    it: so an event is fanned out exactly once, whichever instance does it, and a crash before that
 //    commit leaves the flag set for the next pass. Deliveries this instance has room for are inserted
-//    already claimed by it, saving a round trip.
+//    already claimed by it, saving a round trip. An event no endpoint gets is recorded with the flag
+//    already false (the outbox's gate, fan-out.ts fanOutGate), and never reaches this step.
 // 2. Claim. A due delivery is claimed by a conditional update that sets `claim` to a token of this
 //    instance and moves `next_attempt_at` to the end of a lease (the timeout plus LEASE_MARGIN_MS).
 //    Only one instance can win that update, so two instances never send the same attempt. If the

@@ -1,10 +1,11 @@
 import type { Clock } from "../kernel/clock.ts";
+import type { OutboxGate } from "../kernel/commit-hooks.ts";
 import type { EventDoc } from "../kernel/events.ts";
 import { newId } from "../kernel/ids.ts";
 import { iso } from "../kernel/time.ts";
 import { chaosOf, firstAttemptDue } from "./chaos.ts";
 import type { Launch } from "./delivery-attempt.ts";
-import type { WebhookDeliveryDoc, WebhookEndpointDoc, WebhookStore } from "./records.ts";
+import type { WebhookDeliveryDoc, WebhookDocs, WebhookEndpointDoc, WebhookStore } from "./records.ts";
 import { DELIVERY_MACHINE } from "./state.ts";
 
 // Fan-out, the dispatcher's first step (./dispatcher.ts, 1.): each event written with
@@ -12,6 +13,15 @@ import { DELIVERY_MACHINE } from "./state.ts";
 // type and created before it, in one transaction that sets the flag false conditionally, so an event is
 // fanned out exactly once whichever instance does it. Deliveries the instance has room for are inserted
 // already claimed by it, and handed back to be started.
+//
+// Most events have no endpoint to go to (an integrator without webhooks, a type nobody subscribes to): the
+// outbox's gate (fanOutGate below, set by ./outbox.ts) finds that out inside the transaction recording
+// the event, which is then written with the flag already false. Nothing is fanned out later for it, so
+// it costs no second write and no dispatcher pass (issue 36: at a steady rate each charge paid a fan-out
+// transaction of its own, rewriting its events one by one). The gate reads the endpoints as the event's
+// transaction sees them, where the fan-out reads them a few milliseconds after its commit: an endpoint
+// whose creation commits meanwhile may miss that event, as one whose creation committed just after the
+// fan-out always could. The rule (`subscribes`) is the same; only the instant it is read at moves.
 
 /** Events fanned out per transaction. */
 export const FANOUT_BATCH = 100;
@@ -23,6 +33,30 @@ export function subscribes(endpoint: WebhookEndpointDoc, event: EventDoc): boole
   if (event.type === "webhook_endpoint.test") return false;
   if (endpoint.created_at > event.created_at) return false;
   return endpoint.enabled_events.includes("*") || endpoint.enabled_events.includes(event.type);
+}
+
+/**
+ * The outbox's gate (kernel/commit-hooks.ts OutboxGate): whether an enabled endpoint of the event's
+ * environment subscribes to it, read through the transaction recording it. The endpoints are read once
+ * per transaction and environment (a charge records several events in one), never across transactions,
+ * so an endpoint another instance makes is seen by the next transaction.
+ */
+export function fanOutGate(): OutboxGate<WebhookDocs> {
+  const read = new WeakMap<object, Map<boolean, Promise<WebhookEndpointDoc[]>>>();
+  return async (reader, event) => {
+    let byEnvironment = read.get(reader);
+    if (byEnvironment === undefined) {
+      byEnvironment = new Map();
+      read.set(reader, byEnvironment);
+    }
+    let endpoints = byEnvironment.get(event.livemode);
+    if (endpoints === undefined) {
+      endpoints = reader.findAll("webhook_endpoints", { livemode: event.livemode, status: "enabled" }, MAX_ENDPOINTS);
+      byEnvironment.set(event.livemode, endpoints);
+    }
+    for (const endpoint of await endpoints) if (subscribes(endpoint, event)) return true;
+    return false;
+  };
 }
 
 export interface FanOutDeps {
