@@ -3,6 +3,7 @@
 
 import cluster from "node:cluster";
 import { runPrimary, SHUTDOWN_MESSAGE } from "./cluster.ts";
+import { compileCacheNote, flushCompileCache } from "./compile-cache.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { loadEnvFile } from "./env-file.ts";
 import { heapNote } from "./heap-at-start.ts";
@@ -42,6 +43,7 @@ const logger = createLogger(config.LOG_LEVEL, undefined, {
   ...(clustered && cluster.worker ? { base: { worker: cluster.worker.id } } : {}),
 });
 logger.info({ heap: heapNote }, "V8 heap");
+logger.info({ compile_cache: compileCacheNote() }, "compile cache");
 if (clustered && cluster.isPrimary) {
   runPrimary({
     workers: config.WORKERS,
@@ -127,6 +129,8 @@ async function serve(): Promise<void> {
   // Which code runs: the built JavaScript (dist/, production) or the TypeScript sources (through tsx).
   const code = import.meta.url.endsWith(".ts") ? "source" : "dist";
   logger.info({ url: running.url, storage, mode: config.NODE_ENV, code, env_file: envFile }, "payments API listening");
+  // The code compiled so far, written beside the build now: a process killed later never writes it (compile-cache.ts).
+  flushCompileCache();
   if (requested) shutDown(requested);
   if (!showsSecrets && running.bootstrapSecret === null && (await running.domain.serviceKeys.none())) {
     logger.info(

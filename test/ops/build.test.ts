@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
@@ -61,6 +61,13 @@ describe("the production build", { timeout: 120_000 }, () => {
       const ready = await fetch(`${url}/readyz`);
       expect(ready.status).toBe(200);
       expect(await ready.json()).toEqual({ status: "ready", checks: { store: "ok" } });
+      // server/src/compile-cache.ts: a Node with a compile cache (22.10+, 24) has it written beside the build
+      // by the time the server answers (it is flushed once it listens, so a later SIGKILL keeps it).
+      const cache = resolve(SERVER_DIR, "dist/.compile-cache");
+      // cast: @types/node 20 does not declare flushCompileCache (Node 22.10+); whether it exists is the question.
+      const nodeModule = (await import("node:module")).default as unknown as { flushCompileCache?: unknown };
+      const nodeHasOne = typeof nodeModule.flushCompileCache === "function";
+      expect(existsSync(cache) && readdirSync(cache, { recursive: true }).length > 1).toBe(nodeHasOne);
       // Production's stdout is the log stream, and no terminal here: no secret in it, and no key made;
       // the log says to make the first key with the admin CLI, whose output is the operator's terminal.
       expect(server.stdout()).not.toMatch(/key_(test|live)_[0-9A-Za-z]{8}/);

@@ -7,7 +7,7 @@ import type { Domain } from "../domain/index.ts";
 import type { Now } from "../domain/kernel/caller.ts";
 import { authenticate, scopeCheck } from "./auth.ts";
 import { consoleApi, consoleCookie, consoleRefusals, sessionRoutes } from "./console.ts";
-import { contractOperations, loadContract, type OperationId } from "./contract.ts";
+import { contractDocument, contractOperations, type OperationId } from "./contract.ts";
 import { eventStreams } from "./event-stream.ts";
 import { contractValidation, dispatch, jsonBody, operationChecks, problemAnswers } from "./front.ts";
 import { securityHeaders } from "./guards.ts";
@@ -121,7 +121,7 @@ export function homePage(operations: readonly { operationId: string; path: strin
 export function createApp(deps: AppDeps): Express {
   const { config, domain, store, logger } = deps;
   const now = deps.now ?? (() => new Date());
-  const doc = loadContract();
+  const doc = contractDocument();
   const operations = contractOperations();
   const handlers = createHandlers(domain, {
     afterCommit: crashAfterCommits(config.TEST_CRASH_AFTER_COMMITS),
@@ -198,7 +198,7 @@ export function createApp(deps: AppDeps): Express {
   // validator, with the key's scopes checked against each operation's.
   app.use(
     ...(deps.validation ??
-      contractValidation(doc, {
+      contractValidation({
         security: scopeCheck(domain.serviceKeys, logger),
         validateResponses: config.VALIDATE_RESPONSES,
       })),

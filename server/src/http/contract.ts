@@ -23,11 +23,22 @@ export interface OpenApiDocument {
 /** One API operation: id, method, OpenAPI path template and the scopes that grant it (any one, or `*`). */
 export type ContractOperation = (typeof OPERATIONS)[number];
 
-/** A fresh copy each call: express-openapi-validator mutates the document it is given. */
+// A static import, so the production build (esbuild, server/build.mjs) carries the document inside dist/ (docs/operating.md "Production").
+// cast: the JSON module's type is the document's literal shape; OpenApiDocument is the view the server reads of it.
+const contract = document as unknown as OpenApiDocument;
+
+/**
+ * The contract itself, shared by every reader that only reads it (the operations' checks, the error
+ * reference, the served document's copy): nothing may change it. Issue 36: each copy of the 1.7 MB
+ * document cost a start ~5 % of its CPU, and only the validator needs one (validator/document.ts).
+ */
+export function contractDocument(): Readonly<OpenApiDocument> {
+  return contract;
+}
+
+/** A fresh copy each call, for a reader that changes it (express-openapi-validator mutates the document it is given). */
 export function loadContract(): OpenApiDocument {
-  // A static import, so the production build (esbuild, server/build.mjs) carries the document inside dist/ (docs/operating.md "Production").
-  // cast: the JSON module's type is the document's literal shape; OpenApiDocument is the view the server reads of it.
-  return structuredClone(document as unknown as OpenApiDocument);
+  return structuredClone(contract);
 }
 
 /** The API operations, generated from the document's paths and security requirements. */

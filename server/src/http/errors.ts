@@ -5,7 +5,7 @@ import { displayUrl, maskSensitive } from "../domain/kernel/mask.ts";
 import { isRecord } from "../guards.ts";
 import { StoreBusyError, UnknownCursorError } from "../store/port.ts";
 import { UNAUTHORIZED_DETAIL } from "./auth.ts";
-import { loadContract, type OpenApiDocument } from "./contract.ts";
+import { contractDocument } from "./contract.ts";
 import { isOpenApiRequest, locals } from "./locals.ts";
 import { type ProblemBody, problem, problemTypeUri } from "./problems.ts";
 import {
@@ -75,13 +75,6 @@ function jsonScalar(text: unknown): string | undefined {
   if (typeof value === "boolean") return `\`${value}\``;
   return undefined;
 }
-
-/** The contract the findings are explained against, loaded once (the validator rewrites its own copy). */
-let contract: OpenApiDocument | undefined;
-const theContract = () => {
-  contract ??= loadContract();
-  return contract;
-};
 
 /**
  * Items of `errors[]` from the domain carry no code of their own: `invalid_card` for a card the vault
@@ -310,7 +303,7 @@ function unknownRoute(req: Request, requestId: string): ProblemBody {
   const path = req.path;
   const segments = path.split("/");
   // Each template with the request's own segments in place of its parameters, so ids do not count as edits.
-  const candidates = Object.keys(theContract().paths)
+  const candidates = Object.keys(contractDocument().paths)
     .map((template) => template.split("/"))
     .filter((parts) => parts.length === segments.length)
     .map((parts) => parts.map((part, i) => (/^\{\w+\}$/.test(part) ? segments[i] : part)).join("/"));

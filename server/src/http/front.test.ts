@@ -1,8 +1,9 @@
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../logger.ts";
-import { loadContract } from "./contract.ts";
-import { createStatelessFront, discriminatedSchemas, wellFormedKeys } from "./front.ts";
+import { contractDocument } from "./contract.ts";
+import { createStatelessFront, wellFormedKeys } from "./front.ts";
+import { discriminatedSchemas } from "./validator/document.ts";
 
 // The front without a store (the sandbox mock's, test/mock/mock.ts): what passes reaches `pass` with
 // what the server's checks made of it, what does not gets the server's problem and never reaches
@@ -92,7 +93,7 @@ describe("the validator's copy of the contract", () => {
   // compiles a validator per member of such a union, used only for request bodies). That is safe while
   // no request body is such a union; an operation that takes one must keep its discriminator.
   it("has no operation whose request body is a union with a discriminator", () => {
-    const doc = loadContract();
+    const doc = contractDocument();
     const unions = discriminatedSchemas(doc).map((name) => `#/components/schemas/${name}`);
     expect(unions).toContain("#/components/schemas/Event");
     const bodies = JSON.stringify(

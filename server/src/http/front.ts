@@ -8,7 +8,7 @@ import { listCheck, STATELESS_CHECKS, type StatelessCheck } from "../domain/stat
 import { isRecord } from "../guards.ts";
 import { authenticate, type KeyAuthenticator, scopeCheck } from "./auth.ts";
 import { refuseUnboundedJson } from "./body-bounds.ts";
-import { type ContractOperation, contractOperations, loadContract, type OpenApiDocument } from "./contract.ts";
+import { type ContractOperation, contractDocument, contractOperations, type OpenApiDocument } from "./contract.ts";
 import { errorMiddleware, notFoundMiddleware } from "./errors.ts";
 import {
   emptyBodyAsObject,
@@ -22,6 +22,7 @@ import { isOpenApiRequest } from "./locals.ts";
 import { observability } from "./observability.ts";
 import { mountPages } from "./pages.ts";
 import { publicRequestGuards } from "./public-operations.ts";
+import { validatorDocument } from "./validator/document.ts";
 import { hintAt, operationHints } from "./validator/hints.ts";
 
 // The server's front: every check of a request that needs no stored data — how the body is read and
@@ -61,42 +62,16 @@ export function jsonBody(limitBytes: number): RequestHandler[] {
   ];
 }
 
-/** The contract's named schemas that are a union with a `discriminator` (the `Event` union, by `type`). */
-export function discriminatedSchemas(doc: OpenApiDocument): string[] {
-  const schemas = doc.components.schemas;
-  if (!isRecord(schemas)) return [];
-  return Object.entries(schemas)
-    .filter(([, schema]) => isRecord(schema) && schema.discriminator !== undefined)
-    .map(([name]) => name);
-}
-
 /**
- * Takes the `discriminator`s out of the validator's copy of the document. express-openapi-validator's
- * preprocessor compiles, when the server starts, one Ajv validator per member of a union that has one
- * (the `Event` union: one per event type, each with its resource inside), which it uses only to
- * validate a request body of that union, and no operation takes one (front.test.ts checks). Issue 36:
- * that compilation was a fifth of start-up's CPU. Validation is unchanged: Ajv ignores the keyword (the
- * validator runs it with `strict: false` and without its `discriminator` option), `oneOf` decides.
+ * The contract's validation: exact paths, then express-openapi-validator on a copy of the contract of
+ * its own (validator/document.ts: what validation reads, no prose or examples; its `servers` rewritten:
+ * paths in the document are absolute), with `security` as the scope check.
  */
-function withoutDiscriminators(doc: OpenApiDocument): void {
-  const schemas = doc.components.schemas;
-  if (!isRecord(schemas)) return;
-  for (const name of discriminatedSchemas(doc)) {
-    const schema = schemas[name];
-    if (isRecord(schema)) delete schema.discriminator;
-  }
-}
-
-/**
- * The contract's validation: exact paths, then express-openapi-validator on `doc` (whose `servers` it
- * rewrites: paths in the document are absolute), with `security` as the scope check.
- */
-export function contractValidation(
-  doc: OpenApiDocument,
-  options: { security: ReturnType<typeof scopeCheck>; validateResponses: boolean },
-): RequestHandler[] {
-  doc.servers = [{ url: "/" }];
-  withoutDiscriminators(doc);
+export function contractValidation(options: {
+  security: ReturnType<typeof scopeCheck>;
+  validateResponses: boolean;
+}): RequestHandler[] {
+  const doc = validatorDocument(contractDocument());
   return [
     exactPaths(),
     ...(OpenApiValidator.middleware({
@@ -121,7 +96,7 @@ export function contractValidation(
  * number or secret in free text.
  */
 export function operationChecks(
-  doc: OpenApiDocument,
+  doc: Readonly<OpenApiDocument>,
   op: ContractOperation,
   publicGuards: readonly RequestHandler[] = [],
 ): RequestHandler[] {
@@ -244,7 +219,7 @@ export interface StatelessFrontOptions {
  */
 export function createStatelessFront(options: StatelessFrontOptions): Express {
   const { logger } = options;
-  const doc = loadContract();
+  const doc = contractDocument();
   const operations = contractOperations();
   const app = express();
   Object.defineProperty(app.locals, "publicUrl", { get: options.publicUrl, enumerable: true });
@@ -256,7 +231,7 @@ export function createStatelessFront(options: StatelessFrontOptions): Express {
   mountPages(app, { console: false });
   app.use(authenticate(wellFormedKeys));
   app.use(...jsonBody(options.bodyLimitBytes));
-  app.use(...contractValidation(doc, { security: scopeCheck(wellFormedKeys, logger), validateResponses: false }));
+  app.use(...contractValidation({ security: scopeCheck(wellFormedKeys, logger), validateResponses: false }));
   const guards = publicRequestGuards(options.publicUrl);
   const chains = new Map<string, RequestHandler[]>();
   for (const op of operations) {

@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import express, { type Express, type Request, type Response } from "express";
 import type { ErrorCode } from "../domain/kernel/errors.ts";
 import { isRecord } from "../guards.ts";
-import { loadContract, type OpenApiDocument } from "./contract.ts";
+import { contractDocument, type OpenApiDocument } from "./contract.ts";
 import { CSP_BASE, escapeHtml, pageHeaders } from "./page-security.ts";
 import { ERROR_CODES, ERROR_REFERENCE_PATH, isErrorCode, PROBLEM_TYPES, problemTypeUri } from "./problems.ts";
 import { rebaseExamples } from "./served-document.mjs";
@@ -111,7 +111,7 @@ export function contractStatuses(document: OpenApiDocument): Map<ErrorCode, numb
  * title and meaning, each under its own anchor, with the `type` a problem of that code has on the
  * server whose public address is `publicUrl`.
  */
-export function errorReferenceHtml(publicUrl: string, document: OpenApiDocument = loadContract()): string {
+export function errorReferenceHtml(publicUrl: string, document: OpenApiDocument = contractDocument()): string {
   const statuses = contractStatuses(document);
   const entry = (code: ErrorCode) => {
     const t = PROBLEM_TYPES[code];
@@ -187,9 +187,9 @@ export function mountPages(app: Express, options: { console: boolean; dir?: stri
   // The document the server runs on, with its `servers` entry and its examples' links (problem types,
   // payment link pages) on this server's public address.
   const servedDocument = perAddress((publicUrl) => {
-    const doc = rebaseExamples(loadContract(), publicUrl);
-    doc.servers = [{ url: publicUrl, description: "This server" }];
-    return JSON.stringify(doc);
+    // rebaseExamples copies the document: the contract itself is left as it is.
+    const doc = rebaseExamples(contractDocument(), publicUrl);
+    return JSON.stringify({ ...doc, servers: [{ url: publicUrl, description: "This server" }] });
   });
 
   const sendPage = (csp: string, file: string) => (_req: Request, res: Response) => {

@@ -9,7 +9,6 @@ import type { Sandboxes, SandboxHost, SandboxIdentity } from "../domain/sandboxe
 import type { ServiceKeys } from "../domain/service-keys/service-keys.ts";
 import { scopeCheck } from "../http/auth.ts";
 import { consoleCookie } from "../http/console.ts";
-import { loadContract } from "../http/contract.ts";
 import { contractValidation } from "../http/front.ts";
 import { sandboxPages, sandboxPathPrefix } from "../http/sandbox-pages.ts";
 import { IN_MEMORY } from "../startup/data-dir.ts";
@@ -206,7 +205,7 @@ export function createSandboxHost(options: SandboxHostOptions): SandboxHosting {
   let validation: RequestHandler[] | undefined;
   let account: Pick<ServiceKeys, "touch"> | null = null;
   const sharedValidation = () => {
-    validation ??= contractValidation(loadContract(), {
+    validation ??= contractValidation({
       security: scopeCheck(
         { touch: (key) => (keyHome.get(key.id)?.domain.serviceKeys ?? account)?.touch(key) ?? Promise.resolve() },
         options.logger,
