@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { refusal, testDomain } from "../../../test-support/domain.ts";
 import { createSimulatorPayoutRail } from "../../adapters/payout-rail-simulator.ts";
 import type { Caller } from "../kernel/caller.ts";
+import { merchantLinesOf } from "../ledger/lines.fixture.ts";
 import type { DestinationInput } from "./destinations.ts";
 import { type PayoutOutcome, type PayoutRail, PayoutRefused, type PayoutRequest } from "./payout-rail.ts";
 
@@ -44,9 +45,10 @@ async function world(options: Parameters<typeof testDomain>[0] = {}, funds = 100
     const b = await t.store.get("balances", `${merchant.id}:USD`);
     return b ? { available: b.available, pending: b.pending } : null;
   };
-  /** The ledger's entries add up to the balance in each bucket (LedgerEntryDoc), and none is negative. */
+  /** The merchant's postings' lines add up to the balance in each bucket, and none is negative. */
   const ledgerBalances = async () => {
-    const entries = await t.store.findAll("ledger_entries", { merchant_id: merchant.id, currency: "USD" }, 10_000);
+    const postings = await t.store.findAll("postings", { merchant_id: merchant.id, currency: "USD" }, 10_000);
+    const entries = merchantLinesOf(postings, merchant.id);
     const sum = (bucket: string) => entries.filter((e) => e.bucket === bucket).reduce((s, e) => s + e.amount, 0);
     const b = await balance();
     expect(sum("available")).toBe(b?.available);

@@ -5,6 +5,7 @@ import type { Decision } from "../fraud/rules.ts";
 import { DomainError } from "../kernel/errors.ts";
 import type { EventDoc } from "../kernel/events.ts";
 import { iso } from "../kernel/time.ts";
+import { merchantLinesOf } from "../ledger/lines.fixture.ts";
 import type { ChargeAttempt, FraudScreen } from "./fraud-screen.ts";
 import type { ChargeDoc, ChargeStatus } from "./records.ts";
 import { CHARGE_TRANSITIONS } from "./state.ts";
@@ -74,7 +75,11 @@ function world(options: { settlementDelaySeconds?: number } = {}) {
     return all.filter((e) => e.payload.tx_id === chargeId).sort((a, b) => a.created_at.localeCompare(b.created_at));
   }
 
-  const ledgerOf = (merchantId: string) => store.findAll("ledger_entries", { merchant_id: merchantId }, 1000);
+  /** The merchant's movements: its postings' lines (the ledger's one record of them since issue 36). */
+  const ledgerOf = async (merchantId: string) =>
+    merchantLinesOf(await store.findAll("postings", { merchant_id: merchantId }, 1000), merchantId);
+  /** The pending capture credits kept as entries as well (ledger/postings.ts isPendingCredit). */
+  const entriesOf = (merchantId: string) => store.findAll("ledger_entries", { merchant_id: merchantId }, 1000);
   const balancesOf = (merchantId: string) => store.findAll("balances", { merchant_id: merchantId }, 1000);
   const stored = async (id: string) => (await store.get("charges", id)) as ChargeDoc;
 
@@ -91,6 +96,7 @@ function world(options: { settlementDelaySeconds?: number } = {}) {
     pix,
     eventsOf,
     ledgerOf,
+    entriesOf,
     balancesOf,
     stored,
   };
@@ -585,7 +591,9 @@ describe("capture", () => {
     w = world({ settlementDelaySeconds: 172_800 });
     const { charge, merchant } = await w.card({ livemode: true, capture: false });
     await w.domain.charges.capture(w.caller(true), charge.id);
-    const [credit] = await w.ledgerOf(merchant.id);
+    expect(await w.ledgerOf(merchant.id)).toMatchObject([{ bucket: "pending", amount: 1000, type: "capture" }]);
+    // A pending capture credit is an entry too (it settles and is drawn on later): its date and state.
+    const [credit] = await w.entriesOf(merchant.id);
     expect(credit).toMatchObject({ bucket: "pending", amount: 1000, type: "capture", settled: false });
     expect(credit?.available_on).toBe(iso(new Date(Date.parse("2026-11-21T10:00:00Z") + 172_800_000)));
     w.advance(172_799);
@@ -599,7 +607,9 @@ describe("capture", () => {
   it("in the sandbox credits available at once, whatever the settlement delay", async () => {
     w = world({ settlementDelaySeconds: 172_800 });
     const { merchant } = await w.card();
-    expect(await w.ledgerOf(merchant.id)).toMatchObject([{ bucket: "available", amount: 1000, available_on: null }]);
+    expect(await w.ledgerOf(merchant.id)).toMatchObject([{ bucket: "available", amount: 1000, type: "capture" }]);
+    // Nothing waits to settle, so no line is kept as an entry as well (ledger/postings.ts isPendingCredit).
+    expect(await w.entriesOf(merchant.id)).toEqual([]);
   });
 });
 

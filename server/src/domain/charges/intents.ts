@@ -134,32 +134,36 @@ export function refusedRepeat(intent: AcquirerIntentDoc): Error {
   );
 }
 
+/** A new intent's record, open, before its first call (`build` in acquirerIntents). */
+function intentOf(fields: IntentFields, createdAt: string, lockedUntil: string): AcquirerIntentDoc {
+  return {
+    id: acquirerKey(fields.objectId, fields.operation),
+    livemode: fields.livemode,
+    created_at: createdAt,
+    operation: fields.operation,
+    finish: fields.finish,
+    charge_id: fields.chargeId,
+    refund_id: fields.refundId ?? null,
+    amount: fields.amount,
+    currency: fields.currency,
+    reference: fields.reference,
+    state: "open",
+    resolution: null,
+    ...optionalFields(fields),
+    locked_until: lockedUntil,
+    resolved_at: null,
+    token: fields.token ?? null,
+    capture: fields.capture ?? null,
+    attempts: 1,
+  };
+}
+
 export function acquirerIntents(deps: IntentDeps): AcquirerIntents {
   const { store, clock } = deps;
   const lockUntil = (livemode: boolean) => iso(new Date(clock.now(livemode).getTime() + deps.lockSeconds * 1000));
 
-  function build(fields: IntentFields): AcquirerIntentDoc {
-    return {
-      id: acquirerKey(fields.objectId, fields.operation),
-      livemode: fields.livemode,
-      created_at: clock.createdAt(fields.livemode),
-      operation: fields.operation,
-      finish: fields.finish,
-      charge_id: fields.chargeId,
-      refund_id: fields.refundId ?? null,
-      amount: fields.amount,
-      currency: fields.currency,
-      reference: fields.reference,
-      state: "open",
-      resolution: null,
-      ...optionalFields(fields),
-      locked_until: lockUntil(fields.livemode),
-      resolved_at: null,
-      token: fields.token ?? null,
-      capture: fields.capture ?? null,
-      attempts: 1,
-    };
-  }
+  const build = (fields: IntentFields) =>
+    intentOf(fields, clock.createdAt(fields.livemode), lockUntil(fields.livemode));
 
   return {
     build,

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { testDomain } from "../../../test-support/domain.ts";
 import type { Caller } from "../kernel/caller.ts";
 import { DomainError } from "../kernel/errors.ts";
+import { merchantLinesOf } from "../ledger/lines.fixture.ts";
 
 // Refunds in production before settlement (createRefund in spec/resources/charges.tsp): a refund draws
 // first on the charge's own capture credit still waiting in `pending`, then on `available`; settlement
@@ -29,9 +30,10 @@ async function setup(settlementDelaySeconds = 2 * DAY) {
     });
   const balance = async () => {
     const [b] = await ctx.store.findAll("balances", { merchant_id: merchant.id });
-    const entries = await ctx.store.findAll("ledger_entries", { merchant_id: merchant.id }, 10_000);
-    const sum = (bucket: string) => entries.filter((e) => e.bucket === bucket).reduce((s, e) => s + e.amount, 0);
-    // The invariant every movement keeps: a bucket is the sum of its entries, never negative.
+    const postings = await ctx.store.findAll("postings", { merchant_id: merchant.id }, 10_000);
+    const lines = merchantLinesOf(postings, merchant.id);
+    const sum = (bucket: string) => lines.filter((e) => e.bucket === bucket).reduce((s, e) => s + e.amount, 0);
+    // The invariant every movement keeps: a bucket is the sum of its postings' lines, never negative.
     expect(b?.available).toBe(sum("available"));
     expect(b?.pending).toBe(sum("pending"));
     expect(b?.available).toBeGreaterThanOrEqual(0);
@@ -99,21 +101,19 @@ describe("refunds before settlement", () => {
     // Spend the available funds outside this charge (as a cashout will), then refund.
     const [b] = await store.findAll("balances", { merchant_id: merchant.id });
     await store.update("balances", b?.id ?? "", { set: { available: 0 } });
-    await store.insert("ledger_entries", {
-      id: "le_spent",
-      posting_id: "txn_spent",
-      account: `merchant:${merchant.id}:available`,
+    await store.insert("postings", {
+      id: "txn_spent",
       livemode: true,
       created_at: new Date().toISOString(),
-      merchant_id: merchant.id,
-      currency: "USD",
-      bucket: "available",
-      amount: -1000,
       type: "refund",
+      currency: "USD",
       source_id: "elsewhere",
-      available_on: null,
-      settled: null,
-      drawn: null,
+      merchant_id: merchant.id,
+      lines: [
+        { account: `merchant:${merchant.id}:available`, amount: -1000 },
+        { account: "acquirer:clearing", amount: 1000 },
+      ],
+      fee: 0,
     });
     const err = await domain.charges.refund(live, tx.id, { amount: 100 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(DomainError);
