@@ -204,6 +204,36 @@ describe("the Adyen processor", () => {
     });
   });
 
+  it("fails a refund Adyen refuses as a request (4xx), naming its status and code, not its text", async () => {
+    const refused = createAdyenProcessor(
+      {
+        refund: async () => {
+          throw new AcquirerRefused(422, "167", "Original pspReference required for this operation");
+        },
+      } as unknown as Acquirer, // cast: only refund is called below
+      { returnUrl: () => "https://pay.example/return" },
+    );
+    expect(
+      await refused.refund({ idempotencyKey: "re_1:refund", reference: "PSP1", amount: 100, currency: "eur" }),
+    ).toEqual({
+      status: "failed",
+      reason: "the acquirer refused the refund request (HTTP 422, error code 167)",
+      requestRefused: true,
+    });
+    // Anything else (a time-out, Adyen's 5xx) is not a refusal: it stays in doubt for recovery.
+    const inDoubt = createAdyenProcessor(
+      {
+        refund: async () => {
+          throw new AcquirerInDoubt("Adyen did not answer");
+        },
+      } as unknown as Acquirer, // cast: only refund is called below
+      { returnUrl: () => "https://pay.example/return" },
+    );
+    await expect(
+      inDoubt.refund({ idempotencyKey: "re_1:refund", reference: "PSP1", amount: 100, currency: "eur" }),
+    ).rejects.toBeInstanceOf(AcquirerInDoubt);
+  });
+
   it("sends captures, voids, refunds and reversals under the intent's key and reference, pending their notification", async () => {
     const { processor, calls } = fakeAcquirer(async () => ({ status: "authorized", reference: "PSP1" }));
     const key = (operation: string) => `tx_1:${operation}`;

@@ -6,6 +6,7 @@ import type {
   LocalMethod,
   NextAction,
   Processor,
+  RefundConfirmation,
   ThreeDSecureOutcome,
 } from "../../domain/charges/processor.ts";
 import { invalid } from "../../domain/kernel/errors.ts";
@@ -151,16 +152,32 @@ export function createAdyenProcessor(acquirer: Acquirer, options: AdyenProcessor
       );
     },
 
-    refund(request) {
-      return received(
-        acquirer.refund({
-          idempotencyKey: request.idempotencyKey,
-          reference: request.reference,
-          merchantReference: request.idempotencyKey,
-          amount: request.amount,
-          currency: request.currency,
-        }),
-      );
+    async refund(request): Promise<RefundConfirmation> {
+      try {
+        return await received(
+          acquirer.refund({
+            idempotencyKey: request.idempotencyKey,
+            reference: request.reference,
+            merchantReference: request.idempotencyKey,
+            amount: request.amount,
+            currency: request.currency,
+          }),
+        );
+      } catch (error) {
+        // Adyen refused the refund request itself (4xx: e.g. a payment it will not refund): nothing was
+        // refunded, and sending it again will not help (recovery used to resend it on every pass). The
+        // refund fails and its money goes back to the merchant (refunds.ts). Adyen's status and code are
+        // given, not its text, as for a refused payout.
+        if (error instanceof AcquirerRefused) {
+          const code = error.errorCode === undefined ? "" : `, error code ${error.errorCode}`;
+          return {
+            status: "failed",
+            reason: `the acquirer refused the refund request (HTTP ${error.status}${code})`,
+            requestRefused: true,
+          };
+        }
+        throw error;
+      }
     },
 
     reverse(request) {

@@ -165,3 +165,34 @@ describe("a call to the acquirer left in doubt", () => {
     await expect(w.domain.charges.capture(w.caller, charge.id)).rejects.toThrow(/^a bug$/);
   });
 });
+
+describe("a refund the acquirer refuses as a request (Adyen's 4xx)", () => {
+  const refused = async () =>
+    ({ status: "failed", reason: "the acquirer refused the refund request (HTTP 422)", requestRefused: true }) as const;
+
+  it("at its first call: failed once, its amount refundable again, the intent resolved, the ledger clean", async () => {
+    const w = await world();
+    const charge = await w.charge(true);
+    w.processor.refund = refused;
+    const refund = await w.domain.charges.refund(w.caller, charge.id, { amount: 400 });
+    expect(await w.store.get("refunds", refund.id)).toMatchObject({ status: "failed" });
+    expect(await w.stored(charge.id)).toMatchObject({ status: "captured", amount_refunded: 0 });
+    expect(await w.intent(`${refund.id}:refund`)).toMatchObject({ state: "resolved" });
+    // Nothing left for recovery to resend (it used to resend a refused refund on every pass).
+    w.advance(LOCK);
+    expect(await w.domain.jobs.recoverIntents()).toBe(0);
+    expect((await w.domain.ledger.verify()).differences).toEqual([]);
+  });
+
+  it("on a repeat after a call left in doubt: kept in doubt (the first call may have refunded), not failed", async () => {
+    const w = await world();
+    const charge = await w.charge(true);
+    w.doubt.add("refund");
+    const refund = await w.domain.charges.refund(w.caller, charge.id, {});
+    w.processor.refund = refused;
+    w.advance(LOCK);
+    expect(await w.domain.jobs.recoverIntents()).toBe(0);
+    expect(await w.store.get("refunds", refund.id)).toMatchObject({ status: "succeeded" });
+    expect(await w.intent(`${refund.id}:refund`)).toMatchObject({ state: "recovering" });
+  });
+});

@@ -124,13 +124,14 @@ export function authorizationOf(
 }
 
 /**
- * A repeat of an authorization under its key that the acquirer refused as a request (processor.ts
- * `requestRefused`): what the first call did is unknown, so the intent stays in doubt, never taken as
- * "nothing authorized". Thrown: the recovery job logs it and tries again on its next pass.
+ * A repeat of an authorization or a refund under its key that the acquirer refused as a request
+ * (processor.ts `requestRefused`): what the first call did is unknown, so the intent stays in doubt, never
+ * taken as "nothing authorized" or "nothing refunded". Thrown: the recovery job logs it and tries again on
+ * its next pass; the acquirer's notification settles it if the first call was taken.
  */
 export function refusedRepeat(intent: AcquirerIntentDoc): Error {
   return new Error(
-    `the acquirer refused the repeat of authorization ${intent.id} under its idempotency key (attempt ${intent.attempts}); what its first call did is unknown, so it stays in doubt: compare the request sent each time (docs/acquirer-port.md)`,
+    `the acquirer refused the repeat of ${intent.operation} call ${intent.id} under its idempotency key (attempt ${intent.attempts}); what its first call did is unknown, so it stays in doubt: compare the request sent each time (docs/acquirer-port.md)`,
   );
 }
 

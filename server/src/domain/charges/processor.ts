@@ -144,7 +144,12 @@ export type Confirmation = { status: "confirmed" } | { status: "pending" };
  * (what a real acquirer reports later by notification, acquirer-outcomes.ts; the sandbox's refund-failure
  * test card answers it at once). The refund stays made, then fails, as it does after a notification.
  */
-export type RefundConfirmation = Confirmation | { status: "failed"; reason: string };
+/**
+ * A refund taken (Confirmation), or failed. `requestRefused`: the acquirer refused the request itself
+ * (Adyen's 4xx), so nothing was refunded by this call; on a repeat under the same key the first call's
+ * fate is unknown (refunds.ts keeps that one in doubt).
+ */
+export type RefundConfirmation = Confirmation | { status: "failed"; reason: string; requestRefused?: true };
 
 export interface CaptureRequest extends AcquirerCall {
   /** The authorization's reference (the charge's processor_ref). */

@@ -9,6 +9,7 @@ import { assertMinorUnits } from "../kernel/money.ts";
 import { postRefund } from "../ledger/ledger.ts";
 import { refundFailed } from "./acquirer-outcomes.ts";
 import type { ChargeContext } from "./context.ts";
+import { refusedRepeat } from "./intents.ts";
 import type { AcquirerIntentDoc, ChargeDoc, ChargeStatus, RefundDoc } from "./records.ts";
 import { CHARGE_MACHINE, eventFields, REFUND_MACHINE, refusal } from "./state.ts";
 
@@ -52,8 +53,13 @@ export function refunds(ctx: ChargeContext) {
       amount: intent.amount,
       currency: intent.currency,
     });
+    // Refused as a request on a repeat: what the first call did is unknown (it may have refunded), so the
+    // intent stays in doubt, as an authorization's does (intents.ts refusedRepeat); its REFUND
+    // notification settles the refund if the first call took it.
+    if (answer.status === "failed" && answer.requestRefused && intent.attempts > 1) throw refusedRepeat(intent);
     await ctx.intents.resolveAlone(intent, "committed");
-    // Taken, then failed (the sandbox's refund-failure test card): undone as a REFUND_FAILED would be,
+    // Taken, then failed (the sandbox's refund-failure test card), or refused at its first call (Adyen's
+    // 4xx): undone as a REFUND_FAILED would be,
     // once (the refund's conditional status change; a resend after a crash finds it failed).
     if (answer.status === "failed" && intent.refund_id) {
       const refund = await store.get("refunds", intent.refund_id);
