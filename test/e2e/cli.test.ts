@@ -99,7 +99,7 @@ describe("payments-admin CLI", { timeout: 60_000 }, () => {
     );
     expect(err?.code).toBe(1);
     expect(err?.stdout).toContain(
-      `difference: balance ${merchantId}:USD: available is 3801, its entries add up to 3800`,
+      `difference: balance ${merchantId}:USD: available is 3801, its account's lines add up to 3800`,
     );
     expect(err?.stdout).toMatch(/: 1 difference\(s\)/);
   });
