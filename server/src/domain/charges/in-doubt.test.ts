@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { testDomain } from "../../../test-support/domain.ts";
-import { createSimulatorProcessor, type SimulatorProcessor } from "../../adapters/processor-simulator.ts";
 import type { OutcomeRecorder } from "../kernel/commit.ts";
 import { DomainError } from "../kernel/errors.ts";
-import { AcquirerCallInDoubt, type Processor } from "./processor.ts";
+import { losingAcquirer } from "./losing-acquirer.fixture.ts";
+import { AcquirerCallInDoubt } from "./processor.ts";
 
 // A call to the acquirer left in doubt (AcquirerCallInDoubt: what the Adyen connector throws for a time-out,
 // a dropped connection, a 5xx or 429) is answered `acquirer_in_doubt` (503, in-doubt.ts) by a charge, a
@@ -11,29 +11,12 @@ import { AcquirerCallInDoubt, type Processor } from "./processor.ts";
 // retry with the same Idempotency-Key, or the recovery job, completes it, applied once at the acquirer. A
 // refund is recorded before its call, so it is answered as made and completed by recovery.
 
-type Call = "authorizeCard" | "capture" | "void" | "refund";
-
 /** The simulator, whose calls named in `doubt` apply and then end in doubt (the answer lost). */
 function doubtfulAcquirer() {
-  const sim = createSimulatorProcessor({ count: true });
-  const doubt = new Set<Call>();
-  const lose =
-    <K extends Call>(name: K) =>
-    async (request: Parameters<Processor[K]>[0]) => {
-      // Cast: each of the four methods takes its own request type; `request` is that type for `name`.
-      const answer = await (sim[name] as (r: typeof request) => Promise<unknown>)(request);
-      if (doubt.has(name)) throw new AcquirerCallInDoubt(`${name}: HTTP 500 Internal error`);
-      return answer;
-    };
-  const processor: SimulatorProcessor = {
-    ...sim,
-    // Casts: `lose` returns the method with its request typed, its answer widened to unknown.
-    authorizeCard: lose("authorizeCard") as Processor["authorizeCard"],
-    capture: lose("capture") as Processor["capture"],
-    void: lose("void") as Processor["void"],
-    refund: lose("refund") as Processor["refund"],
-  };
-  return { processor, sim, doubt };
+  const { processor, sim, losing } = losingAcquirer(
+    (name) => new AcquirerCallInDoubt(`${name}: HTTP 500 Internal error`),
+  );
+  return { processor, sim, doubt: losing };
 }
 
 async function world() {

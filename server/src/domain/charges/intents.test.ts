@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { testDomain } from "../../../test-support/domain.ts";
-import { createSimulatorProcessor, type SimulatorProcessor } from "../../adapters/processor-simulator.ts";
 import type { OutcomeRecorder } from "../kernel/commit.ts";
 import { keptOnceResolved } from "./intents.ts";
-import type { Processor } from "./processor.ts";
+import { createSimulatorProcessor, type SimulatorProcessor } from "../../adapters/processor-simulator.ts";
+import { losingAcquirer } from "./losing-acquirer.fixture.ts";
 
 // Crash safety toward the acquirer (intents.ts): a call whose answer is lost (the instance dies after
 // the acquirer applied it, before the outcome commits) is never applied twice, and is resolved by a
@@ -11,25 +11,10 @@ import type { Processor } from "./processor.ts";
 
 /** The simulator, with calls whose answer is lost after the acquirer applied them (a crash, a time-out). */
 function flakyAcquirer() {
-  const sim = createSimulatorProcessor({ count: true });
-  type Call = "authorizeCard" | "capture" | "void" | "refund" | "reverse";
-  const failing = new Set<Call>();
-  const lose =
-    <K extends Call>(name: K) =>
-    async (request: Parameters<Processor[K]>[0]) => {
-      const answer = await (sim[name] as (r: typeof request) => Promise<unknown>)(request);
-      if (failing.has(name)) throw new Error(`${name}: connection reset after the acquirer applied it`);
-      return answer;
-    };
-  const processor: SimulatorProcessor = {
-    ...sim,
-    authorizeCard: lose("authorizeCard") as Processor["authorizeCard"],
-    capture: lose("capture") as Processor["capture"],
-    void: lose("void") as Processor["void"],
-    refund: lose("refund") as Processor["refund"],
-    reverse: lose("reverse") as Processor["reverse"],
-  };
-  return { processor, sim, failing };
+  const { processor, sim, losing } = losingAcquirer(
+    (name) => new Error(`${name}: connection reset after the acquirer applied it`),
+  );
+  return { processor, sim, failing: losing };
 }
 
 async function world() {
