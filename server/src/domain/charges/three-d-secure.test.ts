@@ -175,25 +175,31 @@ describe("a challenge", () => {
   });
 });
 
+/** A challenged charge (card ...3220) from a VPN address (score 48) with review from 30: held for review. */
+async function challengedForReview() {
+  await ctx.domain.fraud.settings.update(ctx.caller(), { review_threshold: 30 });
+  const merchant = await ctx.domain.merchants.create(ctx.caller(), { name: "M" });
+  const token = await ctx.domain.tokens.create(ctx.caller(), {
+    card: "4000000000003220",
+    holder: "A",
+    exp_month: 12,
+    exp_year: 2031,
+  });
+  const made = await ctx.domain.charges.create(ctx.caller(), {
+    merchant_id: merchant.id,
+    amount: 1000,
+    currency: "EUR",
+    payment_method: { type: "card", token: token.id },
+    customer: { ip: "203.0.113.9" },
+  });
+  return { merchant, made };
+}
+
 describe("a challenge on a charge the fraud evaluation holds for review", () => {
   it("is authorized and held (review open) once completed, not captured", async () => {
     ctx = testDomain();
     // A VPN address scores 48: with review from 30 the charge is held; its issuer still asks for a challenge.
-    await ctx.domain.fraud.settings.update(ctx.caller(), { review_threshold: 30 });
-    const merchant = await ctx.domain.merchants.create(ctx.caller(), { name: "M" });
-    const token = await ctx.domain.tokens.create(ctx.caller(), {
-      card: "4000000000003220",
-      holder: "A",
-      exp_month: 12,
-      exp_year: 2031,
-    });
-    const made = await ctx.domain.charges.create(ctx.caller(), {
-      merchant_id: merchant.id,
-      amount: 1000,
-      currency: "EUR",
-      payment_method: { type: "card", token: token.id },
-      customer: { ip: "203.0.113.9" },
-    });
+    const { merchant, made } = await challengedForReview();
     expect(made).toMatchObject({ status: "requires_action", review: null });
     const held = await ctx.domain.charges.answerChallenge(ctx.caller(), made.id, "complete");
     expect(held).toMatchObject({ status: "authorized", amount_captured: 0, review: { status: "open" } });
@@ -247,21 +253,7 @@ describe("an authorization after the challenge that the acquirer takes undecided
   it("holds it for review once authorized when the evaluation decided `review`", async () => {
     ctx = undecidedAfterChallenge();
     // A VPN address scores 48: with review from 30 the charge is held once its authorization is decided.
-    await ctx.domain.fraud.settings.update(ctx.caller(), { review_threshold: 30 });
-    const merchant = await ctx.domain.merchants.create(ctx.caller(), { name: "M" });
-    const token = await ctx.domain.tokens.create(ctx.caller(), {
-      card: "4000000000003220",
-      holder: "A",
-      exp_month: 12,
-      exp_year: 2031,
-    });
-    const made = await ctx.domain.charges.create(ctx.caller(), {
-      merchant_id: merchant.id,
-      amount: 1000,
-      currency: "EUR",
-      payment_method: { type: "card", token: token.id },
-      customer: { ip: "203.0.113.9" },
-    });
+    const { merchant, made } = await challengedForReview();
     const answered = await ctx.domain.charges.answerChallenge(ctx.caller(), made.id, "complete");
     expect(answered).toMatchObject({ status: "pending", review: null });
     const outcome = { succeeded: true, reference: `PSP_${made.id}` };
