@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { testDomain } from "../../../test-support/domain.ts";
+import { createSimulatorProcessor, type SimulatorProcessor } from "../../adapters/processor-simulator.ts";
 import type { OutcomeRecorder } from "../kernel/commit.ts";
 import { keptOnceResolved } from "./intents.ts";
-import { createSimulatorProcessor, type SimulatorProcessor } from "../../adapters/processor-simulator.ts";
 import { losingAcquirer } from "./losing-acquirer.fixture.ts";
 
 // Crash safety toward the acquirer (intents.ts): a call whose answer is lost (the instance dies after
