@@ -219,3 +219,64 @@ describe("a capture, void or refund whose call Adyen leaves in doubt", () => {
     expect(prism.violations()).toEqual([]);
   });
 });
+
+describe("a local payment's start Adyen leaves in doubt", () => {
+  async function sepaBody() {
+    const merchant = await createMerchant(client);
+    return {
+      merchant_id: merchant.id,
+      amount: 3100,
+      currency: "EUR",
+      payment_method: {
+        type: "sepa_debit" as const,
+        iban: "DE89 3704 0044 0532 0130 00",
+        account_holder: "Ada Lovelace",
+      },
+    };
+  }
+  const chargeIdIn = (detail: unknown) => /tx_\w+/.exec(String(detail))?.[0] as string;
+
+  it("a SEPA debit answered 500 after Adyen started it, without a key: 503, nothing stored; the recovery job cancels the debit, started once", async () => {
+    const body = await sepaBody();
+    standIn.injectFault("/payments", "error_after");
+    const first = await unkeyed("/v1/charges", body);
+    expect(first.status).toBe(503);
+    expect(first.headers.get("retry-after")).toBe("2");
+    const problem = (await first.json()) as { code: string; detail: string };
+    expect(problem).toMatchObject({ code: "acquirer_in_doubt" });
+    const chargeId = chargeIdIn(problem.detail);
+    const listed = unwrap(await client.GET("/v1/charges", { params: { query: { merchant_id: body.merchant_id } } }));
+    expect(listed.data).toEqual([]);
+    const payment = [...standIn.payments.values()].find((p) => p.merchantReference === chargeId);
+    expect(payment?.status).toBe("pending"); // Adyen took the debit: it would be collected
+
+    await recover();
+    // Sent again under its key (Adyen replays its answer: one debit), then reversed under the charge's own key.
+    expect(standIn.received.filter((r) => r.idempotencyKey === `${chargeId}:start_local`)).toHaveLength(2);
+    expect(standIn.performed.authorisation.get(chargeId)).toBe(1);
+    expect(standIn.performed.reversal.get(`${chargeId}:reverse`)).toBe(1);
+    expect(payment?.status).toBe("cancelled");
+    expect(prism.violations()).toEqual([]);
+  });
+
+  it("a SEPA debit that times out, with a key: 503; the same Idempotency-Key resumes the same charge, debited once", async () => {
+    const body = await sepaBody();
+    const headers = { "Idempotency-Key": `sepa-${body.merchant_id}` };
+    standIn.injectFault("/payments", "no_answer");
+    const first = await once.POST("/v1/charges", { body, params: { header: headers } });
+    expect(first.response.status).toBe(503);
+    expect(first.error).toMatchObject({ code: "acquirer_in_doubt" });
+    const chargeId = chargeIdIn(first.error?.detail);
+
+    const retried = unwrap(await client.POST("/v1/charges", { body, params: { header: headers } }));
+    expect(retried).toMatchObject({
+      id: chargeId,
+      status: "pending",
+      payment_method: { type: "sepa_debit", last4: "3000" },
+      next_action: { type: "await_debit" },
+    });
+    expect(standIn.performed.authorisation.get(chargeId)).toBe(1);
+    expect(standIn.performed.reversal.get(`${chargeId}:reverse`)).toBeUndefined();
+    expect(prism.violations()).toEqual([]);
+  });
+});

@@ -48,7 +48,7 @@ describe("processor simulator", () => {
     await expect(sim.authorizeCard(request({ amount: 2000 }))).rejects.toBeInstanceOf(IdempotencyConflict);
   });
 
-  it("captures, voids, refunds and reverses once per key", async () => {
+  it("captures, voids, refunds, reverses and starts a local payment once per key", async () => {
     const sim = createSimulatorProcessor({ count: true });
     const capture = { idempotencyKey: "tx_1:capture", reference: "ref", amount: 500, currency: "usd" };
     expect(await sim.capture(capture)).toEqual({ status: "confirmed" });
@@ -61,12 +61,23 @@ describe("processor simulator", () => {
     await sim.void({ idempotencyKey: "tx_3:void", reference: "ref3" });
     await sim.reverse({ idempotencyKey: "tx_4:reverse", reference: "ref4" });
     await sim.reverse({ idempotencyKey: "tx_4:reverse", reference: "ref4" });
+    const pix = {
+      idempotencyKey: "tx_5:start_local",
+      chargeId: "tx_5",
+      method: "pix",
+      amount: 900,
+      currency: "brl",
+    } as const;
+    const first = await sim.startLocalPayment({ ...pix, now: new Date("2026-11-28T10:00:00Z") });
+    // A repeat at another time is the same call (its time is not part of the request): the same answer.
+    expect(await sim.startLocalPayment({ ...pix, now: new Date("2026-11-28T10:05:00Z") })).toEqual(first);
     expect(sim.counts().applied).toEqual({
       authorize: {},
       capture: { ref: 1 },
       void: { ref3: 1 },
       refund: { "re_1:refund": 1, "re_2:refund": 1 },
       reverse: { ref4: 1 },
+      start_local: { tx_5: 1 },
     });
   });
 

@@ -126,6 +126,8 @@ export interface SimulatorCounts {
     void: Record<string, number>;
     refund: Record<string, number>;
     reverse: Record<string, number>;
+    /** Local payments started, per charge. */
+    start_local: Record<string, number>;
   };
 }
 
@@ -164,7 +166,14 @@ export function createSimulatorProcessor(
   const counting = options.count ?? false;
   const answers = new Map<string, { request: string; answer: unknown }>();
   const calls = new Map<string, number>();
-  const applied: SimulatorCounts["applied"] = { authorize: {}, capture: {}, void: {}, refund: {}, reverse: {} };
+  const applied: SimulatorCounts["applied"] = {
+    authorize: {},
+    capture: {},
+    void: {},
+    refund: {},
+    reverse: {},
+    start_local: {},
+  };
 
   /** Answers a call once per key: a repeat gets the first answer; the same key for another request is refused. */
   async function once<T>(key: string, request: unknown, run: () => T): Promise<T> {
@@ -281,6 +290,7 @@ export function createSimulatorProcessor(
     },
     startLocalPayment({ idempotencyKey, ...request }) {
       return once(idempotencyKey, { ...request, now: undefined }, () => {
+        count("start_local", request.chargeId);
         const rule = LOCAL_METHODS[request.method];
         const digest = createHash("sha256").update(request.chargeId).digest("hex").slice(0, 16).toUpperCase();
         const action: NextAction = {

@@ -420,10 +420,14 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
         notify(item("REFUND", ok, ok ? "" : "Insufficient in-process funds on account to refund"));
         break;
       }
-      case "reversal":
+      case "reversal": {
+        // An authorisation is cancelled or refunded; a payment still pending (a SEPA debit not yet
+        // collected, a voucher not yet paid) is cancelled before it can complete.
+        const ok = authorised || payment.status === "pending";
         payment.status = "cancelled";
-        notify(item("CANCEL_OR_REFUND", authorised));
+        notify(item("CANCEL_OR_REFUND", ok));
         break;
+      }
     }
     const answer: Body = {
       merchantAccount: options.merchantAccount,
@@ -835,6 +839,8 @@ export async function startAdyenStandIn(options: StandInOptions): Promise<AdyenS
     settleLocal(psp, paid) {
       const payment = payments.get(psp);
       if (!payment) throw new Error(`the stand-in has no payment ${psp}`);
+      if (payment.status !== "pending")
+        throw new Error(`the stand-in's payment ${psp} is ${payment.status}, not pending`);
       payment.status = paid ? "authorised" : "refused";
       if (paid) payment.captured = payment.amount;
       notify(authorisation(payment, paid, paid ? "" : "Expired"));

@@ -34,6 +34,7 @@ function fakeAcquirer(answer: () => Promise<Authorization>) {
     startLocalPayment: async (request: { method: string; chargeId: string }) => {
       calls.push(["startLocalPayment", request as unknown as Record<string, unknown>]);
       if (request.method === "spei") throw new AcquirerUnsupported("method:spei", "Adyen does not offer spei payments");
+      if (request.method === "oxxo") throw new AcquirerRefused(422, "14_030", "Adyen refused the oxxo payment");
       return {
         reference: "PSP_local",
         nextAction: { type: "display_qr_code" as const, reference: "PSP_local", expires_at: NOW.toISOString() },
@@ -297,5 +298,10 @@ describe("the Adyen processor", () => {
     expect(refused).toBeInstanceOf(DomainError);
     expect(refused).toMatchObject({ code: "invalid_request", param: "payment_method.type" });
     expect((refused as Error).message).toMatch(/spei payments are not available.*Adyen/);
+    // Refused as a request (a 4xx, or a `Refused` result): nothing started, a 400 naming the method (not a 500).
+    const declined = await processor.startLocalPayment({ ...local, method: "oxxo" }).catch((error: unknown) => error);
+    expect(declined).toBeInstanceOf(DomainError);
+    expect(declined).toMatchObject({ code: "invalid_request", param: "payment_method" });
+    expect((declined as Error).message).toMatch(/refused this oxxo payment \(its code 14_030\).*Nothing was charged/);
   });
 });

@@ -217,10 +217,21 @@ export function createAdyenProcessor(acquirer: Acquirer, options: AdyenProcessor
         return started.nextAction;
       } catch (error) {
         if (error instanceof AcquirerUnsupported) throw unsupportedMethod(request.method, error.message);
+        // Refused as a request (Adyen's 4xx, or a `Refused` result): nothing was started. A 400 naming the
+        // method, as for one Adyen lacks; the charges area discards the start's intent (create.ts payLocally).
+        if (error instanceof AcquirerRefused) throw refusedMethod(request.method, error);
         throw error;
       }
     },
   };
+}
+
+function refusedMethod(method: LocalMethod, error: AcquirerRefused) {
+  const code = error.errorCode === undefined ? "" : ` (its code ${error.errorCode})`;
+  return invalid(
+    "payment_method",
+    `The acquirer (Adyen) refused this ${method} payment${code}: check the payment method's details. Nothing was charged.`,
+  );
 }
 
 function unsupportedMethod(method: LocalMethod, why: string) {

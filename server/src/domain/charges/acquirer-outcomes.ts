@@ -195,17 +195,19 @@ async function authorizeUndecided(ctx: ChargeContext, charge: ChargeDoc, alongsi
 }
 
 /**
- * The charge's authorization (or 3-D Secure completion) that we reversed ourselves: the recovery job's
- * reversal of an authorization whose charge was never stored (create.ts reverseUnrecorded), or of a
- * challenge completed too late (acquirer-challenge.ts). Null when there is none; `open` while that
+ * The charge's authorization (or 3-D Secure completion, or local payment's start) that we reversed
+ * ourselves: the recovery job's reversal of a call whose charge was never stored (create.ts
+ * reverseUnrecorded, abandonUnrecorded for a direct debit), or of a challenge completed too late
+ * (acquirer-challenge.ts). `abandoned`: a local payment's start whose charge was never stored and which
+ * only its payer could complete (create.ts abandonUnrecorded). Null when there is none; `open` while that
  * intent is not resolved yet (its reversal may be on its way).
  */
-async function ourReversal(ctx: ChargeContext, chargeId: string): Promise<"reversed" | "open" | null> {
-  for (const operation of ["authorize", "authenticate"] as const) {
+async function ourReversal(ctx: ChargeContext, chargeId: string): Promise<"reversed" | "abandoned" | "open" | null> {
+  for (const operation of ["authorize", "authenticate", "start_local"] as const) {
     const intent = await ctx.store.get("acquirer_intents", acquirerKey(chargeId, operation));
     if (!intent) continue;
     if (intent.state !== "resolved") return "open";
-    if (intent.resolution === "reversed") return "reversed";
+    if (intent.resolution === "reversed" || intent.resolution === "abandoned") return intent.resolution;
   }
   return null;
 }
@@ -254,11 +256,15 @@ export function acquirerOutcomes(ctx: ChargeContext): ChargeAcquirerOutcomes {
       const charge = await find(livemode, chargeId);
       if (!charge) {
         // An authorization whose charge was never stored, which we reversed (the recovery job, after a
-        // crash or a call in doubt): nothing to change, and nothing will come to wait for. Marked applied.
-        if ((await ourReversal(ctx, chargeId)) === "reversed") {
+        // crash or a call in doubt), or a local payment abandoned unpaid: nothing to change, and nothing
+        // will come to wait for. Marked applied. An abandoned payment its payer paid anyway holds money no
+        // charge records: a person refunds it.
+        const ours = await ourReversal(ctx, chargeId);
+        if (ours === "reversed" || (ours === "abandoned" && !outcome.succeeded)) {
           await commit(store, null, alongside);
           return "applied";
         }
+        if (ours === "abandoned") return "attention";
         // Not stored yet: its creation has not committed (the payer paid before we recorded the charge).
         return "waiting";
       }

@@ -6,7 +6,7 @@ import type { SettingsOf } from "../kernel/settings.ts";
 import type { FeeSchedules } from "../ledger/fee-schedules.ts";
 import type { Merchants } from "../merchants/merchants.ts";
 import type { SandboxClock } from "../sandbox-clock/sandbox-clock.ts";
-import type { VaultKeys } from "../vault/crypto.ts";
+import { openSecret, sealSecret, type VaultKeys } from "../vault/crypto.ts";
 import type { Tokens } from "../vault/tokens.ts";
 import { type Charges, createCharges } from "./charges.ts";
 import type { ChargesDeps } from "./context.ts";
@@ -69,6 +69,10 @@ export const chargesArea = {
       challengeLinks: createChallengeLinks(deps.vaultKeys.fingerprintKey, deps.baseUrl),
       intentLockSeconds: deps.settings.charges.intentLockSeconds,
       log,
+      sealing: {
+        seal: (text, context) => sealSecret(text, context, deps.vaultKeys),
+        open: (sealed, context) => openSecret(sealed, context, deps.vaultKeys),
+      },
     }),
   }),
   handlers: chargeHandlers,

@@ -35,6 +35,8 @@ export function createCharges(deps: ChargesDeps): Charges {
    * authorization whose charge was never stored, reversed.
    */
   async function finish(intent: AcquirerIntentDoc): Promise<void> {
+    // A local payment's start whose charge was never stored: a direct debit reversed, any other abandoned.
+    if (intent.operation === "start_local") return creation.abandonUnrecorded(intent);
     // An authorization whose outcome never committed, at creation or after a 3-D Secure challenge.
     if (intent.finish === "create" || intent.finish === "authenticate") return creation.reverseUnrecorded(intent);
     if (intent.finish === "refund") return refunding.sendRefund(intent);

@@ -11,6 +11,7 @@ import { iso } from "../kernel/time.ts";
 import { type FeeSchedule, feeFor } from "../ledger/fees.ts";
 import { ensureBalance, postCapture } from "../ledger/ledger.ts";
 import type { Merchants } from "../merchants/merchants.ts";
+import type { SealedSecret } from "../vault/crypto.ts";
 import type { Tokens } from "../vault/tokens.ts";
 import type { FraudScreen } from "./fraud-screen.ts";
 import { type AcquirerIntents, acquirerIntents } from "./intents.ts";
@@ -67,6 +68,14 @@ export interface ChargesDeps {
   intentLockSeconds: number;
   /** Where the recovery job and a refund's call in doubt report what no caller hears of. */
   log: DomainLog;
+  /**
+   * Seals what an intent must keep of a payer to send its call again (a SEPA debit's account, create.ts),
+   * under the vault's master key (vault/crypto.ts sealSecret), and opens it for the recovery job.
+   */
+  sealing: {
+    seal(text: string, context: string): SealedSecret;
+    open(sealed: SealedSecret, context: string): string;
+  };
 }
 
 export function chargeContext(deps: ChargesDeps): ChargeContext {

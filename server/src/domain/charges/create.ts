@@ -3,7 +3,7 @@ import { assertIp } from "../fraud/ip.ts";
 import type { Caller } from "../kernel/caller.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { commit } from "../kernel/commit.ts";
-import { invalid } from "../kernel/errors.ts";
+import { DomainError, invalid } from "../kernel/errors.ts";
 import { recordEvent } from "../kernel/events.ts";
 import { newId } from "../kernel/ids.ts";
 import { assertMoney } from "../kernel/money.ts";
@@ -13,14 +13,20 @@ import type { ChargeContext } from "./context.ts";
 import type { ChargeAssessment } from "./fraud-screen.ts";
 import { answeredInDoubt } from "./in-doubt.ts";
 import { authorizationOf, refusedRepeat } from "./intents.ts";
-import { acquirerKey, LOCAL_METHODS } from "./processor.ts";
+import {
+  acquirerKey,
+  LOCAL_METHODS,
+  type LocalMethod,
+  type LocalPaymentRequest,
+  type NextAction,
+} from "./processor.ts";
 import type { AcquirerIntentDoc, ChargeDoc, ChargeTx } from "./records.ts";
 import { CHARGE_MACHINE, eventFields } from "./state.ts";
 import { type AuthenticationInput, openReview, threeDSecure } from "./three-d-secure.ts";
 
 // createCharge (POST /v1/charges, spec/resources/charges.tsp): checks, fraud evaluation, then the
-// processor (a card is authorized and, unless held or `capture: false`, captured in the same call, under
-// an intent written first: intents.ts; a local method starts a payment the payer completes), then one
+// processor, under an intent written first (intents.ts): a card is authorized and, unless held or
+// `capture: false`, captured in the same call; a local method starts a payment the payer completes. Then one
 // transaction with the charge, its evaluation, its events, its money and its intent's resolution.
 
 type PaymentMethodInput = components["schemas"]["PaymentMethodInput"];
@@ -141,6 +147,73 @@ async function reverseUnrecorded(ctx: ChargeContext, intent: AcquirerIntentDoc):
   if (standing) {
     await processor.reverse({ idempotencyKey: acquirerKey(intent.charge_id, "reverse"), reference: standing });
   }
+  await ctx.intents.resolveAlone(intent, "reversed");
+}
+
+type LocalMethodInput = Exclude<PaymentMethodInput, { type: "card" }>;
+
+/** What a SEPA debit's start sends of its payer: sealed in its intent, so the recovery job can send it again. */
+interface PayerAccount {
+  iban: string;
+  holder: string;
+}
+
+const payerAccountOf = (method: LocalMethodInput & { type: "sepa_debit" }): PayerAccount => ({
+  iban: method.iban,
+  holder: method.account_holder,
+});
+
+/** The method and, for a SEPA debit, the account its start sends. */
+const payerOf = (method: LocalMethodInput) =>
+  method.type === "sepa_debit" ? { type: method.type, ...payerAccountOf(method) } : { type: method.type };
+
+/** The sealed account's associated data: it opens only for the intent of this charge's start. */
+const sealContext = (chargeId: string) => `acquirer_intent:${acquirerKey(chargeId, "start_local")}`;
+
+/**
+ * A local payment's start, built from the charge and the payer's details alone, so that every attempt (the
+ * first, a retry with the same Idempotency-Key, the recovery job's repeat) is the same request under the
+ * same key.
+ */
+function localStart(
+  chargeId: string,
+  method: { type: LocalMethod } & Partial<PayerAccount>,
+  money: { amount: number; currency: string },
+  at: Date,
+): LocalPaymentRequest {
+  return {
+    idempotencyKey: acquirerKey(chargeId, "start_local"),
+    chargeId,
+    method: method.type,
+    amount: money.amount,
+    currency: money.currency,
+    now: at,
+    iban: method.iban,
+    accountHolder: method.holder,
+  };
+}
+
+/**
+ * The recovery of a local payment's start whose charge was never stored (intents.ts): the caller got no
+ * answer, so for them the charge was never made. A SEPA Direct Debit is collected by the acquirer with no
+ * further act of the payer: its start is sent again under its key (the acquirer answers as the first time,
+ * starting nothing more) and the debit it started is reversed. Any other method is completed only by its
+ * payer, with the code or voucher this answer would have shown them: nothing can be paid, the payment
+ * expires unpaid at the acquirer, and the intent is resolved `abandoned` without a call.
+ */
+async function abandonUnrecorded(ctx: ChargeContext, intent: AcquirerIntentDoc): Promise<void> {
+  if (intent.local_method !== "sepa_debit") {
+    await ctx.intents.resolveAlone(intent, "abandoned");
+    return;
+  }
+  if (!intent.payer_account) throw new Error(`local payment intent ${intent.id} has no sealed payer account`);
+  const account = JSON.parse(ctx.sealing.open(intent.payer_account, sealContext(intent.charge_id))) as PayerAccount;
+  const processor = ctx.processorFor(intent.livemode);
+  const started = await processor.startLocalPayment(
+    localStart(intent.charge_id, { type: "sepa_debit", ...account }, intent, new Date(intent.created_at)),
+  );
+  // A SEPA debit's next_action names the payment by its reference at the acquirer (only a voucher's differs).
+  await processor.reverse({ idempotencyKey: acquirerKey(intent.charge_id, "reverse"), reference: started.reference });
   await ctx.intents.resolveAlone(intent, "reversed");
 }
 
@@ -272,32 +345,57 @@ export function chargeCreation(ctx: ChargeContext) {
   /**
    * A local method: screened on the customer's facts, then started (`pending` with its next_action). A
    * `review` cannot hold a payment the payer has not made yet, so it is recorded on the evaluation only
-   * (spec: ChargeReview).
+   * (spec: ChargeReview). The start is an intent first, like a card's authorization (intents.ts): a SEPA
+   * Direct Debit the acquirer started is collected with no further act of the payer, so a start in doubt
+   * must never be sent anew under another key. `resumed`: the intent a retry of the same request resumes.
    */
   async function payLocally(
+    caller: Caller,
     charge: ChargeDoc,
-    method: Exclude<PaymentMethodInput, { type: "card" }>,
+    method: LocalMethodInput,
     at: Date,
-  ): Promise<ChargeAssessment> {
+    resumed: AcquirerIntentDoc | null,
+  ): Promise<{ assessment: ChargeAssessment; intent: AcquirerIntentDoc | null }> {
     const assessment = await assess(charge);
     if (assessment.decision === "block") {
+      // A resumed intent left open is settled by the recovery job (abandonUnrecorded): the charge is blocked now.
       block(charge, assessment);
-      return assessment;
+      return { assessment, intent: null };
     }
-    const action = await ctx.processorFor(charge.livemode).startLocalPayment({
-      idempotencyKey: acquirerKey(charge.id, "start_local"),
+    const intent = await ctx.intents.open({
+      livemode: charge.livemode,
       chargeId: charge.id,
-      method: method.type,
+      objectId: charge.id,
+      operation: "start_local",
+      finish: "create",
       amount: charge.amount,
       currency: charge.currency,
-      now: at,
-      iban: method.type === "sepa_debit" ? method.iban : undefined,
-      accountHolder: method.type === "sepa_debit" ? method.account_holder : undefined,
+      reference: null,
+      requestKey: caller.outcome?.key,
+      localMethod: method.type,
+      ...(method.type === "sepa_debit" && !resumed
+        ? { payerAccount: ctx.sealing.seal(JSON.stringify(payerAccountOf(method)), sealContext(charge.id)) }
+        : {}),
     });
+    let action: NextAction;
+    try {
+      // Left in doubt, answered 503 `acquirer_in_doubt` (in-doubt.ts): the intent stays open for a retry
+      // with the same Idempotency-Key (resumable) or the recovery job (abandonUnrecorded).
+      action = await answeredInDoubt("local_payment", charge.id, () =>
+        ctx.processorFor(charge.livemode).startLocalPayment(localStart(charge.id, payerOf(method), charge, at)),
+      );
+    } catch (err) {
+      // Refused as a request at its first call (the acquirer lacks the method, or refused its fields): nothing
+      // was started, so nothing is left to repeat. A refusal of a repeat tells nothing: left in doubt.
+      if (err instanceof DomainError && err.code !== "acquirer_in_doubt" && intent.attempts === 1) {
+        await ctx.intents.discard(intent);
+      }
+      throw err;
+    }
     charge.next_action = action;
     charge.expires_at = action.expires_at;
     if (method.type === "sepa_debit") charge.payment_method.last4 = method.iban.replace(/\s+/g, "").slice(-4);
-    return assessment;
+    return { assessment, intent };
   }
 
   /**
@@ -335,6 +433,7 @@ export function chargeCreation(ctx: ChargeContext) {
 
   return {
     reverseUnrecorded: (intent: AcquirerIntentDoc) => reverseUnrecorded(ctx, intent),
+    abandonUnrecorded: (intent: AcquirerIntentDoc) => abandonUnrecorded(ctx, intent),
 
     async create(caller: Caller, input: ChargeCreate, options: ChargeCreateOptions = {}): Promise<ChargeDoc> {
       ctx.processorFor(caller.livemode); // refused before anything is stored when the environment has none
@@ -356,12 +455,12 @@ export function chargeCreation(ctx: ChargeContext) {
       // A retry of a request that crashed after its authorization was sent (same Idempotency-Key, hence
       // the same request) resumes that charge: same id, same call to the acquirer, no second authorization.
       const key = caller.outcome?.key;
-      const resumed = key && method.type === "card" ? await ctx.intents.resumable(caller.livemode, key) : null;
+      const resumed = key ? await ctx.intents.resumable(caller.livemode, key) : null;
       if (resumed) charge.id = resumed.charge_id;
       const { assessment, intent } =
         method.type === "card"
           ? await payByCard(caller, charge, input, method.token, at, options, resumed)
-          : { assessment: await payLocally(charge, method, at), intent: null };
+          : await payLocally(caller, charge, method, at, resumed);
       if (charge.status === "captured") await ctx.prepareCapture(charge);
       return record(caller, charge, assessment, intent, options);
     },

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { testDomain } from "../../../test-support/domain.ts";
 import type { OutcomeRecorder } from "../kernel/commit.ts";
-import { DomainError } from "../kernel/errors.ts";
+import { DomainError, invalid } from "../kernel/errors.ts";
 import { losingAcquirer } from "./losing-acquirer.fixture.ts";
 import { AcquirerCallInDoubt } from "./processor.ts";
 
@@ -177,5 +177,103 @@ describe("a refund the acquirer refuses as a request (Adyen's 4xx)", () => {
     expect(await w.domain.jobs.recoverIntents()).toBe(0);
     expect(await w.store.get("refunds", refund.id)).toMatchObject({ status: "succeeded" });
     expect(await w.intent(`${refund.id}:refund`)).toMatchObject({ state: "recovering" });
+  });
+});
+
+describe("a local payment's start left in doubt", () => {
+  const IBAN = "DE89 3704 0044 0532 0130 00";
+  const local = async (w: Awaited<ReturnType<typeof world>>, type: "pix" | "sepa_debit", who = w.caller) => {
+    const merchant = await w.domain.merchants.create(w.caller, { name: "Loja" });
+    return w.domain.charges.create(who, {
+      merchant_id: merchant.id,
+      amount: 2500,
+      ...(type === "pix"
+        ? { currency: "BRL", payment_method: { type } }
+        : { currency: "EUR", payment_method: { type, iban: IBAN, account_holder: "Ada Lovelace" } }),
+    });
+  };
+  /** The one intent in doubt, and its charge's id. */
+  const openStart = async (w: Awaited<ReturnType<typeof world>>) => {
+    const [intent, ...others] = await w.domain.charges.unresolvedIntents(false);
+    expect(others).toEqual([]);
+    expect(intent).toMatchObject({ operation: "start_local", finish: "create", state: "open" });
+    return intent?.charge_id as string;
+  };
+
+  it("a SEPA debit without a key: acquirer_in_doubt, nothing stored, the account sealed; recovery starts it again under its key and reverses it, once", async () => {
+    const w = await world();
+    w.doubt.add("startLocalPayment");
+    await expect(local(w, "sepa_debit")).rejects.toMatchObject({
+      code: "acquirer_in_doubt",
+      message: expect.stringMatching(/start of charge tx_\w+'s payment.*direct debit .* cancelled by the recovery job/),
+    });
+    expect(await w.store.findAll("charges", {}, 10)).toEqual([]);
+    const id = await openStart(w);
+    const stored = await w.intent(`${id}:start_local`);
+    expect(stored).toMatchObject({ local_method: "sepa_debit", payer_account: { kek_id: expect.any(String) } });
+    // The IBAN and its holder are sealed, never in clear in storage.
+    expect(JSON.stringify(stored)).not.toMatch(/370400440532013000|3704 0044|Lovelace/);
+
+    w.doubt.clear();
+    w.advance(LOCK);
+    expect(await w.domain.jobs.recoverIntents()).toBe(1);
+    const counts = w.sim.counts();
+    expect(counts.calls[`${id}:start_local`]).toBe(2);
+    expect(counts.applied.start_local).toEqual({ [id]: 1 });
+    expect(counts.calls[`${id}:reverse`]).toBe(1);
+    expect(Object.values(counts.applied.reverse)).toEqual([1]);
+    expect(await w.intent(`${id}:start_local`)).toMatchObject({
+      state: "resolved",
+      resolution: "reversed",
+      payer_account: null,
+    });
+    // The acquirer's word on the debit it started (cancelled, or refused) changes nothing: no charge records it.
+    const noMark = async () => {};
+    const outcome = { succeeded: false, reference: "PSP1" };
+    expect(await w.domain.charges.acquirerOutcomes.authorization(false, id, outcome, noMark)).toBe("applied");
+  });
+
+  it("a pix with a key: acquirer_in_doubt; the same Idempotency-Key resumes the same charge, started once", async () => {
+    const w = await world();
+    w.doubt.add("startLocalPayment");
+    await expect(local(w, "pix", w.withKey("test:pix"))).rejects.toMatchObject({ code: "acquirer_in_doubt" });
+    const id = await openStart(w);
+    w.doubt.clear();
+    const charge = await local(w, "pix", w.withKey("test:pix"));
+    expect(charge).toMatchObject({ id, status: "pending", next_action: { type: "display_qr_code" } });
+    expect(w.sim.counts().calls[`${id}:start_local`]).toBe(2);
+    expect(w.sim.counts().applied.start_local).toEqual({ [id]: 1 });
+    // Deleted once its charge is stored, as a first call's is (intents.ts keptOnceResolved).
+    expect(await w.intent(`${id}:start_local`)).toBeNull();
+    expect(await w.domain.charges.unresolvedIntents(false)).toEqual([]);
+  });
+
+  it("a pix without a key: abandoned by the recovery job without a call (the payer never saw its code)", async () => {
+    const w = await world();
+    w.doubt.add("startLocalPayment");
+    await expect(local(w, "pix")).rejects.toMatchObject({ code: "acquirer_in_doubt" });
+    const id = await openStart(w);
+    w.doubt.clear();
+    w.advance(LOCK);
+    expect(await w.domain.jobs.recoverIntents()).toBe(1);
+    expect(w.sim.counts().calls[`${id}:start_local`]).toBe(1);
+    expect(w.sim.counts().calls[`${id}:reverse`]).toBeUndefined();
+    expect(await w.intent(`${id}:start_local`)).toMatchObject({ state: "resolved", resolution: "abandoned" });
+    // Its expiry unpaid is expected; a payment made anyway holds money no charge records: for a person.
+    const noMark = async () => {};
+    const report = (succeeded: boolean) =>
+      w.domain.charges.acquirerOutcomes.authorization(false, id, { succeeded, reference: "PSP2" }, noMark);
+    expect(await report(false)).toBe("applied");
+    expect(await report(true)).toBe("attention");
+  });
+
+  it("a start the acquirer refuses as a request: its 400 passes through, and no intent is left to repeat", async () => {
+    const w = await world();
+    w.processor.startLocalPayment = async () => {
+      throw invalid("payment_method", "The acquirer (Adyen) refused this sepa_debit payment.");
+    };
+    await expect(local(w, "sepa_debit")).rejects.toMatchObject({ code: "invalid_request", param: "payment_method" });
+    expect(await w.store.findAll("acquirer_intents", {}, 10)).toEqual([]);
+    expect(await w.store.findAll("charges", {}, 10)).toEqual([]);
   });
 });

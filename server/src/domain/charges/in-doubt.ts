@@ -12,8 +12,11 @@ import { AcquirerCallInDoubt } from "./processor.ts";
 // A refund is not answered here: it commits before its call (refunds.ts), so a refund whose call is in
 // doubt exists, is answered 201 and is sent again by the recovery job under the same key.
 
-/** The calls an operation answers 503 for when they end in doubt (createCharge, captureCharge, voidCharge, the review's approve and reject). */
-export type CallInDoubt = "authorization" | "capture" | "void" | "approval" | "rejection";
+/**
+ * The calls an operation answers 503 for when they end in doubt (createCharge's authorization of a card or
+ * start of a local payment, captureCharge, voidCharge, the review's approve and reject).
+ */
+export type CallInDoubt = "authorization" | "local_payment" | "capture" | "void" | "approval" | "rejection";
 
 const RECOVERY_BOUND = "IDEMPOTENCY_LOCK_SECONDS and one jobs interval (JOBS_INTERVAL_SECONDS)";
 
@@ -24,6 +27,8 @@ const RECOVERY_BOUND = "IDEMPOTENCY_LOCK_SECONDS and one jobs interval (JOBS_INT
 const DETAIL: Record<CallInDoubt, (chargeId: string, why: string) => string> = {
   authorization: (id, why) =>
     `The acquirer did not answer the authorization of charge ${id} (${why}). Its outcome is being settled: send the same request again with the same Idempotency-Key after the seconds in Retry-After, and it resumes this charge (never a second authorization) and answers what the acquirer decided. Without an Idempotency-Key nothing was stored, and whatever the acquirer authorized is reversed by the recovery job within ${RECOVERY_BOUND}.`,
+  local_payment: (id, why) =>
+    `The acquirer did not answer the start of charge ${id}'s payment (${why}). Its outcome is being settled: send the same request again with the same Idempotency-Key after the seconds in Retry-After, and it resumes this charge (never a second payment) and answers what the payer must do. Without an Idempotency-Key nothing was stored: a direct debit the acquirer started is cancelled by the recovery job within ${RECOVERY_BOUND}, and a payment only the payer completes (a code or voucher) cannot be paid, since what they need was never shown.`,
   capture: (id, why) => completion(id, why, "capture", "captured"),
   void: (id, why) => completion(id, why, "void", "voided"),
   approval: (id, why) => completion(id, why, "capture of the approved review", "captured"),

@@ -110,6 +110,12 @@ describe("acquirer intents", () => {
       true,
     );
     expect(keptOnceResolved({ ...create, finish: "authenticate" }, "committed", "captured")).toBe(true);
+    // A local payment's start whose charge is stored (pending), on any attempt; kept when reversed or abandoned.
+    const start = { operation: "start_local", finish: "create", attempts: 1 } as const;
+    expect(keptOnceResolved(start, "committed", "pending")).toBe(false);
+    expect(keptOnceResolved({ ...start, attempts: 3 }, "committed", "pending")).toBe(false);
+    expect(keptOnceResolved(start, "reversed", "pending")).toBe(true);
+    expect(keptOnceResolved(start, "abandoned", "pending")).toBe(true);
   });
 
   it("a retry with the same Idempotency-Key resumes the same charge: one authorization, one capture", async () => {

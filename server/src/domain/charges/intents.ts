@@ -3,7 +3,8 @@ import type { Clock } from "../kernel/clock.ts";
 import { DomainError } from "../kernel/errors.ts";
 import type { DomainLog } from "../kernel/log.ts";
 import { iso } from "../kernel/time.ts";
-import { type AcquirerOperation, acquirerKey, type CardAuthorizationRequest } from "./processor.ts";
+import type { SealedSecret } from "../vault/crypto.ts";
+import { type AcquirerOperation, acquirerKey, type CardAuthorizationRequest, type LocalMethod } from "./processor.ts";
 import type { AcquirerIntentDoc, ChargeStatus, ChargeStore, ChargeTx, IntentFinish } from "./records.ts";
 
 // Crash safety toward the acquirer (docs/acquirer-port.md "Intents: crash safety toward the acquirer").
@@ -19,7 +20,11 @@ import type { AcquirerIntentDoc, ChargeStatus, ChargeStore, ChargeTx, IntentFini
 // - a capture, void or refund is completed: its outcome commits as the request would have committed it;
 // - an authorization whose charge was never stored is reversed at the acquirer (released, or refunded if
 //   captured in the same call): the caller never got an answer, so the charge does not exist for them,
-//   and a caller without an Idempotency-Key will send a new charge, which must not find the card charged.
+//   and a caller without an Idempotency-Key will send a new charge, which must not find the card charged;
+// - a local payment's start whose charge was never stored (create.ts abandonUnrecorded): a SEPA Direct
+//   Debit is started again under its key and reversed (the acquirer would collect it with no payer action);
+//   any other method is left to expire at the acquirer, since only its payer completes it and they were
+//   never shown the code or voucher (resolved `abandoned`, without a call).
 // The lock is IDEMPOTENCY_LOCK_SECONDS, the time no request is expected to outlast: every intent is
 // resolved within that lock plus one jobs interval (JOBS_INTERVAL_SECONDS) of the crash, on its
 // environment's clock (the sandbox clock's advance brings sandbox intents due at once).
@@ -42,7 +47,9 @@ import type { AcquirerIntentDoc, ChargeStatus, ChargeStore, ChargeTx, IntentFini
 // the same transaction), and a notification about it reads the charge. That intent, nearly every charge's
 // only one (~600 bytes with its indexes, issue 36), is deleted in the charge's transaction instead of being
 // marked resolved; every other resolved intent is kept for good (they are few: one per later capture, void,
-// review or refund, and the crash cases).
+// review or refund, and the crash cases). A local payment's start that committed its charge is deleted
+// likewise, on any attempt: nothing above reads it (its charge is `pending`, and the acquirer's
+// AUTHORISATION reads the charge), and it may hold a direct debit's sealed account.
 
 /**
  * Whether an intent being resolved with `resolution`, in the transaction that records its charge in
@@ -53,11 +60,15 @@ export function keptOnceResolved(
   resolution: AcquirerIntentDoc["resolution"],
   chargeStatus: ChargeStatus,
 ): boolean {
+  if (resolution !== "committed") return true;
+  // A local payment's start that committed its charge (pending), on any attempt: the charge is all that is
+  // read of it again, and its sealed account (a direct debit's) is kept no longer than needed.
+  if (intent.operation === "start_local" && intent.finish === "create") return false;
   const createdAndDecided =
     intent.operation === "authorize" &&
     intent.finish === "create" &&
     (chargeStatus === "authorized" || chargeStatus === "captured" || chargeStatus === "declined");
-  return !(createdAndDecided && resolution === "committed" && intent.attempts === 1);
+  return !(createdAndDecided && intent.attempts === 1);
 }
 
 export interface IntentDeps {
@@ -86,6 +97,9 @@ export interface IntentFields {
   redirectResult?: string | undefined;
   /** For an authorization: the return address sent with it, sent again with every repeat (AcquirerIntentDoc). */
   returnUrl?: string | undefined;
+  /** For a local payment's start: its method, and a direct debit's sealed account (AcquirerIntentDoc). */
+  localMethod?: LocalMethod | undefined;
+  payerAccount?: SealedSecret | undefined;
 }
 
 const conflict = () =>
@@ -96,6 +110,16 @@ const optionalFields = (fields: IntentFields) => ({
   ...(fields.requestKey ? { request_key: fields.requestKey } : {}),
   ...(fields.redirectResult === undefined ? {} : { redirect_result: fields.redirectResult }),
   ...(fields.returnUrl === undefined ? {} : { return_url: fields.returnUrl }),
+  ...(fields.localMethod === undefined ? {} : { local_method: fields.localMethod }),
+  ...(fields.payerAccount === undefined ? {} : { payer_account: fields.payerAccount }),
+});
+
+/** A resolution's fields; a sealed payer account is removed with it (AcquirerIntentDoc `payer_account`). */
+const resolvedFields = (intent: AcquirerIntentDoc, resolution: AcquirerIntentDoc["resolution"], at: string) => ({
+  state: "resolved" as const,
+  resolution,
+  resolved_at: at,
+  ...(intent.payer_account ? { payer_account: null } : {}),
 });
 
 /**
@@ -211,7 +235,7 @@ export function acquirerIntents(deps: IntentDeps): AcquirerIntents {
       const done = await tx.update(
         "acquirer_intents",
         intent.id,
-        { set: { state: "resolved", resolution, resolved_at: iso(clock.now(intent.livemode)) } },
+        { set: resolvedFields(intent, resolution, iso(clock.now(intent.livemode))) },
         { state: intent.state },
       );
       if (!done) throw conflict();
@@ -222,10 +246,18 @@ export function acquirerIntents(deps: IntentDeps): AcquirerIntents {
       const done = await store.update(
         "acquirer_intents",
         intent.id,
-        { set: { state: "resolved", resolution, resolved_at: iso(clock.now(intent.livemode)) } },
+        { set: resolvedFields(intent, resolution, iso(clock.now(intent.livemode))) },
         { state: intent.state },
       );
       return done !== null;
+    },
+
+    /**
+     * Deletes an intent whose first call the acquirer refused as a request (nothing was started or
+     * authorized: a 4xx), conditionally on its state: nothing is left for the recovery job to repeat.
+     */
+    async discard(intent: AcquirerIntentDoc): Promise<void> {
+      await store.delete("acquirer_intents", intent.id, { state: intent.state });
     },
 
     /**
@@ -242,11 +274,16 @@ export function acquirerIntents(deps: IntentDeps): AcquirerIntents {
       }
     },
 
-    /** The open authorization a retry of the same request (same Idempotency-Key) resumes, if any. */
+    /** The open authorization or local start a retry of the same request (same Idempotency-Key) resumes, if any. */
     async resumable(livemode: boolean, requestKey: string): Promise<AcquirerIntentDoc | null> {
       const [intent] = await store.findAll(
         "acquirer_intents",
-        { livemode, request_key: requestKey, state: { $in: ["open", "recovering"] }, operation: "authorize" },
+        {
+          livemode,
+          request_key: requestKey,
+          state: { $in: ["open", "recovering"] },
+          operation: { $in: ["authorize", "start_local"] },
+        },
         1,
       );
       if (!intent) return null;
@@ -336,13 +373,15 @@ export interface AcquirerIntents {
   ): Promise<void>;
   /** Resolves the intent on its own (a refund's call, after the refund's transaction; a reversal). */
   resolveAlone(intent: AcquirerIntentDoc, resolution: AcquirerIntentDoc["resolution"]): Promise<boolean>;
+  /** Deletes an intent whose first call the acquirer refused as a request: nothing is left to repeat. */
+  discard(intent: AcquirerIntentDoc): Promise<void>;
   /**
    * Waits (at most the lock) for an intent the recovery job is completing this moment to be resolved,
    * so a request that meets it can answer from the outcome rather than with a refusal a retry with the
    * same Idempotency-Key would be given again. Returns the intent as it then is.
    */
   settled(id: string): Promise<AcquirerIntentDoc | null>;
-  /** The open authorization a retry of the same request (same Idempotency-Key) resumes, if any. */
+  /** The open authorization or local start a retry of the same request (same Idempotency-Key) resumes, if any. */
   resumable(livemode: boolean, requestKey: string): Promise<AcquirerIntentDoc | null>;
   /**
    * The recovery job's pass over one environment: every intent whose lock has run out is taken over

@@ -4,7 +4,7 @@ import type { Processor } from "./processor.ts";
 // For tests of crash safety toward the acquirer (intents.test.ts, in-doubt.test.ts): the simulator, whose
 // calls named in `losing` are applied and then end without their answer (a crash, a time-out, a 5xx).
 
-export type LosableCall = "authorizeCard" | "capture" | "void" | "refund" | "reverse";
+export type LosableCall = "authorizeCard" | "capture" | "void" | "refund" | "reverse" | "startLocalPayment";
 
 /** The simulator, counting; a call named in `losing` applies, then throws `failure(call)` instead of answering. */
 export function losingAcquirer(failure: (call: LosableCall) => Error) {
@@ -30,6 +30,8 @@ export function losingAcquirer(failure: (call: LosableCall) => Error) {
     refund: lose("refund") as Processor["refund"],
     // cast: as for authorizeCard.
     reverse: lose("reverse") as Processor["reverse"],
+    // cast: as for authorizeCard.
+    startLocalPayment: lose("startLocalPayment") as Processor["startLocalPayment"],
   };
   return { processor, sim, losing };
 }

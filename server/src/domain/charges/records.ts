@@ -4,7 +4,8 @@ import { collection } from "../kernel/records.ts";
 import type { Status } from "../kernel/state-machine.ts";
 import type { AreaDocs, AreaStore, AreaTx } from "../kernel/store.ts";
 import type { FeeRate } from "../ledger/fees.ts";
-import type { AcquirerOperation, FailureCode, NextAction, ThreeDSecureResult } from "./processor.ts";
+import type { SealedSecret } from "../vault/crypto.ts";
+import type { AcquirerOperation, FailureCode, LocalMethod, NextAction, ThreeDSecureResult } from "./processor.ts";
 
 // Charges and refunds as stored (spec/resources/charges.tsp); serialize.ts names what the API shows.
 
@@ -165,8 +166,12 @@ export interface AcquirerIntentDoc extends BaseDoc {
   reference: string | null;
   /** `recovering`: the recovery job took it over, and the request that opened it may no longer commit. */
   state: "open" | "recovering" | "resolved";
-  /** How it was resolved: its outcome committed, or (an authorization our ledger never recorded) reversed. */
-  resolution: "committed" | "reversed" | "conflict" | null;
+  /**
+   * How it was resolved: its outcome committed; or, for a call whose charge was never stored, reversed at
+   * the acquirer (an authorization, a direct debit) or `abandoned` (a local payment only its payer could
+   * complete, with what they needed never shown: nothing to undo, create.ts abandonUnrecorded).
+   */
+  resolution: "committed" | "reversed" | "abandoned" | "conflict" | null;
   /** The client's Idempotency-Key, as stored (creation only; absent without one, so the index skips it). */
   request_key?: string;
   /** Until then, the request that opened it (or the recovery job that took it over) is presumed alive. */
@@ -189,6 +194,14 @@ export interface AcquirerIntentDoc extends BaseDoc {
    * and BASE_URL may differ on the instance that repeats it (the Adyen crash suite's finding, issue 32).
    */
   return_url?: string;
+  /** For a local payment's start (operation `start_local`): its method, so the recovery job knows what it started. */
+  local_method?: LocalMethod;
+  /**
+   * For a SEPA Direct Debit's start: the payer's IBAN and account holder, sealed under the vault's master
+   * key (never in clear in storage), so the recovery job can send the same call again and cancel the
+   * debit a crash left unrecorded. Removed once the intent is resolved.
+   */
+  payer_account?: SealedSecret | null;
 }
 
 export const chargeCollections = {
