@@ -57,7 +57,9 @@ COPY --from=build /src/node_modules ./node_modules
 COPY --from=build /src/server/node_modules ./server/node_modules
 COPY --from=build /src/server/package.json ./server/package.json
 COPY --from=build /src/server/dist ./server/dist
-RUN mkdir -p /data && chown node:node /data
+# /data for the store; server/dist/.compile-cache/ for Node's compile cache (server/src/compile-cache.ts),
+# which the server writes once it listens: owned by `node`, or every container compiles its modules anew.
+RUN mkdir -p /data server/dist/.compile-cache && chown node:node /data server/dist/.compile-cache
 USER node
 VOLUME ["/data"]
 EXPOSE 3000
