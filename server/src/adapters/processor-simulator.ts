@@ -131,6 +131,15 @@ export interface SimulatorCounts {
   };
 }
 
+const noneApplied = (): SimulatorCounts["applied"] => ({
+  authorize: {},
+  capture: {},
+  void: {},
+  refund: {},
+  reverse: {},
+  start_local: {},
+});
+
 export interface SimulatorProcessor extends Processor {
   counts(): SimulatorCounts;
 }
@@ -155,25 +164,20 @@ function fingerprintOf(request: unknown): string {
   return createHash("sha256").update(JSON.stringify(request)).digest("base64url");
 }
 
+export interface SimulatorOptions {
+  /** How many idempotency keys it remembers (REMEMBERED_KEYS). */
+  rememberedKeys?: number;
+  /** Keep SimulatorCounts (tests and the stand-in; unbounded). */
+  count?: boolean;
+}
+
 /** A deterministic simulator: outcomes depend only on the card number and expiry, never on chance. */
-export function createSimulatorProcessor(
-  options: {
-    rememberedKeys?: number /** Keep SimulatorCounts (tests and the stand-in; unbounded). */;
-    count?: boolean;
-  } = {},
-): SimulatorProcessor {
+export function createSimulatorProcessor(options: SimulatorOptions = {}): SimulatorProcessor {
   const limit = options.rememberedKeys ?? REMEMBERED_KEYS;
   const counting = options.count ?? false;
   const answers = new Map<string, { request: string; answer: unknown }>();
   const calls = new Map<string, number>();
-  const applied: SimulatorCounts["applied"] = {
-    authorize: {},
-    capture: {},
-    void: {},
-    refund: {},
-    reverse: {},
-    start_local: {},
-  };
+  const applied = noneApplied();
 
   /** Answers a call once per key: a repeat gets the first answer; the same key for another request is refused. */
   async function once<T>(key: string, request: unknown, run: () => T): Promise<T> {

@@ -194,6 +194,34 @@ function localStart(
 }
 
 /**
+ * Writes the intent of a local payment's start before its call (intents.ts), or resumes the open one a
+ * retry of the same request finds (`resumed`, whose sealed account is already on it).
+ */
+function openLocalStart(
+  ctx: ChargeContext,
+  caller: Caller,
+  charge: ChargeDoc,
+  method: LocalMethodInput,
+  resumed: AcquirerIntentDoc | null,
+): Promise<AcquirerIntentDoc> {
+  return ctx.intents.open({
+    livemode: charge.livemode,
+    chargeId: charge.id,
+    objectId: charge.id,
+    operation: "start_local",
+    finish: "create",
+    amount: charge.amount,
+    currency: charge.currency,
+    reference: null,
+    requestKey: caller.outcome?.key,
+    localMethod: method.type,
+    ...(method.type === "sepa_debit" && !resumed
+      ? { payerAccount: ctx.sealing.seal(JSON.stringify(payerAccountOf(method)), sealContext(charge.id)) }
+      : {}),
+  });
+}
+
+/**
  * The recovery of a local payment's start whose charge was never stored (intents.ts): the caller got no
  * answer, so for them the charge was never made. A SEPA Direct Debit is collected by the acquirer with no
  * further act of the payer: its start is sent again under its key (the acquirer answers as the first time,
@@ -207,6 +235,7 @@ async function abandonUnrecorded(ctx: ChargeContext, intent: AcquirerIntentDoc):
     return;
   }
   if (!intent.payer_account) throw new Error(`local payment intent ${intent.id} has no sealed payer account`);
+  // cast: the sealed text is JSON.stringify(payerAccountOf(…)) (openLocalStart), and GCM's tag proves it unaltered.
   const account = JSON.parse(ctx.sealing.open(intent.payer_account, sealContext(intent.charge_id))) as PayerAccount;
   const processor = ctx.processorFor(intent.livemode);
   const started = await processor.startLocalPayment(
@@ -362,21 +391,7 @@ export function chargeCreation(ctx: ChargeContext) {
       block(charge, assessment);
       return { assessment, intent: null };
     }
-    const intent = await ctx.intents.open({
-      livemode: charge.livemode,
-      chargeId: charge.id,
-      objectId: charge.id,
-      operation: "start_local",
-      finish: "create",
-      amount: charge.amount,
-      currency: charge.currency,
-      reference: null,
-      requestKey: caller.outcome?.key,
-      localMethod: method.type,
-      ...(method.type === "sepa_debit" && !resumed
-        ? { payerAccount: ctx.sealing.seal(JSON.stringify(payerAccountOf(method)), sealContext(charge.id)) }
-        : {}),
-    });
+    const intent = await openLocalStart(ctx, caller, charge, method, resumed);
     let action: NextAction;
     try {
       // Left in doubt, answered 503 `acquirer_in_doubt` (in-doubt.ts): the intent stays open for a retry

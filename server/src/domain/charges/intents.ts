@@ -252,13 +252,8 @@ export function acquirerIntents(deps: IntentDeps): AcquirerIntents {
       return done !== null;
     },
 
-    /**
-     * Deletes an intent whose first call the acquirer refused as a request (nothing was started or
-     * authorized: a 4xx), conditionally on its state: nothing is left for the recovery job to repeat.
-     */
-    async discard(intent: AcquirerIntentDoc): Promise<void> {
-      await store.delete("acquirer_intents", intent.id, { state: intent.state });
-    },
+    /** Deletes an intent whose first call the acquirer refused as a request (a 4xx: nothing started). */
+    discard: (intent) => store.delete("acquirer_intents", intent.id, { state: intent.state }),
 
     /**
      * Waits (at most the lock) for an intent the recovery job is completing this moment to be resolved,
@@ -373,8 +368,12 @@ export interface AcquirerIntents {
   ): Promise<void>;
   /** Resolves the intent on its own (a refund's call, after the refund's transaction; a reversal). */
   resolveAlone(intent: AcquirerIntentDoc, resolution: AcquirerIntentDoc["resolution"]): Promise<boolean>;
-  /** Deletes an intent whose first call the acquirer refused as a request: nothing is left to repeat. */
-  discard(intent: AcquirerIntentDoc): Promise<void>;
+  /**
+   * Deletes an intent whose first call the acquirer refused as a request (nothing was started or
+   * authorized: a 4xx), conditionally on its state: nothing is left for the recovery job to repeat. True
+   * when it was deleted.
+   */
+  discard(intent: AcquirerIntentDoc): Promise<boolean>;
   /**
    * Waits (at most the lock) for an intent the recovery job is completing this moment to be resolved,
    * so a request that meets it can answer from the outcome rather than with a refusal a retry with the
