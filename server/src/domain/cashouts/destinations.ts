@@ -1,4 +1,4 @@
-import { getPixKeyInfo } from "@brazilian-utils/brazilian-utils";
+import { getPixKeyInfo } from "@brazilian-utils/brazilian-utils/get-pix-key-info";
 import type { components } from "@payments/contract/types";
 import { clabe as clabeCheck } from "clabe-validator";
 import { electronicFormatIBAN, ValidationErrorsIBAN, validateIBAN } from "ibantools";

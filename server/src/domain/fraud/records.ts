@@ -96,7 +96,7 @@ export interface FraudMerchantDisputesDoc extends BaseDoc {
 
 export const fraudCollections = {
   // listFraudEvaluations by decision, fraud lists by kind and a list's items read their page straight
-  // from an index, in the listing order (issue 36: by decision scanned, 33× its empty-store time). By
+  // from an index, in the listing order (issue 36: by decision scanned, 33 times its empty-store time). By
   // charge too: without created_at, id SQLite (no statistics) walks the listing index instead.
   fraud_evaluations: collection<FraudEvaluationDoc>([
     { fields: ["livemode", "tx_id", "created_at", "id"] },

@@ -23,9 +23,9 @@ export const requestLogCollections = {
   // The retention job deletes by age in both environments through the listing index (livemode,
   // created_at, id) every collection has; each index costs every request a write.
   // The request log by key, by method and by outcome read their page straight from an index, in the
-  // listing order (listRequestLog, issue 36). The failed requests (status ≥ 400, request-log.ts) are a
+  // listing order (listRequestLog, issue 36). The failed requests (status 400 or more, request-log.ts) are a
   // partial index of their own: the rare end of the log, which a walk of the listing index would reach
-  // only after every success (7.9× its empty-store time at 200,000 charges); `succeeded` is most of the
+  // only after every success (7.9 times its empty-store time at 200,000 charges); `succeeded` is most of the
   // log and walks the listing index.
   request_log: collection<RequestLogDoc>([
     { fields: ["livemode", "key_id", "created_at", "id"] },
