@@ -9,6 +9,7 @@ import {
   HEAP_SIZED_BY,
   type HeapInputs,
   MALLOC_ARENAS,
+  MALLOC_THRESHOLD_BYTES,
   SEMI_SPACE_MB,
   sizeHeap,
 } from "./heap.ts";
@@ -157,6 +158,8 @@ describe("sizing the running process", () => {
         ],
         {
           MALLOC_ARENA_MAX: MALLOC_ARENAS,
+          MALLOC_TRIM_THRESHOLD_: MALLOC_THRESHOLD_BYTES,
+          MALLOC_MMAP_THRESHOLD_: MALLOC_THRESHOLD_BYTES,
           A: "1",
           [HEAP_SIZED_BY]: `no container memory limit found: V8's old space is capped at ${DEFAULT_OLD_SPACE_MB} MB, the young generation's semi-spaces at ${SEMI_SPACE_MB} MB`,
         },
@@ -173,6 +176,18 @@ describe("sizing the running process", () => {
     const env = { MALLOC_ARENA_MAX: "8" };
     expect(() => sizeHeap(inputs({}), { ...proc, env, execve })).toThrow("replaced");
     expect(calls[0]?.[2]).toMatchObject({ MALLOC_ARENA_MAX: "8" });
+  });
+
+  it("leaves glibc's thresholds to the operator who set either of them", () => {
+    const calls: unknown[][] = [];
+    const execve = ((...args: unknown[]) => {
+      calls.push(args);
+      throw new Error("replaced");
+    }) as never;
+    const env = { MALLOC_MMAP_THRESHOLD_: "1048576" };
+    expect(() => sizeHeap(inputs({}), { ...proc, env, execve })).toThrow("replaced");
+    expect(calls[0]?.[2]).toMatchObject({ MALLOC_MMAP_THRESHOLD_: "1048576" });
+    expect(calls[0]?.[2]).not.toHaveProperty("MALLOC_TRIM_THRESHOLD_");
   });
 
   it("says in the restarted process why it was sized, not that the operator sized it", () => {
@@ -223,7 +238,7 @@ describe("the restarted process (Node 22.15+ and 24, process.execve)", () => {
       expect(second).toBe(first);
       const { note, limitMb, usedMb, arenas } = JSON.parse(report ?? "{}");
       expect(note).toContain("container memory limit 256 MB: V8's old space is capped at 128 MB");
-      // V8's limit is the old space's plus the young generation's (a few semi-spaces of 8 MB).
+      // V8's limit is the old space's plus the young generation's (a few semi-spaces of 4 MB).
       expect(limitMb).toBeGreaterThanOrEqual(128);
       expect(limitMb).toBeLessThan(128 + 64);
       expect(usedMb).toBeGreaterThan(80);

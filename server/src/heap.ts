@@ -10,11 +10,12 @@
 //   the node binary, SQLite's page cache);
 // - otherwise 96 MB: three times the 32 MB of live objects measured under saturation (the margin the
 //   docs ask of any cap), and the cap with which peak RSS at saturation was measured at 171 MB.
-// With it, the young generation's semi-spaces are capped at 8 MB each (--max-semi-space-size, SEMI_SPACE_MB),
+// With it, the young generation's semi-spaces are capped at 4 MB each (--max-semi-space-size, SEMI_SPACE_MB),
 // unless the operator set that too: Node 24's V8 lets them grow to 64 MB, so with the same old space its
 // heap may reach 288 MB instead of 144 (v8.getHeapStatistics().heap_size_limit) and it held 64 MB of
 // young generation at rest, 169 MB resident before any request (issue 36); 16 MB (Node 20's default)
-// still held 32 MB at rest. The restarted process also gets MALLOC_ARENA_MAX=2 (MALLOC_ARENAS).
+// still held 32 MB at rest. The restarted process also gets MALLOC_ARENA_MAX=2 (MALLOC_ARENAS) and
+// fixed malloc trim and mmap thresholds (MALLOC_THRESHOLD_BYTES).
 // V8 fixes its heap limits when the process starts, so the flag cannot be set from inside: the process
 // replaces itself (process.execve, Node 22.15+ and 24: same pid, same stdio, nothing open yet) with
 // the same command plus the flag. On Node 20, which has no execve, the heap stays V8's and the server
@@ -29,13 +30,14 @@ export const DEFAULT_OLD_SPACE_MB = 96;
 export const CONTAINER_SHARE = 0.5;
 /**
  * Each of the young generation's two semi-spaces at most (Node 20's V8 default is 16, Node 24's 64).
- * 8: the young generation is committed at its largest from the first requests on (start-up alone fills
+ * 4: the young generation is committed at its largest from the first requests on (start-up alone fills
  * it), so each MB here is two MB resident at rest and at the peak; 16 held the idle production build at
- * 172 MB resident on Node 24, 8 at 158 (issue 36). A charge allocates about 260 KB
- * (`npm run bench:alloc`), so 8 MB still takes some 30 charges between young collections, whose pause
- * depends on what survives them (the requests in flight), not on the space's size.
+ * 172 MB resident on Node 24, 8 at 158 (issue 36), and at saturation 4 rather than 8 took 8 MB off the
+ * peak (`npm run bench:heap`, 2026-11-28). A charge allocates about 260 KB (`npm run bench:alloc`), so
+ * 4 MB still takes some 15 charges between young collections, whose pause depends on what survives
+ * them (the requests in flight), not on the space's size.
  */
-export const SEMI_SPACE_MB = 8;
+export const SEMI_SPACE_MB = 4;
 /**
  * glibc's malloc arenas in the restarted process (MALLOC_ARENA_MAX, unless the operator set it): by
  * default up to eight per core, each thread that allocates (libuv's pool, V8's platform threads, the
@@ -43,6 +45,15 @@ export const SEMI_SPACE_MB = 8;
  * programs commonly set; idle resident 172 -> 167 MB on Node 24 (issue 36).
  */
 export const MALLOC_ARENAS = "2";
+/**
+ * glibc's trim and mmap thresholds in the restarted process (MALLOC_TRIM_THRESHOLD_ and
+ * MALLOC_MMAP_THRESHOLD_, unless the operator set either), fixed at 128 KiB, their starting values. Left
+ * to glibc, the mmap threshold rises with every large block freed (up to 32 MB), after which such blocks
+ * come from the heap and stay resident once freed; fixed, a large block is mapped and unmapped on its
+ * own, and free memory above 128 KiB at the heap's top goes back. Peak RSS at saturation 203 -> 188 MB
+ * with SEMI_SPACE_MB 4 (two runs each of `npm run bench:heap`, Node 24.21, 2026-11-28).
+ */
+export const MALLOC_THRESHOLD_BYTES = "131072";
 /** No process gets less than this, however small the limit: below it the server cannot start. */
 export const MIN_OLD_SPACE_MB = 64;
 /** cgroup v1 reports "no limit" as a number near 2^63. */
@@ -190,7 +201,11 @@ export function sizeHeap(
   if (typeof proc.execve !== "function") {
     return `${decision.reason}, but this Node has no process.execve to apply it: start node with ${decision.flags.join(" ")} (or set it in NODE_OPTIONS)`;
   }
-  const env = { MALLOC_ARENA_MAX: MALLOC_ARENAS, ...proc.env, [HEAP_SIZED_BY]: decision.reason };
+  const malloc =
+    proc.env.MALLOC_TRIM_THRESHOLD_ === undefined && proc.env.MALLOC_MMAP_THRESHOLD_ === undefined
+      ? { MALLOC_TRIM_THRESHOLD_: MALLOC_THRESHOLD_BYTES, MALLOC_MMAP_THRESHOLD_: MALLOC_THRESHOLD_BYTES }
+      : {};
+  const env = { MALLOC_ARENA_MAX: MALLOC_ARENAS, ...malloc, ...proc.env, [HEAP_SIZED_BY]: decision.reason };
   return proc.execve(proc.execPath, [proc.execPath, ...decision.flags, ...proc.execArgv, ...proc.argv.slice(1)], env);
 }
 

@@ -54,6 +54,9 @@ export interface SqliteDiagnostics {
   explainList(collection: string, where: Where<BaseDoc>, page: Page): string[];
 }
 
+/** The writer connection's page cache, in KiB (the reader's is group-commit.ts READER_CACHE_KB). */
+const WRITER_CACHE_KB = 4096;
+
 export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
   path: string;
   collections: CollectionSpecs<Docs>;
@@ -90,6 +93,10 @@ export function openSqliteStore<Docs extends Record<string, BaseDoc>>(options: {
     // A unit's savepoint keeps the first version of each page it changes in a sub-journal, so that it
     // can roll back alone (sqlite/group-commit.ts): in memory, not in temporary files written for every unit.
     db.pragma("temp_store = MEMORY");
+    // The writer's page cache (better-sqlite3's default is 16 MB), resident memory of the process: the
+    // pages its writes walk (each index's upper levels) fit in it, and what it misses is in the
+    // operating system's file cache. Peak RSS at saturation 188 -> 179 MB (issue 36: 180 MB by default).
+    db.pragma(`cache_size = -${WRITER_CACHE_KB}`);
   }
 
   // Before the schema: its upgrades read documents through it (sqlite/compact.ts).
