@@ -6,6 +6,7 @@ import {
   containerMemoryLimit,
   DEFAULT_OLD_SPACE_MB,
   decideHeap,
+  HEAP_GROWING_PERCENT,
   HEAP_SIZED_BY,
   type HeapInputs,
   MALLOC_ARENAS,
@@ -105,6 +106,7 @@ describe("the heap's size", () => {
     const decision = decideHeap(inputs({ [V2]: "max" }));
     expect(decision.flags).toEqual([
       `--max-old-space-size=${DEFAULT_OLD_SPACE_MB}`,
+      `--heap-growing-percent=${HEAP_GROWING_PERCENT}`,
       `--max-semi-space-size=${SEMI_SPACE_MB}`,
     ]);
     expect(decision.reason).toContain("no container memory limit");
@@ -121,12 +123,23 @@ describe("the heap's size", () => {
   it("caps the young generation too (Node 24's V8 lets it grow to 4 × Node 20's), unless the operator did", () => {
     expect(decideHeap(inputs({ [V2]: `${512 * MB}` })).flags).toEqual([
       "--max-old-space-size=256",
+      `--heap-growing-percent=${HEAP_GROWING_PERCENT}`,
       `--max-semi-space-size=${SEMI_SPACE_MB}`,
     ]);
     expect(decideHeap(inputs({}, { nodeOptions: "--max-semi-space-size=32" })).flags).toEqual([
       `--max-old-space-size=${DEFAULT_OLD_SPACE_MB}`,
+      `--heap-growing-percent=${HEAP_GROWING_PERCENT}`,
     ]);
     expect(decideHeap(inputs({}, { execArgv: ["--max_semi_space_size=8"] })).reason).not.toContain("young");
+  });
+
+  it("paces the old space's growth (the footprint), unless the operator did", () => {
+    expect(decideHeap(inputs({})).reason).toContain(`grown ${HEAP_GROWING_PERCENT} % past its live objects`);
+    expect(decideHeap(inputs({}, { nodeOptions: "--heap-growing-percent=50" })).flags).toEqual([
+      `--max-old-space-size=${DEFAULT_OLD_SPACE_MB}`,
+      `--max-semi-space-size=${SEMI_SPACE_MB}`,
+    ]);
+    expect(decideHeap(inputs({}, { execArgv: ["--heap_growing_percent=50"] })).reason).not.toContain("grown");
   });
 });
 
@@ -151,6 +164,7 @@ describe("sizing the running process", () => {
         [
           "/usr/bin/node",
           `--max-old-space-size=${DEFAULT_OLD_SPACE_MB}`,
+          `--heap-growing-percent=${HEAP_GROWING_PERCENT}`,
           `--max-semi-space-size=${SEMI_SPACE_MB}`,
           "--enable-source-maps",
           "dist/main.js",
@@ -161,7 +175,7 @@ describe("sizing the running process", () => {
           MALLOC_TRIM_THRESHOLD_: MALLOC_THRESHOLD_BYTES,
           MALLOC_MMAP_THRESHOLD_: MALLOC_THRESHOLD_BYTES,
           A: "1",
-          [HEAP_SIZED_BY]: `no container memory limit found: V8's old space is capped at ${DEFAULT_OLD_SPACE_MB} MB, the young generation's semi-spaces at ${SEMI_SPACE_MB} MB`,
+          [HEAP_SIZED_BY]: `no container memory limit found: V8's old space is capped at ${DEFAULT_OLD_SPACE_MB} MB, grown ${HEAP_GROWING_PERCENT} % past its live objects between full collections, the young generation's semi-spaces at ${SEMI_SPACE_MB} MB`,
         },
       ],
     ]);
@@ -201,7 +215,7 @@ describe("sizing the running process", () => {
     }) as never;
     expect(sizeHeap(inputs({}, { execArgv: ["--max-old-space-size=200"] }), { ...proc, execve })).toContain("operator");
     expect(sizeHeap(inputs({}), proc)).toContain(
-      `start node with --max-old-space-size=${DEFAULT_OLD_SPACE_MB} --max-semi-space-size=${SEMI_SPACE_MB}`,
+      `start node with --max-old-space-size=${DEFAULT_OLD_SPACE_MB} --heap-growing-percent=${HEAP_GROWING_PERCENT} --max-semi-space-size=${SEMI_SPACE_MB}`,
     );
   });
 });

@@ -1,16 +1,15 @@
 // The V8 heap's size, set when the server process starts (issue 36, docs/operating.md "Start-up and
 // memory"). Left to V8, the old space may grow to a quarter of the machine's memory (4 GB on a 16 GB
-// host) before a full collection, and under load it does grow: peak RSS 230-270 MB with 32 MB of live
-// objects. A cap makes V8 collect sooner, at a small CPU cost, so the default footprint fits a small
-// container. The rule:
-// - an operator's own `--max-old-space-size` (on the command line or in NODE_OPTIONS) is left alone;
-// - in a container with a memory limit (the smallest on the process's cgroup or one above it:
-//   containerMemoryLimit), each server process gets half of the limit, divided among WORKERS
-//   processes: the other half is for what lives outside V8's old space (the young generation, code,
-//   the node binary, SQLite's page cache);
-// - otherwise 96 MB: three times the 32 MB of live objects measured under saturation (the margin the
-//   docs ask of any cap), and the cap with which peak RSS at saturation was measured at 171 MB.
-// With it, the young generation's semi-spaces are capped at 4 MB each (--max-semi-space-size, SEMI_SPACE_MB),
+// host), and V8 lets it grow to up to 4 times its live objects between full collections: under load,
+// peak RSS 230-270 MB with 32 MB of live objects. Two settings keep the default footprint in a small
+// container without making an unusual burst fatal:
+// - a ceiling on the old space, against bursts: an operator's own `--max-old-space-size` (on the command
+//   line or in NODE_OPTIONS) is left alone; in a container with a memory limit (the smallest on the
+//   process's cgroup or one above it: containerMemoryLimit), each server process gets half of the
+//   limit, divided among WORKERS processes (the other half is for what lives outside V8's old space:
+//   the young generation, code, the node binary, SQLite's page cache); otherwise DEFAULT_OLD_SPACE_MB;
+// - the pace of its growth, for the footprint: HEAP_GROWING_PERCENT past the live objects.
+// With them, the young generation's semi-spaces are capped at 4 MB each (--max-semi-space-size, SEMI_SPACE_MB),
 // unless the operator set that too: Node 24's V8 lets them grow to 64 MB, so with the same old space its
 // heap may reach 288 MB instead of 144 (v8.getHeapStatistics().heap_size_limit) and it held 64 MB of
 // young generation at rest, 169 MB resident before any request (issue 36); 16 MB (Node 20's default)
@@ -24,8 +23,24 @@
 
 import { readFileSync } from "node:fs";
 
-/** The cap without a container limit: three times the live heap measured at saturation (32 MB). */
-export const DEFAULT_OLD_SPACE_MB = 96;
+/**
+ * The old space's ceiling without a container limit: a bound against an unusual burst (a heap out of
+ * memory ends the process), not the footprint, which HEAP_GROWING_PERCENT keeps. Until 2026-11-28 it
+ * was 96 MB and did both: three times the 32 MB live at saturation, but V8 then let the old space grow
+ * only to about 1.3 times its live size (heap-controller.cc scales the factor with the maximum), so a
+ * burst whose live objects passed 96 MB killed the process, and full collections were ten times as
+ * frequent as uncapped (13.7 per 1,000 charges at 150/s against 1.4).
+ */
+export const DEFAULT_OLD_SPACE_MB = 1024;
+/**
+ * How far V8 lets the old space grow past what its last full collection left live before the next one
+ * (--heap-growing-percent: a factor of 1.2), unless the operator set it. Left to V8, the factor rises to
+ * 4 with a large maximum (peak RSS at saturation 271 MB); 20 keeps it near what the 96 MB cap gave, with
+ * the ceiling above for bursts. Node 24.21, two runs each of `npm run bench:heap` (2026-11-28): peak RSS
+ * 183 and 186 MB at 1,553-1,576 charges/s, against 185-188 MB at 1,378-1,467 with the 96 MB cap; 50:
+ * 196 MB.
+ */
+export const HEAP_GROWING_PERCENT = 20;
 /** The share of a container's memory limit V8's old space may take, all processes together. */
 export const CONTAINER_SHARE = 0.5;
 /**
@@ -153,6 +168,7 @@ export interface HeapDecision {
 
 const EXPLICIT = /(^|\s)--max[-_]old[-_]space[-_]size(=|\s|$)/;
 const EXPLICIT_SEMI = /(^|\s)--max[-_]semi[-_]space[-_]size(=|\s|$)/;
+const EXPLICIT_GROWING = /(^|\s)--heap[-_]growing[-_]percent(=|\s|$)/;
 
 const setByOperator = (inputs: HeapInputs, flag: RegExp) =>
   inputs.execArgv.some((arg) => flag.test(arg)) || flag.test(inputs.nodeOptions ?? "");
@@ -161,12 +177,15 @@ export function decideHeap(inputs: HeapInputs): HeapDecision {
   if (setByOperator(inputs, EXPLICIT)) {
     return { flags: [], reason: inputs.sizedBy ?? "the heap is sized by the operator's --max-old-space-size" };
   }
+  const paced = setByOperator(inputs, EXPLICIT_GROWING) ? [] : [`--heap-growing-percent=${HEAP_GROWING_PERCENT}`];
   const young = setByOperator(inputs, EXPLICIT_SEMI) ? [] : [`--max-semi-space-size=${SEMI_SPACE_MB}`];
-  const youngNote = young.length > 0 ? `, the young generation's semi-spaces at ${SEMI_SPACE_MB} MB` : "";
+  const youngNote =
+    (paced.length > 0 ? `, grown ${HEAP_GROWING_PERCENT} % past its live objects between full collections` : "") +
+    (young.length > 0 ? `, the young generation's semi-spaces at ${SEMI_SPACE_MB} MB` : "");
   const limit = containerMemoryLimit(inputs.read);
   if (limit === undefined) {
     return {
-      flags: [`--max-old-space-size=${DEFAULT_OLD_SPACE_MB}`, ...young],
+      flags: [`--max-old-space-size=${DEFAULT_OLD_SPACE_MB}`, ...paced, ...young],
       reason: `no container memory limit found: V8's old space is capped at ${DEFAULT_OLD_SPACE_MB} MB${youngNote}`,
     };
   }
@@ -175,7 +194,7 @@ export function decideHeap(inputs: HeapInputs): HeapDecision {
   const limitMb = Math.floor(limit / 2 ** 20);
   const mb = Math.max(MIN_OLD_SPACE_MB, Math.floor((limitMb * CONTAINER_SHARE) / workers));
   return {
-    flags: [`--max-old-space-size=${mb}`, ...young],
+    flags: [`--max-old-space-size=${mb}`, ...paced, ...young],
     reason: `container memory limit ${limitMb} MB${workers > 1 ? ` for ${workers} workers` : ""}: V8's old space is capped at ${mb} MB per process${youngNote}`,
   };
 }
