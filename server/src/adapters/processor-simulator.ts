@@ -146,7 +146,7 @@ export interface SimulatorProcessor extends Processor {
 
 /**
  * How many idempotency keys the simulator remembers (the oldest are forgotten first): bounded memory.
- * 10,000 and not more: the map lives in the server's heap, which the server keeps small (heap.ts)
+ * 10,000 and not more: the map lives in the server's heap, which the server keeps small
  * (heap.ts); at 100,000 keys, each with its request, it held ~60 MB after 100,000 production charges
  * and the server spent its time collecting garbage, then died (bench:growth, issue 36). Forgetting a key
  * is safe: an authorization's reference is derived from its key (`referenceFor`), so a repeat of a
