@@ -294,6 +294,13 @@ describe("the Adyen processor", () => {
       payer: { firstName: "Ada Lovelace" },
       returnUrl: "https://pay.example/3ds/tx_2/return",
     });
+    // The return address the charge's intent kept, when given: the same on every attempt, whatever BASE_URL says.
+    await processor.startLocalPayment({
+      ...local,
+      method: "pix",
+      returnUrl: "https://old.example/3ds/tx_2/return?t=a",
+    });
+    expect(calls[1]?.[1]).toMatchObject({ returnUrl: "https://old.example/3ds/tx_2/return?t=a" });
     const refused = await processor.startLocalPayment({ ...local, method: "spei" }).catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(DomainError);
     expect(refused).toMatchObject({ code: "invalid_request", param: "payment_method.type" });

@@ -207,7 +207,7 @@ export function createAdyenProcessor(acquirer: Acquirer, options: AdyenProcessor
         const started = await acquirer.startLocalPayment({
           ...request,
           iban: request.iban?.replace(/\s+/g, ""),
-          returnUrl: options.returnUrl(request.chargeId),
+          returnUrl: request.returnUrl ?? options.returnUrl(request.chargeId),
           // SEPA Direct Debit's account holder, as the payer gave it (Adyen's `ownerName`).
           ...(request.accountHolder === undefined ? {} : { payer: { firstName: request.accountHolder } }),
         });

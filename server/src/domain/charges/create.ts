@@ -171,22 +171,23 @@ const payerOf = (method: LocalMethodInput) =>
 const sealContext = (chargeId: string) => `acquirer_intent:${acquirerKey(chargeId, "start_local")}`;
 
 /**
- * A local payment's start, built from the charge and the payer's details alone, so that every attempt (the
+ * A local payment's start, built from its intent and the payer's details alone, so that every attempt (the
  * first, a retry with the same Idempotency-Key, the recovery job's repeat) is the same request under the
- * same key.
+ * same key, whatever BASE_URL the instance that sends it has.
  */
 function localStart(
   chargeId: string,
   method: { type: LocalMethod } & Partial<PayerAccount>,
-  money: { amount: number; currency: string },
+  intent: Pick<AcquirerIntentDoc, "amount" | "currency" | "return_url">,
   at: Date,
 ): LocalPaymentRequest {
   return {
+    returnUrl: intent.return_url,
     idempotencyKey: acquirerKey(chargeId, "start_local"),
     chargeId,
     method: method.type,
-    amount: money.amount,
-    currency: money.currency,
+    amount: intent.amount,
+    currency: intent.currency,
     now: at,
     iban: method.iban,
     accountHolder: method.holder,
@@ -215,6 +216,7 @@ function openLocalStart(
     reference: null,
     requestKey: caller.outcome?.key,
     localMethod: method.type,
+    returnUrl: ctx.challengeLinks.returnUrl(charge.id),
     ...(method.type === "sepa_debit" && !resumed
       ? { payerAccount: ctx.sealing.seal(JSON.stringify(payerAccountOf(method)), sealContext(charge.id)) }
       : {}),
@@ -397,7 +399,7 @@ export function chargeCreation(ctx: ChargeContext) {
       // Left in doubt, answered 503 `acquirer_in_doubt` (in-doubt.ts): the intent stays open for a retry
       // with the same Idempotency-Key (resumable) or the recovery job (abandonUnrecorded).
       action = await answeredInDoubt("local_payment", charge.id, () =>
-        ctx.processorFor(charge.livemode).startLocalPayment(localStart(charge.id, payerOf(method), charge, at)),
+        ctx.processorFor(charge.livemode).startLocalPayment(localStart(charge.id, payerOf(method), intent, at)),
       );
     } catch (err) {
       // Refused as a request at its first call (the acquirer lacks the method, or refused its fields): nothing

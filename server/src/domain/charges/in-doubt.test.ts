@@ -211,6 +211,8 @@ describe("a local payment's start left in doubt", () => {
     const id = await openStart(w);
     const stored = await w.intent(`${id}:start_local`);
     expect(stored).toMatchObject({ local_method: "sepa_debit", payer_account: { kek_id: expect.any(String) } });
+    // The return address is kept and sent again as it was (an acquirer refuses a key reused with another request).
+    expect(stored?.return_url).toContain(`/3ds/${id}/return`);
     // The IBAN and its holder are sealed, never in clear in storage.
     expect(JSON.stringify(stored)).not.toMatch(/370400440532013000|3704 0044|Lovelace/);
 

@@ -245,6 +245,12 @@ export interface LocalPaymentRequest extends AcquirerCall {
   iban?: string | undefined;
   /** For sepa_debit: the account holder's name (an acquirer such as Adyen requires it with the IBAN). */
   accountHolder?: string | undefined;
+  /**
+   * The address an acquirer that asks for one (Adyen) is given to send the payer back to: kept on the
+   * start's intent and sent on every attempt, like CardAuthorizationRequest.returnUrl, so a repeat on an
+   * instance with another BASE_URL is still the same request under the same key.
+   */
+  returnUrl?: string | undefined;
 }
 
 /** A dispute the acquirer will open on a captured charge some time after its capture (issue 31). */
