@@ -143,6 +143,17 @@ describe("the heap's size", () => {
   });
 });
 
+/** process.execve standing in for the real one: records its arguments, then throws as if replaced. */
+function recordingExecve() {
+  const calls: unknown[][] = [];
+  // cast: the stand-in throws as the real execve never returns, and sizeHeap only calls it.
+  const execve = ((...args: unknown[]) => {
+    calls.push(args);
+    throw new Error("replaced");
+  }) as never;
+  return { calls, execve };
+}
+
 describe("sizing the running process", () => {
   const proc = {
     execPath: "/usr/bin/node",
@@ -152,11 +163,7 @@ describe("sizing the running process", () => {
   };
 
   it("restarts it with the flag first, the rest of its command unchanged", () => {
-    const calls: unknown[][] = [];
-    const execve = ((...args: unknown[]) => {
-      calls.push(args);
-      throw new Error("replaced");
-    }) as never;
+    const { calls, execve } = recordingExecve();
     expect(() => sizeHeap(inputs({}), { ...proc, execve })).toThrow("replaced");
     expect(calls).toEqual([
       [
@@ -182,22 +189,14 @@ describe("sizing the running process", () => {
   });
 
   it("leaves the operator's MALLOC_ARENA_MAX as it is", () => {
-    const calls: unknown[][] = [];
-    const execve = ((...args: unknown[]) => {
-      calls.push(args);
-      throw new Error("replaced");
-    }) as never;
+    const { calls, execve } = recordingExecve();
     const env = { MALLOC_ARENA_MAX: "8" };
     expect(() => sizeHeap(inputs({}), { ...proc, env, execve })).toThrow("replaced");
     expect(calls[0]?.[2]).toMatchObject({ MALLOC_ARENA_MAX: "8" });
   });
 
   it("leaves glibc's thresholds to the operator who set either of them", () => {
-    const calls: unknown[][] = [];
-    const execve = ((...args: unknown[]) => {
-      calls.push(args);
-      throw new Error("replaced");
-    }) as never;
+    const { calls, execve } = recordingExecve();
     const env = { MALLOC_MMAP_THRESHOLD_: "1048576" };
     expect(() => sizeHeap(inputs({}), { ...proc, env, execve })).toThrow("replaced");
     expect(calls[0]?.[2]).toMatchObject({ MALLOC_MMAP_THRESHOLD_: "1048576" });
