@@ -23,6 +23,16 @@ describe("a timestamp's column value", () => {
     expect(microsOf("1970-01-01T00:00:01.000002Z")).toBe(1_000_002);
   });
 
+  it("answers a text read just before as it did, and the next text anew (its memo of the last one)", () => {
+    const valid = "2026-11-28T11:07:05.002002Z";
+    const invalid = "2026-02-30T11:07:05.002002Z";
+    expect(microsOf(valid)).toBe(microsOf(valid));
+    expect(microsOf(invalid)).toBeUndefined();
+    expect(microsOf(invalid)).toBeUndefined();
+    expect(microsOf(valid)).toBe(1_795_864_025_002_002);
+    expect(microsOf("2026-11-28T11:07:05.002003Z")).toBe(1_795_864_025_002_003);
+  });
+
   it("orders as the text does", () => {
     const texts = [
       "1969-12-31T23:59:59.999999Z",

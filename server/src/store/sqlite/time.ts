@@ -14,8 +14,24 @@
 /** What the store accepts as a timestamp: RFC 3339 in UTC, to the microsecond at most. */
 const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?Z$/;
 
+/**
+ * The last text microsOf read, and its answer: a change's rows carry the same timestamps many times (a
+ * captured charge's created_at goes into ~30 rows and index entries in one transaction), and reading one
+ * (a regular expression, a Date, its ISO text to check the fields) was 3.6 % of the main thread at
+ * saturation (`npm run bench:profile -- built-live-charges`, issue 36). microsOf is pure: a repeat gets
+ * the same answer.
+ */
+let last: { text: string; micros: number | undefined } = { text: "", micros: undefined };
+
 /** The instant `text` names, in microseconds since the epoch; undefined when it is no timestamp. */
 export function microsOf(text: string): number | undefined {
+  if (text === last.text) return last.micros;
+  const micros = readMicros(text);
+  last = { text, micros };
+  return micros;
+}
+
+function readMicros(text: string): number | undefined {
   const parts = TIMESTAMP.exec(text);
   if (parts === null) return undefined;
   const [, year, month, day, hour, minute, second, fraction = ""] = parts;
